@@ -1,0 +1,12 @@
+/** The one table of `mt` exit codes. */
+export const ExitCode = {
+  /** The command did what was asked. */
+  Ok: 0,
+  /** A user error: bad config, a refused call, an API error. */
+  UserError: 1,
+  /** Usage: unknown command or option, a missing argument. */
+  Usage: 2,
+} as const;
+
+/** One of {@link ExitCode}. */
+export type ExitCodeValue = (typeof ExitCode)[keyof typeof ExitCode];

@@ -1,0 +1,2 @@
+export { createTestDatabase, TEST_SERVER_URL } from './database.js';
+export type { TestDatabase } from './database.js';
