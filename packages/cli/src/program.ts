@@ -35,7 +35,11 @@ export async function run(argv: string[], io: Io = processIo): Promise<ExitCodeV
   } catch (error) {
     if (error instanceof CommandExit) return error.exitCode;
     if (error instanceof CommanderError) {
-      if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.code === 'commander.help') {
+      if (
+        error.code === 'commander.helpDisplayed' ||
+        error.code === 'commander.version' ||
+        error.code === 'commander.help'
+      ) {
         return ExitCode.Ok;
       }
       return ExitCode.Usage;

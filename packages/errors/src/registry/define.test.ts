@@ -18,6 +18,6 @@ describe('error registry', () => {
   });
 
   it('refuses a code that is not shaped api|mtr:<area>:<reason>', () => {
-    expect(() => defineErrors({ 'NotFound': { status: 404, message: 'x' } })).toThrow(/not shaped/);
+    expect(() => defineErrors({ NotFound: { status: 404, message: 'x' } })).toThrow(/not shaped/);
   });
 });

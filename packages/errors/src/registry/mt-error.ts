@@ -15,7 +15,12 @@ export class MtError<C extends string = string> extends Error {
   /** Structured, secret-free details (for example every diagnostic of a failed deploy). */
   readonly details?: unknown;
 
-  constructor(code: C, status: number, message: string, options: { hint?: string; details?: unknown; cause?: unknown } = {}) {
+  constructor(
+    code: C,
+    status: number,
+    message: string,
+    options: { hint?: string; details?: unknown; cause?: unknown } = {},
+  ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'MtError';
     this.code = code;
@@ -34,6 +39,9 @@ export class MtError<C extends string = string> extends Error {
 export function isMtError(value: unknown): value is MtError {
   return (
     value instanceof MtError ||
-    (value instanceof Error && typeof (value as MtError).code === 'string' && typeof (value as MtError).status === 'number' && (value as MtError).name === 'MtError')
+    (value instanceof Error &&
+      typeof (value as MtError).code === 'string' &&
+      typeof (value as MtError).status === 'number' &&
+      (value as MtError).name === 'MtError')
   );
 }

@@ -89,7 +89,14 @@ export interface DirectiveValue {
 }
 
 /** Any value. */
-export type ValueNode = StringValue | NumberValue | BooleanValue | NullValue | ArrayValue | ObjectValue | DirectiveValue;
+export type ValueNode =
+  | StringValue
+  | NumberValue
+  | BooleanValue
+  | NullValue
+  | ArrayValue
+  | ObjectValue
+  | DirectiveValue;
 
 /** A `// comment`, kept so that `mt fmt` can write it back. */
 export interface Comment {
