@@ -1,1 +1,29 @@
-export {};
+export { Maitento } from './client.js';
+export type { ClientOptions, RequestOptions, RequestSpec } from './client.js';
+export {
+  APIConnectionError,
+  APIError,
+  APITimeoutError,
+  AuthenticationError,
+  BadRequestError,
+  ConflictError,
+  InternalServerError,
+  MaitentoError,
+  NotFoundError,
+  PermissionDeniedError,
+  RateLimitError,
+  UnprocessableEntityError,
+} from './core/api-error.js';
+export type { ErrorResponseBody } from './core/api-error.js';
+export { path } from './core/path.js';
+export { sdkErrors } from './errors.js';
+export type { SdkErrorCode } from './errors.js';
+export { Connectors } from './resources/connectors.js';
+export { Deploys } from './resources/deploy.js';
+export type { DeployParams } from './resources/deploy.js';
+export { Extops } from './resources/extops.js';
+export type { ExtopCallParams } from './resources/extops.js';
+export { Keys } from './resources/keys.js';
+export { Namespaces } from './resources/namespaces.js';
+export { Secrets } from './resources/secrets.js';
+export type * from './types.js';

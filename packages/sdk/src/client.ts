@@ -1,0 +1,150 @@
+import { randomUUID } from 'node:crypto';
+import { APIConnectionError, APIError, APITimeoutError } from './core/api-error.js';
+import { isRetryableStatus, retryDelayMs, sleep } from './core/retry.js';
+import { Connectors } from './resources/connectors.js';
+import { Deploys } from './resources/deploy.js';
+import { Extops } from './resources/extops.js';
+import { Keys } from './resources/keys.js';
+import { Namespaces } from './resources/namespaces.js';
+import { Secrets } from './resources/secrets.js';
+
+/** How a {@link Maitento} client connects. */
+export interface ClientOptions {
+  /** The server, for example `http://127.0.0.1:8080`. */
+  baseUrl: string;
+  /** The API key (`mt_...`), sent as `Authorization: Bearer`. */
+  apiKey?: string;
+  /** A `fetch` to use instead of the global one. */
+  fetch?: typeof fetch;
+  /** Retries after a connection error, a timeout, 408, 429 or 5xx; default 2. */
+  maxRetries?: number;
+  /** Time limit of one attempt in milliseconds; default 60 000. */
+  timeoutMs?: number;
+}
+
+/** Per-call options, the last argument of every resource method. */
+export interface RequestOptions {
+  /** Aborts the call (no retry after an abort). */
+  signal?: AbortSignal;
+  maxRetries?: number;
+  timeoutMs?: number;
+  /** The `Idempotency-Key` of a non-GET call; a fresh one is made per call when absent. */
+  idempotencyKey?: string;
+}
+
+/** One request for {@link Maitento.request}. */
+export interface RequestSpec {
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  /** The path, built with the `path` template so its parameters are encoded. */
+  path: string;
+  body?: unknown;
+}
+
+const DEFAULT_TIMEOUT_MS = 60_000;
+
+/** The Maitento API client; each resource is a namespace (`mt.connectors.list()`). */
+export class Maitento {
+  /** The server, without a trailing slash. */
+  readonly baseUrl: string;
+  readonly maxRetries: number;
+  readonly timeoutMs: number;
+  readonly deploy: Deploys;
+  readonly connectors: Connectors;
+  readonly extops: Extops;
+  readonly secrets: Secrets;
+  readonly keys: Keys;
+  readonly namespaces: Namespaces;
+  readonly #apiKey: string | undefined;
+  readonly #fetch: typeof fetch;
+
+  constructor(options: ClientOptions) {
+    let base: URL;
+    try {
+      base = new URL(options.baseUrl);
+    } catch {
+      throw new TypeError(`baseUrl ${JSON.stringify(options.baseUrl)} is not a URL`);
+    }
+    if (base.protocol !== 'http:' && base.protocol !== 'https:') {
+      throw new TypeError(`baseUrl ${JSON.stringify(options.baseUrl)} must be http or https`);
+    }
+    this.baseUrl = base.toString().replace(/\/+$/, '');
+    this.#apiKey = options.apiKey;
+    this.#fetch = options.fetch ?? globalThis.fetch;
+    this.maxRetries = options.maxRetries ?? 2;
+    this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.deploy = new Deploys(this);
+    this.connectors = new Connectors(this);
+    this.extops = new Extops(this);
+    this.secrets = new Secrets(this);
+    this.keys = new Keys(this);
+    this.namespaces = new Namespaces(this);
+  }
+
+  /**
+   * Sends one request and returns its parsed JSON (`undefined` for an empty answer), retrying
+   * connection errors, timeouts, 408, 429 and 5xx with the same idempotency key.
+   */
+  async request<T>(spec: RequestSpec, options: RequestOptions = {}): Promise<T> {
+    const url = this.baseUrl + spec.path;
+    const maxRetries = options.maxRetries ?? this.maxRetries;
+    const headers: Record<string, string> = { accept: 'application/json' };
+    if (this.#apiKey !== undefined) headers.authorization = `Bearer ${this.#apiKey}`;
+    if (spec.body !== undefined) headers['content-type'] = 'application/json';
+    if (spec.method !== 'GET') headers['idempotency-key'] = options.idempotencyKey ?? `mt-${randomUUID()}`;
+    const body = spec.body === undefined ? undefined : JSON.stringify(spec.body);
+    for (let attempt = 0; ; attempt++) {
+      let response: Response;
+      try {
+        response = await this.#attempt(url, { method: spec.method, headers, body }, options);
+      } catch (error) {
+        if (options.signal?.aborted) throw options.signal.reason;
+        if (attempt < maxRetries) {
+          await sleep(retryDelayMs(attempt + 1, undefined), options.signal);
+          continue;
+        }
+        throw error;
+      }
+      if (response.ok) return (await readBody(response)) as T;
+      if (isRetryableStatus(response.status) && attempt < maxRetries) {
+        await response.body?.cancel();
+        await sleep(retryDelayMs(attempt + 1, response.headers), options.signal);
+        continue;
+      }
+      throw APIError.fromResponse(response.status, await readBody(response), response.headers, {
+        method: spec.method,
+        url,
+      });
+    }
+  }
+
+  async #attempt(url: string, init: RequestInit, options: RequestOptions): Promise<Response> {
+    const timeoutMs = options.timeoutMs ?? this.timeoutMs;
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(), timeoutMs);
+    const onAbort = () => controller.abort();
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      const response = await this.#fetch(url, { ...init, signal: controller.signal });
+      // The body is read here so that a server stalling mid-body also counts against the time limit.
+      const text = await response.text();
+      return new Response(text === '' ? null : text, { status: response.status, headers: response.headers });
+    } catch (error) {
+      if (options.signal?.aborted) throw options.signal.reason;
+      if (controller.signal.aborted) throw new APITimeoutError(url, timeoutMs);
+      throw new APIConnectionError(url, error);
+    } finally {
+      clearTimeout(timer);
+      options.signal?.removeEventListener('abort', onAbort);
+    }
+  }
+}
+
+async function readBody(response: Response): Promise<unknown> {
+  const text = await response.text();
+  if (text === '') return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}

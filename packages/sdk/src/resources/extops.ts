@@ -1,0 +1,46 @@
+import type { Json } from '@maitento/lang';
+import type { RequestOptions } from '../client.js';
+import { path } from '../core/path.js';
+import type { ExtopCallResult, ExtopRecord, ResourceSummary, VersionInfo, VersionState } from '../types.js';
+import { APIResource } from './resource.js';
+
+/** Parameters of {@link Extops.call}. */
+export interface ExtopCallParams {
+  /** The model's arguments: `{ request?, additionalInputs? }`. */
+  arguments: { [key: string]: Json };
+  /** A version to call instead of the latest. */
+  version?: number;
+}
+
+/** `mt.extops`: the deployed tools (external operations), their versions, and one call by hand. */
+export class Extops extends APIResource {
+  /** Every tool of the namespace with its latest version. */
+  list(options?: RequestOptions): Promise<ResourceSummary[]> {
+    return this.client.request({ method: 'GET', path: '/v1/extops' }, options);
+  }
+
+  /** The latest version of a tool with its model-facing definition. */
+  get(name: string, options?: RequestOptions): Promise<ExtopRecord> {
+    return this.client.request({ method: 'GET', path: path`/v1/extops/${name}` }, options);
+  }
+
+  /** Every stored version of a tool. */
+  versions(name: string, options?: RequestOptions): Promise<VersionInfo[]> {
+    return this.client.request({ method: 'GET', path: path`/v1/extops/${name}/versions` }, options);
+  }
+
+  /** Disables one version: every call pinned to it fails until it is enabled again. */
+  disableVersion(name: string, version: number, options?: RequestOptions): Promise<VersionState> {
+    return this.client.request({ method: 'POST', path: path`/v1/extops/${name}/versions/${version}/disable` }, options);
+  }
+
+  /** Enables one version again. */
+  enableVersion(name: string, version: number, options?: RequestOptions): Promise<VersionState> {
+    return this.client.request({ method: 'POST', path: path`/v1/extops/${name}/versions/${version}/enable` }, options);
+  }
+
+  /** Makes one call of the tool through the server's gateway with the namespace's secrets. */
+  call(name: string, params: ExtopCallParams, options?: RequestOptions): Promise<ExtopCallResult> {
+    return this.client.request({ method: 'POST', path: path`/v1/extops/${name}/call`, body: params }, options);
+  }
+}
