@@ -1,1 +1,41 @@
-export {};
+export type { Db, Queryable, QueryResult } from './db/db.js';
+export { createPgDb } from './db/pg-db.js';
+export { createPgliteDb } from './db/pglite-db.js';
+export { DEFAULT_DATA_DIR, openDatabase } from './db/open.js';
+export type { OpenDatabaseOptions } from './db/open.js';
+export { storeErrors } from './errors.js';
+export { loadMigrations, migrate } from './migrations/migrate.js';
+export type { Migration } from './migrations/migrate.js';
+export { createNamespace, DEFAULT_NAMESPACE, findNamespace } from './namespaces/namespaces.js';
+export type { Namespace } from './namespaces/namespaces.js';
+export { bootstrap } from './namespaces/bootstrap.js';
+export type { BootstrapResult } from './namespaces/bootstrap.js';
+export { authenticateApiKey, createApiKey, deleteApiKey, generateApiKey, listApiKeys } from './keys/keys.js';
+export type { ApiKeyInfo, CreatedApiKey, KeyIdentity, KeyRole } from './keys/keys.js';
+export {
+  createSecret,
+  deleteSecret,
+  listSecrets,
+  readSecretValue,
+  rotateSecret,
+  secretNames,
+} from './secrets/secrets.js';
+export type { SecretInfo } from './secrets/secrets.js';
+export { parseSecretKey, resolveSecretKey } from './secrets/secret-key.js';
+export type { ResolvedSecretKey } from './secrets/secret-key.js';
+export { canonicalJson, contentHash } from './resources/hash.js';
+export type { Pin } from './resources/hash.js';
+export { getVersion, listResources, listVersions, setVersionEnabled } from './resources/versions.js';
+export type {
+  ResourceOf,
+  ResourceSummary,
+  StoredVersion,
+  VersionedKind,
+  VersionSummary,
+} from './resources/versions.js';
+export { loadCallableTool } from './resources/tool-call.js';
+export type { CallableTool } from './resources/tool-call.js';
+export { applyDeploy, deploy, planDeploy } from './deploy/deploy.js';
+export type { CompiledResources, DeployChange, DeployPlan } from './deploy/deploy.js';
+export { diffToolDefinitions } from './deploy/tool-diff.js';
+export type { ChangeSummary } from './deploy/tool-diff.js';

@@ -1,0 +1,23 @@
+/** The rows and affected-row count of one statement. */
+export interface QueryResult<R> {
+  rows: R[];
+  rowCount: number;
+}
+
+/** What can run SQL: a database or a transaction on it. */
+export interface Queryable {
+  /** Runs one parameterised statement (`$1`, `$2`, ...). */
+  query<R = Record<string, unknown>>(text: string, params?: unknown[]): Promise<QueryResult<R>>;
+  /** Runs parameterless SQL that may hold several statements (migrations, job-queue setup). */
+  exec(sql: string): Promise<void>;
+}
+
+/** The one database interface of Maitento, implemented on `pg` (a Pool) and on PGlite. */
+export interface Db extends Queryable {
+  /** Which driver is underneath. */
+  readonly driver: 'pg' | 'pglite';
+  /** Runs `fn` in one transaction: committed when it resolves, rolled back when it throws. */
+  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  /** Closes the pool or the embedded database. */
+  close(): Promise<void>;
+}

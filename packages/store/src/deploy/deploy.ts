@@ -1,0 +1,188 @@
+import type { Agent, Connector, Interaction, Resource, ResourceKind, Tool, ToolDefinition } from '@maitento/lang';
+import type { Db, Queryable } from '../db/db.js';
+import { storeErrors } from '../errors.js';
+import { contentHash, type Pin } from '../resources/hash.js';
+import { describeChange, type PreviousVersion } from './describe.js';
+import { referencesOf } from './references.js';
+
+/** What a deploy stores: the compiled resources of a repo and the tools' model-facing definitions. */
+export interface CompiledResources {
+  connectors: Connector[];
+  tools: Tool[];
+  agents: Agent[];
+  interactions: Interaction[];
+  /** Tool name → the definition a model is sent. */
+  definitions: Map<string, ToolDefinition>;
+}
+
+/** One resource of a deploy plan. */
+export interface DeployChange {
+  kind: ResourceKind;
+  name: string;
+  action: 'create' | 'update' | 'unchanged';
+  /** The version after the deploy (the one it would create, for a dry run). */
+  version: number;
+  previousVersion?: number;
+  /** What changed, in words. */
+  changed?: string[];
+  /** The subset of `changed` that can break a working agent. */
+  breaking: string[];
+}
+
+/** What a deploy did, or would do. */
+export interface DeployPlan {
+  applied: boolean;
+  changes: DeployChange[];
+}
+
+const KINDS: ResourceKind[] = ['connector', 'tool', 'agent', 'interaction'];
+// Held per namespace for the whole deploy transaction, so two deploys never interleave.
+const DEPLOY_LOCK_CLASS = 7_357_003;
+
+interface NewRow {
+  kind: ResourceKind;
+  name: string;
+  version: number;
+  hash: string;
+  resource: Resource;
+  pins: Pin[];
+  definition: ToolDefinition | null;
+}
+
+async function previousVersions(
+  tx: Queryable,
+  namespace: string,
+  wanted: { kind: ResourceKind; name: string; version: number }[],
+): Promise<Map<string, PreviousVersion>> {
+  if (wanted.length === 0) return new Map();
+  const { rows } = await tx.query<{ kind: string; name: string } & PreviousVersion>(
+    'SELECT v.kind, v.name, v.resource, v.pins, v.definition FROM mt_resource_versions v ' +
+      'JOIN jsonb_to_recordset($2::jsonb) AS w(kind text, name text, version int) ' +
+      'ON v.kind = w.kind AND v.name = w.name AND v.version = w.version WHERE v.namespace = $1',
+    [namespace, JSON.stringify(wanted)],
+  );
+  return new Map(rows.map((row) => [`${row.kind}:${row.name}`, row]));
+}
+
+/**
+ * Deploys compiled resources to `namespace` in one transaction, serialised with other deploys to it:
+ * a new version for each resource whose content hash (resource and pinned versions) changed, none for
+ * the rest. With `dryRun` it computes the same plan and writes nothing. Resources absent from
+ * `compiled` are left as they are and not listed.
+ */
+export async function deploy(
+  db: Db,
+  namespace: string,
+  compiled: CompiledResources,
+  options: { dryRun?: boolean } = {},
+): Promise<DeployPlan> {
+  const dryRun = options.dryRun ?? false;
+  return db.transaction(async (tx) => {
+    await tx.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [DEPLOY_LOCK_CLASS, namespace]);
+    // One query compares every hash: the latest version of each resource of the namespace.
+    const { rows: latestRows } = await tx.query<{ kind: ResourceKind; name: string; version: number; hash: string }>(
+      'SELECT DISTINCT ON (kind, name) kind, name, version, hash FROM mt_resource_versions ' +
+        'WHERE namespace = $1 ORDER BY kind, name, version DESC',
+      [namespace],
+    );
+    const latest = new Map(latestRows.map((row) => [`${row.kind}:${row.name}`, row]));
+    const versions = new Map([...latest].map(([key, row]) => [key, row.version]));
+    const byKind: Record<ResourceKind, Resource[]> = {
+      connector: compiled.connectors,
+      tool: compiled.tools,
+      agent: compiled.agents,
+      interaction: compiled.interactions,
+    };
+    const changes: DeployChange[] = [];
+    const inserts: NewRow[] = [];
+    // Kinds in dependency order, so a resource's references already have their new versions.
+    for (const kind of KINDS) {
+      for (const resource of [...byKind[kind]].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
+        const pins: Pin[] = referencesOf(resource).map((ref) => {
+          const version = versions.get(`${ref.kind}:${ref.name}`);
+          if (version === undefined) {
+            throw storeErrors.create('api:deploy:reference-missing', {
+              kind,
+              name: resource.name,
+              refKind: ref.kind,
+              refName: ref.name,
+            });
+          }
+          return { kind: ref.kind, name: ref.name, version };
+        });
+        const key = `${kind}:${resource.name}`;
+        const hash = contentHash(resource, pins);
+        const current = latest.get(key);
+        if (current?.hash === hash) {
+          changes.push({ kind, name: resource.name, action: 'unchanged', version: current.version, breaking: [] });
+          continue;
+        }
+        const version = (current?.version ?? 0) + 1;
+        versions.set(key, version);
+        const definition = kind === 'tool' ? (compiled.definitions.get(resource.name) ?? null) : null;
+        inserts.push({ kind, name: resource.name, version, hash, resource, pins, definition });
+        changes.push({
+          kind,
+          name: resource.name,
+          action: current ? 'update' : 'create',
+          version,
+          ...(current ? { previousVersion: current.version } : {}),
+          breaking: [],
+        });
+      }
+    }
+    await describeUpdates(tx, namespace, changes, inserts);
+    if (!dryRun) {
+      for (const kind of KINDS)
+        await insertVersions(
+          tx,
+          namespace,
+          inserts.filter((row) => row.kind === kind),
+        );
+    }
+    return { applied: !dryRun, changes };
+  });
+}
+
+async function describeUpdates(tx: Queryable, namespace: string, changes: DeployChange[], inserts: NewRow[]) {
+  const updates = changes.filter((change) => change.action === 'update');
+  const previous = await previousVersions(
+    tx,
+    namespace,
+    updates.map((change) => ({ kind: change.kind, name: change.name, version: change.previousVersion! })),
+  );
+  const rows = new Map(inserts.map((row) => [`${row.kind}:${row.name}`, row]));
+  for (const change of updates) {
+    const key = `${change.kind}:${change.name}`;
+    const row = rows.get(key)!;
+    const summary = describeChange(previous.get(key)!, {
+      resource: row.resource,
+      pins: row.pins,
+      definition: row.definition ?? undefined,
+    });
+    change.changed = summary.changed;
+    change.breaking = summary.breaking;
+  }
+}
+
+// One statement per kind: a deploy of a thousand resources is four inserts.
+async function insertVersions(tx: Queryable, namespace: string, rows: NewRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  await tx.query(
+    'INSERT INTO mt_resource_versions (namespace, kind, name, version, hash, resource, pins, definition) ' +
+      'SELECT $1, r.kind, r.name, r.version, r.hash, r.resource, r.pins, r.definition ' +
+      'FROM jsonb_to_recordset($2::jsonb) AS r(kind text, name text, version int, hash text, resource jsonb, ' +
+      'pins jsonb, definition jsonb)',
+    [namespace, JSON.stringify(rows)],
+  );
+}
+
+/** Computes what a deploy of `compiled` would do, writing nothing. */
+export function planDeploy(db: Db, namespace: string, compiled: CompiledResources): Promise<DeployPlan> {
+  return deploy(db, namespace, compiled, { dryRun: true });
+}
+
+/** Deploys `compiled` and returns what it did. */
+export function applyDeploy(db: Db, namespace: string, compiled: CompiledResources): Promise<DeployPlan> {
+  return deploy(db, namespace, compiled, { dryRun: false });
+}

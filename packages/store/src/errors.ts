@@ -1,0 +1,54 @@
+import { defineErrors } from '@maitento/errors';
+
+/** Errors of the store: namespaces, keys, secrets, versions and deploys. */
+export const storeErrors = defineErrors({
+  'api:namespaces:exists': { status: 409, message: 'A namespace named {name} already exists' },
+  'api:namespaces:not-found': { status: 404, message: 'No namespace named {name}' },
+  'api:keys:not-found': { status: 404, message: 'No API key with id {id} in this namespace' },
+  'api:secrets:not-found': {
+    status: 404,
+    message: 'No secret {ref} in this namespace',
+    hint: 'List the secrets with `mt secret-list`, or create it with `mt secret-create`',
+  },
+  'api:secrets:exists': {
+    status: 409,
+    message: 'A secret named {name} already exists in this namespace',
+    hint: 'Rotate it with PUT /v1/secrets/:id instead',
+  },
+  'api:secrets:key-missing': {
+    status: 500,
+    message: 'MT_SECRET_KEY is not set; it is required with DATABASE_URL',
+    hint: 'Set MT_SECRET_KEY to 32 random bytes in base64 or hex, for example `openssl rand -base64 32`',
+  },
+  'api:secrets:key-invalid': {
+    status: 500,
+    message: 'MT_SECRET_KEY must be 32 bytes in base64 or hex; it decodes to {length} bytes',
+    hint: 'Generate one with `openssl rand -base64 32`',
+  },
+  'api:secrets:decrypt-failed': {
+    status: 500,
+    message: 'Secret {id} could not be decrypted with the configured MT_SECRET_KEY',
+    hint: 'The server runs with a different MT_SECRET_KEY than the one the secret was stored under',
+  },
+  'api:connectors:not-found': { status: 404, message: 'No connector {name}{version} in this namespace' },
+  'api:extops:not-found': { status: 404, message: 'No tool {name}{version} in this namespace' },
+  'api:connectors:version-disabled': {
+    status: 409,
+    message: 'Version {version} of connector {name} is disabled; calls pinned to it are refused',
+    hint: 'Enable it with `mt connector-version-enable {name} {version}`, or deploy a new version',
+  },
+  'api:extops:version-disabled': {
+    status: 409,
+    message: 'Version {version} of tool {name} is disabled; calls pinned to it are refused',
+    hint: 'Enable it with `mt extop-version-enable {name} {version}`, or deploy a new version',
+  },
+  'api:deploy:reference-missing': {
+    status: 422,
+    message: '{kind} {name} references {refKind} {refName}, which is neither in the deploy nor in the namespace',
+  },
+  'api:store:schema-newer': {
+    status: 500,
+    message: 'The database schema is at version {found}, newer than this server knows ({known})',
+    hint: 'Upgrade Maitento to the version that migrated this database',
+  },
+});

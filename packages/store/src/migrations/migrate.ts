@@ -1,0 +1,53 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type { Db } from '../db/db.js';
+import { storeErrors } from '../errors.js';
+
+/** One numbered migration file of `sql/`. */
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+// The same relative path holds from src/migrations (tests) and dist/migrations (built).
+const SQL_DIR = fileURLToPath(new URL('../../sql/', import.meta.url));
+
+// Any constant works; it only has to be the same for every Maitento process on a database.
+const MIGRATION_LOCK = 7_357_001;
+
+/** Reads the numbered migrations shipped in the package's `sql/` folder, in order. */
+export function loadMigrations(dir: string = SQL_DIR): Migration[] {
+  return readdirSync(dir)
+    .filter((file) => /^\d{4}_[a-z0-9_-]+\.sql$/.test(file))
+    .sort()
+    .map((file) => ({ version: Number(file.slice(0, 4)), name: file, sql: readFileSync(`${dir}/${file}`, 'utf8') }));
+}
+
+/**
+ * Brings the schema up to date: every missing migration, in one transaction under an advisory lock,
+ * so several processes starting at once on an empty database apply each migration exactly once.
+ * Returns the versions it applied.
+ */
+export async function migrate(db: Db, migrations: Migration[] = loadMigrations()): Promise<number[]> {
+  return db.transaction(async (tx) => {
+    await tx.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
+    await tx.exec(
+      'CREATE TABLE IF NOT EXISTS mt_migrations (version integer PRIMARY KEY, name text NOT NULL, ' +
+        'applied_at timestamptz NOT NULL DEFAULT now())',
+    );
+    const { rows } = await tx.query<{ version: number }>('SELECT version FROM mt_migrations ORDER BY version');
+    const applied = new Set(rows.map((row) => row.version));
+    const known = migrations.at(-1)?.version ?? 0;
+    const found = rows.at(-1)?.version ?? 0;
+    if (found > known) throw storeErrors.create('api:store:schema-newer', { found, known });
+    const done: number[] = [];
+    for (const migration of migrations) {
+      if (applied.has(migration.version)) continue;
+      await tx.exec(migration.sql);
+      await tx.query('INSERT INTO mt_migrations (version, name) VALUES ($1, $2)', [migration.version, migration.name]);
+      done.push(migration.version);
+    }
+    return done;
+  });
+}

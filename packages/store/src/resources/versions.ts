@@ -1,0 +1,125 @@
+import type { Connector, ResourceKind, Tool, ToolDefinition } from '@maitento/lang';
+import type { Queryable } from '../db/db.js';
+import { storeErrors } from '../errors.js';
+import { iso } from '../internal/rows.js';
+import type { Pin } from './hash.js';
+
+/** The kinds whose single versions can be read, disabled and enabled. */
+export type VersionedKind = 'connector' | 'tool';
+
+/** One stored version of a resource. */
+export interface StoredVersion<R = unknown> {
+  name: string;
+  version: number;
+  enabled: boolean;
+  createdAt: string;
+  hash: string;
+  resource: R;
+  pins: Pin[];
+  definition: ToolDefinition | null;
+}
+
+/** A resource with its latest version. */
+export interface ResourceSummary {
+  name: string;
+  latestVersion: number;
+  /** Whether the latest version is enabled. */
+  enabled: boolean;
+}
+
+/** One version as listed. */
+export interface VersionSummary {
+  version: number;
+  enabled: boolean;
+  createdAt: string;
+}
+
+/** The resource type stored for each kind. */
+export type ResourceOf<K extends VersionedKind> = K extends 'connector' ? Connector : Tool;
+
+function notFound(kind: ResourceKind, name: string, version?: number) {
+  const params = { name, version: version === undefined ? '' : ` version ${version}` };
+  return kind === 'connector'
+    ? storeErrors.create('api:connectors:not-found', params)
+    : storeErrors.create('api:extops:not-found', params);
+}
+
+/** Lists every resource of `kind` in `namespace` with its latest version, by name. */
+export async function listResources(db: Queryable, namespace: string, kind: ResourceKind): Promise<ResourceSummary[]> {
+  const { rows } = await db.query<{ name: string; version: number; enabled: boolean }>(
+    'SELECT DISTINCT ON (name) name, version, enabled FROM mt_resource_versions ' +
+      'WHERE namespace = $1 AND kind = $2 ORDER BY name, version DESC',
+    [namespace, kind],
+  );
+  return rows.map((row) => ({ name: row.name, latestVersion: row.version, enabled: row.enabled }));
+}
+
+/** Reads one version of a connector or tool (the latest when `version` is omitted). */
+export async function getVersion<K extends VersionedKind>(
+  db: Queryable,
+  namespace: string,
+  kind: K,
+  name: string,
+  version?: number,
+): Promise<StoredVersion<ResourceOf<K>>> {
+  const { rows } = await db.query<{
+    name: string;
+    version: number;
+    enabled: boolean;
+    created_at: Date;
+    hash: string;
+    resource: ResourceOf<K>;
+    pins: Pin[];
+    definition: ToolDefinition | null;
+  }>(
+    'SELECT name, version, enabled, created_at, hash, resource, pins, definition FROM mt_resource_versions ' +
+      'WHERE namespace = $1 AND kind = $2 AND name = $3 AND ($4::int IS NULL OR version = $4::int) ' +
+      'ORDER BY version DESC LIMIT 1',
+    [namespace, kind, name, version ?? null],
+  );
+  const row = rows[0];
+  if (!row) throw notFound(kind, name, version);
+  return {
+    name: row.name,
+    version: row.version,
+    enabled: row.enabled,
+    createdAt: iso(row.created_at),
+    hash: row.hash,
+    resource: row.resource,
+    pins: row.pins,
+    definition: row.definition,
+  };
+}
+
+/** Lists the versions of a connector or tool, newest first. */
+export async function listVersions(
+  db: Queryable,
+  namespace: string,
+  kind: VersionedKind,
+  name: string,
+): Promise<VersionSummary[]> {
+  const { rows } = await db.query<{ version: number; enabled: boolean; created_at: Date }>(
+    'SELECT version, enabled, created_at FROM mt_resource_versions ' +
+      'WHERE namespace = $1 AND kind = $2 AND name = $3 ORDER BY version DESC',
+    [namespace, kind, name],
+  );
+  if (rows.length === 0) throw notFound(kind, name);
+  return rows.map((row) => ({ version: row.version, enabled: row.enabled, createdAt: iso(row.created_at) }));
+}
+
+/** Disables or enables one version of a connector or tool; takes effect on the next call. */
+export async function setVersionEnabled(
+  db: Queryable,
+  namespace: string,
+  kind: VersionedKind,
+  name: string,
+  version: number,
+  enabled: boolean,
+): Promise<{ name: string; version: number; enabled: boolean }> {
+  const { rowCount } = await db.query(
+    'UPDATE mt_resource_versions SET enabled = $5 WHERE namespace = $1 AND kind = $2 AND name = $3 AND version = $4',
+    [namespace, kind, name, version, enabled],
+  );
+  if (rowCount === 0) throw notFound(kind, name, version);
+  return { name, version, enabled };
+}
