@@ -1,1 +1,35 @@
-export {};
+export { type AddressVerdict, checkAddress } from './address/check-address.js';
+export { type BlockedRange, blockedIpv4Ranges, blockedIpv6Ranges, globalUnicastIpv6 } from './address/ranges.js';
+export {
+  createEgressAgent,
+  createEgressLookup,
+  type EgressAgentOptions,
+  type EgressLookup,
+  type LookupCallback,
+} from './agent/egress-agent.js';
+export { addressBlockedError, egressErrors } from './errors.js';
+export {
+  blockedNameSuffixes,
+  blockedNames,
+  checkHostName,
+  type NameVerdict,
+  normalizeHostName,
+} from './names/host-name.js';
+export { type AllowList, parseAllowList } from './policy/allow-list.js';
+export {
+  createEgressPolicy,
+  type EgressPolicy,
+  effectivePort,
+  egressPolicyFromEnv,
+  isPlatformHost,
+} from './policy/egress-policy.js';
+export { authorizeUrl } from './resolve/authorize-url.js';
+export {
+  createCachingResolver,
+  pinnedResolver,
+  type ResolvedAddress,
+  type Resolver,
+  systemResolver,
+} from './resolve/resolver.js';
+export { type ConnectorUrlVerdict, checkConnectorUrl } from './url/check-connector-url.js';
+export { checkUrlStatically, type UrlVerdict } from './url/check-url.js';

@@ -1,0 +1,86 @@
+import { isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
+import type { AllowList } from '../policy/allow-list.js';
+import {
+  type ParsedRange,
+  parsedGlobalUnicast,
+  parsedIpv4Mapped,
+  parsedIpv4Ranges,
+  parsedIpv6Ranges,
+  parsedNat64,
+} from './ranges.js';
+
+/** The verdict on one IP address: allowed, or refused with the range it lies in and why. */
+export type AddressVerdict = { ok: true } | { ok: false; range: string; reason: string };
+
+/** Removes the brackets `URL.hostname` puts around an IPv6 literal. */
+export function unbracket(host: string): string {
+  return host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
+}
+
+function inTable(address: ipaddr.IPv4 | ipaddr.IPv6, table: readonly ParsedRange[]): ParsedRange | undefined {
+  return table.find(({ cidr }) => cidr[0].kind() === address.kind() && address.match(cidr));
+}
+
+function embeddedIpv4(address: ipaddr.IPv6): ipaddr.IPv4 {
+  const bytes = address.toByteArray();
+  return ipaddr.fromByteArray(bytes.slice(12)) as ipaddr.IPv4;
+}
+
+function judgeIpv4(address: ipaddr.IPv4, allow: AllowList): AddressVerdict {
+  if (allow.allowsAddress(address)) return { ok: true };
+  const hit = inTable(address, parsedIpv4Ranges);
+  if (hit) return { ok: false, range: hit.range.cidr, reason: hit.range.name };
+  return { ok: true };
+}
+
+function judgeIpv6(address: ipaddr.IPv6, allow: AllowList): AddressVerdict {
+  if (allow.allowsAddress(address)) return { ok: true };
+  // IPv4-mapped and NAT64 addresses reach the IPv4 address they carry, so that address is judged;
+  // ipaddr.js's own range() is not trusted here (it calls ::7f00:1 "unicast").
+  for (const [prefix, label] of [
+    [parsedIpv4Mapped, 'IPv4-mapped'],
+    [parsedNat64, 'NAT64'],
+  ] as const) {
+    if (address.match(prefix)) {
+      const verdict = judgeIpv4(embeddedIpv4(address), allow);
+      if (verdict.ok) return verdict;
+      const range = `${prefix[0].toString()}/${prefix[1]} carrying ${verdict.range}`;
+      return { ok: false, range, reason: `${label} form of ${verdict.reason}` };
+    }
+  }
+  const hit = inTable(address, parsedIpv6Ranges);
+  if (hit) return { ok: false, range: hit.range.cidr, reason: hit.range.name };
+  if (!address.match(parsedGlobalUnicast)) {
+    return { ok: false, range: `outside 2000::/3`, reason: 'not in the global unicast block' };
+  }
+  return { ok: true };
+}
+
+/** Judges a parsed IP address against the refused ranges and the allow-list. */
+export function judgeAddress(address: ipaddr.IPv4 | ipaddr.IPv6, allow: AllowList): AddressVerdict {
+  return address.kind() === 'ipv4'
+    ? judgeIpv4(address as ipaddr.IPv4, allow)
+    : judgeIpv6(address as ipaddr.IPv6, allow);
+}
+
+/**
+ * Parses an IP in the canonical forms DNS answers and `URL.hostname` use (dotted-quad IPv4, IPv6
+ * with or without brackets); anything else is `undefined`, never guessed at.
+ */
+export function parseCanonicalIp(ip: string): ipaddr.IPv4 | ipaddr.IPv6 | undefined {
+  const text = unbracket(ip);
+  if (isIP(text) === 0) return undefined;
+  try {
+    return ipaddr.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Judges one IP address (as text) by the refused ranges and the policy's allow-list. */
+export function checkAddress(ip: string, policy: { readonly allow: AllowList }): AddressVerdict {
+  const address = parseCanonicalIp(ip);
+  if (address === undefined) return { ok: false, range: 'invalid', reason: 'not an IP address in canonical form' };
+  return judgeAddress(address, policy.allow);
+}

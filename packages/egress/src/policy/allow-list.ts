@@ -1,0 +1,98 @@
+import ipaddr from 'ipaddr.js';
+import { egressErrors } from '../errors.js';
+import { normalizeHostName } from '../names/host-name.js';
+
+/** The operator's allow-list: named private ranges and names let through (empty by default). */
+export interface AllowList {
+  /** The entries as the operator wrote them, normalised. */
+  readonly entries: readonly string[];
+  /** True when `address` (a parsed IP) lies in one of the allowed ranges. */
+  allowsAddress(address: ipaddr.IPv4 | ipaddr.IPv6): boolean;
+  /** True when the host name (already normalised) is allowed by name or by a `*.suffix` entry. */
+  allowsName(name: string): boolean;
+}
+
+const NAME_ENTRY = /^(\*\.)?[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?(\.[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?)*$/;
+
+function invalid(entry: string, reason: string): Error {
+  return egressErrors.create('api:egress:invalid-allow-list', { entry, reason });
+}
+
+function parseRangeEntry(entry: string): [ipaddr.IPv4 | ipaddr.IPv6, number] {
+  const slash = entry.indexOf('/');
+  const ipText = slash === -1 ? entry : entry.slice(0, slash);
+  // Only canonical addresses: `0x7f.1` or `127.1` in an allow-list is more likely a typo than intent.
+  if (!ipaddr.IPv4.isValidFourPartDecimal(ipText) && !ipaddr.IPv6.isValid(ipText)) {
+    throw invalid(entry, 'not an IP address in canonical form');
+  }
+  if (ipText.includes('%')) throw invalid(entry, 'zone ids are not supported');
+  const address = ipaddr.parse(ipText);
+  const bits = address.kind() === 'ipv4' ? 32 : 128;
+  let prefix = bits;
+  if (slash !== -1) {
+    const prefixText = entry.slice(slash + 1);
+    if (!/^\d{1,3}$/.test(prefixText) || Number(prefixText) > bits) {
+      throw invalid(entry, `the prefix length must be a number from 1 to ${bits}`);
+    }
+    prefix = Number(prefixText);
+  }
+  if (prefix === 0) throw invalid(entry, 'a /0 range would allow every address, which turns egress control off');
+  const network = ipaddr.parse(
+    address.kind() === 'ipv4'
+      ? ipaddr.IPv4.networkAddressFromCIDR(`${ipText}/${prefix}`).toString()
+      : ipaddr.IPv6.networkAddressFromCIDR(`${ipText}/${prefix}`).toString(),
+  );
+  if (network.toString() !== address.toString()) {
+    throw invalid(entry, `it has bits set past the /${prefix} prefix; did you mean ${network.toString()}/${prefix}?`);
+  }
+  return [address, prefix];
+}
+
+function parseNameEntry(entry: string): string {
+  if (entry.includes(':')) throw invalid(entry, 'ports are not part of an allow-list entry; write the host name alone');
+  const name = normalizeHostName(entry);
+  if (name === '*' || !NAME_ENTRY.test(name)) {
+    throw invalid(entry, 'not a CIDR, an IP address or a host name (a leading "*." is the only wildcard)');
+  }
+  if (/^\d+$/.test(name.slice(name.lastIndexOf('.') + 1))) {
+    throw invalid(entry, 'a name cannot end in a number; write an IP address in canonical form');
+  }
+  return name;
+}
+
+/** Parses a comma-separated allow-list (or a list of entries); throws `api:egress:invalid-allow-list` on a bad entry. */
+export function parseAllowList(input: string | readonly string[] | undefined): AllowList {
+  const raw =
+    input === undefined ? [] : typeof input === 'string' ? input.split(',') : input.flatMap((e) => e.split(','));
+  const ranges: [ipaddr.IPv4 | ipaddr.IPv6, number][] = [];
+  const exact = new Set<string>();
+  const suffixes: string[] = [];
+  const entries: string[] = [];
+  for (const item of raw) {
+    const entry = item.trim();
+    if (entry === '') continue;
+    if (/[\s\\@?#]/.test(entry)) {
+      throw invalid(entry, 'it contains a character no CIDR or host name has');
+    }
+    const looksLikeAddress = entry.includes('/') || ipaddr.isValid(entry) || /^[0-9.]+$/.test(entry);
+    if (looksLikeAddress) {
+      const range = parseRangeEntry(entry);
+      ranges.push(range);
+      entries.push(`${range[0].toString()}/${range[1]}`);
+    } else {
+      const name = parseNameEntry(entry);
+      if (name.startsWith('*.')) suffixes.push(name.slice(1));
+      else exact.add(name);
+      entries.push(name);
+    }
+  }
+  return Object.freeze({
+    entries: Object.freeze(entries),
+    allowsAddress(address: ipaddr.IPv4 | ipaddr.IPv6): boolean {
+      return ranges.some(([net, prefix]) => net.kind() === address.kind() && address.match(net, prefix));
+    },
+    allowsName(name: string): boolean {
+      return exact.has(name) || suffixes.some((suffix) => name.endsWith(suffix) && name.length > suffix.length);
+    },
+  });
+}

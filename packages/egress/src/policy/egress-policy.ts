@@ -1,0 +1,99 @@
+import { egressErrors } from '../errors.js';
+import { normalizeHostName } from '../names/host-name.js';
+import { type AllowList, parseAllowList } from './allow-list.js';
+
+/** What the egress rules need to know: the operator's allow-list and the platform's own hosts. */
+export interface EgressPolicy {
+  /** Private ranges and internal names the operator lets through (empty by default). */
+  readonly allow: AllowList;
+  /** The platform's own hosts, each `host` (every port) or `host:port`, normalised; always refused. */
+  readonly platformHosts: readonly string[];
+}
+
+function invalidPlatformHost(entry: string, reason: string): Error {
+  return egressErrors.create('api:egress:invalid-platform-host', { entry, reason });
+}
+
+/** Normalises a platform host entry (`host`, `host:port`, `[v6]:port`) by parsing it as a URL authority. */
+function normalizePlatformHost(entry: string): string {
+  let url: URL;
+  try {
+    url = new URL(`http://${entry}/`);
+  } catch {
+    throw invalidPlatformHost(entry, 'not a host name or IP, optionally with :port');
+  }
+  if (
+    url.username !== '' ||
+    url.password !== '' ||
+    url.pathname !== '/' ||
+    url.search !== '' ||
+    /[/?#@\\]/.test(entry)
+  ) {
+    throw invalidPlatformHost(entry, 'only a host and an optional port are allowed');
+  }
+  const host = normalizeHostName(url.hostname);
+  // new URL drops :80 as the default port, so the port is read from the entry itself.
+  const port = /:(\d+)$/.exec(entry)?.[1];
+  return port === undefined ? host : `${host}:${Number(port)}`;
+}
+
+/** Creates an egress policy; throws `api:egress:invalid-allow-list` or `api:egress:invalid-platform-host` on bad input. */
+export function createEgressPolicy(
+  options: { allow?: string | string[]; platformHosts?: string[] } = {},
+): EgressPolicy {
+  const platformHosts = (options.platformHosts ?? [])
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '')
+    .map(normalizePlatformHost);
+  return Object.freeze({
+    allow: parseAllowList(options.allow),
+    platformHosts: Object.freeze([...new Set(platformHosts)]),
+  });
+}
+
+function publicUrlHost(publicUrl: string): string {
+  let url: URL;
+  try {
+    url = new URL(publicUrl);
+  } catch {
+    throw invalidPlatformHost(publicUrl, 'MT_PUBLIC_URL is not an absolute URL');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw invalidPlatformHost(publicUrl, 'MT_PUBLIC_URL must be an http or https URL');
+  }
+  // Without an explicit port every port of the public host is the platform's; with one, only that port.
+  const explicitPort = /^[a-z]+:\/\/[^/?#]*:(\d+)(?:[/?#]|$)/i.exec(publicUrl)?.[1];
+  return explicitPort === undefined ? url.hostname : `${url.hostname}:${Number(explicitPort)}`;
+}
+
+/** Builds the policy from `MT_EGRESS_ALLOW`, `MT_PLATFORM_HOSTS` and the host of `MT_PUBLIC_URL`. */
+export function egressPolicyFromEnv(env: NodeJS.ProcessEnv = process.env): EgressPolicy {
+  const platformHosts = (env.MT_PLATFORM_HOSTS ?? '').split(',');
+  const publicUrl = env.MT_PUBLIC_URL?.trim();
+  if (publicUrl) platformHosts.push(publicUrlHost(publicUrl));
+  return createEgressPolicy({ allow: env.MT_EGRESS_ALLOW ?? '', platformHosts });
+}
+
+/** The effective port of a URL (`url.port`, or 80/443 by scheme). */
+export function effectivePort(url: URL): number {
+  if (url.port !== '') return Number(url.port);
+  return url.protocol === 'https:' ? 443 : 80;
+}
+
+/**
+ * True when `host` (a name or IP, brackets allowed) on `port` is one of the platform's own hosts.
+ * Pass the resolved addresses too, so a platform host given as an IP also matches names resolving to it.
+ */
+export function isPlatformHost(
+  policy: EgressPolicy,
+  host: string,
+  port: number,
+  addresses: readonly string[] = [],
+): boolean {
+  const candidates = new Set([normalizeHostName(host), ...addresses.map((a) => (a.includes(':') ? `[${a}]` : a))]);
+  return policy.platformHosts.some((entry) => {
+    const match = /^(.*?)(?::(\d+))?$/.exec(entry);
+    const [entryHost, entryPort] = [match?.[1] ?? entry, match?.[2]];
+    return candidates.has(entryHost) && (entryPort === undefined || Number(entryPort) === port);
+  });
+}

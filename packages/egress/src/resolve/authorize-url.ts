@@ -1,0 +1,64 @@
+import { checkAddress } from '../address/check-address.js';
+import { addressBlockedError, egressErrors } from '../errors.js';
+import { type EgressPolicy, effectivePort, isPlatformHost } from '../policy/egress-policy.js';
+import { checkUrlStatically } from '../url/check-url.js';
+import { type ResolvedAddress, type Resolver, systemResolver } from './resolver.js';
+
+/**
+ * Resolves `hostname` once and checks every answer; returns the checked list or throws
+ * `api:connectors:address-blocked` (any answer not allowed) or `api:egress:name-not-resolved`.
+ */
+export async function resolveAndCheck(
+  hostname: string,
+  policy: EgressPolicy,
+  resolver: Resolver,
+  port?: number,
+): Promise<ResolvedAddress[]> {
+  let answers: ResolvedAddress[];
+  try {
+    answers = await resolver(hostname);
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    throw egressErrors.create(
+      'api:egress:name-not-resolved',
+      { host: hostname, reason: typeof code === 'string' ? code : 'the lookup failed' },
+      { cause: error },
+    );
+  }
+  if (!Array.isArray(answers) || answers.length === 0) {
+    throw egressErrors.create('api:egress:name-not-resolved', { host: hostname, reason: 'the name has no addresses' });
+  }
+  // Every answer is judged, not only the first: a client may connect to any of them.
+  for (const answer of answers) {
+    const verdict = checkAddress(answer.address, policy);
+    if (!verdict.ok)
+      throw addressBlockedError(hostname, `it resolves to a ${verdict.reason} address (${verdict.range})`);
+  }
+  if (
+    port !== undefined &&
+    isPlatformHost(
+      policy,
+      hostname,
+      port,
+      answers.map((a) => a.address),
+    )
+  ) {
+    throw addressBlockedError(hostname, "it resolves to the platform's own host");
+  }
+  return answers.map(({ address, family }) => ({ address, family }));
+}
+
+/**
+ * The call-time check of a URL: the static rules, then one resolution whose every answer must be
+ * allowed. Returns the checked addresses (the literal itself for an IP host); throws an MtError.
+ */
+export async function authorizeUrl(
+  url: URL,
+  policy: EgressPolicy,
+  resolver: Resolver = systemResolver,
+): Promise<ResolvedAddress[]> {
+  const verdict = checkUrlStatically(url, policy);
+  if (!verdict.ok) throw addressBlockedError(verdict.host, verdict.reason);
+  if (verdict.ip !== undefined) return [{ address: verdict.ip, family: verdict.ip.includes(':') ? 6 : 4 }];
+  return resolveAndCheck(url.hostname, policy, resolver, effectivePort(url));
+}
