@@ -1,8 +1,47 @@
 import type { Command } from 'commander';
 import type { Io } from '../internal/output.js';
+import { register as connectorGet } from './connector-get.js';
+import { register as connectorList } from './connector-list.js';
+import { register as connectorVersionDisable } from './connector-version-disable.js';
+import { register as connectorVersionEnable } from './connector-version-enable.js';
+import { register as connectorVersions } from './connector-versions.js';
+import { register as extopGet } from './extop-get.js';
+import { register as extopList } from './extop-list.js';
+import { register as extopVersionDisable } from './extop-version-disable.js';
+import { register as extopVersionEnable } from './extop-version-enable.js';
+import { register as extopVersions } from './extop-versions.js';
+import { register as keyCreate } from './key-create.js';
+import { register as keyDelete } from './key-delete.js';
+import { register as keyList } from './key-list.js';
+import { register as login } from './login.js';
+import { register as namespaceCreate } from './namespace-create.js';
+import { register as secretCreate } from './secret-create.js';
+import { register as secretDelete } from './secret-delete.js';
+import { register as secretList } from './secret-list.js';
+import { register as secretRotate } from './secret-rotate.js';
 
 /** A command module: adds one `mt` command to the program. */
 export type RegisterCommand = (program: Command, io: Io) => void;
 
 // One line per command file; keep alphabetical. Each file exports `register`.
-export const commands: RegisterCommand[] = [];
+export const commands: RegisterCommand[] = [
+  connectorGet,
+  connectorList,
+  connectorVersionDisable,
+  connectorVersionEnable,
+  connectorVersions,
+  extopGet,
+  extopList,
+  extopVersionDisable,
+  extopVersionEnable,
+  extopVersions,
+  keyCreate,
+  keyDelete,
+  keyList,
+  login,
+  namespaceCreate,
+  secretCreate,
+  secretDelete,
+  secretList,
+  secretRotate,
+];

@@ -1,0 +1,30 @@
+import { type ApiFlags, addConnectionOptions, addJsonOption, withClient } from '../internal/api.js';
+import { printJson } from '../internal/output.js';
+import { formatTable } from '../internal/table.js';
+import type { RegisterCommand } from './index.js';
+
+/** `mt extop-get NAME`: a tool's latest version and the model-facing definition a model is sent. */
+export const register: RegisterCommand = (program, io) => {
+  const command = program
+    .command('extop-get')
+    .description('Show a tool (extop): its latest version, its connector and what the model sees')
+    .argument('<name>', 'the tool name');
+  addJsonOption(addConnectionOptions(command)).action(async (name: string, flags: ApiFlags) => {
+    await withClient(io, flags, async (client) => {
+      const extop = await client.extops.get(name);
+      if (flags.json) return printJson(io, extop);
+      const summary = formatTable(
+        ['FIELD', 'VALUE'],
+        [
+          ['name', extop.name],
+          ['version', extop.version],
+          ['enabled', extop.enabled],
+          ['connector', `${extop.connector.name} (version ${extop.connector.version})`],
+          ['approval', extop.resource?.requiresApproval ? 'required before each call' : 'not required'],
+          ['created', extop.createdAt],
+        ],
+      );
+      io.out(`${summary}\n\nWhat the model sees:\n${JSON.stringify(extop.definition, null, 2)}`);
+    });
+  });
+};

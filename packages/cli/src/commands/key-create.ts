@@ -1,0 +1,27 @@
+import { Option } from 'commander';
+import { type ApiFlags, addConnectionOptions, addJsonOption, withClient } from '../internal/api.js';
+import { printJson } from '../internal/output.js';
+import type { RegisterCommand } from './index.js';
+
+/** `mt key-create --role admin|user [--name NAME]`: prints the new key, shown this once. */
+export const register: RegisterCommand = (program, io) => {
+  const command = program
+    .command('key-create')
+    .description('Create an API key for this namespace; prints the key, which is shown only this once')
+    .addOption(
+      new Option('--role <role>', 'admin (deploy, versions, secrets, keys) or user (reads, runs)')
+        .choices(['admin', 'user'])
+        .makeOptionMandatory(),
+    )
+    .option('--name <name>', 'a label to recognise the key by');
+  addJsonOption(addConnectionOptions(command)).action(
+    async (flags: ApiFlags & { role: 'admin' | 'user'; name?: string }) => {
+      await withClient(io, flags, async (client) => {
+        const created = await client.keys.create({ role: flags.role, ...(flags.name ? { name: flags.name } : {}) });
+        if (flags.json) return printJson(io, created);
+        io.out(created.key);
+        io.err(`created ${created.role} key ${created.id}; the key above is shown only this once`);
+      });
+    },
+  );
+};

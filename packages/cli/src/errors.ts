@@ -1,0 +1,44 @@
+import { defineErrors } from '@maitento/errors';
+
+/** The `mt` CLI's own error codes; API errors keep the server's or the SDK's code. */
+export const cliErrors = defineErrors({
+  'api:cli:failed': {
+    status: 500,
+    message: '{message}',
+  },
+  'api:cli:key-missing': {
+    status: 401,
+    message: 'no API key to send to {url}',
+    hint: 'pass --key KEY, set MT_API_KEY, or run `mt login`',
+  },
+  'api:cli:api-url-invalid': {
+    status: 400,
+    message: 'the server URL {url} (from {source}) is not an http or https URL',
+    hint: 'give a URL such as http://127.0.0.1:8080 with --api, MT_API_URL or `mt login --api`',
+  },
+  'api:cli:login-file-invalid': {
+    status: 400,
+    message: 'the login file {file} is not valid: {reason}',
+    hint: 'run `mt login` again to rewrite it',
+  },
+  'api:cli:value-missing': {
+    status: 400,
+    message: 'no {what} given',
+    hint: '{hint}',
+  },
+  'api:cli:repo-not-found': {
+    status: 404,
+    message: 'no config repo at {dir}',
+    hint: 'run it in the repo, or give its folder: `mt deploy path/to/repo`',
+  },
+  'api:cli:config-invalid': {
+    status: 422,
+    message: 'the config repo has {count} error(s); nothing was sent',
+    hint: 'fix them (`mt check` shows the same list) and deploy again',
+  },
+  'api:cli:secret-not-found': {
+    status: 404,
+    message: 'no secret named or with id {secret} in this namespace',
+    hint: '`mt secret-list` shows the secrets',
+  },
+});
