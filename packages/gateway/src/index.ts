@@ -1,1 +1,19 @@
-export {};
+export { gatewayErrors } from './errors.js';
+export type { GatewayErrorCode } from './errors.js';
+export { createGateway } from './gateway/create-gateway.js';
+export { gatewayDefaults } from './gateway/options.js';
+export { isPreparedRequest } from './gateway/types.js';
+export type {
+  CallCredential,
+  Gateway,
+  GatewayOptions,
+  PlatformTokenContext,
+  PreparedRequest,
+  PreparedRequestView,
+  RunBindingValue,
+  ToolCallInput,
+  ToolCallResult,
+} from './gateway/types.js';
+export { toolResultText } from './steps/shape-result.js';
+export { SECRET_MASK } from './steps/redact.js';
+export { encodePathSegment, pathValueProblem } from './steps/build-url.js';

@@ -1,0 +1,71 @@
+import { defineErrors } from '@maitento/errors';
+
+/** The gateway's error codes: each is a tool result the model reads, never a thrown exception of a call. */
+export const gatewayErrors = defineErrors({
+  'api:gateway:arguments-invalid': {
+    status: 422,
+    message: 'The arguments of {tool} are not usable: {reason}',
+    hint: 'Send a JSON object shaped { "request": {...}, "additionalInputs": {...} } as the tool definition shows.',
+  },
+  'api:gateway:argument-unknown': {
+    status: 422,
+    message: '{tool} has no argument {argument}. Send only the arguments its definition lists.',
+  },
+  'api:gateway:argument-bound': {
+    status: 422,
+    message: '{tool} does not accept {argument}: its value is fixed by the tool or the run. Leave it out.',
+  },
+  'api:gateway:request-invalid': {
+    status: 422,
+    message: 'The call to {tool} was not sent because its arguments do not match: {problems}',
+    hint: 'Fix the listed arguments and call the tool again.',
+  },
+  'api:gateway:path-invalid': {
+    status: 422,
+    message: 'The call to {tool} was not sent: the value of path parameter {parameter} {reason}.',
+  },
+  'api:gateway:secret-not-found': {
+    status: 422,
+    message: 'Could not find secret {secret} for connector {connector}',
+  },
+  'api:gateway:secret-missing': {
+    status: 422,
+    message: 'Connector {connector} needs a secret in a header, but this call of {tool} was given none.',
+    hint: 'Give the tool an auth secret, or pass the inputs.functions.auth input of the run.',
+  },
+  'api:gateway:too-many-redirects': {
+    status: 502,
+    message: 'The endpoint of {tool} redirected more than {max} times; the call was stopped at {url}.',
+  },
+  'api:gateway:timeout': {
+    status: 504,
+    message: 'The endpoint of {tool} did not answer within {seconds} seconds.',
+  },
+  'api:gateway:cancelled': {
+    status: 499,
+    message: 'The call to {tool} was cancelled before it finished.',
+  },
+  'api:gateway:upstream-unreachable': {
+    status: 502,
+    message: 'Could not reach the endpoint of {tool} at {host}: {reason}',
+  },
+  'api:gateway:upstream-status': {
+    status: 502,
+    message: 'The endpoint of {tool} answered with HTTP status {status}.',
+  },
+  'api:gateway:response-invalid': {
+    status: 502,
+    message: 'The endpoint of {tool} answered, but its response does not match the connector schema: {problems}',
+  },
+  'api:gateway:response-undecodable': {
+    status: 502,
+    message: 'The endpoint of {tool} answered with a body that could not be decoded ({encoding}): {reason}',
+  },
+  'api:gateway:options-invalid': {
+    status: 500,
+    message: 'Invalid gateway options: {reason}',
+  },
+});
+
+/** A code of {@link gatewayErrors}. */
+export type GatewayErrorCode = ReturnType<typeof gatewayErrors.codes>[number];

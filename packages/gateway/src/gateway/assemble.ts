@@ -1,0 +1,84 @@
+import { addressBlockedError } from '@maitento/egress';
+import type { Json } from '@maitento/lang';
+import { type ToolPlan, toolPlan } from '../internal/plan.js';
+import { readArguments } from '../steps/arguments.js';
+import { type ResolvedAuth, resolveAuth } from '../steps/auth.js';
+import { mergeBindings } from '../steps/bindings.js';
+import { buildPathAndQuery, finalUrl } from '../steps/build-url.js';
+import type { Authorizer } from '../steps/egress.js';
+import { idempotencyKeyFor } from '../steps/idempotency.js';
+import { createRedactor, type Redactor, redactJson } from '../steps/redact.js';
+import { validateRequest } from '../steps/validate.js';
+import type { ResolvedOptions } from './options.js';
+import type { PreparedRequestView, ToolCallInput } from './types.js';
+
+/** The headers every call sends. */
+export const BASE_HEADERS = Object.freeze({
+  'user-agent': 'Maitento/0.1',
+  accept: 'application/json, */*;q=0.5',
+});
+
+/** A call with every step but sending done. */
+export interface Assembled {
+  plan: ToolPlan;
+  method: string;
+  url: URL;
+  /** Headers without the credential (added per hop, only where it may go). */
+  headers: Record<string, string>;
+  body: string | undefined;
+  bodyJson: Json | undefined;
+  auth: ResolvedAuth | undefined;
+  redact: Redactor;
+}
+
+function planFor(input: ToolCallInput): ToolPlan {
+  try {
+    return toolPlan(input.tool, input.connector);
+  } catch {
+    // Deploy refuses such URLs; a record that bypassed it is treated as an address nobody may call.
+    throw addressBlockedError(input.connector.url);
+  }
+}
+
+/** Steps 1-7 and 11: arguments, bindings, validation, URL, auth, the address check, headers. Throws MtError. */
+export async function assemble(
+  input: ToolCallInput,
+  options: ResolvedOptions,
+  authorize: Authorizer,
+): Promise<Assembled> {
+  const plan = planFor(input);
+  const args = readArguments(plan, input.arguments, input.runBindings);
+  const values = mergeBindings(plan, args, input.runBindings);
+  const params = validateRequest(plan, values);
+  const template = plan.connector.template;
+  const url = finalUrl(template, buildPathAndQuery(template, plan.tool.name, params.path, params.query), plan.tool.name);
+  const auth = await resolveAuth(plan, input, options.platform, options.platformOrigin);
+  // The platform's own API is exempt from the public-address rule; every other host is checked.
+  if (auth?.platform !== true) await authorize(url);
+  const method = input.connector.method;
+  const headers: Record<string, string> = { ...BASE_HEADERS };
+  const body = values.body === undefined ? undefined : JSON.stringify(values.body);
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  const key = idempotencyKeyFor(method, input.idempotencyKey);
+  if (key !== undefined) headers['idempotency-key'] = key;
+  return {
+    plan,
+    method,
+    url,
+    headers,
+    body,
+    bodyJson: values.body,
+    auth,
+    redact: createRedactor(auth?.secrets ?? []),
+  };
+}
+
+/** The request as a person may see it: the credential header present, secret values masked. */
+export function viewOf(assembled: Assembled): PreparedRequestView {
+  const { redact } = assembled;
+  const headers: Record<string, string> = { ...assembled.headers };
+  if (assembled.auth !== undefined) headers[assembled.auth.header] = redact(assembled.auth.value);
+  const view: PreparedRequestView = { method: assembled.method, url: redact(assembled.url.href), headers };
+  if (assembled.bodyJson !== undefined) view.body = redactJson(assembled.bodyJson, redact);
+  return view;
+}

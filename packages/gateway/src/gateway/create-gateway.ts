@@ -1,0 +1,105 @@
+import { createEgressAgent } from '@maitento/egress';
+import { isMtError, type MtError } from '@maitento/errors';
+import { Agent, type Dispatcher } from 'undici';
+import { gatewayErrors } from '../errors.js';
+import { createAuthorizer } from '../steps/egress.js';
+import type { Redactor } from '../steps/redact.js';
+import { type Assembled, assemble, viewOf } from './assemble.js';
+import { gatewayDefaults, resolveOptions } from './options.js';
+import { type SendContext, send } from './send.js';
+import type { Gateway, GatewayOptions, PreparedRequest, ToolCallInput, ToolCallResult } from './types.js';
+
+function errorResult(error: MtError, redact: Redactor | undefined): ToolCallResult {
+  return { ok: false, error: redact === undefined ? error.message : redact(error.message), code: error.code };
+}
+
+const UNDICI_TIMEOUTS = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+
+/** Finds an MtError (for example the egress agent's refusal at connect time) in an error or its causes. */
+function mtErrorIn(error: unknown): MtError | undefined {
+  let current = error;
+  for (let depth = 0; depth < 5 && current !== undefined && current !== null; depth++) {
+    if (isMtError(current)) return current;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
+/** Creates a gateway; the options are checked here and merged over frozen defaults. */
+export function createGateway(gatewayOptions: GatewayOptions): Gateway {
+  const options = resolveOptions(gatewayOptions);
+  const ownsDispatcher = options.dispatcher === undefined;
+  const dispatcher =
+    options.dispatcher ??
+    createEgressAgent({
+      policy: options.policy,
+      resolver: options.resolver,
+      connect: { ca: options.tls?.ca, timeout: options.timeoutMs },
+    });
+  let platformAgent: Agent | undefined;
+  const ctx: SendContext = {
+    options,
+    dispatcher,
+    // The platform's API is trusted by configuration, so it is reached without the public-address rule.
+    platformDispatcher: () => {
+      platformAgent ??= new Agent({ connect: { ca: options.tls?.ca, timeout: options.timeoutMs } });
+      return platformAgent;
+    },
+    authorize: createAuthorizer(options.policy, options.resolver, gatewayDefaults.authorizationTtlMs),
+  };
+
+  function failure(error: unknown, call: Assembled | undefined, timedOut: boolean, input: ToolCallInput) {
+    const redact = call?.redact;
+    const tool = input.tool.name;
+    const code = (error as { code?: unknown })?.code;
+    if (timedOut || (typeof code === 'string' && UNDICI_TIMEOUTS.has(code))) {
+      return errorResult(gatewayErrors.create('api:gateway:timeout', { tool, seconds: options.timeoutMs / 1000 }), redact);
+    }
+    if (input.signal?.aborted) return errorResult(gatewayErrors.create('api:gateway:cancelled', { tool }), redact);
+    const mtError = mtErrorIn(error);
+    if (mtError !== undefined) return errorResult(mtError, redact);
+    const reason = typeof code === 'string' ? `${code} ${(error as Error).message}` : String(error);
+    const host = call?.url.host ?? '(unknown)';
+    return errorResult(gatewayErrors.create('api:gateway:upstream-unreachable', { tool, host, reason }), redact);
+  }
+
+  return {
+    async prepare(input): Promise<PreparedRequest | ToolCallResult> {
+      try {
+        const call = await assemble(input, options, ctx.authorize);
+        const headers = { ...call.headers };
+        if (call.auth !== undefined) headers[call.auth.header] = call.auth.value;
+        return { prepared: true, method: call.method, url: call.url, headers, body: call.body, view: viewOf(call) };
+      } catch (error) {
+        return failure(error, undefined, false, input);
+      }
+    },
+
+    async call(input): Promise<ToolCallResult> {
+      let call: Assembled | undefined;
+      const controller = new AbortController();
+      let timedOut = false;
+      const timer = setTimeout(() => {
+        timedOut = true;
+        controller.abort();
+      }, options.timeoutMs);
+      const onAbort = () => controller.abort();
+      input.signal?.addEventListener('abort', onAbort, { once: true });
+      try {
+        if (input.signal?.aborted) throw new Error('aborted');
+        call = await assemble(input, options, ctx.authorize);
+        return await send(call, ctx, controller.signal);
+      } catch (error) {
+        return failure(error, call, timedOut, input);
+      } finally {
+        clearTimeout(timer);
+        input.signal?.removeEventListener('abort', onAbort);
+      }
+    },
+
+    async close(): Promise<void> {
+      if (ownsDispatcher) await dispatcher.close();
+      await platformAgent?.close();
+    },
+  };
+}

@@ -1,0 +1,99 @@
+import { addressBlockedError } from '@maitento/egress';
+import type { Dispatcher } from 'undici';
+import { gatewayErrors } from '../errors.js';
+import { readBody } from '../steps/read-body.js';
+import type { Authorizer } from '../steps/egress.js';
+import { credentialAllowed, isRedirect, nextHop } from '../steps/redirect.js';
+import { flattenHeaders, shapeResult } from '../steps/shape-result.js';
+import type { Assembled } from './assemble.js';
+import type { ResolvedOptions } from './options.js';
+import type { ToolCallResult } from './types.js';
+
+/** What sending needs besides the call itself. */
+export interface SendContext {
+  options: ResolvedOptions;
+  dispatcher: Dispatcher;
+  /** Used only for `auth = "Maitento"` calls to the platform's origin. */
+  platformDispatcher: () => Dispatcher;
+  authorize: Authorizer;
+}
+
+function header(headers: Record<string, string | string[] | undefined>, name: string): string | undefined {
+  const value = headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/** Steps 6-10 on the wire: dispatch, follow redirects by hand, read the body under the deadline, shape the result. */
+export async function send(call: Assembled, ctx: SendContext, signal: AbortSignal): Promise<ToolCallResult> {
+  const { options } = ctx;
+  const template = call.plan.connector.template;
+  const toolName = call.plan.tool.name;
+  const platform = call.auth?.platform === true;
+  const dispatcher = platform ? ctx.platformDispatcher() : ctx.dispatcher;
+  let url = call.url;
+  let method = call.method;
+  let body = call.body;
+  let downgraded = false;
+  for (let hops = 0; ; hops++) {
+    let headers = call.headers;
+    if (body === undefined && call.body !== undefined) {
+      // A redirect turned the call into a GET: the body and what describes it are dropped.
+      headers = { ...headers };
+      delete headers['content-type'];
+      delete headers['idempotency-key'];
+    }
+    if (call.auth !== undefined && credentialAllowed(url, template, downgraded)) {
+      headers = { ...headers, [call.auth.header]: call.auth.value };
+    }
+    const response = await dispatcher.request({
+      origin: url.origin,
+      path: `${url.pathname}${url.search}`,
+      method: method as Dispatcher.HttpMethod,
+      headers,
+      body,
+      signal,
+      headersTimeout: options.timeoutMs,
+      bodyTimeout: options.timeoutMs,
+    });
+    const location = header(response.headers, 'location');
+    if (isRedirect(response.statusCode) && location !== undefined) {
+      await response.body.dump();
+      if (hops >= options.maxRedirects) {
+        throw gatewayErrors.create('api:gateway:too-many-redirects', {
+          tool: toolName,
+          max: options.maxRedirects,
+          url: call.redact(url.href),
+        });
+      }
+      const hop = nextHop(response.statusCode, location, url, method, body);
+      if (hop === undefined) {
+        throw gatewayErrors.create('api:gateway:upstream-unreachable', {
+          tool: toolName,
+          host: url.host,
+          reason: 'it redirected to a location that is not an http(s) URL',
+        });
+      }
+      if (url.protocol === 'https:' && hop.url.protocol === 'http:') downgraded = true;
+      if (platform) {
+        if (hop.url.origin !== options.platformOrigin) throw addressBlockedError(hop.url.hostname);
+      } else {
+        await ctx.authorize(hop.url);
+      }
+      url = hop.url;
+      method = hop.method;
+      body = hop.body;
+      continue;
+    }
+    const headersOut = flattenHeaders(response.headers, call.redact);
+    const lengthText = headersOut['content-length'];
+    const length = lengthText === undefined ? undefined : Number(lengthText);
+    const read = await readBody(
+      response.body,
+      headersOut['content-encoding'],
+      Number.isFinite(length) ? length : undefined,
+      options.maxResponseBytes,
+      toolName,
+    );
+    return shapeResult(call.plan, response.statusCode, headersOut, read, call.redact);
+  }
+}

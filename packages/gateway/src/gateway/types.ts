@@ -1,0 +1,102 @@
+import type { EgressPolicy, Resolver } from '@maitento/egress';
+import type { Connector, FunctionBinding, Json, Tool } from '@maitento/lang';
+import type { Dispatcher } from 'undici';
+
+/** What `platform.token` is told about the call it signs. */
+export interface PlatformTokenContext {
+  tool: Tool;
+  connector: Connector;
+}
+
+/** Options of {@link createGateway}; everything but `policy` has a default. */
+export interface GatewayOptions {
+  /** The egress policy every address is judged by. */
+  policy: EgressPolicy;
+  /** Name resolution (defaults to the system resolver of `@maitento/egress`). */
+  resolver?: Resolver;
+  /** Sends requests; by default an egress agent that connects only to checked addresses. One you pass must do that itself. */
+  dispatcher?: Dispatcher;
+  /** One deadline for connecting, every redirect hop and reading the body (default 100 000 ms). */
+  timeoutMs?: number;
+  /** Decoded body bytes kept before the body is cut (default 100 000). */
+  maxResponseBytes?: number;
+  /** Redirects followed before the call is stopped (default 5). */
+  maxRedirects?: number;
+  /** The platform's own API, the only place `auth = "Maitento"` connectors may call, and how to sign for it. */
+  platform?: { origin: string; token: (ctx: PlatformTokenContext) => Promise<string> };
+  /** Extra trust for TLS (a test CA, a private CA). */
+  tls?: { ca?: string | Buffer };
+}
+
+/** A credential the caller resolved for this call. */
+export type CallCredential = { header: string; value: string } | { missing: { secret: string } };
+
+/** One run-input binding and the run's value for it. */
+export interface RunBindingValue {
+  binding: FunctionBinding;
+  value: Json | undefined;
+}
+
+/** One tool call as the engine, the server or the CLI hands it to the gateway. */
+export interface ToolCallInput {
+  tool: Tool;
+  connector: Connector;
+  /** The model's parsed arguments: `{ request?: {...}, additionalInputs?: { "path.x": v, "query.y": v } }`. */
+  arguments: unknown;
+  /** Values from run inputs; a missing or empty value falls back to `binding.default`. */
+  runBindings?: RunBindingValue[];
+  /** The secret for the call, resolved by the caller; `missing` makes the call fail with nothing sent. */
+  credential?: CallCredential;
+  /** A stable id of this call (for example run id + tool call id); the `Idempotency-Key` header is derived from it. */
+  idempotencyKey?: string;
+  /** Cancels the call. */
+  signal?: AbortSignal;
+}
+
+/** The request as it may be shown to a person: secret values masked. */
+export interface PreparedRequestView {
+  method: string;
+  url: string;
+  headers: Record<string, string>;
+  body?: Json;
+}
+
+/** The outcome of one call; `ok` is true only for a 2xx answer that passed every check. */
+export interface ToolCallResult {
+  ok: boolean;
+  status?: number;
+  headers?: Record<string, string>;
+  body?: Json | string;
+  /** Set when the body was cut at `limit` decoded bytes; `size` is the full size when it was known. */
+  truncated?: { limit: number; size?: number };
+  error?: string;
+  code?: string;
+  request?: PreparedRequestView;
+}
+
+/** A request that passed every step except sending. */
+export interface PreparedRequest {
+  readonly prepared: true;
+  method: string;
+  url: URL;
+  headers: Record<string, string>;
+  /** The JSON body, already serialised. */
+  body?: string;
+  /** The masked view for display. */
+  view: PreparedRequestView;
+}
+
+/** One outbound tool call, made safely. */
+export interface Gateway {
+  /** Makes the call; never throws for the call's own failure, which comes back as an error result. */
+  call(input: ToolCallInput): Promise<ToolCallResult>;
+  /** Runs every step except sending (name resolution and the address check included). */
+  prepare(input: ToolCallInput): Promise<PreparedRequest | ToolCallResult>;
+  /** Closes the connections the gateway opened. */
+  close(): Promise<void>;
+}
+
+/** True when `value` is a {@link PreparedRequest} rather than an error result. */
+export function isPreparedRequest(value: PreparedRequest | ToolCallResult): value is PreparedRequest {
+  return (value as PreparedRequest).prepared === true;
+}

@@ -1,0 +1,76 @@
+import type { Connector, ConnectorParameter, Json, Tool } from '@maitento/lang';
+import type { ValidateFunction } from 'ajv';
+import { compileUrlTemplate, type UrlTemplate } from '../steps/build-url.js';
+import { validatorFor } from './validators.js';
+
+/** Everything about a connector that does not change between calls, computed once. */
+export interface ConnectorPlan {
+  readonly connector: Connector;
+  readonly template: UrlTemplate;
+  readonly pathParams: ReadonlyMap<string, ConnectorParameter>;
+  readonly queryParams: readonly ConnectorParameter[];
+  readonly queryByName: ReadonlyMap<string, ConnectorParameter>;
+  readonly requestValidator?: ValidateFunction;
+  readonly responseValidator?: ValidateFunction;
+  /** Top-level body fields the model may send, or undefined when the schema lets any through. */
+  readonly requestFields?: ReadonlySet<string>;
+}
+
+/** A tool on its connector, with its fixed bindings sorted by where they go. */
+export interface ToolPlan {
+  readonly tool: Tool;
+  readonly connector: ConnectorPlan;
+  /** Fixed body targets split on `/`. */
+  readonly fixedRequest: ReadonlyArray<readonly [string[], Json]>;
+  readonly fixedRequestTargets: ReadonlySet<string>;
+  readonly fixedQuery: ReadonlyMap<string, Json>;
+  readonly fixedPath: ReadonlyMap<string, Json>;
+}
+
+const connectorPlans = new WeakMap<Connector, ConnectorPlan>();
+const toolPlans = new WeakMap<Tool, ToolPlan>();
+
+function requestFields(schema: Connector['schema']['request']): Set<string> | undefined {
+  if (typeof schema !== 'object' || schema === null) return undefined;
+  const props = schema.properties;
+  if (typeof props !== 'object' || props === null || Array.isArray(props)) return undefined;
+  if (schema.additionalProperties !== undefined && schema.additionalProperties !== false) return undefined;
+  return new Set(Object.keys(props));
+}
+
+/** The plan of `connector`, built on first use and kept while the object lives. */
+export function connectorPlan(connector: Connector): ConnectorPlan {
+  let plan = connectorPlans.get(connector);
+  if (plan === undefined) {
+    const { request, response } = connector.schema;
+    plan = {
+      connector,
+      template: compileUrlTemplate(connector.url),
+      pathParams: new Map(connector.parameters.path.map((p) => [p.name, p])),
+      queryParams: connector.parameters.query,
+      queryByName: new Map(connector.parameters.query.map((p) => [p.name, p])),
+      requestValidator: request === undefined ? undefined : validatorFor(request),
+      responseValidator: response === undefined ? undefined : validatorFor(response),
+      requestFields: requestFields(request),
+    };
+    connectorPlans.set(connector, plan);
+  }
+  return plan;
+}
+
+/** The plan of `tool` on `connector`, built on first use and kept while both objects live. */
+export function toolPlan(tool: Tool, connector: Connector): ToolPlan {
+  let plan = toolPlans.get(tool);
+  if (plan === undefined || plan.connector.connector !== connector) {
+    plan = {
+      tool,
+      connector: connectorPlan(connector),
+      fixedRequest: Object.entries(tool.bindings.request).map(([target, value]) => [target.split('/'), value] as const),
+      fixedRequestTargets: new Set(Object.keys(tool.bindings.request)),
+      fixedQuery: new Map(Object.entries(tool.bindings.query)),
+      fixedPath: new Map(Object.entries(tool.bindings.path)),
+    };
+    toolPlans.set(tool, plan);
+  }
+  return plan;
+}

@@ -1,0 +1,44 @@
+import { addressBlockedError } from '@maitento/egress';
+import { gatewayErrors } from '../errors.js';
+import type { GatewayOptions, ToolCallInput } from '../gateway/types.js';
+import type { ToolPlan } from '../internal/plan.js';
+
+/** The credential header of a call and the secret values that must never be shown. */
+export interface ResolvedAuth {
+  header: string;
+  value: string;
+  secrets: string[];
+  /** True for a platform token: the call may go only to the platform's origin. */
+  platform: boolean;
+}
+
+/** Step 5: the credential header for the connector's `auth`, or undefined for `None`. */
+export async function resolveAuth(
+  plan: ToolPlan,
+  input: ToolCallInput,
+  platform: GatewayOptions['platform'] | undefined,
+  platformOrigin: string | undefined,
+): Promise<ResolvedAuth | undefined> {
+  const connector = plan.connector.connector;
+  if (connector.auth === 'None') return undefined;
+  if (connector.auth === 'Maitento') {
+    if (platform === undefined || platformOrigin !== plan.connector.template.origin) {
+      throw addressBlockedError(plan.connector.template.hostname);
+    }
+    const token = await platform.token({ tool: input.tool, connector });
+    return { header: 'authorization', value: `Bearer ${token}`, secrets: [token], platform: true };
+  }
+  const credential = input.credential;
+  if (credential === undefined) {
+    throw gatewayErrors.create('api:gateway:secret-missing', { connector: connector.name, tool: plan.tool.name });
+  }
+  if ('missing' in credential) {
+    throw gatewayErrors.create('api:gateway:secret-not-found', {
+      secret: credential.missing.secret,
+      connector: connector.name,
+    });
+  }
+  const header = credential.header.toLowerCase();
+  const value = header === 'authorization' && !credential.value.includes(' ') ? `Bearer ${credential.value}` : credential.value;
+  return { header, value, secrets: [credential.value], platform: false };
+}

@@ -1,0 +1,117 @@
+import { gatewayErrors } from '../errors.js';
+
+/** A connector URL parsed once: the origin, the path split around its `{name}` placeholders, and its own query. */
+export interface UrlTemplate {
+  /** `scheme://host[:port]` exactly as `new URL()` gives it. */
+  readonly origin: string;
+  readonly protocol: string;
+  readonly hostname: string;
+  readonly port: string;
+  /** Literal path pieces and placeholder names, alternating, starting with a literal. */
+  readonly pieces: readonly string[];
+  /** The configured URL's own query without `?` (kept on every call), or ''. */
+  readonly search: string;
+  /** The configured URL with placeholders left in (`%7Bname%7D`), for address checks of the host. */
+  readonly url: URL;
+}
+
+const PLACEHOLDER = /\{([A-Za-z_][A-Za-z0-9_-]*)\}/g;
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+
+/** Parses a connector URL once; placeholders may only appear in the path. */
+export function compileUrlTemplate(raw: string): UrlTemplate {
+  const names: string[] = [];
+  // Placeholders become sentinels the URL parser keeps verbatim, so the path is split after parsing.
+  const marked = raw.replace(PLACEHOLDER, (_whole, name: string) => {
+    names.push(name);
+    return `mtplaceholder${names.length - 1}mt`;
+  });
+  const url = new URL(marked);
+  if (url.username || url.password) throw new Error(`connector URL ${raw} carries user info`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`connector URL ${raw} is not http(s)`);
+  const outside = `${url.host}${url.search}${url.hash}`;
+  if (/mtplaceholder\d+mt/.test(outside)) throw new Error(`connector URL ${raw} has a placeholder outside its path`);
+  const pieces: string[] = [];
+  let rest = url.pathname;
+  for (let i = 0; i < names.length; i++) {
+    const sentinel = `mtplaceholder${i}mt`;
+    const at = rest.indexOf(sentinel);
+    pieces.push(rest.slice(0, at), names[i]);
+    rest = rest.slice(at + sentinel.length);
+  }
+  pieces.push(rest);
+  return {
+    origin: url.origin,
+    protocol: url.protocol,
+    hostname: url.hostname,
+    port: url.port,
+    pieces,
+    search: url.search.slice(1),
+    url,
+  };
+}
+
+/** Why a path value is refused, or undefined when it is safe to substitute. */
+export function pathValueProblem(value: string): string | undefined {
+  if (value === '') return 'is empty';
+  let current = value;
+  // Decode repeatedly: a server or proxy that decodes twice must not see `..` either.
+  for (let round = 0; round < 8; round++) {
+    if (CONTROL.test(current)) return 'contains control characters';
+    if (current === '.' || current === '..') return 'is a relative path segment (. or ..)';
+    let decoded: string;
+    try {
+      decoded = decodeURIComponent(current);
+    } catch {
+      return undefined;
+    }
+    if (decoded === current) return undefined;
+    current = decoded;
+  }
+  return 'is encoded too many times';
+}
+
+/** Encodes a path segment value: everything outside the unreserved set is percent-encoded. */
+export function encodePathSegment(value: string): string {
+  return encodeURIComponent(value).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+}
+
+/** Builds path and query for one call; values are strings already checked against their declared types. */
+export function buildPathAndQuery(
+  template: UrlTemplate,
+  toolName: string,
+  path: ReadonlyMap<string, string>,
+  query: ReadonlyArray<readonly [string, string]>,
+): string {
+  let out = template.pieces[0];
+  for (let i = 1; i < template.pieces.length; i += 2) {
+    const name = template.pieces[i];
+    const value = path.get(name);
+    if (value === undefined) {
+      throw gatewayErrors.create('api:gateway:path-invalid', { tool: toolName, parameter: name, reason: 'is missing' });
+    }
+    const problem = pathValueProblem(value);
+    if (problem !== undefined) {
+      throw gatewayErrors.create('api:gateway:path-invalid', { tool: toolName, parameter: name, reason: problem });
+    }
+    out += encodePathSegment(value) + template.pieces[i + 1];
+  }
+  let search = template.search;
+  for (const [name, value] of query) {
+    search += `${search === '' ? '' : '&'}${encodeURIComponent(name)}=${encodeURIComponent(value)}`;
+  }
+  return search === '' ? out : `${out}?${search}`;
+}
+
+/** Joins origin and path and checks that nothing moved the call to another origin. */
+export function finalUrl(template: UrlTemplate, pathAndQuery: string, toolName: string): URL {
+  const url = new URL(pathAndQuery, template.origin);
+  if (url.origin !== template.origin) {
+    throw gatewayErrors.create('api:gateway:path-invalid', {
+      tool: toolName,
+      parameter: '(any)',
+      reason: 'would move the call to another origin',
+    });
+  }
+  return url;
+}

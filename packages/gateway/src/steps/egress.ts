@@ -1,0 +1,24 @@
+import { authorizeUrl, type EgressPolicy, type Resolver } from '@maitento/egress';
+
+/** Authorizes the host of a URL against the egress policy, remembering a host that passed for a short while. */
+export type Authorizer = (url: URL) => Promise<void>;
+
+/**
+ * Step 6: `authorizeUrl` before dispatch (IP literals are judged here, as they never reach a lookup). A host that
+ * passed is remembered for `ttlMs`; this only saves repeated lookups, because the egress agent judges every
+ * address again when it opens a connection, so a name that changes to a private address is still refused.
+ */
+export function createAuthorizer(policy: EgressPolicy, resolver: Resolver | undefined, ttlMs: number): Authorizer {
+  const passed = new Map<string, number>();
+  return async (url) => {
+    const key = `${url.protocol}//${url.host}`;
+    const until = passed.get(key);
+    const now = Date.now();
+    if (until !== undefined && until > now) return;
+    await authorizeUrl(url, policy, resolver);
+    if (ttlMs > 0) {
+      if (passed.size > 10_000) passed.clear();
+      passed.set(key, now + ttlMs);
+    }
+  };
+}

@@ -1,0 +1,81 @@
+import type { ConnectorParameter, Json } from '@maitento/lang';
+import { gatewayErrors } from '../errors.js';
+import type { ToolPlan } from '../internal/plan.js';
+import { describeErrors } from '../internal/validators.js';
+import type { MergedValues } from './bindings.js';
+
+/** Parameter values as the strings that go into the URL, query ones in declared order. */
+export interface CheckedParameters {
+  path: Map<string, string>;
+  query: Array<readonly [string, string]>;
+}
+
+const NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
+const INTEGER = /^-?(?:0|[1-9]\d*)$/;
+
+/** The URL text of one parameter value, or a problem; numeric strings are accepted because run inputs are text. */
+function parameterText(param: ConnectorParameter, value: Json): string | { problem: string } {
+  switch (param.type) {
+    case 'number':
+      if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+      if (typeof value === 'string' && NUMBER.test(value)) return value;
+      return { problem: 'must be a number' };
+    case 'integer':
+      if (typeof value === 'number' && Number.isInteger(value)) return String(value);
+      if (typeof value === 'string' && INTEGER.test(value)) return value;
+      return { problem: 'must be an integer' };
+    case 'boolean':
+      if (typeof value === 'boolean') return String(value);
+      if (value === 'true' || value === 'false') return value;
+      return { problem: 'must be true or false' };
+    default:
+      if (typeof value === 'string') return value;
+      if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+      return { problem: 'must be a string' };
+  }
+}
+
+function checkParameter(
+  kind: 'path' | 'query',
+  param: ConnectorParameter,
+  value: Json | undefined,
+  problems: string[],
+): string | undefined {
+  if (value === undefined || value === null) {
+    if (param.required || kind === 'path') problems.push(`${kind}.${param.name} is required`);
+    return undefined;
+  }
+  const text = parameterText(param, value);
+  if (typeof text === 'string') return text;
+  problems.push(`${kind}.${param.name} ${text.problem}`);
+  return undefined;
+}
+
+/** Step 3: checks the body against `schema.request` and every parameter against its type, before anything is sent. */
+export function validateRequest(plan: ToolPlan, values: MergedValues): CheckedParameters {
+  const problems: string[] = [];
+  const connector = plan.connector;
+  if (values.body !== undefined && connector.requestValidator !== undefined) {
+    if (!connector.requestValidator(values.body)) {
+      problems.push(...describeErrors(connector.requestValidator.errors, 'request'));
+    }
+  }
+  const path = new Map<string, string>();
+  for (const param of connector.pathParams.values()) {
+    const text = checkParameter('path', param, values.path.get(param.name), problems);
+    if (text !== undefined) path.set(param.name, text);
+  }
+  const query: Array<readonly [string, string]> = [];
+  for (const param of connector.queryParams) {
+    const text = checkParameter('query', param, values.query.get(param.name), problems);
+    if (text !== undefined) query.push([param.name, text]);
+  }
+  if (problems.length > 0) {
+    throw gatewayErrors.create(
+      'api:gateway:request-invalid',
+      { tool: plan.tool.name, problems: problems.join('; ') },
+      { details: problems },
+    );
+  }
+  return { path, query };
+}
