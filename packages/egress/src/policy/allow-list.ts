@@ -71,6 +71,7 @@ export function parseAllowList(input: string | readonly string[] | undefined): A
   for (const item of raw) {
     const entry = item.trim();
     if (entry === '') continue;
+    if (entry.includes('://')) throw invalid(entry, 'it is a URL; write the host name alone');
     if (/[\s\\@?#]/.test(entry)) {
       throw invalid(entry, 'it contains a character no CIDR or host name has');
     }

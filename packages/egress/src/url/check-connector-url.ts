@@ -11,15 +11,21 @@ export type ConnectorUrlVerdict =
 const FORBIDDEN_CHARACTERS = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\s\\]/u;
 
 function authorityOf(raw: string): string {
-  const start = raw.indexOf('//') + 2;
-  const rest = raw.slice(start);
-  const end = rest.search(/[/?#]/);
-  return end === -1 ? rest : rest.slice(0, end);
+  const match = /^[a-z][a-z0-9+.-]*:[/\\]*([^/?#\\]*)/i.exec(raw);
+  return match?.[1] ?? '';
 }
 
-function guessHost(raw: string): string {
-  const authority = authorityOf(raw);
-  return authority.slice(authority.lastIndexOf('@') + 1) || raw;
+/** The host to name in a refusal: what `new URL()` sees when it can parse, stripped of anything unprintable. */
+function reportedHost(raw: string): string {
+  let host: string;
+  try {
+    host = new URL(raw).hostname;
+  } catch {
+    const authority = authorityOf(raw);
+    host = authority.slice(authority.lastIndexOf('@') + 1);
+  }
+  const clean = host.replace(new RegExp(FORBIDDEN_CHARACTERS.source, 'gu'), '').slice(0, 253);
+  return clean === '' ? '(no host)' : clean;
 }
 
 /**
@@ -34,16 +40,16 @@ export function checkConnectorUrl(url: string, policy: EgressPolicy): ConnectorU
     code: 'api:connectors:address-blocked',
   });
   if (FORBIDDEN_CHARACTERS.test(url)) {
-    return refuse(guessHost(url), 'the URL contains a control character, whitespace or a backslash');
+    return refuse(reportedHost(url), 'the URL contains a control character, whitespace or a backslash');
   }
-  if (!/^https?:\/\//i.test(url)) return refuse(guessHost(url), 'the URL does not start with http:// or https://');
-  if (url.includes('#')) return refuse(guessHost(url), 'a connector URL has no #fragment (it is never sent)');
-  if (authorityOf(url).includes('@')) return refuse(guessHost(url), 'the URL carries user info (user:password@)');
+  if (!/^https?:\/\//i.test(url)) return refuse(reportedHost(url), 'the URL does not start with http:// or https://');
+  if (url.includes('#')) return refuse(reportedHost(url), 'a connector URL has no #fragment (it is never sent)');
+  if (authorityOf(url).includes('@')) return refuse(reportedHost(url), 'the URL carries user info (user:password@)');
   let parsed: URL;
   try {
     parsed = new URL(url);
   } catch {
-    return refuse(guessHost(url), 'the URL is not a valid absolute URL');
+    return refuse(reportedHost(url), 'the URL is not a valid absolute URL');
   }
   const verdict = checkUrlStatically(parsed, policy);
   return verdict.ok ? { ok: true, url: parsed } : refuse(verdict.host, verdict.reason);
