@@ -173,7 +173,10 @@ describe('the seed examples through the gateway', () => {
     const before = upstream.received.length;
     const result = await allowed.call({ ...input, runBindings: [{ binding, value: '' }] });
     expect(result.ok).toBe(true);
-    expect(JSON.parse(since(before)[0].body)).toEqual({ query: 'How many holidays do I get?', partitionId: 'kb-default' });
+    expect(JSON.parse(since(before)[0].body)).toEqual({
+      query: 'How many holidays do I get?',
+      partitionId: 'kb-default',
+    });
   });
 
   it('an inputs.functions.auth credential replaces the tool one: the run header and value are sent', async () => {
@@ -190,7 +193,10 @@ describe('the seed examples through the gateway', () => {
     const { input } = examples()['get-order'];
     const before = upstream.received.length;
     const connections = upstream.connections;
-    const result = await allowed.call({ ...input, credential: { missing: { secret: '9f1c0d7e-2c1e-4b8e-9d7a-1b2c3d4e5f60' } } });
+    const result = await allowed.call({
+      ...input,
+      credential: { missing: { secret: '9f1c0d7e-2c1e-4b8e-9d7a-1b2c3d4e5f60' } },
+    });
     expect(result).toEqual({
       ok: false,
       error: 'Could not find secret 9f1c0d7e-2c1e-4b8e-9d7a-1b2c3d4e5f60 for connector orders-get-order',

@@ -51,7 +51,11 @@ export async function assemble(
   const values = mergeBindings(plan, args, input.runBindings);
   const params = validateRequest(plan, values);
   const template = plan.connector.template;
-  const url = finalUrl(template, buildPathAndQuery(template, plan.tool.name, params.path, params.query), plan.tool.name);
+  const url = finalUrl(
+    template,
+    buildPathAndQuery(template, plan.tool.name, params.path, params.query),
+    plan.tool.name,
+  );
   const auth = await resolveAuth(plan, input, options.platform, options.platformOrigin);
   // The platform's own API is exempt from the public-address rule; every other host is checked.
   if (auth?.platform !== true) await authorize(url);

@@ -53,7 +53,10 @@ export function createGateway(gatewayOptions: GatewayOptions): Gateway {
     const tool = input.tool.name;
     const code = (error as { code?: unknown })?.code;
     if (timedOut || (typeof code === 'string' && UNDICI_TIMEOUTS.has(code))) {
-      return errorResult(gatewayErrors.create('api:gateway:timeout', { tool, seconds: options.timeoutMs / 1000 }), redact);
+      return errorResult(
+        gatewayErrors.create('api:gateway:timeout', { tool, seconds: options.timeoutMs / 1000 }),
+        redact,
+      );
     }
     if (input.signal?.aborted) return errorResult(gatewayErrors.create('api:gateway:cancelled', { tool }), redact);
     const mtError = mtErrorIn(error);

@@ -39,6 +39,7 @@ export async function resolveAuth(
     });
   }
   const header = credential.header.toLowerCase();
-  const value = header === 'authorization' && !credential.value.includes(' ') ? `Bearer ${credential.value}` : credential.value;
+  const value =
+    header === 'authorization' && !credential.value.includes(' ') ? `Bearer ${credential.value}` : credential.value;
   return { header, value, secrets: [credential.value], platform: false };
 }

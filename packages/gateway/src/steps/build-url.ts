@@ -105,7 +105,8 @@ export function buildPathAndQuery(
 
 /** Joins origin and path and checks that nothing moved the call to another origin. */
 export function finalUrl(template: UrlTemplate, pathAndQuery: string, toolName: string): URL {
-  const url = new URL(pathAndQuery, template.origin);
+  // Concatenated, not resolved against the origin: a path starting with `//` would otherwise name a host.
+  const url = new URL(template.origin + pathAndQuery);
   if (url.origin !== template.origin) {
     throw gatewayErrors.create('api:gateway:path-invalid', {
       tool: toolName,

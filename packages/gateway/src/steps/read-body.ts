@@ -55,7 +55,10 @@ export async function readBody(
         reason: (error as Error).message,
       });
     }
-    source = pipeline([body, ...decoders] as unknown as [Readable, NodeJS.ReadWriteStream], () => {}) as unknown as Readable;
+    source = pipeline(
+      [body, ...decoders] as unknown as [Readable, NodeJS.ReadWriteStream],
+      () => {},
+    ) as unknown as Readable;
   }
   const chunks: Buffer[] = [];
   let size = 0;
@@ -66,7 +69,10 @@ export async function readBody(
         size = limit;
         // Leaving the loop destroys the stream (and the pipeline behind it): nothing more is read or decoded.
         const known = encodings.length === 0 ? contentLength : undefined;
-        return { bytes: Buffer.concat(chunks, size), truncated: { limit, ...(known === undefined ? {} : { size: known }) } };
+        return {
+          bytes: Buffer.concat(chunks, size),
+          truncated: { limit, ...(known === undefined ? {} : { size: known }) },
+        };
       }
       chunks.push(chunk);
       size += chunk.length;

@@ -1,0 +1,128 @@
+import { createEgressPolicy } from '@maitento/egress';
+import { createGateway, type Gateway } from '@maitento/gateway';
+import type { Connector, Tool } from '@maitento/lang';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fakeResolver } from './helpers/resolver.js';
+import { selfSignedCertificate } from './helpers/tls.js';
+import { json, startUpstream, type Upstream } from './helpers/upstream.js';
+
+// Three servers on 127.0.0.1: the configured HTTPS origin, another HTTPS port, and plain HTTP. Two names
+// (orders.example.test and other.example.test) resolve to the same address, so "another host" is a real other origin.
+const resolver = fakeResolver({ 'orders.example.test': '127.0.0.1', 'other.example.test': '127.0.0.1' });
+let tls: { key: string; cert: string };
+let origin: Upstream;
+let otherPort: Upstream;
+let plain: Upstream;
+let gateway: Gateway;
+
+function redirector(
+  req: Parameters<Parameters<typeof startUpstream>[0]>[0],
+  res: Parameters<Parameters<typeof startUpstream>[0]>[1],
+) {
+  const url = new URL(req.url ?? '/', 'http://x');
+  const to = url.searchParams.get('to');
+  if (to) {
+    res.writeHead(302, { location: to });
+    res.end();
+  } else json(res, 200, { at: url.pathname });
+}
+
+beforeAll(async () => {
+  tls = selfSignedCertificate(['orders.example.test', 'other.example.test']);
+  origin = await startUpstream(redirector, { tls });
+  otherPort = await startUpstream(redirector, { tls });
+  plain = await startUpstream(redirector);
+  gateway = createGateway({ policy: createEgressPolicy({ allow: '127.0.0.1/32' }), resolver, tls: { ca: tls.cert } });
+});
+
+afterAll(async () => {
+  await gateway.close();
+  await Promise.all([origin.close(), otherPort.close(), plain.close()]);
+});
+
+function connector(url: string): Connector {
+  return {
+    kind: 'connector',
+    name: 'orders-redirecting',
+    method: 'GET',
+    url,
+    description: 'a redirecting endpoint',
+    parameters: { path: [], query: [] },
+    schema: {},
+    auth: 'Header',
+  };
+}
+
+const tool: Tool = {
+  kind: 'tool',
+  name: 'redirecting',
+  connector: 'orders-redirecting',
+  guidance: 'test',
+  bindings: { request: {}, query: {}, path: {} },
+  auth: { header: 'X-Api-Key', secret: 'k' },
+  requiresApproval: false,
+};
+
+/** A chain of redirects: each URL redirects to the next (nested `to=` parameters); the last answers 200. */
+function chain(urls: string[]): string {
+  let url = urls[urls.length - 1];
+  for (let i = urls.length - 2; i >= 0; i--) url = `${urls[i]}?to=${encodeURIComponent(url)}`;
+  return url;
+}
+
+const cases = () => {
+  const o = `https://orders.example.test:${origin.port}`;
+  return {
+    'the same origin (sent)': { urls: [`${o}/start`, `${o}/final`], sentAtEnd: true },
+    'another host on the same port': {
+      urls: [`${o}/start`, `https://other.example.test:${origin.port}/final`],
+      sentAtEnd: false,
+    },
+    'another port': { urls: [`${o}/start`, `https://orders.example.test:${otherPort.port}/final`], sentAtEnd: false },
+    'https down to http': { urls: [`${o}/start`, `http://orders.example.test:${plain.port}/final`], sentAtEnd: false },
+    'https to http and back to the origin': {
+      urls: [`${o}/start`, `http://orders.example.test:${plain.port}/middle`, `${o}/final`],
+      sentAtEnd: false,
+    },
+  };
+};
+
+const headers = [
+  { header: 'Authorization', value: 'tok-abc', sent: 'Bearer tok-abc' },
+  { header: 'X-Api-Key', value: 'key-abc', sent: 'key-abc' },
+  { header: 'X-Shop-Token', value: 'shop-abc', sent: 'shop-abc' },
+];
+
+describe('the credential on redirects', () => {
+  for (const { header, value, sent } of headers) {
+    for (const label of [
+      'the same origin (sent)',
+      'another host on the same port',
+      'another port',
+      'https down to http',
+      'https to http and back to the origin',
+    ] as const) {
+      it(`${header}: a redirect to ${label}`, async () => {
+        const { urls, sentAtEnd } = cases()[label];
+        const marks = [origin, otherPort, plain].map((s) => s.received.length);
+        const result = await gateway.call({
+          tool,
+          connector: connector(chain(urls)),
+          arguments: {},
+          credential: { header, value },
+        });
+        expect(result.ok, JSON.stringify(result)).toBe(true);
+        const received = [origin, otherPort, plain]
+          .flatMap((s, i) => s.received.slice(marks[i]))
+          .sort((a, b) => a.url.length - b.url.length);
+        // Every hop was made, and the credential went to the first (the configured URL) and, only when allowed, the last.
+        expect(received).toHaveLength(urls.length);
+        const first = received[received.length - 1];
+        const last = received[0];
+        expect(first.headers[header.toLowerCase()]).toBe(sent);
+        expect(last.headers[header.toLowerCase()]).toBe(sentAtEnd ? sent : undefined);
+        for (const middle of received.slice(1, -1)) expect(middle.headers[header.toLowerCase()]).toBeUndefined();
+      });
+    }
+  }
+});
