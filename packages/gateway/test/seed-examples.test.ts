@@ -1,5 +1,5 @@
 import { createEgressPolicy } from '@maitento/egress';
-import { createGateway, type Gateway } from '@maitento/gateway';
+import { createGateway, type Gateway, isPreparedRequest } from '@maitento/gateway';
 import type { FunctionBinding } from '@maitento/lang';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fakeResolver } from './helpers/resolver.js';
@@ -204,5 +204,42 @@ describe('the seed examples through the gateway', () => {
     });
     expect(since(before)).toEqual([]);
     expect(upstream.connections).toBe(connections);
+  });
+
+  it('current-weather: an argument naming the bound query.current is refused and nothing is sent', async () => {
+    const { input } = examples()['current-weather'];
+    const before = upstream.received.length;
+    const result = await allowed.call({
+      ...input,
+      arguments: { additionalInputs: { 'query.latitude': 1, 'query.longitude': 2, 'query.current': 'x' } },
+    });
+    expect(result).toMatchObject({ ok: false, code: 'api:gateway:argument-bound' });
+    expect(result.error).toBe(
+      'current-weather does not accept query.current: its value is fixed by the tool or the run. Leave it out.',
+    );
+    expect(since(before)).toEqual([]);
+  });
+
+  it('prepare runs every step but sending: the exact request with the secret masked, and nothing sent', async () => {
+    const { input } = examples()['refund-order'];
+    const before = upstream.received.length;
+    const prepared = await allowed.prepare(input);
+    if (!isPreparedRequest(prepared)) throw new Error(JSON.stringify(prepared));
+    expect(prepared.view).toEqual({
+      method: 'POST',
+      url: `http://orders.example.com:${upstream.port}/orders/A-1001/refund`,
+      headers: {
+        'user-agent': 'Maitento/0.1',
+        accept: 'application/json, */*;q=0.5',
+        'content-type': 'application/json',
+        'idempotency-key': expect.stringMatching(/^mt-/),
+        'x-api-key': '[secret]',
+      },
+      body: { amount: 12.5, reason: 'Blue mug arrived smashed' },
+    });
+    expect(prepared.headers['x-api-key']).toBe('shop-key-123');
+    expect(since(before)).toEqual([]);
+    const refused = await strict.prepare(input);
+    expect(refused).toMatchObject({ ok: false, code: 'api:connectors:address-blocked' });
   });
 });

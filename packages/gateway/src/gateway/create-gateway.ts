@@ -1,6 +1,6 @@
 import { createEgressAgent } from '@maitento/egress';
 import { isMtError, type MtError } from '@maitento/errors';
-import { Agent, type Dispatcher } from 'undici';
+import { Agent } from 'undici';
 import { gatewayErrors } from '../errors.js';
 import { createAuthorizer } from '../steps/egress.js';
 import type { Redactor } from '../steps/redact.js';

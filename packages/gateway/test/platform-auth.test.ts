@@ -1,0 +1,106 @@
+import { createEgressPolicy } from '@maitento/egress';
+import { createGateway, type Gateway } from '@maitento/gateway';
+import type { Connector, Tool } from '@maitento/lang';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fakeResolver } from './helpers/resolver.js';
+import { json, startUpstream, type Upstream } from './helpers/upstream.js';
+
+let platform: Upstream;
+let outside: Upstream;
+let gateway: Gateway;
+const tokensIssued: string[] = [];
+
+beforeAll(async () => {
+  platform = await startUpstream((req, res) => {
+    const to = new URL(req.url ?? '/', 'http://x').searchParams.get('to');
+    if (to) {
+      res.writeHead(302, { location: to });
+      res.end();
+    } else json(res, 200, { knowledge: ['a'] });
+  });
+  outside = await startUpstream((_req, res) => json(res, 200, {}));
+  gateway = createGateway({
+    // The default policy: loopback is refused for everything but the platform's own origin.
+    policy: createEgressPolicy(),
+    resolver: fakeResolver({ 'public.example.com': '127.0.0.1' }),
+    platform: {
+      origin: `http://127.0.0.1:${platform.port}`,
+      token: async ({ tool }) => {
+        const token = `mt-token-${tool.name}-${tokensIssued.length}`;
+        tokensIssued.push(token);
+        return token;
+      },
+    },
+  });
+});
+
+afterAll(async () => {
+  await gateway.close();
+  await platform.close();
+  await outside.close();
+});
+
+const tool: Tool = {
+  kind: 'tool',
+  name: 'search-knowledge',
+  connector: 'maitento-knowledge',
+  guidance: 'g',
+  bindings: { request: {}, query: {}, path: {} },
+  requiresApproval: false,
+};
+
+function connector(url: string): Connector {
+  return {
+    kind: 'connector',
+    name: 'maitento-knowledge',
+    method: 'GET',
+    url,
+    description: 'd',
+    parameters: { path: [], query: [] },
+    schema: {},
+    auth: 'Maitento',
+  };
+}
+
+describe('auth = "Maitento"', () => {
+  it("signs the call with a platform token toward the platform's own origin", async () => {
+    const result = await gateway.call({ tool, connector: connector(`${platform.origin}/v1/knowledge`), arguments: {} });
+    expect(result).toMatchObject({ ok: true, body: { knowledge: ['a'] } });
+    expect(platform.received.at(-1)?.headers.authorization).toBe(`Bearer ${tokensIssued.at(-1)}`);
+    expect(JSON.stringify(result)).not.toContain(tokensIssued.at(-1));
+  });
+
+  it('refuses any other host without asking for a token', async () => {
+    const issued = tokensIssued.length;
+    for (const url of [
+      `http://public.example.com:${outside.port}/v1/knowledge`,
+      `http://127.0.0.1:${outside.port}/x`,
+    ]) {
+      const result = await gateway.call({ tool, connector: connector(url), arguments: {} });
+      expect(result, url).toMatchObject({ ok: false, code: 'api:connectors:address-blocked' });
+    }
+    expect(tokensIssued.length).toBe(issued);
+    expect(outside.received).toEqual([]);
+  });
+
+  it('refuses a redirect that leaves the platform origin, and the token never leaves', async () => {
+    const to = encodeURIComponent(`http://public.example.com:${outside.port}/steal`);
+    const result = await gateway.call({
+      tool,
+      connector: connector(`${platform.origin}/v1/x?to=${to}`),
+      arguments: {},
+    });
+    expect(result).toMatchObject({ ok: false, code: 'api:connectors:address-blocked' });
+    expect(outside.received).toEqual([]);
+  });
+
+  it('refuses every Maitento connector when the gateway has no platform configured', async () => {
+    const bare = createGateway({ policy: createEgressPolicy() });
+    try {
+      const result = await bare.call({ tool, connector: connector(`${platform.origin}/v1/knowledge`), arguments: {} });
+      expect(result).toMatchObject({ ok: false, code: 'api:connectors:address-blocked' });
+    } finally {
+      await bare.close();
+    }
+  });
+});
