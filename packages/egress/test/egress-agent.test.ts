@@ -1,0 +1,219 @@
+import { once } from 'node:events';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { isMtError } from '@maitento/errors';
+import {
+  authorizeUrl,
+  createEgressAgent,
+  createEgressLookup,
+  createEgressPolicy,
+  egressPolicyFromEnv,
+  type ResolvedAddress,
+  type Resolver,
+} from '@maitento/egress';
+import { type Agent, EnvHttpProxyAgent, request } from 'undici';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+
+// A real HTTP server on 127.0.0.1 that counts the TCP connections it receives.
+interface CountingServer {
+  server: Server;
+  port: number;
+  connections: number;
+}
+
+async function countingServer(host = '127.0.0.1'): Promise<CountingServer> {
+  const state = { connections: 0 } as CountingServer;
+  const server = createServer((_req, res) => res.end('reached'));
+  server.on('connection', () => {
+    state.connections += 1;
+  });
+  server.listen(0, host);
+  await once(server, 'listening');
+  state.server = server;
+  state.port = (server.address() as AddressInfo).port;
+  return state;
+}
+
+// The test's "DNS": names map to loopback addresses only, so no traffic leaves 127.0.0.0/8 and ::1.
+function resolverOf(table: Record<string, string[]>): Resolver {
+  return async (hostname) => {
+    const answers = table[hostname];
+    if (!answers) throw Object.assign(new Error(`ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' });
+    return answers.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }) as ResolvedAddress);
+  };
+}
+
+async function failure(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise;
+  } catch (error) {
+    return error;
+  }
+  throw new Error('expected the request to fail');
+}
+
+const agents: Agent[] = [];
+function agentFor(...args: Parameters<typeof createEgressAgent>): Agent {
+  const agent = createEgressAgent(...args);
+  agents.push(agent);
+  return agent;
+}
+
+let target: CountingServer;
+beforeAll(async () => {
+  target = await countingServer();
+});
+afterEach(async () => {
+  await Promise.all(agents.splice(0).map((agent) => agent.close()));
+  target.connections = 0;
+});
+afterAll(() => target.server.close());
+
+describe('createEgressAgent', () => {
+  const dns = () => resolverOf({ 'api.example.test': ['127.0.0.1'], 'mixed.example.test': ['127.0.0.1', '10.0.0.1'] });
+
+  it('never opens a connection to a name that resolves to a private address, under the default policy', async () => {
+    const policy = egressPolicyFromEnv({});
+    const url = `http://api.example.test:${target.port}/`;
+    await expect(authorizeUrl(new URL(url), policy, dns())).rejects.toMatchObject({
+      code: 'api:connectors:address-blocked',
+    });
+    // Even when the gateway's own check is skipped, the agent refuses before any socket exists.
+    const error = await failure(request(url, { dispatcher: agentFor({ policy, resolver: dns() }) }));
+    expect(isMtError(error) && error.code).toBe('api:connectors:address-blocked');
+    expect(target.connections).toBe(0);
+  });
+
+  it('reaches the server when MT_EGRESS_ALLOW=127.0.0.1/32 allows it', async () => {
+    const policy = egressPolicyFromEnv({ MT_EGRESS_ALLOW: '127.0.0.1/32' });
+    const url = new URL(`http://api.example.test:${target.port}/`);
+    await expect(authorizeUrl(url, policy, dns())).resolves.toEqual([{ address: '127.0.0.1', family: 4 }]);
+    const res = await request(url, { dispatcher: agentFor({ policy, resolver: dns() }) });
+    expect(res.statusCode).toBe(200);
+    expect(await res.body.text()).toBe('reached');
+    expect(target.connections).toBe(1);
+  });
+
+  it('refuses a name when any one of its answers is not allowed, with zero connections', async () => {
+    const policy = createEgressPolicy({ allow: '127.0.0.1/32' });
+    const error = await failure(
+      request(`http://mixed.example.test:${target.port}/`, { dispatcher: agentFor({ policy, resolver: dns() }) }),
+    );
+    expect(isMtError(error) && error.code).toBe('api:connectors:address-blocked');
+    expect(target.connections).toBe(0);
+  });
+
+  it.each(['127.0.0.1', '[::ffff:127.0.0.1]', '[::ffff:7f00:1]', '2130706433'])(
+    'refuses the IP-literal host %s before connecting, although lookup never sees it',
+    async (host) => {
+      const dispatcher = agentFor({ policy: createEgressPolicy(), resolver: dns() });
+      const error = await failure(request(`http://${host}:${target.port}/`, { dispatcher }));
+      expect(isMtError(error) && error.code).toBe('api:connectors:address-blocked');
+      expect(target.connections).toBe(0);
+    },
+  );
+
+  it('connects to an allowed IP-literal host', async () => {
+    const dispatcher = agentFor({ policy: createEgressPolicy({ allow: '127.0.0.1' }) });
+    const res = await request(`http://127.0.0.1:${target.port}/`, { dispatcher });
+    expect(await res.body.text()).toBe('reached');
+    expect(target.connections).toBe(1);
+  });
+
+  it('defeats DNS rebinding: a name that was public at check time and private at connect time is refused', async () => {
+    const answers = [['93.184.215.14'], ['127.0.0.1']];
+    const calls: string[] = [];
+    const rebinding: Resolver = async (hostname) => {
+      calls.push(hostname);
+      const next = answers.shift() ?? ['127.0.0.1'];
+      return next.map((address) => ({ address, family: 4 as const }));
+    };
+    const policy = createEgressPolicy();
+    const url = new URL(`http://rebind.example.test:${target.port}/`);
+    await expect(authorizeUrl(url, policy, rebinding)).resolves.toEqual([{ address: '93.184.215.14', family: 4 }]);
+    const error = await failure(request(url, { dispatcher: agentFor({ policy, resolver: rebinding }) }));
+    expect(isMtError(error) && error.code).toBe('api:connectors:address-blocked');
+    expect(calls).toEqual(['rebind.example.test', 'rebind.example.test']);
+    expect(target.connections).toBe(0);
+  });
+
+  it('refuses an internal name at connect time even if it would resolve to an allowed address', async () => {
+    const policy = createEgressPolicy({ allow: '127.0.0.1/32' });
+    const resolver = resolverOf({ localhost: ['127.0.0.1'] });
+    const error = await failure(
+      request(`http://localhost:${target.port}/`, { dispatcher: agentFor({ policy, resolver }) }),
+    );
+    expect(isMtError(error) && error.code).toBe('api:connectors:address-blocked');
+    expect(target.connections).toBe(0);
+  });
+
+  it('does not route through HTTP_PROXY or HTTPS_PROXY, while a proxy-aware agent would', async () => {
+    const proxy = await countingServer();
+    const saved = { ...process.env };
+    const proxyUrl = `http://127.0.0.1:${proxy.port}`;
+    Object.assign(process.env, {
+      HTTP_PROXY: proxyUrl,
+      http_proxy: proxyUrl,
+      HTTPS_PROXY: proxyUrl,
+      https_proxy: proxyUrl,
+    });
+    delete process.env.NO_PROXY;
+    delete process.env.no_proxy;
+    try {
+      const policy = createEgressPolicy({ allow: '127.0.0.1/32' });
+      const res = await request(`http://api.example.test:${target.port}/`, {
+        dispatcher: agentFor({ policy, resolver: dns() }),
+      });
+      expect(await res.body.text()).toBe('reached');
+      expect(target.connections).toBe(1);
+      expect(proxy.connections).toBe(0);
+      // The control: undici's env-proxy agent does pick the variable up, so the setup above is live.
+      proxy.server.on('connect', (_req, socket) => socket.end('HTTP/1.1 403 Forbidden\r\n\r\n'));
+      const envAgent = new EnvHttpProxyAgent();
+      try {
+        await request(`http://127.0.0.1:${target.port}/`, { dispatcher: envAgent }).then(
+          (res) => res.body.text(),
+          () => undefined,
+        );
+      } finally {
+        await envAgent.destroy();
+      }
+      expect(proxy.connections).toBeGreaterThan(0);
+      expect(target.connections).toBe(1);
+    } finally {
+      process.env = saved;
+      proxy.server.close();
+    }
+  });
+});
+
+describe('createEgressLookup', () => {
+  const policy = createEgressPolicy({ allow: '127.0.0.1/32,::1' });
+  const resolver = resolverOf({
+    'both.example.test': ['127.0.0.1', '::1'],
+    'bad.example.test': ['127.0.0.1', '10.0.0.1'],
+  });
+  const lookup = createEgressLookup(policy, resolver);
+  const call = (host: string, options: object) =>
+    new Promise<unknown[]>((resolve) => lookup(host, options, (...args) => resolve(args)));
+
+  it('answers with the whole checked list when net.connect asks for all addresses', async () => {
+    expect(await call('both.example.test', { all: true })).toEqual([
+      null,
+      [
+        { address: '127.0.0.1', family: 4 },
+        { address: '::1', family: 6 },
+      ],
+    ]);
+  });
+
+  it('answers with one address and its family otherwise, honouring a requested family', async () => {
+    expect(await call('both.example.test', {})).toEqual([null, '127.0.0.1', 4]);
+    expect(await call('both.example.test', { family: 6 })).toEqual([null, '::1', 6]);
+  });
+
+  it('fails with address-blocked when any answer is not allowed', async () => {
+    const [error] = await call('bad.example.test', { all: true });
+    expect(isMtError(error) && error.code).toBe('api:connectors:address-blocked');
+  });
+});
