@@ -36,6 +36,15 @@ export const cliErrors = defineErrors({
     message: 'the config repo has {count} error(s); nothing was sent',
     hint: 'fix them (`mt check` shows the same list) and deploy again',
   },
+  'api:cli:tool-not-found': {
+    status: 404,
+    message: 'the config repo {dir} has no tool {tool}',
+    hint: '`mt check --tools {dir}` lists the tools of the repo',
+  },
+  'api:cli:call-options-invalid': {
+    status: 400,
+    message: 'mt extop-call: {reason}',
+  },
   'api:cli:secret-not-found': {
     status: 404,
     message: 'no secret named or with id {secret} in this namespace',

@@ -5,6 +5,7 @@ import { register as connectorList } from './connector-list.js';
 import { register as connectorVersionDisable } from './connector-version-disable.js';
 import { register as connectorVersionEnable } from './connector-version-enable.js';
 import { register as connectorVersions } from './connector-versions.js';
+import { register as extopCall } from './extop-call.js';
 import { register as extopGet } from './extop-get.js';
 import { register as extopList } from './extop-list.js';
 import { register as extopVersionDisable } from './extop-version-disable.js';
@@ -30,6 +31,7 @@ export const commands: RegisterCommand[] = [
   connectorVersionDisable,
   connectorVersionEnable,
   connectorVersions,
+  extopCall,
   extopGet,
   extopList,
   extopVersionDisable,

@@ -1,0 +1,220 @@
+import { randomUUID } from 'node:crypto';
+import { stat } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { egressPolicyFromEnv, type Resolver, systemResolver } from '@maitento/egress';
+import { isMtError } from '@maitento/errors';
+import {
+  type CallCredential,
+  createGateway,
+  isPreparedRequest,
+  type RunBindingValue,
+  type ToolCallResult,
+} from '@maitento/gateway';
+import { compileRepo, type Interaction, readConfigRepo, type Tool } from '@maitento/lang';
+import { cliErrors } from '../errors.js';
+import { ExitCode } from '../internal/exit-codes.js';
+import { CommandExit, type Io, printJson, reportError } from '../internal/output.js';
+import type { RegisterCommand } from './index.js';
+
+interface Flags {
+  args?: string;
+  input: string[];
+  secret: string[];
+  interaction?: string;
+  repo: string;
+  dryRun?: boolean;
+  json?: boolean;
+}
+
+function invalid(reason: string) {
+  return cliErrors.create('api:cli:call-options-invalid', { reason });
+}
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
+/** `NAME=VALUE` pairs into a map; the value may contain `=`. */
+function pairs(values: string[], option: string): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const entry of values) {
+    const at = entry.indexOf('=');
+    if (at <= 0) throw invalid(`${option} ${JSON.stringify(entry)} is not NAME=VALUE`);
+    out.set(entry.slice(0, at), entry.slice(at + 1));
+  }
+  return out;
+}
+
+/** `MT_RESOLVE="host=ip,host=ip"`: fixed answers for some names (each still judged by the egress policy). */
+export function resolverFromEnv(value: string | undefined): Resolver | undefined {
+  if (value === undefined || value.trim() === '') return undefined;
+  const fixed = new Map<string, string[]>();
+  for (const entry of value.split(',')) {
+    const [host, address] = entry.split('=').map((s) => s.trim());
+    if (!host || !address) throw invalid(`MT_RESOLVE entry ${JSON.stringify(entry)} is not host=ip`);
+    fixed.set(host.toLowerCase(), [...(fixed.get(host.toLowerCase()) ?? []), address]);
+  }
+  return async (hostname) => {
+    const answer = fixed.get(hostname.toLowerCase().replace(/\.$/, ''));
+    if (answer === undefined) return systemResolver(hostname);
+    return answer.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
+  };
+}
+
+/** The interaction whose run inputs feed this call: the one named, or the only one with bindings for the tool. */
+function chooseInteraction(
+  interactions: Interaction[],
+  tool: Tool,
+  name: string | undefined,
+  needed: boolean,
+): Interaction | undefined {
+  if (name !== undefined) {
+    const found = interactions.find((i) => i.name === name);
+    if (found === undefined) throw invalid(`the repo has no interaction ${name}`);
+    return found;
+  }
+  if (!needed) return undefined;
+  const using = interactions.filter(
+    (i) =>
+      i.inputs.functions.binding.some((b) => b.function === tool.name) ||
+      i.inputs.functions.auth.some((a) => a.function === tool.name),
+  );
+  if (using.length === 1) return using[0];
+  if (using.length === 0)
+    throw invalid(`no interaction binds run inputs to ${tool.name}, so --input has nothing to fill`);
+  throw invalid(
+    `several interactions bind inputs of ${tool.name} (${using.map((i) => i.name).join(', ')}); choose one with --interaction`,
+  );
+}
+
+function printResult(io: Io, result: ToolCallResult, json: boolean): void {
+  if (json) {
+    const { ok, status, body, error, code, truncated, request } = result;
+    printJson(io, { ok, status, body, error, code, truncated, request });
+    return;
+  }
+  if (result.status !== undefined) io.err(`HTTP ${result.status}`);
+  if (result.truncated !== undefined) io.err(`the body was cut at ${result.truncated.limit} bytes`);
+  if (!result.ok) io.err(`error [${result.code}]: ${result.error}`);
+  if (result.body !== undefined && result.body !== '') {
+    io.out(typeof result.body === 'string' ? result.body : JSON.stringify(result.body, null, 2));
+  }
+}
+
+async function extopCall(io: Io, toolName: string, flags: Flags): Promise<void> {
+  const dir = resolve(flags.repo);
+  if (!(await stat(dir).catch(() => undefined))?.isDirectory()) {
+    throw cliErrors.create('api:cli:repo-not-found', { dir });
+  }
+  let args: unknown = {};
+  if (flags.args !== undefined) {
+    try {
+      args = JSON.parse(flags.args);
+    } catch {
+      throw invalid('--args is not JSON');
+    }
+  }
+  const inputs = pairs(flags.input, '--input');
+  const secrets = pairs(flags.secret, '--secret');
+  const policy = egressPolicyFromEnv();
+  const compiled = compileRepo(await readConfigRepo(dir), { egress: policy });
+  if (!compiled.ok) {
+    for (const d of compiled.diagnostics)
+      io.err(`${d.file}:${d.line}:${d.column} ${d.severity} ${d.code}  ${d.message}`);
+    throw cliErrors.create('api:cli:config-invalid', {
+      count: compiled.diagnostics.filter((d) => d.severity === 'error').length,
+    });
+  }
+  const tool = compiled.tools.find((t) => t.name === toolName);
+  if (tool === undefined) throw cliErrors.create('api:cli:tool-not-found', { dir: flags.repo, tool: toolName });
+  const connector = compiled.connectors.find((c) => c.name === tool.connector)!;
+  const interaction = chooseInteraction(compiled.interactions, tool, flags.interaction, inputs.size > 0);
+
+  const runBindings: RunBindingValue[] = [];
+  const used = new Set<string>();
+  let authInput: { header: string; secret: string | undefined } | undefined;
+  for (const binding of interaction?.inputs.functions.binding ?? []) {
+    if (binding.function !== tool.name) continue;
+    used.add(binding.name);
+    const value = inputs.get(binding.name);
+    if (binding.required && (value === undefined || value === '') && binding.default === undefined) {
+      throw invalid(`the run input ${binding.name} is required: pass --input ${binding.name}=VALUE`);
+    }
+    runBindings.push({ binding, value });
+  }
+  for (const auth of interaction?.inputs.functions.auth ?? []) {
+    if (auth.function !== tool.name) continue;
+    used.add(auth.name);
+    const chosen = inputs.get(auth.name) || auth.secret;
+    if (chosen !== undefined) authInput = { header: auth.header, secret: chosen };
+    else if (auth.required)
+      throw invalid(`the run input ${auth.name} is required: pass --input ${auth.name}=SECRET_NAME`);
+  }
+  for (const name of inputs.keys()) {
+    if (!used.has(name)) throw invalid(`the interaction ${interaction?.name} has no input ${name} for ${tool.name}`);
+  }
+
+  let credential: CallCredential | undefined;
+  const source =
+    authInput ?? (tool.auth === undefined ? undefined : { header: tool.auth.header, secret: tool.auth.secret });
+  if (source?.secret !== undefined) {
+    const value = secrets.get(source.secret);
+    credential = value === undefined ? { missing: { secret: source.secret } } : { header: source.header, value };
+  }
+
+  const gateway = createGateway({ policy, resolver: resolverFromEnv(process.env.MT_RESOLVE) });
+  try {
+    const input = { tool, connector, arguments: args, runBindings, credential, idempotencyKey: randomUUID() };
+    if (flags.dryRun) {
+      const prepared = await gateway.prepare(input);
+      if (!isPreparedRequest(prepared)) {
+        printResult(io, prepared, flags.json === true);
+        throw new CommandExit(ExitCode.UserError);
+      }
+      if (flags.json) printJson(io, { ok: true, request: prepared.view });
+      else {
+        const { method, url, headers, body } = prepared.view;
+        const lines = [`${method} ${url}`, ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`)];
+        if (body !== undefined) lines.push('', JSON.stringify(body, null, 2));
+        io.out(lines.join('\n'));
+      }
+      return;
+    }
+    const result = await gateway.call(input);
+    printResult(io, result, flags.json === true);
+    if (!result.ok) throw new CommandExit(ExitCode.UserError);
+  } finally {
+    await gateway.close();
+  }
+}
+
+/** `mt extop-call TOOL`: makes (or with --dry-run, renders) one call of a tool of the local config repo, no server. */
+export const register: RegisterCommand = (program, io) => {
+  program
+    .command('extop-call')
+    .description('Call a tool of the local config repo once, through the gateway, with no server')
+    .argument('<tool>', 'the tool (extop) name')
+    .option('--args <json>', 'the model\'s arguments: {"request":{...},"additionalInputs":{"path.x":...}}')
+    .option('--input <name=value>', 'a run input of the interaction that binds values into this tool', collect, [])
+    .option('--interaction <name>', 'the interaction whose inputs.functions.binding/auth --input fills')
+    .option('--secret <name=value>', "a secret's value, by the secret's name, for this call only", collect, [])
+    .option('--repo <dir>', 'the config repo', '.')
+    .option('--dry-run', 'do every step but sending (name resolution and address check included) and print the request')
+    .option('--json', 'print the result as JSON on stdout')
+    .addHelpText(
+      'after',
+      `
+Environment:
+  MT_EGRESS_ALLOW   CIDRs and names tools may call although they are not public (off by default)
+  MT_RESOLVE        host=ip,host=ip: fixed answers for some names, each still judged by the address rules`,
+    )
+    .action(async (toolName: string, flags: Flags) => {
+      try {
+        await extopCall(io, toolName, flags);
+      } catch (error) {
+        if (error instanceof CommandExit) throw error;
+        if (!isMtError(error)) throw error;
+        throw new CommandExit(reportError(io, error, flags.json === true));
+      }
+    });
+};
