@@ -1,3 +1,4 @@
+import { parseCanonicalIp } from '../address/check-address.js';
 import { egressErrors } from '../errors.js';
 import { normalizeHostName } from '../names/host-name.js';
 import { type AllowList, parseAllowList } from './allow-list.js';
@@ -90,7 +91,8 @@ export function isPlatformHost(
   port: number,
   addresses: readonly string[] = [],
 ): boolean {
-  const candidates = new Set([normalizeHostName(host), ...addresses.map((a) => (a.includes(':') ? `[${a}]` : a))]);
+  const canonical = addresses.map((a) => parseCanonicalIp(a)?.toString() ?? a);
+  const candidates = new Set([normalizeHostName(host), ...canonical.map((a) => (a.includes(':') ? `[${a}]` : a))]);
   return policy.platformHosts.some((entry) => {
     const match = /^(.*?)(?::(\d+))?$/.exec(entry);
     const [entryHost, entryPort] = [match?.[1] ?? entry, match?.[2]];

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { checkAddress } from '../address/check-address.js';
 import { addressBlockedError, egressErrors } from '../errors.js';
 import { type EgressPolicy, effectivePort, isPlatformHost } from '../policy/egress-policy.js';
@@ -45,7 +46,8 @@ export async function resolveAndCheck(
   ) {
     throw addressBlockedError(hostname, "it resolves to the platform's own host");
   }
-  return answers.map(({ address, family }) => ({ address, family }));
+  // The family is taken from the address itself, so a resolver that mislabels one can't confuse net.connect.
+  return answers.map(({ address }) => ({ address, family: isIP(address) === 6 ? 6 : 4 }));
 }
 
 /**
