@@ -29,4 +29,159 @@ export const langErrors = defineErrors({
     hint: 'flatten the value; use @json("file.json") for deeply nested data',
   },
   // ---- config ----
+  // Config compiler (packages/lang/src/config): trees, resources, references and checks.
+  'mtr:keys:duplicate': {
+    status: 422,
+    message: '{key} is set twice',
+    hint: 'it was first set at line {line}; keep one of them',
+  },
+  'mtr:keys:conflict': {
+    status: 422,
+    message: '{key} {detail}',
+    hint: 'a key holds either one value or an object of keys, not both',
+  },
+  'mtr:directive:unknown': {
+    status: 422,
+    message: 'unknown directive @{name}',
+    hint: 'the directives are @ref("name") and @json("file.json"){suggestion}',
+  },
+  'mtr:directive:arguments': {
+    status: 422,
+    message: '@{name} takes exactly one string argument',
+    hint: 'write @{name}("...")',
+  },
+  'mtr:json:path': {
+    status: 422,
+    message: '@json("{path}") {reason}',
+    hint: 'name a .json file of the config repo by its path from the repo root, such as schemas/order.json',
+  },
+  'mtr:json:not-found': {
+    status: 422,
+    message: '@json("{path}") names no file of the config repo',
+    hint: 'the path is relative to the repo root, not to this file',
+  },
+  'mtr:json:invalid': {
+    status: 422,
+    message: '{path} is not valid JSON: {detail}',
+    hint: 'fix the JSON at this position',
+  },
+  'mtr:repo:unknown-folder': {
+    status: 422,
+    message: '{file} is not in a resource folder, so it is not a resource',
+    hint: 'put it in connectors/open-api/, external-operations/open-api/, agents/ or interactions/one-shot/',
+  },
+  'mtr:repo:duplicate-name': {
+    status: 422,
+    message: 'two {kind}s are named {name}: {first} and {second}',
+    hint: 'a resource name is its file name; rename one of the files',
+  },
+  'mtr:repo:name-style': {
+    status: 422,
+    message: 'the {kind} name {name} is not lowercase kebab-case',
+    hint: 'rename the file, for example to {suggestion}.mtr',
+  },
+  'mtr:property:unknown': {
+    status: 422,
+    message: '{where} has no property {name}',
+    hint: '{suggestion}',
+  },
+  'mtr:property:required': {
+    status: 422,
+    message: '{where} needs {name}',
+    hint: 'add {name} = ...',
+  },
+  'mtr:property:type': {
+    status: 422,
+    message: '{key} must be {expected}, not {actual}',
+  },
+  'mtr:property:value': {
+    status: 422,
+    message: '{key} {detail}',
+    hint: '{allowed}',
+  },
+  'mtr:property:too-long': {
+    status: 422,
+    message: '{key} is {length} characters long; at most {max} are allowed',
+    hint: 'shorten it',
+  },
+  'mtr:ref:unknown': {
+    status: 422,
+    message: '@ref("{name}") names no {kind}',
+    hint: '{suggestion}',
+  },
+  'mtr:ref:wrong-kind': {
+    status: 422,
+    message: '@ref("{name}") names a {actual}, but {key} needs a {expected}',
+    hint: 'refer to a {expected} here',
+  },
+  'mtr:url:invalid': {
+    status: 422,
+    message: 'url {detail}',
+    hint: 'write a full http:// or https:// URL, with {name} for each path parameter',
+  },
+  'mtr:path:undeclared': {
+    status: 422,
+    message: 'the url has the path parameter {{name}}, but parameters.path does not declare {name}',
+    hint: 'add { name = "{name}" } to parameters.path',
+  },
+  'mtr:path:unused': {
+    status: 422,
+    message: 'the path parameter {name} is declared, but the url has no {{name}}',
+    hint: 'put {{name}} in the url or remove the parameter',
+  },
+  'mtr:binding:unknown-target': {
+    status: 422,
+    message: 'the binding {target} fills nothing: {detail}',
+    hint: '{suggestion}',
+  },
+  'mtr:binding:conflict': {
+    status: 422,
+    message: 'the run input {name} is bound to {target} of {tool}, which the tool already fixes',
+    hint: 'remove the tool binding {target} or this run-input binding',
+  },
+  'mtr:binding:duplicate': {
+    status: 422,
+    message: '{target} of {tool} is filled by two bindings: {first} and {second}',
+    hint: 'keep one binding per field',
+  },
+  'mtr:binding:agent-required': {
+    status: 422,
+    message: '{tool} comes from the functions of the agent {agent}, so this {what} needs agent = @ref("{agent}")',
+    hint: 'add agent = @ref("{agent}"), or hand the tool out with functions.openApi',
+  },
+  'mtr:binding:function-not-given': {
+    status: 422,
+    message: 'this {what} is for {tool}, which the interaction does not give to {whom}',
+    hint: "add the tool to functions.openApi or to the agent's functions",
+  },
+  'mtr:placeholder:undeclared': {
+    status: 422,
+    message: '%%{name}%% is not an input of this interaction',
+    hint: '{suggestion}',
+  },
+  'mtr:schema:invalid': {
+    status: 422,
+    message: '{key} is not a valid JSON Schema: {detail}',
+    hint: 'schemas are checked as JSON Schema draft-07 (ajv 8 with ajv-formats)',
+  },
+  'mtr:names:duplicate': {
+    status: 422,
+    message: 'two {what} are named {name}',
+    hint: 'names must be unique here; the first is at line {line}',
+  },
+  'api:connectors:secret-missing': {
+    status: 422,
+    message: '{tool} calls the Header connector {connector}, but {detail}',
+    hint: 'give the tool auth = { header = "..." secret = @ref("...") }, or declare inputs.functions.auth for it in the interaction',
+  },
+  'mtr:compiler:crashed': {
+    status: 500,
+    message: 'the config compiler failed: {detail}',
+    hint: 'this is a bug in Maitento; please report it with the file that caused it',
+  },
+  'api:secrets:not-found': {
+    status: 404,
+    message: 'no secret named {name}',
+    hint: '{suggestion}',
+  },
 });

@@ -1,3 +1,13 @@
 export type * from './syntax/ast.js';
 export type * from './diagnostics/diagnostic.js';
 export type * from './config/resources.js';
+// ---- config compiler ----
+export { compileRepo } from './config/compile-repo.js';
+export type { CompiledRepo, CompileOptions, ResourceSource } from './config/compile-repo.js';
+export type { RepoFile } from './config/repo-layout.js';
+export { readConfigRepo } from './repo/read-config-repo.js';
+export { nullable, toolDefinition } from './config/tool-definition.js';
+export type { RunBound } from './config/tool-definition.js';
+export { interactionTools, runBoundFields } from './config/interaction-tools.js';
+export type { InteractionAgentTools, InteractionTool, ToolSources } from './config/interaction-tools.js';
+export { AJV_OPTIONS } from './config/json-schema-check.js';

@@ -1,0 +1,186 @@
+import type {
+  Agent,
+  BindingType,
+  Connector,
+  ConnectorAuth,
+  ConnectorParameter,
+  FunctionAuth,
+  FunctionBinding,
+  HttpMethod,
+  Interaction,
+  Json,
+  JsonSchema,
+  ParameterType,
+  PromptInput,
+  Resource,
+  ResourceKind,
+  Tool,
+} from './resources.js';
+import { isTreeObject, RefValue, type TreeObject, type TreeValue } from './value-tree.js';
+
+// These builders run only on trees that passed their kind's shape check, so values have the right types;
+// they still fall back to defaults rather than trust a cast blindly.
+
+function obj(value: TreeValue | undefined): TreeObject {
+  return isTreeObject(value) ? value : (Object.create(null) as TreeObject);
+}
+
+function list(value: TreeValue | undefined): TreeObject[] {
+  return Array.isArray(value) ? value.filter(isTreeObject) : [];
+}
+
+function text(value: TreeValue | undefined): string | undefined {
+  return typeof value === 'string' ? value : undefined;
+}
+
+function flag(value: TreeValue | undefined, fallback: boolean): boolean {
+  return typeof value === 'boolean' ? value : fallback;
+}
+
+function ref(value: TreeValue | undefined): string | undefined {
+  return value instanceof RefValue ? value.name : undefined;
+}
+
+/** Turns a tree value holding no references into plain JSON (with ordinary prototypes). */
+export function toJson(value: TreeValue): Json {
+  if (value instanceof RefValue) return value.name;
+  if (Array.isArray(value)) return value.map(toJson);
+  if (isTreeObject(value)) {
+    const out: { [key: string]: Json } = {};
+    for (const [k, v] of Object.entries(value)) {
+      Object.defineProperty(out, k, { value: toJson(v), enumerable: true, writable: true, configurable: true });
+    }
+    return out;
+  }
+  return value;
+}
+
+function jsonMap(value: TreeValue | undefined): Record<string, Json> {
+  return toJson(obj(value)) as Record<string, Json>;
+}
+
+function parameters(value: TreeValue | undefined, pathDefault: boolean): ConnectorParameter[] {
+  return list(value).map((p) => {
+    const out: ConnectorParameter = {
+      name: text(p.name) ?? '',
+      required: flag(p.required, pathDefault),
+      type: (text(p.type) ?? 'string') as ParameterType,
+    };
+    const description = text(p.description);
+    if (description !== undefined) out.description = description;
+    return out;
+  });
+}
+
+function connector(name: string, root: TreeObject): Connector {
+  const params = obj(root.parameters);
+  const schemaNode = obj(root.schema);
+  const schema: Connector['schema'] = {};
+  if (schemaNode.request !== undefined) schema.request = toJson(schemaNode.request) as JsonSchema;
+  if (schemaNode.response !== undefined) schema.response = toJson(schemaNode.response) as JsonSchema;
+  return {
+    kind: 'connector',
+    name,
+    method: (text(root.method) ?? 'GET') as HttpMethod,
+    url: text(root.url) ?? '',
+    description: text(root.description) ?? '',
+    parameters: { path: parameters(params.path, true), query: parameters(params.query, false) },
+    schema,
+    auth: (text(root.auth) ?? 'None') as ConnectorAuth,
+  };
+}
+
+function tool(name: string, root: TreeObject): Tool {
+  const bindings = obj(root.bindings);
+  const out: Tool = {
+    kind: 'tool',
+    name,
+    connector: ref(root.connector) ?? '',
+    guidance: text(root.guidance) ?? '',
+    bindings: { request: jsonMap(bindings.request), query: jsonMap(bindings.query), path: jsonMap(bindings.path) },
+    requiresApproval: flag(root.requiresApproval, false),
+  };
+  if (isTreeObject(root.auth)) out.auth = { header: text(root.auth.header) ?? '', secret: ref(root.auth.secret) ?? '' };
+  return out;
+}
+
+function agent(name: string, root: TreeObject): Agent {
+  const out: Agent = {
+    kind: 'agent',
+    name,
+    model: text(root.model) ?? '',
+    instructions: text(root.instructions) ?? '',
+    functions: list(root.functions).map((f) => ({ ref: ref(f.ref) ?? '' })),
+  };
+  const summary = text(root.summary);
+  if (summary !== undefined) out.summary = summary;
+  return out;
+}
+
+function optional<T extends object>(target: T, key: keyof T & string, value: unknown): void {
+  if (value !== undefined) Object.assign(target, { [key]: value });
+}
+
+function interaction(name: string, root: TreeObject): Interaction {
+  const agentNode = obj(root.agent);
+  const inputs = obj(root.inputs);
+  const inputFunctions = obj(inputs.functions);
+  const prompts = list(inputs.prompts).map((p) => {
+    const out: PromptInput = { name: text(p.name) ?? '', required: flag(p.required, false) };
+    optional(out, 'description', text(p.description));
+    optional(out, 'default', text(p.default));
+    return out;
+  });
+  const binding = list(inputFunctions.binding).map((b) => {
+    const out: FunctionBinding = {
+      name: text(b.name) ?? '',
+      function: ref(b.function) ?? '',
+      target: text(b.target) ?? '',
+      type: (text(b.type) ?? 'request') as BindingType,
+      required: flag(b.required, false),
+    };
+    optional(out, 'agent', ref(b.agent));
+    optional(out, 'default', b.default === undefined ? undefined : toJson(b.default));
+    optional(out, 'description', text(b.description));
+    return out;
+  });
+  const auth = list(inputFunctions.auth).map((a) => {
+    const out: FunctionAuth = {
+      name: text(a.name) ?? '',
+      function: ref(a.function) ?? '',
+      header: text(a.header) ?? 'Authorization',
+      required: flag(a.required, false),
+    };
+    optional(out, 'agent', ref(a.agent));
+    optional(out, 'secret', ref(a.secret));
+    optional(out, 'description', text(a.description));
+    return out;
+  });
+  const openApi = list(obj(root.functions).openApi).map((f) => {
+    const out: { name?: string; ref: string } = { ref: ref(f.ref) ?? '' };
+    optional(out, 'name', text(f.name));
+    return out;
+  });
+  return {
+    kind: 'interaction',
+    name,
+    agent: { name: text(agentNode.name) ?? '', agent: ref(agentNode.agent) ?? '' },
+    task: text(root.task) ?? '',
+    inputs: { prompts, functions: { binding, auth } },
+    functions: { openApi },
+  };
+}
+
+/** Builds the typed resource of a file whose tree passed its kind's shape check. */
+export function buildResource(kind: ResourceKind, name: string, root: TreeObject): Resource {
+  switch (kind) {
+    case 'connector':
+      return connector(name, root);
+    case 'tool':
+      return tool(name, root);
+    case 'agent':
+      return agent(name, root);
+    case 'interaction':
+      return interaction(name, root);
+  }
+}

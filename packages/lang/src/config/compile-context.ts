@@ -1,0 +1,55 @@
+import type { Agent, Connector, Interaction, Json, JsonSchema, Tool } from './resources.js';
+import type { Reporter } from './report.js';
+import type { ValueTree } from './value-tree.js';
+
+/** A resource built from a file without errors, with the tree it came from (for positions). */
+export interface Built<R> {
+  resource: R;
+  tree: ValueTree;
+}
+
+/** The resources of one compile, by name, as the cross-resource checks see them. */
+export interface CompileContext {
+  reporter: Reporter;
+  connectors: Map<string, Built<Connector>>;
+  tools: Map<string, Built<Tool>>;
+  agents: Map<string, Built<Agent>>;
+  interactions: Map<string, Built<Interaction>>;
+}
+
+function isObject(value: Json | JsonSchema | undefined): value is { [key: string]: Json } {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** The names of the body fields a request schema declares, nested ones joined with `/` (`address/city`). */
+export function bodyFields(schema: JsonSchema | undefined, prefix = ''): string[] {
+  if (!isObject(schema) || !isObject(schema.properties)) return [];
+  const out: string[] = [];
+  for (const [name, child] of Object.entries(schema.properties)) {
+    const field = prefix === '' ? name : `${prefix}/${name}`;
+    out.push(field);
+    out.push(...bodyFields(child as JsonSchema, field));
+  }
+  return out;
+}
+
+/** True when two binding targets fill the same field, or one fills an object holding the other. */
+export function overlaps(a: string, b: string): boolean {
+  return a === b || a.startsWith(`${b}/`) || b.startsWith(`${a}/`);
+}
+
+/** What a binding of `type` may target on a connector, for checks and for "did you mean". */
+export function bindableTargets(connector: Connector, type: 'request' | 'query' | 'path'): string[] {
+  if (type === 'request') return bodyFields(connector.schema.request);
+  return connector.parameters[type].map((p) => p.name);
+}
+
+/** Why a binding target fills nothing on a connector. */
+export function missingTargetDetail(connector: Connector, type: 'request' | 'query' | 'path', target: string): string {
+  if (type === 'request') {
+    return connector.schema.request === undefined
+      ? `the connector ${connector.name} has no schema.request, so it sends no body`
+      : `the connector ${connector.name}'s schema.request has no field ${target}`;
+  }
+  return `the connector ${connector.name} declares no ${type} parameter ${target}`;
+}

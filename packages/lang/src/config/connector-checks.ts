@@ -1,0 +1,86 @@
+import type { Connector } from './resources.js';
+import { type Reporter, spanInString } from './report.js';
+import { pathKey, spanOf, type ValueTree } from './value-tree.js';
+
+/** The `{name}` path placeholders of a connector URL, in order. */
+export function urlPlaceholders(url: string): string[] {
+  return [...url.matchAll(/\{([^{}]*)\}/g)].map((m) => m[1]);
+}
+
+/** The URL with every `{name}` replaced by a harmless value, as judged by the address rules. */
+export function urlWithSampleParameters(url: string): string {
+  return url.replace(/\{[^{}]*\}/g, 'x');
+}
+
+function checkUnique(connector: Connector, tree: ValueTree, where: 'path' | 'query', reporter: Reporter): void {
+  const seen = new Map<string, number>();
+  connector.parameters[where].forEach((p, i) => {
+    const first = seen.get(p.name);
+    if (first === undefined) {
+      seen.set(p.name, i);
+      return;
+    }
+    reporter.report(
+      'mtr:names:duplicate',
+      {
+        what: `parameters.${where}`,
+        name: p.name,
+        line: spanOf(tree, ['parameters', where, first, 'name']).start.line,
+      },
+      tree.file,
+      spanOf(tree, ['parameters', where, i, 'name']),
+    );
+  });
+}
+
+/** Checks a connector's URL, its path placeholders against `parameters.path` both ways, and unique parameter names. */
+export function checkConnector(connector: Connector, tree: ValueTree, reporter: Reporter): void {
+  const urlSpan = spanOf(tree, ['url']);
+  const raw = tree.raws.get(pathKey(['url']));
+  let parsed: URL | undefined;
+  try {
+    parsed = new URL(urlWithSampleParameters(connector.url));
+  } catch {
+    reporter.report('mtr:url:invalid', { detail: `${JSON.stringify(connector.url)} is not a URL` }, tree.file, urlSpan);
+  }
+  if (parsed && parsed.protocol !== 'https:' && parsed.protocol !== 'http:') {
+    reporter.report('mtr:url:invalid', { detail: `must be http or https, not ${parsed.protocol}` }, tree.file, urlSpan);
+  }
+  if (parsed?.username || parsed?.password) {
+    reporter.report(
+      'mtr:url:invalid',
+      { detail: 'must not carry a user name or password; use auth = "Header" and a secret' },
+      tree.file,
+      urlSpan,
+    );
+  }
+
+  const declared = new Set(connector.parameters.path.map((p) => p.name));
+  const placeholders = urlPlaceholders(connector.url);
+  const counts = new Map<string, number>();
+  for (const name of placeholders) {
+    const needle = `{${name}}`;
+    const occurrence = counts.get(needle) ?? 0;
+    counts.set(needle, occurrence + 1);
+    if (declared.has(name)) continue;
+    const span = spanInString(urlSpan, raw, needle, occurrence);
+    if (!/^[A-Za-z_][A-Za-z0-9_-]*$/.test(name)) {
+      reporter.report(
+        'mtr:url:invalid',
+        { detail: `has the placeholder ${needle}, which is no name` },
+        tree.file,
+        span,
+      );
+    } else {
+      reporter.report('mtr:path:undeclared', { name }, tree.file, span);
+    }
+  }
+  const used = new Set(placeholders);
+  connector.parameters.path.forEach((p, i) => {
+    if (!used.has(p.name)) {
+      reporter.report('mtr:path:unused', { name: p.name }, tree.file, spanOf(tree, ['parameters', 'path', i, 'name']));
+    }
+  });
+  checkUnique(connector, tree, 'path', reporter);
+  checkUnique(connector, tree, 'query', reporter);
+}

@@ -1,0 +1,183 @@
+import type { ResourceKind } from './resources.js';
+import type { Property, Shape } from './shape.js';
+
+/** Longest connector description allowed. */
+export const MAX_DESCRIPTION = 500;
+
+/** How run inputs and parameters may be named: letters, digits, `_` and `-`, not starting with a digit. */
+export const INPUT_NAME = /^[A-Za-z_][A-Za-z0-9_-]*$/;
+
+const str: Shape = { type: 'string' };
+const bool: Shape = { type: 'boolean' };
+const json: Shape = { type: 'json' };
+const req = (shape: Shape): Property => ({ shape, required: true });
+const opt = (shape: Shape): Property => ({ shape });
+
+const nonEmpty: Shape = { type: 'string', check: (v) => (v.trim() === '' ? 'must not be empty' : undefined) };
+
+const inputName: Shape = {
+  type: 'string',
+  check: (v) =>
+    INPUT_NAME.test(v)
+      ? undefined
+      : `is ${JSON.stringify(v)}; a name is letters, digits, _ and -, not starting with a digit`,
+};
+
+const parameter: Shape = {
+  type: 'object',
+  name: 'a parameter',
+  properties: {
+    name: req(inputName),
+    description: opt(str),
+    required: opt(bool),
+    type: opt({ type: 'string', values: ['string', 'number', 'integer', 'boolean'] }),
+  },
+};
+
+const connector: Shape = {
+  type: 'object',
+  name: 'a connector',
+  properties: {
+    method: req({ type: 'string', values: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] }),
+    url: req(nonEmpty),
+    description: req({ type: 'string', maxLength: MAX_DESCRIPTION }),
+    parameters: opt({
+      type: 'object',
+      name: 'parameters',
+      properties: {
+        path: opt({ type: 'array', items: parameter }),
+        query: opt({ type: 'array', items: parameter }),
+      },
+    }),
+    schema: opt({
+      type: 'object',
+      name: 'schema',
+      properties: { request: opt({ type: 'schema' }), response: opt({ type: 'schema' }) },
+    }),
+    auth: opt({ type: 'string', values: ['None', 'Header', 'Maitento'] }),
+  },
+};
+
+const tool: Shape = {
+  type: 'object',
+  name: 'a tool',
+  properties: {
+    connector: req({ type: 'ref', kind: 'connector' }),
+    guidance: req(nonEmpty),
+    bindings: opt({
+      type: 'object',
+      name: 'bindings',
+      properties: {
+        request: opt({ type: 'map', values: json }),
+        query: opt({ type: 'map', values: json }),
+        path: opt({ type: 'map', values: json }),
+      },
+    }),
+    auth: opt({
+      type: 'object',
+      name: "a tool's auth",
+      properties: { header: req(nonEmpty), secret: req({ type: 'ref', kind: 'secret' }) },
+    }),
+    requiresApproval: opt(bool),
+  },
+};
+
+const agent: Shape = {
+  type: 'object',
+  name: 'an agent',
+  properties: {
+    model: req({
+      type: 'string',
+      check: (v) =>
+        /^[a-z0-9][a-z0-9_.-]*:\S+$/i.test(v)
+          ? undefined
+          : `is ${JSON.stringify(v)}; it must be provider:model, for example "openai:gpt-4o-mini"`,
+    }),
+    instructions: req(str),
+    summary: opt(str),
+    functions: opt({
+      type: 'array',
+      items: { type: 'object', name: 'a function', properties: { ref: req({ type: 'ref', kind: 'tool' }) } },
+    }),
+  },
+};
+
+const prompt: Shape = {
+  type: 'object',
+  name: 'a prompt input',
+  properties: { name: req(inputName), description: opt(str), required: opt(bool), default: opt(str) },
+};
+
+const binding: Shape = {
+  type: 'object',
+  name: 'a run-input binding',
+  properties: {
+    function: req({ type: 'ref', kind: 'tool' }),
+    agent: opt({ type: 'ref', kind: 'agent' }),
+    name: req(inputName),
+    target: req(nonEmpty),
+    type: opt({ type: 'string', values: ['request', 'query', 'path'] }),
+    required: opt(bool),
+    default: opt(json),
+    description: opt(str),
+  },
+};
+
+const authInput: Shape = {
+  type: 'object',
+  name: 'a run-input auth',
+  properties: {
+    name: req(inputName),
+    function: req({ type: 'ref', kind: 'tool' }),
+    agent: opt({ type: 'ref', kind: 'agent' }),
+    header: opt(nonEmpty),
+    required: opt(bool),
+    secret: opt({ type: 'ref', kind: 'secret' }),
+    description: opt(str),
+  },
+};
+
+const interaction: Shape = {
+  type: 'object',
+  name: 'an interaction',
+  properties: {
+    agent: req({
+      type: 'object',
+      name: "the interaction's agent",
+      properties: { name: req(nonEmpty), agent: req({ type: 'ref', kind: 'agent' }) },
+    }),
+    task: req(nonEmpty),
+    inputs: opt({
+      type: 'object',
+      name: 'inputs',
+      properties: {
+        prompts: opt({ type: 'array', items: prompt }),
+        functions: opt({
+          type: 'object',
+          name: 'inputs.functions',
+          properties: {
+            binding: opt({ type: 'array', items: binding }),
+            auth: opt({ type: 'array', items: authInput }),
+          },
+        }),
+      },
+    }),
+    functions: opt({
+      type: 'object',
+      name: 'functions',
+      properties: {
+        openApi: opt({
+          type: 'array',
+          items: {
+            type: 'object',
+            name: 'a functions.openApi entry',
+            properties: { name: opt(str), ref: req({ type: 'ref', kind: 'tool' }) },
+          },
+        }),
+      },
+    }),
+  },
+};
+
+/** The shape of each resource kind's file. */
+export const KIND_SHAPES: Readonly<Record<ResourceKind, Shape>> = { connector, tool, agent, interaction };

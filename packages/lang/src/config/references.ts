@@ -1,0 +1,73 @@
+import { didYouMean } from '../diagnostics/did-you-mean.js';
+import type { ResourceKind } from './resources.js';
+import { didYouMeanText, type Reporter } from './report.js';
+import type { FoundRef } from './shape.js';
+import { displayPath } from './value-tree.js';
+
+/** Every resource name of a repo, by kind (also of files with errors, so a reference to them is not "unknown"). */
+export type NameIndex = Readonly<Record<ResourceKind, ReadonlySet<string>>>;
+
+const ARTICLE: Record<string, string> = {
+  connector: 'connector',
+  tool: 'tool',
+  agent: 'agent',
+  interaction: 'interaction',
+  secret: 'secret',
+};
+
+/**
+ * Resolves the references of one file: each must name a resource of the kind its property expects.
+ * Secrets are any name unless `knownSecrets` is given (at deploy, the namespace's secrets).
+ */
+export function resolveReferences(
+  file: string,
+  refs: readonly FoundRef[],
+  names: NameIndex,
+  knownSecrets: readonly string[] | undefined,
+  reporter: Reporter,
+): boolean {
+  let ok = true;
+  for (const { ref, kind, path } of refs) {
+    if (kind === 'secret') {
+      if (knownSecrets === undefined || knownSecrets.includes(ref.name)) continue;
+      ok = false;
+      const guess = didYouMean(ref.name, [...knownSecrets]);
+      reporter.report(
+        'api:secrets:not-found',
+        {
+          name: ref.name,
+          suggestion: guess ? didYouMeanText(guess) : 'create it with mt secret-create, then deploy again',
+        },
+        file,
+        ref.span,
+      );
+      continue;
+    }
+    if (names[kind].has(ref.name)) continue;
+    ok = false;
+    const other = (Object.keys(names) as ResourceKind[]).find((k) => names[k].has(ref.name));
+    if (other) {
+      reporter.report(
+        'mtr:ref:wrong-kind',
+        { name: ref.name, actual: ARTICLE[other], expected: ARTICLE[kind], key: displayPath(path) },
+        file,
+        ref.span,
+      );
+      continue;
+    }
+    const guess = didYouMean(ref.name, [...names[kind]]);
+    reporter.report(
+      'mtr:ref:unknown',
+      {
+        name: ref.name,
+        kind: ARTICLE[kind],
+        suggestion: guess
+          ? didYouMeanText(guess)
+          : `a ${kind} is named by its file: ${kind === 'tool' ? 'external-operations/open-api' : kind === 'connector' ? 'connectors/open-api' : kind === 'agent' ? 'agents' : 'interactions/one-shot'}/${ref.name}.mtr`,
+      },
+      file,
+      ref.span,
+    );
+  }
+  return ok;
+}

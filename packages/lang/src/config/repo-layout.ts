@@ -1,0 +1,120 @@
+import type { Span } from '../syntax/ast.js';
+import type { Json, ResourceKind } from './resources.js';
+import type { Reporter } from './report.js';
+import type { JsonLoader } from './value-tree.js';
+
+/** One file of a config repo: its path relative to the repo root (with `/`) and its text. */
+export interface RepoFile {
+  path: string;
+  content: string;
+}
+
+/** The folder each resource kind lives in. */
+export const KIND_FOLDERS: Readonly<Record<ResourceKind, string>> = {
+  connector: 'connectors/open-api/',
+  tool: 'external-operations/open-api/',
+  agent: 'agents/',
+  interaction: 'interactions/one-shot/',
+};
+
+/** The top-level folders of a config repo. */
+export const TOP_FOLDERS = ['connectors', 'external-operations', 'agents', 'interactions'] as const;
+
+/** The kind and name of a `.mtr` file from its path, or undefined when its folder holds no resources. */
+export function classifyPath(path: string): { kind: ResourceKind; name: string } | undefined {
+  if (!path.endsWith('.mtr')) return undefined;
+  for (const [kind, folder] of Object.entries(KIND_FOLDERS) as [ResourceKind, string][]) {
+    if (!path.startsWith(folder)) continue;
+    const rest = path.slice(folder.length, -'.mtr'.length);
+    if (rest === '' || rest.includes('/')) return undefined;
+    return { kind, name: rest };
+  }
+  return undefined;
+}
+
+/** True when a resource name is lowercase kebab-case (`get-order`, `open-meteo-forecast`). */
+export function isKebabCase(name: string): boolean {
+  return /^[a-z0-9]+(-[a-z0-9]+)*$/.test(name);
+}
+
+/** The kebab-case form of a name, for the hint of a badly named file. */
+export function toKebabCase(name: string): string {
+  return name
+    .replace(/([a-z0-9])([A-Z])/g, '$1-$2')
+    .replace(/[^A-Za-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .toLowerCase();
+}
+
+/** Normalises an `@json` path relative to the repo root; returns a reason when it is absolute or leaves the repo. */
+export function normaliseJsonPath(path: string): { ok: true; path: string } | { ok: false; reason: string } {
+  const slashed = path.replace(/\\/g, '/');
+  if (slashed === '') return { ok: false, reason: 'names no file' };
+  if (slashed.startsWith('/') || /^[A-Za-z]:/.test(slashed)) {
+    return { ok: false, reason: 'is an absolute path; only files of the config repo can be read' };
+  }
+  const out: string[] = [];
+  for (const part of slashed.split('/')) {
+    if (part === '' || part === '.') continue;
+    if (part === '..') {
+      if (out.length === 0) return { ok: false, reason: 'leaves the config repo' };
+      out.pop();
+    } else out.push(part);
+  }
+  if (!out[out.length - 1]?.endsWith('.json')) return { ok: false, reason: 'does not name a .json file' };
+  return { ok: true, path: out.join('/') };
+}
+
+function positionAt(text: string, offset: number): Span {
+  const clamped = Math.max(0, Math.min(offset, text.length));
+  let line = 1;
+  let lineStart = 0;
+  for (let i = 0; i < clamped; i++) {
+    if (text.charCodeAt(i) === 10) {
+      line++;
+      lineStart = i + 1;
+    }
+  }
+  const start = { offset: clamped, line, column: clamped - lineStart + 1 };
+  const end = clamped < text.length && text.charCodeAt(clamped) !== 10 ? clamped + 1 : clamped;
+  return { start, end: { offset: end, line, column: end - lineStart + 1 } };
+}
+
+/** Where `JSON.parse` stopped, from its message (`at position N`, or the end of the text). */
+function errorOffset(message: string, text: string): number {
+  const match = /position (\d+)/.exec(message);
+  return match ? Number(match[1]) : text.length;
+}
+
+/** Creates the `@json` loader of one compile: reads each file once, reports bad paths, missing files and bad JSON. */
+export function createJsonLoader(files: ReadonlyMap<string, string>, reporter: Reporter): JsonLoader {
+  const cache = new Map<string, Json | undefined>();
+  return (path, from, span) => {
+    const normal = normaliseJsonPath(path);
+    if (!normal.ok) {
+      reporter.report('mtr:json:path', { path, reason: normal.reason }, from, span);
+      return undefined;
+    }
+    if (cache.has(normal.path)) return cache.get(normal.path);
+    const text = files.get(normal.path);
+    let value: Json | undefined;
+    if (text === undefined) {
+      reporter.report('mtr:json:not-found', { path }, from, span);
+      return undefined;
+    }
+    try {
+      value = JSON.parse(text) as Json;
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      const detail = message.replace(/ in JSON at position \d+.*$/, '').replace(/^JSON\.parse: /, '');
+      reporter.report(
+        'mtr:json:invalid',
+        { path: normal.path, detail },
+        normal.path,
+        positionAt(text, errorOffset(message, text)),
+      );
+    }
+    cache.set(normal.path, value);
+    return value;
+  };
+}

@@ -1,0 +1,244 @@
+import { didYouMean } from '../diagnostics/did-you-mean.js';
+import type { ResourceKind } from './resources.js';
+import { didYouMeanText, type Reporter } from './report.js';
+import {
+  displayPath,
+  isTreeObject,
+  keySpanOf,
+  RefValue,
+  spanOf,
+  type TreeValue,
+  type ValueTree,
+} from './value-tree.js';
+
+/** What a `@ref` may name: a resource kind, or a secret (which lives on the server). */
+export type RefKind = ResourceKind | 'secret';
+
+/** The expected shape of a value of a resource file. */
+export type Shape =
+  | { type: 'string'; values?: readonly string[]; maxLength?: number; check?: (value: string) => string | undefined }
+  | { type: 'number' }
+  | { type: 'boolean' }
+  | { type: 'ref'; kind: RefKind }
+  | { type: 'object'; name: string; properties: Readonly<Record<string, Property>> }
+  | { type: 'map'; values: Shape }
+  | { type: 'array'; items: Shape }
+  | { type: 'json' }
+  | { type: 'schema' };
+
+/** One property of an object shape. */
+export interface Property {
+  shape: Shape;
+  required?: boolean;
+}
+
+/** A `@ref` found where the shape expects one, to resolve once every resource is known. */
+export interface FoundRef {
+  ref: RefValue;
+  kind: RefKind;
+  path: (string | number)[];
+}
+
+const KIND_WORDS: Record<string, string> = {
+  string: 'a string',
+  number: 'a number',
+  boolean: 'true or false',
+  object: 'an object { ... }',
+  map: 'an object { ... }',
+  array: 'an array [ ... ]',
+  schema: 'a JSON Schema (an object, true or false)',
+};
+
+function actualWord(value: TreeValue): string {
+  if (value === null) return 'null';
+  if (value instanceof RefValue) return `@ref("${value.name}")`;
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'object') return 'an object';
+  if (typeof value === 'string')
+    return `the string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)}`;
+  if (typeof value === 'boolean') return String(value);
+  return `the ${typeof value} ${value}`;
+}
+
+class ShapeChecker {
+  ok = true;
+
+  constructor(
+    private readonly tree: ValueTree,
+    private readonly reporter: Reporter,
+    private readonly refs: FoundRef[],
+  ) {}
+
+  private typeError(path: (string | number)[], expected: string, value: TreeValue): void {
+    this.ok = false;
+    this.reporter.report(
+      'mtr:property:type',
+      { key: displayPath(path), expected, actual: actualWord(value) },
+      this.tree.file,
+      spanOf(this.tree, path),
+    );
+  }
+
+  check(value: TreeValue, shape: Shape, path: (string | number)[]): void {
+    switch (shape.type) {
+      case 'string':
+        if (typeof value !== 'string') {
+          this.typeError(path, 'a string', value);
+          return;
+        }
+        this.string(value, shape, path);
+        return;
+      case 'number':
+        if (typeof value !== 'number') {
+          this.typeError(path, KIND_WORDS.number, value);
+          return;
+        }
+        return;
+      case 'boolean':
+        if (typeof value !== 'boolean') {
+          this.typeError(path, KIND_WORDS.boolean, value);
+          return;
+        }
+        return;
+      case 'ref':
+        if (!(value instanceof RefValue)) {
+          this.typeError(path, `a reference @ref("<${shape.kind} name>")`, value);
+          return;
+        }
+        this.refs.push({ ref: value, kind: shape.kind, path });
+        return;
+      case 'object':
+        if (!isTreeObject(value)) {
+          this.typeError(path, KIND_WORDS.object, value);
+          return;
+        }
+        this.object(value, shape, path);
+        return;
+      case 'map':
+        if (!isTreeObject(value)) {
+          this.typeError(path, KIND_WORDS.map, value);
+          return;
+        }
+        for (const [k, v] of Object.entries(value)) this.check(v, shape.values, [...path, k]);
+        return;
+      case 'array':
+        if (!Array.isArray(value)) {
+          this.typeError(path, KIND_WORDS.array, value);
+          return;
+        }
+        value.forEach((item, i) => {
+          this.check(item, shape.items, [...path, i]);
+        });
+        return;
+      case 'schema':
+        if (!isTreeObject(value) && typeof value !== 'boolean') {
+          this.typeError(path, KIND_WORDS.schema, value);
+          return;
+        }
+        this.noRefs(value, path);
+        return;
+      case 'json':
+        this.noRefs(value, path);
+        return;
+    }
+  }
+
+  private string(value: string, shape: Extract<Shape, { type: 'string' }>, path: (string | number)[]): void {
+    if (shape.values && !shape.values.includes(value)) {
+      this.ok = false;
+      const guess = didYouMean(value, [...shape.values]);
+      this.reporter.report(
+        'mtr:property:value',
+        {
+          key: displayPath(path),
+          detail: `is ${JSON.stringify(value)}; it must be one of ${shape.values.map((v) => JSON.stringify(v)).join(', ')}`,
+          allowed: didYouMeanText(guess),
+        },
+        this.tree.file,
+        spanOf(this.tree, path),
+      );
+      return;
+    }
+    if (shape.maxLength !== undefined && value.length > shape.maxLength) {
+      this.ok = false;
+      this.reporter.report(
+        'mtr:property:too-long',
+        { key: displayPath(path), length: value.length, max: shape.maxLength },
+        this.tree.file,
+        spanOf(this.tree, path),
+      );
+      return;
+    }
+    const problem = shape.check?.(value);
+    if (problem) {
+      this.ok = false;
+      this.reporter.report(
+        'mtr:property:value',
+        { key: displayPath(path), detail: problem, allowed: '' },
+        this.tree.file,
+        spanOf(this.tree, path),
+      );
+    }
+  }
+
+  private object(
+    value: Record<string, TreeValue>,
+    shape: Extract<Shape, { type: 'object' }>,
+    path: (string | number)[],
+  ) {
+    const known = Object.keys(shape.properties);
+    for (const [key, child] of Object.entries(value)) {
+      const property = shape.properties[key];
+      if (property === undefined || !Object.hasOwn(shape.properties, key)) {
+        this.ok = false;
+        const guess = didYouMean(key, known);
+        this.reporter.report(
+          'mtr:property:unknown',
+          {
+            where: shape.name,
+            name: key,
+            suggestion: guess ? didYouMeanText(guess) : `the properties are ${known.join(', ')}`,
+          },
+          this.tree.file,
+          keySpanOf(this.tree, [...path, key]),
+        );
+        continue;
+      }
+      this.check(child, property.shape, [...path, key]);
+    }
+    for (const [key, property] of Object.entries(shape.properties)) {
+      if (property.required && value[key] === undefined) {
+        this.ok = false;
+        this.reporter.report(
+          'mtr:property:required',
+          { where: shape.name, name: key },
+          this.tree.file,
+          spanOf(this.tree, path),
+        );
+      }
+    }
+  }
+
+  private noRefs(value: TreeValue, path: (string | number)[]): void {
+    if (value instanceof RefValue) {
+      this.ok = false;
+      this.reporter.report(
+        'mtr:property:type',
+        { key: displayPath(path), expected: 'a plain value', actual: actualWord(value) },
+        this.tree.file,
+        value.span,
+      );
+    } else if (Array.isArray(value))
+      value.forEach((v, i) => {
+        this.noRefs(v, [...path, i]);
+      });
+    else if (isTreeObject(value)) for (const [k, v] of Object.entries(value)) this.noRefs(v, [...path, k]);
+  }
+}
+
+/** Checks a file's tree against the shape of its kind; collects its references; returns false on any error. */
+export function checkShape(tree: ValueTree, shape: Shape, reporter: Reporter, refs: FoundRef[]): boolean {
+  const checker = new ShapeChecker(tree, reporter, refs);
+  checker.check(tree.root, shape, []);
+  return checker.ok;
+}

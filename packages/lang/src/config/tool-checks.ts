@@ -1,0 +1,68 @@
+import { didYouMean } from '../diagnostics/did-you-mean.js';
+import { bindableTargets, type CompileContext, missingTargetDetail, overlaps } from './compile-context.js';
+import type { Agent, Tool } from './resources.js';
+import { didYouMeanText } from './report.js';
+import { keySpanOf, spanOf, type ValueTree } from './value-tree.js';
+
+const TYPES = ['request', 'query', 'path'] as const;
+
+/** Checks a tool's fixed bindings against its connector: each fills a declared field, no two fill the same one. */
+export function checkTool(tool: Tool, tree: ValueTree, ctx: CompileContext): void {
+  const connector = ctx.connectors.get(tool.connector)?.resource;
+  for (const type of TYPES) {
+    const targets = Object.keys(tool.bindings[type]);
+    targets.forEach((target, i) => {
+      const path = ['bindings', type, target];
+      const value = tool.bindings[type][target];
+      if (type !== 'request' && (value === null || typeof value === 'object')) {
+        ctx.reporter.report(
+          'mtr:property:type',
+          { key: `bindings.${type}:${target}`, expected: 'a string, number or boolean', actual: 'a structured value' },
+          tree.file,
+          spanOf(tree, path),
+        );
+      }
+      const earlier = targets.slice(0, i).find((t) => overlaps(t, target));
+      if (earlier !== undefined) {
+        ctx.reporter.report(
+          'mtr:binding:duplicate',
+          { target, tool: tool.name, first: `bindings.${type}:${earlier}`, second: `bindings.${type}:${target}` },
+          tree.file,
+          keySpanOf(tree, path),
+        );
+      }
+      if (!connector) return;
+      const known = bindableTargets(connector, type);
+      if (known.includes(target)) return;
+      const guess = didYouMean(target, known);
+      ctx.reporter.report(
+        'mtr:binding:unknown-target',
+        {
+          target: `bindings.${type}:${target}`,
+          detail: missingTargetDetail(connector, type, target),
+          suggestion: guess ? didYouMeanText(guess) : known.length ? `it may bind ${known.join(', ')}` : '',
+        },
+        tree.file,
+        keySpanOf(tree, path),
+      );
+    });
+  }
+}
+
+/** Checks that an agent lists each tool once. */
+export function checkAgent(agent: Agent, tree: ValueTree, ctx: CompileContext): void {
+  const seen = new Map<string, number>();
+  agent.functions.forEach((f, i) => {
+    const first = seen.get(f.ref);
+    if (first === undefined) {
+      seen.set(f.ref, i);
+      return;
+    }
+    ctx.reporter.report(
+      'mtr:names:duplicate',
+      { what: 'functions', name: f.ref, line: spanOf(tree, ['functions', first, 'ref']).start.line },
+      tree.file,
+      spanOf(tree, ['functions', i, 'ref']),
+    );
+  });
+}
