@@ -1,0 +1,30 @@
+import { defineErrors } from '@maitento/errors';
+
+/** Errors of the REST server itself: requests, authentication and refused deploys. */
+export const serverErrors = defineErrors({
+  'api:request:invalid': { status: 400, message: '{detail}' },
+  'api:request:not-found': { status: 404, message: 'No route {method} {url}' },
+  'api:request:too-large': { status: 413, message: 'The request body is larger than {limit} bytes' },
+  'api:request:unsupported-media-type': {
+    status: 415,
+    message: 'Unsupported content type {type}',
+    hint: 'Send JSON with Content-Type: application/json',
+  },
+  'api:auth:missing-key': {
+    status: 401,
+    message: 'An API key is required: send Authorization: Bearer <key>',
+    hint: 'Set MT_API_KEY, or run `mt login`',
+  },
+  'api:auth:invalid-key': { status: 401, message: 'The API key is not valid; it may have been deleted' },
+  'api:auth:forbidden': {
+    status: 403,
+    message: 'This key may not {action}: it needs the {role} role',
+    hint: 'Use an admin key of this namespace',
+  },
+  'api:deploy:invalid': {
+    status: 422,
+    message: 'The config repo has {count} error(s); nothing was deployed',
+    hint: 'Run `mt check` to see them with their positions',
+  },
+  'api:server:internal': { status: 500, message: 'Internal server error' },
+});

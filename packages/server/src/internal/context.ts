@@ -1,0 +1,27 @@
+import type { EgressPolicy } from '@maitento/egress';
+import type { Gateway } from '@maitento/gateway';
+import type { Db, KeyIdentity, KeyRole } from '@maitento/store';
+
+/** What every route plugin needs: the database, the secret key, the gateway and the egress policy. */
+export interface ServerContext {
+  db: Db;
+  secretKey: Buffer;
+  gateway: Gateway;
+  egress: EgressPolicy;
+  /** The server's own public origin, handed to the compiler for `auth = "Maitento"` connectors. */
+  platformOrigin?: string;
+}
+
+/** Who may call a route: a role of the key's namespace, or `operator` (an admin key of `default`). */
+export type RouteRole = KeyRole | 'operator';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The namespace, key and role of the request's API key, set by the auth hook. */
+    identity: KeyIdentity;
+  }
+  interface FastifyContextConfig {
+    /** The least role a key needs for the route. */
+    role?: RouteRole;
+  }
+}

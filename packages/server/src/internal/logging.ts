@@ -1,0 +1,23 @@
+import type { FastifyServerOptions } from 'fastify';
+
+/** Log paths censored in every log line: the API key header and any secret value. */
+export const REDACTED_PATHS = [
+  'req.headers.authorization',
+  'req.headers["x-api-key"]',
+  'headers.authorization',
+  'body.value',
+  'req.body.value',
+  'value',
+  '*.value',
+];
+
+/** Builds fastify's logger option with redaction always on; `false` turns logging off. */
+export function loggerOptions(logger: FastifyServerOptions['logger'] | undefined): FastifyServerOptions['logger'] {
+  if (logger === false) return false;
+  const base = typeof logger === 'object' && logger !== null ? logger : {};
+  return {
+    level: process.env.MT_LOG_LEVEL ?? 'info',
+    ...base,
+    redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
+  } as FastifyServerOptions['logger'];
+}

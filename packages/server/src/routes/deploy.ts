@@ -1,0 +1,52 @@
+import { compileRepo, type RepoFile } from '@maitento/lang';
+import { deploy, secretNames } from '@maitento/store';
+import type { FastifyInstance } from 'fastify';
+import { serverErrors } from '../errors.js';
+import type { ServerContext } from '../internal/context.js';
+import { responses } from '../schemas/shared.js';
+
+/** `POST /v1/deploy`: compile the repo's files and deploy them (or plan it, with `dryRun`). */
+export async function deployRoutes(app: FastifyInstance, ctx: ServerContext): Promise<void> {
+  app.post<{ Body: { files: RepoFile[]; dryRun?: boolean } }>(
+    '/deploy',
+    {
+      config: { role: 'admin' },
+      schema: {
+        tags: ['deploy'],
+        summary: 'Compile and deploy a config repo; a new version only of what changed',
+        body: {
+          type: 'object',
+          properties: {
+            files: {
+              type: 'array',
+              maxItems: 20000,
+              items: {
+                type: 'object',
+                properties: { path: { type: 'string', minLength: 1, maxLength: 1000 }, content: { type: 'string' } },
+                required: ['path', 'content'],
+                additionalProperties: false,
+              },
+            },
+            dryRun: { type: 'boolean' },
+          },
+          required: ['files'],
+          additionalProperties: false,
+        },
+        response: responses({ 200: { $ref: 'DeployPlan#' } }),
+      },
+    },
+    async (request) => {
+      const namespace = request.identity.namespace;
+      const compiled = compileRepo(request.body.files, {
+        egress: ctx.egress,
+        knownSecrets: await secretNames(ctx.db, namespace),
+        platformOrigin: ctx.platformOrigin,
+      });
+      if (!compiled.ok) {
+        const count = compiled.diagnostics.filter((d) => d.severity === 'error').length;
+        throw serverErrors.create('api:deploy:invalid', { count }, { details: { diagnostics: compiled.diagnostics } });
+      }
+      return deploy(ctx.db, namespace, compiled, { dryRun: request.body.dryRun ?? false });
+    },
+  );
+}

@@ -1,0 +1,95 @@
+import type { CallCredential } from '@maitento/gateway';
+import { loadCallableTool, readSecretValue, type StoredVersion } from '@maitento/store';
+import type { FastifyInstance } from 'fastify';
+import type { ServerContext } from '../internal/context.js';
+import { versionDetailProperties, versionedRoutes } from '../internal/versioned-routes.js';
+import { nameParams, responses } from '../schemas/shared.js';
+
+function connectorPin(stored: StoredVersion): { name: string; version: number } | undefined {
+  const pin = stored.pins.find((p) => p.kind === 'connector');
+  return pin && { name: pin.name, version: pin.version };
+}
+
+/** `/v1/extops`: read tool versions, disable and enable them, and make one call through the gateway. */
+export async function extopRoutes(app: FastifyInstance, ctx: ServerContext): Promise<void> {
+  versionedRoutes(app, ctx, {
+    kind: 'tool',
+    path: '/extops',
+    tag: 'extops',
+    detailSchema: {
+      type: 'object',
+      properties: {
+        ...versionDetailProperties,
+        connector: {
+          type: 'object',
+          properties: { name: { type: 'string' }, version: { type: 'integer' } },
+          required: ['name', 'version'],
+        },
+        resource: { $ref: 'Tool#' },
+        definition: { $ref: 'ToolDefinition#' },
+      },
+      required: ['name', 'version', 'enabled', 'createdAt', 'hash', 'connector', 'resource'],
+    },
+    detail: (stored) => ({
+      name: stored.name,
+      version: stored.version,
+      enabled: stored.enabled,
+      createdAt: stored.createdAt,
+      hash: stored.hash,
+      connector: connectorPin(stored),
+      resource: stored.resource,
+      ...(stored.definition ? { definition: stored.definition } : {}),
+    }),
+  });
+
+  app.post<{ Params: { name: string }; Body: { arguments: unknown; version?: number } }>(
+    '/extops/:name/call',
+    {
+      config: { role: 'admin' },
+      schema: {
+        tags: ['extops'],
+        summary: 'Make one call of the tool through the gateway, with the namespace secrets',
+        params: nameParams,
+        body: {
+          type: 'object',
+          properties: {
+            arguments: { type: 'object', additionalProperties: true },
+            version: { type: 'integer', minimum: 1 },
+          },
+          required: ['arguments'],
+          additionalProperties: false,
+        },
+        response: responses({
+          200: {
+            type: 'object',
+            properties: {
+              ok: { type: 'boolean' },
+              status: { type: 'integer' },
+              body: {},
+              error: { type: 'string' },
+              code: { type: 'string' },
+            },
+            required: ['ok'],
+          },
+        }),
+      },
+    },
+    async (request) => {
+      const namespace = request.identity.namespace;
+      const { tool, connector } = await loadCallableTool(ctx.db, namespace, request.params.name, request.body.version);
+      let credential: CallCredential | undefined;
+      const auth = tool.resource.auth;
+      if (auth) {
+        const secret = await readSecretValue(ctx.db, ctx.secretKey, namespace, { name: auth.secret });
+        credential = secret ? { header: auth.header, value: secret.value } : { missing: { secret: auth.secret } };
+      }
+      const result = await ctx.gateway.call({
+        tool: tool.resource,
+        connector: connector.resource,
+        arguments: request.body.arguments,
+        credential,
+      });
+      return { ok: result.ok, status: result.status, body: result.body, error: result.error, code: result.code };
+    },
+  );
+}

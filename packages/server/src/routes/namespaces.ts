@@ -1,0 +1,46 @@
+import { createApiKey, createNamespace } from '@maitento/store';
+import type { FastifyInstance } from 'fastify';
+import type { ServerContext } from '../internal/context.js';
+import { responses } from '../schemas/shared.js';
+
+/** `POST /v1/namespaces`: the operator creates a namespace and gets its first admin key. */
+export async function namespaceRoutes(app: FastifyInstance, ctx: ServerContext): Promise<void> {
+  app.post<{ Body: { name: string } }>(
+    '/namespaces',
+    {
+      config: { role: 'operator' },
+      schema: {
+        tags: ['namespaces'],
+        summary: 'Create a namespace and its first admin key (operator only)',
+        body: {
+          type: 'object',
+          properties: { name: { type: 'string', pattern: '^[a-z0-9][a-z0-9-]{0,62}$' } },
+          required: ['name'],
+          additionalProperties: false,
+        },
+        response: responses({
+          201: {
+            type: 'object',
+            properties: {
+              name: { type: 'string' },
+              key: {
+                type: 'object',
+                properties: { id: { type: 'string' }, key: { type: 'string' }, role: { type: 'string' } },
+                required: ['id', 'key', 'role'],
+              },
+            },
+            required: ['name', 'key'],
+          },
+        }),
+      },
+    },
+    async (request, reply) => {
+      const created = await ctx.db.transaction(async (tx) => {
+        const namespace = await createNamespace(tx, request.body.name);
+        const key = await createApiKey(tx, namespace.name, { role: 'admin', name: 'first admin' });
+        return { name: namespace.name, key: { id: key.id, key: key.key, role: key.role } };
+      });
+      return reply.status(201).send(created);
+    },
+  );
+}

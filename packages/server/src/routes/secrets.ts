@@ -1,0 +1,77 @@
+import { createSecret, deleteSecret, listSecrets, rotateSecret } from '@maitento/store';
+import type { FastifyInstance } from 'fastify';
+import type { ServerContext } from '../internal/context.js';
+import { idParams, responses } from '../schemas/shared.js';
+
+const value = { type: 'string', minLength: 1, maxLength: 65536 };
+
+/** `/v1/secrets`: an admin creates, lists, rotates and deletes secrets; values go in, never out. */
+export async function secretRoutes(app: FastifyInstance, ctx: ServerContext): Promise<void> {
+  app.post<{ Body: { name: string; value: string } }>(
+    '/secrets',
+    {
+      config: { role: 'admin' },
+      schema: {
+        tags: ['secrets'],
+        summary: 'Create a secret (stored encrypted)',
+        body: {
+          type: 'object',
+          properties: { name: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$' }, value },
+          required: ['name', 'value'],
+          additionalProperties: false,
+        },
+        response: responses({ 201: { $ref: 'Secret#' } }),
+      },
+    },
+    async (request, reply) => {
+      const secret = await createSecret(ctx.db, ctx.secretKey, request.identity.namespace, request.body);
+      return reply.status(201).send(secret);
+    },
+  );
+
+  app.get(
+    '/secrets',
+    {
+      config: { role: 'admin' },
+      schema: {
+        tags: ['secrets'],
+        summary: 'List the secrets by id and name',
+        response: responses({ 200: { type: 'array', items: { $ref: 'Secret#' } } }),
+      },
+    },
+    async (request) => listSecrets(ctx.db, request.identity.namespace),
+  );
+
+  app.put<{ Params: { id: string }; Body: { value: string } }>(
+    '/secrets/:id',
+    {
+      config: { role: 'admin' },
+      schema: {
+        tags: ['secrets'],
+        summary: 'Rotate a secret: replace its value',
+        params: idParams,
+        body: { type: 'object', properties: { value }, required: ['value'], additionalProperties: false },
+        response: responses({ 200: { $ref: 'Secret#' } }),
+      },
+    },
+    async (request) =>
+      rotateSecret(ctx.db, ctx.secretKey, request.identity.namespace, request.params.id, request.body.value),
+  );
+
+  app.delete<{ Params: { id: string } }>(
+    '/secrets/:id',
+    {
+      config: { role: 'admin' },
+      schema: {
+        tags: ['secrets'],
+        summary: 'Delete a secret',
+        params: idParams,
+        response: responses({ 204: { type: 'null' } }),
+      },
+    },
+    async (request, reply) => {
+      await deleteSecret(ctx.db, request.identity.namespace, request.params.id);
+      return reply.status(204).send();
+    },
+  );
+}

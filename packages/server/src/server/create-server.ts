@@ -1,0 +1,106 @@
+import swagger from '@fastify/swagger';
+import { type EgressPolicy, egressPolicyFromEnv, type Resolver } from '@maitento/egress';
+import { createGateway, type Gateway } from '@maitento/gateway';
+import { bootstrap, type Db, migrate } from '@maitento/store';
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import type { ServerContext } from '../internal/context.js';
+import { loggerOptions } from '../internal/logging.js';
+import { registerAuth } from '../plugins/auth.js';
+import { registerErrorHandler } from '../plugins/error-handler.js';
+import { connectorRoutes } from '../routes/connectors.js';
+import { deployRoutes } from '../routes/deploy.js';
+import { extopRoutes } from '../routes/extops.js';
+import { keyRoutes } from '../routes/keys.js';
+import { listRoutes } from '../routes/lists.js';
+import { namespaceRoutes } from '../routes/namespaces.js';
+import { secretRoutes } from '../routes/secrets.js';
+import { addSharedSchemas } from '../schemas/shared.js';
+
+/** Options of {@link createServer}. */
+export interface ServerOptions {
+  /** The database (migrated and bootstrapped by `createServer`); the caller closes it. */
+  db: Db;
+  /** The 32-byte key secrets are encrypted under. */
+  secretKey: Buffer;
+  /** Address rules for deploy checks and calls; default from the environment (`MT_EGRESS_ALLOW`, ...). */
+  egress?: EgressPolicy;
+  /** Name resolution for gateway calls (tests pass one they control). */
+  resolver?: Resolver;
+  /** A ready gateway to use instead of one made from `egress` and `resolver`. */
+  gateway?: Gateway;
+  /** The server's public origin, the only target of `auth = "Maitento"` connectors. */
+  platformOrigin?: string;
+  /** The first admin key on an empty database (`MT_BOOTSTRAP_KEY`); a random one when absent. */
+  bootstrapKey?: string;
+  /** Told the generated first admin key, once; default: printed on stderr. */
+  onBootstrapKey?: (key: string) => void;
+  /** Fastify's logger option; redaction of keys and secret values is always added. */
+  logger?: FastifyServerOptions['logger'];
+  /** Largest request body in bytes (default 10 MiB, for whole config repos). */
+  bodyLimit?: number;
+}
+
+function printBootstrapKey(key: string): void {
+  process.stderr.write(
+    `Created namespace "default" and its first admin key (shown once, keep it):\n  ${key}\n` +
+      'Use it as MT_API_KEY, or with `mt login`.\n',
+  );
+}
+
+/**
+ * Builds the REST API on `db`: migrates it, bootstraps an empty one, and returns the fastify instance
+ * (ready for `inject` or `listen`).
+ */
+export async function createServer(options: ServerOptions): Promise<FastifyInstance> {
+  await migrate(options.db);
+  const boot = await bootstrap(options.db, { key: options.bootstrapKey });
+  if (boot.created && boot.generated && boot.key) (options.onBootstrapKey ?? printBootstrapKey)(boot.key);
+
+  const egress = options.egress ?? egressPolicyFromEnv();
+  const ownsGateway = options.gateway === undefined;
+  const gateway = options.gateway ?? createGateway({ policy: egress, resolver: options.resolver });
+  const ctx: ServerContext = {
+    db: options.db,
+    secretKey: options.secretKey,
+    gateway,
+    egress,
+    platformOrigin: options.platformOrigin,
+  };
+  const bodyLimit = options.bodyLimit ?? 10 * 1024 * 1024;
+  const app = Fastify({ logger: loggerOptions(options.logger), bodyLimit });
+  app.addHook('onClose', async () => {
+    if (ownsGateway) await gateway.close();
+  });
+  addSharedSchemas(app);
+  registerErrorHandler(app, bodyLimit);
+  await app.register(swagger, {
+    openapi: {
+      info: {
+        title: 'Maitento',
+        version: '0.1.0',
+        description: 'Deploy connectors and tools, manage secrets and keys, call tools through the gateway',
+      },
+      components: { securitySchemes: { apiKey: { type: 'http', scheme: 'bearer' } } },
+      security: [{ apiKey: [] }],
+    },
+  });
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  await app.register(
+    async (v1) => {
+      registerAuth(v1, ctx);
+      for (const routes of [
+        namespaceRoutes,
+        keyRoutes,
+        deployRoutes,
+        connectorRoutes,
+        extopRoutes,
+        listRoutes,
+        secretRoutes,
+      ]) {
+        await routes(v1, ctx);
+      }
+    },
+    { prefix: '/v1' },
+  );
+  return app;
+}

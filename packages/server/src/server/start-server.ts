@@ -1,0 +1,81 @@
+import type { EgressPolicy } from '@maitento/egress';
+import { DEFAULT_DATA_DIR, type Db, openDatabase, resolveSecretKey } from '@maitento/store';
+import type { FastifyInstance, FastifyServerOptions } from 'fastify';
+import { join } from 'node:path';
+import { createServer } from './create-server.js';
+
+/** Options of {@link startServer}; every one has a default from the environment. */
+export interface StartServerOptions {
+  port?: number;
+  host?: string;
+  /** PostgreSQL; default `DATABASE_URL`. Without one, PGlite in `dataDir`. */
+  databaseUrl?: string;
+  /** PGlite data folder (default `.maitento/data`). */
+  dataDir?: string;
+  /** Default `MT_SECRET_KEY`. */
+  secretKey?: string;
+  /** Default `MT_BOOTSTRAP_KEY`. */
+  bootstrapKey?: string;
+  /** Default `MT_PUBLIC_URL`. */
+  platformOrigin?: string;
+  egress?: EgressPolicy;
+  logger?: FastifyServerOptions['logger'];
+  /** Where messages for the operator go (default stderr). */
+  message?: (line: string) => void;
+}
+
+/** A listening server. */
+export interface RunningServer {
+  app: FastifyInstance;
+  db: Db;
+  /** `http://host:port` it listens on. */
+  url: string;
+  /** Stops listening and closes the database. */
+  close(): Promise<void>;
+}
+
+/**
+ * Opens the database (`DATABASE_URL` → PostgreSQL, else PGlite in the data folder), finds the secret
+ * key, builds the server and listens; refuses to start on PostgreSQL without `MT_SECRET_KEY`.
+ */
+export async function startServer(options: StartServerOptions = {}): Promise<RunningServer> {
+  const env = process.env;
+  const message = options.message ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const databaseUrl = options.databaseUrl ?? (env.DATABASE_URL || undefined);
+  const dataDir = options.dataDir ?? DEFAULT_DATA_DIR;
+  const key = resolveSecretKey({
+    value: options.secretKey ?? env.MT_SECRET_KEY,
+    dataDir: databaseUrl ? undefined : dataDir,
+  });
+  if (key.warning) message(`warning: ${key.warning}`);
+  const db = await openDatabase(databaseUrl ? { databaseUrl } : { dataDir: join(dataDir, 'pglite') });
+  try {
+    const app = await createServer({
+      db,
+      secretKey: key.key,
+      egress: options.egress,
+      bootstrapKey: options.bootstrapKey ?? (env.MT_BOOTSTRAP_KEY || undefined),
+      platformOrigin: options.platformOrigin ?? (env.MT_PUBLIC_URL || undefined),
+      logger: options.logger,
+      onBootstrapKey: (k) =>
+        message(`Created namespace "default" and its first admin key (shown once, keep it):\n  ${k}`),
+    });
+    const host = options.host ?? '127.0.0.1';
+    await app.listen({ port: options.port ?? 8080, host });
+    const address = app.server.address();
+    const port = typeof address === 'object' && address !== null ? address.port : options.port;
+    const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+    return {
+      app,
+      db,
+      url,
+      async close() {
+        await app.close();
+        await db.close();
+      },
+    };
+  } catch (error) {
+    await db.close();
+    throw error;
+  }
+}
