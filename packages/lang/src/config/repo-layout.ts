@@ -1,4 +1,5 @@
 import type { Span } from '../syntax/ast.js';
+import { jsonErrorOffset } from './json-error-offset.js';
 import type { Json, ResourceKind } from './resources.js';
 import type { Reporter } from './report.js';
 import type { JsonLoader } from './value-tree.js';
@@ -80,12 +81,6 @@ function positionAt(text: string, offset: number): Span {
   return { start, end: { offset: end, line, column: end - lineStart + 1 } };
 }
 
-/** Where `JSON.parse` stopped, from its message (`at position N`, or the end of the text). */
-function errorOffset(message: string, text: string): number {
-  const match = /position (\d+)/.exec(message);
-  return match ? Number(match[1]) : text.length;
-}
-
 /** Creates the `@json` loader of one compile: reads each file once, reports bad paths, missing files and bad JSON. */
 export function createJsonLoader(files: ReadonlyMap<string, string>, reporter: Reporter): JsonLoader {
   const cache = new Map<string, Json | undefined>();
@@ -106,12 +101,12 @@ export function createJsonLoader(files: ReadonlyMap<string, string>, reporter: R
       value = JSON.parse(text) as Json;
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
-      const detail = message.replace(/ in JSON at position \d+.*$/, '').replace(/^JSON\.parse: /, '');
+      const detail = message.replace(/ in JSON at position \d+.*$/s, '').replace(/, ".*" is not valid JSON$/s, '');
       reporter.report(
         'mtr:json:invalid',
         { path: normal.path, detail },
         normal.path,
-        positionAt(text, errorOffset(message, text)),
+        positionAt(text, jsonErrorOffset(text)),
       );
     }
     cache.set(normal.path, value);

@@ -5,6 +5,7 @@ import {
   displayPath,
   isTreeObject,
   keySpanOf,
+  pathKey,
   RefValue,
   spanOf,
   type TreeValue,
@@ -206,8 +207,10 @@ class ShapeChecker {
       }
       this.check(child, property.shape, [...path, key]);
     }
+    // A value refused while building the tree (or the object holding it) was reported already.
+    if (this.tree.failed.has(pathKey(path))) return;
     for (const [key, property] of Object.entries(shape.properties)) {
-      if (property.required && value[key] === undefined) {
+      if (property.required && value[key] === undefined && !this.tree.failed.has(pathKey([...path, key]))) {
         this.ok = false;
         this.reporter.report(
           'mtr:property:required',

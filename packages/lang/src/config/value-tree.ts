@@ -26,6 +26,8 @@ export interface ValueTree {
   keys: Map<string, Span>;
   /** The raw text of string values, for positions inside them. */
   raws: Map<string, string>;
+  /** Paths whose value was refused (a conflict, a bad directive), so later checks do not report them again. */
+  failed: Set<string>;
 }
 
 /** Loads the JSON file an `@json` names; reports its own diagnostics and returns undefined on failure. */
@@ -96,7 +98,7 @@ class TreeBuilder {
     private readonly reporter: Reporter,
     private readonly loadJson: JsonLoader,
   ) {
-    this.tree = { file, root: newObject(), values: new Map(), keys: new Map(), raws: new Map() };
+    this.tree = { file, root: newObject(), values: new Map(), keys: new Map(), raws: new Map(), failed: new Set() };
   }
 
   assign(target: TreeObject, base: (string | number)[], node: Assignment): void {
@@ -161,6 +163,7 @@ class TreeBuilder {
   }
 
   private conflict(path: (string | number)[], span: Span, detail: string): void {
+    this.tree.failed.add(pathKey(path));
     this.reporter.report('mtr:keys:conflict', { key: displayPath(path), detail }, this.tree.file, span);
   }
 
@@ -203,16 +206,21 @@ class TreeBuilder {
           ? '; did you mean @json?'
           : '';
       this.reporter.report('mtr:directive:unknown', { name: node.name, suggestion }, this.tree.file, node.span);
+      this.tree.failed.add(pathKey(path));
       return undefined;
     }
     if (node.args.length !== 1) {
       this.reporter.report('mtr:directive:arguments', { name: node.name }, this.tree.file, node.span);
+      this.tree.failed.add(pathKey(path));
       return undefined;
     }
     const arg = node.args[0].value;
     if (node.name === 'ref') return new RefValue(arg, node.span);
     const json = this.loadJson(arg, this.tree.file, node.span);
-    if (json === undefined) return undefined;
+    if (json === undefined) {
+      this.tree.failed.add(pathKey(path));
+      return undefined;
+    }
     this.tree.values.set(pathKey(path), node.span);
     return fromJson(json);
   }
