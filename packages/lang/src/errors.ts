@@ -6,7 +6,11 @@ export const langErrors = defineErrors({
   'mtr:syntax:unexpected-token': {
     status: 400,
     message: '{detail}',
-    hint: 'a file is a list of `key = value` lines; check the text at this position',
+  },
+  'mtr:syntax:invalid-key': {
+    status: 400,
+    message: '`{key}` is not a key segment',
+    hint: 'write a key segment that is not a name as a quoted string: "a/b" = 1',
   },
   'mtr:syntax:unexpected-character': {
     status: 400,

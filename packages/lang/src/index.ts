@@ -1,6 +1,12 @@
 export type * from './syntax/ast.js';
 export type * from './diagnostics/diagnostic.js';
 export type * from './config/resources.js';
+// ---- syntax: parser, diagnostics rendering, formatter ----
+export { langErrors } from './errors.js';
+export { MAX_NESTING, parseMtr } from './syntax/parse.js';
+export type { ParseResult } from './syntax/parse.js';
+export { didYouMean, editDistance } from './diagnostics/did-you-mean.js';
+export { formatDiagnostic, formatDiagnostics } from './diagnostics/format.js';
 // ---- config compiler ----
 export { compileRepo } from './config/compile-repo.js';
 export type { CompiledRepo, CompileOptions, ResourceSource } from './config/compile-repo.js';

@@ -1,0 +1,125 @@
+import { EOF, type IParserErrorMessageProvider, type IToken, type TokenType, tokenMatcher } from 'chevrotain';
+import { showText } from '../internal/show-text.js';
+
+/** The most parser errors one file reports; past that the parse stops with one more diagnostic. */
+export const MAX_PARSER_ERRORS = 100;
+
+/** Thrown (and caught by `parseMtr`) when a file has more than {@link MAX_PARSER_ERRORS} errors. */
+export class TooManyErrors extends Error {}
+
+/** What the message provider needs to know about the parse in progress; `parseMtr` sets it. */
+export const messageContext: { tokens: IToken[]; count: number } = { tokens: [], count: 0 };
+
+/** Names a token for "found ..." in a message. */
+export function describeToken(token: IToken | undefined): string {
+  if (token === undefined || tokenMatcher(token, EOF) || token.image === '') return 'the end of the file';
+  const image = token.image.length > 24 ? `${token.image.slice(0, 24)}...` : token.image;
+  return showText(image);
+}
+
+function tokenName(type: TokenType): string {
+  if (type.LABEL !== undefined) return type.LABEL;
+  if (type.name === 'StringLike') return 'a string';
+  if (type.name === 'Identifier') return 'a name';
+  return type.name;
+}
+
+const KEY_PART = new Set(['Identifier', 'StringLiteral', 'UnterminatedString', 'True', 'False', 'Null']);
+const KEY_JOIN = new Set(['Dot', 'Colon']);
+
+// The key written before `previous`: `a.b:c` when `previous` is its last segment.
+function keyBefore(previous: IToken): string | undefined {
+  const tokens = messageContext.tokens;
+  let lo = 0;
+  let hi = tokens.length - 1;
+  let index = -1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    const offset = tokens[mid].startOffset;
+    if (offset === previous.startOffset) {
+      index = mid;
+      break;
+    }
+    if (offset < previous.startOffset) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  if (index < 0 || !KEY_PART.has(tokens[index].tokenType.name)) return undefined;
+  let first = index;
+  while (
+    first >= 2 &&
+    KEY_JOIN.has(tokens[first - 1].tokenType.name) &&
+    KEY_PART.has(tokens[first - 2].tokenType.name) &&
+    index - first < 40
+  ) {
+    first -= 2;
+  }
+  return tokens
+    .slice(first, index + 1)
+    .map((t) => t.image)
+    .join('');
+}
+
+function counted(message: string): string {
+  messageContext.count++;
+  if (messageContext.count > MAX_PARSER_ERRORS) throw new TooManyErrors(message);
+  return message;
+}
+
+function is(token: IToken | undefined, name: string): boolean {
+  return token !== undefined && token.tokenType?.name === name;
+}
+
+/** Friendly parser error messages ("expected `=` after the key `method`"), from chevrotain's hooks. */
+export const messages: IParserErrorMessageProvider = {
+  buildMismatchTokenMessage({ expected, actual, previous }) {
+    const found = describeToken(actual);
+    switch (expected.name) {
+      case 'Equals': {
+        const key = keyBefore(previous);
+        return counted(
+          key === undefined
+            ? `expected \`=\` after the key, found ${found}`
+            : `expected \`=\` after the key \`${key}\`, found ${found}`,
+        );
+      }
+      case 'RBracket':
+        return counted(
+          is(previous, 'LBracket') || is(previous, 'Comma')
+            ? `expected a value or \`]\`, found ${found}`
+            : `expected \`,\` or \`]\` after an array element, found ${found}`,
+        );
+      case 'RCurly':
+        return counted(`expected \`key = value\` or \`}\` in an object, found ${found}`);
+      case 'RParen':
+        return counted(`expected a string argument, \`,\` or \`)\` in a directive, found ${found}`);
+      case 'LParen':
+        return counted(`expected \`(\` after the directive \`${previous.image}\`, found ${found}`);
+      default:
+        if (is(previous, 'Colon')) return counted(`expected a name after \`:\`, found ${found}`);
+        if (is(previous, 'Dot')) return counted(`expected a key segment after \`.\`, found ${found}`);
+        return counted(`expected ${tokenName(expected)}, found ${found}`);
+    }
+  },
+
+  buildNoViableAltMessage({ actual, previous, ruleName }) {
+    const found = describeToken(actual[0]);
+    if (ruleName === 'value') {
+      if (is(previous, 'Equals')) return counted(`expected a value after \`=\`, found ${found}`);
+      return counted(`expected a value, found ${found}`);
+    }
+    if (ruleName === 'keySegment') {
+      if (is(previous, 'Colon')) return counted(`expected a name after \`:\`, found ${found}`);
+      if (is(previous, 'Dot')) return counted(`expected a key segment after \`.\`, found ${found}`);
+      return counted(`expected a key, found ${found}`);
+    }
+    return counted(`unexpected ${found}`);
+  },
+
+  buildEarlyExitMessage({ actual }) {
+    return counted(`unexpected ${describeToken(actual[0])}`);
+  },
+
+  buildNotAllInputParsedMessage({ firstRedundant }) {
+    return counted(`unexpected ${describeToken(firstRedundant)}: expected \`key = value\``);
+  },
+};

@@ -1,0 +1,148 @@
+import { CstParser, type IToken } from 'chevrotain';
+import { messages } from './messages.js';
+import {
+  AnyToken,
+  allTokens,
+  Colon,
+  Comma,
+  DirectiveName,
+  Dot,
+  Equals,
+  False,
+  Identifier,
+  Keyword,
+  LBracket,
+  LCurly,
+  LParen,
+  Null,
+  NumberLiteral,
+  RBracket,
+  RCurly,
+  RParen,
+  StrayStart,
+  StringLike,
+  True,
+} from './tokens.js';
+
+/**
+ * The `.mtr` grammar:
+ *
+ * ```
+ * file       := (assignment | stray)*
+ * assignment := keyPath "=" value
+ * keyPath    := keySegment ("." keySegment)*
+ * keySegment := name (":" name)?          name := Identifier | String | true | false | null
+ * value      := String | Number | true | false | null | array | object | directive
+ * array      := "[" (value ("," value)* ","?)? "]"
+ * object     := "{" assignment* "}"
+ * directive  := "@name" "(" (String ("," String)* ","?)? ")"
+ * stray      := a token that cannot begin a key, and the rest of its line
+ * ```
+ *
+ * `stray` keeps one broken top-level line from swallowing the lines after it: the parser skips the
+ * line and carries on with the next assignment, so one pass reports every broken line.
+ */
+class MtrParser extends CstParser {
+  constructor() {
+    super(allTokens, { recoveryEnabled: true, maxLookahead: 3, errorMessageProvider: messages });
+    this.performSelfAnalysis();
+  }
+
+  file = this.RULE('file', () => {
+    this.MANY(() => {
+      this.OR([{ ALT: () => this.SUBRULE(this.assignment) }, { ALT: () => this.SUBRULE(this.stray) }]);
+    });
+  });
+
+  assignment = this.RULE('assignment', () => {
+    this.SUBRULE(this.keyPath);
+    this.CONSUME(Equals);
+    this.SUBRULE(this.value);
+  });
+
+  keyPath = this.RULE('keyPath', () => {
+    this.SUBRULE(this.keySegment);
+    this.MANY(() => {
+      this.CONSUME(Dot);
+      this.SUBRULE2(this.keySegment);
+    });
+  });
+
+  keySegment = this.RULE('keySegment', () => {
+    this.OR([
+      { ALT: () => this.CONSUME(Identifier, { LABEL: 'head' }) },
+      { ALT: () => this.CONSUME(StringLike, { LABEL: 'head' }) },
+      { ALT: () => this.CONSUME(Keyword, { LABEL: 'head' }) },
+    ]);
+    this.OPTION(() => {
+      this.CONSUME(Colon);
+      this.OR2([
+        { ALT: () => this.CONSUME2(Identifier, { LABEL: 'tail' }) },
+        { ALT: () => this.CONSUME2(StringLike, { LABEL: 'tail' }) },
+        { ALT: () => this.CONSUME2(Keyword, { LABEL: 'tail' }) },
+      ]);
+    });
+  });
+
+  value = this.RULE('value', () => {
+    this.OR([
+      { ALT: () => this.CONSUME(StringLike) },
+      { ALT: () => this.CONSUME(NumberLiteral) },
+      { ALT: () => this.CONSUME(True) },
+      { ALT: () => this.CONSUME(False) },
+      { ALT: () => this.CONSUME(Null) },
+      { ALT: () => this.SUBRULE(this.array) },
+      { ALT: () => this.SUBRULE(this.object) },
+      { ALT: () => this.SUBRULE(this.directive) },
+    ]);
+  });
+
+  array = this.RULE('array', () => {
+    this.CONSUME(LBracket);
+    this.OPTION(() => {
+      this.SUBRULE(this.value);
+      this.MANY(() => {
+        this.CONSUME(Comma);
+        this.SUBRULE2(this.value);
+      });
+      this.OPTION2(() => this.CONSUME2(Comma));
+    });
+    this.CONSUME(RBracket);
+  });
+
+  object = this.RULE('object', () => {
+    this.CONSUME(LCurly);
+    this.MANY(() => this.SUBRULE(this.assignment));
+    this.CONSUME(RCurly);
+  });
+
+  directive = this.RULE('directive', () => {
+    this.CONSUME(DirectiveName);
+    this.CONSUME(LParen);
+    this.OPTION(() => {
+      this.CONSUME(StringLike, { LABEL: 'args' });
+      this.MANY(() => {
+        this.CONSUME(Comma);
+        this.CONSUME2(StringLike, { LABEL: 'args' });
+      });
+      this.OPTION2(() => this.CONSUME2(Comma));
+    });
+    this.CONSUME(RParen);
+  });
+
+  stray = this.RULE('stray', () => {
+    const first = this.CONSUME(StrayStart);
+    this.MANY({
+      GATE: () => this.LA(1).startLine === first.startLine,
+      DEF: () => this.CONSUME(AnyToken),
+    });
+  });
+
+  /** The tokens being parsed, for the error messages that name the key before a missing `=`. */
+  get tokens(): IToken[] {
+    return this.input;
+  }
+}
+
+/** The one parser instance of the process; `parseMtr` resets its input for each file. */
+export const parser = new MtrParser();
