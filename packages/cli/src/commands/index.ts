@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import type { Io } from '../internal/output.js';
+import { register as check } from './check.js';
 import { register as connectorGet } from './connector-get.js';
 import { register as connectorList } from './connector-list.js';
 import { register as connectorVersionDisable } from './connector-version-disable.js';
@@ -20,12 +21,14 @@ import { register as secretCreate } from './secret-create.js';
 import { register as secretDelete } from './secret-delete.js';
 import { register as secretList } from './secret-list.js';
 import { register as secretRotate } from './secret-rotate.js';
+import { register as serve } from './serve.js';
 
 /** A command module: adds one `mt` command to the program. */
 export type RegisterCommand = (program: Command, io: Io) => void;
 
 // One line per command file; keep alphabetical. Each file exports `register`.
 export const commands: RegisterCommand[] = [
+  check,
   connectorGet,
   connectorList,
   connectorVersionDisable,
@@ -46,4 +49,5 @@ export const commands: RegisterCommand[] = [
   secretDelete,
   secretList,
   secretRotate,
+  serve,
 ];

@@ -1,0 +1,66 @@
+import { startServer } from '@maitento/server';
+import { ExitCode } from '../internal/exit-codes.js';
+import { CommandExit, reportError } from '../internal/output.js';
+import type { RegisterCommand } from './index.js';
+
+interface ServeFlags {
+  port: string;
+  host: string;
+  data?: string;
+}
+
+/** `mt serve`: runs the API server until SIGINT or SIGTERM. */
+export const register: RegisterCommand = (program, io) => {
+  program
+    .command('serve')
+    .description('Run the Maitento API server (PostgreSQL from DATABASE_URL, else embedded PGlite)')
+    .option('--port <port>', 'port to listen on; 0 picks a free one', '8080')
+    .option('--host <host>', 'address to listen on', '127.0.0.1')
+    .option('--data <dir>', 'PGlite data folder when DATABASE_URL is not set (default .maitento/data)')
+    .addHelpText(
+      'after',
+      `
+Environment:
+  DATABASE_URL      PostgreSQL connection string; without it an embedded PGlite database is used
+  MT_SECRET_KEY     32 bytes (base64 or hex) secrets are encrypted under; required with DATABASE_URL
+  MT_BOOTSTRAP_KEY  the first admin key on an empty database (otherwise one is generated and printed)
+  MT_EGRESS_ALLOW   comma-separated CIDRs and host names tools may call although they are not public
+  MT_PUBLIC_URL     the server's public URL, the only target of auth = "Maitento" connectors
+  MT_LOG_LEVEL      log level (default info); logs go to stderr`,
+    )
+    .action(async (flags: ServeFlags) => {
+      const port = Number(flags.port);
+      if (!Number.isInteger(port) || port < 0 || port > 65535) {
+        io.err(`error: --port must be a port number, not ${flags.port}`);
+        throw new CommandExit(ExitCode.Usage);
+      }
+      let running: Awaited<ReturnType<typeof startServer>>;
+      try {
+        running = await startServer({
+          port,
+          host: flags.host,
+          dataDir: flags.data,
+          logger: { level: process.env.MT_LOG_LEVEL ?? 'info', stream: process.stderr },
+          message: (line) => io.err(line),
+        });
+      } catch (error) {
+        throw new CommandExit(reportError(io, error));
+      }
+      const store = process.env.DATABASE_URL
+        ? 'PostgreSQL (DATABASE_URL)'
+        : `PGlite in ${flags.data ?? '.maitento/data'}`;
+      io.err(`listening on ${running.url} (data: ${store})`);
+      await new Promise<void>((resolve) => {
+        const stop = (signal: NodeJS.Signals) => {
+          process.off('SIGINT', stop);
+          process.off('SIGTERM', stop);
+          io.err(`${signal}: stopping`);
+          resolve();
+        };
+        process.on('SIGINT', stop);
+        process.on('SIGTERM', stop);
+      });
+      await running.close();
+      io.err('stopped');
+    });
+};
