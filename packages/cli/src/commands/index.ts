@@ -6,6 +6,7 @@ import { register as connectorList } from './connector-list.js';
 import { register as connectorVersionDisable } from './connector-version-disable.js';
 import { register as connectorVersionEnable } from './connector-version-enable.js';
 import { register as connectorVersions } from './connector-versions.js';
+import { register as deploy } from './deploy.js';
 import { register as extopCall } from './extop-call.js';
 import { register as extopGet } from './extop-get.js';
 import { register as extopList } from './extop-list.js';
@@ -34,6 +35,7 @@ export const commands: RegisterCommand[] = [
   connectorVersionDisable,
   connectorVersionEnable,
   connectorVersions,
+  deploy,
   extopCall,
   extopGet,
   extopList,

@@ -188,11 +188,13 @@ class ShapeChecker {
     path: (string | number)[],
   ) {
     const known = Object.keys(shape.properties);
+    const guessed = new Set<string>();
     for (const [key, child] of Object.entries(value)) {
       const property = shape.properties[key];
       if (property === undefined || !Object.hasOwn(shape.properties, key)) {
         this.ok = false;
         const guess = didYouMean(key, known);
+        if (guess) guessed.add(guess);
         this.reporter.report(
           'mtr:property:unknown',
           {
@@ -210,6 +212,8 @@ class ShapeChecker {
     // A value refused while building the tree (or the object holding it) was reported already.
     if (this.tree.failed.has(pathKey(path))) return;
     for (const [key, property] of Object.entries(shape.properties)) {
+      // A misspelt required property is reported once, as unknown with "did you mean".
+      if (guessed.has(key)) continue;
       if (property.required && value[key] === undefined && !this.tree.failed.has(pathKey([...path, key]))) {
         this.ok = false;
         this.reporter.report(
