@@ -1,0 +1,57 @@
+import { existsSync, statSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { egressPolicyFromEnv } from '@maitento/egress';
+import { compileRepo, readConfigRepo } from '@maitento/lang';
+import { UnprocessableEntityError } from '@maitento/sdk';
+import { cliErrors } from '../errors.js';
+import { type ApiFlags, addConnectionOptions, addJsonOption, withClient } from '../internal/api.js';
+import { formatPlan, planSummary, printDiagnostics } from '../internal/deploy-output.js';
+import { ExitCode } from '../internal/exit-codes.js';
+import { CommandExit, printJson, reportError } from '../internal/output.js';
+import type { RegisterCommand } from './index.js';
+
+/**
+ * `mt deploy [DIR] [--dry-run]`: compiles the repo locally (no request at all when it has errors),
+ * then sends its files and prints the plan: each resource created, updated or unchanged.
+ */
+export const register: RegisterCommand = (program, io) => {
+  const command = program
+    .command('deploy')
+    .description('Compile the config repo, then deploy it: new versions of what changed, nothing else')
+    .argument('[dir]', 'the config repo', '.')
+    .option('--dry-run', 'print the plan without storing anything');
+  addJsonOption(addConnectionOptions(command)).action(async (dir: string, flags: ApiFlags & { dryRun?: boolean }) => {
+    const root = resolve(dir);
+    if (!existsSync(root) || !statSync(root).isDirectory()) {
+      throw new CommandExit(reportError(io, cliErrors.create('api:cli:repo-not-found', { dir }), flags.json === true));
+    }
+    const files = await readConfigRepo(root);
+    const sources = new Map(files.map((f) => [f.path, f.content]));
+    const compiled = compileRepo(files, { egress: egressPolicyFromEnv() });
+    const errors = compiled.diagnostics.filter((d) => d.severity === 'error');
+    printDiagnostics(io, compiled.diagnostics, sources);
+    if (errors.length > 0) {
+      const error = cliErrors.create('api:cli:config-invalid', { count: errors.length });
+      if (flags.json) printJson(io, { error: error.message, code: error.code, diagnostics: compiled.diagnostics });
+      else reportError(io, error);
+      throw new CommandExit(ExitCode.UserError);
+    }
+    await withClient(io, flags, async (client) => {
+      try {
+        const plan = await client.deploy.create({ files, dryRun: flags.dryRun === true });
+        if (flags.json) printJson(io, plan);
+        else if (plan.changes.length > 0) io.out(formatPlan(plan));
+        io.err(planSummary(plan));
+      } catch (error) {
+        if (!(error instanceof UnprocessableEntityError) || error.diagnostics.length === 0) throw error;
+        // The server refused the repo (for example a secret the namespace lacks): shown like local errors.
+        if (flags.json) printJson(io, error.body);
+        else {
+          printDiagnostics(io, error.diagnostics, sources);
+          reportError(io, error);
+        }
+        throw new CommandExit(ExitCode.UserError);
+      }
+    });
+  });
+};

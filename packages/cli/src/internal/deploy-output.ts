@@ -1,0 +1,48 @@
+import type { Diagnostic } from '@maitento/lang';
+import { formatDiagnostic } from '@maitento/lang';
+import type { DeployChange, DeployPlan } from '@maitento/sdk';
+import type { Io } from './output.js';
+import { formatTable } from './table.js';
+
+/** Prints diagnostics compiler-style on stderr (as `mt check` does), each with its source line. */
+export function printDiagnostics(io: Io, diagnostics: Diagnostic[], sources: Map<string, string>): void {
+  for (const diagnostic of diagnostics) io.err(formatDiagnostic(diagnostic, sources.get(diagnostic.file) ?? ''));
+}
+
+/**
+ * Formats a deploy plan as a table, one row per resource, with what changed under each row:
+ * `~` for a change, `!` for a change that can break a working agent.
+ */
+export function formatPlan(plan: DeployPlan): string {
+  const rows: string[][] = plan.changes.map((change) => [change.kind, change.name, change.action, versionText(change)]);
+  const lines = formatTable(['KIND', 'NAME', 'ACTION', 'VERSION'], rows).split('\n');
+  const out = [lines[0]];
+  plan.changes.forEach((change, index) => {
+    out.push(lines[index + 1]);
+    const breaking = new Set(change.breaking ?? []);
+    for (const item of change.changed ?? []) {
+      out.push(breaking.has(item) ? `    ! ${item} (breaking)` : `    ~ ${item}`);
+    }
+    // A breaking change the server did not also list under `changed` is still shown.
+    for (const item of breaking) if (!(change.changed ?? []).includes(item)) out.push(`    ! ${item} (breaking)`);
+  });
+  return out.join('\n');
+}
+
+/** One line on what the deploy did (or would do, for a dry run). */
+export function planSummary(plan: DeployPlan): string {
+  const count = (action: DeployChange['action']) => plan.changes.filter((c) => c.action === action).length;
+  const breaking = plan.changes.reduce((sum, c) => sum + (c.breaking?.length ?? 0), 0);
+  const warning = breaking > 0 ? `; ${breaking} breaking change(s) marked with !` : '';
+  if (!plan.applied) {
+    return `dry run: ${count('create')} to create, ${count('update')} to update, ${count('unchanged')} unchanged; nothing was stored${warning}`;
+  }
+  return `deployed: ${count('create')} created, ${count('update')} updated, ${count('unchanged')} unchanged${warning}`;
+}
+
+function versionText(change: DeployChange): string {
+  if (change.action === 'update' && change.previousVersion !== undefined) {
+    return `${change.previousVersion} -> ${change.version}`;
+  }
+  return String(change.version);
+}

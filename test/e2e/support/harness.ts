@@ -1,0 +1,132 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { cp, mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The repository root (also the example config repo). */
+export const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+const MT = join(ROOT, 'packages/cli/bin/mt.js');
+
+/** Fails with a clear message when the CLI has not been built (`npm test` builds first). */
+export function requireBuiltCli(): void {
+  if (!existsSync(join(ROOT, 'packages/cli/dist/index.js'))) {
+    throw new Error('packages/cli/dist is missing: run `npx tsc -b` (or `npm test`, which builds first)');
+  }
+}
+
+/** What one `mt` process did. */
+export interface MtResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Options of {@link runMt}. */
+export interface RunOptions {
+  /** Extra environment; the process gets a clean one with its own HOME. */
+  env?: Record<string, string | undefined>;
+  /** Written to stdin, then closed; without it stdin is empty. */
+  input?: string;
+  cwd?: string;
+}
+
+/** The environment every `mt` process starts from: no settings of the person running the tests. */
+export function cleanEnv(home: string): Record<string, string> {
+  return { PATH: process.env.PATH ?? '', HOME: home, NODE_OPTIONS: '' };
+}
+
+/** Runs the real `mt` process as a user would and collects its output and exit code. */
+export function runMt(args: string[], options: RunOptions & { home: string }): Promise<MtResult> {
+  const env: Record<string, string> = cleanEnv(options.home);
+  for (const [name, value] of Object.entries(options.env ?? {})) if (value !== undefined) env[name] = value;
+  const child = spawn(process.execPath, [MT, ...args], { cwd: options.cwd ?? options.home, env });
+  child.stdin.end(options.input ?? '');
+  return collect(child, 30_000);
+}
+
+function collect(child: ChildProcess, timeoutMs: number): Promise<MtResult> {
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (c: Buffer) => {
+    stdout += c.toString();
+  });
+  child.stderr?.on('data', (c: Buffer) => {
+    stderr += c.toString();
+  });
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`mt did not finish in ${timeoutMs} ms\nstdout: ${stdout}\nstderr: ${stderr}`));
+    }, timeoutMs);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+/** A running `mt serve` process. */
+export interface ServerProcess {
+  url: string;
+  /** Everything it wrote on stderr so far. */
+  log: () => string;
+  stop: () => Promise<void>;
+}
+
+/** Starts the real `mt serve --port 0` on Postgres `databaseUrl` and waits for its `listening on` line. */
+export async function startServer(databaseUrl: string, bootstrapKey: string, home: string): Promise<ServerProcess> {
+  const env = {
+    ...cleanEnv(home),
+    DATABASE_URL: databaseUrl,
+    MT_BOOTSTRAP_KEY: bootstrapKey,
+    MT_SECRET_KEY: randomBytes(32).toString('hex'),
+  };
+  const child = spawn(process.execPath, [MT, 'serve', '--port', '0', '--host', '127.0.0.1'], { cwd: home, env });
+  let log = '';
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`mt serve did not start in 30 s:\n${log}`)), 30_000);
+    child.stderr.on('data', (c: Buffer) => {
+      log += c.toString();
+      const match = /listening on (http:\/\/\S+)/.exec(log);
+      if (match) {
+        clearTimeout(timer);
+        resolve(match[1].replace(/\/+$/, ''));
+      }
+    });
+    child.stdout.resume();
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`mt serve exited with ${code}:\n${log}`));
+    });
+  });
+  return {
+    url,
+    log: () => log,
+    stop: async () => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/** Copies the top-level example config repo into a fresh temporary folder. */
+export async function copyExampleRepo(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'mt-e2e-repo-'));
+  for (const folder of ['connectors', 'external-operations', 'agents', 'interactions']) {
+    await cp(join(ROOT, folder), join(dir, folder), { recursive: true });
+  }
+  return dir;
+}
+
+/** A fresh temporary folder to serve as a user's HOME. */
+export function tempHome(): Promise<string> {
+  return mkdtemp(join(tmpdir(), 'mt-e2e-home-'));
+}
