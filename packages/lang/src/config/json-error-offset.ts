@@ -26,12 +26,16 @@ class Scanner {
     if (depth > 10_000) throw new Fail(this.i);
     this.skip();
     const ch = this.text[this.i];
-    if (ch === '{') return this.object(depth);
-    if (ch === '[') return this.array(depth);
-    if (ch === '"') return this.string();
-    if (ch === 't') return this.expect('true');
-    if (ch === 'f') return this.expect('false');
-    if (ch === 'n') return this.expect('null');
+    if (ch === '{') this.object(depth);
+    else if (ch === '[') this.array(depth);
+    else if (ch === '"') this.string();
+    else if (ch === 't') this.expect('true');
+    else if (ch === 'f') this.expect('false');
+    else if (ch === 'n') this.expect('null');
+    else this.number();
+  }
+
+  private number(): void {
     const number = /^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?/.exec(this.text.slice(this.i, this.i + 400));
     if (!number) throw new Fail(this.i);
     this.i += number[0].length;
