@@ -22,7 +22,10 @@ export const BASE_HEADERS = Object.freeze({
 export interface Assembled {
   plan: ToolPlan;
   method: string;
-  url: URL;
+  /** `scheme://host[:port]` of the configured URL. */
+  origin: string;
+  /** Path and query of the first request. */
+  path: string;
   /** Headers without the credential (added per hop, only where it may go). */
   headers: Record<string, string>;
   body: string | undefined;
@@ -51,14 +54,17 @@ export async function assemble(
   const values = mergeBindings(plan, args, input.runBindings);
   const params = validateRequest(plan, values);
   const template = plan.connector.template;
-  const url = finalUrl(
-    template,
-    buildPathAndQuery(template, plan.tool.name, params.path, params.query),
-    plan.tool.name,
-  );
-  const auth = await resolveAuth(plan, input, options.platform, options.platformOrigin);
-  // The platform's own API is exempt from the public-address rule; every other host is checked.
-  if (auth?.platform !== true) await authorize(url);
+  const path = buildPathAndQuery(template, plan.tool.name, params.path, params.query);
+  const auth =
+    input.connector.auth === 'None'
+      ? undefined
+      : await resolveAuth(plan, input, options.platform, options.platformOrigin);
+  // The platform's own API is exempt from the public-address rule; every other host is checked. The host of the
+  // built URL is the configured one, so the configured URL is what is judged.
+  if (auth?.platform !== true) {
+    const pending = authorize(template.url, template.origin);
+    if (pending !== undefined) await pending;
+  }
   const method = input.connector.method;
   const headers: Record<string, string> = { ...BASE_HEADERS };
   const body = values.body === undefined ? undefined : JSON.stringify(values.body);
@@ -68,7 +74,8 @@ export async function assemble(
   return {
     plan,
     method,
-    url,
+    origin: template.origin,
+    path,
     headers,
     body,
     bodyJson: values.body,
@@ -82,7 +89,8 @@ export function viewOf(assembled: Assembled): PreparedRequestView {
   const { redact } = assembled;
   const headers: Record<string, string> = { ...assembled.headers };
   if (assembled.auth !== undefined) headers[assembled.auth.header] = redact(assembled.auth.value);
-  const view: PreparedRequestView = { method: assembled.method, url: redact(assembled.url.href), headers };
+  const url = finalUrl(assembled.plan.connector.template, assembled.path, assembled.plan.tool.name);
+  const view: PreparedRequestView = { method: assembled.method, url: redact(url.href), headers };
   if (assembled.bodyJson !== undefined) view.body = redactJson(assembled.bodyJson, redact);
   return view;
 }

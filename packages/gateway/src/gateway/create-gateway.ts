@@ -2,6 +2,8 @@ import { createEgressAgent } from '@maitento/egress';
 import { isMtError, type MtError } from '@maitento/errors';
 import { Agent } from 'undici';
 import { gatewayErrors } from '../errors.js';
+import { Deadline } from '../internal/deadline.js';
+import { finalUrl } from '../steps/build-url.js';
 import { createAuthorizer } from '../steps/egress.js';
 import type { Redactor } from '../steps/redact.js';
 import { type Assembled, assemble, viewOf } from './assemble.js';
@@ -62,7 +64,7 @@ export function createGateway(gatewayOptions: GatewayOptions): Gateway {
     const mtError = mtErrorIn(error);
     if (mtError !== undefined) return errorResult(mtError, redact);
     const reason = typeof code === 'string' ? `${code} ${(error as Error).message}` : String(error);
-    const host = call?.url.host ?? '(unknown)';
+    const host = call?.plan.connector.template.url.host ?? '(unknown)';
     return errorResult(gatewayErrors.create('api:gateway:upstream-unreachable', { tool, host, reason }), redact);
   }
 
@@ -72,7 +74,8 @@ export function createGateway(gatewayOptions: GatewayOptions): Gateway {
         const call = await assemble(input, options, ctx.authorize);
         const headers = { ...call.headers };
         if (call.auth !== undefined) headers[call.auth.header] = call.auth.value;
-        return { prepared: true, method: call.method, url: call.url, headers, body: call.body, view: viewOf(call) };
+        const url = finalUrl(call.plan.connector.template, call.path, call.plan.tool.name);
+        return { prepared: true, method: call.method, url, headers, body: call.body, view: viewOf(call) };
       } catch (error) {
         return failure(error, undefined, false, input);
       }
@@ -80,23 +83,15 @@ export function createGateway(gatewayOptions: GatewayOptions): Gateway {
 
     async call(input): Promise<ToolCallResult> {
       let call: Assembled | undefined;
-      const controller = new AbortController();
-      let timedOut = false;
-      const timer = setTimeout(() => {
-        timedOut = true;
-        controller.abort();
-      }, options.timeoutMs);
-      const onAbort = () => controller.abort();
-      input.signal?.addEventListener('abort', onAbort, { once: true });
+      const deadline = new Deadline(options.timeoutMs, input.signal);
       try {
-        if (input.signal?.aborted) throw new Error('aborted');
+        if (deadline.aborted) throw new Error('aborted');
         call = await assemble(input, options, ctx.authorize);
-        return await send(call, ctx, controller.signal);
+        return await send(call, ctx, deadline);
       } catch (error) {
-        return failure(error, call, timedOut, input);
+        return failure(error, call, deadline.timedOut, input);
       } finally {
-        clearTimeout(timer);
-        input.signal?.removeEventListener('abort', onAbort);
+        deadline.dispose();
       }
     },
 

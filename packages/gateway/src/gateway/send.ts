@@ -1,6 +1,7 @@
 import { addressBlockedError } from '@maitento/egress';
 import type { Dispatcher } from 'undici';
 import { gatewayErrors } from '../errors.js';
+import type { Deadline } from '../internal/deadline.js';
 import { readBody } from '../steps/read-body.js';
 import type { Authorizer } from '../steps/egress.js';
 import { credentialAllowed, isRedirect, nextHop } from '../steps/redirect.js';
@@ -24,13 +25,16 @@ function header(headers: Record<string, string | string[] | undefined>, name: st
 }
 
 /** Steps 6-10 on the wire: dispatch, follow redirects by hand, read the body under the deadline, shape the result. */
-export async function send(call: Assembled, ctx: SendContext, signal: AbortSignal): Promise<ToolCallResult> {
+export async function send(call: Assembled, ctx: SendContext, deadline: Deadline): Promise<ToolCallResult> {
   const { options } = ctx;
   const template = call.plan.connector.template;
   const toolName = call.plan.tool.name;
   const platform = call.auth?.platform === true;
   const dispatcher = platform ? ctx.platformDispatcher() : ctx.dispatcher;
-  let url = call.url;
+  // The first request goes to the configured origin; a URL object is made only when a redirect needs one.
+  let url: URL | undefined;
+  let origin = call.origin;
+  let path = call.path;
   let method = call.method;
   let body = call.body;
   let downgraded = false;
@@ -42,44 +46,47 @@ export async function send(call: Assembled, ctx: SendContext, signal: AbortSigna
       delete headers['content-type'];
       delete headers['idempotency-key'];
     }
-    if (call.auth !== undefined && credentialAllowed(url, template, downgraded)) {
+    if (call.auth !== undefined && (url === undefined || credentialAllowed(url, template, downgraded))) {
       headers = { ...headers, [call.auth.header]: call.auth.value };
     }
     const response = await dispatcher.request({
-      origin: url.origin,
-      path: `${url.pathname}${url.search}`,
+      origin,
+      path,
       method: method as Dispatcher.HttpMethod,
       headers,
       body,
-      signal,
+      signal: deadline as unknown as AbortSignal,
       headersTimeout: options.timeoutMs,
       bodyTimeout: options.timeoutMs,
     });
     const location = header(response.headers, 'location');
     if (isRedirect(response.statusCode) && location !== undefined) {
       await response.body.dump();
+      const current = url ?? new URL(origin + path);
       if (hops >= options.maxRedirects) {
         throw gatewayErrors.create('api:gateway:too-many-redirects', {
           tool: toolName,
           max: options.maxRedirects,
-          url: call.redact(url.href),
+          url: call.redact(current.href),
         });
       }
-      const hop = nextHop(response.statusCode, location, url, method, body);
+      const hop = nextHop(response.statusCode, location, current, method, body);
       if (hop === undefined) {
         throw gatewayErrors.create('api:gateway:upstream-unreachable', {
           tool: toolName,
-          host: url.host,
+          host: current.host,
           reason: 'it redirected to a location that is not an http(s) URL',
         });
       }
-      if (url.protocol === 'https:' && hop.url.protocol === 'http:') downgraded = true;
+      if (current.protocol === 'https:' && hop.url.protocol === 'http:') downgraded = true;
       if (platform) {
         if (hop.url.origin !== options.platformOrigin) throw addressBlockedError(hop.url.hostname);
       } else {
         await ctx.authorize(hop.url);
       }
       url = hop.url;
+      origin = url.origin;
+      path = `${url.pathname}${url.search}`;
       method = hop.method;
       body = hop.body;
       continue;

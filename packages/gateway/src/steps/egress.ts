@@ -1,7 +1,7 @@
 import { authorizeUrl, type EgressPolicy, type Resolver } from '@maitento/egress';
 
 /** Authorizes the host of a URL against the egress policy, remembering a host that passed for a short while. */
-export type Authorizer = (url: URL) => Promise<void>;
+export type Authorizer = (url: URL, origin?: string) => Promise<void> | undefined;
 
 /**
  * Step 6: `authorizeUrl` before dispatch (IP literals are judged here, as they never reach a lookup). A host that
@@ -10,15 +10,16 @@ export type Authorizer = (url: URL) => Promise<void>;
  */
 export function createAuthorizer(policy: EgressPolicy, resolver: Resolver | undefined, ttlMs: number): Authorizer {
   const passed = new Map<string, number>();
-  return async (url) => {
-    const key = `${url.protocol}//${url.host}`;
-    const until = passed.get(key);
+  // Returns undefined (no promise to await) when the host passed recently: the common case costs no microtask.
+  return (url, origin = url.origin) => {
+    const until = passed.get(origin);
     const now = Date.now();
-    if (until !== undefined && until > now) return;
-    await authorizeUrl(url, policy, resolver);
-    if (ttlMs > 0) {
-      if (passed.size > 10_000) passed.clear();
-      passed.set(key, now + ttlMs);
-    }
+    if (until !== undefined && until > now) return undefined;
+    return authorizeUrl(url, policy, resolver).then(() => {
+      if (ttlMs > 0) {
+        if (passed.size > 10_000) passed.clear();
+        passed.set(origin, now + ttlMs);
+      }
+    });
   };
 }

@@ -37,6 +37,11 @@ export async function readBody(
   limit: number,
   toolName: string,
 ): Promise<ReadBody> {
+  // Fast path: a declared length within the limit and no encoding; undici never reads past a declared length.
+  if (contentEncoding === undefined && contentLength !== undefined && contentLength <= limit) {
+    const bytes = await (body as Readable & { bytes(): Promise<Uint8Array> }).bytes();
+    return { bytes: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength) };
+  }
   let source: AsyncIterable<Buffer> = body;
   const encodings = (contentEncoding ?? '')
     .split(',')

@@ -8,8 +8,23 @@ export const SECRET_MASK = '[secret]';
 
 const identity: Redactor = (text) => text;
 
+// The same secret is used call after call: its redactor is built once.
+const cache = new Map<string, Redactor>();
+
 /** A redactor for `secrets`: their raw, URL-encoded (both styles) and JSON-escaped forms. */
 export function createRedactor(secrets: readonly string[]): Redactor {
+  if (secrets.length === 0) return identity;
+  const key = secrets.length === 1 ? secrets[0] : JSON.stringify(secrets);
+  let redactor = cache.get(key);
+  if (redactor === undefined) {
+    redactor = buildRedactor(secrets);
+    if (cache.size >= 1_000) cache.delete(cache.keys().next().value as string);
+    cache.set(key, redactor);
+  }
+  return redactor;
+}
+
+function buildRedactor(secrets: readonly string[]): Redactor {
   const forms = new Set<string>();
   for (const secret of secrets) {
     if (secret === '') continue;

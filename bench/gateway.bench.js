@@ -1,0 +1,181 @@
+// npm run bench:gateway — the gateway in-process (as the engine calls it) against raw undici, same upstream, same run.
+// Writes calls/s, p50 and p99 and the ratios into docs/performance.md between the bench:gateway markers.
+import { fork } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { availableParallelism, cpus, loadavg, totalmem } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { createEgressPolicy } from '@maitento/egress';
+import { createGateway } from '@maitento/gateway';
+import { Pool } from 'undici';
+
+const MAX_CALLS = Number(process.env.BENCH_CALLS ?? 20_000);
+const MAX_MS = Number(process.env.BENCH_MS ?? 10_000);
+const WARMUP = Number(process.env.BENCH_WARMUP ?? 3_000);
+const ROUNDS = 4;
+const REPLY = JSON.stringify({ id: 'A-1001', status: 'shipped', total: 12.5, items: [{ sku: 'MUG-1', qty: 1 }] });
+
+if (process.argv[2] === '--upstream') {
+  // The upstream runs in its own process so its CPU time is not charged to either client.
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(REPLY) });
+      res.end(REPLY);
+    });
+  });
+  server.keepAliveTimeout = 60_000;
+  server.listen(0, '127.0.0.1', () => process.send?.({ port: server.address().port }));
+  process.on('disconnect', () => process.exit(0));
+} else {
+  await main();
+}
+
+function percentile(sorted, p) {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+/** Runs `call` with `concurrency` workers until MAX_CALLS calls or MAX_MS; returns calls/s and latencies in µs. */
+async function measure(call, concurrency, calls = MAX_CALLS, maxMs = MAX_MS) {
+  const latencies = [];
+  let started = 0;
+  const begin = performance.now();
+  const deadline = begin + maxMs;
+  async function worker() {
+    while (started < calls && performance.now() < deadline) {
+      started++;
+      const t0 = performance.now();
+      await call();
+      latencies.push((performance.now() - t0) * 1000);
+    }
+  }
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  const seconds = (performance.now() - begin) / 1000;
+  return { latencies, seconds };
+}
+
+/** Calls/s over all rounds, and percentiles over every latency of them. */
+function combine(rounds) {
+  const latencies = rounds.flatMap((r) => r.latencies).sort((a, b) => a - b);
+  const seconds = rounds.reduce((sum, r) => sum + r.seconds, 0);
+  return {
+    calls: latencies.length,
+    perSecond: latencies.length / seconds,
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+  };
+}
+
+async function main() {
+  const child = fork(fileURLToPath(import.meta.url), ['--upstream'], { stdio: 'inherit' });
+  const port = await new Promise((resolve) => child.once('message', (m) => resolve(m.port)));
+  const origin = `http://127.0.0.1:${port}`;
+
+  const connector = {
+    kind: 'connector',
+    name: 'orders-get-order',
+    method: 'GET',
+    url: `${origin}/orders/{orderId}`,
+    description: 'One order',
+    parameters: {
+      path: [{ name: 'orderId', type: 'string', required: true }],
+      query: [{ name: 'expand', type: 'boolean', required: false }],
+    },
+    schema: {
+      response: { type: 'object', properties: { id: { type: 'string' }, total: { type: 'number' } }, required: ['id'] },
+    },
+    auth: 'Header',
+  };
+  const tool = {
+    kind: 'tool',
+    name: 'get-order',
+    connector: 'orders-get-order',
+    guidance: 'Gets one order.',
+    bindings: { request: {}, query: { expand: true }, path: {} },
+    auth: { header: 'X-Api-Key', secret: 'orders-api-key' },
+    requiresApproval: false,
+  };
+  const input = {
+    tool,
+    connector,
+    arguments: { additionalInputs: { 'path.orderId': 'A-1001' } },
+    credential: { header: 'X-Api-Key', value: 'bench-secret-value' },
+  };
+  const gateway = createGateway({ policy: createEgressPolicy({ allow: '127.0.0.1/32' }) });
+  const pool = new Pool(origin);
+  const headers = {
+    'user-agent': 'Maitento/0.1',
+    accept: 'application/json, */*;q=0.5',
+    'x-api-key': 'bench-secret-value',
+  };
+
+  const viaGateway = async () => {
+    const result = await gateway.call(input);
+    if (!result.ok) throw new Error(`gateway call failed: ${JSON.stringify(result)}`);
+  };
+  const viaUndici = async () => {
+    const { statusCode, body } = await pool.request({ path: '/orders/A-1001?expand=true', method: 'GET', headers });
+    const value = await body.json();
+    if (statusCode !== 200 || value.id !== 'A-1001') throw new Error('raw call failed');
+  };
+
+  const rows = [];
+  for (const concurrency of [1, 64]) {
+    await measure(viaUndici, concurrency, WARMUP, MAX_MS);
+    await measure(viaGateway, concurrency, WARMUP, MAX_MS);
+    // Alternating rounds, so a change in machine load during the run weighs on both sides alike.
+    const rawRounds = [];
+    const gwRounds = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      rawRounds.push(await measure(viaUndici, concurrency, MAX_CALLS / ROUNDS, MAX_MS / ROUNDS));
+      gwRounds.push(await measure(viaGateway, concurrency, MAX_CALLS / ROUNDS, MAX_MS / ROUNDS));
+    }
+    const raw = combine(rawRounds);
+    const gw = combine(gwRounds);
+    rows.push({ concurrency, raw, gw });
+    console.error(
+      `c=${concurrency}: undici ${raw.perSecond.toFixed(0)}/s p50 ${raw.p50.toFixed(0)}µs p99 ${raw.p99.toFixed(0)}µs; ` +
+        `gateway ${gw.perSecond.toFixed(0)}/s p50 ${gw.p50.toFixed(0)}µs p99 ${gw.p99.toFixed(0)}µs; ` +
+        `ratio ${(gw.perSecond / raw.perSecond).toFixed(2)}`,
+    );
+  }
+  await gateway.close();
+  await pool.close();
+  child.disconnect();
+
+  const load = loadavg()[0].toFixed(1);
+  const c1 = rows.find((r) => r.concurrency === 1);
+  const c64 = rows.find((r) => r.concurrency === 64);
+  const f = (n) => n.toFixed(0);
+  const table = rows
+    .map(
+      ({ concurrency, raw, gw }) =>
+        `| ${concurrency} | ${f(raw.perSecond)} | ${f(gw.perSecond)} | ${(gw.perSecond / raw.perSecond).toFixed(2)} | ` +
+        `${f(raw.p50)} / ${f(raw.p99)} | ${f(gw.p50)} / ${f(gw.p99)} | ${f(gw.p50 - raw.p50)} |`,
+    )
+    .join('\n');
+  const section = `<!-- bench:gateway -->
+## Gateway: one tool call (\`npm run bench:gateway\`)
+
+One upstream (node:http, keep-alive, a ${Buffer.byteLength(REPLY)}-byte JSON reply, in its own process) on 127.0.0.1,
+called in the same run through the gateway in-process (\`gateway.call\`: argument checks, bindings, URL building,
+header auth, the address check, the egress agent, body read, response schema check, secret redaction) and with raw
+undici (a keep-alive \`Pool\`, \`body.json()\`). Up to ${MAX_CALLS} calls or ${MAX_MS / 1000} s per case after a warm-up, in ${ROUNDS} alternating rounds; latencies in µs.
+Measured on ${cpus()[0]?.model ?? 'unknown CPU'}, ${availableParallelism()} cores, ${Math.round(totalmem() / 2 ** 30)} GiB, Node.js ${process.versions.node}, load average ${load} at the end of the run (other work on the machine skews both sides).
+
+| Concurrency | undici calls/s | gateway calls/s | gateway / undici | undici p50 / p99 | gateway p50 / p99 | added at p50 |
+| ----------- | -------------- | --------------- | ---------------- | ---------------- | ----------------- | ------------ |
+${table}
+
+Aims: at least 0.85 of raw undici's throughput at concurrency 64 (measured: ${(c64.gw.perSecond / c64.raw.perSecond).toFixed(2)}),
+and under 30 µs added at p50 at concurrency 1 (measured: ${f(c1.gw.p50 - c1.raw.p50)} µs).
+<!-- /bench:gateway -->`;
+  const docPath = fileURLToPath(new URL('../docs/performance.md', import.meta.url));
+  const doc = readFileSync(docPath, 'utf8');
+  const start = doc.indexOf('<!-- bench:gateway -->');
+  const endMarker = '<!-- /bench:gateway -->';
+  const end = doc.indexOf(endMarker);
+  if (start < 0 || end < 0) throw new Error('docs/performance.md has no bench:gateway markers');
+  writeFileSync(docPath, doc.slice(0, start) + section + doc.slice(end + endMarker.length));
+  console.error('wrote docs/performance.md (bench:gateway)');
+}
