@@ -57,6 +57,7 @@ export function parseMtr(text: string, file: string): ParseResult {
   }));
 
   let cst: CstNode | undefined;
+  let stopped: Diagnostic | undefined;
   messageContext.tokens = tokens;
   messageContext.count = 0;
   parser.input = tokens;
@@ -64,14 +65,12 @@ export function parseMtr(text: string, file: string): ParseResult {
     cst = parser.file();
   } catch (error) {
     if (!(error instanceof TooManyErrors)) throw error;
-    diagnostics.push(
-      syntaxDiagnostic(
-        'mtr:syntax:unexpected-token',
-        `more than ${MAX_PARSER_ERRORS} syntax errors; stopped here`,
-        file,
-        { token: parser.errors.at(-1)?.token },
-        eof,
-      ),
+    stopped = syntaxDiagnostic(
+      'mtr:syntax:unexpected-token',
+      `more than ${MAX_PARSER_ERRORS} syntax errors; stopped here`,
+      file,
+      { token: error.token },
+      eof,
     );
   } finally {
     messageContext.tokens = [];
@@ -94,7 +93,7 @@ export function parseMtr(text: string, file: string): ParseResult {
       comments,
       span: { start: { offset: 0, line: 1, column: 1 }, end: eof },
     },
-    diagnostics: sortAndDedupe(diagnostics),
+    diagnostics: stopped === undefined ? sortAndDedupe(diagnostics) : [...sortAndDedupe(diagnostics), stopped],
   };
 }
 
@@ -155,14 +154,21 @@ function limitNesting(
   return out ?? tokens;
 }
 
+// Sorted by position; at most one diagnostic per position, and one unexpected-token per line:
+// after the first, the rest of a broken line is mostly the parser's recovery talking.
 function sortAndDedupe(diagnostics: Diagnostic[]): Diagnostic[] {
-  const seen = new Set<string>();
+  const positions = new Set<string>();
+  const lines = new Set<number>();
   const kept: Diagnostic[] = [];
-  for (const d of diagnostics) {
+  for (const d of diagnostics.sort((a, b) => a.line - b.line || a.column - b.column)) {
     const at = `${d.line}:${d.column}`;
-    if (seen.has(at)) continue;
-    seen.add(at);
+    if (positions.has(at)) continue;
+    if (d.code === 'mtr:syntax:unexpected-token') {
+      if (lines.has(d.line)) continue;
+      lines.add(d.line);
+    }
+    positions.add(at);
     kept.push(d);
   }
-  return kept.sort((a, b) => a.line - b.line || a.column - b.column);
+  return kept;
 }

@@ -1,4 +1,4 @@
-import { CstParser, type IToken } from 'chevrotain';
+import { CstParser, type IToken, type TokenType, tokenMatcher } from 'chevrotain';
 import { messages } from './messages.js';
 import {
   AnyToken,
@@ -94,6 +94,9 @@ class MtrParser extends CstParser {
       { ALT: () => this.SUBRULE(this.array) },
       { ALT: () => this.SUBRULE(this.object) },
       { ALT: () => this.SUBRULE(this.directive) },
+      // A bare word on the line of its `=` (`method = GET`) is a value missing its quotes: taking it
+      // here gives one clear diagnostic instead of reading it as the key of a next assignment.
+      { GATE: () => this.bareWordAhead(), ALT: () => this.CONSUME(Identifier, { LABEL: 'bareWord' }) },
     ]);
   });
 
@@ -138,10 +141,48 @@ class MtrParser extends CstParser {
     });
   });
 
+  private bareWordAhead(): boolean {
+    const previous = this.LA(0);
+    const next = this.LA(2).tokenType;
+    return (
+      this.LA(1).startLine === previous.startLine &&
+      next !== Equals &&
+      next !== Dot &&
+      next !== Colon &&
+      next !== LParen
+    );
+  }
+
+  /**
+   * Chevrotain's re-sync after an error takes the first follow set, outermost rule first, that has a
+   * token ahead; our top-level `stray` rule accepts nearly any token, so that would always unwind to the
+   * top. Looking innermost first recovers where the error is: a broken entry of an object resumes
+   * inside the object.
+   */
+  findReSyncTokenType(): TokenType {
+    const self = this as unknown as RecoveryInternals;
+    const sets = self
+      .buildFullFollowKeyStack()
+      .map((key) => self.getFollowSetFromFollowKey(key) ?? [])
+      .reverse();
+    for (let k = 1; ; k++) {
+      const token = this.LA(k);
+      for (const set of sets) {
+        for (const type of set) if (tokenMatcher(token, type)) return type;
+      }
+    }
+  }
+
   /** The tokens being parsed, for the error messages that name the key before a missing `=`. */
   get tokens(): IToken[] {
     return this.input;
   }
+}
+
+// The parts of chevrotain's recovery trait that findReSyncTokenType uses; they are not in its typings.
+interface RecoveryInternals {
+  buildFullFollowKeyStack(): unknown[];
+  getFollowSetFromFollowKey(key: unknown): TokenType[] | undefined;
 }
 
 /** The one parser instance of the process; `parseMtr` resets its input for each file. */

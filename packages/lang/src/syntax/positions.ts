@@ -63,7 +63,13 @@ export function syntaxDiagnostic(
   endOfFile: Position,
 ): Diagnostic {
   let span: Span;
-  if (hasPosition(anchor.token)) {
+  // A token missing at the end of a line (`url =` and then the next key) is reported where it is
+  // missing, right after the previous token, not at the next line's first token.
+  const missingAtLineEnd =
+    hasPosition(anchor.token) &&
+    hasPosition(anchor.previous) &&
+    (anchor.token.startLine as number) > (anchor.previous.startLine as number);
+  if (hasPosition(anchor.token) && !missingAtLineEnd) {
     span = { start: startOf(anchor.token), end: endOf(anchor.token) };
   } else if (hasPosition(anchor.previous)) {
     const end = endOf(anchor.previous);

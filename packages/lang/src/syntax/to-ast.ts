@@ -133,6 +133,17 @@ export class AstBuilder {
     if (c.array !== undefined) return this.array(c.array[0] as CstNode);
     if (c.object !== undefined) return this.object(c.object[0] as CstNode);
     if (c.directive !== undefined) return this.directive(c.directive[0] as CstNode);
+    const bareWord = (c.bareWord as IToken[] | undefined)?.[0];
+    if (hasPosition(bareWord)) {
+      this.diagnostics.push(
+        spanDiagnostic(
+          'mtr:syntax:unexpected-token',
+          `expected a value, found the bare word \`${bareWord.image}\`: write a string in double quotes, "${bareWord.image}"`,
+          this.fileName,
+          tokenSpan(bareWord),
+        ),
+      );
+    }
     return undefined;
   }
 
