@@ -117,15 +117,23 @@ try {
 }
 
 const fmt = (ms) => `${ms.toFixed(1)} ms`;
+
+// A Markdown table with padded columns, as the formatter (biome) writes it.
+function table(head, rows) {
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i].length)));
+  const line = (cells) => `| ${cells.map((cell, i) => cell.padEnd(widths[i])).join(' | ')} |`;
+  return [line(head), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)];
+}
 const lines = [
   `Deploy of ${total} resources (${COUNTS.connectors} connectors, ${COUNTS.tools} tools, ${COUNTS.agents} agents, ` +
     `${COUNTS.interactions} interactions), median of ${ROUNDS} rounds, each into a fresh namespace ` +
     `(\`npm run bench:deploy\`, ${cpus().length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}). ` +
     `Compiling the repo once took ${fmt(compileTime.ms)} and is not included below.`,
   '',
-  '| Database | First deploy | No-op redeploy | Baseline: read every latest hash |',
-  '| -------- | ------------ | -------------- | -------------------------------- |',
-  ...results.map((r) => `| ${r.label} | ${fmt(r.first)} | ${fmt(r.noop)} | ${fmt(r.baseline)} |`),
+  ...table(
+    ['Database', 'First deploy', 'No-op redeploy', 'Baseline: read every latest hash'],
+    results.map((r) => [r.label, fmt(r.first), fmt(r.noop), fmt(r.baseline)]),
+  ),
   '',
   'A no-op redeploy hashes every compiled resource (canonical JSON, sha256), compares the hashes with the latest ' +
     'versions in one query, and writes nothing; a first deploy also inserts the versions, one statement per kind. ' +
