@@ -1,4 +1,4 @@
-import { createEgressAgent } from '@maitento/egress';
+import { createCachingResolver, createEgressAgent, systemResolver } from '@maitento/egress';
 import { isMtError, type MtError } from '@maitento/errors';
 import { Agent } from 'undici';
 import { gatewayErrors } from '../errors.js';
@@ -31,11 +31,14 @@ function mtErrorIn(error: unknown): MtError | undefined {
 export function createGateway(gatewayOptions: GatewayOptions): Gateway {
   const options = resolveOptions(gatewayOptions);
   const ownsDispatcher = options.dispatcher === undefined;
+  // One resolver for the address check and the agent's connect-time lookup: a new connection reuses the answers
+  // the check just judged (kept 10 s) instead of asking DNS again.
+  const resolver = options.resolver ?? createCachingResolver(systemResolver);
   const dispatcher =
     options.dispatcher ??
     createEgressAgent({
       policy: options.policy,
-      resolver: options.resolver,
+      resolver,
       connect: { ca: options.tls?.ca, timeout: options.timeoutMs },
     });
   let platformAgent: Agent | undefined;
@@ -47,7 +50,7 @@ export function createGateway(gatewayOptions: GatewayOptions): Gateway {
       platformAgent ??= new Agent({ connect: { ca: options.tls?.ca, timeout: options.timeoutMs } });
       return platformAgent;
     },
-    authorize: createAuthorizer(options.policy, options.resolver, gatewayDefaults.authorizationTtlMs),
+    authorize: createAuthorizer(options.policy, resolver, gatewayDefaults.authorizationTtlMs),
   };
 
   function failure(error: unknown, call: Assembled | undefined, timedOut: boolean, input: ToolCallInput) {
