@@ -121,6 +121,22 @@ schema.request = {
     ]);
   });
 
+  it('reports a $ref that resolves nowhere and a pattern that is no regular expression', () => {
+    const connector = (schema: string) =>
+      `method = "POST"\nurl = "https://api.example.com/x"\ndescription = "d"\nschema.request = ${schema}\n`;
+    const repo = compile({
+      'connectors/open-api/a.mtr': connector('{ properties = { x = { "$ref" = "#/definitions/nope" } } }'),
+      'connectors/open-api/b.mtr': connector('{ properties = { x = { type = "string" pattern = "([" } } }'),
+      'connectors/open-api/c.mtr': connector(
+        '{ definitions = { id = { type = "string" } } properties = { x = { "$ref" = "#/definitions/id" } } }',
+      ),
+    });
+    expect(where(repo.diagnostics)).toEqual([
+      'connectors/open-api/a.mtr:4:50 mtr:schema:invalid',
+      'connectors/open-api/b.mtr:4:67 mtr:schema:invalid',
+    ]);
+  });
+
   it('refuses a connector url that is not on the public internet, unless the operator allows it', () => {
     const files = {
       'connectors/open-api/c.mtr':
