@@ -36,7 +36,7 @@ afterAll(async () => {
   await rm(repo, { recursive: true, force: true });
 });
 
-describe('mt usage errors', () => {
+describe('mt usage errors', { timeout: 120_000 }, () => {
   it('exits 2 on an unknown command, a missing argument or a version that is not a number', async () => {
     for (const args of [['no-such-command'], ['connector-versions'], ['extop-version-disable', 'get-order', 'two']]) {
       const result = await runMt(args, { home });
@@ -48,7 +48,7 @@ describe('mt usage errors', () => {
   });
 });
 
-describe('mt connection settings', () => {
+describe('mt connection settings', { timeout: 120_000 }, () => {
   it('says which URL it tried and how to set it when nothing listens there', async () => {
     const closed = createServer();
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
@@ -71,7 +71,7 @@ describe('mt connection settings', () => {
   });
 });
 
-describe('mt deploy of a repo with errors', () => {
+describe('mt deploy of a repo with errors', { timeout: 120_000 }, () => {
   it('prints the diagnostics, exits 1 and sends no request at all', async () => {
     const broken = await mkdtemp(join(tmpdir(), 'mt-e2e-broken-'));
     await mkdir(join(broken, 'agents'), { recursive: true });

@@ -47,9 +47,9 @@ describe('formatPlan', () => {
   it('shows each resource with its versions and marks breaking changes', () => {
     expect(formatPlan(plan).split('\n')).toEqual([
       'KIND         NAME              ACTION     VERSION',
-      'connector    orders-get-order  update     1 -> 2',
+      'connector    orders-get-order  update     1 → 2',
       '    ~ url',
-      'tool         get-order         update     2 -> 3',
+      'tool         get-order         update     2 → 3',
       '    ! parameter removed: path.orderId (breaking)',
       '    ~ guidance changed',
       'agent        support-agent     unchanged  1',

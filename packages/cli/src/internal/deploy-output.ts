@@ -42,7 +42,7 @@ export function planSummary(plan: DeployPlan): string {
 
 function versionText(change: DeployChange): string {
   if (change.action === 'update' && change.previousVersion !== undefined) {
-    return `${change.previousVersion} -> ${change.version}`;
+    return `${change.previousVersion} → ${change.version}`;
   }
   return String(change.version);
 }
