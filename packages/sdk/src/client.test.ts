@@ -217,6 +217,16 @@ describe('Maitento client retries', () => {
     expect(seen).toHaveLength(3);
   });
 
+  it('stops at once without retrying when the caller aborts', async () => {
+    handler = () => {}; // never answers
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(new Error('caller gave up')), 100);
+    await expect(client({ timeoutMs: 5_000 }).connectors.list({ signal: controller.signal })).rejects.toThrow(
+      'caller gave up',
+    );
+    expect(seen).toHaveLength(1);
+  });
+
   it('does not retry a 4xx other than 408 and 429', async () => {
     handler = (_req, res) => json(res, 409, { error: 'disabled', code: 'api:extops:version-disabled' });
     await expect(client().extops.call('t', { arguments: {} })).rejects.toBeInstanceOf(ConflictError);
