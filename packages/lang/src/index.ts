@@ -7,6 +7,8 @@ export { MAX_NESTING, parseMtr } from './syntax/parse.js';
 export type { ParseResult } from './syntax/parse.js';
 export { didYouMean, editDistance } from './diagnostics/did-you-mean.js';
 export { formatDiagnostic, formatDiagnostics } from './diagnostics/format.js';
+export { FORMAT_WIDTH, formatMtr } from './format/format-mtr.js';
+export type { FormatResult } from './format/format-mtr.js';
 // ---- config compiler ----
 export { compileRepo } from './config/compile-repo.js';
 export type { CompiledRepo, CompileOptions, ResourceSource } from './config/compile-repo.js';
