@@ -55,10 +55,8 @@ export async function assemble(
   const params = validateRequest(plan, values);
   const template = plan.connector.template;
   const path = buildPathAndQuery(template, plan.tool.name, params.path, params.query);
-  const auth =
-    input.connector.auth === 'None'
-      ? undefined
-      : await resolveAuth(plan, input, options.platform, options.platformOrigin);
+  const resolving = resolveAuth(plan, input, options.platform, options.platformOrigin);
+  const auth = resolving instanceof Promise ? await resolving : resolving;
   // The platform's own API is exempt from the public-address rule; every other host is checked. The host of the
   // built URL is the configured one, so the configured URL is what is judged.
   if (auth?.platform !== true) {

@@ -24,6 +24,17 @@ function header(headers: Record<string, string | string[] | undefined>, name: st
   return Array.isArray(value) ? value[0] : value;
 }
 
+/** The headers of one hop: without body headers after a change to GET, with the credential only where it may go. */
+function hopHeaders(call: Assembled, dropBody: boolean, credential: boolean): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const name in call.headers) {
+    if (dropBody && (name === 'content-type' || name === 'idempotency-key')) continue;
+    headers[name] = call.headers[name];
+  }
+  if (credential && call.auth !== undefined) headers[call.auth.header] = call.auth.value;
+  return headers;
+}
+
 /** Steps 6-10 on the wire: dispatch, follow redirects by hand, read the body under the deadline, shape the result. */
 export async function send(call: Assembled, ctx: SendContext, deadline: Deadline): Promise<ToolCallResult> {
   const { options } = ctx;
@@ -39,16 +50,9 @@ export async function send(call: Assembled, ctx: SendContext, deadline: Deadline
   let body = call.body;
   let downgraded = false;
   for (let hops = 0; ; hops++) {
-    let headers = call.headers;
-    if (body === undefined && call.body !== undefined) {
-      // A redirect turned the call into a GET: the body and what describes it are dropped.
-      headers = { ...headers };
-      delete headers['content-type'];
-      delete headers['idempotency-key'];
-    }
-    if (call.auth !== undefined && (url === undefined || credentialAllowed(url, template, downgraded))) {
-      headers = { ...headers, [call.auth.header]: call.auth.value };
-    }
+    const dropBody = body === undefined && call.body !== undefined;
+    const credential = call.auth !== undefined && (url === undefined || credentialAllowed(url, template, downgraded));
+    const headers = dropBody || credential ? hopHeaders(call, dropBody, credential) : call.headers;
     const response = await dispatcher.request({
       origin,
       path,

@@ -12,21 +12,25 @@ export interface ResolvedAuth {
   platform: boolean;
 }
 
-/** Step 5: the credential header for the connector's `auth`, or undefined for `None`. */
-export async function resolveAuth(
+/** Step 5: the credential header for the connector's `auth`, or undefined for `None`; a promise only for a platform token. */
+export function resolveAuth(
   plan: ToolPlan,
   input: ToolCallInput,
   platform: GatewayOptions['platform'] | undefined,
   platformOrigin: string | undefined,
-): Promise<ResolvedAuth | undefined> {
+): ResolvedAuth | Promise<ResolvedAuth> | undefined {
   const connector = plan.connector.connector;
   if (connector.auth === 'None') return undefined;
   if (connector.auth === 'Maitento') {
     if (platform === undefined || platformOrigin !== plan.connector.template.origin) {
       throw addressBlockedError(plan.connector.template.hostname);
     }
-    const token = await platform.token({ tool: input.tool, connector });
-    return { header: 'authorization', value: `Bearer ${token}`, secrets: [token], platform: true };
+    return platform.token({ tool: input.tool, connector }).then((token) => ({
+      header: 'authorization',
+      value: `Bearer ${token}`,
+      secrets: [token],
+      platform: true,
+    }));
   }
   const credential = input.credential;
   if (credential === undefined) {
