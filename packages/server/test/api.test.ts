@@ -172,6 +172,19 @@ describe('errors and the API description', () => {
     expect(res.json().code).toBe('api:request:invalid');
   });
 
+  it('answers malformed JSON with 400 and a code, and takes an empty JSON body as no body', async () => {
+    const headers = { ...auth(server.adminKey), 'content-type': 'application/json' };
+    const bad = await server.app.inject({ method: 'POST', url: '/v1/keys', headers, payload: '{"role":' });
+    expect([bad.statusCode, bad.json().code]).toEqual([400, 'api:request:invalid']);
+    const empty = await server.app.inject({
+      method: 'POST',
+      url: '/v1/connectors/orders-get/versions/1/enable',
+      headers,
+      payload: '',
+    });
+    expect(empty.json()).toEqual({ name: 'orders-get', version: 1, enabled: true });
+  });
+
   it('answers a missing or unknown key with 401', async () => {
     const none = await server.app.inject({ method: 'GET', url: '/v1/connectors' });
     expect([none.statusCode, none.json().code]).toEqual([401, 'api:auth:missing-key']);

@@ -71,6 +71,13 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
   app.addHook('onClose', async () => {
     if (ownsGateway) await gateway.close();
   });
+  // An empty body sent as JSON (a client that always sets the header) counts as no body, not as an error.
+  const jsonParser = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (body === '') return done(null, undefined);
+    jsonParser(request, String(body), done);
+  });
   addSharedSchemas(app);
   registerErrorHandler(app, bodyLimit);
   await app.register(swagger, {
