@@ -28,11 +28,6 @@ export const gatewayErrors = defineErrors({
     status: 422,
     message: 'Could not find secret {secret} for connector {connector}',
   },
-  'api:gateway:secret-missing': {
-    status: 422,
-    message: 'Connector {connector} needs a secret in a header, but this call of {tool} was given none.',
-    hint: 'Give the tool an auth secret, or pass the inputs.functions.auth input of the run.',
-  },
   'api:gateway:too-many-redirects': {
     status: 502,
     message: 'The endpoint of {tool} redirected more than {max} times; the call was stopped at {url}.',

@@ -206,6 +206,15 @@ describe('the seed examples through the gateway', () => {
     expect(upstream.connections).toBe(connections);
   });
 
+  it('a Header connector called with no secret at all is api:connectors:secret-missing and sends nothing', async () => {
+    const { input } = examples()['get-order'];
+    const before = upstream.received.length;
+    const result = await allowed.call({ ...input, credential: undefined });
+    expect(result).toMatchObject({ ok: false, code: 'api:connectors:secret-missing' });
+    expect(result.error).toContain('get-order calls the Header connector orders-get-order');
+    expect(since(before)).toEqual([]);
+  });
+
   it('current-weather: an argument naming the bound query.current is refused and nothing is sent', async () => {
     const { input } = examples()['current-weather'];
     const before = upstream.received.length;

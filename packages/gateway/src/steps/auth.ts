@@ -1,4 +1,5 @@
 import { addressBlockedError } from '@maitento/egress';
+import { langErrors } from '@maitento/lang';
 import { gatewayErrors } from '../errors.js';
 import type { GatewayOptions, ToolCallInput } from '../gateway/types.js';
 import type { ToolPlan } from '../internal/plan.js';
@@ -34,7 +35,11 @@ export function resolveAuth(
   }
   const credential = input.credential;
   if (credential === undefined) {
-    throw gatewayErrors.create('api:gateway:secret-missing', { connector: connector.name, tool: plan.tool.name });
+    throw langErrors.create('api:connectors:secret-missing', {
+      tool: plan.tool.name,
+      connector: connector.name,
+      detail: 'this call was given no secret (an optional inputs.functions.auth input left empty?)',
+    });
   }
   if ('missing' in credential) {
     throw gatewayErrors.create('api:gateway:secret-not-found', {
