@@ -13,6 +13,7 @@ import { register as extopList } from './extop-list.js';
 import { register as extopVersionDisable } from './extop-version-disable.js';
 import { register as extopVersionEnable } from './extop-version-enable.js';
 import { register as extopVersions } from './extop-versions.js';
+import { register as fmt } from './fmt.js';
 import { register as keyCreate } from './key-create.js';
 import { register as keyDelete } from './key-delete.js';
 import { register as keyList } from './key-list.js';
@@ -42,6 +43,7 @@ export const commands: RegisterCommand[] = [
   extopVersionDisable,
   extopVersionEnable,
   extopVersions,
+  fmt,
   keyCreate,
   keyDelete,
   keyList,
