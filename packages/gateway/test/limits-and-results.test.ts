@@ -136,6 +136,40 @@ describe('the deadline', () => {
   });
 });
 
+describe('the deadline before sending', () => {
+  it('also bounds a name lookup that never answers', async () => {
+    const hanging = createGateway({
+      policy: createEgressPolicy({ allow: '127.0.0.1/32' }),
+      resolver: () => new Promise(() => {}),
+      timeoutMs: 200,
+    });
+    try {
+      const started = Date.now();
+      const result = await hanging.call({
+        tool,
+        connector: { ...connector('/x'), url: `http://slow-dns.example.com:${upstream.port}/x` },
+        arguments: {},
+      });
+      expect(result).toMatchObject({ ok: false, code: 'api:gateway:timeout' });
+      expect(Date.now() - started).toBeLessThan(2_000);
+    } finally {
+      await hanging.close();
+    }
+  });
+
+  it('reports a call cancelled by the caller', async () => {
+    const controller = new AbortController();
+    const pending = gateway.call({
+      tool,
+      connector: connector('/slow-headers'),
+      arguments: {},
+      signal: controller.signal,
+    });
+    setTimeout(() => controller.abort(), 50);
+    expect(await pending).toMatchObject({ ok: false, code: 'api:gateway:cancelled' });
+  });
+});
+
 describe('the body', () => {
   it('is cut at 100,000 decoded bytes by default, and the model is told how large it was', async () => {
     const result = await gateway.call({ tool, connector: connector('/big'), arguments: {} });

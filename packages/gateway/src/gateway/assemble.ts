@@ -1,5 +1,6 @@
 import { addressBlockedError } from '@maitento/egress';
 import type { Json } from '@maitento/lang';
+import type { Deadline } from '../internal/deadline.js';
 import { type ToolPlan, toolPlan } from '../internal/plan.js';
 import { readArguments } from '../steps/arguments.js';
 import { type ResolvedAuth, resolveAuth } from '../steps/auth.js';
@@ -48,6 +49,7 @@ export async function assemble(
   input: ToolCallInput,
   options: ResolvedOptions,
   authorize: Authorizer,
+  deadline?: Deadline,
 ): Promise<Assembled> {
   const plan = planFor(input);
   const args = readArguments(plan, input.arguments, input.runBindings);
@@ -56,12 +58,12 @@ export async function assemble(
   const template = plan.connector.template;
   const path = buildPathAndQuery(template, plan.tool.name, params.path, params.query);
   const resolving = resolveAuth(plan, input, options.platform, options.platformOrigin);
-  const auth = resolving instanceof Promise ? await resolving : resolving;
+  const auth = resolving instanceof Promise ? await (deadline?.race(resolving) ?? resolving) : resolving;
   // The platform's own API is exempt from the public-address rule; every other host is checked. The host of the
   // built URL is the configured one, so the configured URL is what is judged.
   if (auth?.platform !== true) {
     const pending = authorize(template.url, template.origin);
-    if (pending !== undefined) await pending;
+    if (pending !== undefined) await (deadline?.race(pending) ?? pending);
   }
   const method = input.connector.method;
   const headers: Record<string, string> = { ...BASE_HEADERS };

@@ -73,14 +73,17 @@ export function createGateway(gatewayOptions: GatewayOptions): Gateway {
 
   return {
     async prepare(input): Promise<PreparedRequest | ToolCallResult> {
+      const deadline = new Deadline(options.timeoutMs, input.signal);
       try {
-        const call = await assemble(input, options, ctx.authorize);
+        const call = await assemble(input, options, ctx.authorize, deadline);
         const headers = { ...call.headers };
         if (call.auth !== undefined) headers[call.auth.header] = call.auth.value;
         const url = finalUrl(call.plan.connector.template, call.path, call.plan.tool.name);
         return { prepared: true, method: call.method, url, headers, body: call.body, view: viewOf(call) };
       } catch (error) {
-        return failure(error, undefined, false, input);
+        return failure(error, undefined, deadline.timedOut, input);
+      } finally {
+        deadline.dispose();
       }
     },
 
@@ -89,7 +92,7 @@ export function createGateway(gatewayOptions: GatewayOptions): Gateway {
       const deadline = new Deadline(options.timeoutMs, input.signal);
       try {
         if (deadline.aborted) throw new Error('aborted');
-        call = await assemble(input, options, ctx.authorize);
+        call = await assemble(input, options, ctx.authorize, deadline);
         return await send(call, ctx, deadline);
       } catch (error) {
         return failure(error, call, deadline.timedOut, input);

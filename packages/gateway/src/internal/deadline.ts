@@ -45,6 +45,25 @@ export class Deadline {
     for (const listener of listeners) listener();
   }
 
+  /** Settles like `promise`, or rejects when the call ends first (for work undici does not run: lookups, tokens). */
+  race<T>(promise: Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const onAbort = () => reject(this.reason);
+      if (this.aborted) return onAbort();
+      this.addEventListener('abort', onAbort);
+      promise.then(
+        (value) => {
+          this.removeEventListener('abort', onAbort);
+          resolve(value);
+        },
+        (error: unknown) => {
+          this.removeEventListener('abort', onAbort);
+          reject(error);
+        },
+      );
+    });
+  }
+
   /** Stops the timer and lets go of the caller's signal. */
   dispose(): void {
     clearTimeout(this.#timer);
