@@ -62,6 +62,11 @@ describe('mt against a real server', { timeout: 120_000 }, () => {
     expect(result.stderr).toContain('orders-api-key');
     expect(result.stderr).toMatch(/\d+ \| .*@ref\("orders-api-key"\)/);
     expect(result.stderr).toContain('error [api:deploy:invalid]');
+    const json = await mt(['deploy', repo, '--json']);
+    expect(json.code).toBe(1);
+    const refusal = JSON.parse(json.stdout);
+    expect(refusal.code).toBe('api:deploy:invalid');
+    expect(refusal.diagnostics.map((d: { code: string }) => d.code)).toContain('api:secrets:not-found');
     expect(await mtJson<unknown[]>(['connector-list'])).toEqual([]);
   });
 
