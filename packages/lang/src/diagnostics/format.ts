@@ -24,7 +24,13 @@ export function formatDiagnostic(d: Diagnostic, source: string | string[] | unde
   const text = lines?.[d.line - 1];
   if (text !== undefined) {
     const startIndex = Math.max(0, Math.min(d.column - 1, text.length));
-    let endIndex = d.endLine === d.line && d.endColumn !== undefined ? d.endColumn - 1 : text.length;
+    // No end: one caret. An end on a later line: underline to the end of this line.
+    let endIndex =
+      d.endColumn === undefined
+        ? startIndex + 1
+        : d.endLine !== undefined && d.endLine > d.line
+          ? text.length
+          : d.endColumn - 1;
     endIndex = Math.min(Math.max(endIndex, startIndex + 1), Math.max(text.length, startIndex + 1));
     const from = text.length > WINDOW ? Math.max(0, Math.min(startIndex - 40, text.length - WINDOW)) : 0;
     const to = Math.min(text.length, from + WINDOW);
