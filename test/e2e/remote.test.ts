@@ -7,6 +7,7 @@ import {
   type RunOptions,
   requireBuiltCli,
   runMt,
+  runMtInTerminal,
   type ServerProcess,
   startServer,
   tempHome,
@@ -244,6 +245,22 @@ describe('mt secrets by name', { timeout: 120_000 }, () => {
     const missing = await mt(['secret-delete', 'spare']);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain('error [api:cli:secret-not-found]');
+  });
+
+  it('asks for a secret value on a terminal without echoing it', async () => {
+    const typed = 'typed-on-a-terminal-42';
+    const result = await runMtInTerminal(['secret-create', 'typed-secret'], {
+      home,
+      env: { MT_API_URL: server.url, MT_API_KEY: ADMIN_KEY },
+      prompt: 'secret value: ',
+      typed,
+    });
+    expect(result.code, result.stdout).toBe(0);
+    expect(result.stdout).toContain('secret value: ');
+    expect(result.stdout).toContain('created secret typed-secret');
+    expect(result.stdout).not.toContain(typed);
+    const names = (await mtJson<{ name: string }[]>(['secret-list'])).map((s) => s.name);
+    expect(names).toContain('typed-secret');
   });
 
   it('refuses an empty secret value', async () => {

@@ -130,3 +130,27 @@ export async function copyExampleRepo(): Promise<string> {
 export function tempHome(): Promise<string> {
   return mkdtemp(join(tmpdir(), 'mt-e2e-home-'));
 }
+
+/**
+ * Runs `mt` on a pseudo-terminal (through `script`), as a person at a terminal would, and types
+ * `typed` followed by Enter once `prompt` appears. Returns everything the terminal showed.
+ */
+export function runMtInTerminal(
+  args: string[],
+  options: { home: string; env?: Record<string, string>; prompt: string; typed: string },
+): Promise<MtResult> {
+  const env: Record<string, string> = { ...cleanEnv(options.home), SHELL: '/bin/sh', ...options.env };
+  const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+  const command = [process.execPath, MT, ...args].map(quote).join(' ');
+  const child = spawn('script', ['-qec', command, '/dev/null'], { cwd: options.home, env });
+  let shown = '';
+  let typed = false;
+  child.stdout.on('data', (c: Buffer) => {
+    shown += c.toString();
+    if (!typed && shown.includes(options.prompt)) {
+      typed = true;
+      child.stdin.write(`${options.typed}\r`);
+    }
+  });
+  return collect(child, 30_000);
+}

@@ -33,8 +33,9 @@ function stripNewline(text: string): string {
 /** Reads one line from the terminal in raw mode, echoing nothing. */
 function promptHidden(question: string): Promise<string> {
   const stdin = process.stdin;
-  process.stderr.write(question);
+  // Echo goes off before the prompt shows, so nothing typed (or pasted) early is ever echoed.
   stdin.setRawMode(true);
+  process.stderr.write(question);
   stdin.setEncoding('utf8');
   stdin.resume();
   return new Promise((resolve, reject) => {
