@@ -44,7 +44,7 @@ import {
  */
 class MtrParser extends CstParser {
   constructor() {
-    super(allTokens, { recoveryEnabled: true, maxLookahead: 3, errorMessageProvider: messages });
+    super(allTokens, { recoveryEnabled: true, maxLookahead: 2, errorMessageProvider: messages });
     this.performSelfAnalysis();
   }
 
