@@ -2,7 +2,7 @@ import { createCachingResolver, createEgressAgent, systemResolver } from '@maite
 import { isMtError, type MtError } from '@maitento/errors';
 import { Agent } from 'undici';
 import { gatewayErrors } from '../errors.js';
-import { Deadline } from '../internal/deadline.js';
+import { Deadline, DeadlineClock } from '../internal/deadline.js';
 import { finalUrl } from '../steps/build-url.js';
 import { createAuthorizer } from '../steps/egress.js';
 import type { Redactor } from '../steps/redact.js';
@@ -41,6 +41,7 @@ export function createGateway(gatewayOptions: GatewayOptions): Gateway {
       resolver,
       connect: { ca: options.tls?.ca, timeout: options.timeoutMs },
     });
+  const clock = new DeadlineClock(options.timeoutMs);
   let platformAgent: Agent | undefined;
   const ctx: SendContext = {
     options,
@@ -73,7 +74,7 @@ export function createGateway(gatewayOptions: GatewayOptions): Gateway {
 
   return {
     async prepare(input): Promise<PreparedRequest | ToolCallResult> {
-      const deadline = new Deadline(options.timeoutMs, input.signal);
+      const deadline = new Deadline(clock, options.timeoutMs, input.signal);
       try {
         const call = await assemble(input, options, ctx.authorize, deadline);
         const headers = { ...call.headers };
@@ -89,7 +90,7 @@ export function createGateway(gatewayOptions: GatewayOptions): Gateway {
 
     async call(input): Promise<ToolCallResult> {
       let call: Assembled | undefined;
-      const deadline = new Deadline(options.timeoutMs, input.signal);
+      const deadline = new Deadline(clock, options.timeoutMs, input.signal);
       try {
         if (deadline.aborted) throw new Error('aborted');
         call = await assemble(input, options, ctx.authorize, deadline);
@@ -102,6 +103,7 @@ export function createGateway(gatewayOptions: GatewayOptions): Gateway {
     },
 
     async close(): Promise<void> {
+      clock.stop();
       if (ownsDispatcher) await dispatcher.close();
       await platformAgent?.close();
     },

@@ -1,38 +1,44 @@
 /**
  * One deadline for a whole call, shaped as the signal undici accepts (`aborted`, `reason`, `addEventListener`).
- * A full AbortController costs an EventTarget per call; this costs one timer and an array.
+ * A full AbortController costs an EventTarget per call, and a timer per call costs a timer-list insertion and
+ * removal; deadlines are instead checked by one {@link DeadlineClock} per gateway.
  */
 export class Deadline {
   aborted = false;
   reason: unknown = undefined;
-  /** True when the timer, not the caller, ended the call. */
+  /** True when the clock, not the caller, ended the call. */
   timedOut = false;
-  #listeners: Array<() => void> = [];
-  readonly #timer: NodeJS.Timeout;
-  readonly #external: AbortSignal | undefined;
-  readonly #onExternal = () => this.abort(new Error('The call was cancelled.'));
+  readonly expiresAt: number;
+  #listeners: Array<() => void> | undefined;
+  readonly #clock: DeadlineClock;
+  #external: AbortSignal | undefined;
+  #onExternal: (() => void) | undefined;
 
-  constructor(ms: number, external?: AbortSignal) {
-    this.#timer = setTimeout(() => {
-      this.timedOut = true;
-      this.abort(new Error('The deadline passed.'));
-    }, ms);
-    this.#external = external;
+  constructor(clock: DeadlineClock, ms: number, external?: AbortSignal) {
+    this.expiresAt = Date.now() + ms;
+    this.#clock = clock;
+    clock.add(this);
     if (external !== undefined) {
-      if (external.aborted) this.#onExternal();
-      else external.addEventListener('abort', this.#onExternal, { once: true });
+      if (external.aborted) this.abort(new Error('The call was cancelled.'));
+      else {
+        this.#external = external;
+        this.#onExternal = () => this.abort(new Error('The call was cancelled.'));
+        external.addEventListener('abort', this.#onExternal, { once: true });
+      }
     }
   }
 
   /** Registers a listener for the end of the call (undici's abort listener). */
   addEventListener(_type: 'abort', listener: () => void): void {
-    this.#listeners.push(listener);
+    (this.#listeners ??= []).push(listener);
   }
 
   /** Removes a listener registered with {@link addEventListener}. */
   removeEventListener(_type: 'abort', listener: () => void): void {
-    const at = this.#listeners.indexOf(listener);
-    if (at >= 0) this.#listeners.splice(at, 1);
+    const listeners = this.#listeners;
+    if (listeners === undefined) return;
+    const at = listeners.indexOf(listener);
+    if (at >= 0) listeners.splice(at, 1);
   }
 
   /** Ends the call: every listener is told once. */
@@ -41,8 +47,8 @@ export class Deadline {
     this.aborted = true;
     this.reason = reason;
     const listeners = this.#listeners;
-    this.#listeners = [];
-    for (const listener of listeners) listener();
+    this.#listeners = undefined;
+    if (listeners !== undefined) for (const listener of listeners) listener();
   }
 
   /** Settles like `promise`, or rejects when the call ends first (for work undici does not run: lookups, tokens). */
@@ -64,9 +70,53 @@ export class Deadline {
     });
   }
 
-  /** Stops the timer and lets go of the caller's signal. */
+  /** Stops watching the deadline and lets go of the caller's signal. */
   dispose(): void {
-    clearTimeout(this.#timer);
-    this.#external?.removeEventListener('abort', this.#onExternal);
+    this.#clock.delete(this);
+    if (this.#onExternal !== undefined) this.#external?.removeEventListener('abort', this.#onExternal);
+  }
+}
+
+/** Checks the live deadlines of one gateway on a coarse tick (1/20 of the timeout, 10 ms to 1 s). */
+export class DeadlineClock {
+  readonly #live = new Set<Deadline>();
+  readonly #tickMs: number;
+  #timer: NodeJS.Timeout | undefined;
+
+  constructor(timeoutMs: number) {
+    this.#tickMs = Math.min(1_000, Math.max(10, Math.floor(timeoutMs / 20)));
+  }
+
+  /** Starts watching `deadline`. */
+  add(deadline: Deadline): void {
+    this.#live.add(deadline);
+    if (this.#timer === undefined) {
+      this.#timer = setInterval(() => this.#tick(), this.#tickMs);
+      // Watching deadlines must never keep a process alive on its own.
+      this.#timer.unref();
+    }
+  }
+
+  /** Stops watching `deadline`. */
+  delete(deadline: Deadline): void {
+    this.#live.delete(deadline);
+  }
+
+  /** Stops the tick (the gateway is closing). */
+  stop(): void {
+    clearInterval(this.#timer);
+    this.#timer = undefined;
+  }
+
+  #tick(): void {
+    if (this.#live.size === 0) return;
+    const now = Date.now();
+    for (const deadline of this.#live) {
+      if (deadline.expiresAt <= now) {
+        this.#live.delete(deadline);
+        deadline.timedOut = true;
+        deadline.abort(new Error('The deadline passed.'));
+      }
+    }
   }
 }
