@@ -30,7 +30,8 @@ export class Deadline {
 
   /** Registers a listener for the end of the call (undici's abort listener). */
   addEventListener(_type: 'abort', listener: () => void): void {
-    (this.#listeners ??= []).push(listener);
+    if (this.#listeners === undefined) this.#listeners = [listener];
+    else this.#listeners.push(listener);
   }
 
   /** Removes a listener registered with {@link addEventListener}. */
