@@ -261,3 +261,13 @@ describe('parseMtr spans', () => {
     expect(ast.span.end).toEqual({ offset: 12, line: 3, column: 1 });
   });
 });
+
+describe('docs/mtr-language.md syntax section', () => {
+  it('has a first example that parses without a diagnostic', () => {
+    const doc = readFileSync(new URL('../../../../docs/mtr-language.md', import.meta.url), 'utf8');
+    const syntax = doc.slice(doc.indexOf('## Syntax'));
+    const example = /```\n([\s\S]*?)```/.exec(syntax)?.[1] ?? '';
+    expect(example).toContain('bindings.query:current');
+    expect(parseMtr(example, 'doc.mtr').diagnostics).toEqual([]);
+  });
+});
