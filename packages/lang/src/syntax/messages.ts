@@ -1,5 +1,5 @@
 import { EOF, type IParserErrorMessageProvider, type IToken, type TokenType, tokenMatcher } from 'chevrotain';
-import { showText } from '../internal/show-text.js';
+import { showText } from './lexer.js';
 
 /** The most parser errors one file reports; past that the parse stops with one more diagnostic. */
 export const MAX_PARSER_ERRORS = 100;
