@@ -1,7 +1,5 @@
-import { resolve } from 'node:path';
-import { egressPolicyFromEnv } from '@maitento/egress';
-import { compileRepo, formatDiagnostic, readConfigRepo } from '@maitento/lang';
 import { ExitCode } from '../internal/exit-codes.js';
+import { compileLocalRepo, printDiagnostics } from '../internal/local-repo.js';
 import { CommandExit, printJson, reportError } from '../internal/output.js';
 import type { RegisterCommand } from './index.js';
 
@@ -32,20 +30,14 @@ Environment:
 Exit codes: 0 no error (warnings allowed), 1 at least one error.`,
     )
     .action(async (dir: string, flags: CheckFlags) => {
-      const root = resolve(dir);
-      let policy: ReturnType<typeof egressPolicyFromEnv>;
+      let local: Awaited<ReturnType<typeof compileLocalRepo>>;
       try {
-        policy = egressPolicyFromEnv(process.env);
+        local = await compileLocalRepo(dir);
       } catch (error) {
         throw new CommandExit(reportError(io, error, flags.json));
       }
-      const files = await readConfigRepo(root);
-      const repo = compileRepo(files, {
-        egress: policy,
-        platformOrigin: process.env.MT_PUBLIC_URL?.trim() || undefined,
-      });
-      const sources = new Map(files.map((f) => [f.path, f.content]));
-      const errors = repo.diagnostics.filter((d) => d.severity === 'error').length;
+      const { compiled: repo, sources } = local;
+      const errors = local.errors.length;
       const warnings = repo.diagnostics.length - errors;
       const tools = [...repo.definitions.values()];
 
@@ -64,7 +56,7 @@ Exit codes: 0 no error (warnings allowed), 1 at least one error.`,
         if (flags.tools) out.tools = tools;
         printJson(io, out);
       } else {
-        for (const d of repo.diagnostics) io.err(formatDiagnostic(d, sources.get(d.file) ?? ''));
+        await printDiagnostics(io, repo.diagnostics, sources);
         if (flags.tools) {
           for (const tool of tools) io.out(`${tool.name}\n${JSON.stringify(tool, null, 2)}\n`);
         }

@@ -1,12 +1,11 @@
 import { existsSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { egressPolicyFromEnv } from '@maitento/egress';
-import { compileRepo, readConfigRepo } from '@maitento/lang';
 import { UnprocessableEntityError } from '@maitento/sdk';
 import { cliErrors } from '../errors.js';
 import { type ApiFlags, addConnectionOptions, addJsonOption, withClient } from '../internal/api.js';
-import { formatPlan, planSummary, printDiagnostics } from '../internal/deploy-output.js';
+import { formatPlan, planSummary } from '../internal/deploy-output.js';
 import { ExitCode } from '../internal/exit-codes.js';
+import { compileLocalRepo, printDiagnostics } from '../internal/local-repo.js';
 import { CommandExit, printJson, reportError } from '../internal/output.js';
 import type { RegisterCommand } from './index.js';
 
@@ -25,11 +24,8 @@ export const register: RegisterCommand = (program, io) => {
     if (!existsSync(root) || !statSync(root).isDirectory()) {
       throw new CommandExit(reportError(io, cliErrors.create('api:cli:repo-not-found', { dir }), flags.json === true));
     }
-    const files = await readConfigRepo(root);
-    const sources = new Map(files.map((f) => [f.path, f.content]));
-    const compiled = compileRepo(files, { egress: egressPolicyFromEnv() });
-    const errors = compiled.diagnostics.filter((d) => d.severity === 'error');
-    printDiagnostics(io, compiled.diagnostics, sources);
+    const { files, sources, compiled, errors } = await compileLocalRepo(root);
+    await printDiagnostics(io, compiled.diagnostics, sources);
     if (errors.length > 0) {
       const error = cliErrors.create('api:cli:config-invalid', { count: errors.length });
       if (flags.json) printJson(io, { error: error.message, code: error.code, diagnostics: compiled.diagnostics });
@@ -47,7 +43,7 @@ export const register: RegisterCommand = (program, io) => {
         // The server refused the repo (for example a secret the namespace lacks): shown like local errors.
         if (flags.json) printJson(io, error.body);
         else {
-          printDiagnostics(io, error.diagnostics, sources);
+          await printDiagnostics(io, error.diagnostics, sources);
           reportError(io, error);
         }
         throw new CommandExit(ExitCode.UserError);

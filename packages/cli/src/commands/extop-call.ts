@@ -1,18 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { egressPolicyFromEnv, type Resolver, systemResolver } from '@maitento/egress';
+import type { Resolver } from '@maitento/egress';
 import { isMtError } from '@maitento/errors';
-import {
-  type CallCredential,
-  createGateway,
-  isPreparedRequest,
-  type RunBindingValue,
-  type ToolCallResult,
-} from '@maitento/gateway';
-import { compileRepo, type Interaction, readConfigRepo, type Tool } from '@maitento/lang';
+import type { CallCredential, RunBindingValue, ToolCallResult } from '@maitento/gateway';
+import type { Interaction, Tool } from '@maitento/lang';
 import { cliErrors } from '../errors.js';
 import { ExitCode } from '../internal/exit-codes.js';
+import { compileLocalRepo, printDiagnostics } from '../internal/local-repo.js';
 import { CommandExit, type Io, printJson, reportError } from '../internal/output.js';
 import type { RegisterCommand } from './index.js';
 
@@ -56,7 +51,7 @@ export function resolverFromEnv(value: string | undefined): Resolver | undefined
   }
   return async (hostname) => {
     const answer = fixed.get(hostname.toLowerCase().replace(/\.$/, ''));
-    if (answer === undefined) return systemResolver(hostname);
+    if (answer === undefined) return (await import('@maitento/egress')).systemResolver(hostname);
     return answer.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
   };
 }
@@ -116,14 +111,10 @@ async function extopCall(io: Io, toolName: string, flags: Flags): Promise<void> 
   }
   const inputs = pairs(flags.input, '--input');
   const secrets = pairs(flags.secret, '--secret');
-  const policy = egressPolicyFromEnv();
-  const compiled = compileRepo(await readConfigRepo(dir), { egress: policy });
-  if (!compiled.ok) {
-    for (const d of compiled.diagnostics)
-      io.err(`${d.file}:${d.line}:${d.column} ${d.severity} ${d.code}  ${d.message}`);
-    throw cliErrors.create('api:cli:config-invalid', {
-      count: compiled.diagnostics.filter((d) => d.severity === 'error').length,
-    });
+  const { compiled, sources, errors } = await compileLocalRepo(dir);
+  if (errors.length > 0) {
+    await printDiagnostics(io, compiled.diagnostics, sources);
+    throw cliErrors.create('api:cli:config-invalid', { count: errors.length });
   }
   const tool = compiled.tools.find((t) => t.name === toolName);
   if (tool === undefined) throw cliErrors.create('api:cli:tool-not-found', { dir: flags.repo, tool: toolName });
@@ -162,7 +153,11 @@ async function extopCall(io: Io, toolName: string, flags: Flags): Promise<void> 
     credential = value === undefined ? { missing: { secret: source.secret } } : { header: source.header, value };
   }
 
-  const gateway = createGateway({ policy, resolver: resolverFromEnv(process.env.MT_RESOLVE) });
+  const [{ createGateway, isPreparedRequest }, { egressPolicyFromEnv }] = await Promise.all([
+    import('@maitento/gateway'),
+    import('@maitento/egress'),
+  ]);
+  const gateway = createGateway({ policy: egressPolicyFromEnv(), resolver: resolverFromEnv(process.env.MT_RESOLVE) });
   try {
     const input = { tool, connector, arguments: args, runBindings, credential, idempotencyKey: randomUUID() };
     if (flags.dryRun) {

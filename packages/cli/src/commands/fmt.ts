@@ -1,6 +1,6 @@
 import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join, relative, resolve, sep } from 'node:path';
-import { type Diagnostic, formatDiagnostic, formatMtr } from '@maitento/lang';
+import type { Diagnostic } from '@maitento/lang';
 import { ExitCode } from '../internal/exit-codes.js';
 import { CommandExit, printJson, reportError } from '../internal/output.js';
 import type { RegisterCommand } from './index.js';
@@ -67,6 +67,7 @@ that is not formatted.`,
         );
       }
 
+      const { formatDiagnostic, formatMtr } = await import('@maitento/lang');
       const results: { file: string; changed: boolean }[] = [];
       const diagnostics: Diagnostic[] = [];
       for (const path of paths) {

@@ -1,4 +1,4 @@
-import { startServer } from '@maitento/server';
+import type { startServer } from '@maitento/server';
 import { ExitCode } from '../internal/exit-codes.js';
 import { CommandExit, reportError } from '../internal/output.js';
 import type { RegisterCommand } from './index.js';
@@ -36,7 +36,8 @@ Environment:
       }
       let running: Awaited<ReturnType<typeof startServer>>;
       try {
-        running = await startServer({
+        const server = await import('@maitento/server');
+        running = await server.startServer({
           port,
           host: flags.host,
           dataDir: flags.data,

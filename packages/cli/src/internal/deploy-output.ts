@@ -1,13 +1,5 @@
-import type { Diagnostic } from '@maitento/lang';
-import { formatDiagnostic } from '@maitento/lang';
 import type { DeployChange, DeployPlan } from '@maitento/sdk';
-import type { Io } from './output.js';
 import { formatTable } from './table.js';
-
-/** Prints diagnostics compiler-style on stderr (as `mt check` does), each with its source line. */
-export function printDiagnostics(io: Io, diagnostics: Diagnostic[], sources: Map<string, string>): void {
-  for (const diagnostic of diagnostics) io.err(formatDiagnostic(diagnostic, sources.get(diagnostic.file) ?? ''));
-}
 
 /**
  * Formats a deploy plan as a table, one row per resource, with what changed under each row:
