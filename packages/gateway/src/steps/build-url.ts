@@ -53,21 +53,40 @@ export function compileUrlTemplate(raw: string): UrlTemplate {
   };
 }
 
+// A `.` or `..` segment once the value is split on `/` or `\\`: a server that decodes `%2F` (or normalises after
+// decoding, as nginx does before proxying) would otherwise climb out of the configured path.
+const DOT_SEGMENT = /(?:^|[/\\])\.{1,2}(?:[/\\]|$)/;
+// Overlong UTF-8 forms of `.`, `/` and `\\` that lax decoders still turn into the ASCII character.
+const OVERLONG: ReadonlyArray<readonly [RegExp, string]> = [
+  [/%c0%ae|%e0%80%ae/gi, '.'],
+  [/%c0%af|%e0%80%af/gi, '/'],
+  [/%c1%9c|%e0%81%9c/gi, '\\'],
+];
+
+/** Decodes every run of valid percent-escapes, leaving malformed ones as they are (as lenient servers do). */
+function lenientDecode(text: string): string {
+  let out = text;
+  for (const [pattern, plain] of OVERLONG) out = out.replace(pattern, plain);
+  return out.replace(/(?:%[0-9a-f]{2})+/gi, (run) => {
+    try {
+      return decodeURIComponent(run);
+    } catch {
+      return run;
+    }
+  });
+}
+
 /** Why a path value is refused, or undefined when it is safe to substitute. */
 export function pathValueProblem(value: string): string | undefined {
   if (value === '') return 'is empty';
   if (PLAIN.test(value)) return undefined;
   let current = value;
-  // Decode repeatedly: a server or proxy that decodes twice must not see `..` either.
+  // Decode repeatedly: a server or proxy that decodes twice must not see `..` either. NFKC turns look-alikes such
+  // as U+FF0E (fullwidth full stop) and U+2025 (two dot leader) into the dots a normalising server would see.
   for (let round = 0; round < 8; round++) {
     if (CONTROL.test(current)) return 'contains control characters';
-    if (current === '.' || current === '..') return 'is a relative path segment (. or ..)';
-    let decoded: string;
-    try {
-      decoded = decodeURIComponent(current);
-    } catch {
-      return undefined;
-    }
+    if (DOT_SEGMENT.test(current.normalize('NFKC'))) return 'is or contains a relative path segment (. or ..)';
+    const decoded = lenientDecode(current);
     if (decoded === current) return undefined;
     current = decoded;
   }

@@ -12,6 +12,8 @@ export interface CheckedParameters {
 
 const NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
 const INTEGER = /^-?(?:0|[1-9]\d*)$/;
+// A lone surrogate cannot be percent-encoded (encodeURIComponent throws), so it is refused as a wrong value.
+const LONE_SURROGATE = /\p{Cs}/u;
 
 /** The URL text of one parameter value, or a problem; numeric strings are accepted because run inputs are text. */
 function parameterText(param: ConnectorParameter, value: Json): string | { problem: string } {
@@ -29,7 +31,8 @@ function parameterText(param: ConnectorParameter, value: Json): string | { probl
       if (value === 'true' || value === 'false') return value;
       return { problem: 'must be true or false' };
     default:
-      if (typeof value === 'string') return value;
+      if (typeof value === 'string')
+        return LONE_SURROGATE.test(value) ? { problem: 'is not valid Unicode text' } : value;
       if (typeof value === 'number' || typeof value === 'boolean') return String(value);
       return { problem: 'must be a string' };
   }
