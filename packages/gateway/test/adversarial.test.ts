@@ -286,3 +286,172 @@ describe('path values that try to leave their segment', () => {
     expect(received()).toBe(before);
   });
 });
+
+describe('hostile Location headers', () => {
+  const to = (location: string) => probe(`/to?l=${encodeURIComponent(location)}`);
+
+  it.each([
+    ['userinfo to an allowed host', () => `http://user:pw@127.0.0.1:${upstream.port}/x`],
+    ['userinfo hiding the real host', () => `http://127.0.0.1:${upstream.port}@127.0.0.2:${elsewhere.port}/x`],
+    ['a scheme-relative //host', () => `//127.0.0.2:${elsewhere.port}/x`],
+    ['backslashes for slashes', () => `\\\\127.0.0.2:${elsewhere.port}\\x`],
+    ['a mixed slash and backslash', () => `/\\127.0.0.2:${elsewhere.port}/x`],
+    ['a tab inside the host', () => `http://127.0.\t0.2:${elsewhere.port}/x`],
+    ['an IPv6 literal with a zone id', () => 'http://[fe80::1%25eth0]/'],
+    ['a name resolving nowhere public', () => `http://elsewhere.example.com:${elsewhere.port}/x`],
+    ['the metadata IP in hex', () => 'http://0xa9fea9fe/latest'],
+    ['localhost with a trailing dot', () => `http://localhost.:${upstream.port}/x`],
+  ])('does not follow %s to a refused address', async (_label, location) => {
+    const before = received(elsewhere);
+    const result = await to(location());
+    expect(result.ok).toBe(false);
+    expect(['api:connectors:address-blocked', 'api:gateway:upstream-unreachable']).toContain(result.code);
+    expect(received(elsewhere)).toBe(before);
+  });
+
+  it.each(['file:///etc/passwd', 'data:text/plain,hello', 'javascript:alert(1)', 'gopher://127.0.0.1:70/'])(
+    'stops at a redirect to %s',
+    async (location) => {
+      const result = await to(location);
+      expect(result).toMatchObject({ ok: false, code: 'api:gateway:upstream-unreachable' });
+      expect(JSON.stringify(result)).not.toContain(secret);
+    },
+  );
+
+  it('follows a relative Location on the same origin, with the credential', async () => {
+    const result = await to('../plain?x=1');
+    expect(result.ok).toBe(true);
+    expect(upstream.received.at(-1)).toMatchObject({ url: '/plain?x=1', headers: { 'x-api-key': secret } });
+  });
+
+  it('sends no credential to another origin reached through a scheme-relative Location', async () => {
+    const allowBoth = createGateway({ policy: createEgressPolicy({ allow: '127.0.0.0/30' }), resolver });
+    try {
+      const result = await probe(`/to?l=${encodeURIComponent(`//127.0.0.2:${elsewhere.port}/landed`)}`, {}, allowBoth);
+      expect(result.ok).toBe(true);
+      expect(elsewhere.received.at(-1)?.url).toBe('/landed');
+      expect(elsewhere.received.at(-1)?.headers['x-api-key']).toBeUndefined();
+    } finally {
+      await allowBoth.close();
+    }
+  });
+});
+
+describe('the one deadline', () => {
+  it('is not extended by a body that drips a byte at a time', async () => {
+    const started = Date.now();
+    const result = await probe('/drip', {}, quick);
+    expect(result).toMatchObject({ ok: false, code: 'api:gateway:timeout' });
+    expect(Date.now() - started).toBeLessThan(1_500);
+  });
+
+  it('covers a redirect whose body never ends', async () => {
+    const started = Date.now();
+    const result = await probe('/slow-redirect-body', {}, quick);
+    expect(result).toMatchObject({ ok: false, code: 'api:gateway:timeout' });
+    expect(Date.now() - started).toBeLessThan(1_500);
+  });
+
+  it('covers the name lookup of a redirect hop', async () => {
+    const started = Date.now();
+    const before = slowNameStarted;
+    const result = await probe(`/to?l=${encodeURIComponent('http://slow-dns.example.com/x')}`, {}, quick);
+    expect(slowNameStarted).toBe(before + 1);
+    expect(result).toMatchObject({ ok: false, code: 'api:gateway:timeout' });
+    expect(Date.now() - started).toBeLessThan(1_500);
+  }, 5_000);
+});
+
+describe('name resolution at call time', () => {
+  it('reports a name with no addresses as not resolved, and sends nothing', async () => {
+    const result = await probe('', { connector: endpoint(`http://empty.example.com:${upstream.port}/x`) });
+    expect(result).toMatchObject({ ok: false, code: 'api:egress:name-not-resolved' });
+  });
+
+  it('judges a host with a trailing dot like the host without it', async () => {
+    const result = await probe('', { connector: endpoint(`http://api.example.com.:${upstream.port}/trailing`) });
+    expect(result.ok, JSON.stringify(result)).toBe(true);
+    const refused = await probe('', { connector: endpoint(`http://elsewhere.example.com.:${elsewhere.port}/x`) });
+    expect(refused).toMatchObject({ ok: false, code: 'api:connectors:address-blocked' });
+  });
+
+  it('refuses a configured IPv6 literal with a zone id', async () => {
+    const result = await probe('', { connector: endpoint('http://[fe80::1%25eth0]:8080/x') });
+    expect(result).toMatchObject({ ok: false, code: 'api:connectors:address-blocked' });
+  });
+
+  it('refuses with exactly the error and code the seed shows', async () => {
+    names['orders.internal.example.com'] = ['10.1.2.3'];
+    const result = await probe('', { connector: endpoint('https://orders.internal.example.com/orders') });
+    expect(JSON.parse(toolResultText(result))).toEqual({
+      error:
+        "Maitento won't call orders.internal.example.com: the address isn't on the public internet. Tools can only call public addresses, never localhost, private networks or internal names.",
+      code: 'api:connectors:address-blocked',
+    });
+  });
+});
+
+describe('bodies', () => {
+  it('cuts a chunked body with no content-length at the limit and says it was cut', async () => {
+    const small = createGateway({
+      policy: createEgressPolicy({ allow: '127.0.0.1/32' }),
+      resolver,
+      maxResponseBytes: 50_000,
+    });
+    try {
+      const result = await probe('/chunked-big', {}, small);
+      expect(result.ok).toBe(true);
+      expect(result.truncated).toEqual({ limit: 50_000 });
+      expect((result.body as string).length).toBe(50_000);
+      expect(toolResultText(result)).toMatch(
+        /^\[The response was cut at 50000 bytes; the whole response was an unknown size\.\]/,
+      );
+    } finally {
+      await small.close();
+    }
+  });
+});
+
+describe('the secret in what comes back', () => {
+  it('is masked in Set-Cookie, WWW-Authenticate, a custom header and a non-2xx body', async () => {
+    const result = await probe('/echo-headers');
+    expect(result).toMatchObject({ ok: false, status: 401, code: 'api:gateway:upstream-status' });
+    expect(JSON.stringify(result)).not.toContain(secret);
+    expect(result.headers?.['set-cookie']).toBe('session=[secret]; HttpOnly, other=[secret]');
+    expect(result.headers?.['www-authenticate']).toBe('Bearer realm="[secret]"');
+    expect(result.body).toEqual({ denied: '[secret]' });
+  });
+
+  it('is masked when it arrives split across two chunks', async () => {
+    const result = await probe('/split-secret');
+    expect(result.body).toBe('before [secret] after');
+  });
+
+  it('is masked when the body is cut in the middle of it', async () => {
+    const small = createGateway({
+      policy: createEgressPolicy({ allow: '127.0.0.1/32' }),
+      resolver,
+      maxResponseBytes: 1_000,
+    });
+    try {
+      const result = await probe('/secret-at-cut?limit=1000', {}, small);
+      expect(result.truncated).toMatchObject({ limit: 1_000 });
+      expect(result.body as string).not.toContain(secret.slice(0, 10));
+      expect((result.body as string).endsWith('[secret]')).toBe(true);
+    } finally {
+      await small.close();
+    }
+  });
+
+  it('is masked when a JSON body spells it with \\u escapes', async () => {
+    const result = await probe('/escaped-secret');
+    expect(result.ok).toBe(true);
+    expect(result.body).toEqual({ echo: '[secret]' });
+  });
+
+  it('is absent from the error of a transport failure', async () => {
+    const result = await probe('/reset');
+    expect(result).toMatchObject({ ok: false, code: 'api:gateway:upstream-unreachable' });
+    expect(JSON.stringify(result)).not.toContain(secret);
+  });
+});

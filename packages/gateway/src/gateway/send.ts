@@ -86,7 +86,9 @@ export async function send(call: Assembled, ctx: SendContext, deadline: Deadline
       if (platform) {
         if (hop.url.origin !== options.platformOrigin) throw addressBlockedError(hop.url.hostname);
       } else {
-        await ctx.authorize(hop.url);
+        // Raced with the deadline like the first lookup: a hop's name may belong to a DNS server that never answers.
+        const pending = ctx.authorize(hop.url);
+        if (pending !== undefined) await deadline.race(pending);
       }
       url = hop.url;
       origin = url.origin;

@@ -8,6 +8,12 @@ export const SECRET_MASK = '[secret]';
 
 const identity: Redactor = (text) => text;
 
+// The forms each redactor masks, so a body cut inside a secret can have the cut-off start masked too.
+const formsOf = new WeakMap<Redactor, readonly string[]>();
+
+/** The shortest start of a secret that is masked at the end of a cut text; shorter ones say too little to matter. */
+const MIN_CUT_PREFIX = 4;
+
 // The same secret is used call after call: its redactor is built once.
 const cache = new Map<string, Redactor>();
 
@@ -36,11 +42,32 @@ function buildRedactor(secrets: readonly string[]): Redactor {
   if (forms.size === 0) return identity;
   // Longest first, so a form that contains another is replaced whole.
   const ordered = [...forms].sort((a, b) => b.length - a.length);
-  return (text) => {
+  const redactor: Redactor = (text) => {
     let out = text;
     for (const form of ordered) if (out.includes(form)) out = out.replaceAll(form, SECRET_MASK);
     return out;
   };
+  formsOf.set(redactor, ordered);
+  return redactor;
+}
+
+/**
+ * Masks the start of a secret left at the end of a text that was cut (a body cut at the size limit inside the
+ * secret), which `redact` cannot recognise because the rest of the secret is missing.
+ */
+export function redactCutEnd(text: string, redact: Redactor): string {
+  const forms = formsOf.get(redact);
+  if (forms === undefined) return text;
+  let longest = 0;
+  for (const form of forms) {
+    for (let length = Math.min(form.length - 1, text.length); length >= MIN_CUT_PREFIX; length--) {
+      if (length > longest && text.endsWith(form.slice(0, length))) {
+        longest = length;
+        break;
+      }
+    }
+  }
+  return longest === 0 ? text : text.slice(0, text.length - longest) + SECRET_MASK;
 }
 
 /** True when the redactor changes nothing (no secrets). */

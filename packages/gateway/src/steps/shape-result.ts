@@ -4,7 +4,7 @@ import type { ToolCallResult } from '../gateway/types.js';
 import type { ToolPlan } from '../internal/plan.js';
 import { describeErrors } from '../internal/validators.js';
 import type { ReadBody } from './read-body.js';
-import type { Redactor } from './redact.js';
+import { type Redactor, redactCutEnd, redactJson } from './redact.js';
 
 const JSON_TYPE = /[/+]json\b/i;
 
@@ -25,9 +25,11 @@ export function flattenHeaders(
 /** The body as JSON when the content-type says so and it parses, else as text; secrets masked first. */
 export function decodeBody(read: ReadBody, contentType: string | undefined, redact: Redactor): Json | string {
   const text = redact(read.bytes.toString('utf8'));
-  if (contentType !== undefined && JSON_TYPE.test(contentType) && read.truncated === undefined) {
+  if (read.truncated !== undefined) return redactCutEnd(text, redact);
+  if (contentType !== undefined && JSON_TYPE.test(contentType)) {
     try {
-      return JSON.parse(text) as Json;
+      // Masked again once parsed: JSON can spell the secret with \u escapes that the text does not show.
+      return redactJson(JSON.parse(text) as Json, redact);
     } catch {
       return text;
     }
