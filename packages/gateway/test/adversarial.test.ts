@@ -455,3 +455,31 @@ describe('the secret in what comes back', () => {
     expect(JSON.stringify(result)).not.toContain(secret);
   });
 });
+
+describe("the platform's own origin", () => {
+  it('is refused to a connector without auth = "Maitento", even when the policy does not name it', async () => {
+    const withPlatform = createGateway({
+      policy: createEgressPolicy({ allow: '127.0.0.1/32' }),
+      resolver,
+      platform: { origin: `http://api.example.com:${upstream.port}`, token: async () => 'platform-token' },
+    });
+    try {
+      const before = received();
+      const result = await probe('/platform-api', {}, withPlatform);
+      expect(result).toMatchObject({ ok: false, code: 'api:connectors:address-blocked' });
+      const hop = await probe(
+        `/to?l=${encodeURIComponent(`http://api.example.com:${upstream.port}/x`)}`,
+        {
+          connector: endpoint(
+            `http://127.0.0.1:${upstream.port}/to?l=${encodeURIComponent(`http://api.example.com:${upstream.port}/x`)}`,
+          ),
+        },
+        withPlatform,
+      );
+      expect(hop).toMatchObject({ ok: false, code: 'api:connectors:address-blocked' });
+      expect(received()).toBe(before + 1);
+    } finally {
+      await withPlatform.close();
+    }
+  });
+});

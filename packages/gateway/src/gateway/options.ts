@@ -1,3 +1,4 @@
+import { createEgressPolicy } from '@maitento/egress';
 import { gatewayErrors } from '../errors.js';
 import type { GatewayOptions } from './types.js';
 
@@ -57,6 +58,12 @@ export function resolveOptions(options: GatewayOptions): ResolvedOptions {
       throw gatewayErrors.create('api:gateway:options-invalid', { reason: 'platform.token must be a function' });
     }
     resolved.platformOrigin = url.origin;
+    // The platform's host is one of its own hosts: only `auth = "Maitento"` calls (which skip this policy) reach it.
+    const own = createEgressPolicy({ platformHosts: [url.host] }).platformHosts;
+    resolved.policy = Object.freeze({
+      allow: options.policy.allow,
+      platformHosts: Object.freeze([...new Set([...options.policy.platformHosts, ...own])]),
+    });
   }
   return resolved;
 }
