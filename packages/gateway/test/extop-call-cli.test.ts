@@ -105,6 +105,15 @@ describe('mt extop-call', () => {
     expect(out.stdout + out.stderr).not.toContain('k-supersecret');
   });
 
+  it('does not echo a --secret written without its NAME= (most likely the value itself)', async () => {
+    const before = upstream.received.length;
+    const out = await run(['extop-call', 'get-order', '--secret', 'k-typed-alone', '--repo', localRepo], allow);
+    expect(out.code).toBe(1);
+    expect(out.stderr).toContain('--secret');
+    expect(out.stdout + out.stderr).not.toContain('k-typed-alone');
+    expect(upstream.received.length).toBe(before);
+  });
+
   it('without the secret says it could not be found, sends nothing and exits 1', async () => {
     const before = upstream.received.length;
     const out = await run(

@@ -34,7 +34,11 @@ function pairs(values: string[], option: string): Map<string, string> {
   const out = new Map<string, string>();
   for (const entry of values) {
     const at = entry.indexOf('=');
-    if (at <= 0) throw invalid(`${option} ${JSON.stringify(entry)} is not NAME=VALUE`);
+    if (at <= 0) {
+      // A --secret without NAME= is most likely the secret's value itself, so it is not repeated.
+      const shown = option === '--secret' ? 'value' : JSON.stringify(entry);
+      throw invalid(`${option} ${shown} is not NAME=VALUE`);
+    }
     out.set(entry.slice(0, at), entry.slice(at + 1));
   }
   return out;
