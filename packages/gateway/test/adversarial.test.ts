@@ -81,6 +81,10 @@ beforeAll(async () => {
         });
         res.end(JSON.stringify({ denied: key }));
         return;
+      case '/echo-proto':
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(`{"__proto__":{"polluted":"${key}"},"kept":true}`);
+        return;
       case '/reset':
         req.socket.destroy();
         return;
@@ -481,5 +485,14 @@ describe("the platform's own origin", () => {
     } finally {
       await withPlatform.close();
     }
+  });
+});
+
+describe('a JSON body with a __proto__ key', () => {
+  it('keeps the key as data when secrets are masked, and pollutes nothing', async () => {
+    const result = await probe('/echo-proto');
+    expect(result.ok).toBe(true);
+    expect(JSON.stringify(result.body)).toBe('{"__proto__":{"polluted":"[secret]"},"kept":true}');
+    expect(({} as { polluted?: unknown }).polluted).toBeUndefined();
   });
 });

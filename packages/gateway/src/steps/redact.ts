@@ -82,7 +82,15 @@ export function redactJson(value: Json, redact: Redactor): Json {
   if (Array.isArray(value)) return value.map((v) => redactJson(v, redact));
   if (typeof value === 'object' && value !== null) {
     const out: { [key: string]: Json } = {};
-    for (const [k, v] of Object.entries(value)) out[redact(k)] = redactJson(v, redact);
+    // Defined, not assigned: a `__proto__` key (JSON.parse makes it an own key) must stay a key, not a prototype.
+    for (const [k, v] of Object.entries(value)) {
+      Object.defineProperty(out, redact(k), {
+        value: redactJson(v, redact),
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+    }
     return out;
   }
   return value;
