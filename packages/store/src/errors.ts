@@ -46,6 +46,17 @@ export const storeErrors = defineErrors({
     status: 422,
     message: '{kind} {name} references {refKind} {refName}, which is neither in the deploy nor in the namespace',
   },
+  'api:deploy:unstorable-text': {
+    status: 422,
+    message:
+      '{kind} {name} holds a NUL character (\\u0000) or a lone surrogate (\\ud800-\\udfff), which cannot be stored',
+    hint: 'Remove that escape (or byte) from the file: text must be valid Unicode without NUL',
+  },
+  'api:store:data-locked': {
+    status: 409,
+    message: 'The data folder {dir} is in use by another Maitento process (pid {pid}, lock file {file})',
+    hint: 'An embedded (PGlite) database serves one process: stop the other one (or delete the lock file if no such process runs), or use DATABASE_URL for several',
+  },
   'api:store:schema-newer': {
     status: 500,
     message: 'The database schema is at version {found}, newer than this server knows ({known})',

@@ -1,4 +1,5 @@
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -56,6 +57,34 @@ describe('PGlite', () => {
     const noop = await applyDeploy(again, 'default', sampleRepo({ weather: { url: 'https://api.open-meteo.com/v9' } }));
     expect(noop.changes.every((c) => c.action === 'unchanged')).toBe(true);
     await again.close();
+  });
+
+  it('locks its data folder: a second open fails while a live process holds it, a dead holder is taken over', async () => {
+    const folder = join(dir, 'locked');
+    const lock = `${folder}.lock`;
+    const db = await createPgliteDb(folder);
+    expect(readFileSync(lock, 'utf8').trim()).toBe(String(process.pid));
+    await expect(createPgliteDb(folder)).rejects.toMatchObject({ code: 'api:store:data-locked', status: 409 });
+    await db.close();
+    expect(existsSync(lock)).toBe(false);
+
+    // Another live process holds the lock.
+    const holder = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 30000)'], { stdio: 'ignore' });
+    try {
+      writeFileSync(lock, `${holder.pid}\n`);
+      await expect(createPgliteDb(folder)).rejects.toMatchObject({
+        code: 'api:store:data-locked',
+        message: expect.stringContaining(`pid ${holder.pid}`),
+      });
+    } finally {
+      const exited = new Promise((resolve) => holder.once('exit', resolve));
+      holder.kill('SIGKILL');
+      await exited;
+    }
+    // Its process is gone now: the lock is stale and is taken over.
+    const reopened = await createPgliteDb(folder);
+    expect(readFileSync(lock, 'utf8').trim()).toBe(String(process.pid));
+    await reopened.close();
   });
 
   it('refuses to start without MT_SECRET_KEY when there is no data folder (a PostgreSQL server)', () => {

@@ -1,13 +1,13 @@
 import { isMtError } from '@maitento/errors';
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { serverErrors } from '../errors.js';
 
 // Fastify's own 4xx errors (bad JSON, empty body, size, media type) get a registry code too.
-function fastifyClientError(error: FastifyError, bodyLimit: number) {
+function fastifyClientError(error: FastifyError, bodyLimit: number, contentType: string | undefined) {
   if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE')
     return serverErrors.create('api:request:too-large', { limit: bodyLimit });
   if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
-    return serverErrors.create('api:request:unsupported-media-type', { type: error.message.split(': ').at(-1) });
+    return serverErrors.create('api:request:unsupported-media-type', { type: contentType ?? 'none' });
   }
   return serverErrors.create('api:request:invalid', { detail: error.message });
 }
@@ -23,7 +23,7 @@ export function registerErrorHandler(app: FastifyInstance, bodyLimit: number): v
     if (!mtError && error.validation) {
       mtError = serverErrors.create('api:request:invalid', { detail: error.message });
     } else if (!mtError && typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500) {
-      mtError = fastifyClientError(error, bodyLimit);
+      mtError = fastifyClientError(error, bodyLimit, request.headers['content-type']);
     }
     if (!mtError) {
       request.log.error({ err: error }, 'request failed');
@@ -43,4 +43,15 @@ export function registerErrorHandler(app: FastifyInstance, bodyLimit: number): v
     });
     return reply.status(404).send(error.toJSON());
   });
+}
+
+/**
+ * Answers the router's own refusals (a path that is not valid percent-encoding, a path segment longer
+ * than the router takes) with `api:request:invalid` instead of fastify's uncoded body.
+ */
+export function frameworkErrorHandler(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
+  const detail =
+    error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'A path segment of the URL is too long' : 'The URL is not valid';
+  const mtError = serverErrors.create('api:request:invalid', { detail });
+  reply.status(mtError.status).send({ error: mtError.message, code: mtError.code });
 }

@@ -146,10 +146,16 @@ export function responses(ok: Record<number, unknown>): Record<string, unknown> 
   return { ...ok, '4xx': { $ref: 'Error#' }, '5xx': { $ref: 'Error#' } };
 }
 
+/** The longest resource name a path may carry (a deployed file path is at most 1000 characters). */
+export const MAX_NAME_LENGTH = 1000;
+
+// A name is a file name: no control characters (PostgreSQL text cannot even hold NUL).
+const name = { type: 'string', minLength: 1, maxLength: MAX_NAME_LENGTH, pattern: '^[^\\u0000-\\u001f]+$' };
+
 /** The `:name` path parameter of resources. */
 export const nameParams = {
   type: 'object',
-  properties: { name: { type: 'string', minLength: 1, maxLength: 200 } },
+  properties: { name },
   required: ['name'],
 };
 
@@ -157,7 +163,7 @@ export const nameParams = {
 export const versionParams = {
   type: 'object',
   properties: {
-    name: { type: 'string', minLength: 1, maxLength: 200 },
+    name,
     version: { type: 'integer', minimum: 1, maximum: 2147483647 },
   },
   required: ['name', 'version'],

@@ -5,8 +5,9 @@ import { bootstrap, type Db, migrate } from '@maitento/store';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { ServerContext } from '../internal/context.js';
 import { loggerOptions } from '../internal/logging.js';
+import { formatSchemaError, installValidators } from '../internal/validation.js';
 import { registerAuth } from '../plugins/auth.js';
-import { registerErrorHandler } from '../plugins/error-handler.js';
+import { frameworkErrorHandler, registerErrorHandler } from '../plugins/error-handler.js';
 import { connectorRoutes } from '../routes/connectors.js';
 import { deployRoutes } from '../routes/deploy.js';
 import { extopRoutes } from '../routes/extops.js';
@@ -14,7 +15,7 @@ import { keyRoutes } from '../routes/keys.js';
 import { listRoutes } from '../routes/lists.js';
 import { namespaceRoutes } from '../routes/namespaces.js';
 import { secretRoutes } from '../routes/secrets.js';
-import { addSharedSchemas } from '../schemas/shared.js';
+import { addSharedSchemas, MAX_NAME_LENGTH } from '../schemas/shared.js';
 
 /** Options of {@link createServer}. */
 export interface ServerOptions {
@@ -67,7 +68,14 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
     platformOrigin: options.platformOrigin,
   };
   const bodyLimit = options.bodyLimit ?? 10 * 1024 * 1024;
-  const app = Fastify({ logger: loggerOptions(options.logger), bodyLimit });
+  const app = Fastify({
+    logger: loggerOptions(options.logger),
+    bodyLimit,
+    // Resource names come from file names and may be long; the router's default cap is 100 characters.
+    routerOptions: { maxParamLength: MAX_NAME_LENGTH },
+    frameworkErrors: frameworkErrorHandler,
+    schemaErrorFormatter: formatSchemaError,
+  });
   app.addHook('onClose', async () => {
     if (ownsGateway) await gateway.close();
   });
@@ -79,6 +87,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
     jsonParser(request, String(body), done);
   });
   addSharedSchemas(app);
+  installValidators(app);
   registerErrorHandler(app, bodyLimit);
   await app.register(swagger, {
     openapi: {

@@ -1,5 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { PGlite, type Transaction } from '@electric-sql/pglite';
+import { lockDataDir } from './data-lock.js';
 import type { Db, Queryable, QueryResult } from './db.js';
 
 function wrap(target: PGlite | Transaction): Queryable {
@@ -17,10 +18,21 @@ function wrap(target: PGlite | Transaction): Queryable {
 /**
  * Opens a {@link Db} on an embedded PGlite database kept in `dataDir` (in memory when omitted).
  * PGlite is one connection: its own mutex runs one transaction at a time, which serialises deploys.
+ * A data folder is locked (`<dataDir>.lock`) while open, so a second process cannot open it too.
  */
 export async function createPgliteDb(dataDir?: string): Promise<Db> {
-  if (dataDir !== undefined) mkdirSync(dataDir, { recursive: true });
-  const pglite = await PGlite.create(dataDir);
+  let release = () => {};
+  if (dataDir !== undefined) {
+    mkdirSync(dataDir, { recursive: true });
+    release = lockDataDir(dataDir);
+  }
+  let pglite: PGlite;
+  try {
+    pglite = await PGlite.create(dataDir);
+  } catch (error) {
+    release();
+    throw error;
+  }
   const base = wrap(pglite);
   return {
     driver: 'pglite',
@@ -30,7 +42,11 @@ export async function createPgliteDb(dataDir?: string): Promise<Db> {
       return pglite.transaction((tx) => fn(wrap(tx)));
     },
     async close(): Promise<void> {
-      await pglite.close();
+      try {
+        await pglite.close();
+      } finally {
+        release();
+      }
     },
   };
 }

@@ -49,6 +49,19 @@ interface NewRow {
   definition: ToolDefinition | null;
 }
 
+// PostgreSQL jsonb cannot hold U+0000 or a lone UTF-16 surrogate (JSON allows both as escapes);
+// refusing them up front keeps a dry run and a deploy in agreement instead of failing on the insert.
+const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+function unstorable(value: unknown): boolean {
+  if (typeof value === 'string') return UNSTORABLE.test(value);
+  if (Array.isArray(value)) return value.some(unstorable);
+  if (typeof value === 'object' && value !== null) {
+    return Object.entries(value).some(([key, member]) => UNSTORABLE.test(key) || unstorable(member));
+  }
+  return false;
+}
+
 async function previousVersions(
   tx: Queryable,
   namespace: string,
@@ -110,6 +123,9 @@ export async function deploy(
           }
           return { kind: ref.kind, name: ref.name, version };
         });
+        if (unstorable(resource)) {
+          throw storeErrors.create('api:deploy:unstorable-text', { kind, name: JSON.stringify(resource.name) });
+        }
         const key = `${kind}:${resource.name}`;
         const hash = contentHash(resource, pins);
         const current = latest.get(key);
