@@ -11,6 +11,7 @@ import { frameworkErrorHandler, registerErrorHandler } from '../plugins/error-ha
 import { connectorRoutes } from '../routes/connectors.js';
 import { deployRoutes } from '../routes/deploy.js';
 import { extopRoutes } from '../routes/extops.js';
+import { healthRoutes } from '../routes/health.js';
 import { keyRoutes } from '../routes/keys.js';
 import { listRoutes } from '../routes/lists.js';
 import { namespaceRoutes } from '../routes/namespaces.js';
@@ -101,6 +102,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
     },
   });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  await healthRoutes(app, ctx);
   await app.register(
     async (v1) => {
       registerAuth(v1, ctx);

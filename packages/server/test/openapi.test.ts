@@ -1,0 +1,99 @@
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { auth, sampleFiles, startTestServer, type TestServer } from './helpers.js';
+
+let server: TestServer;
+
+type Content = { content: { 'application/json': { schema: unknown } } };
+interface Operation {
+  responses: Record<string, Content>;
+  requestBody?: Content;
+  parameters: { name: string; in: string; required: boolean }[];
+}
+
+// Every `METHOD /path` in a table row of docs/rest-api.md, in OpenAPI's `{param}` form.
+function documentedRoutes(): string[] {
+  const doc = readFileSync(fileURLToPath(new URL('../../../docs/rest-api.md', import.meta.url)), 'utf8');
+  const routes = new Set<string>();
+  for (const line of doc.split('\n').filter((l) => l.startsWith('|'))) {
+    for (const match of line.matchAll(/`(GET|POST|PUT|DELETE) (\/[^\s`]*)`/g)) {
+      routes.add(`${match[1]} ${match[2].replace(/:([a-z]+)/g, '{$1}')}`);
+    }
+  }
+  return [...routes].sort();
+}
+
+beforeAll(async () => {
+  server = await startTestServer();
+  await server.app.inject({
+    method: 'POST',
+    url: '/v1/secrets',
+    headers: auth(server.adminKey),
+    payload: { name: 'orders-key', value: 'orders-secret-value' },
+  });
+  const deployed = await server.app.inject({
+    method: 'POST',
+    url: '/v1/deploy',
+    headers: auth(server.adminKey),
+    payload: { files: sampleFiles() },
+  });
+  expect(deployed.statusCode, deployed.body).toBe(200);
+});
+
+afterAll(async () => {
+  await server?.close();
+});
+
+describe('the OpenAPI document', () => {
+  it('lists exactly the routes of docs/rest-api.md, each with a success and an error answer schema', async () => {
+    const doc = (await server.app.inject({ method: 'GET', url: '/openapi.json' })).json();
+    const operations: string[] = [];
+    for (const [path, methods] of Object.entries(doc.paths as Record<string, Record<string, Operation>>)) {
+      for (const [method, operation] of Object.entries(methods)) {
+        operations.push(`${method.toUpperCase()} ${path}`);
+        const codes = Object.keys(operation.responses);
+        const success = codes.find((code) => code.startsWith('2'));
+        expect(success, `${method} ${path}`).toBeDefined();
+        if (success !== '204') {
+          expect(operation.responses[success!].content['application/json'].schema, `${method} ${path}`).toBeTruthy();
+        }
+        expect(operation.responses['4XX']?.content['application/json'].schema, `${method} ${path}`).toBeTruthy();
+        if (method === 'put' || (method === 'post' && !/\/(disable|enable)$/.test(path))) {
+          expect(operation.requestBody?.content['application/json'].schema, `${method} ${path} body`).toBeTruthy();
+        }
+        for (const name of path.match(/\{([a-z]+)\}/g) ?? []) {
+          const param = operation.parameters.find((p) => `{${p.name}}` === name);
+          expect(param, `${method} ${path} ${name}`).toMatchObject({ in: 'path', required: true });
+        }
+      }
+    }
+    expect(operations.sort()).toEqual(documentedRoutes().filter((route) => route !== 'GET /openapi.json'));
+  });
+
+  it('answers GET /health without a key, after asking the database', async () => {
+    const res = await server.app.inject({ method: 'GET', url: '/health' });
+    expect([res.statusCode, res.json()]).toEqual([200, { status: 'ok' }]);
+  });
+});
+
+describe('answers go through their schemas', () => {
+  it('never sends a field the schema does not list, even when the stored record has one', async () => {
+    // A stored version with fields no schema knows (as a newer or tampered record could carry).
+    await server.db.query(
+      "INSERT INTO mt_resource_versions (namespace, kind, name, version, hash, resource, pins, definition) SELECT namespace, kind, name, version + 1, 'x', resource || '{\"internal\": \"leak-1\"}'::jsonb || jsonb_build_object('auth', jsonb_build_object('header', 'X-Api-Key', 'secret', 'orders-key', 'value', 'leak-2')), pins, definition FROM mt_resource_versions WHERE kind = 'tool' AND name = 'get-order' AND version = 1",
+    );
+    const detail = await server.app.inject({
+      method: 'GET',
+      url: '/v1/extops/get-order',
+      headers: auth(server.adminKey),
+    });
+    expect(detail.statusCode).toBe(200);
+    expect(detail.json().version).toBe(2);
+    expect(detail.json().resource.auth).toEqual({ header: 'X-Api-Key', secret: 'orders-key' });
+    expect(detail.body).not.toContain('leak-1');
+    expect(detail.body).not.toContain('leak-2');
+    const secrets = await server.app.inject({ method: 'GET', url: '/v1/secrets', headers: auth(server.adminKey) });
+    expect(Object.keys(secrets.json()[0]).sort()).toEqual(['createdAt', 'id', 'name', 'updatedAt']);
+  });
+});
