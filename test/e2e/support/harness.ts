@@ -78,14 +78,28 @@ export interface ServerProcess {
 }
 
 /** Starts the real `mt serve --port 0` on Postgres `databaseUrl` and waits for its `listening on` line. */
-export async function startServer(databaseUrl: string, bootstrapKey: string, home: string): Promise<ServerProcess> {
-  const env = {
-    ...cleanEnv(home),
-    DATABASE_URL: databaseUrl,
-    MT_BOOTSTRAP_KEY: bootstrapKey,
-    MT_SECRET_KEY: randomBytes(32).toString('hex'),
-  };
-  const child = spawn(process.execPath, [MT, 'serve', '--port', '0', '--host', '127.0.0.1'], { cwd: home, env });
+export function startServer(databaseUrl: string, bootstrapKey: string, home: string): Promise<ServerProcess> {
+  return startServeProcess([], {
+    home,
+    env: { DATABASE_URL: databaseUrl, MT_BOOTSTRAP_KEY: bootstrapKey, MT_SECRET_KEY: randomBytes(32).toString('hex') },
+  });
+}
+
+/**
+ * Starts the real `mt serve --port 0 --host 127.0.0.1 ...args` with a clean environment plus `env`
+ * (no DATABASE_URL means PGlite) and waits for its `listening on` line; rejects with its output when it
+ * exits first.
+ */
+export async function startServeProcess(
+  args: string[],
+  options: { home: string; env?: Record<string, string> },
+): Promise<ServerProcess> {
+  const { home } = options;
+  const env = { ...cleanEnv(home), ...options.env };
+  const child = spawn(process.execPath, [MT, 'serve', '--port', '0', '--host', '127.0.0.1', ...args], {
+    cwd: home,
+    env,
+  });
   let log = '';
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`mt serve did not start in 30 s:\n${log}`)), 30_000);
