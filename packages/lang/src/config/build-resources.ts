@@ -16,13 +16,13 @@ import type {
   ResourceKind,
   Tool,
 } from './resources.js';
-import { isTreeObject, RefValue, type TreeObject, type TreeValue } from './value-tree.js';
+import { isTreeObject, newObject, RefValue, type TreeObject, type TreeValue } from './value-tree.js';
 
 // These builders run only on trees that passed their kind's shape check, so values have the right types;
 // they still fall back to defaults rather than trust a cast blindly.
 
 function obj(value: TreeValue | undefined): TreeObject {
-  return isTreeObject(value) ? value : (Object.create(null) as TreeObject);
+  return isTreeObject(value) ? value : newObject();
 }
 
 function list(value: TreeValue | undefined): TreeObject[] {
@@ -41,15 +41,20 @@ function ref(value: TreeValue | undefined): string | undefined {
   return value instanceof RefValue ? value.name : undefined;
 }
 
+/** Sets an own property of a plain object; `__proto__` too, which an assignment would take as the prototype. */
+export function setOwn(target: { [key: string]: Json }, key: string, value: Json): void {
+  if (key === '__proto__') {
+    Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  } else target[key] = value;
+}
+
 /** Turns a tree value holding no references into plain JSON (with ordinary prototypes). */
 export function toJson(value: TreeValue): Json {
   if (value instanceof RefValue) return value.name;
   if (Array.isArray(value)) return value.map(toJson);
   if (isTreeObject(value)) {
     const out: { [key: string]: Json } = {};
-    for (const [k, v] of Object.entries(value)) {
-      Object.defineProperty(out, k, { value: toJson(v), enumerable: true, writable: true, configurable: true });
-    }
+    for (const k in value) setOwn(out, k, toJson(value[k]));
     return out;
   }
   return value;

@@ -1,6 +1,6 @@
 import type { Connector } from './resources.js';
 import { type Reporter, spanInString } from './report.js';
-import { pathKey, spanOf, type ValueTree } from './value-tree.js';
+import { rawOf, spanOf, type ValueTree } from './value-tree.js';
 
 /** The `{name}` path placeholders of a connector URL, in order. */
 export function urlPlaceholders(url: string): string[] {
@@ -35,23 +35,33 @@ function checkUnique(connector: Connector, tree: ValueTree, where: 'path' | 'que
 
 /** Checks a connector's URL, its path placeholders against `parameters.path` both ways, and unique parameter names. */
 export function checkConnector(connector: Connector, tree: ValueTree, reporter: Reporter): void {
-  const urlSpan = spanOf(tree, ['url']);
-  const raw = tree.raws.get(pathKey(['url']));
+  // Positions are looked up only to report: most connectors need none.
+  const urlSpan = () => spanOf(tree, ['url']);
   let parsed: URL | undefined;
   try {
     parsed = new URL(urlWithSampleParameters(connector.url));
   } catch {
-    reporter.report('mtr:url:invalid', { detail: `${JSON.stringify(connector.url)} is not a URL` }, tree.file, urlSpan);
+    reporter.report(
+      'mtr:url:invalid',
+      { detail: `${JSON.stringify(connector.url)} is not a URL` },
+      tree.file,
+      urlSpan(),
+    );
   }
   if (parsed && parsed.protocol !== 'https:' && parsed.protocol !== 'http:') {
-    reporter.report('mtr:url:invalid', { detail: `must be http or https, not ${parsed.protocol}` }, tree.file, urlSpan);
+    reporter.report(
+      'mtr:url:invalid',
+      { detail: `must be http or https, not ${parsed.protocol}` },
+      tree.file,
+      urlSpan(),
+    );
   }
   if (parsed?.username || parsed?.password) {
     reporter.report(
       'mtr:url:invalid',
       { detail: 'must not carry a user name or password; use auth = "Header" and a secret' },
       tree.file,
-      urlSpan,
+      urlSpan(),
     );
   }
 
@@ -63,7 +73,7 @@ export function checkConnector(connector: Connector, tree: ValueTree, reporter: 
     const occurrence = counts.get(needle) ?? 0;
     counts.set(needle, occurrence + 1);
     if (declared.has(name)) continue;
-    const span = spanInString(urlSpan, raw, needle, occurrence);
+    const span = spanInString(urlSpan(), rawOf(tree, ['url']), needle, occurrence);
     if (!/^[A-Za-z_][A-Za-z0-9_-]*$/.test(name)) {
       reporter.report(
         'mtr:url:invalid',

@@ -2,7 +2,7 @@ import { didYouMean } from '../diagnostics/did-you-mean.js';
 import { bindableTargets, type CompileContext, missingTargetDetail, overlaps } from './compile-context.js';
 import type { FunctionAuth, FunctionBinding, Interaction } from './resources.js';
 import { didYouMeanText, spanInString } from './report.js';
-import { isTreeObject, pathKey, spanOf, type TreeValue, type ValueTree } from './value-tree.js';
+import { isTreeObject, rawOf, spanOf, type TreeValue, type ValueTree } from './value-tree.js';
 
 const PLACEHOLDER = /%%([^%\s]*)%%/g;
 
@@ -35,7 +35,7 @@ function checkPlaceholders(tree: ValueTree, declared: string[], ctx: CompileCont
               : `declare it in inputs.prompts: { name = "${name}" description = "..." required = true }`,
           },
           tree.file,
-          spanInString(spanOf(tree, path), tree.raws.get(pathKey(path)), match[0], occurrence),
+          spanInString(spanOf(tree, path), rawOf(tree, path), match[0], occurrence),
         );
       }
     } else if (Array.isArray(value))
@@ -137,7 +137,7 @@ function checkBindingTargets(interaction: Interaction, tree: ValueTree, ctx: Com
   const bindings = interaction.inputs.functions.binding;
   bindings.forEach((b, i) => {
     const path = ['inputs', 'functions', 'binding', i];
-    const targetSpan = spanOf(tree, [...path, 'target']);
+    const targetSpan = () => spanOf(tree, [...path, 'target']);
     const tool = ctx.tools.get(b.function)?.resource;
     if (!tool) return;
     const connector = ctx.connectors.get(tool.connector)?.resource;
@@ -153,7 +153,7 @@ function checkBindingTargets(interaction: Interaction, tree: ValueTree, ctx: Com
             suggestion: guess ? didYouMeanText(guess) : known.length ? `it may bind ${known.join(', ')}` : '',
           },
           tree.file,
-          targetSpan,
+          targetSpan(),
         );
         return;
       }
@@ -164,7 +164,7 @@ function checkBindingTargets(interaction: Interaction, tree: ValueTree, ctx: Com
         'mtr:binding:conflict',
         { name: b.name, target: `bindings.${b.type}:${fixed}`, tool: tool.name },
         tree.file,
-        targetSpan,
+        targetSpan(),
       );
     }
     const earlier = bindings
@@ -186,7 +186,7 @@ function checkBindingTargets(interaction: Interaction, tree: ValueTree, ctx: Com
           second: `the input ${b.name}`,
         },
         tree.file,
-        targetSpan,
+        targetSpan(),
       );
     }
   });

@@ -80,6 +80,7 @@ class ShapeChecker {
     );
   }
 
+  // `path` is a stack: each step pushes its key and pops it again, and only a found reference keeps a copy.
   check(value: TreeValue, shape: Shape, path: (string | number)[]): void {
     switch (shape.type) {
       case 'string':
@@ -90,23 +91,17 @@ class ShapeChecker {
         this.string(value, shape, path);
         return;
       case 'number':
-        if (typeof value !== 'number') {
-          this.typeError(path, KIND_WORDS.number, value);
-          return;
-        }
+        if (typeof value !== 'number') this.typeError(path, KIND_WORDS.number, value);
         return;
       case 'boolean':
-        if (typeof value !== 'boolean') {
-          this.typeError(path, KIND_WORDS.boolean, value);
-          return;
-        }
+        if (typeof value !== 'boolean') this.typeError(path, KIND_WORDS.boolean, value);
         return;
       case 'ref':
         if (!(value instanceof RefValue)) {
           this.typeError(path, `a reference @ref("<${shape.kind} name>")`, value);
           return;
         }
-        this.refs.push({ ref: value, kind: shape.kind, path });
+        this.refs.push({ ref: value, kind: shape.kind, path: path.slice() });
         return;
       case 'object':
         if (!isTreeObject(value)) {
@@ -120,16 +115,22 @@ class ShapeChecker {
           this.typeError(path, KIND_WORDS.map, value);
           return;
         }
-        for (const [k, v] of Object.entries(value)) this.check(v, shape.values, [...path, k]);
+        for (const k in value) {
+          path.push(k);
+          this.check(value[k], shape.values, path);
+          path.pop();
+        }
         return;
       case 'array':
         if (!Array.isArray(value)) {
           this.typeError(path, KIND_WORDS.array, value);
           return;
         }
-        value.forEach((item, i) => {
-          this.check(item, shape.items, [...path, i]);
-        });
+        for (let i = 0; i < value.length; i++) {
+          path.push(i);
+          this.check(value[i], shape.items, path);
+          path.pop();
+        }
         return;
       case 'schema':
         if (!isTreeObject(value) && typeof value !== 'boolean') {
@@ -187,14 +188,20 @@ class ShapeChecker {
     shape: Extract<Shape, { type: 'object' }>,
     path: (string | number)[],
   ) {
-    const known = Object.keys(shape.properties);
-    const guessed = new Set<string>();
-    for (const [key, child] of Object.entries(value)) {
-      const property = shape.properties[key];
-      if (property === undefined || !Object.hasOwn(shape.properties, key)) {
+    const properties = shape.properties;
+    let guessed: Set<string> | undefined;
+    // Tree objects inherit no keys, so `for in` sees exactly their own, in the order Object.keys gives.
+    for (const key in value) {
+      const property = Object.hasOwn(properties, key) ? properties[key] : undefined;
+      path.push(key);
+      if (property === undefined) {
         this.ok = false;
+        const known = Object.keys(properties);
         const guess = didYouMean(key, known);
-        if (guess) guessed.add(guess);
+        if (guess) {
+          guessed ??= new Set();
+          guessed.add(guess);
+        }
         this.reporter.report(
           'mtr:property:unknown',
           {
@@ -203,26 +210,25 @@ class ShapeChecker {
             suggestion: guess ? didYouMeanText(guess) : `the properties are ${known.join(', ')}`,
           },
           this.tree.file,
-          keySpanOf(this.tree, [...path, key]),
+          keySpanOf(this.tree, path),
         );
-        continue;
-      }
-      this.check(child, property.shape, [...path, key]);
+      } else this.check(value[key], property.shape, path);
+      path.pop();
     }
+    const failed = this.tree.failed;
     // A value refused while building the tree (or the object holding it) was reported already.
-    if (this.tree.failed.has(pathKey(path))) return;
-    for (const [key, property] of Object.entries(shape.properties)) {
+    if (failed.size > 0 && failed.has(pathKey(path))) return;
+    for (const key in properties) {
       // A misspelt required property is reported once, as unknown with "did you mean".
-      if (guessed.has(key)) continue;
-      if (property.required && value[key] === undefined && !this.tree.failed.has(pathKey([...path, key]))) {
-        this.ok = false;
-        this.reporter.report(
-          'mtr:property:required',
-          { where: shape.name, name: key },
-          this.tree.file,
-          spanOf(this.tree, path),
-        );
-      }
+      if (!properties[key].required || value[key] !== undefined || guessed?.has(key)) continue;
+      if (failed.size > 0 && failed.has(pathKey([...path, key]))) continue;
+      this.ok = false;
+      this.reporter.report(
+        'mtr:property:required',
+        { where: shape.name, name: key },
+        this.tree.file,
+        spanOf(this.tree, path),
+      );
     }
   }
 
@@ -235,11 +241,19 @@ class ShapeChecker {
         this.tree.file,
         value.span,
       );
-    } else if (Array.isArray(value))
-      value.forEach((v, i) => {
-        this.noRefs(v, [...path, i]);
-      });
-    else if (isTreeObject(value)) for (const [k, v] of Object.entries(value)) this.noRefs(v, [...path, k]);
+    } else if (Array.isArray(value)) {
+      for (let i = 0; i < value.length; i++) {
+        path.push(i);
+        this.noRefs(value[i], path);
+        path.pop();
+      }
+    } else if (isTreeObject(value)) {
+      for (const k in value) {
+        path.push(k);
+        this.noRefs(value[k], path);
+        path.pop();
+      }
+    }
   }
 }
 

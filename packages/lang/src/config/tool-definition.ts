@@ -1,3 +1,4 @@
+import { setOwn } from './build-resources.js';
 import type { Connector, ConnectorParameter, Json, Tool, ToolDefinition } from './resources.js';
 
 /** Fields of a tool that a run's inputs fill for one interaction (`inputs.functions.binding`), by binding type. */
@@ -57,12 +58,7 @@ function strictObject(schema: SchemaObject, bound: readonly string[], prefix: st
       if (inner === undefined) continue;
       strict = inner;
     } else strict = strictItems(child);
-    Object.defineProperty(properties, name, {
-      value: wanted.has(name) ? strict : nullable(strict),
-      enumerable: true,
-      writable: true,
-      configurable: true,
-    });
+    setOwn(properties, name, wanted.has(name) ? strict : nullable(strict));
   }
   if (Object.keys(properties).length === 0 && (prefix === '' || boundBelow(bound, prefix))) return undefined;
   return { ...schema, type: 'object', properties, required: Object.keys(properties), additionalProperties: false };
