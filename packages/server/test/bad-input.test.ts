@@ -84,6 +84,18 @@ describe('request bodies are checked as sent', () => {
     expect((await send('GET', '/v1/secrets')).json().map((s: { name: string }) => s.name)).toEqual(['orders-key']);
   });
 
+  it('refuses a deploy naming one file path twice instead of picking one of them', async () => {
+    const files = sampleFiles();
+    const twice = { ...files[0], content: files[0].content.replace('v1/forecast', 'v9/forecast') };
+    const res = await send('POST', '/v1/deploy', { files: [...files, twice] });
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toEqual({
+      error: 'body/files holds connectors/open-api/open-meteo-forecast.mtr twice',
+      code: 'api:request:invalid',
+    });
+    expect(await versionsOf('open-meteo-forecast')).toBe(1);
+  });
+
   it('answers a body of another media type with 415 naming that type', async () => {
     const res = await server.app.inject({
       method: 'POST',

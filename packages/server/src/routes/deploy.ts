@@ -37,6 +37,14 @@ export async function deployRoutes(app: FastifyInstance, ctx: ServerContext): Pr
     },
     async (request) => {
       const namespace = request.identity.namespace;
+      // Two entries for one path would leave it to chance which one is deployed.
+      const paths = new Set<string>();
+      for (const file of request.body.files) {
+        if (paths.has(file.path)) {
+          throw serverErrors.create('api:request:invalid', { detail: `body/files holds ${file.path} twice` });
+        }
+        paths.add(file.path);
+      }
       const compiled = compileRepo(request.body.files, {
         egress: ctx.egress,
         knownSecrets: await secretNames(ctx.db, namespace),
