@@ -114,9 +114,10 @@ function compile(files: readonly RepoFile[], options: CompileOptions): CompiledR
 
   for (const entry of entries) {
     const before = errorCount(reporter);
-    const parsed = parseMtr(texts.get(entry.file) ?? '', entry.file);
+    const text = texts.get(entry.file) ?? '';
+    const parsed = parseMtr(text, entry.file);
     reporter.diagnostics.push(...parsed.diagnostics);
-    entry.tree = buildTree(parsed.ast, reporter, loadJson);
+    entry.tree = buildTree(parsed.ast, reporter, loadJson, () => parseMtr(text, entry.file).ast);
     checkShape(entry.tree, KIND_SHAPES[entry.kind], reporter, entry.refs);
     if (errorCount(reporter) === before) entry.resource = buildResource(entry.kind, entry.name, entry.tree.root);
   }

@@ -111,8 +111,8 @@ function describe(value: TreeValue): string {
   return `a ${typeof value}`;
 }
 
-/** What an `@json` directive loaded, kept so that positions can be worked out again without reading or reporting. */
-type JsonResults = Map<DirectiveValue, Json | undefined>;
+/** What each `@json` directive loaded, by its offset, so that positions can be worked out again without reading or reporting. */
+type JsonResults = Map<number, Json | undefined>;
 
 const silent: Reporter = { diagnostics: [], report() {}, reportRaw() {} };
 
@@ -283,7 +283,7 @@ class BuiltTree implements ValueTree {
     readonly file: string,
     readonly root: TreeObject,
     readonly failed: Set<string>,
-    private readonly ast: FileNode,
+    private readonly source: FileNode | (() => FileNode),
     private readonly json: JsonResults | undefined,
   ) {}
 
@@ -291,23 +291,33 @@ class BuiltTree implements ValueTree {
     if (this.computed === undefined) {
       const positions: TreePositions = { values: new Map(), keys: new Map(), raws: new Map() };
       const json = this.json;
-      new TreeBuilder(this.file, silent, (node) => json?.get(node), positions).build(this.ast);
+      const ast = typeof this.source === 'function' ? this.source() : this.source;
+      new TreeBuilder(this.file, silent, (node) => json?.get(node.span.start.offset), positions).build(ast);
       this.computed = positions;
     }
     return this.computed;
   }
 }
 
-/** Builds the plain value tree of a parsed file, deep-merging dotted keys and reporting duplicates and conflicts. */
-export function buildTree(node: FileNode, reporter: Reporter, loadJson: JsonLoader): ValueTree {
+/**
+ * Builds the plain value tree of a parsed file, deep-merging dotted keys and reporting duplicates and conflicts.
+ * With `reparse`, the tree does not keep the AST: positions, when asked for, come from the AST parsed again,
+ * which keeps far less memory alive while a whole repo compiles.
+ */
+export function buildTree(
+  node: FileNode,
+  reporter: Reporter,
+  loadJson: JsonLoader,
+  reparse?: () => FileNode,
+): ValueTree {
   let json: JsonResults | undefined;
   const load = (directive: DirectiveValue): Json | undefined => {
     const value = loadJson(directive.args[0].value, node.file, directive.span);
     json ??= new Map();
-    json.set(directive, value);
+    json.set(directive.span.start.offset, value);
     return value;
   };
   const builder = new TreeBuilder(node.file, reporter, load, undefined);
   builder.build(node);
-  return new BuiltTree(node.file, builder.root, builder.failed, node, json);
+  return new BuiltTree(node.file, builder.root, builder.failed, reparse ?? node, json);
 }
