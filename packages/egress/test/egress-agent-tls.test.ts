@@ -1,12 +1,9 @@
-import { execFileSync } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { isMtError } from '@maitento/errors';
 import { createEgressAgent, createEgressPolicy, type Resolver } from '@maitento/egress';
+import { selfSignedCertificate } from '@maitento/testkit';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -18,37 +15,9 @@ let connections = 0;
 let servernames: (string | false)[] = [];
 
 beforeAll(async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'mt-egress-tls-'));
-  try {
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'ec',
-        '-pkeyopt',
-        'ec_paramgen_curve:prime256v1',
-        '-nodes',
-        '-days',
-        '1',
-        '-subj',
-        '/CN=api.example.test',
-        '-addext',
-        'subjectAltName=DNS:api.example.test',
-        '-keyout',
-        join(dir, 'key.pem'),
-        '-out',
-        join(dir, 'cert.pem'),
-      ],
-      { stdio: 'ignore' },
-    );
-    cert = readFileSync(join(dir, 'cert.pem'), 'utf8');
-    const key = readFileSync(join(dir, 'key.pem'), 'utf8');
-    server = createServer({ cert, key }, (_req, res) => res.end('tls reached'));
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  const made = selfSignedCertificate(['api.example.test']);
+  cert = made.cert;
+  server = createServer({ cert, key: made.key }, (_req, res) => res.end('tls reached'));
   server.on('connection', () => {
     connections += 1;
   });

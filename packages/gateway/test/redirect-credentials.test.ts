@@ -3,7 +3,7 @@ import { createGateway, type Gateway } from '@maitento/gateway';
 import type { Connector, Tool } from '@maitento/lang';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fakeResolver } from './helpers/resolver.js';
-import { selfSignedCertificate } from './helpers/tls.js';
+import { selfSignedCertificate } from '@maitento/testkit';
 import { json, startUpstream, type Upstream } from './helpers/upstream.js';
 
 // Three servers on 127.0.0.1: the configured HTTPS origin, another HTTPS port, and plain HTTP. Two names

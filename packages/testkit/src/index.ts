@@ -1,2 +1,3 @@
 export { createTestDatabase, TEST_SERVER_URL } from './database.js';
 export type { TestDatabase } from './database.js';
+export { selfSignedCertificate } from './tls.js';

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 
 /** Makes a self-signed certificate (also its own CA) for the given DNS names with openssl, at test time. */
 export function selfSignedCertificate(names: string[]): { key: string; cert: string } {
-  const dir = mkdtempSync(join(tmpdir(), 'mt-gateway-tls-'));
+  const dir = mkdtempSync(join(tmpdir(), 'mt-test-tls-'));
   try {
     execFileSync(
       'openssl',
