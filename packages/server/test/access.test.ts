@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { auth, sampleFiles, startTestServer, type TestServer } from './helpers.js';
+import { auth, createSecret, sampleFiles, startTestServer, type TestServer } from './helpers.js';
 
 let server: TestServer;
 let otherAdmin: string;
@@ -11,12 +11,7 @@ async function deploy(key: string, files = sampleFiles()) {
 
 beforeAll(async () => {
   server = await startTestServer();
-  await server.app.inject({
-    method: 'POST',
-    url: '/v1/secrets',
-    headers: auth(server.adminKey),
-    payload: { name: 'orders-key', value: 'default-orders-key' },
-  });
+  await createSecret(server, 'orders-key', 'default-orders-key');
   expect((await deploy(server.adminKey)).statusCode).toBe(200);
   const ns = await server.app.inject({
     method: 'POST',

@@ -1,17 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { auth, sampleFiles, startTestServer, type TestServer } from './helpers.js';
+import { auth, createSecret, sampleFiles, startTestServer, type TestServer } from './helpers.js';
 
 let server: TestServer;
 
 beforeAll(async () => {
   server = await startTestServer();
-  const secret = await server.app.inject({
-    method: 'POST',
-    url: '/v1/secrets',
-    headers: auth(server.adminKey),
-    payload: { name: 'orders-key', value: 'orders-secret-value' },
-  });
-  expect(secret.statusCode).toBe(201);
+  await createSecret(server, 'orders-key', 'orders-secret-value');
 });
 
 afterAll(async () => {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { auth, sampleFiles, startTestServer, type TestServer } from './helpers.js';
+import { auth, createSecret, deployOk, sampleFiles, startTestServer, type TestServer } from './helpers.js';
 
 // Bad input on every kind of route: each answers its status with an `api:<area>:<reason>` code, and
 // nothing it sends is silently dropped, coerced or stored.
@@ -7,20 +7,8 @@ let server: TestServer;
 
 beforeAll(async () => {
   server = await startTestServer();
-  const secret = await server.app.inject({
-    method: 'POST',
-    url: '/v1/secrets',
-    headers: auth(server.adminKey),
-    payload: { name: 'orders-key', value: 'orders-secret-value' },
-  });
-  expect(secret.statusCode).toBe(201);
-  const deployed = await server.app.inject({
-    method: 'POST',
-    url: '/v1/deploy',
-    headers: auth(server.adminKey),
-    payload: { files: sampleFiles() },
-  });
-  expect(deployed.statusCode, deployed.body).toBe(200);
+  await createSecret(server, 'orders-key', 'orders-secret-value');
+  await deployOk(server);
 });
 
 afterAll(async () => {

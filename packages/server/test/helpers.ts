@@ -129,3 +129,22 @@ inputs.prompts = [ { name = "message" description = "What the customer wrote" re
     },
   ];
 }
+
+/** Creates the secret `name` in the key's namespace (the server's admin key by default) and expects 201. */
+export async function createSecret(server: TestServer, name: string, value: string, key = server.adminKey) {
+  const res = await server.app.inject({
+    method: 'POST',
+    url: '/v1/secrets',
+    headers: auth(key),
+    payload: { name, value },
+  });
+  if (res.statusCode !== 201) throw new Error(`creating secret ${name} answered ${res.statusCode}: ${res.body}`);
+  return res.json() as { id: string; name: string };
+}
+
+/** Deploys `files` (the sample repo by default) with the key (the server's admin key by default), expecting 200. */
+export async function deployOk(server: TestServer, files = sampleFiles(), key = server.adminKey) {
+  const res = await server.app.inject({ method: 'POST', url: '/v1/deploy', headers: auth(key), payload: { files } });
+  if (res.statusCode !== 200) throw new Error(`deploy answered ${res.statusCode}: ${res.body}`);
+  return res.json();
+}

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { auth, sampleFiles, startTestServer, type TestServer } from './helpers.js';
+import { auth, createSecret, deployOk, startTestServer, type TestServer } from './helpers.js';
 
 let server: TestServer;
 
@@ -26,19 +26,8 @@ function documentedRoutes(): string[] {
 
 beforeAll(async () => {
   server = await startTestServer();
-  await server.app.inject({
-    method: 'POST',
-    url: '/v1/secrets',
-    headers: auth(server.adminKey),
-    payload: { name: 'orders-key', value: 'orders-secret-value' },
-  });
-  const deployed = await server.app.inject({
-    method: 'POST',
-    url: '/v1/deploy',
-    headers: auth(server.adminKey),
-    payload: { files: sampleFiles() },
-  });
-  expect(deployed.statusCode, deployed.body).toBe(200);
+  await createSecret(server, 'orders-key', 'orders-secret-value');
+  await deployOk(server);
 });
 
 afterAll(async () => {
