@@ -1,0 +1,41 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { formatMtr } from '@maitento/lang';
+import { describe, expect, it } from 'vitest';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+
+function mtrFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return mtrFiles(path);
+    return entry.name.endsWith('.mtr') ? [path] : [];
+  });
+}
+
+describe('the example config repo at the top level', () => {
+  const files = ['connectors', 'external-operations', 'agents', 'interactions'].flatMap((d) => mtrFiles(join(root, d)));
+
+  it('holds the examples the product promises', () => {
+    const names = files.map((f) => relative(root, f)).sort();
+    expect(names).toEqual(
+      expect.arrayContaining([
+        'connectors/open-api/open-meteo-forecast.mtr',
+        'external-operations/open-api/current-weather.mtr',
+        'external-operations/open-api/refund-order.mtr',
+        'interactions/one-shot/ask-handbook.mtr',
+        'interactions/one-shot/support-any-shop.mtr',
+      ]),
+    );
+  });
+
+  it('is in the canonical layout of mt fmt, so `mt fmt --check` passes on a copy of it', () => {
+    for (const file of files) {
+      const text = readFileSync(file, 'utf8');
+      const formatted = formatMtr(text, relative(root, file));
+      expect(formatted.diagnostics, relative(root, file)).toEqual([]);
+      expect(formatted.text, relative(root, file)).toBe(text);
+    }
+  });
+});
