@@ -1,11 +1,10 @@
-import { createTokenInstance, type CstNode, type IToken } from 'chevrotain';
+import { createTokenInstance, type IToken } from 'chevrotain';
 import type { Diagnostic } from '../diagnostics/diagnostic.js';
-import type { Comment, FileNode } from './ast.js';
+import type { Assignment, Comment, FileNode } from './ast.js';
 import { lexMtr } from './lexer.js';
 import { MAX_PARSER_ERRORS, messageContext, TooManyErrors } from './messages.js';
 import { parser } from './parser.js';
 import { endOf, endOfText, spanDiagnostic, startOf, syntaxDiagnostic } from './positions.js';
-import { AstBuilder } from './to-ast.js';
 import { Null } from './tokens.js';
 
 /** How deep arrays and objects may nest; deeper input is refused rather than risking the stack. */
@@ -56,13 +55,13 @@ export function parseMtr(text: string, file: string): ParseResult {
     span: { start: startOf(token), end: endOf(token) },
   }));
 
-  let cst: CstNode | undefined;
+  let assignments: Assignment[] = [];
   let stopped: Diagnostic | undefined;
   messageContext.tokens = tokens;
   messageContext.count = 0;
-  parser.input = tokens;
+  parser.start(file, tokens);
   try {
-    cst = parser.file();
+    parser.file();
   } catch (error) {
     if (!(error instanceof TooManyErrors)) throw error;
     stopped = syntaxDiagnostic(
@@ -81,10 +80,15 @@ export function parseMtr(text: string, file: string): ParseResult {
       syntaxDiagnostic('mtr:syntax:unexpected-token', error.message, file, { token: error.token, previous }, eof),
     );
   }
-  parser.input = [];
+  if (stopped === undefined) {
+    // A top-level assignment that recovery re-synced out of, up at the file, did not parse.
+    if (parser.pending >= 0) parser.ast.truncate(parser.pending);
+    assignments = parser.assignments;
+    for (const d of parser.ast.diagnostics) diagnostics.push(d);
+    for (const d of parser.ast.strayDiagnostics) diagnostics.push(d);
+  }
+  parser.start('', []);
 
-  const builder = new AstBuilder(file, diagnostics);
-  const assignments = cst === undefined ? [] : builder.file(cst);
   return {
     ast: {
       kind: 'File',

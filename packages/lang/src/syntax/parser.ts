@@ -1,5 +1,17 @@
-import { CstParser, type IOrAlt, type IToken, type TokenType, tokenMatcher } from 'chevrotain';
+import {
+  createTokenInstance,
+  EmbeddedActionsParser,
+  EOF,
+  type IOrAlt,
+  type IToken,
+  type ParserMethod,
+  type TokenType,
+  tokenMatcher,
+} from 'chevrotain';
+import type { ArrayValue, Assignment, DirectiveValue, KeyPath, KeySegment, ObjectValue, ValueNode } from './ast.js';
 import { messages } from './messages.js';
+import { hasPosition } from './positions.js';
+import { AstBuilder } from './to-ast.js';
 import {
   AnyToken,
   allTokens,
@@ -24,6 +36,14 @@ import {
   True,
 } from './tokens.js';
 
+// What a rule returns when chevrotain's recovery re-synced out of it: the parent drops it, with the
+// diagnostics found inside it, as the rule did not parse.
+const RECOVERED: unique symbol = Symbol('recovered');
+const recovered = (): typeof RECOVERED => RECOVERED;
+// A token with no position: what `last` is before any token is consumed.
+const NO_TOKEN = createTokenInstance(EOF, '', Number.NaN, Number.NaN, Number.NaN, Number.NaN, Number.NaN, Number.NaN);
+type Built<T> = T | undefined | typeof RECOVERED;
+
 /**
  * The `.mtr` grammar:
  *
@@ -41,11 +61,98 @@ import {
  *
  * `stray` keeps one broken top-level line from swallowing the lines after it: the parser skips the
  * line and carries on with the next assignment, so one pass reports every broken line.
+ *
+ * The rules build the AST as they go (no concrete syntax tree in between, which cost half the parse
+ * time); a rule that recovery re-synced out of gives nothing, and its diagnostics are taken back.
  */
-class MtrParser extends CstParser {
+class MtrParser extends EmbeddedActionsParser {
+  /** Builds the AST nodes; `parseMtr` resets it for each file. */
+  readonly ast = new AstBuilder();
+  /** The top-level assignments of the file being parsed. */
+  assignments: Assignment[] = [];
+  /** The diagnostics mark of the top-level assignment being parsed, -1 between assignments. */
+  pending = -1;
+  // The last token consumed that has a position, for the spans of nodes whose closer recovery inserted.
+  private last: IToken = NO_TOKEN;
+
   constructor() {
     super(allTokens, { recoveryEnabled: true, maxLookahead: 2, errorMessageProvider: messages });
     this.performSelfAnalysis();
+  }
+
+  /** Starts a new file. */
+  start(file: string, tokens: IToken[]): void {
+    this.ast.reset(file);
+    this.assignments = [];
+    this.pending = -1;
+    this.last = NO_TOKEN;
+    this.input = tokens;
+  }
+
+  private take(token: IToken): IToken {
+    if (hasPosition(token)) this.last = token;
+    return token;
+  }
+
+  // Calls a rule; when recovery re-synced out of it, takes back its diagnostics and gives undefined.
+  private child<T>(idx: number, rule: ParserMethod<[], Built<T>>): T | undefined {
+    if (this.RECORDING_PHASE) {
+      this.subrule(idx, rule);
+      return undefined;
+    }
+    const mark = this.ast.mark();
+    const result = this.subrule(idx, rule);
+    if (result !== RECOVERED) return result;
+    this.ast.truncate(mark);
+    return undefined;
+  }
+
+  // The alternatives of each OR are built once, not on every call: allocating them per call was a large
+  // source of garbage in parsing (chevrotain's own advice for fast parsers).
+  private readonly headAlternatives: IOrAlt<IToken>[] = [
+    { ALT: () => this.take(this.CONSUME(Identifier)) },
+    { ALT: () => this.take(this.CONSUME(StringLike)) },
+    { ALT: () => this.take(this.CONSUME(Keyword)) },
+  ];
+
+  private readonly tailAlternatives: IOrAlt<IToken>[] = [
+    { ALT: () => this.take(this.CONSUME2(Identifier)) },
+    { ALT: () => this.take(this.CONSUME2(StringLike)) },
+    { ALT: () => this.take(this.CONSUME2(Keyword)) },
+  ];
+
+  private readonly valueAlternatives: IOrAlt<ValueNode | undefined>[] = [
+    { ALT: () => this.build(this.take(this.CONSUME(StringLike)), (t) => this.ast.string(t)) },
+    { ALT: () => this.build(this.take(this.CONSUME(NumberLiteral)), (t) => this.ast.number(t)) },
+    { ALT: () => this.build(this.take(this.CONSUME(True)), (t) => this.ast.boolean(t, true)) },
+    { ALT: () => this.build(this.take(this.CONSUME(False)), (t) => this.ast.boolean(t, false)) },
+    { ALT: () => this.build(this.take(this.CONSUME(Null)), (t) => this.ast.null(t)) },
+    { ALT: () => this.child(1, this.array) },
+    { ALT: () => this.child(2, this.object) },
+    { ALT: () => this.child(3, this.directive) },
+    // A bare word on the line of its `=` (`method = GET`) is a value missing its quotes: taking it
+    // here gives one clear diagnostic instead of reading it as the key of a next assignment.
+    {
+      GATE: () => this.bareWordAhead(),
+      ALT: () => this.build(this.take(this.CONSUME2(Identifier)), (t) => this.ast.bareWord(t)),
+    },
+  ];
+
+  private readonly fileAlternatives: IOrAlt<void>[] = [
+    {
+      ALT: () => {
+        if (!this.RECORDING_PHASE) this.pending = this.ast.mark();
+        const assignment = this.child(1, this.assignment);
+        this.pending = -1;
+        if (assignment !== undefined) this.assignments.push(assignment);
+      },
+    },
+    { ALT: () => void this.subrule(2, this.stray) },
+  ];
+
+  // Runs a node builder on a token outside the recording phase (when tokens are placeholders).
+  private build<T>(token: IToken, build: (token: IToken) => T): T | undefined {
+    return this.RECORDING_PHASE ? undefined : build(token);
   }
 
   file = this.RULE('file', () => {
@@ -54,104 +161,124 @@ class MtrParser extends CstParser {
     });
   });
 
-  assignment = this.RULE('assignment', () => {
-    this.SUBRULE(this.keyPath);
-    this.CONSUME(Equals);
-    this.SUBRULE(this.value);
-  });
+  assignment = this.RULE(
+    'assignment',
+    (): Built<Assignment> => {
+      const key = this.child(1, this.keyPath);
+      this.take(this.CONSUME(Equals));
+      const value = this.child(2, this.value);
+      return this.RECORDING_PHASE ? undefined : this.ast.assignment(key, value);
+    },
+    { recoveryValueFunc: recovered },
+  );
 
-  keyPath = this.RULE('keyPath', () => {
-    this.SUBRULE(this.keySegment);
-    this.MANY(() => {
-      this.CONSUME(Dot);
-      this.SUBRULE2(this.keySegment);
-    });
-  });
-
-  // The alternatives of each OR are built once, not on every call: allocating them per call was the
-  // largest source of garbage in parsing (chevrotain's own advice for fast parsers).
-  private readonly headAlternatives: IOrAlt<unknown>[] = [
-    { ALT: () => this.CONSUME(Identifier, { LABEL: 'head' }) },
-    { ALT: () => this.CONSUME(StringLike, { LABEL: 'head' }) },
-    { ALT: () => this.CONSUME(Keyword, { LABEL: 'head' }) },
-  ];
-
-  private readonly tailAlternatives: IOrAlt<unknown>[] = [
-    { ALT: () => this.CONSUME2(Identifier, { LABEL: 'tail' }) },
-    { ALT: () => this.CONSUME2(StringLike, { LABEL: 'tail' }) },
-    { ALT: () => this.CONSUME2(Keyword, { LABEL: 'tail' }) },
-  ];
-
-  private readonly valueAlternatives: IOrAlt<unknown>[] = [
-    { ALT: () => this.CONSUME(StringLike) },
-    { ALT: () => this.CONSUME(NumberLiteral) },
-    { ALT: () => this.CONSUME(True) },
-    { ALT: () => this.CONSUME(False) },
-    { ALT: () => this.CONSUME(Null) },
-    { ALT: () => this.SUBRULE(this.array) },
-    { ALT: () => this.SUBRULE(this.object) },
-    { ALT: () => this.SUBRULE(this.directive) },
-    // A bare word on the line of its `=` (`method = GET`) is a value missing its quotes: taking it
-    // here gives one clear diagnostic instead of reading it as the key of a next assignment.
-    { GATE: () => this.bareWordAhead(), ALT: () => this.CONSUME(Identifier, { LABEL: 'bareWord' }) },
-  ];
-
-  private readonly fileAlternatives: IOrAlt<unknown>[] = [
-    { ALT: () => this.SUBRULE(this.assignment) },
-    { ALT: () => this.SUBRULE(this.stray) },
-  ];
-
-  keySegment = this.RULE('keySegment', () => {
-    this.OR(this.headAlternatives);
-    this.OPTION(() => {
-      this.CONSUME(Colon);
-      this.OR2(this.tailAlternatives);
-    });
-  });
-
-  value = this.RULE('value', () => {
-    this.OR(this.valueAlternatives);
-  });
-
-  array = this.RULE('array', () => {
-    this.CONSUME(LBracket);
-    this.OPTION(() => {
-      this.SUBRULE(this.value);
+  keyPath = this.RULE(
+    'keyPath',
+    (): Built<KeyPath> => {
+      const segments: KeySegment[] = [];
+      // As in a key read left to right: after a segment that could not be built, later ones are not looked at.
+      let broken = false;
+      const add = (segment: KeySegment | undefined, mark: number) => {
+        if (broken) this.ast.truncate(mark);
+        else if (segment === undefined) broken = true;
+        else segments.push(segment);
+      };
+      add(this.child(1, this.keySegment), 0);
       this.MANY(() => {
-        this.CONSUME(Comma);
-        this.SUBRULE2(this.value);
+        this.take(this.CONSUME(Dot));
+        const mark = this.RECORDING_PHASE ? 0 : this.ast.mark();
+        add(this.child(2, this.keySegment), mark);
       });
-      this.OPTION2(() => this.CONSUME2(Comma));
-    });
-    this.CONSUME(RBracket);
+      return broken || this.RECORDING_PHASE ? undefined : this.ast.keyPath(segments);
+    },
+    { recoveryValueFunc: recovered },
+  );
+
+  keySegment = this.RULE(
+    'keySegment',
+    (): Built<KeySegment> => {
+      const head = this.OR(this.headAlternatives);
+      let tail: IToken | undefined;
+      this.OPTION(() => {
+        this.take(this.CONSUME(Colon));
+        tail = this.OR2(this.tailAlternatives);
+      });
+      return this.RECORDING_PHASE ? undefined : this.ast.keySegment(head, tail);
+    },
+    { recoveryValueFunc: recovered },
+  );
+
+  value = this.RULE('value', (): Built<ValueNode> => this.OR(this.valueAlternatives), {
+    recoveryValueFunc: recovered,
   });
 
-  object = this.RULE('object', () => {
-    this.CONSUME(LCurly);
-    this.MANY(() => this.SUBRULE(this.assignment));
-    this.CONSUME(RCurly);
-  });
+  array = this.RULE(
+    'array',
+    (): Built<ArrayValue> => {
+      const open = this.take(this.CONSUME(LBracket));
+      const elements: ValueNode[] = [];
+      this.OPTION(() => {
+        const first = this.child(1, this.value);
+        if (first !== undefined) elements.push(first);
+        this.MANY(() => {
+          this.take(this.CONSUME(Comma));
+          const next = this.child(2, this.value);
+          if (next !== undefined) elements.push(next);
+        });
+        this.OPTION2(() => this.take(this.CONSUME2(Comma)));
+      });
+      const close = this.take(this.CONSUME(RBracket));
+      return this.RECORDING_PHASE ? undefined : this.ast.array(open, close, this.last, elements);
+    },
+    { recoveryValueFunc: recovered },
+  );
 
-  directive = this.RULE('directive', () => {
-    this.CONSUME(DirectiveName);
-    this.CONSUME(LParen);
-    this.OPTION(() => {
-      this.CONSUME(StringLike, { LABEL: 'args' });
+  object = this.RULE(
+    'object',
+    (): Built<ObjectValue> => {
+      const open = this.take(this.CONSUME(LCurly));
+      const entries: Assignment[] = [];
       this.MANY(() => {
-        this.CONSUME(Comma);
-        this.CONSUME2(StringLike, { LABEL: 'args' });
+        const entry = this.child(1, this.assignment);
+        if (entry !== undefined) entries.push(entry);
       });
-      this.OPTION2(() => this.CONSUME2(Comma));
-    });
-    this.CONSUME(RParen);
-  });
+      const close = this.take(this.CONSUME(RCurly));
+      return this.RECORDING_PHASE ? undefined : this.ast.object(open, close, this.last, entries);
+    },
+    { recoveryValueFunc: recovered },
+  );
+
+  directive = this.RULE(
+    'directive',
+    (): Built<DirectiveValue> => {
+      const name = this.take(this.CONSUME(DirectiveName));
+      this.take(this.CONSUME(LParen));
+      const args: IToken[] = [];
+      this.OPTION(() => {
+        args.push(this.take(this.CONSUME(StringLike)));
+        this.MANY(() => {
+          this.take(this.CONSUME(Comma));
+          args.push(this.take(this.CONSUME2(StringLike)));
+        });
+        this.OPTION2(() => this.take(this.CONSUME2(Comma)));
+      });
+      const close = this.take(this.CONSUME(RParen));
+      return this.RECORDING_PHASE ? undefined : this.ast.directive(name, close, this.last, args);
+    },
+    { recoveryValueFunc: recovered },
+  );
 
   stray = this.RULE('stray', () => {
-    const first = this.CONSUME(StrayStart);
+    const first = this.take(this.CONSUME(StrayStart));
+    let last = first;
     this.MANY({
       GATE: () => this.LA(1).startLine === first.startLine,
-      DEF: () => this.CONSUME(AnyToken),
+      DEF: () => {
+        const token = this.take(this.CONSUME(AnyToken));
+        if (hasPosition(token)) last = token;
+      },
     });
+    if (!this.RECORDING_PHASE) this.ast.stray(first, last);
   });
 
   private bareWordAhead(): boolean {
@@ -198,5 +325,5 @@ interface RecoveryInternals {
   getFollowSetFromFollowKey(key: unknown): TokenType[] | undefined;
 }
 
-/** The one parser instance of the process; `parseMtr` resets its input for each file. */
+/** The one parser instance of the process; `parseMtr` resets it for each file. */
 export const parser = new MtrParser();
