@@ -72,6 +72,22 @@ describe('parseMtr error recovery', () => {
       [4, 16],
     ]);
   });
+
+  it('reports no escape or key problem inside an entry that recovery gave up on, and keeps those of entries that parsed', () => {
+    // The entry `"\q" =` of the object has no value: it is dropped, with the bad escape in its key.
+    expect(at('a = { "\\q" = }\nb = 1').map(([line, column, code]) => [line, column, code])).toEqual([
+      [1, 14, 'mtr:syntax:unexpected-token'],
+    ]);
+    // The whole top-level assignment is given up at the end of the file: its key's `/` is not reported either.
+    const open = parseMtr('a.b/c = { x = 1 \n', 'open.mtr');
+    expect(open.diagnostics.map((d) => d.code)).toEqual(['mtr:syntax:unexpected-token']);
+    expect(open.ast.assignments).toEqual([]);
+    // An entry that parsed keeps its bad escape, though the object around it is broken later.
+    expect(at('a = { b = "\\q" c }').map(([line, column, code]) => [line, column, code])).toEqual([
+      [1, 12, 'mtr:syntax:invalid-escape'],
+      [1, 18, 'mtr:syntax:unexpected-token'],
+    ]);
+  });
 });
 
 describe('parseMtr lexical errors', () => {
