@@ -172,24 +172,32 @@ class MtrParser extends EmbeddedActionsParser {
     { recoveryValueFunc: recovered },
   );
 
+  // The key being read. A key holds no values, so no key is read while another is: one set of fields is
+  // enough, and it spares two closures for every key.
+  private segments: KeySegment[] = [];
+  private brokenKey = false;
+
+  // As in a key read left to right: after a segment that could not be built, later ones are not looked at.
+  private addSegment(segment: KeySegment | undefined, mark: number): void {
+    if (this.brokenKey) this.ast.truncate(mark);
+    else if (segment === undefined) this.brokenKey = true;
+    else this.segments.push(segment);
+  }
+
+  private readonly nextSegment = () => {
+    this.take(this.CONSUME(Dot));
+    const mark = this.RECORDING_PHASE ? 0 : this.ast.mark();
+    this.addSegment(this.child(2, this.keySegment), mark);
+  };
+
   keyPath = this.RULE(
     'keyPath',
     (): Built<KeyPath> => {
-      const segments: KeySegment[] = [];
-      // As in a key read left to right: after a segment that could not be built, later ones are not looked at.
-      let broken = false;
-      const add = (segment: KeySegment | undefined, mark: number) => {
-        if (broken) this.ast.truncate(mark);
-        else if (segment === undefined) broken = true;
-        else segments.push(segment);
-      };
-      add(this.child(1, this.keySegment), 0);
-      this.MANY(() => {
-        this.take(this.CONSUME(Dot));
-        const mark = this.RECORDING_PHASE ? 0 : this.ast.mark();
-        add(this.child(2, this.keySegment), mark);
-      });
-      return broken || this.RECORDING_PHASE ? undefined : this.ast.keyPath(segments);
+      this.segments = [];
+      this.brokenKey = false;
+      this.addSegment(this.child(1, this.keySegment), 0);
+      this.MANY(this.nextSegment);
+      return this.brokenKey || this.RECORDING_PHASE ? undefined : this.ast.keyPath(this.segments);
     },
     { recoveryValueFunc: recovered },
   );
