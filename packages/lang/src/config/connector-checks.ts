@@ -12,6 +12,20 @@ export function urlWithSampleParameters(url: string): string {
   return url.replace(/\{[^{}]*\}/g, 'x');
 }
 
+/** The first `{name}` placeholder of `url` that stands in its scheme, host, port, query or fragment, if any. */
+export function placeholderOutsidePath(url: string): { placeholder: string; part: string } | undefined {
+  const authority = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?#]*/.exec(url)?.[0] ?? '';
+  const inAuthority = /\{[^{}]*\}/.exec(authority);
+  if (inAuthority) return { placeholder: inAuthority[0], part: 'host' };
+  const rest = url.slice(authority.length);
+  const tailAt = rest.search(/[?#]/);
+  if (tailAt >= 0) {
+    const inTail = /\{[^{}]*\}/.exec(rest.slice(tailAt));
+    if (inTail) return { placeholder: inTail[0], part: rest[tailAt] === '?' ? 'query' : 'fragment' };
+  }
+  return undefined;
+}
+
 function checkUnique(connector: Connector, tree: ValueTree, where: 'path' | 'query', reporter: Reporter): void {
   const seen = new Map<string, number>();
   connector.parameters[where].forEach((p, i) => {
@@ -37,16 +51,31 @@ function checkUnique(connector: Connector, tree: ValueTree, where: 'path' | 'que
 export function checkConnector(connector: Connector, tree: ValueTree, reporter: Reporter): void {
   // Positions are looked up only to report: most connectors need none.
   const urlSpan = () => spanOf(tree, ['url']);
+  // A placeholder outside the path would let a call choose the host (or add query text the gateway does not
+  // build): the address is judged here, once, so the host and port must be fixed.
+  const outsidePath = placeholderOutsidePath(connector.url);
+  if (outsidePath !== undefined) {
+    reporter.report(
+      'mtr:url:invalid',
+      {
+        detail: `has the placeholder ${outsidePath.placeholder} in its ${outsidePath.part}; path parameters may only stand in the path`,
+      },
+      tree.file,
+      spanInString(urlSpan(), rawOf(tree, ['url']), outsidePath.placeholder, 0),
+    );
+  }
   let parsed: URL | undefined;
   try {
     parsed = new URL(urlWithSampleParameters(connector.url));
   } catch {
-    reporter.report(
-      'mtr:url:invalid',
-      { detail: `${JSON.stringify(connector.url)} is not a URL` },
-      tree.file,
-      urlSpan(),
-    );
+    // A placeholder in the port also makes the URL unparsable; it was reported above, once.
+    if (outsidePath === undefined)
+      reporter.report(
+        'mtr:url:invalid',
+        { detail: `${JSON.stringify(connector.url)} is not a URL` },
+        tree.file,
+        urlSpan(),
+      );
   }
   if (parsed && parsed.protocol !== 'https:' && parsed.protocol !== 'http:') {
     reporter.report(

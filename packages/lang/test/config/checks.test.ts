@@ -103,6 +103,38 @@ parameters.path = [ { name = "orderId" }, { name = "lineId" } ]
     ]);
   });
 
+  it('refuses a path parameter in the host, the port or the query, where it could choose the address', () => {
+    const repo = compile({
+      'connectors/open-api/host.mtr': `method = "GET"
+url = "https://{tenant}.example.com/v1/x"
+description = "d"
+parameters.path = [ { name = "tenant" } ]
+`,
+      'connectors/open-api/port.mtr': `method = "GET"
+url = "https://api.example.com:{port}/v1/x"
+description = "d"
+parameters.path = [ { name = "port" } ]
+`,
+      'connectors/open-api/query.mtr': `method = "GET"
+url = "https://api.example.com/v1/x?id={id}"
+description = "d"
+parameters.path = [ { name = "id" } ]
+`,
+      'connectors/open-api/path.mtr': `method = "GET"
+url = "https://api.example.com/v1/{id}?fixed=1"
+description = "d"
+parameters.path = [ { name = "id" } ]
+`,
+    });
+    expect(where(repo.diagnostics)).toEqual([
+      'connectors/open-api/host.mtr:2:16 mtr:url:invalid',
+      'connectors/open-api/port.mtr:2:32 mtr:url:invalid',
+      'connectors/open-api/query.mtr:2:40 mtr:url:invalid',
+    ]);
+    expect(repo.diagnostics[0].message).toContain('{tenant} in its host');
+    expect(repo.diagnostics[2].message).toContain('{id} in its query');
+  });
+
   it('reports duplicate parameter names and a schema that is not JSON Schema, at the wrong value', () => {
     const repo = compile({
       'connectors/open-api/c.mtr': `method = "POST"
