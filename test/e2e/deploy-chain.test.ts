@@ -168,7 +168,7 @@ describe('what a dry run says changed for the model', { timeout: 120_000 }, () =
         text
           .replace('reason = { type', 'note = { type')
           .replace('"amount", "reason"', '"amount", "note"')
-          .replace('amount = { type = "number"', 'amount = { type = "integer"'),
+          .replace(/(amount = \{\s*type = )"number"/, '$1"integer"'),
       'external-operations/open-api/refund-order.mtr': (text) =>
         text
           .replace('requiresApproval = true', 'requiresApproval = false')
