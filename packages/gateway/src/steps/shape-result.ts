@@ -28,8 +28,10 @@ export function decodeBody(read: ReadBody, contentType: string | undefined, reda
   if (read.truncated !== undefined) return redactCutEnd(text, redact);
   if (contentType !== undefined && JSON_TYPE.test(contentType)) {
     try {
-      // Masked again once parsed: JSON can spell the secret with \u escapes that the text does not show.
-      return redactJson(JSON.parse(text) as Json, redact);
+      // Masked again once parsed: JSON can spell the secret with escapes (\u0073, \/) that the text does not
+      // show. Without a backslash every parsed string is a piece of the masked text, so the walk is skipped.
+      const parsed = JSON.parse(text) as Json;
+      return text.includes('\\') ? redactJson(parsed, redact) : parsed;
     } catch {
       return text;
     }
