@@ -4,7 +4,7 @@ import type { Deadline } from '../internal/deadline.js';
 import { type ToolPlan, toolPlan } from '../internal/plan.js';
 import { readArguments } from '../steps/arguments.js';
 import { type ResolvedAuth, resolveAuth } from '../steps/auth.js';
-import { mergeBindings } from '../steps/bindings.js';
+import { type MergedValues, mergeBindings } from '../steps/bindings.js';
 import { buildPathAndQuery, finalUrl } from '../steps/build-url.js';
 import type { Authorizer } from '../steps/egress.js';
 import { idempotencyKeyFor } from '../steps/idempotency.js';
@@ -14,7 +14,7 @@ import type { ResolvedOptions } from './options.js';
 import type { PreparedRequestView, ToolCallInput } from './types.js';
 
 /** The headers every call sends. */
-export const BASE_HEADERS = Object.freeze({
+export const BASE_HEADERS: Readonly<Record<string, string>> = Object.freeze({
   'user-agent': 'Maitento/0.1',
   accept: 'application/json, */*;q=0.5',
 });
@@ -27,8 +27,8 @@ export interface Assembled {
   origin: string;
   /** Path and query of the first request. */
   path: string;
-  /** Headers without the credential (added per hop, only where it may go). */
-  headers: Record<string, string>;
+  /** Headers without the credential (added per hop, only where it may go); may be shared and frozen: copy to change. */
+  headers: Readonly<Record<string, string>>;
   body: string | undefined;
   bodyJson: Json | undefined;
   auth: ResolvedAuth | undefined;
@@ -45,12 +45,12 @@ function planFor(input: ToolCallInput): ToolPlan {
 }
 
 /** Steps 1-7 and 11: arguments, bindings, validation, URL, auth, the address check, headers. Throws MtError. */
-export async function assemble(
+export function assemble(
   input: ToolCallInput,
   options: ResolvedOptions,
   authorize: Authorizer,
   deadline?: Deadline,
-): Promise<Assembled> {
+): Assembled | Promise<Assembled> {
   const plan = planFor(input);
   const args = readArguments(plan, input.arguments, input.runBindings);
   const values = mergeBindings(plan, args, input.runBindings);
@@ -58,23 +58,58 @@ export async function assemble(
   const template = plan.connector.template;
   const path = buildPathAndQuery(template, plan.tool.name, params.path, params.query);
   const resolving = resolveAuth(plan, input, options.platform, options.platformOrigin);
-  const auth = resolving instanceof Promise ? await (deadline?.race(resolving) ?? resolving) : resolving;
+  // Synchronous unless a token or a lookup is pending: the common call adds no promise and no microtask turn here.
+  if (resolving instanceof Promise) {
+    return (deadline?.race(resolving) ?? resolving).then((auth) =>
+      checked(input, plan, path, values, auth, authorize, deadline),
+    );
+  }
+  return checked(input, plan, path, values, resolving, authorize, deadline);
+}
+
+/** The address check (awaited only when the host was not judged recently), then the call's headers. */
+function checked(
+  input: ToolCallInput,
+  plan: ToolPlan,
+  path: string,
+  values: MergedValues,
+  auth: ResolvedAuth | undefined,
+  authorize: Authorizer,
+  deadline: Deadline | undefined,
+): Assembled | Promise<Assembled> {
   // The platform's own API is exempt from the public-address rule; every other host is checked. The host of the
   // built URL is the configured one, so the configured URL is what is judged.
   if (auth?.platform !== true) {
+    const template = plan.connector.template;
     const pending = authorize(template.url, template.origin);
-    if (pending !== undefined) await (deadline?.race(pending) ?? pending);
+    if (pending !== undefined) {
+      return (deadline?.race(pending) ?? pending).then(() => finish(input, plan, path, values, auth));
+    }
   }
+  return finish(input, plan, path, values, auth);
+}
+
+function finish(
+  input: ToolCallInput,
+  plan: ToolPlan,
+  path: string,
+  values: MergedValues,
+  auth: ResolvedAuth | undefined,
+): Assembled {
   const method = input.connector.method;
-  const headers: Record<string, string> = { ...BASE_HEADERS };
   const body = values.body === undefined ? undefined : JSON.stringify(values.body);
-  if (body !== undefined) headers['content-type'] = 'application/json';
   const key = idempotencyKeyFor(method, input.idempotencyKey);
-  if (key !== undefined) headers['idempotency-key'] = key;
+  // The shared frozen object when nothing is added (a GET without a key); undici only reads the headers it is given.
+  let headers: Record<string, string> = BASE_HEADERS;
+  if (body !== undefined || key !== undefined) {
+    headers = { ...BASE_HEADERS };
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    if (key !== undefined) headers['idempotency-key'] = key;
+  }
   return {
     plan,
     method,
-    origin: template.origin,
+    origin: plan.connector.template.origin,
     path,
     headers,
     body,

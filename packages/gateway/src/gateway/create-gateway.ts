@@ -76,7 +76,8 @@ export function createGateway(gatewayOptions: GatewayOptions): Gateway {
     async prepare(input): Promise<PreparedRequest | ToolCallResult> {
       const deadline = new Deadline(clock, options.timeoutMs, input.signal);
       try {
-        const call = await assemble(input, options, ctx.authorize, deadline);
+        const assembling = assemble(input, options, ctx.authorize, deadline);
+        const call = assembling instanceof Promise ? await assembling : assembling;
         const headers = { ...call.headers };
         if (call.auth !== undefined) headers[call.auth.header] = call.auth.value;
         const url = finalUrl(call.plan.connector.template, call.path, call.plan.tool.name);
@@ -93,7 +94,8 @@ export function createGateway(gatewayOptions: GatewayOptions): Gateway {
       const deadline = new Deadline(clock, options.timeoutMs, input.signal);
       try {
         if (deadline.aborted) throw new Error('aborted');
-        call = await assemble(input, options, ctx.authorize, deadline);
+        const assembling = assemble(input, options, ctx.authorize, deadline);
+        call = assembling instanceof Promise ? await assembling : assembling;
         return await send(call, ctx, deadline);
       } catch (error) {
         return failure(error, call, deadline.timedOut, input);

@@ -2,11 +2,11 @@ import { addressBlockedError } from '@maitento/egress';
 import type { Dispatcher } from 'undici';
 import { gatewayErrors } from '../errors.js';
 import type { Deadline } from '../internal/deadline.js';
-import { readBody } from '../steps/read-body.js';
+import { type ReadBody, readBody } from '../steps/read-body.js';
 import type { Authorizer } from '../steps/egress.js';
 import { credentialAllowed, isRedirect, nextHop } from '../steps/redirect.js';
 import { flattenHeaders, shapeResult } from '../steps/shape-result.js';
-import type { Assembled } from './assemble.js';
+import { type Assembled, BASE_HEADERS } from './assemble.js';
 import type { ResolvedOptions } from './options.js';
 import type { ToolCallResult } from './types.js';
 
@@ -25,13 +25,21 @@ function header(headers: Record<string, string | string[] | undefined>, name: st
 }
 
 /** The headers of one hop: without body headers after a change to GET, with the credential only where it may go. */
-function hopHeaders(call: Assembled, dropBody: boolean, credential: boolean): Record<string, string> {
+function hopHeaders(call: Assembled, dropBody: boolean, credential: boolean): Readonly<Record<string, string>> {
+  const auth = call.auth;
+  // A call sharing the base headers differs from the last one only by its credential: that object is reused.
+  const shared = !dropBody && credential && auth !== undefined && call.headers === BASE_HEADERS;
+  if (shared) {
+    const memo = call.plan.credentialHeaders;
+    if (memo !== undefined && memo.header === auth.header && memo.value === auth.value) return memo.headers;
+  }
   const headers: Record<string, string> = {};
   for (const name in call.headers) {
     if (dropBody && (name === 'content-type' || name === 'idempotency-key')) continue;
     headers[name] = call.headers[name];
   }
-  if (credential && call.auth !== undefined) headers[call.auth.header] = call.auth.value;
+  if (credential && auth !== undefined) headers[auth.header] = auth.value;
+  if (shared) call.plan.credentialHeaders = { header: auth.header, value: auth.value, headers: Object.freeze(headers) };
   return headers;
 }
 
@@ -99,14 +107,19 @@ export async function send(call: Assembled, ctx: SendContext, deadline: Deadline
     }
     const headersOut = flattenHeaders(response.headers, call.redact);
     const lengthText = headersOut['content-length'];
-    const length = lengthText === undefined ? undefined : Number(lengthText);
-    const read = await readBody(
-      response.body,
-      headersOut['content-encoding'],
-      Number.isFinite(length) ? length : undefined,
-      options.maxResponseBytes,
-      toolName,
-    );
+    const length = lengthText === undefined ? Number.NaN : Number(lengthText);
+    const encoding = headersOut['content-encoding'];
+    // A declared length within the limit and no encoding is read whole (undici never reads past a declared length).
+    const read: ReadBody =
+      encoding === undefined && length <= options.maxResponseBytes
+        ? { text: await response.body.text() }
+        : await readBody(
+            response.body,
+            encoding,
+            Number.isFinite(length) ? length : undefined,
+            options.maxResponseBytes,
+            toolName,
+          );
     return shapeResult(call.plan, response.statusCode, headersOut, read, call.redact);
   }
 }

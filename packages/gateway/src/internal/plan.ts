@@ -25,6 +25,12 @@ export interface ToolPlan {
   readonly fixedRequestTargets: ReadonlySet<string>;
   readonly fixedQuery: ReadonlyMap<string, Json>;
   readonly fixedPath: ReadonlyMap<string, Json>;
+  /** The last credential's first-hop headers, reused while the same credential keeps coming (the common case). */
+  credentialHeaders?: {
+    readonly header: string;
+    readonly value: string;
+    readonly headers: Readonly<Record<string, string>>;
+  };
 }
 
 const connectorPlans = new WeakMap<Connector, ConnectorPlan>();

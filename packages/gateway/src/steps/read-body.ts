@@ -2,9 +2,9 @@ import { pipeline, type Readable } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import { gatewayErrors } from '../errors.js';
 
-/** A body read up to the limit. */
+/** A body read up to the limit, as UTF-8 text. */
 export interface ReadBody {
-  bytes: Buffer;
+  text: string;
   /** Set when the body was cut; `size` is the full decoded size when the server declared it. */
   truncated?: { limit: number; size?: number };
 }
@@ -37,11 +37,6 @@ export async function readBody(
   limit: number,
   toolName: string,
 ): Promise<ReadBody> {
-  // Fast path: a declared length within the limit and no encoding; undici never reads past a declared length.
-  if (contentEncoding === undefined && contentLength !== undefined && contentLength <= limit) {
-    const bytes = await (body as Readable & { bytes(): Promise<Uint8Array> }).bytes();
-    return { bytes: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength) };
-  }
   let source: AsyncIterable<Buffer> = body;
   const encodings = (contentEncoding ?? '')
     .split(',')
@@ -75,7 +70,7 @@ export async function readBody(
         // Leaving the loop destroys the stream (and the pipeline behind it): nothing more is read or decoded.
         const known = encodings.length === 0 ? contentLength : undefined;
         return {
-          bytes: Buffer.concat(chunks, size),
+          text: Buffer.concat(chunks, size).toString('utf8'),
           truncated: { limit, ...(known === undefined ? {} : { size: known }) },
         };
       }
@@ -92,7 +87,7 @@ export async function readBody(
     }
     throw error;
   }
-  return { bytes: chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size) };
+  return { text: (chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size)).toString('utf8') };
 }
 
 function isDecodeError(error: unknown): boolean {

@@ -24,7 +24,7 @@ export function flattenHeaders(
 
 /** The body as JSON when the content-type says so and it parses, else as text; secrets masked first. */
 export function decodeBody(read: ReadBody, contentType: string | undefined, redact: Redactor): Json | string {
-  const text = redact(read.bytes.toString('utf8'));
+  const text = redact(read.text);
   if (read.truncated !== undefined) return redactCutEnd(text, redact);
   if (contentType !== undefined && JSON_TYPE.test(contentType)) {
     try {
