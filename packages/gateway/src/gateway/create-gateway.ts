@@ -52,6 +52,7 @@ export function createGateway(gatewayOptions: GatewayOptions): Gateway {
       return platformAgent;
     },
     authorize: createAuthorizer(options.policy, resolver, gatewayDefaults.authorizationTtlMs),
+    failure,
   };
 
   function failure(error: unknown, call: Assembled | undefined, timedOut: boolean, input: ToolCallInput) {
@@ -89,19 +90,25 @@ export function createGateway(gatewayOptions: GatewayOptions): Gateway {
       }
     },
 
-    async call(input): Promise<ToolCallResult> {
-      let call: Assembled | undefined;
+    call(input): Promise<ToolCallResult> {
       const deadline = new Deadline(clock, options.timeoutMs, input.signal);
+      let assembling: Assembled | Promise<Assembled>;
       try {
         if (deadline.aborted) throw new Error('aborted');
-        const assembling = assemble(input, options, ctx.authorize, deadline);
-        call = assembling instanceof Promise ? await assembling : assembling;
-        return await send(call, ctx, deadline);
+        assembling = assemble(input, options, ctx.authorize, deadline);
       } catch (error) {
-        return failure(error, call, deadline.timedOut, input);
-      } finally {
         deadline.dispose();
+        return Promise.resolve(failure(error, undefined, deadline.timedOut, input));
       }
+      // Sending owns the deadline from here (it disposes it) and turns every error into a result: one async layer.
+      if (!(assembling instanceof Promise)) return send(assembling, ctx, deadline, input);
+      return assembling.then(
+        (call) => send(call, ctx, deadline, input),
+        (error: unknown) => {
+          deadline.dispose();
+          return failure(error, undefined, deadline.timedOut, input);
+        },
+      );
     },
 
     async close(): Promise<void> {

@@ -8,7 +8,7 @@ import { credentialAllowed, isRedirect, nextHop } from '../steps/redirect.js';
 import { flattenHeaders, shapeResult } from '../steps/shape-result.js';
 import { type Assembled, BASE_HEADERS } from './assemble.js';
 import type { ResolvedOptions } from './options.js';
-import type { ToolCallResult } from './types.js';
+import type { ToolCallInput, ToolCallResult } from './types.js';
 
 /** What sending needs besides the call itself. */
 export interface SendContext {
@@ -17,6 +17,8 @@ export interface SendContext {
   /** Used only for `auth = "Maitento"` calls to the platform's origin. */
   platformDispatcher: () => Dispatcher;
   authorize: Authorizer;
+  /** The result for an error thrown while calling (timeouts, refusals, unreachable hosts). */
+  failure: (error: unknown, call: Assembled, timedOut: boolean, input: ToolCallInput) => ToolCallResult;
 }
 
 function header(headers: Record<string, string | string[] | undefined>, name: string): string | undefined {
@@ -43,83 +45,97 @@ function hopHeaders(call: Assembled, dropBody: boolean, credential: boolean): Re
   return headers;
 }
 
-/** Steps 6-10 on the wire: dispatch, follow redirects by hand, read the body under the deadline, shape the result. */
-export async function send(call: Assembled, ctx: SendContext, deadline: Deadline): Promise<ToolCallResult> {
-  const { options } = ctx;
-  const template = call.plan.connector.template;
-  const toolName = call.plan.tool.name;
-  const platform = call.auth?.platform === true;
-  const dispatcher = platform ? ctx.platformDispatcher() : ctx.dispatcher;
-  // The first request goes to the configured origin; a URL object is made only when a redirect needs one.
-  let url: URL | undefined;
-  let origin = call.origin;
-  let path = call.path;
-  let method = call.method;
-  let body = call.body;
-  let downgraded = false;
-  for (let hops = 0; ; hops++) {
-    const dropBody = body === undefined && call.body !== undefined;
-    const credential = call.auth !== undefined && (url === undefined || credentialAllowed(url, template, downgraded));
-    const headers = dropBody || credential ? hopHeaders(call, dropBody, credential) : call.headers;
-    const response = await dispatcher.request({
-      origin,
-      path,
-      method: method as Dispatcher.HttpMethod,
-      headers,
-      body,
-      signal: deadline as unknown as AbortSignal,
-      headersTimeout: options.timeoutMs,
-      bodyTimeout: options.timeoutMs,
-    });
-    const location = header(response.headers, 'location');
-    if (isRedirect(response.statusCode) && location !== undefined) {
-      await response.body.dump();
-      const current = url ?? new URL(origin + path);
-      if (hops >= options.maxRedirects) {
-        throw gatewayErrors.create('api:gateway:too-many-redirects', {
-          tool: toolName,
-          max: options.maxRedirects,
-          url: call.redact(current.href),
-        });
+/**
+ * Steps 6-10 on the wire: dispatch, follow redirects by hand, read the body under the deadline, shape the result.
+ * Never rejects: an error becomes `ctx.failure`'s result; the deadline is disposed once the call is over.
+ */
+export async function send(
+  call: Assembled,
+  ctx: SendContext,
+  deadline: Deadline,
+  input: ToolCallInput,
+): Promise<ToolCallResult> {
+  try {
+    const { options } = ctx;
+    const template = call.plan.connector.template;
+    const toolName = call.plan.tool.name;
+    const platform = call.auth?.platform === true;
+    const dispatcher = platform ? ctx.platformDispatcher() : ctx.dispatcher;
+    // The first request goes to the configured origin; a URL object is made only when a redirect needs one.
+    let url: URL | undefined;
+    let origin = call.origin;
+    let path = call.path;
+    let method = call.method;
+    let body = call.body;
+    let downgraded = false;
+    for (let hops = 0; ; hops++) {
+      const dropBody = body === undefined && call.body !== undefined;
+      const credential = call.auth !== undefined && (url === undefined || credentialAllowed(url, template, downgraded));
+      const headers = dropBody || credential ? hopHeaders(call, dropBody, credential) : call.headers;
+      const response = await dispatcher.request({
+        origin,
+        path,
+        method: method as Dispatcher.HttpMethod,
+        headers,
+        body,
+        signal: deadline as unknown as AbortSignal,
+        headersTimeout: options.timeoutMs,
+        bodyTimeout: options.timeoutMs,
+      });
+      const location = header(response.headers, 'location');
+      if (isRedirect(response.statusCode) && location !== undefined) {
+        await response.body.dump();
+        const current = url ?? new URL(origin + path);
+        if (hops >= options.maxRedirects) {
+          throw gatewayErrors.create('api:gateway:too-many-redirects', {
+            tool: toolName,
+            max: options.maxRedirects,
+            url: call.redact(current.href),
+          });
+        }
+        const hop = nextHop(response.statusCode, location, current, method, body);
+        if (hop === undefined) {
+          throw gatewayErrors.create('api:gateway:upstream-unreachable', {
+            tool: toolName,
+            host: current.host,
+            reason: 'it redirected to a location that is not an http(s) URL',
+          });
+        }
+        if (current.protocol === 'https:' && hop.url.protocol === 'http:') downgraded = true;
+        if (platform) {
+          if (hop.url.origin !== options.platformOrigin) throw addressBlockedError(hop.url.hostname);
+        } else {
+          // Raced with the deadline like the first lookup: a hop's name may belong to a DNS server that never answers.
+          const pending = ctx.authorize(hop.url);
+          if (pending !== undefined) await deadline.race(pending);
+        }
+        url = hop.url;
+        origin = url.origin;
+        path = `${url.pathname}${url.search}`;
+        method = hop.method;
+        body = hop.body;
+        continue;
       }
-      const hop = nextHop(response.statusCode, location, current, method, body);
-      if (hop === undefined) {
-        throw gatewayErrors.create('api:gateway:upstream-unreachable', {
-          tool: toolName,
-          host: current.host,
-          reason: 'it redirected to a location that is not an http(s) URL',
-        });
-      }
-      if (current.protocol === 'https:' && hop.url.protocol === 'http:') downgraded = true;
-      if (platform) {
-        if (hop.url.origin !== options.platformOrigin) throw addressBlockedError(hop.url.hostname);
-      } else {
-        // Raced with the deadline like the first lookup: a hop's name may belong to a DNS server that never answers.
-        const pending = ctx.authorize(hop.url);
-        if (pending !== undefined) await deadline.race(pending);
-      }
-      url = hop.url;
-      origin = url.origin;
-      path = `${url.pathname}${url.search}`;
-      method = hop.method;
-      body = hop.body;
-      continue;
+      const headersOut = flattenHeaders(response.headers, call.redact);
+      const lengthText = headersOut['content-length'];
+      const length = lengthText === undefined ? Number.NaN : Number(lengthText);
+      const encoding = headersOut['content-encoding'];
+      // A declared length within the limit and no encoding is read whole (undici never reads past a declared length).
+      const read: ReadBody =
+        encoding === undefined && length <= options.maxResponseBytes
+          ? { text: await response.body.text() }
+          : await readBody(
+              response.body,
+              encoding,
+              Number.isFinite(length) ? length : undefined,
+              options.maxResponseBytes,
+              toolName,
+            );
+      return shapeResult(call.plan, response.statusCode, headersOut, read, call.redact);
     }
-    const headersOut = flattenHeaders(response.headers, call.redact);
-    const lengthText = headersOut['content-length'];
-    const length = lengthText === undefined ? Number.NaN : Number(lengthText);
-    const encoding = headersOut['content-encoding'];
-    // A declared length within the limit and no encoding is read whole (undici never reads past a declared length).
-    const read: ReadBody =
-      encoding === undefined && length <= options.maxResponseBytes
-        ? { text: await response.body.text() }
-        : await readBody(
-            response.body,
-            encoding,
-            Number.isFinite(length) ? length : undefined,
-            options.maxResponseBytes,
-            toolName,
-          );
-    return shapeResult(call.plan, response.statusCode, headersOut, read, call.redact);
+  } catch (error) {
+    return ctx.failure(error, call, deadline.timedOut, input);
+  } finally {
+    deadline.dispose();
   }
 }
