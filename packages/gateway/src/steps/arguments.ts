@@ -65,7 +65,8 @@ export function readArguments(
   if (!isObject(args)) {
     throw gatewayErrors.create('api:gateway:arguments-invalid', { tool, reason: 'they are not a JSON object' });
   }
-  for (const key of Object.keys(args)) {
+  // for-in, not Object.keys: no array per call; JSON objects have no enumerable inherited keys.
+  for (const key in args) {
     if (key !== 'request' && key !== 'additionalInputs') {
       throw gatewayErrors.create('api:gateway:argument-unknown', { tool, argument: key });
     }
@@ -78,7 +79,7 @@ export function readArguments(
     const fields = plan.connector.requestFields;
     const hasBody = plan.connector.connector.schema.request !== undefined;
     const nested = hasNestedBindings(plan, runBindings);
-    for (const key of Object.keys(request)) {
+    for (const key in request) {
       if (requestBound(plan, runBindings, key)) {
         throw gatewayErrors.create('api:gateway:argument-bound', { tool, argument: `request.${key}` });
       }
@@ -96,7 +97,7 @@ export function readArguments(
         reason: '"additionalInputs" is not an object',
       });
     }
-    for (const key of Object.keys(additionalInputs)) {
+    for (const key in additionalInputs) {
       const dot = key.indexOf('.');
       const kind = key.slice(0, dot);
       const name = key.slice(dot + 1);
