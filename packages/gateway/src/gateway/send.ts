@@ -2,11 +2,12 @@ import { addressBlockedError } from '@maitento/egress';
 import type { Dispatcher } from 'undici';
 import { gatewayErrors } from '../errors.js';
 import type { Deadline } from '../internal/deadline.js';
-import { type ReadBody, readBody } from '../steps/read-body.js';
+import type { ReadBody } from '../steps/read-body.js';
 import type { Authorizer } from '../steps/egress.js';
-import { credentialAllowed, isRedirect, nextHop } from '../steps/redirect.js';
+import { credentialAllowed, nextHop } from '../steps/redirect.js';
 import { flattenHeaders, shapeResult } from '../steps/shape-result.js';
 import { type Assembled, BASE_HEADERS } from './assemble.js';
+import { sendHop } from './hop.js';
 import type { ResolvedOptions } from './options.js';
 import type { ToolCallInput, ToolCallResult } from './types.js';
 
@@ -19,11 +20,6 @@ export interface SendContext {
   authorize: Authorizer;
   /** The result for an error thrown while calling (timeouts, refusals, unreachable hosts). */
   failure: (error: unknown, call: Assembled, timedOut: boolean, input: ToolCallInput) => ToolCallResult;
-}
-
-function header(headers: Record<string, string | string[] | undefined>, name: string): string | undefined {
-  const value = headers[name];
-  return Array.isArray(value) ? value[0] : value;
 }
 
 /** The headers of one hop: without body headers after a change to GET, with the credential only where it may go. */
@@ -72,19 +68,23 @@ export async function send(
       const dropBody = body === undefined && call.body !== undefined;
       const credential = call.auth !== undefined && (url === undefined || credentialAllowed(url, template, downgraded));
       const headers = dropBody || credential ? hopHeaders(call, dropBody, credential) : call.headers;
-      const response = await dispatcher.request({
-        origin,
-        path,
-        method: method as Dispatcher.HttpMethod,
-        headers,
-        body,
-        signal: deadline as unknown as AbortSignal,
-        headersTimeout: options.timeoutMs,
-        bodyTimeout: options.timeoutMs,
-      });
-      const location = header(response.headers, 'location');
-      if (isRedirect(response.statusCode) && location !== undefined) {
-        await response.body.dump();
+      const response = await sendHop(
+        dispatcher,
+        {
+          origin,
+          path,
+          method: method as Dispatcher.HttpMethod,
+          headers,
+          body,
+          headersTimeout: options.timeoutMs,
+          bodyTimeout: options.timeoutMs,
+        },
+        deadline,
+        options.maxResponseBytes,
+        toolName,
+      );
+      const location = response.location;
+      if (location !== undefined) {
         const current = url ?? new URL(origin + path);
         if (hops >= options.maxRedirects) {
           throw gatewayErrors.create('api:gateway:too-many-redirects', {
@@ -117,20 +117,7 @@ export async function send(
         continue;
       }
       const headersOut = flattenHeaders(response.headers, call.redact);
-      const lengthText = headersOut['content-length'];
-      const length = lengthText === undefined ? Number.NaN : Number(lengthText);
-      const encoding = headersOut['content-encoding'];
-      // A declared length within the limit and no encoding is read whole (undici never reads past a declared length).
-      const read: ReadBody =
-        encoding === undefined && length <= options.maxResponseBytes
-          ? { text: await response.body.text() }
-          : await readBody(
-              response.body,
-              encoding,
-              Number.isFinite(length) ? length : undefined,
-              options.maxResponseBytes,
-              toolName,
-            );
+      const read = response.read as ReadBody;
       return shapeResult(call.plan, response.statusCode, headersOut, read, call.redact);
     }
   } catch (error) {

@@ -1,6 +1,11 @@
+/** Told when a deadline ends the call (the request in flight, which aborts itself). */
+export interface DeadlineWatcher {
+  onDeadline(reason: unknown): void;
+}
+
 /**
- * One deadline for a whole call, shaped as the signal undici accepts (`aborted`, `reason`, `addEventListener`).
- * A full AbortController costs an EventTarget per call, and a timer per call costs a timer-list insertion and
+ * One deadline for a whole call: the request in flight watches it through one slot, other waits (lookups, tokens)
+ * race it through listeners. A full AbortController costs an EventTarget per call, and a timer per call costs a timer-list insertion and
  * removal; deadlines are instead checked by one {@link DeadlineClock} per gateway.
  */
 export class Deadline {
@@ -12,6 +17,8 @@ export class Deadline {
   /** Neighbours in the clock's list of live deadlines (a linked list: adding and removing allocate nothing). */
   prev: Deadline | undefined = undefined;
   next: Deadline | undefined = undefined;
+  /** The request in flight: one slot instead of a listener array and a closure per request. */
+  watcher: DeadlineWatcher | undefined = undefined;
   #listeners: Array<() => void> | undefined;
   readonly #clock: DeadlineClock;
   #external: AbortSignal | undefined;
@@ -31,7 +38,7 @@ export class Deadline {
     }
   }
 
-  /** Registers a listener for the end of the call (undici's abort listener). */
+  /** Registers a listener for the end of the call. */
   addEventListener(_type: 'abort', listener: () => void): void {
     if (this.#listeners === undefined) this.#listeners = [listener];
     else this.#listeners.push(listener);
@@ -50,6 +57,7 @@ export class Deadline {
     if (this.aborted) return;
     this.aborted = true;
     this.reason = reason;
+    this.watcher?.onDeadline(reason);
     const listeners = this.#listeners;
     this.#listeners = undefined;
     if (listeners !== undefined) for (const listener of listeners) listener();
