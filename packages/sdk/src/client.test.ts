@@ -183,6 +183,23 @@ describe('Maitento client errors', () => {
   });
 });
 
+describe('a call by hand (mt.extops.call)', () => {
+  it('waits for the gateway longer than the default timeout instead of retrying a call still under way', async () => {
+    handler = (req, res) => {
+      setTimeout(() => json(res, 200, req.url.endsWith('/call') ? { ok: true, status: 200, body: 'done' } : []), 400);
+    };
+    const mt = client({ timeoutMs: 150, maxRetries: 1 });
+    await expect(mt.extops.call('refund-order', { arguments: {} })).resolves.toEqual({
+      ok: true,
+      status: 200,
+      body: 'done',
+    });
+    expect(seen).toHaveLength(1);
+    seen = [];
+    await expect(mt.extops.list()).rejects.toBeInstanceOf(APITimeoutError);
+  });
+});
+
 describe('Maitento client retries', () => {
   it('retries 503 and 429 with the same idempotency key, then succeeds', async () => {
     handler = (_req, res, count) => {

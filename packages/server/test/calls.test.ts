@@ -146,3 +146,55 @@ describe('secret values', () => {
     expect(server.logs.length).toBeGreaterThan(10);
   });
 });
+
+describe('a call by hand that the client retries', () => {
+  it('hands the client Idempotency-Key on to the upstream: the same key for a retry, another for a new call', async () => {
+    const port = new URL(`http://${seen[0].headers.host}`).port;
+    const files = [
+      ...sampleFiles({ ordersUrl: `http://orders.example.test:${port}/v2/orders/{orderId}` }),
+      {
+        path: 'connectors/open-api/orders-refund.mtr',
+        content: `method = "POST"
+url = "http://orders.example.test:${port}/orders/{orderId}/refund"
+description = "Refunds an order"
+auth = "Header"
+parameters.path = [ { name = "orderId" } ]
+schema.request = { type = "object" properties = { amount = { type = "number" } } required = ["amount"] }
+`,
+      },
+      {
+        path: 'external-operations/open-api/refund-order.mtr',
+        content: `connector = @ref("orders-refund")
+guidance = "Refunds"
+auth = { header = "X-Api-Key" secret = @ref("orders-key") }
+`,
+      },
+    ];
+    const deployed = await server.app.inject({
+      method: 'POST',
+      url: '/v1/deploy',
+      headers: auth(server.adminKey),
+      payload: { files },
+    });
+    expect(deployed.statusCode, deployed.body).toBe(200);
+    const refund = (key: string) =>
+      server.app.inject({
+        method: 'POST',
+        url: '/v1/extops/refund-order/call',
+        headers: { ...auth(server.adminKey), 'idempotency-key': key },
+        payload: { arguments: { request: { amount: 12.5 }, additionalInputs: { 'path.orderId': 'A-1001' } } },
+      });
+    const keys: unknown[] = [];
+    for (const key of ['retry-me', 'retry-me', 'a-new-call']) {
+      const res = await refund(key);
+      expect(res.json().ok, res.body).toBe(true);
+      expect(seen.at(-1)?.url).toBe('/orders/A-1001/refund');
+      keys.push(seen.at(-1)?.headers['idempotency-key']);
+    }
+    expect(typeof keys[0]).toBe('string');
+    expect(keys[1]).toBe(keys[0]);
+    expect(keys[2]).not.toBe(keys[0]);
+    // The upstream's key is derived, not the client's own text.
+    expect(keys[0]).not.toContain('retry-me');
+  });
+});

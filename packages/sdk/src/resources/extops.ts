@@ -4,6 +4,9 @@ import { path } from '../core/path.js';
 import type { ExtopCallResult, ExtopRecord, ResourceSummary, VersionInfo, VersionState } from '../types.js';
 import { APIResource } from './resource.js';
 
+/** The least time a call by hand is given: the gateway's 100 s deadline and some room. */
+const CALL_TIMEOUT_MS = 110_000;
+
 /** Parameters of {@link Extops.call}. */
 export interface ExtopCallParams {
   /** The model's arguments: `{ request?, additionalInputs? }`. */
@@ -40,7 +43,13 @@ export class Extops extends APIResource {
   }
 
   /** Makes one call of the tool through the server's gateway with the namespace's secrets. */
-  call(name: string, params: ExtopCallParams, options?: RequestOptions): Promise<ExtopCallResult> {
-    return this.client.request({ method: 'POST', path: path`/v1/extops/${name}/call`, body: params }, options);
+  call(name: string, params: ExtopCallParams, options: RequestOptions = {}): Promise<ExtopCallResult> {
+    // The server's gateway may wait up to 100 s for the upstream: giving up sooner would retry a call that is
+    // still under way. A retry carries the same Idempotency-Key, which the server hands on to the upstream.
+    const timeoutMs = Math.max(options.timeoutMs ?? this.client.timeoutMs, CALL_TIMEOUT_MS);
+    return this.client.request(
+      { method: 'POST', path: path`/v1/extops/${name}/call`, body: params },
+      { ...options, timeoutMs },
+    );
   }
 }

@@ -83,11 +83,17 @@ export async function extopRoutes(app: FastifyInstance, ctx: ServerContext): Pro
         const secret = await readSecretValue(ctx.db, ctx.secretKey, namespace, { name: auth.secret });
         credential = secret ? { header: auth.header, value: secret.value } : { missing: { secret: auth.secret } };
       }
+      // A client that retries a call sends the same Idempotency-Key; the gateway derives the upstream's key
+      // from it, so the upstream can tell the retry from a new call.
+      const clientKey = request.headers['idempotency-key'];
       const result = await ctx.gateway.call({
         tool: tool.resource,
         connector: connector.resource,
         arguments: request.body.arguments,
         credential,
+        ...(typeof clientKey === 'string' && clientKey !== ''
+          ? { idempotencyKey: `${namespace}:${tool.resource.name}:${clientKey}` }
+          : {}),
       });
       return { ok: result.ok, status: result.status, body: result.body, error: result.error, code: result.code };
     },
