@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import { readConfigRepo } from '@maitento/lang';
+import { compileRepo, readConfigRepo } from '@maitento/lang';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auth, startTestServer, type TestServer } from './helpers.js';
 
@@ -29,12 +29,15 @@ describe('the example repo at the top of this repository', () => {
     expect(files.length).toBeGreaterThan(5);
     const refused = await deploy(files);
     expect(refused.statusCode).toBe(422);
-    const missing = new Set<string>(
-      refused
-        .json()
-        .diagnostics.filter((d: { code: string }) => d.code === 'api:secrets:not-found')
-        .map((d: { message: string }) => /secret named ([\w.-]+)/.exec(d.message)?.[1]),
-    );
+    const diagnostics: { code: string }[] = refused.json().diagnostics;
+    expect(diagnostics.length).toBeGreaterThan(0);
+    expect(diagnostics.every((d) => d.code === 'api:secrets:not-found')).toBe(true);
+    // The secrets the repo names, from the compiled resources (not from message text).
+    const compiled = compileRepo(files);
+    const missing = new Set<string>([
+      ...compiled.tools.flatMap((t) => (t.auth ? [t.auth.secret] : [])),
+      ...compiled.interactions.flatMap((i) => i.inputs.functions.auth.flatMap((a) => (a.secret ? [a.secret] : []))),
+    ]);
     expect(missing.size).toBeGreaterThan(0);
     for (const name of missing) {
       const created = await server.app.inject({
