@@ -60,6 +60,14 @@ describe('the OpenAPI document', () => {
     expect(operations.sort()).toEqual(documentedRoutes().filter((route) => route !== 'GET /openapi.json'));
   });
 
+  it('names each shared schema by its $id and refers to it from the routes', async () => {
+    const doc = (await server.app.inject({ method: 'GET', url: '/openapi.json' })).json();
+    const names = Object.keys(doc.components.schemas);
+    expect(names).toEqual(expect.arrayContaining(['Error', 'Diagnostic', 'Connector', 'Tool', 'DeployPlan', 'Secret']));
+    expect(names.filter((name) => /^def-\d+$/.test(name))).toEqual([]);
+    expect(JSON.stringify(doc.paths)).toContain('"$ref":"#/components/schemas/DeployPlan"');
+  });
+
   it('answers GET /health without a key, after asking the database', async () => {
     const res = await server.app.inject({ method: 'GET', url: '/health' });
     expect([res.statusCode, res.json()]).toEqual([200, { status: 'ok' }]);

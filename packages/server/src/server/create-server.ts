@@ -100,6 +100,8 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
       components: { securitySchemes: { apiKey: { type: 'http', scheme: 'bearer' } } },
       security: [{ apiKey: [] }],
     },
+    // Shared schemas keep their `$id` as their component name (`#/components/schemas/DeployPlan`).
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
   });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   await healthRoutes(app, ctx);
