@@ -7,6 +7,7 @@ describe('createRedactor', () => {
     expect(redact('raw a b/"c" end')).toBe('raw [secret] end');
     expect(redact(`url ${encodeURIComponent('a b/"c"')}`)).toBe('url [secret]');
     expect(redact('form a+b%2F%22c%22')).toBe('form [secret]');
+    expect(redact('lower a%20b%2f%22c%22 and a+b%2f%22c%22')).toBe('lower [secret] and [secret]');
     expect(redact(JSON.stringify({ k: 'a b/"c"' }))).toBe('{"k":"[secret]"}');
     expect(redact('Bearer a b/"c"')).toBe('Bearer [secret]');
   });

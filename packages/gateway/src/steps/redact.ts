@@ -17,7 +17,7 @@ const MIN_CUT_PREFIX = 4;
 // The same secret is used call after call: its redactor is built once.
 const cache = new Map<string, Redactor>();
 
-/** A redactor for `secrets`: their raw, URL-encoded (both styles) and JSON-escaped forms. */
+/** A redactor for `secrets`: their raw, URL-encoded (both styles, either hex case) and JSON-escaped forms. */
 export function createRedactor(secrets: readonly string[]): Redactor {
   if (secrets.length === 0) return identity;
   const key = secrets.length === 1 ? secrets[0] : JSON.stringify(secrets);
@@ -35,8 +35,13 @@ function buildRedactor(secrets: readonly string[]): Redactor {
   for (const secret of secrets) {
     if (secret === '') continue;
     forms.add(secret);
-    forms.add(encodeURIComponent(secret));
-    forms.add(encodeURIComponent(secret).replaceAll('%20', '+'));
+    const encoded = encodeURIComponent(secret);
+    // Percent-encoding is case-insensitive: an upstream may echo `%2f` where we sent `%2F`.
+    const lower = encoded.replace(/%[0-9A-F]{2}/g, (hex) => hex.toLowerCase());
+    for (const form of [encoded, lower]) {
+      forms.add(form);
+      forms.add(form.replaceAll('%20', '+'));
+    }
     forms.add(JSON.stringify(secret).slice(1, -1));
   }
   if (forms.size === 0) return identity;
