@@ -79,6 +79,12 @@ export const langErrors = defineErrors({
     message: 'two {kind}s are named {name}: {first} and {second}',
     hint: 'a resource name is its file name; rename one of the files',
   },
+  'mtr:auth:unused': {
+    status: 422,
+    message:
+      'the tool {tool} names a secret, but its connector {connector} has auth = "{auth}", so the secret is never sent',
+    hint: 'set auth = "Header" on the connector, or remove the tool\'s auth',
+  },
   'mtr:repo:name-style': {
     status: 422,
     message: 'the {kind} name {name} is not lowercase kebab-case',

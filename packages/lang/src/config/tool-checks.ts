@@ -6,9 +6,21 @@ import { keySpanOf, spanOf, type ValueTree } from './value-tree.js';
 
 const TYPES = ['request', 'query', 'path'] as const;
 
-/** Checks a tool's fixed bindings against its connector: each fills a declared field, no two fill the same one. */
+/**
+ * Checks a tool's fixed bindings against its connector (each fills a declared field, no two fill the same one),
+ * and warns about a tool secret its connector would never send.
+ */
 export function checkTool(tool: Tool, tree: ValueTree, ctx: CompileContext): void {
   const connector = ctx.connectors.get(tool.connector)?.resource;
+  if (tool.auth !== undefined && connector !== undefined && connector.auth !== 'Header') {
+    ctx.reporter.report(
+      'mtr:auth:unused',
+      { tool: tool.name, connector: connector.name, auth: connector.auth },
+      tree.file,
+      keySpanOf(tree, ['auth']),
+      'warning',
+    );
+  }
   for (const type of TYPES) {
     const targets = Object.keys(tool.bindings[type]);
     targets.forEach((target, i) => {

@@ -77,6 +77,7 @@ describe('references', () => {
   it('accepts any secret name unless the known secrets are given, then reports an unknown one', () => {
     const files = {
       ...base,
+      'connectors/open-api/orders.mtr': `${ordersConnector}auth = "Header"\n`,
       'external-operations/open-api/get.mtr':
         'connector = @ref("orders")\nguidance = "g"\nauth = { header = "X-Api-Key" secret = @ref("orders-key") }\n',
     };
@@ -317,6 +318,20 @@ task = "t"
       'interactions/one-shot/i.mtr': `${interaction}inputs.functions.auth = [ { name = "k" function = @ref("get") agent = @ref("support") header = "X-Api-Key" } ]\n`,
     });
     expect(accepted.diagnostics).toEqual([]);
+  });
+});
+
+describe('a tool secret its connector never sends', () => {
+  it('warns, at the tool auth, when the connector auth is not Header, and stays ok', () => {
+    const repo = compile({
+      'connectors/open-api/orders.mtr': ordersConnector,
+      'external-operations/open-api/get.mtr':
+        'connector = @ref("orders")\nguidance = "g"\nauth = { header = "X-Api-Key" secret = @ref("k") }\n',
+    });
+    expect(where(repo.diagnostics)).toEqual(['external-operations/open-api/get.mtr:3:1 mtr:auth:unused']);
+    expect(repo.diagnostics[0]).toMatchObject({ severity: 'warning' });
+    expect(repo.diagnostics[0].message).toContain('has auth = "None"');
+    expect(repo.ok).toBe(true);
   });
 });
 
