@@ -13,6 +13,12 @@ export type { BootstrapResult } from './namespaces/bootstrap.js';
 export { authenticateApiKey, createApiKey, deleteApiKey, generateApiKey, listApiKeys } from './keys/keys.js';
 export type { ApiKeyInfo, CreatedApiKey, KeyIdentity, KeyRole } from './keys/keys.js';
 export {
+  isPlatformToken,
+  issuePlatformToken,
+  PLATFORM_TOKEN_TTL_MS,
+  verifyPlatformToken,
+} from './keys/platform-tokens.js';
+export {
   createSecret,
   deleteSecret,
   listSecrets,

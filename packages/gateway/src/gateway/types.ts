@@ -6,6 +6,8 @@ import type { Dispatcher } from 'undici';
 export interface PlatformTokenContext {
   tool: Tool;
   connector: Connector;
+  /** Whom the call is made for, as the caller passed it in {@link ToolCallInput.caller} (a namespace, say). */
+  caller?: string;
 }
 
 /** Options of {@link createGateway}; everything but `policy` has a default. */
@@ -51,6 +53,8 @@ export interface ToolCallInput {
   idempotencyKey?: string;
   /** Cancels the call. */
   signal?: AbortSignal;
+  /** Whom the call is made for (for example the namespace); handed to `platform.token` and nothing else. */
+  caller?: string;
 }
 
 /** The request as it may be shown to a person: secret values masked. */

@@ -26,7 +26,7 @@ export function resolveAuth(
     if (platform === undefined || platformOrigin !== plan.connector.template.origin) {
       throw addressBlockedError(plan.connector.template.hostname);
     }
-    return platform.token({ tool: input.tool, connector }).then((token) => ({
+    return platform.token({ tool: input.tool, connector, caller: input.caller }).then((token) => ({
       header: 'authorization',
       value: `Bearer ${token}`,
       secrets: [token],

@@ -1,4 +1,4 @@
-import { authenticateApiKey, DEFAULT_NAMESPACE } from '@maitento/store';
+import { authenticateApiKey, DEFAULT_NAMESPACE, isPlatformToken, verifyPlatformToken } from '@maitento/store';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { serverErrors } from '../errors.js';
 import type { RouteRole, ServerContext } from '../internal/context.js';
@@ -16,8 +16,8 @@ function allowed(identity: FastifyRequest['identity'], role: RouteRole): boolean
 }
 
 /**
- * Adds the API-key check to every route of `app`: `Authorization: Bearer <key>` must name a stored key
- * (401 otherwise), whose role must reach the route's `config.role` (403 otherwise; `user` by default).
+ * Adds the API-key check to every route of `app`: `Authorization: Bearer <key>` must name a stored key or be
+ * a valid platform token (401 otherwise), whose role must reach the route's `config.role` (403 otherwise; `user` by default).
  */
 export function registerAuth(app: FastifyInstance, ctx: ServerContext): void {
   app.decorateRequest('identity', undefined as unknown as FastifyRequest['identity']);
@@ -25,7 +25,10 @@ export function registerAuth(app: FastifyInstance, ctx: ServerContext): void {
     const header = request.headers.authorization;
     const match = header === undefined ? null : /^Bearer\s+(\S+)\s*$/i.exec(header);
     if (!match) throw serverErrors.create('api:auth:missing-key');
-    const identity = await authenticateApiKey(ctx.db, match[1]);
+    // A platform token (what an `auth = "Maitento"` connector sends) is checked by its signature, not looked up.
+    const identity = isPlatformToken(match[1])
+      ? verifyPlatformToken(ctx.secretKey, match[1])
+      : await authenticateApiKey(ctx.db, match[1]);
     if (!identity) throw serverErrors.create('api:auth:invalid-key');
     request.identity = identity;
     const role = request.routeOptions.config.role ?? 'user';

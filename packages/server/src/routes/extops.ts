@@ -91,6 +91,7 @@ export async function extopRoutes(app: FastifyInstance, ctx: ServerContext): Pro
         connector: connector.resource,
         arguments: request.body.arguments,
         credential,
+        caller: namespace,
         ...(typeof clientKey === 'string' && clientKey !== ''
           ? { idempotencyKey: `${namespace}:${tool.resource.name}:${clientKey}` }
           : {}),

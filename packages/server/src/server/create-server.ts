@@ -1,7 +1,7 @@
 import swagger from '@fastify/swagger';
 import { type EgressPolicy, egressPolicyFromEnv, type Resolver } from '@maitento/egress';
 import { createGateway, type Gateway } from '@maitento/gateway';
-import { bootstrap, type Db, migrate } from '@maitento/store';
+import { bootstrap, type Db, issuePlatformToken, migrate } from '@maitento/store';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { ServerContext } from '../internal/context.js';
 import { loggerOptions } from '../internal/logging.js';
@@ -60,7 +60,26 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
 
   const egress = options.egress ?? egressPolicyFromEnv();
   const ownsGateway = options.gateway === undefined;
-  const gateway = options.gateway ?? createGateway({ policy: egress, resolver: options.resolver });
+  // `auth = "Maitento"` connectors call this server's own API (MT_PUBLIC_URL) with a short-lived token
+  // of the namespace the call is made for.
+  const platformOrigin = options.platformOrigin;
+  const gateway =
+    options.gateway ??
+    createGateway({
+      policy: egress,
+      resolver: options.resolver,
+      ...(platformOrigin
+        ? {
+            platform: {
+              origin: platformOrigin,
+              token: async ({ caller }) => {
+                if (caller === undefined) throw new Error('a platform call needs the namespace it is made for');
+                return issuePlatformToken(options.secretKey, caller);
+              },
+            },
+          }
+        : {}),
+    });
   const ctx: ServerContext = {
     db: options.db,
     secretKey: options.secretKey,

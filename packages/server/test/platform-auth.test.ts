@@ -1,0 +1,94 @@
+import { randomBytes } from 'node:crypto';
+import { createServer as createNetServer } from 'node:net';
+import { createEgressPolicy } from '@maitento/egress';
+import { createServer } from '@maitento/server';
+import { createPgDb, type Db, issuePlatformToken } from '@maitento/store';
+import { createTestDatabase, type TestDatabase } from '@maitento/testkit';
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { auth } from './helpers.js';
+
+// A real server listening on 127.0.0.1, whose own URL is its platform origin: a connector with
+// auth = "Maitento" calls it back through the gateway with a short-lived token of the caller's namespace.
+let database: TestDatabase;
+let db: Db;
+let app: FastifyInstance;
+let origin: string;
+const secretKey = randomBytes(32);
+const adminKey = `mt_${randomBytes(24).toString('base64url')}`;
+
+async function freePort(): Promise<number> {
+  const probe = createNetServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as { port: number };
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
+
+beforeAll(async () => {
+  database = await createTestDatabase('mt_platform');
+  db = createPgDb(database.url);
+  const port = await freePort();
+  origin = `http://127.0.0.1:${port}`;
+  app = await createServer({
+    db,
+    secretKey,
+    egress: createEgressPolicy(),
+    bootstrapKey: adminKey,
+    platformOrigin: origin,
+    logger: false,
+  });
+  await app.listen({ port, host: '127.0.0.1' });
+  const files = [
+    {
+      path: 'connectors/open-api/maitento-connectors.mtr',
+      content: `method = "GET"\nurl = "${origin}/v1/connectors"\ndescription = "The connectors of this namespace"\nauth = "Maitento"\n`,
+    },
+    {
+      path: 'external-operations/open-api/list-connectors.mtr',
+      content: 'connector = @ref("maitento-connectors")\nguidance = "Lists the deployed connectors"\n',
+    },
+  ];
+  const deployed = await app.inject({ method: 'POST', url: '/v1/deploy', headers: auth(adminKey), payload: { files } });
+  expect(deployed.statusCode, deployed.body).toBe(200);
+});
+
+afterAll(async () => {
+  await app?.close();
+  await db?.close();
+  await database?.drop();
+});
+
+describe('auth = "Maitento" connectors', () => {
+  it("call the platform's own API with a token of the caller's namespace, and get its answer", async () => {
+    const res = await app.inject({
+      method: 'POST',
+      url: '/v1/extops/list-connectors/call',
+      headers: auth(adminKey),
+      payload: { arguments: {} },
+    });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json()).toMatchObject({
+      ok: true,
+      status: 200,
+      body: [{ name: 'maitento-connectors', latestVersion: 1, enabled: true }],
+    });
+  });
+
+  it('get a token that may read but not change anything, and that no other server key accepts', async () => {
+    const token = issuePlatformToken(secretKey, 'default');
+    const read = await app.inject({ method: 'GET', url: '/v1/extops', headers: auth(token) });
+    expect(read.statusCode).toBe(200);
+    const write = await app.inject({
+      method: 'POST',
+      url: '/v1/secrets',
+      headers: auth(token),
+      payload: { name: 'x', value: 'y' },
+    });
+    expect([write.statusCode, write.json().code]).toEqual([403, 'api:auth:forbidden']);
+    const expired = issuePlatformToken(secretKey, 'default', Date.now() - 10 * 60_000);
+    expect((await app.inject({ method: 'GET', url: '/v1/extops', headers: auth(expired) })).statusCode).toBe(401);
+    const foreign = issuePlatformToken(randomBytes(32), 'default');
+    expect((await app.inject({ method: 'GET', url: '/v1/extops', headers: auth(foreign) })).statusCode).toBe(401);
+  });
+});
