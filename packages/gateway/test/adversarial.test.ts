@@ -368,8 +368,10 @@ describe('the one deadline', () => {
 
 describe('name resolution at call time', () => {
   it('reports a name with no addresses as not resolved, and sends nothing', async () => {
+    const before = received();
     const result = await probe('', { connector: endpoint(`http://empty.example.com:${upstream.port}/x`) });
     expect(result).toMatchObject({ ok: false, code: 'api:egress:name-not-resolved' });
+    expect(received()).toBe(before);
   });
 
   it('judges a host with a trailing dot like the host without it', async () => {

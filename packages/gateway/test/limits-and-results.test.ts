@@ -239,6 +239,7 @@ describe('statuses and redirects', () => {
     expect(upstream.received.at(-1)?.headers['content-type']).toBeUndefined();
     const kept = await post('/temporary');
     expect(upstream.received.at(-1)).toMatchObject({ method: 'POST', body: '{"amount":1,"reason":"r"}' });
+    expect(upstream.received.at(-2)?.headers['idempotency-key']).toMatch(/^mt-[A-Za-z0-9_-]{32}$/);
     expect(upstream.received.at(-1)?.headers['idempotency-key']).toBe(
       upstream.received.at(-2)?.headers['idempotency-key'],
     );

@@ -58,7 +58,8 @@ describe('the SDK against the real server', () => {
     expect(plan.applied).toBe(true);
     const again = await mt.deploy.create({ files, dryRun: true });
     expect(again.applied).toBe(false);
-    expect(again.changes.every((c) => c.action === 'unchanged')).toBe(true);
+    expect(again.changes.map((c) => c.action)).toEqual(plan.changes.map(() => 'unchanged'));
+    expect(plan.changes.length).toBe(files.filter((f) => f.path.endsWith('.mtr')).length);
     const connector = await mt.connectors.get('orders-get-order', { version: 1 });
     expect(connector).toMatchObject({ name: 'orders-get-order', version: 1, resource: { method: 'GET' } });
     expect(await mt.connectors.get('orders-get-order')).toEqual(connector);
