@@ -15,6 +15,11 @@ export const sdkErrors = defineErrors({
     message: 'no answer from {url} within {timeoutMs} ms',
     hint: 'the server may be overloaded; raise timeoutMs or try again',
   },
+  'api:sdk:invalid-argument': {
+    status: 400,
+    message: 'path parameter {value} is not a valid path segment',
+    hint: 'names and ids may not be empty, "." or ".."',
+  },
   'api:sdk:unexpected-response': {
     status: 502,
     message: '{method} {url} answered {status} without a Maitento error body',

@@ -6,12 +6,12 @@ import { APIResource } from './resource.js';
 /** `mt.connectors`: the deployed HTTP endpoints and their versions. */
 export class Connectors extends APIResource {
   /** Every connector of the namespace with its latest version. */
-  list(options?: RequestOptions): Promise<ResourceSummary[]> {
+  async list(options?: RequestOptions): Promise<ResourceSummary[]> {
     return this.client.request({ method: 'GET', path: '/v1/connectors' }, options);
   }
 
   /** The latest version of a connector, or the version named. */
-  get(name: string, params: { version?: number } = {}, options?: RequestOptions): Promise<ConnectorRecord> {
+  async get(name: string, params: { version?: number } = {}, options?: RequestOptions): Promise<ConnectorRecord> {
     const route =
       params.version === undefined
         ? path`/v1/connectors/${name}`
@@ -20,12 +20,12 @@ export class Connectors extends APIResource {
   }
 
   /** Every stored version of a connector. */
-  versions(name: string, options?: RequestOptions): Promise<VersionInfo[]> {
+  async versions(name: string, options?: RequestOptions): Promise<VersionInfo[]> {
     return this.client.request({ method: 'GET', path: path`/v1/connectors/${name}/versions` }, options);
   }
 
   /** Disables one version: every call pinned to it fails until it is enabled again. */
-  disableVersion(name: string, version: number, options?: RequestOptions): Promise<VersionState> {
+  async disableVersion(name: string, version: number, options?: RequestOptions): Promise<VersionState> {
     return this.client.request(
       { method: 'POST', path: path`/v1/connectors/${name}/versions/${version}/disable` },
       options,
@@ -33,7 +33,7 @@ export class Connectors extends APIResource {
   }
 
   /** Enables one version again. */
-  enableVersion(name: string, version: number, options?: RequestOptions): Promise<VersionState> {
+  async enableVersion(name: string, version: number, options?: RequestOptions): Promise<VersionState> {
     return this.client.request(
       { method: 'POST', path: path`/v1/connectors/${name}/versions/${version}/enable` },
       options,

@@ -13,7 +13,7 @@ export interface DeployParams {
 /** `mt.deploy`: deploys a config repo. */
 export class Deploys extends APIResource {
   /** Deploys the files (or plans it, with `dryRun`); a repo with errors throws `UnprocessableEntityError`. */
-  create(params: DeployParams, options?: RequestOptions): Promise<DeployPlan> {
+  async create(params: DeployParams, options?: RequestOptions): Promise<DeployPlan> {
     const body = { files: params.files, ...(params.dryRun === undefined ? {} : { dryRun: params.dryRun }) };
     return this.client.request({ method: 'POST', path: '/v1/deploy', body }, options);
   }

@@ -18,32 +18,32 @@ export interface ExtopCallParams {
 /** `mt.extops`: the deployed tools (external operations), their versions, and one call by hand. */
 export class Extops extends APIResource {
   /** Every tool of the namespace with its latest version. */
-  list(options?: RequestOptions): Promise<ResourceSummary[]> {
+  async list(options?: RequestOptions): Promise<ResourceSummary[]> {
     return this.client.request({ method: 'GET', path: '/v1/extops' }, options);
   }
 
   /** The latest version of a tool with its model-facing definition. */
-  get(name: string, options?: RequestOptions): Promise<ExtopRecord> {
+  async get(name: string, options?: RequestOptions): Promise<ExtopRecord> {
     return this.client.request({ method: 'GET', path: path`/v1/extops/${name}` }, options);
   }
 
   /** Every stored version of a tool. */
-  versions(name: string, options?: RequestOptions): Promise<VersionInfo[]> {
+  async versions(name: string, options?: RequestOptions): Promise<VersionInfo[]> {
     return this.client.request({ method: 'GET', path: path`/v1/extops/${name}/versions` }, options);
   }
 
   /** Disables one version: every call pinned to it fails until it is enabled again. */
-  disableVersion(name: string, version: number, options?: RequestOptions): Promise<VersionState> {
+  async disableVersion(name: string, version: number, options?: RequestOptions): Promise<VersionState> {
     return this.client.request({ method: 'POST', path: path`/v1/extops/${name}/versions/${version}/disable` }, options);
   }
 
   /** Enables one version again. */
-  enableVersion(name: string, version: number, options?: RequestOptions): Promise<VersionState> {
+  async enableVersion(name: string, version: number, options?: RequestOptions): Promise<VersionState> {
     return this.client.request({ method: 'POST', path: path`/v1/extops/${name}/versions/${version}/enable` }, options);
   }
 
   /** Makes one call of the tool through the server's gateway with the namespace's secrets. */
-  call(name: string, params: ExtopCallParams, options: RequestOptions = {}): Promise<ExtopCallResult> {
+  async call(name: string, params: ExtopCallParams, options: RequestOptions = {}): Promise<ExtopCallResult> {
     // The server's gateway may wait up to 100 s for the upstream: giving up sooner would retry a call that is
     // still under way. A retry carries the same Idempotency-Key, which the server hands on to the upstream.
     const timeoutMs = Math.max(options.timeoutMs ?? this.client.timeoutMs, CALL_TIMEOUT_MS);

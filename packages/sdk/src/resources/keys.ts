@@ -6,12 +6,12 @@ import { APIResource } from './resource.js';
 /** `mt.keys`: the API keys of the namespace. */
 export class Keys extends APIResource {
   /** Creates a key; the answer's `key` is shown this once. */
-  create(params: { role: KeyRole; name?: string }, options?: RequestOptions): Promise<CreatedKey> {
+  async create(params: { role: KeyRole; name?: string }, options?: RequestOptions): Promise<CreatedKey> {
     return this.client.request({ method: 'POST', path: '/v1/keys', body: params }, options);
   }
 
   /** Every key of the namespace, without the keys themselves. */
-  list(options?: RequestOptions): Promise<KeyInfo[]> {
+  async list(options?: RequestOptions): Promise<KeyInfo[]> {
     return this.client.request({ method: 'GET', path: '/v1/keys' }, options);
   }
 

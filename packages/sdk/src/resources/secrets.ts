@@ -6,17 +6,17 @@ import { APIResource } from './resource.js';
 /** `mt.secrets`: values tools send as credentials; the API never returns a value. */
 export class Secrets extends APIResource {
   /** Stores a new secret. */
-  create(params: { name: string; value: string }, options?: RequestOptions): Promise<SecretInfo> {
+  async create(params: { name: string; value: string }, options?: RequestOptions): Promise<SecretInfo> {
     return this.client.request({ method: 'POST', path: '/v1/secrets', body: params }, options);
   }
 
   /** Every secret of the namespace, by id and name. */
-  list(options?: RequestOptions): Promise<SecretInfo[]> {
+  async list(options?: RequestOptions): Promise<SecretInfo[]> {
     return this.client.request({ method: 'GET', path: '/v1/secrets' }, options);
   }
 
   /** Replaces the value of the secret with id `id`. */
-  rotate(id: string, params: { value: string }, options?: RequestOptions): Promise<SecretInfo> {
+  async rotate(id: string, params: { value: string }, options?: RequestOptions): Promise<SecretInfo> {
     return this.client.request({ method: 'PUT', path: path`/v1/secrets/${id}`, body: params }, options);
   }
 
