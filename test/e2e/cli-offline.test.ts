@@ -1,10 +1,11 @@
+import { spawn } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { copyExampleRepo, requireBuiltCli, runMt, tempHome } from './support/harness.js';
+import { cleanEnv, copyExampleRepo, ROOT, requireBuiltCli, runMt, tempHome } from './support/harness.js';
 
 // These tests need no Maitento server: they check what `mt` does before or instead of talking to one.
 let home: string;
@@ -38,13 +39,37 @@ afterAll(async () => {
 
 describe('mt usage errors', { timeout: 120_000 }, () => {
   it('exits 2 on an unknown command, a missing argument or a version that is not a number', async () => {
-    for (const args of [['no-such-command'], ['connector-versions'], ['extop-version-disable', 'get-order', 'two']]) {
+    for (const args of [
+      ['no-such-command'],
+      ['connector-versions'],
+      ['extop-version-disable', 'get-order', 'two'],
+      // The CLI's own --version comes before a command; after one it is an unknown option of that command.
+      ['connector-versions', 'get-order', '--version'],
+    ]) {
       const result = await runMt(args, { home });
       expect(result.code, args.join(' ')).toBe(2);
       expect(result.stderr).toMatch(/error/);
     }
     const role = await runMt(['key-create', '--role', 'root'], { home });
     expect(role.code).toBe(2);
+  });
+});
+
+describe('mt output to a closed pipe', { timeout: 120_000 }, () => {
+  it('stops quietly with exit 0 when the reader has gone (`mt ... | head -1`), without an EPIPE crash', async () => {
+    const child = spawn(process.execPath, [join(ROOT, 'packages/cli/bin/mt.js'), 'check', repo, '--tools'], {
+      cwd: home,
+      env: cleanEnv(home),
+    });
+    // Close our end of its stdout before it writes anything: every write it makes then fails with EPIPE.
+    child.stdout.destroy();
+    let stderr = '';
+    child.stderr.on('data', (c: Buffer) => {
+      stderr += c.toString();
+    });
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    expect(stderr).not.toMatch(/EPIPE|Unhandled/);
+    expect(code).toBe(0);
   });
 });
 

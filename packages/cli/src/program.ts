@@ -9,6 +9,9 @@ export function buildProgram(io: Io = processIo): Command {
     .description('Maitento: let LLM agents call HTTP APIs safely')
     .version('0.1.0')
     .exitOverride()
+    // Root options (only --version and --help) must come before the command: `mt extop-versions x --version`
+    // is then an unknown option of that command (exit 2), not the CLI's version.
+    .enablePositionalOptions()
     .configureOutput({ writeOut: (s) => io.out(s), writeErr: (s) => io.err(s) })
     .showHelpAfterError(false);
   program.addHelpText(
