@@ -10,6 +10,15 @@ export const serverErrors = defineErrors({
     message: 'Unsupported content type {type}',
     hint: 'Send JSON with Content-Type: application/json',
   },
+  'api:request:in-progress': {
+    status: 409,
+    message: 'A request with this Idempotency-Key is still being handled; retry later',
+  },
+  'api:request:idempotency-key-reused': {
+    status: 422,
+    message: 'This Idempotency-Key was already used for another request',
+    hint: 'Use a new Idempotency-Key for each new request; only a retry of the same request repeats its key',
+  },
   'api:auth:missing-key': {
     status: 401,
     message: 'An API key is required: send Authorization: Bearer <key>',

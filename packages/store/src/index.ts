@@ -27,6 +27,13 @@ export {
   secretNames,
 } from './secrets/secrets.js';
 export type { SecretInfo } from './secrets/secrets.js';
+export {
+  claimIdempotencyKey,
+  completeIdempotencyKey,
+  IDEMPOTENCY_TTL_HOURS,
+  releaseIdempotencyKey,
+} from './idempotency/idempotency.js';
+export type { IdempotencyClaim, IdempotencyScope, StoredAnswer } from './idempotency/idempotency.js';
 export { parseSecretKey, resolveSecretKey } from './secrets/secret-key.js';
 export type { ResolvedSecretKey } from './secrets/secret-key.js';
 export { canonicalJson, contentHash } from './resources/hash.js';

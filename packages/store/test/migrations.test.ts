@@ -30,6 +30,7 @@ describe('migrations', () => {
     );
     expect(tables.rows.map((row) => row.table_name)).toEqual([
       'mt_api_keys',
+      'mt_idempotency_keys',
       'mt_migrations',
       'mt_namespaces',
       'mt_resource_versions',

@@ -8,6 +8,7 @@ import {
   createPgliteDb,
   createSecret,
   getVersion,
+  loadMigrations,
   migrate,
   readSecretValue,
   resolveSecretKey,
@@ -29,7 +30,7 @@ describe('PGlite', () => {
     expect(statSync(join(dir, 'secret.key')).mode & 0o777).toBe(0o600);
 
     const db = await createPgliteDb(join(dir, 'db'));
-    expect(await migrate(db)).toEqual([1]);
+    expect(await migrate(db)).toEqual(loadMigrations().map((m) => m.version));
     const boot = await bootstrap(db);
     expect(boot).toMatchObject({ created: true, generated: true });
     const first = await applyDeploy(db, 'default', sampleRepo());

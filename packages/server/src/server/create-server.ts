@@ -8,6 +8,7 @@ import { loggerOptions } from '../internal/logging.js';
 import { formatSchemaError, installValidators } from '../internal/validation.js';
 import { registerAuth } from '../plugins/auth.js';
 import { frameworkErrorHandler, registerErrorHandler } from '../plugins/error-handler.js';
+import { registerIdempotency } from '../plugins/idempotency.js';
 import { connectorRoutes } from '../routes/connectors.js';
 import { deployRoutes } from '../routes/deploy.js';
 import { extopRoutes } from '../routes/extops.js';
@@ -127,6 +128,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
   await app.register(
     async (v1) => {
       registerAuth(v1, ctx);
+      registerIdempotency(v1, ctx);
       for (const routes of [
         namespaceRoutes,
         keyRoutes,

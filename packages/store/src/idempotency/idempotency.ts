@@ -1,0 +1,108 @@
+import { timingSafeEqual } from 'node:crypto';
+import type { Queryable } from '../db/db.js';
+import { seal, unseal } from '../secrets/cipher.js';
+
+/** How long a recorded Idempotency-Key counts; an older record is replaced by the next request. */
+export const IDEMPOTENCY_TTL_HOURS = 24;
+
+/** Who sent an Idempotency-Key: keys of different namespaces or API keys never meet. */
+export interface IdempotencyScope {
+  namespace: string;
+  apiKeyId: string;
+  key: string;
+}
+
+/** A recorded answer: its status, content type and body as sent. */
+export interface StoredAnswer {
+  status: number;
+  contentType?: string;
+  body: string;
+}
+
+/** What {@link claimIdempotencyKey} found: the caller runs the request, replays, or refuses it. */
+export type IdempotencyClaim =
+  | { kind: 'claimed' }
+  | { kind: 'replay'; answer: StoredAnswer }
+  | { kind: 'in-progress' }
+  | { kind: 'reused' };
+
+interface Row {
+  fingerprint: unknown;
+  status: number | null;
+  iv: unknown;
+  ciphertext: unknown;
+  tag: unknown;
+}
+
+function bytes(value: unknown): Buffer {
+  return Buffer.isBuffer(value) ? value : Buffer.from(value as Uint8Array);
+}
+
+// The AAD names namespace, key id and Idempotency-Key: a sealed answer copied to another row does not open.
+function sealId(scope: IdempotencyScope): string {
+  return `idempotency:${scope.apiKeyId}:${scope.key}`;
+}
+
+const WHERE = 'namespace = $1 AND api_key_id = $2 AND idem_key = $3';
+
+/**
+ * Records that the request `fingerprint` is being handled under `scope` (an expired record is replaced), or
+ * tells what an earlier request with the same key left: its answer, that it is still running, or that it differed.
+ */
+export async function claimIdempotencyKey(
+  db: Queryable,
+  secretKey: Buffer,
+  scope: IdempotencyScope,
+  fingerprint: Buffer,
+): Promise<IdempotencyClaim> {
+  const params = [scope.namespace, scope.apiKeyId, scope.key];
+  await db.query(`DELETE FROM mt_idempotency_keys WHERE ${WHERE} AND created_at < now() - make_interval(hours => $4)`, [
+    ...params,
+    IDEMPOTENCY_TTL_HOURS,
+  ]);
+  // Two attempts: a record deleted between the insert and the select (a failed request) is claimed again.
+  for (let attempt = 0; attempt < 2; attempt++) {
+    const inserted = await db.query(
+      'INSERT INTO mt_idempotency_keys (namespace, api_key_id, idem_key, fingerprint) VALUES ($1, $2, $3, $4) ' +
+        'ON CONFLICT DO NOTHING RETURNING idem_key',
+      [...params, fingerprint],
+    );
+    if (inserted.rowCount > 0) return { kind: 'claimed' };
+    const { rows } = await db.query<Row>(
+      `SELECT fingerprint, status, iv, ciphertext, tag FROM mt_idempotency_keys WHERE ${WHERE}`,
+      params,
+    );
+    const row = rows[0];
+    if (!row) continue;
+    if (row.status === null) return { kind: 'in-progress' };
+    const stored = bytes(row.fingerprint);
+    if (stored.length !== fingerprint.length || !timingSafeEqual(stored, fingerprint)) return { kind: 'reused' };
+    const sealed = { iv: bytes(row.iv), ciphertext: bytes(row.ciphertext), tag: bytes(row.tag) };
+    const answer = JSON.parse(unseal(secretKey, scope.namespace, sealId(scope), sealed)) as StoredAnswer;
+    return { kind: 'replay', answer: { ...answer, status: row.status } };
+  }
+  return { kind: 'in-progress' };
+}
+
+/** Completes the claimed record of `scope` with the answer, sealed under `secretKey`. */
+export async function completeIdempotencyKey(
+  db: Queryable,
+  secretKey: Buffer,
+  scope: IdempotencyScope,
+  answer: StoredAnswer,
+): Promise<void> {
+  const sealed = seal(secretKey, scope.namespace, sealId(scope), JSON.stringify(answer));
+  await db.query(
+    `UPDATE mt_idempotency_keys SET status = $4, iv = $5, ciphertext = $6, tag = $7 WHERE ${WHERE} AND status IS NULL`,
+    [scope.namespace, scope.apiKeyId, scope.key, answer.status, sealed.iv, sealed.ciphertext, sealed.tag],
+  );
+}
+
+/** Forgets the in-progress record of `scope`, so a retry runs the request again. */
+export async function releaseIdempotencyKey(db: Queryable, scope: IdempotencyScope): Promise<void> {
+  await db.query(`DELETE FROM mt_idempotency_keys WHERE ${WHERE} AND status IS NULL`, [
+    scope.namespace,
+    scope.apiKeyId,
+    scope.key,
+  ]);
+}

@@ -1,0 +1,98 @@
+import { randomBytes } from 'node:crypto';
+import {
+  claimIdempotencyKey,
+  completeIdempotencyKey,
+  createNamespace,
+  createPgDb,
+  type Db,
+  type IdempotencyScope,
+  migrate,
+  releaseIdempotencyKey,
+} from '@maitento/store';
+import { createTestDatabase, type TestDatabase } from '@maitento/testkit';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+let database: TestDatabase;
+let db: Db;
+const secretKey = randomBytes(32);
+let n = 0;
+
+function scope(overrides: Partial<IdempotencyScope> = {}): IdempotencyScope {
+  n += 1;
+  return { namespace: 'idem', apiKeyId: 'key-a', key: `k-${n}`, ...overrides };
+}
+
+function fingerprint(text: string): Buffer {
+  return Buffer.from(text.padEnd(32, '.').slice(0, 32));
+}
+
+beforeAll(async () => {
+  database = await createTestDatabase('mt_store_idem');
+  db = createPgDb(database.url);
+  await migrate(db);
+  await createNamespace(db, 'idem');
+});
+
+afterAll(async () => {
+  await db?.close();
+  await database?.drop();
+});
+
+describe('Idempotency-Key records', () => {
+  it('the first claim runs; a second one while in progress is told so; after completion it gets the answer', async () => {
+    const s = scope();
+    expect(await claimIdempotencyKey(db, secretKey, s, fingerprint('a'))).toEqual({ kind: 'claimed' });
+    expect(await claimIdempotencyKey(db, secretKey, s, fingerprint('a'))).toEqual({ kind: 'in-progress' });
+    const answer = { status: 201, contentType: 'application/json; charset=utf-8', body: '{"id":"x"}' };
+    await completeIdempotencyKey(db, secretKey, s, answer);
+    expect(await claimIdempotencyKey(db, secretKey, s, fingerprint('a'))).toEqual({ kind: 'replay', answer });
+    expect(await claimIdempotencyKey(db, secretKey, s, fingerprint('b'))).toEqual({ kind: 'reused' });
+  });
+
+  it('a released key can be claimed again', async () => {
+    const s = scope();
+    await claimIdempotencyKey(db, secretKey, s, fingerprint('a'));
+    await releaseIdempotencyKey(db, s);
+    expect(await claimIdempotencyKey(db, secretKey, s, fingerprint('b'))).toEqual({ kind: 'claimed' });
+  });
+
+  it('of many concurrent claims of one key exactly one wins', async () => {
+    const s = scope();
+    const claims = await Promise.all(
+      Array.from({ length: 8 }, () => claimIdempotencyKey(db, secretKey, s, fingerprint('a'))),
+    );
+    expect(claims.filter((c) => c.kind === 'claimed')).toHaveLength(1);
+    expect(claims.filter((c) => c.kind === 'in-progress')).toHaveLength(7);
+  });
+
+  it('the same key of another API key is a separate record', async () => {
+    const s = scope();
+    await claimIdempotencyKey(db, secretKey, s, fingerprint('a'));
+    const other = { ...s, apiKeyId: 'platform-token' };
+    expect(await claimIdempotencyKey(db, secretKey, other, fingerprint('a'))).toEqual({ kind: 'claimed' });
+  });
+
+  it('a sealed answer moved to another key does not decrypt', async () => {
+    const s = scope();
+    await claimIdempotencyKey(db, secretKey, s, fingerprint('a'));
+    await completeIdempotencyKey(db, secretKey, s, { status: 200, body: 'secret answer' });
+    const moved = scope();
+    await db.query(
+      'INSERT INTO mt_idempotency_keys (namespace, api_key_id, idem_key, fingerprint, status, iv, ciphertext, tag) ' +
+        'SELECT namespace, api_key_id, $2, fingerprint, status, iv, ciphertext, tag FROM mt_idempotency_keys ' +
+        'WHERE idem_key = $1',
+      [s.key, moved.key],
+    );
+    await expect(claimIdempotencyKey(db, secretKey, moved, fingerprint('a'))).rejects.toThrow();
+  });
+
+  it('a record older than 24 hours is replaced by a new claim', async () => {
+    const s = scope();
+    await claimIdempotencyKey(db, secretKey, s, fingerprint('a'));
+    await completeIdempotencyKey(db, secretKey, s, { status: 200, body: 'old' });
+    await db.query("UPDATE mt_idempotency_keys SET created_at = now() - interval '25 hours' WHERE idem_key = $1", [
+      s.key,
+    ]);
+    expect(await claimIdempotencyKey(db, secretKey, s, fingerprint('b'))).toEqual({ kind: 'claimed' });
+  });
+});
