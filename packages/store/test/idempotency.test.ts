@@ -95,4 +95,22 @@ describe('Idempotency-Key records', () => {
     ]);
     expect(await claimIdempotencyKey(db, secretKey, s, fingerprint('b'))).toEqual({ kind: 'claimed' });
   });
+
+  it('a claim purges every expired record of its namespace, and keeps the fresh ones', async () => {
+    const old = scope({ apiKeyId: 'key-old' });
+    const fresh = scope({ apiKeyId: 'key-old' });
+    for (const s of [old, fresh]) {
+      await claimIdempotencyKey(db, secretKey, s, fingerprint('x'));
+      await completeIdempotencyKey(db, secretKey, s, { status: 200, body: 'x' });
+    }
+    await db.query("UPDATE mt_idempotency_keys SET created_at = now() - interval '25 hours' WHERE idem_key = $1", [
+      old.key,
+    ]);
+    await claimIdempotencyKey(db, secretKey, scope({ apiKeyId: 'key-other' }), fingerprint('y'));
+    const { rows } = await db.query<{ idem_key: string }>(
+      'SELECT idem_key FROM mt_idempotency_keys WHERE idem_key = ANY($1)',
+      [[old.key, fresh.key]],
+    );
+    expect(rows.map((r) => r.idem_key)).toEqual([fresh.key]);
+  });
 });

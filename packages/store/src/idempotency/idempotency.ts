@@ -46,7 +46,8 @@ function sealId(scope: IdempotencyScope): string {
 const WHERE = 'namespace = $1 AND api_key_id = $2 AND idem_key = $3';
 
 /**
- * Records that the request `fingerprint` is being handled under `scope` (an expired record is replaced), or
+ * Records that the request `fingerprint` is being handled under `scope` (expired records of the namespace are
+ * deleted first, so an expired one is replaced), or
  * tells what an earlier request with the same key left: its answer, that it is still running, or that it differed.
  */
 export async function claimIdempotencyKey(
@@ -56,10 +57,11 @@ export async function claimIdempotencyKey(
   fingerprint: Buffer,
 ): Promise<IdempotencyClaim> {
   const params = [scope.namespace, scope.apiKeyId, scope.key];
-  await db.query(`DELETE FROM mt_idempotency_keys WHERE ${WHERE} AND created_at < now() - make_interval(hours => $4)`, [
-    ...params,
-    IDEMPOTENCY_TTL_HOURS,
-  ]);
+  // Expired records of the whole namespace go, not only this key's: the table is purged as it is used.
+  await db.query(
+    'DELETE FROM mt_idempotency_keys WHERE namespace = $1 AND created_at < now() - make_interval(hours => $2)',
+    [scope.namespace, IDEMPOTENCY_TTL_HOURS],
+  );
   // Two attempts: a record deleted between the insert and the select (a failed request) is claimed again.
   for (let attempt = 0; attempt < 2; attempt++) {
     const inserted = await db.query(
