@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { auth, createSecret, sampleFiles, startTestServer, type TestServer } from './helpers.js';
+import { auth, createSecret, deployOk, sampleFiles, startTestServer, type TestServer } from './helpers.js';
 
 let server: TestServer;
 
@@ -14,23 +14,11 @@ afterAll(async () => {
 
 describe('deploy over REST', () => {
   it('deploys the sample repo, and a second deploy of it changes nothing', async () => {
-    const first = await server.app.inject({
-      method: 'POST',
-      url: '/v1/deploy',
-      headers: auth(server.adminKey),
-      payload: { files: sampleFiles() },
-    });
-    expect(first.statusCode, first.body).toBe(200);
-    expect(first.json().applied).toBe(true);
-    expect(first.json().changes.map((c: { action: string }) => c.action)).toEqual(Array(7).fill('create'));
-    const second = await server.app.inject({
-      method: 'POST',
-      url: '/v1/deploy',
-      headers: auth(server.adminKey),
-      payload: { files: sampleFiles() },
-    });
-    expect(second.statusCode, second.body).toBe(200);
-    expect(second.json().changes.map((c: { action: string }) => c.action)).toEqual(Array(7).fill('unchanged'));
+    const first = await deployOk(server);
+    expect(first.applied).toBe(true);
+    expect(first.changes.map((c: { action: string }) => c.action)).toEqual(Array(7).fill('create'));
+    const second = await deployOk(server);
+    expect(second.changes.map((c: { action: string }) => c.action)).toEqual(Array(7).fill('unchanged'));
   });
 
   it('makes no version for a change of comments and layout only', async () => {
@@ -45,14 +33,8 @@ describe('deploy over REST', () => {
           }
         : file,
     );
-    const plan = await server.app.inject({
-      method: 'POST',
-      url: '/v1/deploy',
-      headers: auth(server.adminKey),
-      payload: { files },
-    });
-    expect(plan.statusCode, plan.body).toBe(200);
-    expect(plan.json().changes.map((c: { action: string }) => c.action)).toEqual(Array(7).fill('unchanged'));
+    const plan = await deployOk(server, files);
+    expect(plan.changes.map((c: { action: string }) => c.action)).toEqual(Array(7).fill('unchanged'));
   });
 
   it('a dry run of a changed connector lists it, its tool and that tool agent as updates, and writes nothing', async () => {

@@ -1,7 +1,7 @@
 import { createServer as createHttpServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { auth, sampleFiles, startTestServer, type TestServer } from './helpers.js';
+import { auth, createSecret, deployOk, sampleFiles, startTestServer, type TestServer } from './helpers.js';
 
 const SECRET_VALUE = 'sk-orders-4f8a9c2e7b1d';
 const ROTATED_VALUE = 'sk-orders-rotated-99aa77';
@@ -34,21 +34,8 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
   const port = (upstream.address() as AddressInfo).port;
   server = await startTestServer({ hosts: ['orders.example.test'] });
-  const secret = await server.app.inject({
-    method: 'POST',
-    url: '/v1/secrets',
-    headers: auth(server.adminKey),
-    payload: { name: 'orders-key', value: SECRET_VALUE },
-  });
-  expect(secret.statusCode).toBe(201);
-  const files = sampleFiles({ ordersUrl: `http://orders.example.test:${port}/orders/{orderId}` });
-  const deployed = await server.app.inject({
-    method: 'POST',
-    url: '/v1/deploy',
-    headers: auth(server.adminKey),
-    payload: { files },
-  });
-  expect(deployed.statusCode, deployed.body).toBe(200);
+  await createSecret(server, 'orders-key', SECRET_VALUE);
+  await deployOk(server, sampleFiles({ ordersUrl: `http://orders.example.test:${port}/orders/{orderId}` }));
 });
 
 afterAll(async () => {
@@ -92,13 +79,7 @@ describe('POST /v1/extops/:name/call', () => {
     const port = new URL(`http://${seen[0].headers.host}`).port;
     // A new connector version: get-order@2 is pinned to orders-get@2; get-order@1 stays on orders-get@1.
     const files = sampleFiles({ ordersUrl: `http://orders.example.test:${port}/v2/orders/{orderId}` });
-    const res = await server.app.inject({
-      method: 'POST',
-      url: '/v1/deploy',
-      headers: auth(server.adminKey),
-      payload: { files },
-    });
-    expect(res.statusCode).toBe(200);
+    await deployOk(server, files);
     await post('/v1/connectors/orders-get/versions/1/disable');
     expect((await call('get-order', orderArgs)).json()).toMatchObject({ ok: true });
     expect(seen.at(-1)?.url).toBe('/v2/orders/A-1001');
@@ -170,13 +151,7 @@ auth = { header = "X-Api-Key" secret = @ref("orders-key") }
 `,
       },
     ];
-    const deployed = await server.app.inject({
-      method: 'POST',
-      url: '/v1/deploy',
-      headers: auth(server.adminKey),
-      payload: { files },
-    });
-    expect(deployed.statusCode, deployed.body).toBe(200);
+    await deployOk(server, files);
     const refund = (key: string) =>
       server.app.inject({
         method: 'POST',
