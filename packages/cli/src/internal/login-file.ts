@@ -39,15 +39,6 @@ export async function readLoginFile(env: NodeJS.ProcessEnv = process.env): Promi
   return { apiUrl: settings.apiUrl, apiKey: settings.apiKey };
 }
 
-/** True when the file or folder at `path` can be read or written by anyone but its owner. */
-export async function isOpenToOthers(path: string): Promise<boolean> {
-  try {
-    return ((await stat(path)).mode & 0o077) !== 0;
-  } catch {
-    return false;
-  }
-}
-
 /**
  * Writes the login file readable only by its owner: the folder 0700, the file 0600. It is written to
  * a temporary file with mode 0600 from the start and renamed, so the key is never readable by others,
