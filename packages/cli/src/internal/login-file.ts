@@ -1,4 +1,4 @@
-import { chmod, mkdir, open, readFile, rename, stat } from 'node:fs/promises';
+import { chmod, mkdir, open, readFile, rename } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, join } from 'node:path';
 import { cliErrors } from '../errors.js';
