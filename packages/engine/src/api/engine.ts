@@ -1,0 +1,43 @@
+import type {
+  ApprovalAnswer,
+  ApprovalView,
+  ListApprovalsQuery,
+  ListRunsQuery,
+  RunEvent,
+  RunPage,
+  RunView,
+  StartRunInput,
+} from './types.js';
+
+/**
+ * What the server asks of the engine. Every method is scoped to a namespace (another namespace's run or
+ * approval is `not-found`) and throws registry errors (`MtError`) for the caller's mistakes.
+ */
+export interface Engine {
+  /** Checks the inputs, pins every version, stores the run and queues it; resolves with the new run. */
+  startRun(
+    namespace: string,
+    interaction: string,
+    input: StartRunInput,
+    startedBy?: { keyId: string },
+  ): Promise<RunView>;
+  getRun(namespace: string, id: string): Promise<RunView>;
+  listRuns(namespace: string, query: ListRunsQuery): Promise<RunPage>;
+  /** The stored steps with `seq > after` (default 0), in order. */
+  listEvents(namespace: string, id: string, after?: number): Promise<RunEvent[]>;
+  /** Cancels a run that has not ended (a terminal run answers 409 `api:runs:already-ended`). */
+  cancelRun(namespace: string, id: string): Promise<RunView>;
+  /** Answers the run's pending approval (or the one named), once; resolves with the run. */
+  answerRunApproval(
+    namespace: string,
+    runId: string,
+    approvalId: string | undefined,
+    answer: ApprovalAnswer,
+  ): Promise<RunView>;
+  /** Answers an approval by its id, once (409 `api:approvals:already-answered` for the losers). */
+  answerApproval(namespace: string, approvalId: string, answer: ApprovalAnswer): Promise<ApprovalView>;
+  getApproval(namespace: string, id: string): Promise<ApprovalView>;
+  listApprovals(namespace: string, query: ListApprovalsQuery): Promise<ApprovalView[]>;
+  /** Stops this process's workers (if any) and the queue; the database stays open. */
+  close(): Promise<void>;
+}

@@ -1,0 +1,131 @@
+// The engine's public contract: what the server, the CLI (through the SDK) and the tests see of runs,
+// their events and approvals. The server's JSON Schemas mirror these shapes.
+
+/** Where a run stands. */
+export type RunStatus = 'Running' | 'PendingApproval' | 'Completed' | 'Failed' | 'Cancelled';
+
+/** Statuses a run does not leave. */
+export const TERMINAL_STATUSES: readonly RunStatus[] = ['Completed', 'Failed', 'Cancelled'];
+
+/** Where an approval stands. */
+export type ApprovalStatus = 'Pending' | 'Approved' | 'Rejected' | 'Expired';
+
+/** A pinned version a run uses. */
+export interface VersionRef {
+  kind: 'connector' | 'tool' | 'agent' | 'interaction';
+  name: string;
+  version: number;
+}
+
+/** Who answered an approval or cancelled a run: an API key of the namespace. */
+export interface Actor {
+  keyId: string;
+  keyName: string;
+}
+
+/** One approval, as a person is shown it (never a secret). */
+export interface ApprovalView {
+  id: string;
+  /** The run that waits on it; null for an approval made outside a run. */
+  runId: string | null;
+  functionName: string;
+  /** JSON text: `{ request?, additionalInputs? }`, the model's arguments and the run inputs written into the call. */
+  argumentsJson: string;
+  status: ApprovalStatus;
+  /** The agent's name in the interaction (`agent.name`). */
+  agentName: string | null;
+  /** The reason given with a rejection. */
+  reason: string | null;
+  answeredBy: Actor | null;
+  answeredAt: string | null;
+  expiresAt: string | null;
+  createdAt: string;
+}
+
+/** Why a run failed. */
+export interface RunError {
+  code: string;
+  message: string;
+}
+
+/** A run of an interaction, as the API returns it. */
+export interface RunView {
+  id: string;
+  interaction: { name: string; version: number };
+  status: RunStatus;
+  /** False for an app run: nobody can be asked to approve. */
+  interactive: boolean;
+  /** The inputs as given (secret inputs are secret ids, never values). */
+  inputs: Record<string, unknown>;
+  /** The final answer of a Completed run. */
+  result: string | null;
+  error: RunError | null;
+  /** The approval the run waits on while PendingApproval; null otherwise. */
+  pendingApproval: ApprovalView | null;
+  /** Every version the run uses, pinned when it started. */
+  versions: VersionRef[];
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** The kinds of stored steps of a run. */
+export type RunEventType =
+  | 'run-started'
+  | 'model-response'
+  | 'tool-call-started'
+  | 'tool-result'
+  | 'approval-requested'
+  | 'approval-answered'
+  | 'run-completed'
+  | 'run-failed'
+  | 'run-cancelled';
+
+/** One stored step of a run; `seq` counts from 1 and is the SSE event id. */
+export interface RunEvent {
+  seq: number;
+  type: RunEventType;
+  at: string;
+  data: Record<string, unknown>;
+}
+
+/** The body of `POST /v1/interactions/{name}/runs`. */
+export interface StartRunInput {
+  /** Prompt inputs, binding inputs and auth inputs (secret ids) by name. */
+  inputs?: Record<string, unknown>;
+  /** True by default; false for an app run with nobody to ask. */
+  interactive?: boolean;
+  /** The interaction version; the latest when absent. */
+  version?: number;
+}
+
+/** Filters of `GET /v1/runs`. */
+export interface ListRunsQuery {
+  interaction?: string;
+  status?: RunStatus;
+  /** At most this many (default 50, at most 200). */
+  limit?: number;
+  /** The `nextCursor` of the previous page. */
+  cursor?: string;
+}
+
+/** One page of runs, newest first. */
+export interface RunPage {
+  runs: RunView[];
+  nextCursor: string | null;
+}
+
+/** Filters of `GET /v1/approvals`. */
+export interface ListApprovalsQuery {
+  /** Default `Pending`. */
+  status?: ApprovalStatus | 'all';
+  runId?: string;
+  limit?: number;
+}
+
+/** An answer to an approval. */
+export interface ApprovalAnswer {
+  decision: 'approve' | 'reject';
+  /** Required with `reject`. */
+  reason?: string;
+  by: Actor;
+}
