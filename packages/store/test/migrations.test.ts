@@ -30,10 +30,13 @@ describe('migrations', () => {
     );
     expect(tables.rows.map((row) => row.table_name)).toEqual([
       'mt_api_keys',
+      'mt_approvals',
       'mt_idempotency_keys',
       'mt_migrations',
       'mt_namespaces',
       'mt_resource_versions',
+      'mt_run_events',
+      'mt_runs',
       'mt_secrets',
     ]);
   });
