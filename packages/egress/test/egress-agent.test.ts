@@ -217,3 +217,60 @@ describe('createEgressLookup', () => {
     expect(isMtError(error) && error.code).toBe('api:connectors:address-blocked');
   });
 });
+
+describe("the platform's own host at connect time", () => {
+  // The platform listens on 127.0.0.1:<target.port>; the allow-list lets loopback through, so only the
+  // platform rule stands between a connector and the platform's API.
+  const platformPolicy = () =>
+    createEgressPolicy({ allow: '127.0.0.1/32', platformHosts: [`127.0.0.1:${target.port}`] });
+
+  it('refuses a name that answered a public address when checked and the platform when connecting; the credential is never sent', async () => {
+    const answers = [['93.184.215.14'], ['127.0.0.1']];
+    const rebinding: Resolver = async () =>
+      (answers.shift() ?? ['127.0.0.1']).map((address) => ({ address, family: 4 as const }));
+    const policy = platformPolicy();
+    const url = new URL(`http://rebind.example.test:${target.port}/`);
+    await expect(authorizeUrl(url, policy, rebinding)).resolves.toEqual([{ address: '93.184.215.14', family: 4 }]);
+    const seen: (string | undefined)[] = [];
+    const onRequest = (req: { headers: Record<string, string | undefined> }) => seen.push(req.headers['x-api-key']);
+    target.server.on('request', onRequest);
+    try {
+      const error = await failure(
+        request(url, { dispatcher: agentFor({ policy, resolver: rebinding }), headers: { 'x-api-key': 'sk-live' } }),
+      );
+      expect(isMtError(error) && error.code).toBe('api:connectors:address-blocked');
+      expect(target.connections).toBe(0);
+      expect(seen).toEqual([]);
+    } finally {
+      target.server.off('request', onRequest);
+    }
+  });
+
+  it("refuses the platform's own IP literal and port at connect time, although the allow-list lets the address through", async () => {
+    const dispatcher = agentFor({ policy: platformPolicy() });
+    const error = await failure(request(`http://127.0.0.1:${target.port}/`, { dispatcher }));
+    expect(isMtError(error) && error.code).toBe('api:connectors:address-blocked');
+    expect(target.connections).toBe(0);
+  });
+
+  it('still reaches another port of the same address when the platform entry names a port', async () => {
+    const other = await countingServer();
+    try {
+      const policy = platformPolicy();
+      const dispatcher = agentFor({ policy, resolver: resolverOf({ 'api.example.test': ['127.0.0.1'] }) });
+      const res = await request(`http://api.example.test:${other.port}/`, { dispatcher });
+      expect(await res.body.text()).toBe('reached');
+      expect(other.connections).toBe(1);
+    } finally {
+      other.server.close();
+    }
+  });
+
+  it('a lookup made without a port refuses a name resolving to a platform host on any port', async () => {
+    const lookup = createEgressLookup(platformPolicy(), resolverOf({ 'api.example.test': ['127.0.0.1'] }));
+    const [error] = await new Promise<unknown[]>((resolve) =>
+      lookup('api.example.test', { all: true }, (...args) => resolve(args)),
+    );
+    expect(isMtError(error) && error.code).toBe('api:connectors:address-blocked');
+  });
+});

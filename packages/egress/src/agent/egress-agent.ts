@@ -4,7 +4,7 @@ import { Agent, buildConnector } from 'undici';
 import { checkAddress, unbracket } from '../address/check-address.js';
 import { addressBlockedError } from '../errors.js';
 import { checkHostName } from '../names/host-name.js';
-import type { EgressPolicy } from '../policy/egress-policy.js';
+import { type EgressPolicy, isPlatformHost } from '../policy/egress-policy.js';
 import { resolveAndCheck } from '../resolve/authorize-url.js';
 import { type Resolver, systemResolver } from '../resolve/resolver.js';
 
@@ -20,17 +20,22 @@ export type EgressLookup = (hostname: string, options: LookupOptions, callback: 
 
 /**
  * A `net.connect` lookup that resolves through `resolver`, refuses the connection when any answer is
- * not allowed, and otherwise answers with the checked addresses only, so the socket can only connect
- * to an address that was checked.
+ * not allowed or is the platform's own host on `port` (on any port when `port` is not given), and
+ * otherwise answers with the checked addresses only, so the socket can only connect to an address
+ * that was checked.
  */
-export function createEgressLookup(policy: EgressPolicy, resolver: Resolver = systemResolver): EgressLookup {
+export function createEgressLookup(
+  policy: EgressPolicy,
+  resolver: Resolver = systemResolver,
+  port?: number,
+): EgressLookup {
   return (hostname, options, callback) => {
     const name = checkHostName(hostname, policy.allow);
     if (!name.ok) {
       process.nextTick(callback, addressBlockedError(hostname, name.reason), '');
       return;
     }
-    resolveAndCheck(hostname, policy, resolver).then(
+    resolveAndCheck(hostname, policy, resolver, port).then(
       (checked) => {
         const family = options.family === 4 || options.family === 6 ? options.family : undefined;
         const usable = family === undefined ? checked : checked.filter((a) => a.family === family);
@@ -70,9 +75,19 @@ export interface EgressAgentOptions {
 export function createEgressAgent(options: EgressAgentOptions): Agent {
   const { policy, resolver = systemResolver } = options;
   const { timeout, ...tls } = options.connect ?? {};
-  const base = buildConnector({ ...tls, timeout: timeout ?? 10_000, lookup: createEgressLookup(policy, resolver) });
+  // net.connect does not tell a lookup the port, and the platform rule needs it: one connector per port.
+  const byPort = new Map<number, buildConnector.connector>();
+  const baseFor = (port: number): buildConnector.connector => {
+    let base = byPort.get(port);
+    if (base === undefined) {
+      base = buildConnector({ ...tls, timeout: timeout ?? 10_000, lookup: createEgressLookup(policy, resolver, port) });
+      byPort.set(port, base);
+    }
+    return base;
+  };
   const connector: buildConnector.connector = (connectOptions, callback) => {
     const host = unbracket(connectOptions.hostname);
+    const port = Number(connectOptions.port) || (connectOptions.protocol === 'https:' ? 443 : 80);
     // net.connect skips lookup for IP literals, so they are judged here, before any socket exists.
     if (isIP(host) !== 0) {
       const verdict = checkAddress(host, policy);
@@ -80,8 +95,12 @@ export function createEgressAgent(options: EgressAgentOptions): Agent {
         process.nextTick(callback, addressBlockedError(host, `${verdict.reason} (${verdict.range})`), null);
         return;
       }
+      if (isPlatformHost(policy, host, port)) {
+        process.nextTick(callback, addressBlockedError(host, "the host is the platform's own"), null);
+        return;
+      }
     }
-    base(connectOptions, callback);
+    baseFor(port)(connectOptions, callback);
   };
   return new Agent({
     connect: connector,

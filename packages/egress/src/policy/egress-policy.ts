@@ -84,11 +84,12 @@ export function effectivePort(url: URL): number {
 /**
  * True when `host` (a name or IP, brackets allowed) on `port` is one of the platform's own hosts.
  * Pass the resolved addresses too, so a platform host given as an IP also matches names resolving to it.
+ * Without a port (`undefined`) an entry of any port matches: not knowing the port must not let a call through.
  */
 export function isPlatformHost(
   policy: EgressPolicy,
   host: string,
-  port: number,
+  port: number | undefined,
   addresses: readonly string[] = [],
 ): boolean {
   const canonical = addresses.map((a) => parseCanonicalIp(a)?.toString() ?? a);
@@ -96,6 +97,6 @@ export function isPlatformHost(
   return policy.platformHosts.some((entry) => {
     const match = /^(.*?)(?::(\d+))?$/.exec(entry);
     const [entryHost, entryPort] = [match?.[1] ?? entry, match?.[2]];
-    return candidates.has(entryHost) && (entryPort === undefined || Number(entryPort) === port);
+    return candidates.has(entryHost) && (entryPort === undefined || port === undefined || Number(entryPort) === port);
   });
 }

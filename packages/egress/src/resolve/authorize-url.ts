@@ -6,8 +6,9 @@ import { checkUrlStatically } from '../url/check-url.js';
 import { type ResolvedAddress, type Resolver, systemResolver } from './resolver.js';
 
 /**
- * Resolves `hostname` once and checks every answer; returns the checked list or throws
- * `api:connectors:address-blocked` (any answer not allowed) or `api:egress:name-not-resolved`.
+ * Resolves `hostname` once and checks every answer, and the platform's own hosts on `port` (on any port
+ * when `port` is not known); returns the checked list or throws `api:connectors:address-blocked` (any
+ * answer not allowed) or `api:egress:name-not-resolved`.
  */
 export async function resolveAndCheck(
   hostname: string,
@@ -36,7 +37,6 @@ export async function resolveAndCheck(
       throw addressBlockedError(hostname, `it resolves to a ${verdict.reason} address (${verdict.range})`);
   }
   if (
-    port !== undefined &&
     isPlatformHost(
       policy,
       hostname,
