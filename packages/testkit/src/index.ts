@@ -1,3 +1,19 @@
 export { createTestDatabase, TEST_SERVER_URL } from './database.js';
 export type { TestDatabase } from './database.js';
+export { createFakeAnthropic, createFakeOpenAI } from './fake-models.js';
+export type {
+  FakeAnswer,
+  FakeFailure,
+  FakeModelConversation,
+  FakeModelOptions,
+  FakeModelProvider,
+  FakeModelRequest,
+  FakeModelSeenToolCall,
+  FakeModelServer,
+  FakeModelTool,
+  FakeModelToolResult,
+  FakeStep,
+  FakeToolCall,
+  FakeTurn,
+} from './fake-models.js';
 export { selfSignedCertificate } from './tls.js';
