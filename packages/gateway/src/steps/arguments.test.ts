@@ -71,6 +71,13 @@ describe('readArguments', () => {
     expect(() => readArguments(plan, { request: 'x' }, undefined)).toThrow(/"request" is not an object/);
   });
 
+  it("leaves out null optional body fields at any depth without changing the caller's object", () => {
+    const request = { query: null, address: { street: null } };
+    const args = readArguments(plan, { request }, undefined);
+    expect(args.request).toEqual({ address: {} });
+    expect(request).toEqual({ query: null, address: { street: null } });
+  });
+
   it('drops null optional inputs', () => {
     const args = readArguments(plan, { additionalInputs: { 'query.limit': null, 'path.shop': 's1' } }, undefined);
     expect([...args.query]).toEqual([]);

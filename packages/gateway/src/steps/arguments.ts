@@ -2,6 +2,7 @@ import type { Json } from '@maitento/lang';
 import { gatewayErrors } from '../errors.js';
 import type { ToolPlan } from '../internal/plan.js';
 import type { RunBindingValue } from '../gateway/types.js';
+import { dropOptionalNulls } from './optional-nulls.js';
 
 /** The model's arguments sorted by where they go, nothing merged yet. */
 export interface ModelArguments {
@@ -88,7 +89,7 @@ export function readArguments(
       }
       if (nested) checkNestedBound(plan, runBindings, request[key], key);
     }
-    out.request = request;
+    out.request = hasBody ? dropOptionalNulls(plan.connector.connector.schema.request, request) : request;
   }
   if (additionalInputs !== undefined && additionalInputs !== null) {
     if (!isObject(additionalInputs)) {

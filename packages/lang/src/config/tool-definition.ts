@@ -70,10 +70,11 @@ function strictItems(schema: Json): Json {
   return { ...schema, items: strictObject(schema.items, [], '') ?? { ...schema.items, additionalProperties: false } };
 }
 
-function parameterSchema(p: ConnectorParameter): Json {
+/** A path parameter is always shown as required: no URL can be built without it, whatever `required` says. */
+function parameterSchema(p: ConnectorParameter, kind: 'path' | 'query'): Json {
   const schema: SchemaObject = { type: p.type };
   if (p.description !== undefined) schema.description = p.description;
-  return p.required ? schema : nullable(schema);
+  return p.required || kind === 'path' ? schema : nullable(schema);
 }
 
 /**
@@ -100,9 +101,9 @@ export function toolDefinition(tool: Tool, connector: Connector, runBound?: RunB
 
   const additional: SchemaObject = {};
   for (const p of connector.parameters.path)
-    if (!boundPath.has(p.name)) additional[`path.${p.name}`] = parameterSchema(p);
+    if (!boundPath.has(p.name)) additional[`path.${p.name}`] = parameterSchema(p, 'path');
   for (const p of connector.parameters.query) {
-    if (!boundQuery.has(p.name)) additional[`query.${p.name}`] = parameterSchema(p);
+    if (!boundQuery.has(p.name)) additional[`query.${p.name}`] = parameterSchema(p, 'query');
   }
   if (Object.keys(additional).length > 0) {
     properties.additionalInputs = {
