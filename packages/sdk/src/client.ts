@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { APIConnectionError, APIError, APITimeoutError } from './core/api-error.js';
 import { isRetryableStatus, retryDelayMs, sleep } from './core/retry.js';
+import { Agents } from './resources/agents.js';
 import { Connectors } from './resources/connectors.js';
 import { Deploys } from './resources/deploy.js';
 import { Extops } from './resources/extops.js';
+import { Interactions } from './resources/interactions.js';
 import { Keys } from './resources/keys.js';
 import { Namespaces } from './resources/namespaces.js';
 import { Secrets } from './resources/secrets.js';
@@ -54,6 +56,8 @@ export class Maitento {
   readonly secrets: Secrets;
   readonly keys: Keys;
   readonly namespaces: Namespaces;
+  readonly agents: Agents;
+  readonly interactions: Interactions;
   readonly #apiKey: string | undefined;
   readonly #fetch: typeof fetch;
 
@@ -78,6 +82,8 @@ export class Maitento {
     this.secrets = new Secrets(this);
     this.keys = new Keys(this);
     this.namespaces = new Namespaces(this);
+    this.agents = new Agents(this);
+    this.interactions = new Interactions(this);
   }
 
   /**

@@ -1,4 +1,4 @@
-import type { Connector, Json, Tool, ToolDefinition } from '@maitento/lang';
+import type { Agent, Connector, Interaction, Json, Tool, ToolDefinition } from '@maitento/lang';
 
 /** One file of a config repo, its path relative to the repo root with `/`. */
 export interface DeployFile {
@@ -110,4 +110,65 @@ export interface CreatedKey extends KeyInfo {
 export interface CreatedNamespace {
   name: string;
   key: { id: string; key: string; role: 'admin' };
+}
+
+/** A tool version a resource pins. */
+export interface ToolPin {
+  name: string;
+  version: number;
+}
+
+/** An agent or interaction in a list. */
+export type RunnableSummary = ResourceSummary;
+
+/** One stored version of an agent. */
+export interface AgentRecord {
+  name: string;
+  version: number;
+  enabled: boolean;
+  createdAt: string;
+  hash: string;
+  /** `provider:name`, for example `openai:gpt-4o-mini`. */
+  model: string;
+  summary?: string;
+  instructions: string;
+  /** The tool versions this agent version pins. */
+  tools: ToolPin[];
+  resource: Agent;
+}
+
+/** One input a run of an interaction gives. */
+export interface InteractionInput {
+  name: string;
+  /** `prompt` fills `%%name%%` in the task; `binding` is written into a tool call; `auth` is a secret id. */
+  kind: 'prompt' | 'binding' | 'auth';
+  required: boolean;
+  description?: string;
+  /** A prompt's default text or a binding's default JSON value. */
+  default?: Json;
+  /** Binding and auth inputs: the tool they feed, and the agent whose tool it is. */
+  function?: string;
+  agent?: string;
+  /** Binding inputs: the body field or parameter written, and where. */
+  target?: string;
+  type?: 'request' | 'query' | 'path';
+  /** Auth inputs: the header sent, and the secret name used when the run gives none. */
+  header?: string;
+  secret?: string;
+}
+
+/** One stored version of an interaction, with what a run of it needs. */
+export interface InteractionRecord {
+  name: string;
+  version: number;
+  enabled: boolean;
+  createdAt: string;
+  hash: string;
+  /** The agent's name in the interaction, the agent resource, and the version pinned. */
+  agent: { name: string; agent: string; version: number };
+  task: string;
+  inputs: InteractionInput[];
+  /** Every tool a run may call: the agent's own and the interaction's `functions.openApi`. */
+  tools: ToolPin[];
+  resource: Interaction;
 }

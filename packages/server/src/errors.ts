@@ -35,5 +35,7 @@ export const serverErrors = defineErrors({
     message: 'The config repo has {count} error(s); nothing was deployed',
     hint: 'Run `mt check` to see them with their positions',
   },
+  'api:agents:not-found': { status: 404, message: 'No agent {name}{version} in this namespace' },
+  'api:interactions:not-found': { status: 404, message: 'No interaction {name}{version} in this namespace' },
   'api:server:internal': { status: 500, message: 'Internal server error' },
 });

@@ -1,5 +1,8 @@
 import type { Command } from 'commander';
 import type { Io } from '../internal/output.js';
+import { register as agentGet } from './agent-get.js';
+import { register as agentList } from './agent-list.js';
+import { register as agentVersions } from './agent-versions.js';
 import { register as check } from './check.js';
 import { register as connectorGet } from './connector-get.js';
 import { register as connectorList } from './connector-list.js';
@@ -14,6 +17,9 @@ import { register as extopVersionDisable } from './extop-version-disable.js';
 import { register as extopVersionEnable } from './extop-version-enable.js';
 import { register as extopVersions } from './extop-versions.js';
 import { register as fmt } from './fmt.js';
+import { register as interactionGet } from './interaction-get.js';
+import { register as interactionList } from './interaction-list.js';
+import { register as interactionVersions } from './interaction-versions.js';
 import { register as keyCreate } from './key-create.js';
 import { register as keyDelete } from './key-delete.js';
 import { register as keyList } from './key-list.js';
@@ -30,6 +36,9 @@ export type RegisterCommand = (program: Command, io: Io) => void;
 
 // One line per command file; keep alphabetical. Each file exports `register`.
 export const commands: RegisterCommand[] = [
+  agentGet,
+  agentList,
+  agentVersions,
   check,
   connectorGet,
   connectorList,
@@ -44,6 +53,9 @@ export const commands: RegisterCommand[] = [
   extopVersionEnable,
   extopVersions,
   fmt,
+  interactionGet,
+  interactionList,
+  interactionVersions,
   keyCreate,
   keyDelete,
   keyList,

@@ -9,12 +9,13 @@ import { formatSchemaError, installValidators } from '../internal/validation.js'
 import { registerAuth } from '../plugins/auth.js';
 import { frameworkErrorHandler, registerErrorHandler } from '../plugins/error-handler.js';
 import { registerIdempotency } from '../plugins/idempotency.js';
+import { agentRoutes } from '../routes/agents.js';
 import { connectorRoutes } from '../routes/connectors.js';
 import { deployRoutes } from '../routes/deploy.js';
 import { extopRoutes } from '../routes/extops.js';
 import { healthRoutes } from '../routes/health.js';
+import { interactionRoutes } from '../routes/interactions.js';
 import { keyRoutes } from '../routes/keys.js';
-import { listRoutes } from '../routes/lists.js';
 import { namespaceRoutes } from '../routes/namespaces.js';
 import { secretRoutes } from '../routes/secrets.js';
 import { addSharedSchemas, MAX_NAME_LENGTH } from '../schemas/shared.js';
@@ -135,7 +136,8 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
         deployRoutes,
         connectorRoutes,
         extopRoutes,
-        listRoutes,
+        agentRoutes,
+        interactionRoutes,
         secretRoutes,
       ]) {
         await routes(v1, ctx);

@@ -1,0 +1,11 @@
+import { type ApiFlags, addConnectionOptions, addJsonOption, withClient } from '../internal/api.js';
+import { printSummaries } from '../internal/listing.js';
+import type { RegisterCommand } from './index.js';
+
+/** `mt agent-list`: the deployed agents with their latest version. */
+export const register: RegisterCommand = (program, io) => {
+  const command = program.command('agent-list').description('List the deployed agents with their latest version');
+  addJsonOption(addConnectionOptions(command)).action(async (flags: ApiFlags) => {
+    await withClient(io, flags, async (client) => printSummaries(io, await client.agents.list(), flags.json, 'agents'));
+  });
+};
