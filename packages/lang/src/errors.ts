@@ -114,6 +114,16 @@ export const langErrors = defineErrors({
     message: '{key} is {length} characters long; at most {max} are allowed',
     hint: 'shorten it',
   },
+  'mtr:agent:model-invalid': {
+    status: 422,
+    message: 'model is {model}; it must be provider:name, for example "openai:gpt-4o-mini"',
+    hint: 'the providers are openai, anthropic, openai-compatible and scripted',
+  },
+  'mtr:agent:model-unknown': {
+    status: 422,
+    message: 'model {model} names the provider {provider}, which Maitento cannot run',
+    hint: '{suggestion}the providers are openai, anthropic, openai-compatible and scripted',
+  },
   'mtr:ref:unknown': {
     status: 422,
     message: '@ref("{name}") names no {kind}',

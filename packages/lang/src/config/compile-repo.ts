@@ -2,6 +2,7 @@ import { createEgressPolicy, type EgressPolicy } from '@maitento/egress';
 import type { Diagnostic } from '../diagnostics/diagnostic.js';
 import { parseMtr } from '../syntax/parse.js';
 import { checkConnectorAddress } from './address-check.js';
+import { checkAgent } from './agent-checks.js';
 import { buildResource } from './build-resources.js';
 import type { Built, CompileContext } from './compile-context.js';
 import { checkConnector } from './connector-checks.js';
@@ -14,7 +15,7 @@ import { createReporter, type Reporter, sortDiagnostics } from './report.js';
 import type { Agent, Connector, Interaction, Resource, ResourceKind, Tool, ToolDefinition } from './resources.js';
 import { checkSecrets } from './secret-checks.js';
 import { checkShape, type FoundRef } from './shape.js';
-import { checkAgent, checkTool } from './tool-checks.js';
+import { checkTool } from './tool-checks.js';
 import { toolDefinition } from './tool-definition.js';
 import { buildTree, type ValueTree } from './value-tree.js';
 

@@ -1,6 +1,6 @@
 import { didYouMean } from '../diagnostics/did-you-mean.js';
 import { bindableTargets, type CompileContext, missingTargetDetail, overlaps } from './compile-context.js';
-import type { Agent, Tool } from './resources.js';
+import type { Tool } from './resources.js';
 import { didYouMeanText } from './report.js';
 import { keySpanOf, spanOf, type ValueTree } from './value-tree.js';
 
@@ -59,22 +59,4 @@ export function checkTool(tool: Tool, tree: ValueTree, ctx: CompileContext): voi
       );
     });
   }
-}
-
-/** Checks that an agent lists each tool once. */
-export function checkAgent(agent: Agent, tree: ValueTree, ctx: CompileContext): void {
-  const seen = new Map<string, number>();
-  agent.functions.forEach((f, i) => {
-    const first = seen.get(f.ref);
-    if (first === undefined) {
-      seen.set(f.ref, i);
-      return;
-    }
-    ctx.reporter.report(
-      'mtr:names:duplicate',
-      { what: 'functions', name: f.ref, line: spanOf(tree, ['functions', first, 'ref']).start.line },
-      tree.file,
-      spanOf(tree, ['functions', i, 'ref']),
-    );
-  });
 }

@@ -44,7 +44,7 @@ auht = "Header"
       'agents/a.mtr': 'model = "gpt-4o"\ninstructions = "i"\n',
     });
     expect(where(repo.diagnostics)).toEqual([
-      'agents/a.mtr:1:9 mtr:property:value',
+      'agents/a.mtr:1:9 mtr:agent:model-invalid',
       'connectors/open-api/c.mtr:1:10 mtr:property:value',
       'connectors/open-api/c.mtr:3:15 mtr:property:too-long',
       'connectors/open-api/c.mtr:4:42 mtr:property:value',
@@ -295,7 +295,7 @@ describe('secrets of Header connectors', () => {
     const repo = compile({
       ...base,
       'connectors/open-api/orders.mtr': header,
-      'agents/support.mtr': 'model = "a:b"\ninstructions = "i"\n',
+      'agents/support.mtr': 'model = "openai:b"\ninstructions = "i"\n',
     });
     expect(where(repo.diagnostics)).toEqual([
       'external-operations/open-api/get.mtr:1:13 api:connectors:secret-missing',
