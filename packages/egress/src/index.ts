@@ -1,5 +1,11 @@
-export { type AddressVerdict, checkAddress } from './address/check-address.js';
-export { type BlockedRange, blockedIpv4Ranges, blockedIpv6Ranges, globalUnicastIpv6 } from './address/ranges.js';
+export { type AddressLists, type AddressVerdict, checkAddress } from './address/check-address.js';
+export {
+  type BlockedRange,
+  blockedIpv4Ranges,
+  blockedIpv6Ranges,
+  blockedMetadataRanges,
+  globalUnicastIpv6,
+} from './address/ranges.js';
 export {
   createEgressAgent,
   createEgressLookup,
@@ -15,7 +21,7 @@ export {
   type NameVerdict,
   normalizeHostName,
 } from './names/host-name.js';
-export { type AllowList, parseAllowList } from './policy/allow-list.js';
+export { type AllowList, type DenyList, parseAllowList, parseDenyList } from './policy/allow-list.js';
 export {
   createEgressPolicy,
   type EgressPolicy,

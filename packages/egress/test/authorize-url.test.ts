@@ -76,9 +76,13 @@ describe('authorizeUrl', () => {
       const host = new URL(url).hostname;
       expect(error.code).toBe('api:connectors:address-blocked');
       expect(error.status).toBe(422);
+      // The seed's sentence word for word, then the refused answer (the first answer that is not public).
+      const refused = { 'mixed.example.com': '10.0.0.7', 'mixed-last.example.com': '169.254.169.254' }[host];
+      const answer = refused ?? (await dns(host))[host === 'v6-loopback.example.com' ? 1 : 0].address;
       expect(error.message).toBe(
-        `Maitento won't call ${host}: the address isn't on the public internet. Tools can only call public addresses, never localhost, private networks or internal names.`,
+        `Maitento won't call ${host}: the address isn't on the public internet. Tools can only call public addresses, never localhost, private networks or internal names. ${host} resolves to ${answer}.`,
       );
+      expect(error.details).toMatchObject({ host, address: answer });
     }
   });
 

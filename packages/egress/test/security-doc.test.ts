@@ -1,5 +1,11 @@
 import { readFileSync } from 'node:fs';
-import { blockedIpv4Ranges, blockedIpv6Ranges, blockedNameSuffixes, blockedNames } from '@maitento/egress';
+import {
+  blockedIpv4Ranges,
+  blockedIpv6Ranges,
+  blockedMetadataRanges,
+  blockedNameSuffixes,
+  blockedNames,
+} from '@maitento/egress';
 import { describe, expect, it } from 'vitest';
 
 const doc = readFileSync(new URL('../../../docs/security.md', import.meta.url), 'utf8');
@@ -19,7 +25,7 @@ const rows = section
 
 describe('docs/security.md', () => {
   it('lists every refused range, each with its name, in a table row', () => {
-    for (const range of [...blockedIpv4Ranges, ...blockedIpv6Ranges]) {
+    for (const range of [...blockedIpv4Ranges, ...blockedIpv6Ranges, ...blockedMetadataRanges]) {
       expect(rows, range.cidr).toContainEqual([`\`${range.cidr}\``, range.name, range.source]);
     }
   });
@@ -32,7 +38,9 @@ describe('docs/security.md', () => {
 
   it('lists no range in a table that the code does not refuse', () => {
     const cidrs = rows.map((cells) => cells[0]).filter((cell) => /^`[^`]+\/\d+`$/.test(cell));
-    const known = new Set([...blockedIpv4Ranges, ...blockedIpv6Ranges].map((r) => `\`${r.cidr}\``));
+    const known = new Set(
+      [...blockedIpv4Ranges, ...blockedIpv6Ranges, ...blockedMetadataRanges].map((r) => `\`${r.cidr}\``),
+    );
     expect(cidrs.filter((cidr) => !known.has(cidr))).toEqual([]);
     expect(cidrs.length).toBe(known.size);
   });

@@ -386,12 +386,12 @@ describe('name resolution at call time', () => {
     expect(result).toMatchObject({ ok: false, code: 'api:connectors:address-blocked' });
   });
 
-  it('refuses with exactly the error and code the seed shows', async () => {
+  it('refuses with the error and code the seed shows, followed by the address the name resolved to', async () => {
     names['orders.internal.example.com'] = ['10.1.2.3'];
     const result = await probe('', { connector: endpoint('https://orders.internal.example.com/orders') });
     expect(JSON.parse(toolResultText(result))).toEqual({
       error:
-        "Maitento won't call orders.internal.example.com: the address isn't on the public internet. Tools can only call public addresses, never localhost, private networks or internal names.",
+        "Maitento won't call orders.internal.example.com: the address isn't on the public internet. Tools can only call public addresses, never localhost, private networks or internal names. orders.internal.example.com resolves to 10.1.2.3.",
       code: 'api:connectors:address-blocked',
     });
   });

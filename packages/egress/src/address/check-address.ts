@@ -1,12 +1,13 @@
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
-import type { AllowList } from '../policy/allow-list.js';
+import type { AllowList, DenyList } from '../policy/allow-list.js';
 import {
   type ParsedRange,
   parsedGlobalUnicast,
   parsedIpv4Mapped,
   parsedIpv4Ranges,
   parsedIpv6Ranges,
+  parsedMetadataRanges,
   parsedNat64,
 } from './ranges.js';
 
@@ -27,15 +28,31 @@ function embeddedIpv4(address: ipaddr.IPv6): ipaddr.IPv4 {
   return ipaddr.fromByteArray(bytes.slice(12)) as ipaddr.IPv4;
 }
 
-function judgeIpv4(address: ipaddr.IPv4, allow: AllowList): AddressVerdict {
-  if (allow.allowsAddress(address)) return { ok: true };
-  const hit = inTable(address, parsedIpv4Ranges);
+/** The lists an address is judged by: the operator's allow-list, and the deny list that wins over it. */
+export interface AddressLists {
+  readonly allow: AllowList;
+  readonly deny?: DenyList;
+}
+
+const OPERATOR_DENIED = { range: 'MT_EGRESS_DENY', reason: "the operator's deny list (MT_EGRESS_DENY)" };
+
+function judgeIpv4(address: ipaddr.IPv4, lists: AddressLists): AddressVerdict {
+  if (lists.deny?.deniesAddress(address)) return { ok: false, ...OPERATOR_DENIED };
+  if (lists.allow.allowsAddress(address)) return { ok: true };
+  const hit = inTable(address, parsedIpv4Ranges) ?? inTable(address, parsedMetadataRanges);
   if (hit) return { ok: false, range: hit.range.cidr, reason: hit.range.name };
   return { ok: true };
 }
 
-function judgeIpv6(address: ipaddr.IPv6, allow: AllowList): AddressVerdict {
-  if (allow.allowsAddress(address)) return { ok: true };
+function judgeIpv6(address: ipaddr.IPv6, lists: AddressLists): AddressVerdict {
+  if (lists.deny?.deniesAddress(address)) return { ok: false, ...OPERATOR_DENIED };
+  const allow = lists.allow;
+  if (allow.allowsAddress(address)) {
+    // An allowed IPv6 range still refuses the IPv4 address it carries when the deny list names that.
+    const carried = address.match(parsedIpv4Mapped) || address.match(parsedNat64) ? embeddedIpv4(address) : undefined;
+    if (carried !== undefined && lists.deny?.deniesAddress(carried)) return { ok: false, ...OPERATOR_DENIED };
+    return { ok: true };
+  }
   // IPv4-mapped and NAT64 addresses reach the IPv4 address they carry, so that address is judged;
   // ipaddr.js's own range() is not trusted here (it calls ::7f00:1 "unicast").
   for (const [prefix, label] of [
@@ -43,7 +60,7 @@ function judgeIpv6(address: ipaddr.IPv6, allow: AllowList): AddressVerdict {
     [parsedNat64, 'NAT64'],
   ] as const) {
     if (address.match(prefix)) {
-      const verdict = judgeIpv4(embeddedIpv4(address), allow);
+      const verdict = judgeIpv4(embeddedIpv4(address), lists);
       if (verdict.ok) return verdict;
       const range = `${prefix[0].toString()}/${prefix[1]} carrying ${verdict.range}`;
       return { ok: false, range, reason: `${label} form of ${verdict.reason}` };
@@ -57,11 +74,11 @@ function judgeIpv6(address: ipaddr.IPv6, allow: AllowList): AddressVerdict {
   return { ok: true };
 }
 
-/** Judges a parsed IP address against the refused ranges and the allow-list. */
-export function judgeAddress(address: ipaddr.IPv4 | ipaddr.IPv6, allow: AllowList): AddressVerdict {
+/** Judges a parsed IP address against the deny list, the allow-list and the refused ranges, in that order. */
+export function judgeAddress(address: ipaddr.IPv4 | ipaddr.IPv6, lists: AddressLists): AddressVerdict {
   return address.kind() === 'ipv4'
-    ? judgeIpv4(address as ipaddr.IPv4, allow)
-    : judgeIpv6(address as ipaddr.IPv6, allow);
+    ? judgeIpv4(address as ipaddr.IPv4, lists)
+    : judgeIpv6(address as ipaddr.IPv6, lists);
 }
 
 /**
@@ -78,9 +95,9 @@ export function parseCanonicalIp(ip: string): ipaddr.IPv4 | ipaddr.IPv6 | undefi
   }
 }
 
-/** Judges one IP address (as text) by the refused ranges and the policy's allow-list. */
-export function checkAddress(ip: string, policy: { readonly allow: AllowList }): AddressVerdict {
+/** Judges one IP address (as text) by the refused ranges and the policy's allow and deny lists. */
+export function checkAddress(ip: string, policy: AddressLists): AddressVerdict {
   const address = parseCanonicalIp(ip);
   if (address === undefined) return { ok: false, range: 'invalid', reason: 'not an IP address in canonical form' };
-  return judgeAddress(address, policy.allow);
+  return judgeAddress(address, policy);
 }

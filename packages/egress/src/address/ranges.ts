@@ -60,6 +60,21 @@ export const blockedIpv6Ranges: readonly BlockedRange[] = [
   { cidr: 'ff00::/8', name: 'multicast', source: 'RFC 4291' },
 ];
 
+/**
+ * Cloud metadata and host services that live at public addresses, refused like a special-purpose range.
+ * Every other metadata address the major clouds document lies in a range above: 169.254.169.254
+ * (AWS, GCP, Azure IMDS, Oracle, DigitalOcean, OpenStack), 169.254.170.2 (AWS ECS), fd00:ec2::254
+ * (AWS over IPv6) and fd20:ce::254 (GCP over IPv6) in fc00::/7, 100.100.100.200 (Alibaba) in
+ * 100.64.0.0/10, 192.0.0.192 (Oracle) in 192.0.0.0/24, 169.254.0.23 (Tencent).
+ */
+export const blockedMetadataRanges: readonly BlockedRange[] = [
+  {
+    cidr: '168.63.129.16/32',
+    name: 'Azure WireServer and host services (VM agent, DNS, health probes)',
+    source: 'Microsoft Learn, "What is IP address 168.63.129.16?"',
+  },
+];
+
 /** The global unicast block; IPv6 outside it is refused even when no table entry names it. */
 export const globalUnicastIpv6 = '2000::/3';
 
@@ -75,6 +90,8 @@ function parseTable(table: readonly BlockedRange[]): readonly ParsedRange[] {
 
 /** The IPv4 table, parsed once. */
 export const parsedIpv4Ranges = parseTable(blockedIpv4Ranges);
+/** The metadata table, parsed once. */
+export const parsedMetadataRanges = parseTable(blockedMetadataRanges);
 /** The IPv6 table, parsed once. */
 export const parsedIpv6Ranges = parseTable(blockedIpv6Ranges);
 /** The parsed global unicast block. */

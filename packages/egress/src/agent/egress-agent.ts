@@ -30,7 +30,7 @@ export function createEgressLookup(
   port?: number,
 ): EgressLookup {
   return (hostname, options, callback) => {
-    const name = checkHostName(hostname, policy.allow);
+    const name = checkHostName(hostname, policy.allow, policy.deny);
     if (!name.ok) {
       process.nextTick(callback, addressBlockedError(hostname, name.reason), '');
       return;

@@ -51,10 +51,14 @@ export type NameVerdict = { ok: true } | { ok: false; reason: string };
 
 /**
  * Judges a host name (not an IP literal) by the name rules alone: special-use and internal names,
- * names without a dot, metadata names, malformed names, unless `allow` names it. The addresses it
- * resolves to are judged later.
+ * names without a dot, metadata names, malformed names, unless `allow` names it; a name `deny` names
+ * is refused whatever `allow` says. The addresses it resolves to are judged later.
  */
-export function checkHostName(host: string, allow?: { allowsName(name: string): boolean }): NameVerdict {
+export function checkHostName(
+  host: string,
+  allow?: { allowsName(name: string): boolean },
+  deny?: { deniesName(name: string): boolean },
+): NameVerdict {
   const name = normalizeHostName(host);
   if (name === '') return { ok: false, reason: 'the host is empty' };
   if (name.includes('{') || name.includes('}')) {
@@ -68,6 +72,7 @@ export function checkHostName(host: string, allow?: { allowsName(name: string): 
   if (labels.some((label) => label.length > 63) || name.length > 253) {
     return { ok: false, reason: 'the host is longer than DNS allows' };
   }
+  if (deny?.deniesName(name)) return { ok: false, reason: "the operator's deny list (MT_EGRESS_DENY) names it" };
   // An operator's allow-list entry lifts the name rules only; the addresses are still judged.
   if (allow?.allowsName(name)) return { ok: true };
   if (blockedNames.includes(name)) return { ok: false, reason: `${name} is a cloud or cluster metadata name` };

@@ -12,13 +12,26 @@ export interface AllowList {
   allowsName(name: string): boolean;
 }
 
-const NAME_ENTRY = /^(\*\.)?[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?(\.[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?)*$/;
-
-function invalid(entry: string, reason: string): Error {
-  return egressErrors.create('api:egress:invalid-allow-list', { entry, reason });
+/** The operator's deny list: ranges and names refused even when public or allowed (empty by default). */
+export interface DenyList {
+  /** The entries as the operator wrote them, normalised. */
+  readonly entries: readonly string[];
+  /** True when `address` (a parsed IP) lies in one of the denied ranges. */
+  deniesAddress(address: ipaddr.IPv4 | ipaddr.IPv6): boolean;
+  /** True when the host name (already normalised) is denied by name or by a `*.suffix` entry. */
+  deniesName(name: string): boolean;
 }
 
-function parseRangeEntry(entry: string): [ipaddr.IPv4 | ipaddr.IPv6, number] {
+const NAME_ENTRY = /^(\*\.)?[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?(\.[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?)*$/;
+
+type ListKind = 'api:egress:invalid-allow-list' | 'api:egress:invalid-deny-list';
+type Invalid = (entry: string, reason: string) => Error;
+
+function invalidFor(code: ListKind): Invalid {
+  return (entry, reason) => egressErrors.create(code, { entry, reason });
+}
+
+function parseRangeEntry(entry: string, invalid: Invalid): [ipaddr.IPv4 | ipaddr.IPv6, number] {
   const slash = entry.indexOf('/');
   const ipText = slash === -1 ? entry : entry.slice(0, slash);
   // Only canonical addresses: `0x7f.1` or `127.1` in an allow-list is more likely a typo than intent.
@@ -36,7 +49,7 @@ function parseRangeEntry(entry: string): [ipaddr.IPv4 | ipaddr.IPv6, number] {
     }
     prefix = Number(prefixText);
   }
-  if (prefix === 0) throw invalid(entry, 'a /0 range would allow every address, which turns egress control off');
+  if (prefix === 0) throw invalid(entry, 'a /0 range names every address; name the ranges you mean');
   const network = ipaddr.parse(
     address.kind() === 'ipv4'
       ? ipaddr.IPv4.networkAddressFromCIDR(`${ipText}/${prefix}`).toString()
@@ -48,8 +61,8 @@ function parseRangeEntry(entry: string): [ipaddr.IPv4 | ipaddr.IPv6, number] {
   return [address, prefix];
 }
 
-function parseNameEntry(entry: string): string {
-  if (entry.includes(':')) throw invalid(entry, 'ports are not part of an allow-list entry; write the host name alone');
+function parseNameEntry(entry: string, invalid: Invalid): string {
+  if (entry.includes(':')) throw invalid(entry, 'ports are not part of an entry; write the host name alone');
   const name = normalizeHostName(entry);
   if (name === '*' || !NAME_ENTRY.test(name)) {
     throw invalid(entry, 'not a CIDR, an IP address or a host name (a leading "*." is the only wildcard)');
@@ -60,8 +73,14 @@ function parseNameEntry(entry: string): string {
   return name;
 }
 
-/** Parses a comma-separated allow-list (or a list of entries); throws `api:egress:invalid-allow-list` on a bad entry. */
-export function parseAllowList(input: string | readonly string[] | undefined): AllowList {
+interface ParsedList {
+  entries: readonly string[];
+  matchesAddress(address: ipaddr.IPv4 | ipaddr.IPv6): boolean;
+  matchesName(name: string): boolean;
+}
+
+/** Parses a comma-separated list of CIDRs, IPs, names and `*.suffix` names, the syntax both lists share. */
+function parseHostList(input: string | readonly string[] | undefined, invalid: Invalid): ParsedList {
   const raw =
     input === undefined ? [] : typeof input === 'string' ? input.split(',') : input.flatMap((e) => e.split(','));
   const ranges: [ipaddr.IPv4 | ipaddr.IPv6, number][] = [];
@@ -77,23 +96,47 @@ export function parseAllowList(input: string | readonly string[] | undefined): A
     }
     const looksLikeAddress = entry.includes('/') || ipaddr.isValid(entry) || /^[0-9.]+$/.test(entry);
     if (looksLikeAddress) {
-      const range = parseRangeEntry(entry);
+      const range = parseRangeEntry(entry, invalid);
       ranges.push(range);
       entries.push(`${range[0].toString()}/${range[1]}`);
     } else {
-      const name = parseNameEntry(entry);
+      const name = parseNameEntry(entry, invalid);
       if (name.startsWith('*.')) suffixes.push(name.slice(1));
       else exact.add(name);
       entries.push(name);
     }
   }
-  return Object.freeze({
+  return {
     entries: Object.freeze(entries),
-    allowsAddress(address: ipaddr.IPv4 | ipaddr.IPv6): boolean {
+    matchesAddress(address) {
+      // An IPv4 range also covers the IPv4-mapped and NAT64 forms, which check-address unwraps before asking.
       return ranges.some(([net, prefix]) => net.kind() === address.kind() && address.match(net, prefix));
     },
-    allowsName(name: string): boolean {
+    matchesName(name) {
       return exact.has(name) || suffixes.some((suffix) => name.endsWith(suffix) && name.length > suffix.length);
     },
+  };
+}
+
+/** Parses a comma-separated allow-list (or a list of entries); throws `api:egress:invalid-allow-list` on a bad entry. */
+export function parseAllowList(input: string | readonly string[] | undefined): AllowList {
+  const list = parseHostList(input, invalidFor('api:egress:invalid-allow-list'));
+  return Object.freeze({
+    entries: list.entries,
+    allowsAddress: list.matchesAddress,
+    allowsName: list.matchesName,
+  });
+}
+
+/**
+ * Parses the operator's deny list (`MT_EGRESS_DENY`, same syntax as the allow-list); throws
+ * `api:egress:invalid-deny-list` on a bad entry.
+ */
+export function parseDenyList(input: string | readonly string[] | undefined): DenyList {
+  const list = parseHostList(input, invalidFor('api:egress:invalid-deny-list'));
+  return Object.freeze({
+    entries: list.entries,
+    deniesAddress: list.matchesAddress,
+    deniesName: list.matchesName,
   });
 }

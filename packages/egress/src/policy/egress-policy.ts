@@ -1,12 +1,14 @@
 import { parseCanonicalIp } from '../address/check-address.js';
 import { egressErrors } from '../errors.js';
 import { normalizeHostName } from '../names/host-name.js';
-import { type AllowList, parseAllowList } from './allow-list.js';
+import { type AllowList, type DenyList, parseAllowList, parseDenyList } from './allow-list.js';
 
-/** What the egress rules need to know: the operator's allow-list and the platform's own hosts. */
+/** What the egress rules need to know: the operator's allow and deny lists and the platform's own hosts. */
 export interface EgressPolicy {
   /** Private ranges and internal names the operator lets through (empty by default). */
   readonly allow: AllowList;
+  /** Ranges and names the operator refuses, public or allowed (empty by default); wins over `allow`. */
+  readonly deny: DenyList;
   /** The platform's own hosts, each `host` (every port) or `host:port`, normalised; always refused. */
   readonly platformHosts: readonly string[];
 }
@@ -38,9 +40,12 @@ function normalizePlatformHost(entry: string): string {
   return port === undefined ? host : `${host}:${Number(port)}`;
 }
 
-/** Creates an egress policy; throws `api:egress:invalid-allow-list` or `api:egress:invalid-platform-host` on bad input. */
+/**
+ * Creates an egress policy; throws `api:egress:invalid-allow-list`, `api:egress:invalid-deny-list` or
+ * `api:egress:invalid-platform-host` on bad input.
+ */
 export function createEgressPolicy(
-  options: { allow?: string | string[]; platformHosts?: string[] } = {},
+  options: { allow?: string | string[]; deny?: string | string[]; platformHosts?: string[] } = {},
 ): EgressPolicy {
   const platformHosts = (options.platformHosts ?? [])
     .map((entry) => entry.trim())
@@ -48,6 +53,7 @@ export function createEgressPolicy(
     .map(normalizePlatformHost);
   return Object.freeze({
     allow: parseAllowList(options.allow),
+    deny: parseDenyList(options.deny),
     platformHosts: Object.freeze([...new Set(platformHosts)]),
   });
 }
@@ -67,12 +73,12 @@ function publicUrlHost(publicUrl: string): string {
   return explicitPort === undefined ? url.hostname : `${url.hostname}:${Number(explicitPort)}`;
 }
 
-/** Builds the policy from `MT_EGRESS_ALLOW`, `MT_PLATFORM_HOSTS` and the host of `MT_PUBLIC_URL`. */
+/** Builds the policy from `MT_EGRESS_ALLOW`, `MT_EGRESS_DENY`, `MT_PLATFORM_HOSTS` and the host of `MT_PUBLIC_URL`. */
 export function egressPolicyFromEnv(env: NodeJS.ProcessEnv = process.env): EgressPolicy {
   const platformHosts = (env.MT_PLATFORM_HOSTS ?? '').split(',');
   const publicUrl = env.MT_PUBLIC_URL?.trim();
   if (publicUrl) platformHosts.push(publicUrlHost(publicUrl));
-  return createEgressPolicy({ allow: env.MT_EGRESS_ALLOW ?? '', platformHosts });
+  return createEgressPolicy({ allow: env.MT_EGRESS_ALLOW ?? '', deny: env.MT_EGRESS_DENY ?? '', platformHosts });
 }
 
 /** The effective port of a URL (`url.port`, or 80/443 by scheme). */

@@ -33,8 +33,13 @@ export async function resolveAndCheck(
   // Every answer is judged, not only the first: a client may connect to any of them.
   for (const answer of answers) {
     const verdict = checkAddress(answer.address, policy);
-    if (!verdict.ok)
-      throw addressBlockedError(hostname, `it resolves to a ${verdict.reason} address (${verdict.range})`);
+    if (!verdict.ok) {
+      throw addressBlockedError(
+        hostname,
+        `it resolves to an address refused as ${verdict.reason} (${verdict.range})`,
+        answer.address,
+      );
+    }
   }
   if (
     isPlatformHost(

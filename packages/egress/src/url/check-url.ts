@@ -24,6 +24,6 @@ export function checkUrlStatically(url: URL, policy: EgressPolicy): UrlVerdict {
     const verdict = checkAddress(literal, policy);
     return verdict.ok ? { ok: true, ip: literal } : refuse(`${verdict.reason} (${verdict.range})`);
   }
-  const verdict = checkHostName(host, policy.allow);
+  const verdict = checkHostName(host, policy.allow, policy.deny);
   return verdict.ok ? { ok: true } : refuse(verdict.reason);
 }

@@ -62,6 +62,7 @@ export function resolveOptions(options: GatewayOptions): ResolvedOptions {
     const own = createEgressPolicy({ platformHosts: [url.host] }).platformHosts;
     resolved.policy = Object.freeze({
       allow: options.policy.allow,
+      deny: options.policy.deny,
       platformHosts: Object.freeze([...new Set([...options.policy.platformHosts, ...own])]),
     });
   }
