@@ -1,0 +1,127 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createTestDatabase, type TestDatabase } from '@maitento/testkit';
+import { expect } from 'vitest';
+import { requireBuiltCli, tempHome } from '../support/harness.js';
+import { type Api, api } from './api.js';
+import { runsRepoFiles } from './config-repo.js';
+import { type ScenarioModel, startScenarioModel } from './model-script.js';
+import { type ServeProcess, startServe, startWorker, type WorkerProcess } from './processes.js';
+import { startUpstream, type Upstream } from './upstream.js';
+
+/** The value of the orders-api-key secret; it must never appear in a response, event or log. */
+export const ORDERS_SECRET = 'sk-orders-e2e-5c1f9a7d3b';
+
+/**
+ * Short recovery settings, so that a run held by a killed worker is picked up in seconds. The names are
+ * the engine's (docs/runs.md).
+ */
+export const FAST_RECOVERY: Record<string, string> = {
+  MT_RUN_LEASE_MS: '3000',
+  MT_RUN_HEARTBEAT_MS: '500',
+};
+
+/** Everything one e2e file of runs uses: database, upstream, fake models, server processes. */
+export interface RunsStack {
+  home: string;
+  adminKey: string;
+  /** The environment the processes got (to start more of them). */
+  env: Record<string, string>;
+  db: TestDatabase | undefined;
+  upstream: Upstream;
+  openai: ScenarioModel;
+  anthropic: ScenarioModel;
+  servers: ServeProcess[];
+  workers: WorkerProcess[];
+  /** A client of the first server. */
+  api: Api;
+  /** Starts one more `mt worker` on the same database. */
+  addWorker(): Promise<WorkerProcess>;
+  /** Stops everything and drops the database. */
+  close(): Promise<void>;
+}
+
+/** Options of {@link startRunsStack}. */
+export interface RunsStackOptions {
+  /** `mt serve` processes (default 1). */
+  servers?: number;
+  /** `mt worker` processes (default 0; PostgreSQL only). */
+  workers?: number;
+  /** PGlite in a temporary --data folder instead of PostgreSQL. */
+  pglite?: boolean;
+  /** Extra environment of every process. */
+  env?: Record<string, string>;
+  /** Whether to create the orders secret and deploy the runs repo (default true). */
+  deploy?: boolean;
+}
+
+/**
+ * Starts a fresh database (unless PGlite), a recording upstream, fake OpenAI and Anthropic models, the
+ * real `mt serve` (and `mt worker`) processes wired to them, then creates the orders secret and deploys
+ * the runs repo.
+ */
+export async function startRunsStack(options: RunsStackOptions = {}): Promise<RunsStack> {
+  requireBuiltCli();
+  const home = await tempHome();
+  const db = options.pglite ? undefined : await createTestDatabase('mt_e2e_runs');
+  const dataDir = options.pglite ? await mkdtemp(join(tmpdir(), 'mt-e2e-pglite-')) : undefined;
+  const upstream = await startUpstream();
+  const openai = await startScenarioModel('openai');
+  const anthropic = await startScenarioModel('anthropic');
+  const adminKey = `mt_e2e_${randomBytes(18).toString('hex')}`;
+  const env: Record<string, string> = {
+    MT_SECRET_KEY: randomBytes(32).toString('hex'),
+    MT_BOOTSTRAP_KEY: adminKey,
+    OPENAI_BASE_URL: openai.server.url,
+    OPENAI_API_KEY: 'test-openai-key',
+    ANTHROPIC_BASE_URL: anthropic.server.url,
+    ANTHROPIC_API_KEY: 'test-anthropic-key',
+    MT_EGRESS_ALLOW: '127.0.0.1',
+    ...(db ? { DATABASE_URL: db.url } : {}),
+    ...options.env,
+  };
+  const servers: ServeProcess[] = [];
+  const workers: WorkerProcess[] = [];
+  const stack: RunsStack = {
+    home,
+    adminKey,
+    env,
+    db,
+    upstream,
+    openai,
+    anthropic,
+    servers,
+    workers,
+    api: undefined as unknown as Api,
+    addWorker: async () => {
+      const w = await startWorker(home, env);
+      workers.push(w);
+      return w;
+    },
+    close: async () => {
+      await Promise.all([...servers, ...workers].map((p) => p.stop()));
+      await Promise.all([upstream.close(), openai.server.close(), anthropic.server.close()]);
+      await db?.drop();
+      for (const dir of [home, dataDir]) if (dir) await rm(dir, { recursive: true, force: true });
+    },
+  };
+  try {
+    const count = options.servers ?? 1;
+    // The first server migrates the database; the others start once it is ready.
+    servers.push(await startServe(home, env, dataDir ? ['--data', dataDir] : []));
+    for (let i = 1; i < count; i++) servers.push(await startServe(home, env));
+    for (let i = 0; i < (options.workers ?? 0); i++) await stack.addWorker();
+    stack.api = api(servers[0].url, adminKey);
+    if (options.deploy !== false) {
+      const secret = await stack.api.request('POST', '/v1/secrets', { name: 'orders-api-key', value: ORDERS_SECRET });
+      expect(secret.status, JSON.stringify(secret.body)).toBe(201);
+      await stack.api.deploy(runsRepoFiles({ origin: upstream.origin }));
+    }
+  } catch (error) {
+    await stack.close();
+    throw error;
+  }
+  return stack;
+}
