@@ -4,6 +4,7 @@ import { expect } from 'vitest';
 export type { ApprovalView, RunEvent, RunView };
 
 /** An answer of the REST API: status and parsed JSON body. */
+// biome-ignore lint/suspicious/noExplicitAny: tests read answers of many shapes
 export interface ApiAnswer<T = any> {
   status: number;
   body: T;
@@ -12,6 +13,7 @@ export interface ApiAnswer<T = any> {
 /** A small REST client over fetch, as any HTTP client would use the API. */
 export interface Api {
   url: string;
+  // biome-ignore lint/suspicious/noExplicitAny: tests read answers of many shapes
   request<T = any>(method: string, path: string, body?: unknown): Promise<ApiAnswer<T>>;
   /** Starts a run: `POST /v1/interactions/{name}/runs`. */
   startRun(name: string, inputs: Record<string, unknown>, extra?: Record<string, unknown>): Promise<ApiAnswer<RunView>>;

@@ -1,0 +1,43 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectWholeEvents } from './helpers/api.js';
+import { expectOneCallOrSameKey, holdFirst, killSender } from './helpers/recovery.js';
+import { FAST_RECOVERY, type RunsStack, startRunsStack } from './helpers/stack.js';
+
+// A run survives the death of the process executing it: two `mt serve` and two `mt worker` processes
+// share one PostgreSQL database; the process making a slow POST is killed with SIGKILL mid-call, and
+// another one finishes the run from its last stored step.
+let stack: RunsStack;
+
+beforeAll(async () => {
+  stack = await startRunsStack({ servers: 2, workers: 2, env: FAST_RECOVERY });
+}, 90_000);
+
+afterAll(async () => {
+  await stack?.close();
+});
+
+describe('a worker killed with SIGKILL during a run', { timeout: 90_000 }, () => {
+  it('loses nothing: another process completes the run, its events are whole, the POST is made once or retried with the same Idempotency-Key', async () => {
+    const isTicket = (r: { method: string; url: string }) => r.method === 'POST' && r.url === '/tickets';
+    const held = holdFirst(stack, isTicket);
+    const started = await stack.api.startRun('open-ticket', { message: 'My lamp arrived broken' });
+    expect(started.status, JSON.stringify(started.body)).toBe(201);
+    const request = await held;
+    expect(JSON.parse(request.body)).toEqual({ subject: 'Broken lamp' });
+    await killSender(stack, request);
+
+    const run = await stack.api.waitForEnd(started.body.id, 60_000);
+    expect(run.status, JSON.stringify(run)).toBe('Completed');
+    expect(run.result).toContain('T-9');
+    const events = await stack.api.events(run.id);
+    expectWholeEvents(events);
+    expect(events.filter((e) => e.type === 'run-completed')).toHaveLength(1);
+    expectOneCallOrSameKey(stack.upstream.requests.filter(isTicket));
+  });
+
+  it('runs the next run normally on the processes that are left', async () => {
+    const started = await stack.api.startRun('weather', { place: 'Vienna' });
+    const run = await stack.api.waitForEnd(started.body.id);
+    expect(run.status, JSON.stringify(run)).toBe('Completed');
+  });
+});
