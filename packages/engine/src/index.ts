@@ -1,3 +1,13 @@
 export type * from './api/types.js';
 export type { Engine } from './api/engine.js';
 export { TERMINAL_STATUSES } from './api/types.js';
+export { engineErrors } from './errors.js';
+export type { EngineErrorCode } from './errors.js';
+export { createEngine, runWorker } from './engine/create-engine.js';
+export type { EngineOptions, RunningEngine } from './engine/create-engine.js';
+export { KNOWN_MODEL_PROVIDERS, modelsFromEnvironment, parseModelSpec } from './models/resolve.js';
+export type { ModelResolver, ResolvedModel } from './models/resolve.js';
+export { scriptedModel, scriptEndedText } from './models/scripted.js';
+export type { ScriptTurn } from './models/scripted.js';
+export { RUN_QUEUE } from './worker/queue.js';
+export type { EngineLogger } from './internal/logger.js';

@@ -18,6 +18,10 @@ CREATE TABLE mt_runs (
   -- The last event's seq: events are numbered 1, 2, ... per run.
   last_seq integer NOT NULL DEFAULT 0,
   cancel_requested boolean NOT NULL DEFAULT false,
+  -- The worker executing the run and until when its claim holds; every write of a worker is fenced
+  -- by lease_owner, so two workers never execute one run, and an expired lease is taken over.
+  lease_owner text,
+  lease_until timestamptz,
   started_by_key_id text,
   created_at timestamptz NOT NULL DEFAULT now(),
   updated_at timestamptz NOT NULL DEFAULT now()
@@ -25,6 +29,8 @@ CREATE TABLE mt_runs (
 CREATE INDEX mt_runs_namespace_created ON mt_runs (namespace, created_at DESC, id DESC);
 CREATE INDEX mt_runs_namespace_interaction ON mt_runs (namespace, interaction, created_at DESC);
 CREATE INDEX mt_runs_namespace_status ON mt_runs (namespace, status, created_at DESC);
+-- The recovery sweep looks for Running runs whose lease has run out.
+CREATE INDEX mt_runs_running_lease ON mt_runs (lease_until) WHERE status = 'Running';
 
 CREATE TABLE mt_run_events (
   run_id uuid NOT NULL REFERENCES mt_runs (id) ON DELETE CASCADE,
@@ -42,6 +48,8 @@ CREATE TABLE mt_approvals (
   run_id uuid REFERENCES mt_runs (id) ON DELETE CASCADE,
   -- The model's id of the tool call it covers.
   tool_call_id text NOT NULL,
+  -- The model turn (1, 2, ...) of that tool call.
+  step integer,
   function_name text NOT NULL,
   agent_name text,
   -- What the person is shown: the model's arguments and the run inputs written into the call (no secret).
@@ -58,4 +66,5 @@ CREATE TABLE mt_approvals (
   created_at timestamptz NOT NULL DEFAULT now()
 );
 CREATE INDEX mt_approvals_namespace_status ON mt_approvals (namespace, status, created_at DESC);
-CREATE INDEX mt_approvals_run ON mt_approvals (run_id);
+-- One approval per tool call of a run: a redraft is a new tool call, so a new approval.
+CREATE UNIQUE INDEX mt_approvals_run_call ON mt_approvals (run_id, tool_call_id);

@@ -48,7 +48,37 @@ export type {
 } from './resources/versions.js';
 export { loadCallableTool } from './resources/tool-call.js';
 export type { CallableTool } from './resources/tool-call.js';
+export { CHANGE_CHANNEL, notifyChange, parseChange } from './cache/changes.js';
+export type { StoreChange } from './cache/changes.js';
+export { listenForChanges } from './cache/change-listener.js';
+export type { ChangeHandlers, ChangeListener } from './cache/change-listener.js';
+export { createStoreCache } from './cache/store-cache.js';
+export type { SecretValue, StoreCache, StoreCacheOptions } from './cache/store-cache.js';
 export { applyDeploy, deploy, planDeploy } from './deploy/deploy.js';
 export type { CompiledResources, DeployChange, DeployPlan } from './deploy/deploy.js';
 export { diffToolDefinitions } from './deploy/tool-diff.js';
 export type { ChangeSummary } from './deploy/tool-diff.js';
+export {
+  appendRunEvents,
+  cancelRequested,
+  claimRun,
+  findRun,
+  insertRun,
+  listRunEvents,
+  listRunRecords,
+  orphanedRuns,
+  releaseLease,
+  renewLeases,
+  requestCancel,
+} from './runs/runs.js';
+export type { NewRunEvent, RunEventRecord, RunFence, RunRecord, RunStatusChange } from './runs/runs.js';
+export {
+  answerApprovalRecord,
+  expireApprovals,
+  findApproval,
+  insertApproval,
+  listApprovalRecords,
+  runApprovals,
+} from './runs/approvals.js';
+export type { ApprovalRecord } from './runs/approvals.js';
+export { getAnyVersion, pinsEnabled } from './runs/pinned.js';

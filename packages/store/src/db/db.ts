@@ -18,6 +18,13 @@ export interface Db extends Queryable {
   readonly driver: 'pg' | 'pglite';
   /** Runs `fn` in one transaction: committed when it resolves, rolled back when it throws. */
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  /** The connection string of a `pg` database (undefined for PGlite), for clients that open their own pool. */
+  readonly connectionString?: string;
+  /**
+   * Runs SQL the way a job queue (pg-boss's `db.executeSql`) expects: with `values`, one parameterised
+   * statement; without, possibly several statements, whose rows are all returned, in order.
+   */
+  executeSql(text: string, values?: unknown[]): Promise<{ rows: unknown[] }>;
   /** Closes the pool or the embedded database. */
   close(): Promise<void>;
 }

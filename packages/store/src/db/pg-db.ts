@@ -22,8 +22,14 @@ export function createPgDb(connectionString: string, options: { max?: number } =
   const base = wrap(pool);
   return {
     driver: 'pg',
+    connectionString,
     query: base.query,
     exec: base.exec,
+    async executeSql(text: string, values?: unknown[]): Promise<{ rows: unknown[] }> {
+      // A multi-statement query answers an array of results; every statement's rows are kept.
+      const result = (await pool.query(text, values)) as pg.QueryResult | pg.QueryResult[];
+      return { rows: Array.isArray(result) ? result.flatMap((r) => r.rows ?? []) : result.rows };
+    },
     async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
       const client = await pool.connect();
       try {

@@ -38,6 +38,19 @@ export async function createPgliteDb(dataDir?: string): Promise<Db> {
     driver: 'pglite',
     query: base.query,
     exec: base.exec,
+    async executeSql(text: string, values?: unknown[]): Promise<{ rows: unknown[] }> {
+      if (values !== undefined && values.length > 0) return { rows: (await pglite.query(text, values)).rows };
+      // Parameterless SQL may hold several statements (BEGIN ... RETURNING ... COMMIT): `exec` answers
+      // one result per statement, and a RETURNING in the middle must not be lost behind the COMMIT.
+      try {
+        const results = await pglite.exec(text);
+        return { rows: results.flatMap((r) => r.rows ?? []) };
+      } catch (error) {
+        // One connection: a failed statement inside BEGIN would poison every later query.
+        await pglite.query('ROLLBACK').catch(() => {});
+        throw error;
+      }
+    },
     transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
       return pglite.transaction((tx) => fn(wrap(tx)));
     },

@@ -1,0 +1,100 @@
+import type { Gateway } from '@maitento/gateway';
+import type { Db } from '@maitento/store';
+import type { Engine } from '../api/engine.js';
+import { engineErrors } from '../errors.js';
+import { type EngineLogger, silentLogger } from '../internal/logger.js';
+import { envNumber, envOptional } from '../internal/settings.js';
+import type { EngineDeps } from '../loop/context.js';
+import { type ModelResolver, modelsFromEnvironment } from '../models/resolve.js';
+import { PinnedLoader } from '../runs/pinned.js';
+import { RunService } from '../runs/service.js';
+import { openRunQueue } from '../worker/queue.js';
+import { RunWorker } from '../worker/run-worker.js';
+
+/** Options of {@link createEngine}. */
+export interface EngineOptions {
+  /** The store (`pg` or `pglite`). */
+  db: Db;
+  /** The key secrets are sealed with (as the server's). */
+  secretKey: Buffer;
+  /** The gateway tool calls go through. */
+  gateway: Gateway;
+  /** Execute runs in this process (default false: the engine only starts, reads and answers). */
+  worker?: { concurrency?: number } | false;
+  /** Where models come from (default: the environment, see docs/runs.md). */
+  models?: ModelResolver;
+  /** Model turns a run may take (default `MT_MAX_STEPS` or 20). */
+  maxSteps?: number;
+  /** How long an approval waits before the run fails (default `MT_APPROVAL_TTL` seconds; off when unset). */
+  approvalTtlMs?: number;
+  /** Seconds a worker's claim on a run holds unrenewed (default `MT_RUN_LEASE_SECONDS` or 30). */
+  leaseSeconds?: number;
+  /** Retries of a failed model request (default `MT_MODEL_RETRIES` or 2). */
+  modelRetries?: number;
+  logger?: EngineLogger;
+}
+
+/** The engine as {@link createEngine} returns it: the server's {@link Engine}, plus its worker's id. */
+export interface RunningEngine extends Engine {
+  /** This process's worker id (the lease owner it writes), or null without a worker. */
+  readonly workerId: string | null;
+}
+
+/** Creates the run engine on `db`; with `worker`, this process also executes runs. */
+export async function createEngine(options: EngineOptions): Promise<RunningEngine> {
+  const log = options.logger ?? silentLogger;
+  const ttlSeconds = envOptional('MT_APPROVAL_TTL');
+  const deps: EngineDeps = {
+    db: options.db,
+    secretKey: options.secretKey,
+    gateway: options.gateway,
+    models: options.models ?? modelsFromEnvironment(),
+    maxSteps: options.maxSteps ?? envNumber('MT_MAX_STEPS', 20),
+    modelRetries: options.modelRetries ?? Math.floor(envNumber('MT_MODEL_RETRIES', 2)),
+    approvalTtlMs: options.approvalTtlMs ?? (ttlSeconds === undefined ? undefined : ttlSeconds * 1000),
+  };
+  const loader = new PinnedLoader(options.db);
+  const queue = await openRunQueue(options.db, (error) => log.error({ err: error }, 'run queue error'));
+  let worker: RunWorker | undefined;
+  if (options.worker) {
+    worker = new RunWorker(
+      deps,
+      loader,
+      queue,
+      {
+        concurrency: options.worker.concurrency ?? envNumber('MT_WORKER_CONCURRENCY', 8),
+        leaseSeconds: options.leaseSeconds ?? envNumber('MT_RUN_LEASE_SECONDS', 30),
+      },
+      log,
+    );
+    await worker.start();
+  }
+  const service = new RunService(deps, loader, queue);
+  return {
+    workerId: worker?.owner ?? null,
+    startRun: (ns, name, input, by) => service.startRun(ns, name, input, by),
+    getRun: (ns, id) => service.getRun(ns, id),
+    listRuns: (ns, query) => service.listRuns(ns, query),
+    listEvents: (ns, id, after) => service.listEvents(ns, id, after),
+    cancelRun: (ns, id) => service.cancelRun(ns, id),
+    answerRunApproval: (ns, runId, approvalId, answer) => service.answerRunApproval(ns, runId, approvalId, answer),
+    answerApproval: (ns, id, answer) => service.answerApproval(ns, id, answer),
+    getApproval: (ns, id) => service.getApproval(ns, id),
+    listApprovals: (ns, query) => service.listApprovals(ns, query),
+    async close() {
+      await worker?.stop();
+      await queue.stop(5000);
+    },
+  };
+}
+
+/**
+ * Runs a worker alone (`mt worker`): PostgreSQL only, since an embedded database serves one process.
+ * Resolves with the engine; close it on SIGTERM/SIGINT.
+ */
+export async function runWorker(
+  options: Omit<EngineOptions, 'worker'> & { concurrency?: number },
+): Promise<RunningEngine> {
+  if (options.db.driver !== 'pg') throw engineErrors.create('api:runs:worker-unsupported');
+  return createEngine({ ...options, worker: { concurrency: options.concurrency } });
+}

@@ -1,0 +1,93 @@
+import { defineErrors } from '@maitento/errors';
+
+/** Errors of runs, models and approvals. */
+export const engineErrors = defineErrors({
+  'api:interactions:not-found': { status: 404, message: 'No interaction {name}{version} in this namespace' },
+  'api:interactions:input-required': {
+    status: 422,
+    message: 'Input {name} is required: {what}',
+    hint: 'Give it with `--input {name}=VALUE` (CLI) or in `inputs` of the request',
+  },
+  'api:interactions:input-invalid': { status: 422, message: '{detail}' },
+  'api:interactions:input-unknown': {
+    status: 422,
+    message: 'Interaction {interaction} has no input named {name}{suggestion}',
+    hint: 'Its inputs: {known}',
+  },
+  'api:interactions:pin-missing': {
+    status: 500,
+    message: 'Interaction {name} version {version} pins {kind} {pin} version {pinVersion}, which is not stored',
+  },
+  'api:runs:not-found': { status: 404, message: 'No run {id} in this namespace' },
+  'api:runs:already-ended': { status: 409, message: 'Run {id} has already ended ({status})' },
+  'api:runs:too-many-steps': {
+    status: 422,
+    message: 'The run took more than {max} model turns without a final answer',
+    hint: 'Raise MT_MAX_STEPS, or make the agent’s instructions lead to an answer sooner',
+  },
+  'api:runs:not-waiting': {
+    status: 409,
+    message: 'Run {id} is not waiting for an approval (status {status})',
+  },
+  'api:runs:invalid-cursor': { status: 422, message: 'The cursor {cursor} is not one this API gave out' },
+  'api:runs:worker-unsupported': {
+    status: 500,
+    message:
+      'A worker alone needs PostgreSQL (DATABASE_URL); an embedded (PGlite) database runs its worker in `mt serve`',
+  },
+  'api:models:unknown-provider': {
+    status: 422,
+    message: 'Model {model} names an unknown provider {provider}; known: {known}',
+    hint: 'Write the model as provider:name, for example openai:gpt-4o-mini',
+  },
+  'api:models:not-configured': {
+    status: 500,
+    message: 'Provider {provider} is not configured: {missing} is not set',
+    hint: 'Set {missing} in the environment of the worker',
+  },
+  'api:models:unreachable': { status: 502, message: 'Model {model} could not be reached: {detail}' },
+  'api:models:error': { status: 502, message: 'Model {model} answered with status {status}: {detail}' },
+  'api:models:invalid-response': {
+    status: 502,
+    message: 'Model {model} gave an answer that could not be read: {detail}',
+  },
+  'api:approvals:not-found': { status: 404, message: 'No approval {id} in this namespace' },
+  'api:approvals:already-answered': {
+    status: 409,
+    message: 'Approval {id} has already been answered ({status})',
+  },
+  'api:approvals:reason-required': {
+    status: 422,
+    message: 'A rejection needs a reason: the model is told it, to redraft the call',
+  },
+  'api:approvals:not-pending-for-run': {
+    status: 409,
+    message: 'Approval {id} is not the one run {runId} waits on',
+  },
+  'api:approvals:expired': {
+    status: 409,
+    message: 'Approval {id} expired at {expiresAt} before it was answered; the run has failed',
+    hint: 'Start the run again; MT_APPROVAL_TTL sets how long an approval waits',
+  },
+  'api:approvals:request-changed': {
+    status: 409,
+    message: 'The call of {tool} would now differ from the one approved, so it was not made',
+  },
+  'api:approvals:no-one-to-ask': {
+    status: 409,
+    message:
+      'Tool {tool} needs a person’s approval before each call, and this app run has nobody to ask; the call was not made',
+  },
+  'api:approvals:rejected': {
+    status: 409,
+    message: 'The call of {tool} was NOT made: a person rejected it. Their reason: {reason}',
+  },
+  'api:runs:unknown-tool': {
+    status: 422,
+    message: 'There is no tool named {name}{suggestion}; the tools are: {known}',
+  },
+  'api:runs:tool-unavailable': { status: 409, message: '{detail}' },
+});
+
+/** A code of the engine's registry. */
+export type EngineErrorCode = ReturnType<typeof engineErrors.codes>[number];

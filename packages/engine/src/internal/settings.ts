@@ -1,0 +1,15 @@
+/** A positive number from the environment, or `fallback` when unset or unusable. */
+export function envNumber(name: string, fallback: number): number {
+  const raw = process.env[name]?.trim();
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  return Number.isFinite(value) && value > 0 ? value : fallback;
+}
+
+/** A positive number from the environment, or undefined when unset (a feature that is off by default). */
+export function envOptional(name: string): number | undefined {
+  const raw = process.env[name]?.trim();
+  if (raw === undefined || raw === '') return undefined;
+  const value = Number(raw);
+  return Number.isFinite(value) && value > 0 ? value : undefined;
+}

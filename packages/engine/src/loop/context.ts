@@ -1,0 +1,37 @@
+import type { Gateway } from '@maitento/gateway';
+import type { Db, NewRunEvent, Queryable, RunRecord, RunStatusChange } from '@maitento/store';
+import type { ModelResolver } from '../models/resolve.js';
+import type { PinnedSet } from '../runs/pinned.js';
+
+/** What the engine gives every run it executes. */
+export interface EngineDeps {
+  db: Db;
+  secretKey: Buffer;
+  gateway: Gateway;
+  models: ModelResolver;
+  maxSteps: number;
+  modelRetries: number;
+  approvalTtlMs: number | undefined;
+}
+
+/** Thrown when the worker no longer holds the run (another took it over, or it ended meanwhile). */
+export class LeaseLost extends Error {
+  constructor(runId: string) {
+    super(`run ${runId} is no longer held by this worker`);
+  }
+}
+
+/** One run as a worker executes it. */
+export interface RunContext extends EngineDeps {
+  run: RunRecord;
+  pinned: PinnedSet;
+  /** Aborted when the run is cancelled or the worker stops. */
+  signal: AbortSignal;
+  /**
+   * Appends events (and a status change) fenced by this worker's lease; with `expectSeq`, only if no
+   * other event was stored since (a waiting run must not miss an answer or a cancel). Resolves false
+   * when that extra condition failed; throws {@link LeaseLost} when the lease is gone. `tx` joins the
+   * caller's transaction.
+   */
+  write(events: NewRunEvent[], change?: RunStatusChange, expectSeq?: number, tx?: Queryable): Promise<boolean>;
+}

@@ -1,0 +1,89 @@
+import { isMtError, type MtError } from '@maitento/errors';
+import { listRunEvents } from '@maitento/store';
+import { engineErrors } from '../errors.js';
+import { fillTask } from '../runs/inputs.js';
+import type { RunContext } from './context.js';
+import { readTurns } from './history.js';
+import { modelTurn } from './model-turn.js';
+import { approvalsByCall, handleCall } from './tool-calls.js';
+
+/** Why a run's execution stopped in this worker. */
+export type StopReason = 'ended' | 'waiting';
+
+async function fail(ctx: RunContext, error: MtError): Promise<StopReason> {
+  await ctx.write([{ type: 'run-failed', data: { code: error.code, message: error.message } }], {
+    status: 'Failed',
+    error: { code: error.code, message: error.message },
+    releaseLease: true,
+  });
+  return 'ended';
+}
+
+/** Stores the run's cancellation (its worker saw the cancel request between steps). */
+export async function cancelled(ctx: RunContext): Promise<StopReason> {
+  await ctx.write([{ type: 'run-cancelled', data: {} }], { status: 'Cancelled', releaseLease: true });
+  return 'ended';
+}
+
+/**
+ * Executes a claimed run from its stored events until it ends or waits for a person: each pickup rebuilds
+ * the conversation, finishes the last turn's calls, then asks the model for the next turn.
+ */
+export async function advanceRun(ctx: RunContext, isCancelled: () => boolean): Promise<StopReason> {
+  const task = fillTask(ctx.pinned, ctx.run.inputs);
+  for (;;) {
+    if (isCancelled()) return cancelled(ctx);
+    const events = await listRunEvents(ctx.db, ctx.run.id);
+    const lastSeq = events[events.length - 1]?.seq ?? 0;
+    const turns = readTurns(events);
+    const last = turns[turns.length - 1];
+    const open = last?.calls.filter((call) => !last.results.has(call.id)) ?? [];
+    if (last && open.length > 0) {
+      const approvals = await approvalsByCall(ctx);
+      let waiting = false;
+      for (const call of open) {
+        if (isCancelled()) return cancelled(ctx);
+        const outcome = await handleCall(ctx, last, call, approvals);
+        if (outcome === 'waiting') waiting = true;
+        else if (outcome !== 'done') return fail(ctx, outcome.fail);
+      }
+      if (!waiting) continue;
+      // Wait only if nothing (an answer, a cancel) was stored since these events were read.
+      const after = (await listRunEvents(ctx.db, ctx.run.id, lastSeq)).length;
+      const seq = lastSeq + after;
+      if (await ctx.write([], { status: 'PendingApproval', releaseLease: true }, seq)) return 'waiting';
+      continue;
+    }
+    if (turns.length >= ctx.maxSteps) {
+      return fail(ctx, engineErrors.create('api:runs:too-many-steps', { max: ctx.maxSteps }));
+    }
+    let response: Awaited<ReturnType<typeof modelTurn>>;
+    try {
+      response = await modelTurn(ctx, task, turns);
+    } catch (error) {
+      if (ctx.signal.aborted) throw error;
+      return fail(
+        ctx,
+        isMtError(error)
+          ? error
+          : engineErrors.create('api:models:invalid-response', {
+              model: ctx.pinned.agent.resource.model,
+              detail: String(error),
+            }),
+      );
+    }
+    const event = { type: 'model-response', data: { step: turns.length + 1, ...response } };
+    if (response.toolCalls.length === 0) {
+      await ctx.write(
+        [event, { type: 'run-completed', data: { result: response.text, scripted: response.scripted } }],
+        {
+          status: 'Completed',
+          result: response.text,
+          releaseLease: true,
+        },
+      );
+      return 'ended';
+    }
+    await ctx.write([event]);
+  }
+}

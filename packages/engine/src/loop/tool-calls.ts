@@ -1,0 +1,180 @@
+import { randomUUID } from 'node:crypto';
+import type { MtError } from '@maitento/errors';
+import { isPreparedRequest, type ToolCallResult, toolResultText } from '@maitento/gateway';
+import { didYouMean, type InteractionTool } from '@maitento/lang';
+import { type ApprovalRecord, insertApproval, runApprovals } from '@maitento/store';
+import { approvalView } from '../runs/views.js';
+import { engineErrors } from '../errors.js';
+import type { RunContext } from './context.js';
+import type { Turn, TurnCall } from './history.js';
+import {
+  callInput,
+  disabledResult,
+  type LocalResult,
+  requestHash,
+  runBindingsFor,
+  shownArguments,
+} from './tool-input.js';
+
+/** What became of one call: done (result stored), waiting for a person, or the run must fail. */
+export type CallOutcome = 'done' | 'waiting' | { fail: MtError };
+
+function localError(error: MtError): LocalResult {
+  return { ok: false, code: error.code, error: error.message };
+}
+
+async function storeResult(
+  ctx: RunContext,
+  call: TurnCall,
+  result: ToolCallResult | LocalResult,
+  durationMs: number,
+): Promise<void> {
+  await ctx.write([
+    {
+      type: 'tool-result',
+      data: {
+        toolCallId: call.id,
+        name: call.name,
+        ok: result.ok,
+        status: 'status' in result ? (result.status ?? null) : null,
+        result: toolResultText(result),
+        code: result.code ?? null,
+        durationMs,
+      },
+    },
+  ]);
+}
+
+async function started(ctx: RunContext, turn: Turn, call: TurnCall): Promise<void> {
+  if (turn.started.has(call.id)) return;
+  await ctx.write([
+    { type: 'tool-call-started', data: { toolCallId: call.id, name: call.name, arguments: call.arguments ?? null } },
+  ]);
+  turn.started.add(call.id);
+}
+
+// Makes the call through the gateway; with `approvedHash`, only if the request is still the one approved.
+async function makeCall(
+  ctx: RunContext,
+  turn: Turn,
+  call: TurnCall,
+  tool: InteractionTool,
+  approvedHash?: string,
+): Promise<void> {
+  await started(ctx, turn, call);
+  const begin = performance.now();
+  const elapsed = () => Math.round(performance.now() - begin);
+  const disabled = await disabledResult(ctx, tool);
+  if (disabled) return storeResult(ctx, call, disabled, elapsed());
+  const input = await callInput(ctx, tool, call.arguments, `${ctx.run.id}:${turn.step}:${call.id}`, ctx.signal);
+  if (approvedHash !== undefined) {
+    const prepared = await ctx.gateway.prepare(input);
+    if (!isPreparedRequest(prepared)) return storeResult(ctx, call, prepared, elapsed());
+    if (requestHash(prepared, input.credential) !== approvedHash) {
+      const error = engineErrors.create('api:approvals:request-changed', { tool: tool.tool.name });
+      return storeResult(ctx, call, localError(error), elapsed());
+    }
+  }
+  const result = await ctx.gateway.call(input);
+  if (ctx.signal.aborted) throw ctx.signal.reason;
+  await storeResult(ctx, call, result, elapsed());
+}
+
+// Asks for a person's approval: prepares the call (a call that cannot be made is answered at once).
+async function requestApproval(
+  ctx: RunContext,
+  turn: Turn,
+  call: TurnCall,
+  tool: InteractionTool,
+): Promise<CallOutcome> {
+  const begin = performance.now();
+  const disabled = await disabledResult(ctx, tool);
+  if (disabled) {
+    await storeResult(ctx, call, disabled, 0);
+    return 'done';
+  }
+  const input = await callInput(ctx, tool, call.arguments, `${ctx.run.id}:${turn.step}:${call.id}`, ctx.signal);
+  const prepared = await ctx.gateway.prepare(input);
+  if (!isPreparedRequest(prepared)) {
+    await storeResult(ctx, call, prepared, Math.round(performance.now() - begin));
+    return 'done';
+  }
+  const ttl = ctx.approvalTtlMs;
+  await ctx.db.transaction(async (tx) => {
+    const record = await insertApproval(tx, {
+      id: randomUUID(),
+      namespace: ctx.run.namespace,
+      runId: ctx.run.id,
+      toolCallId: call.id,
+      step: turn.step,
+      functionName: tool.tool.name,
+      agentName: ctx.pinned.agentTools.agentName,
+      argumentsJson: shownArguments(call.arguments, runBindingsFor(ctx, tool)),
+      requestHash: requestHash(prepared, input.credential),
+      ttlSeconds: ttl === undefined ? undefined : ttl / 1000,
+    });
+    await ctx.write(
+      [{ type: 'approval-requested', data: { toolCallId: call.id, approval: approvalView(record) } }],
+      undefined,
+      undefined,
+      tx,
+    );
+  });
+  return 'waiting';
+}
+
+/** Handles one call of a turn that has no stored result yet. */
+export async function handleCall(
+  ctx: RunContext,
+  turn: Turn,
+  call: TurnCall,
+  approvals: Map<string, ApprovalRecord>,
+): Promise<CallOutcome> {
+  const tools = ctx.pinned.agentTools.tools;
+  const tool = tools.find((t) => t.definition.name === call.name);
+  {
+    if (tool === undefined) {
+      const names = tools.map((t) => t.definition.name);
+      const guess = didYouMean(call.name, names);
+      const error = engineErrors.create('api:runs:unknown-tool', {
+        name: call.name,
+        suggestion: guess === undefined ? '' : ` (did you mean ${guess}?)`,
+        known: names.join(', ') || '(none)',
+      });
+      await storeResult(ctx, call, localError(error), 0);
+      return 'done';
+    }
+    if (!tool.tool.requiresApproval) {
+      await makeCall(ctx, turn, call, tool);
+      return 'done';
+    }
+    if (!ctx.run.interactive) {
+      const error = engineErrors.create('api:approvals:no-one-to-ask', { tool: tool.tool.name });
+      await storeResult(ctx, call, localError(error), 0);
+      return 'done';
+    }
+    const approval = approvals.get(call.id);
+    if (approval === undefined) return await requestApproval(ctx, turn, call, tool);
+    if (approval.status === 'Pending' && !approval.expired) return 'waiting';
+    if (approval.status === 'Approved') {
+      await makeCall(ctx, turn, call, tool, approval.requestHash);
+      return 'done';
+    }
+    if (approval.status === 'Rejected') {
+      const error = engineErrors.create('api:approvals:rejected', {
+        tool: tool.tool.name,
+        reason: approval.reason ?? '(none given)',
+      });
+      await storeResult(ctx, call, localError(error), 0);
+      return 'done';
+    }
+    return {
+      fail: engineErrors.create('api:approvals:expired', { id: approval.id, expiresAt: approval.expiresAt ?? '' }),
+    };
+  }
+}
+
+/** The run's approvals by tool call id. */
+export async function approvalsByCall(ctx: RunContext): Promise<Map<string, ApprovalRecord>> {
+  return new Map((await runApprovals(ctx.db, ctx.run.id)).map((a) => [a.toolCallId, a]));
+}

@@ -1,0 +1,120 @@
+import { createHash } from 'node:crypto';
+import type { CallCredential, PreparedRequest, RunBindingValue, ToolCallInput } from '@maitento/gateway';
+import type { InteractionTool, Json } from '@maitento/lang';
+import { pinsEnabled, readSecretValue, storeErrors } from '@maitento/store';
+import type { RunContext } from './context.js';
+
+/** A tool result the engine makes itself, without calling anything. */
+export interface LocalResult {
+  ok: false;
+  code: string;
+  error: string;
+}
+
+function isEmpty(value: unknown): boolean {
+  return value === undefined || value === null || value === '';
+}
+
+/** The run-input bindings of `tool` for the run's agent, with the run's values. */
+export function runBindingsFor(ctx: RunContext, tool: InteractionTool): RunBindingValue[] {
+  const agent = ctx.pinned.agentTools.agent;
+  return ctx.pinned.interaction.resource.inputs.functions.binding
+    .filter((b) => b.function === tool.tool.name && (b.agent === undefined || b.agent === agent))
+    .map((binding) => ({ binding, value: ctx.run.inputs[binding.name] as Json | undefined }));
+}
+
+/** The credential of a call: the run's auth input for the tool, its default, or the tool's own auth. */
+export async function credentialFor(ctx: RunContext, tool: InteractionTool): Promise<CallCredential | undefined> {
+  const agent = ctx.pinned.agentTools.agent;
+  const input = ctx.pinned.interaction.resource.inputs.functions.auth.find(
+    (a) => a.function === tool.tool.name && (a.agent === undefined || a.agent === agent),
+  );
+  const given = input && ctx.run.inputs[input.name];
+  if (input !== undefined && typeof given === 'string' && given !== '') {
+    const secret = await readSecretValue(ctx.db, ctx.secretKey, ctx.run.namespace, { id: given });
+    return secret ? { header: input.header, value: secret.value } : { missing: { secret: given } };
+  }
+  const byName = input?.secret !== undefined ? { header: input.header, secret: input.secret } : tool.tool.auth;
+  if (byName === undefined) return undefined;
+  const secret = await readSecretValue(ctx.db, ctx.secretKey, ctx.run.namespace, { name: byName.secret });
+  return secret ? { header: byName.header, value: secret.value } : { missing: { secret: byName.secret } };
+}
+
+/** A refusal when the tool's or its connector's pinned version has been disabled since (read fresh). */
+export async function disabledResult(ctx: RunContext, tool: InteractionTool): Promise<LocalResult | undefined> {
+  const toolVersion = ctx.pinned.tools.get(tool.tool.name)!;
+  const connectorVersion = ctx.pinned.connectors.get(tool.connector.name)!;
+  const [toolOn, connectorOn] = await pinsEnabled(ctx.db, ctx.run.namespace, [
+    { kind: 'tool', name: toolVersion.name, version: toolVersion.version },
+    { kind: 'connector', name: connectorVersion.name, version: connectorVersion.version },
+  ]);
+  const error = !toolOn
+    ? storeErrors.create('api:extops:version-disabled', { name: toolVersion.name, version: toolVersion.version })
+    : !connectorOn
+      ? storeErrors.create('api:connectors:version-disabled', {
+          name: connectorVersion.name,
+          version: connectorVersion.version,
+        })
+      : undefined;
+  return error && { ok: false, code: error.code, error: error.message };
+}
+
+/** Everything the gateway needs for one call of the run. */
+export async function callInput(
+  ctx: RunContext,
+  tool: InteractionTool,
+  args: unknown,
+  idempotencyKey: string,
+  signal: AbortSignal,
+): Promise<ToolCallInput> {
+  return {
+    tool: tool.tool,
+    connector: tool.connector,
+    arguments: args,
+    runBindings: runBindingsFor(ctx, tool),
+    credential: await credentialFor(ctx, tool),
+    idempotencyKey,
+    caller: ctx.run.namespace,
+    signal,
+  };
+}
+
+function setPath(target: Record<string, Json>, path: string[], value: Json): void {
+  let node = target;
+  for (const part of path.slice(0, -1)) {
+    const next = node[part];
+    if (typeof next !== 'object' || next === null || Array.isArray(next)) node[part] = {};
+    node = node[part] as Record<string, Json>;
+  }
+  node[path[path.length - 1]!] = value;
+}
+
+/** What a person is shown: the model's arguments with the run inputs written into the call (no secret). */
+export function shownArguments(args: unknown, bindings: RunBindingValue[]): string {
+  const shown = (typeof args === 'object' && args !== null ? structuredClone(args) : {}) as Record<string, Json>;
+  for (const { binding, value } of bindings) {
+    const chosen = isEmpty(value) ? binding.default : value;
+    if (chosen === undefined) continue;
+    if (binding.type === 'request') {
+      if (typeof shown.request !== 'object' || shown.request === null || Array.isArray(shown.request))
+        shown.request = {};
+      setPath(shown.request as Record<string, Json>, binding.target.split('/'), chosen);
+    } else {
+      if (typeof shown.additionalInputs !== 'object' || shown.additionalInputs === null) shown.additionalInputs = {};
+      (shown.additionalInputs as Record<string, Json>)[`${binding.type}.${binding.target}`] = chosen;
+    }
+  }
+  return JSON.stringify(shown);
+}
+
+/** sha256 of the assembled request: method, URL, headers but the credential (sorted), body. */
+export function requestHash(prepared: PreparedRequest, credential: CallCredential | undefined): string {
+  const skip = credential && 'header' in credential ? credential.header.toLowerCase() : undefined;
+  const headers = Object.entries(prepared.headers)
+    .map(([name, value]) => [name.toLowerCase(), value] as const)
+    .filter(([name]) => name !== skip)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return createHash('sha256')
+    .update(JSON.stringify([prepared.method, prepared.url.toString(), headers, prepared.body ?? null]))
+    .digest('hex');
+}

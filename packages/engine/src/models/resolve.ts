@@ -1,0 +1,93 @@
+import { createAnthropic } from '@ai-sdk/anthropic';
+import { createOpenAI } from '@ai-sdk/openai';
+import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
+import type { LanguageModel } from 'ai';
+import { engineErrors } from '../errors.js';
+import { scriptedModel } from './scripted.js';
+
+/** The providers a `model = "provider:name"` may name (lang keeps its own copy for `mt check`). */
+export const KNOWN_MODEL_PROVIDERS = ['openai', 'anthropic', 'openai-compatible', 'scripted'] as const;
+
+/** A model the engine can call, and whether it is the scripted stand-in. */
+export interface ResolvedModel {
+  model: LanguageModel;
+  scripted: boolean;
+}
+
+/** Turns an agent's `provider:name` into a model; throws `api:models:*` errors for what cannot run. */
+export type ModelResolver = (spec: string) => ResolvedModel;
+
+/** Splits `provider:name` at the first colon. */
+export function parseModelSpec(spec: string): { provider: string; name: string } {
+  const at = spec.indexOf(':');
+  return at < 0 ? { provider: spec, name: '' } : { provider: spec.slice(0, at), name: spec.slice(at + 1) };
+}
+
+function env(name: string): string | undefined {
+  const value = process.env[name]?.trim();
+  return value === '' ? undefined : value;
+}
+
+// A local server (vLLM, Ollama, llama.cpp) behind a base URL often wants no key; the SDK wants one.
+function apiKey(provider: string, keyVar: string, baseVar: string): string {
+  const key = env(keyVar);
+  if (key !== undefined) return key;
+  if (env(baseVar) !== undefined) return 'not-needed';
+  throw engineErrors.create('api:models:not-configured', { provider, missing: keyVar });
+}
+
+/**
+ * The default resolver: reads the environment at each call, so a worker picks up keys without code.
+ * `scriptsDir` is where `scripted:NAME` finds NAME.json (default `MT_SCRIPTED_MODELS` or ./scripted-models).
+ */
+export function modelsFromEnvironment(options: { scriptsDir?: string } = {}): ModelResolver {
+  return (spec) => {
+    const { provider, name } = parseModelSpec(spec);
+    switch (provider) {
+      case 'openai':
+        return {
+          model: createOpenAI({
+            baseURL: env('OPENAI_BASE_URL'),
+            apiKey: apiKey('openai', 'OPENAI_API_KEY', 'OPENAI_BASE_URL'),
+          }).chat(name),
+          scripted: false,
+        };
+      case 'openai-compatible': {
+        const baseURL = env('OPENAI_COMPATIBLE_BASE_URL');
+        if (baseURL === undefined) {
+          throw engineErrors.create('api:models:not-configured', {
+            provider,
+            missing: 'OPENAI_COMPATIBLE_BASE_URL',
+          });
+        }
+        return {
+          model: createOpenAICompatible({
+            name: 'openai-compatible',
+            baseURL,
+            apiKey: env('OPENAI_COMPATIBLE_API_KEY'),
+          }).chatModel(name),
+          scripted: false,
+        };
+      }
+      case 'anthropic':
+        return {
+          model: createAnthropic({
+            baseURL: env('ANTHROPIC_BASE_URL'),
+            apiKey: apiKey('anthropic', 'ANTHROPIC_API_KEY', 'ANTHROPIC_BASE_URL'),
+          })(name),
+          scripted: false,
+        };
+      case 'scripted':
+        return {
+          model: scriptedModel(name, options.scriptsDir ?? env('MT_SCRIPTED_MODELS') ?? './scripted-models'),
+          scripted: true,
+        };
+      default:
+        throw engineErrors.create('api:models:unknown-provider', {
+          model: spec,
+          provider,
+          known: KNOWN_MODEL_PROVIDERS.join(', '),
+        });
+    }
+  };
+}

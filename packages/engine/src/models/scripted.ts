@@ -1,0 +1,79 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { LanguageModelV4, LanguageModelV4CallOptions, LanguageModelV4Content } from '@ai-sdk/provider';
+import { engineErrors } from '../errors.js';
+
+/** One turn of a script: a text answer, or tool calls. */
+export type ScriptTurn = { text: string } | { toolCalls: { name: string; arguments?: unknown }[] };
+
+/** The text the scripted model answers once its script has no more turns. */
+export function scriptEndedText(name: string): string {
+  return `[scripted stand-in ${name}: the script has no more turns]`;
+}
+
+async function readScript(name: string, dir: string): Promise<ScriptTurn[]> {
+  const file = join(dir, `${name}.json`);
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch {
+    throw engineErrors.create('api:models:invalid-response', {
+      model: `scripted:${name}`,
+      detail: `no script file ${file}`,
+    });
+  }
+  const turns: unknown = JSON.parse(text);
+  if (!Array.isArray(turns)) {
+    throw engineErrors.create('api:models:invalid-response', {
+      model: `scripted:${name}`,
+      detail: `${file} is not a JSON array of turns`,
+    });
+  }
+  return turns as ScriptTurn[];
+}
+
+/**
+ * A model that plays a script (`<dir>/<name>.json`): the turn played is the number of assistant turns
+ * already in the conversation, so a run replayed after a crash gets the same answers.
+ */
+export function scriptedModel(name: string, dir: string): LanguageModelV4 {
+  const generate = async (options: LanguageModelV4CallOptions) => {
+    const turn = options.prompt.filter((message) => message.role === 'assistant').length;
+    const script = await readScript(name, dir);
+    const step = script[turn];
+    const content: LanguageModelV4Content[] = [];
+    if (step !== undefined && 'toolCalls' in step && Array.isArray(step.toolCalls)) {
+      step.toolCalls.forEach((call, index) => {
+        content.push({
+          type: 'tool-call',
+          toolCallId: `scripted-${turn + 1}-${index + 1}`,
+          toolName: call.name,
+          input: JSON.stringify(call.arguments ?? {}),
+        });
+      });
+    } else {
+      const text = step !== undefined && 'text' in step ? String(step.text) : scriptEndedText(name);
+      content.push({ type: 'text', text });
+    }
+    const calls = content.some((part) => part.type === 'tool-call');
+    return {
+      content,
+      finishReason: { unified: calls ? ('tool-calls' as const) : ('stop' as const), raw: undefined },
+      usage: {
+        inputTokens: { total: 0, noCache: 0, cacheRead: 0, cacheWrite: 0 },
+        outputTokens: { total: 0, text: 0, reasoning: 0 },
+      },
+      warnings: [],
+    };
+  };
+  return {
+    specificationVersion: 'v4',
+    provider: 'scripted',
+    modelId: name,
+    supportedUrls: {},
+    doGenerate: generate,
+    async doStream() {
+      throw new Error('the scripted model answers generateText only');
+    },
+  };
+}

@@ -1,0 +1,119 @@
+import type { Agent, Connector, Interaction, InteractionAgentTools, ResourceKind, Tool } from '@maitento/lang';
+import { interactionTools } from '@maitento/lang';
+import { getAnyVersion, type Queryable, type StoredVersion } from '@maitento/store';
+import type { VersionRef } from '../api/types.js';
+import { engineErrors } from '../errors.js';
+import { Lru } from '../internal/lru.js';
+
+/** Every version a run uses, loaded. */
+export interface PinnedSet {
+  interaction: StoredVersion<Interaction>;
+  agent: StoredVersion<Agent>;
+  tools: Map<string, StoredVersion<Tool>>;
+  connectors: Map<string, StoredVersion<Connector>>;
+  versions: VersionRef[];
+  /** The model-facing tools of the interaction's agent, computed from these versions. */
+  agentTools: InteractionAgentTools;
+}
+
+/**
+ * Loads pinned versions through a bounded cache keyed by (namespace, kind, name, version): versions are
+ * immutable, so the same objects come back and the gateway's plans (kept per object) are reused.
+ * `enabled` in a cached version is stale by design; it is read fresh before each call.
+ */
+export class PinnedLoader {
+  readonly #versions = new Lru<string, StoredVersion<unknown>>(2000);
+  readonly #sets = new Lru<string, PinnedSet>(500);
+
+  constructor(private readonly db: Queryable) {}
+
+  async version<R>(namespace: string, ref: VersionRef): Promise<StoredVersion<R> | undefined> {
+    const key = `${namespace}\u0000${ref.kind}\u0000${ref.name}\u0000${ref.version}`;
+    const cached = this.#versions.get(key);
+    if (cached !== undefined) return cached as StoredVersion<R>;
+    const loaded = await getAnyVersion<R>(this.db, namespace, ref.kind, ref.name, ref.version);
+    if (loaded !== undefined) this.#versions.set(key, loaded);
+    return loaded;
+  }
+
+  /** The latest (or given) version of an interaction, not cached; undefined when there is none. */
+  async interaction(namespace: string, name: string, version?: number) {
+    return getAnyVersion<Interaction>(this.db, namespace, 'interaction', name, version);
+  }
+
+  /** Follows the pins of an interaction version: its agent, its and its agent's tools, their connectors. */
+  async resolve(namespace: string, interaction: StoredVersion<Interaction>): Promise<VersionRef[]> {
+    const refs: VersionRef[] = [{ kind: 'interaction', name: interaction.name, version: interaction.version }];
+    const seen = new Set<string>();
+    const add = (ref: VersionRef) => {
+      const key = `${ref.kind}:${ref.name}`;
+      if (seen.has(key)) return false;
+      seen.add(key);
+      refs.push({ kind: ref.kind, name: ref.name, version: ref.version });
+      return true;
+    };
+    const need = async <R>(kind: ResourceKind, pin: VersionRef, from: string) => {
+      const found = await this.version<R>(namespace, pin);
+      if (found === undefined) {
+        throw engineErrors.create('api:interactions:pin-missing', {
+          name: from,
+          version: interaction.version,
+          kind,
+          pin: pin.name,
+          pinVersion: pin.version,
+        });
+      }
+      return found;
+    };
+    const toolPins: VersionRef[] = [];
+    for (const pin of interaction.pins) {
+      if (pin.kind === 'agent' && add(pin)) {
+        const agent = await need<Agent>('agent', pin, interaction.name);
+        for (const p of agent.pins) if (p.kind === 'tool') toolPins.push(p);
+      }
+      if (pin.kind === 'tool') toolPins.unshift(pin);
+    }
+    for (const pin of toolPins) {
+      if (!add(pin)) continue;
+      const tool = await need<Tool>('tool', pin, interaction.name);
+      for (const p of tool.pins) if (p.kind === 'connector') add(p);
+    }
+    return refs;
+  }
+
+  /** Loads every version of `refs` (a run's pinned list) and the interaction's tools, cached per run shape. */
+  async load(namespace: string, refs: VersionRef[]): Promise<PinnedSet> {
+    const key = `${namespace}\u0000${refs.map((r) => `${r.kind}:${r.name}:${r.version}`).join(',')}`;
+    const cached = this.#sets.get(key);
+    if (cached !== undefined) return cached;
+    const tools = new Map<string, StoredVersion<Tool>>();
+    const connectors = new Map<string, StoredVersion<Connector>>();
+    let interaction: StoredVersion<Interaction> | undefined;
+    let agent: StoredVersion<Agent> | undefined;
+    for (const ref of refs) {
+      const loaded = await this.version(namespace, ref);
+      if (loaded === undefined) {
+        throw engineErrors.create('api:interactions:pin-missing', {
+          name: refs[0]?.name ?? '',
+          version: refs[0]?.version ?? 0,
+          kind: ref.kind,
+          pin: ref.name,
+          pinVersion: ref.version,
+        });
+      }
+      if (ref.kind === 'interaction') interaction = loaded as StoredVersion<Interaction>;
+      else if (ref.kind === 'agent') agent = loaded as StoredVersion<Agent>;
+      else if (ref.kind === 'tool') tools.set(ref.name, loaded as StoredVersion<Tool>);
+      else connectors.set(ref.name, loaded as StoredVersion<Connector>);
+    }
+    if (interaction === undefined || agent === undefined) throw new Error('a run pins no interaction or no agent');
+    const [agentTools] = interactionTools(interaction.resource, {
+      tools: [...tools.values()].map((t) => t.resource),
+      connectors: [...connectors.values()].map((c) => c.resource),
+      agents: [agent.resource],
+    });
+    const set: PinnedSet = { interaction, agent, tools, connectors, versions: refs, agentTools: agentTools! };
+    this.#sets.set(key, set);
+    return set;
+  }
+}

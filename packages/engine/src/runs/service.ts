@@ -1,0 +1,214 @@
+import { randomUUID } from 'node:crypto';
+import {
+  type ApprovalRecord,
+  appendRunEvents,
+  expireApprovals,
+  findRun,
+  insertRun,
+  listApprovalRecords,
+  listRunEvents,
+  listRunRecords,
+  type RunRecord,
+  requestCancel,
+  runApprovals,
+} from '@maitento/store';
+import { answerApproval, approvalOrThrow } from '../approvals/answer.js';
+import type {
+  ApprovalAnswer,
+  ApprovalView,
+  ListApprovalsQuery,
+  ListRunsQuery,
+  RunEvent,
+  RunEventType,
+  RunPage,
+  RunView,
+  StartRunInput,
+} from '../api/types.js';
+import { engineErrors } from '../errors.js';
+import type { EngineDeps } from '../loop/context.js';
+import type { RunQueue } from '../worker/queue.js';
+import { checkInputs } from './inputs.js';
+import type { PinnedLoader } from './pinned.js';
+import { approvalView, runView } from './views.js';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+function pendingOf(approvals: ApprovalRecord[]): ApprovalRecord | undefined {
+  return approvals.find((a) => a.status === 'Pending');
+}
+
+/** What the API asks of runs and approvals, on the store and the queue. */
+export class RunService {
+  constructor(
+    private readonly deps: EngineDeps,
+    private readonly loader: PinnedLoader,
+    private readonly queue: RunQueue,
+  ) {}
+
+  private async record(namespace: string, id: string): Promise<RunRecord> {
+    const run = UUID.test(id) ? await findRun(this.deps.db, id, namespace) : undefined;
+    if (run === undefined) throw engineErrors.create('api:runs:not-found', { id });
+    return run;
+  }
+
+  private async view(run: RunRecord): Promise<RunView> {
+    if (run.status !== 'PendingApproval') return runView(run);
+    return runView(run, pendingOf(await runApprovals(this.deps.db, run.id)));
+  }
+
+  async startRun(
+    namespace: string,
+    name: string,
+    input: StartRunInput,
+    startedBy?: { keyId: string },
+  ): Promise<RunView> {
+    const interaction = await this.loader.interaction(namespace, name, input.version);
+    if (interaction === undefined) {
+      throw engineErrors.create('api:interactions:not-found', {
+        name,
+        version: input.version === undefined ? '' : ` version ${input.version}`,
+      });
+    }
+    const versions = await this.loader.resolve(namespace, interaction);
+    const pinned = await this.loader.load(namespace, versions);
+    const inputs = checkInputs(pinned, input.inputs ?? {});
+    const id = randomUUID();
+    const interactive = input.interactive ?? true;
+    await this.deps.db.transaction(async (tx) => {
+      await insertRun(tx, {
+        id,
+        namespace,
+        interaction: interaction.name,
+        interactionVersion: interaction.version,
+        versions,
+        inputs,
+        interactive,
+        startedByKeyId: startedBy?.keyId,
+      });
+      await appendRunEvents(tx, id, { statuses: ['Running'] }, [
+        {
+          type: 'run-started',
+          data: {
+            interaction: { name: interaction.name, version: interaction.version },
+            versions,
+            inputs,
+            interactive,
+          },
+        },
+      ]);
+    });
+    await this.queue.send(id);
+    return this.getRun(namespace, id);
+  }
+
+  async getRun(namespace: string, id: string): Promise<RunView> {
+    return this.view(await this.record(namespace, id));
+  }
+
+  async listRuns(namespace: string, query: ListRunsQuery): Promise<RunPage> {
+    const limit = Math.min(Math.max(Math.floor(query.limit ?? 50), 1), 200);
+    let after: { createdAt: string; id: string } | undefined;
+    if (query.cursor !== undefined && query.cursor !== '') {
+      try {
+        after = JSON.parse(Buffer.from(query.cursor, 'base64url').toString('utf8'));
+      } catch {
+        after = undefined;
+      }
+      if (typeof after?.createdAt !== 'string' || typeof after.id !== 'string' || !UUID.test(after.id)) {
+        throw engineErrors.create('api:runs:invalid-cursor', { cursor: query.cursor });
+      }
+    }
+    const records = await listRunRecords(this.deps.db, namespace, {
+      interaction: query.interaction,
+      status: query.status,
+      limit: limit + 1,
+      after,
+    });
+    const page = records.slice(0, limit);
+    const last = page[page.length - 1];
+    return {
+      runs: await Promise.all(page.map((run) => this.view(run))),
+      nextCursor:
+        records.length > limit && last
+          ? Buffer.from(JSON.stringify({ createdAt: last.createdAt, id: last.id })).toString('base64url')
+          : null,
+    };
+  }
+
+  async listEvents(namespace: string, id: string, after = 0): Promise<RunEvent[]> {
+    await this.record(namespace, id);
+    const events = await listRunEvents(this.deps.db, id, after);
+    return events.map((e) => ({ seq: e.seq, type: e.type as RunEventType, at: e.at, data: e.data }));
+  }
+
+  async cancelRun(namespace: string, id: string): Promise<RunView> {
+    const run = await this.record(namespace, id);
+    const marked = await requestCancel(this.deps.db, namespace, id);
+    if (marked === undefined) throw engineErrors.create('api:runs:already-ended', { id, status: run.status });
+    if (marked.status === 'PendingApproval') {
+      // No worker holds a waiting run: it is cancelled here, and its pending approval expires.
+      await this.deps.db.transaction(async (tx) => {
+        const done = await appendRunEvents(
+          tx,
+          id,
+          { statuses: ['PendingApproval'] },
+          [{ type: 'run-cancelled', data: {} }],
+          {
+            status: 'Cancelled',
+            releaseLease: true,
+          },
+        );
+        if (done !== false) {
+          for (const approval of await runApprovals(tx, id)) {
+            if (approval.status === 'Pending') await expireApprovals(tx, { id: approval.id });
+          }
+        }
+      });
+    } else {
+      // A Running run's worker sees the request within ~250 ms; a queued one on pickup.
+      await this.queue.send(id);
+    }
+    return this.getRun(namespace, id);
+  }
+
+  async answerApproval(namespace: string, id: string, answer: ApprovalAnswer): Promise<ApprovalView> {
+    const record = await answerApproval(this.deps.db, namespace, id, answer);
+    if (record.runId !== null) await this.queue.send(record.runId);
+    return approvalView(record);
+  }
+
+  async answerRunApproval(
+    namespace: string,
+    runId: string,
+    approvalId: string | undefined,
+    answer: ApprovalAnswer,
+  ): Promise<RunView> {
+    const run = await this.record(namespace, runId);
+    let id = approvalId;
+    if (id === undefined || id === '') {
+      const pending = pendingOf(await runApprovals(this.deps.db, runId));
+      if (pending === undefined) throw engineErrors.create('api:runs:not-waiting', { id: runId, status: run.status });
+      id = pending.id;
+    } else {
+      const approval = await approvalOrThrow(this.deps.db, namespace, id);
+      if (approval.runId !== runId) throw engineErrors.create('api:approvals:not-pending-for-run', { id, runId });
+    }
+    await this.answerApproval(namespace, id, answer);
+    return this.getRun(namespace, runId);
+  }
+
+  async getApproval(namespace: string, id: string): Promise<ApprovalView> {
+    return approvalView(await approvalOrThrow(this.deps.db, namespace, id));
+  }
+
+  async listApprovals(namespace: string, query: ListApprovalsQuery): Promise<ApprovalView[]> {
+    const status = query.status === 'all' ? undefined : (query.status ?? 'Pending');
+    if (query.runId !== undefined && !UUID.test(query.runId)) return [];
+    const records = await listApprovalRecords(this.deps.db, namespace, {
+      status,
+      runId: query.runId,
+      limit: Math.min(Math.max(Math.floor(query.limit ?? 50), 1), 200),
+    });
+    return records.map(approvalView);
+  }
+}

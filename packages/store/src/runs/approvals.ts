@@ -1,0 +1,168 @@
+import type { Queryable } from '../db/db.js';
+import { iso } from '../internal/rows.js';
+
+/** An approval as stored in `mt_approvals`. */
+export interface ApprovalRecord {
+  id: string;
+  namespace: string;
+  runId: string | null;
+  toolCallId: string;
+  step: number | null;
+  functionName: string;
+  agentName: string | null;
+  argumentsJson: string;
+  requestHash: string;
+  status: string;
+  reason: string | null;
+  answeredByKeyId: string | null;
+  answeredByKeyName: string | null;
+  answeredAt: string | null;
+  expiresAt: string | null;
+  /** True when `expiresAt` has passed (by the database's clock). */
+  expired: boolean;
+  createdAt: string;
+}
+
+const COLUMNS =
+  'id, namespace, run_id, tool_call_id, step, function_name, agent_name, arguments_json, request_hash, status, ' +
+  'reason, answered_by_key_id, answered_by_key_name, answered_at, expires_at, created_at, ' +
+  'COALESCE(expires_at <= now(), false) AS expired';
+
+interface ApprovalRow {
+  id: string;
+  namespace: string;
+  run_id: string | null;
+  tool_call_id: string;
+  step: number | null;
+  function_name: string;
+  agent_name: string | null;
+  arguments_json: string;
+  request_hash: string;
+  status: string;
+  reason: string | null;
+  answered_by_key_id: string | null;
+  answered_by_key_name: string | null;
+  answered_at: Date | null;
+  expires_at: Date | null;
+  expired: boolean;
+  created_at: Date;
+}
+
+function toRecord(row: ApprovalRow): ApprovalRecord {
+  return {
+    id: row.id,
+    namespace: row.namespace,
+    runId: row.run_id,
+    toolCallId: row.tool_call_id,
+    step: row.step,
+    functionName: row.function_name,
+    agentName: row.agent_name,
+    argumentsJson: row.arguments_json,
+    requestHash: row.request_hash,
+    status: row.status,
+    reason: row.reason,
+    answeredByKeyId: row.answered_by_key_id,
+    answeredByKeyName: row.answered_by_key_name,
+    answeredAt: row.answered_at === null ? null : iso(row.answered_at),
+    expiresAt: row.expires_at === null ? null : iso(row.expires_at),
+    expired: row.expired,
+    createdAt: iso(row.created_at),
+  };
+}
+
+/** Stores a Pending approval; `ttlSeconds` sets its expiry. Resolves with it as stored. */
+export async function insertApproval(
+  db: Queryable,
+  approval: {
+    id: string;
+    namespace: string;
+    runId: string | null;
+    toolCallId: string;
+    step?: number;
+    functionName: string;
+    agentName?: string;
+    argumentsJson: string;
+    requestHash: string;
+    ttlSeconds?: number;
+  },
+): Promise<ApprovalRecord> {
+  const { rows } = await db.query<ApprovalRow>(
+    'INSERT INTO mt_approvals (id, namespace, run_id, tool_call_id, step, function_name, agent_name, arguments_json, ' +
+      "request_hash, status, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'Pending', " +
+      `CASE WHEN $10::float8 IS NULL THEN NULL ELSE now() + make_interval(secs => $10::float8) END) RETURNING ${COLUMNS}`,
+    [
+      approval.id,
+      approval.namespace,
+      approval.runId,
+      approval.toolCallId,
+      approval.step ?? null,
+      approval.functionName,
+      approval.agentName ?? null,
+      approval.argumentsJson,
+      approval.requestHash,
+      approval.ttlSeconds ?? null,
+    ],
+  );
+  return toRecord(rows[0]!);
+}
+
+/** Reads one approval of a namespace (any namespace when `namespace` is undefined). */
+export async function findApproval(db: Queryable, id: string, namespace?: string): Promise<ApprovalRecord | undefined> {
+  const { rows } = await db.query<ApprovalRow>(
+    `SELECT ${COLUMNS} FROM mt_approvals WHERE id = $1 AND ($2::text IS NULL OR namespace = $2)`,
+    [id, namespace ?? null],
+  );
+  return rows[0] && toRecord(rows[0]);
+}
+
+/** The approvals of a run, oldest first. */
+export async function runApprovals(db: Queryable, runId: string): Promise<ApprovalRecord[]> {
+  const { rows } = await db.query<ApprovalRow>(
+    `SELECT ${COLUMNS} FROM mt_approvals WHERE run_id = $1 ORDER BY created_at, id`,
+    [runId],
+  );
+  return rows.map(toRecord);
+}
+
+/** The approvals of a namespace, newest first, filtered by status (all when undefined) and run. */
+export async function listApprovalRecords(
+  db: Queryable,
+  namespace: string,
+  filter: { status?: string; runId?: string; limit: number },
+): Promise<ApprovalRecord[]> {
+  const { rows } = await db.query<ApprovalRow>(
+    `SELECT ${COLUMNS} FROM mt_approvals WHERE namespace = $1 AND ($2::text IS NULL OR status = $2) ` +
+      'AND ($3::uuid IS NULL OR run_id = $3::uuid) ORDER BY created_at DESC, id DESC LIMIT $4',
+    [namespace, filter.status ?? null, filter.runId ?? null, filter.limit],
+  );
+  return rows.map(toRecord);
+}
+
+/**
+ * Answers a Pending, unexpired approval, once: one conditional UPDATE, so of concurrent answers exactly
+ * one gets the row back. Resolves with the answered approval, or undefined for every loser.
+ */
+export async function answerApprovalRecord(
+  db: Queryable,
+  namespace: string,
+  id: string,
+  answer: { status: 'Approved' | 'Rejected'; reason: string | null; keyId: string; keyName: string },
+): Promise<ApprovalRecord | undefined> {
+  const { rows } = await db.query<ApprovalRow>(
+    'UPDATE mt_approvals SET status = $3, reason = $4, answered_by_key_id = $5, answered_by_key_name = $6, ' +
+      "answered_at = now() WHERE id = $1 AND namespace = $2 AND status = 'Pending' " +
+      `AND (expires_at IS NULL OR expires_at > now()) RETURNING ${COLUMNS}`,
+    [id, namespace, answer.status, answer.reason, answer.keyId, answer.keyName],
+  );
+  return rows[0] && toRecord(rows[0]);
+}
+
+/** Marks Pending approvals Expired: the one given, or every one whose expiry passed. Resolves with them. */
+export async function expireApprovals(db: Queryable, only?: { id: string }): Promise<ApprovalRecord[]> {
+  const { rows } = await db.query<ApprovalRow>(
+    "UPDATE mt_approvals SET status = 'Expired' WHERE status = 'Pending' AND " +
+      `(CASE WHEN $1::uuid IS NULL THEN expires_at <= now() ELSE id = $1::uuid END) RETURNING ${COLUMNS}`,
+    [only?.id ?? null],
+  );
+  return rows.map(toRecord);
+}

@@ -1,0 +1,292 @@
+import type { Queryable } from '../db/db.js';
+import { iso } from '../internal/rows.js';
+import type { Pin } from '../resources/hash.js';
+
+/** A run as stored in `mt_runs`. */
+export interface RunRecord {
+  id: string;
+  namespace: string;
+  interaction: string;
+  interactionVersion: number;
+  versions: Pin[];
+  inputs: Record<string, unknown>;
+  interactive: boolean;
+  status: string;
+  result: string | null;
+  errorCode: string | null;
+  errorMessage: string | null;
+  lastSeq: number;
+  cancelRequested: boolean;
+  startedByKeyId: string | null;
+  leaseOwner: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** One stored step of a run. */
+export interface RunEventRecord {
+  seq: number;
+  type: string;
+  data: Record<string, unknown>;
+  at: string;
+}
+
+/** An event to append: its type and data. */
+export interface NewRunEvent {
+  type: string;
+  data: Record<string, unknown>;
+}
+
+/**
+ * Who may write a run: a worker holding its lease (with `expectSeq`: only if no event was stored since
+ * and no cancel was requested), or anyone while the run has one of `statuses`.
+ */
+export type RunFence = { leaseOwner: string; expectSeq?: number } | { statuses: string[] };
+
+/** A status change written with events. */
+export interface RunStatusChange {
+  status: string;
+  result?: string | null;
+  error?: { code: string; message: string } | null;
+  /** Give the lease back (the run waits or ended). */
+  releaseLease?: boolean;
+}
+
+const COLUMNS =
+  'id, namespace, interaction, interaction_version, versions, inputs, interactive, status, result, error_code, ' +
+  'error_message, last_seq, cancel_requested, started_by_key_id, lease_owner, created_at, updated_at';
+
+interface RunRow {
+  id: string;
+  namespace: string;
+  interaction: string;
+  interaction_version: number;
+  versions: Pin[];
+  inputs: Record<string, unknown>;
+  interactive: boolean;
+  status: string;
+  result: string | null;
+  error_code: string | null;
+  error_message: string | null;
+  last_seq: number;
+  cancel_requested: boolean;
+  started_by_key_id: string | null;
+  lease_owner: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+function toRecord(row: RunRow): RunRecord {
+  return {
+    id: row.id,
+    namespace: row.namespace,
+    interaction: row.interaction,
+    interactionVersion: row.interaction_version,
+    versions: row.versions,
+    inputs: row.inputs,
+    interactive: row.interactive,
+    status: row.status,
+    result: row.result,
+    errorCode: row.error_code,
+    errorMessage: row.error_message,
+    lastSeq: row.last_seq,
+    cancelRequested: row.cancel_requested,
+    startedByKeyId: row.started_by_key_id,
+    leaseOwner: row.lease_owner,
+    createdAt: iso(row.created_at),
+    updatedAt: iso(row.updated_at),
+  };
+}
+
+/** Stores a new run (status Running, no events yet). */
+export async function insertRun(
+  db: Queryable,
+  run: {
+    id: string;
+    namespace: string;
+    interaction: string;
+    interactionVersion: number;
+    versions: Pin[];
+    inputs: Record<string, unknown>;
+    interactive: boolean;
+    startedByKeyId?: string;
+  },
+): Promise<void> {
+  await db.query(
+    'INSERT INTO mt_runs (id, namespace, interaction, interaction_version, versions, inputs, interactive, status, ' +
+      "started_by_key_id) VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7, 'Running', $8)",
+    [
+      run.id,
+      run.namespace,
+      run.interaction,
+      run.interactionVersion,
+      JSON.stringify(run.versions),
+      JSON.stringify(run.inputs),
+      run.interactive,
+      run.startedByKeyId ?? null,
+    ],
+  );
+}
+
+/** Reads one run; `namespace` undefined reads it whatever its namespace (workers). */
+export async function findRun(db: Queryable, id: string, namespace?: string): Promise<RunRecord | undefined> {
+  const { rows } = await db.query<RunRow>(
+    `SELECT ${COLUMNS} FROM mt_runs WHERE id = $1 AND ($2::text IS NULL OR namespace = $2)`,
+    [id, namespace ?? null],
+  );
+  return rows[0] && toRecord(rows[0]);
+}
+
+/** One page of runs of a namespace, newest first, after the `(createdAt, id)` cursor. */
+export async function listRunRecords(
+  db: Queryable,
+  namespace: string,
+  filter: { interaction?: string; status?: string; limit: number; after?: { createdAt: string; id: string } },
+): Promise<RunRecord[]> {
+  const { rows } = await db.query<RunRow>(
+    `SELECT ${COLUMNS} FROM mt_runs WHERE namespace = $1 AND ($2::text IS NULL OR interaction = $2) ` +
+      'AND ($3::text IS NULL OR status = $3) AND ($4::timestamptz IS NULL OR (created_at, id) < ($4::timestamptz, $5::uuid)) ' +
+      'ORDER BY created_at DESC, id DESC LIMIT $6',
+    [
+      namespace,
+      filter.interaction ?? null,
+      filter.status ?? null,
+      filter.after?.createdAt ?? null,
+      filter.after?.id ?? null,
+      filter.limit,
+    ],
+  );
+  return rows.map(toRecord);
+}
+
+/**
+ * Appends events to a run (numbered from its `last_seq`) and applies an optional status change, in the
+ * caller's transaction, only if `fence` holds; resolves false (nothing written) when it does not.
+ */
+export async function appendRunEvents(
+  tx: Queryable,
+  runId: string,
+  fence: RunFence,
+  events: NewRunEvent[],
+  change?: RunStatusChange,
+): Promise<number | false> {
+  const byLease = 'leaseOwner' in fence;
+  const release = change?.releaseLease === true;
+  const { rows } = await tx.query<{ last_seq: number }>(
+    'UPDATE mt_runs SET last_seq = last_seq + $2, updated_at = now(), ' +
+      'status = COALESCE($3, status), ' +
+      'result = CASE WHEN $4::boolean THEN $5 ELSE result END, ' +
+      'error_code = CASE WHEN $4::boolean THEN $6 ELSE error_code END, ' +
+      'error_message = CASE WHEN $4::boolean THEN $7 ELSE error_message END, ' +
+      'lease_owner = CASE WHEN $8::boolean THEN NULL ELSE lease_owner END, ' +
+      'lease_until = CASE WHEN $8::boolean THEN NULL ELSE lease_until END ' +
+      "WHERE id = $1 AND (CASE WHEN $9::boolean THEN lease_owner = $10 AND status = 'Running' " +
+      'ELSE status = ANY($11::text[]) END) AND ($12::int IS NULL OR (last_seq = $12::int AND NOT cancel_requested)) ' +
+      'RETURNING last_seq',
+    [
+      runId,
+      events.length,
+      change?.status ?? null,
+      change !== undefined && (change.result !== undefined || change.error !== undefined),
+      change?.result ?? null,
+      change?.error?.code ?? null,
+      change?.error?.message ?? null,
+      release,
+      byLease,
+      byLease ? fence.leaseOwner : null,
+      byLease ? [] : fence.statuses,
+      byLease ? (fence.expectSeq ?? null) : null,
+    ],
+  );
+  const row = rows[0];
+  if (!row) return false;
+  if (events.length > 0) {
+    const first = row.last_seq - events.length + 1;
+    await tx.query(
+      'INSERT INTO mt_run_events (run_id, seq, type, data) ' +
+        'SELECT $1, $2::int + e.ord - 1, e.type, e.data FROM jsonb_to_recordset($3::jsonb) WITH ORDINALITY ' +
+        'AS e(type text, data jsonb, ord int)',
+      [runId, first, JSON.stringify(events)],
+    );
+  }
+  return row.last_seq;
+}
+
+/** The events of a run with `seq > after`, in order. */
+export async function listRunEvents(db: Queryable, runId: string, after = 0): Promise<RunEventRecord[]> {
+  const { rows } = await db.query<{ seq: number; type: string; data: Record<string, unknown>; created_at: Date }>(
+    'SELECT seq, type, data, created_at FROM mt_run_events WHERE run_id = $1 AND seq > $2 ORDER BY seq',
+    [runId, after],
+  );
+  return rows.map((row) => ({ seq: row.seq, type: row.type, data: row.data, at: iso(row.created_at) }));
+}
+
+/**
+ * Takes the lease of a Running run for `owner` when it is free, expired or already `owner`'s;
+ * resolves with the run, or undefined when another worker holds it or the run is not Running.
+ */
+export async function claimRun(
+  db: Queryable,
+  runId: string,
+  owner: string,
+  leaseSeconds: number,
+): Promise<RunRecord | undefined> {
+  const { rows } = await db.query<RunRow>(
+    `UPDATE mt_runs SET lease_owner = $2, lease_until = now() + make_interval(secs => $3) WHERE id = $1 ` +
+      "AND status = 'Running' AND (lease_owner IS NULL OR lease_owner = $2 OR lease_until < now()) " +
+      `RETURNING ${COLUMNS}`,
+    [runId, owner, leaseSeconds],
+  );
+  return rows[0] && toRecord(rows[0]);
+}
+
+/** Extends every lease `owner` holds; resolves with the ids it still holds. */
+export async function renewLeases(db: Queryable, owner: string, leaseSeconds: number): Promise<string[]> {
+  const { rows } = await db.query<{ id: string }>(
+    "UPDATE mt_runs SET lease_until = now() + make_interval(secs => $2) WHERE lease_owner = $1 AND status = 'Running' " +
+      'RETURNING id',
+    [owner, leaseSeconds],
+  );
+  return rows.map((row) => row.id);
+}
+
+/** Gives a lease back without changing the run (a worker that stops hands the run on). */
+export async function releaseLease(db: Queryable, runId: string, owner: string): Promise<void> {
+  await db.query('UPDATE mt_runs SET lease_owner = NULL, lease_until = NULL WHERE id = $1 AND lease_owner = $2', [
+    runId,
+    owner,
+  ]);
+}
+
+/** The runs among `ids` whose cancel was requested. */
+export async function cancelRequested(db: Queryable, ids: string[]): Promise<string[]> {
+  if (ids.length === 0) return [];
+  const { rows } = await db.query<{ id: string }>(
+    'SELECT id FROM mt_runs WHERE id = ANY($1::uuid[]) AND cancel_requested',
+    [ids],
+  );
+  return rows.map((row) => row.id);
+}
+
+/** Marks a run's cancel as requested if it has not ended; resolves with the run as it was, or undefined. */
+export async function requestCancel(db: Queryable, namespace: string, id: string): Promise<RunRecord | undefined> {
+  const { rows } = await db.query<RunRow>(
+    `UPDATE mt_runs SET cancel_requested = true, updated_at = now() WHERE id = $1 AND namespace = $2 ` +
+      `AND status IN ('Running', 'PendingApproval') RETURNING ${COLUMNS}`,
+    [id, namespace],
+  );
+  return rows[0] && toRecord(rows[0]);
+}
+
+/**
+ * Running runs no live worker holds: their lease ran out, or they have none and were last written more
+ * than `idleSeconds` ago (queued jobs lost with a crash). Resolves with their ids, oldest first.
+ */
+export async function orphanedRuns(db: Queryable, idleSeconds: number, limit = 100): Promise<string[]> {
+  const { rows } = await db.query<{ id: string }>(
+    "SELECT id FROM mt_runs WHERE status = 'Running' AND (lease_until < now() OR " +
+      '(lease_owner IS NULL AND updated_at < now() - make_interval(secs => $1))) ORDER BY updated_at LIMIT $2',
+    [idleSeconds, limit],
+  );
+  return rows.map((row) => row.id);
+}
