@@ -31,6 +31,11 @@ export const cliErrors = defineErrors({
     message: 'no config repo at {dir}',
     hint: 'run it in the repo, or give its folder: `mt deploy path/to/repo`',
   },
+  'api:cli:not-a-config-repo': {
+    status: 400,
+    message: '{dir} is not a config repo: {reason}',
+    hint: 'give the folder that holds connectors/, external-operations/, agents/ or interactions/ (`.` when it is the current one)',
+  },
   'api:cli:config-invalid': {
     status: 422,
     message: 'the config repo has {count} error(s); nothing was sent',

@@ -1,6 +1,11 @@
-import { resolve } from 'node:path';
+import { stat } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
 import type { CompiledRepo, Diagnostic, RepoFile } from '@maitento/lang';
+import { cliErrors } from '../errors.js';
 import type { Io } from './output.js';
+
+/** The folders that make a folder a config repo; a repo has at least one of them. */
+const RESOURCE_FOLDERS = ['connectors', 'external-operations', 'agents', 'interactions'];
 
 /** A config repo on disk, compiled the way `mt check`, `mt deploy` and `mt extop-call` all see it. */
 export interface LocalRepo {
@@ -13,12 +18,36 @@ export interface LocalRepo {
   errors: Diagnostic[];
 }
 
+async function isFolder(path: string): Promise<boolean | undefined> {
+  const found = await stat(path).catch(() => undefined);
+  return found === undefined ? undefined : found.isDirectory();
+}
+
+/**
+ * Throws `api:cli:not-a-config-repo` unless `dir` is a folder holding at least one resource folder, so a
+ * wrong path (a typo, a file) fails instead of passing as an empty repo.
+ */
+export async function assertConfigRepo(dir: string): Promise<void> {
+  const root = resolve(dir);
+  const folder = await isFolder(root);
+  let reason: string | undefined;
+  if (folder === undefined) reason = 'nothing is there';
+  else if (!folder) reason = 'it is a file, not a folder';
+  else {
+    const found = await Promise.all(RESOURCE_FOLDERS.map((name) => isFolder(join(root, name))));
+    if (!found.includes(true)) reason = `it has none of the folders ${RESOURCE_FOLDERS.map((f) => `${f}/`).join(', ')}`;
+  }
+  if (reason !== undefined) throw cliErrors.create('api:cli:not-a-config-repo', { dir, reason });
+}
+
 /**
  * Reads and compiles the config repo at `dir` with the egress policy of the environment
  * (`MT_EGRESS_ALLOW`) and the platform's URL (`MT_PUBLIC_URL`). The compiler is imported here, on first
- * use, so commands that only talk to a server start without loading it.
+ * use, so commands that only talk to a server start without loading it. Throws `api:cli:not-a-config-repo`
+ * when `dir` is not a config repo.
  */
 export async function compileLocalRepo(dir: string): Promise<LocalRepo> {
+  await assertConfigRepo(dir);
   const [{ compileRepo, readConfigRepo }, { egressPolicyFromEnv }] = await Promise.all([
     import('@maitento/lang'),
     import('@maitento/egress'),
