@@ -28,6 +28,11 @@ export const gatewayErrors = defineErrors({
     status: 422,
     message: 'Could not find secret {secret} for connector {connector}',
   },
+  'api:gateway:schema-invalid': {
+    status: 500,
+    message: 'The call was not sent: the {which} schema of connector {connector} cannot be compiled ({reason}).',
+    hint: 'Fix the JSON Schema in the connector and deploy it again; mt check reports what is wrong with it.',
+  },
   'api:gateway:too-many-redirects': {
     status: 502,
     message: 'The endpoint of {tool} redirected more than {max} times; the call was stopped at {url}.',

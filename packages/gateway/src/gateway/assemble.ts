@@ -1,4 +1,3 @@
-import { addressBlockedError } from '@maitento/egress';
 import type { Json } from '@maitento/lang';
 import type { Deadline } from '../internal/deadline.js';
 import { type ToolPlan, toolPlan } from '../internal/plan.js';
@@ -35,15 +34,6 @@ export interface Assembled {
   redact: Redactor;
 }
 
-function planFor(input: ToolCallInput): ToolPlan {
-  try {
-    return toolPlan(input.tool, input.connector);
-  } catch {
-    // Deploy refuses such URLs; a record that bypassed it is treated as an address nobody may call.
-    throw addressBlockedError(input.connector.url);
-  }
-}
-
 /** Steps 1-7 and 11: arguments, bindings, validation, URL, auth, the address check, headers. Throws MtError. */
 export function assemble(
   input: ToolCallInput,
@@ -51,7 +41,7 @@ export function assemble(
   authorize: Authorizer,
   deadline?: Deadline,
 ): Assembled | Promise<Assembled> {
-  const plan = planFor(input);
+  const plan = toolPlan(input.tool, input.connector);
   const args = readArguments(plan, input.arguments, input.runBindings);
   const values = mergeBindings(plan, args, input.runBindings);
   const params = validateRequest(plan, values);

@@ -1,5 +1,7 @@
-import type { Connector, ConnectorParameter, Json, Tool } from '@maitento/lang';
+import { addressBlockedError } from '@maitento/egress';
+import type { Connector, ConnectorParameter, Json, JsonSchema, Tool } from '@maitento/lang';
 import type { ValidateFunction } from 'ajv';
+import { gatewayErrors } from '../errors.js';
 import { compileUrlTemplate, type UrlTemplate } from '../steps/build-url.js';
 import { validatorFor } from './validators.js';
 
@@ -44,6 +46,25 @@ function requestFields(schema: Connector['schema']['request']): Set<string> | un
   return new Set(Object.keys(props));
 }
 
+function templateOf(connector: Connector): UrlTemplate {
+  try {
+    return compileUrlTemplate(connector.url);
+  } catch {
+    // Deploy refuses such URLs; a record that bypassed it is treated as an address nobody may call.
+    throw addressBlockedError(connector.url);
+  }
+}
+
+function compiled(connector: Connector, which: 'request' | 'response', schema: JsonSchema | undefined) {
+  if (schema === undefined) return undefined;
+  try {
+    return validatorFor(schema);
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    throw gatewayErrors.create('api:gateway:schema-invalid', { connector: connector.name, which, reason });
+  }
+}
+
 /** The plan of `connector`, built on first use and kept while the object lives. */
 export function connectorPlan(connector: Connector): ConnectorPlan {
   let plan = connectorPlans.get(connector);
@@ -51,12 +72,12 @@ export function connectorPlan(connector: Connector): ConnectorPlan {
     const { request, response } = connector.schema;
     plan = {
       connector,
-      template: compileUrlTemplate(connector.url),
+      template: templateOf(connector),
       pathParams: new Map(connector.parameters.path.map((p) => [p.name, p])),
       queryParams: connector.parameters.query,
       queryByName: new Map(connector.parameters.query.map((p) => [p.name, p])),
-      requestValidator: request === undefined ? undefined : validatorFor(request),
-      responseValidator: response === undefined ? undefined : validatorFor(response),
+      requestValidator: compiled(connector, 'request', request),
+      responseValidator: compiled(connector, 'response', response),
       requestFields: requestFields(request),
     };
     connectorPlans.set(connector, plan);

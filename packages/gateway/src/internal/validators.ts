@@ -5,23 +5,56 @@ import addFormatsModule from 'ajv-formats';
 // ajv-formats is CommonJS: under NodeNext the default import is `module.exports`, whose `default` is the plugin.
 const addFormats = addFormatsModule.default;
 
-const ajv = new Ajv({ allErrors: true, strict: false, validateFormats: true });
-addFormats(ajv);
+const OPTIONS = { allErrors: true, strict: false, validateFormats: true } as const;
 
-// Compilation is slow (milliseconds) and validation fast, so validators are kept by schema text.
-const cache = new Map<string, ValidateFunction>();
-const MAX_CACHED = 2_000;
+// One Ajv checks schemas against the JSON Schema meta-schema; validateSchema never adds the schema to it.
+const checker = new Ajv(OPTIONS);
 
-/** The compiled validator of `schema`, compiled once per distinct schema text. */
-export function validatorFor(schema: JsonSchema): ValidateFunction {
-  const key = JSON.stringify(schema);
-  let validate = cache.get(key);
-  if (validate === undefined) {
-    validate = ajv.compile(schema);
-    if (cache.size >= MAX_CACHED) cache.delete(cache.keys().next().value as string);
-    cache.set(key, validate);
+/** A compiled validator and the Ajv instance that owns it: dropping the entry frees both. */
+function compile(schema: JsonSchema): ValidateFunction {
+  if (!checker.validateSchema(schema)) {
+    throw new Error(checker.errorsText(checker.errors, { dataVar: 'schema' }));
   }
-  return validate;
+  // A fresh instance per schema: two schemas with one $id never meet, and nothing outlives the cache entry.
+  const ajv = new Ajv({ ...OPTIONS, validateSchema: false, meta: false });
+  addFormats(ajv);
+  return ajv.compile(schema);
+}
+
+/**
+ * Compiled validators keyed by schema content (compiling takes milliseconds, validating microseconds), the
+ * least recently used dropped past `limit`, each with its own Ajv instance.
+ */
+export class ValidatorCache {
+  readonly #entries = new Map<string, ValidateFunction>();
+
+  constructor(readonly limit: number) {}
+
+  /** How many validators are kept. */
+  get size(): number {
+    return this.#entries.size;
+  }
+
+  /** The validator of `schema`, compiled on first use; throws when the schema cannot be compiled. */
+  get(schema: JsonSchema): ValidateFunction {
+    const key = JSON.stringify(schema);
+    let validate = this.#entries.get(key);
+    if (validate !== undefined) {
+      this.#entries.delete(key);
+    } else {
+      validate = compile(schema);
+      if (this.#entries.size >= this.limit) this.#entries.delete(this.#entries.keys().next().value as string);
+    }
+    this.#entries.set(key, validate);
+    return validate;
+  }
+}
+
+const shared = new ValidatorCache(2_000);
+
+/** The compiled validator of `schema`, compiled once per distinct schema text; throws when it cannot be compiled. */
+export function validatorFor(schema: JsonSchema): ValidateFunction {
+  return shared.get(schema);
 }
 
 /** Turns ajv errors into short lines a model can act on, naming each field as `prefix.a.b`. */

@@ -187,8 +187,9 @@ async function insertVersions(tx: Queryable, namespace: string, rows: NewRow[]):
   await tx.query(
     'INSERT INTO mt_resource_versions (namespace, kind, name, version, hash, resource, pins, definition) ' +
       'SELECT $1, r.kind, r.name, r.version, r.hash, r.resource, r.pins, r.definition ' +
-      'FROM jsonb_to_recordset($2::jsonb) AS r(kind text, name text, version int, hash text, resource jsonb, ' +
-      'pins jsonb, definition jsonb)',
+      // json, not jsonb: jsonb would sort the keys of every resource, and their order is what a model reads.
+      'FROM json_to_recordset($2::json) AS r(kind text, name text, version int, hash text, resource json, ' +
+      'pins json, definition json)',
     [namespace, JSON.stringify(rows)],
   );
 }
