@@ -204,9 +204,11 @@ export async function appendRunEvents(
     const first = row.last_seq - events.length + 1;
     await tx.query(
       'INSERT INTO mt_run_events (run_id, seq, type, data) ' +
-        'SELECT $1, $2::int + e.ord - 1, e.type, e.data FROM jsonb_to_recordset($3::jsonb) WITH ORDINALITY ' +
-        'AS e(type text, data jsonb, ord int)',
-      [runId, first, JSON.stringify(events)],
+        'SELECT $1, e.seq, e.type, e.data FROM jsonb_to_recordset($2::jsonb) AS e(seq int, type text, data jsonb)',
+      [
+        runId,
+        JSON.stringify(events.map((event, index) => ({ seq: first + index, type: event.type, data: event.data }))),
+      ],
     );
   }
   return row.last_seq;

@@ -1,0 +1,131 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeWorld, ordersRepo, startUpstream, waitFor, type World } from './helpers.js';
+
+let world: World;
+let upstream: Awaited<ReturnType<typeof startUpstream>>;
+const by = { keyId: 'k1', keyName: 'alice' };
+const refund = (amount: number) => ({
+  toolCalls: [{ name: 'refund-order', arguments: { request: { amount, reason: 'Blue mug arrived smashed' } } }],
+});
+
+beforeAll(async () => {
+  upstream = await startUpstream(() => ({ body: { refunded: true } }));
+  world = await makeWorld();
+  await world.secret('orders-key', 'sk-orders-123');
+  await world.deployFiles(ordersRepo(upstream.url));
+});
+afterAll(async () => {
+  await world?.close();
+  await upstream?.close();
+});
+
+describe('approvals', () => {
+  it('waits, takes a rejection with a reason, asks again for the redraft, and makes exactly the approved call once', async () => {
+    world.script('support', [refund(20), refund(12.5), { text: 'Refunded 12.50.' }]);
+    const engine = await world.engine();
+    const started = await engine.startRun(world.ns, 'refund', { inputs: { message: 'mug broken', orderId: 'A-1001' } });
+    const first = await waitFor(engine, world.ns, started.id);
+    expect(first.status).toBe('PendingApproval');
+    expect(first.pendingApproval).toMatchObject({
+      functionName: 'refund-order',
+      status: 'Pending',
+      agentName: 'Support',
+    });
+    expect(JSON.parse(first.pendingApproval!.argumentsJson)).toEqual({
+      request: { amount: 20, reason: 'Blue mug arrived smashed' },
+      additionalInputs: { 'path.orderId': 'A-1001' },
+    });
+    await expect(
+      engine.answerRunApproval(world.ns, started.id, undefined, { decision: 'reject', by }),
+    ).rejects.toMatchObject({ code: 'api:approvals:reason-required' });
+    await engine.answerRunApproval(world.ns, started.id, undefined, {
+      decision: 'reject',
+      reason: 'Refund the mug only',
+      by,
+    });
+    const second = await waitFor(
+      engine,
+      world.ns,
+      started.id,
+      (r) => r.status === 'PendingApproval' && r.pendingApproval?.id !== first.pendingApproval!.id,
+    );
+    expect(JSON.parse(second.pendingApproval!.argumentsJson).request.amount).toBe(12.5);
+    await expect(
+      engine.answerApproval(world.ns, first.pendingApproval!.id, { decision: 'approve', by }),
+    ).rejects.toMatchObject({ code: 'api:approvals:already-answered', status: 409 });
+    // 20 concurrent answers: one wins.
+    const answers = await Promise.allSettled(
+      Array.from({ length: 20 }, () =>
+        engine.answerApproval(world.ns, second.pendingApproval!.id, { decision: 'approve', by }),
+      ),
+    );
+    expect(answers.filter((a) => a.status === 'fulfilled')).toHaveLength(1);
+    const losers = answers.filter((a): a is PromiseRejectedResult => a.status === 'rejected');
+    expect(losers).toHaveLength(19);
+    expect(losers.every((l) => l.reason.code === 'api:approvals:already-answered')).toBe(true);
+    const done = await waitFor(engine, world.ns, started.id);
+    expect(done.status).toBe('Completed');
+    const posts = upstream.seen.filter((s) => s.method === 'POST');
+    expect(posts).toHaveLength(1);
+    expect(posts[0]!.url).toBe('/orders/A-1001/refunds');
+    expect(JSON.parse(posts[0]!.body)).toEqual({ amount: 12.5, reason: 'Blue mug arrived smashed' });
+    const events = await engine.listEvents(world.ns, started.id);
+    const rejected = events.filter((e) => e.type === 'tool-result')[0]!.data;
+    expect(rejected.code).toBe('api:approvals:rejected');
+    expect(String(rejected.result)).toContain('NOT made');
+    expect(String(rejected.result)).toContain('Refund the mug only');
+    const answered = events.filter((e) => e.type === 'approval-answered').map((e) => e.data);
+    expect(answered.map((a) => a.decision)).toEqual(['reject', 'approve']);
+    expect(answered[1]!.by).toEqual(by);
+  });
+
+  it('refuses an approved call whose request changed since it was approved', async () => {
+    world.script('support', [refund(5), { text: 'ok' }]);
+    const engine = world.engines[0]!;
+    const started = await engine.startRun(world.ns, 'refund', { inputs: { message: 'x', orderId: 'C-1' } });
+    const waiting = await waitFor(engine, world.ns, started.id);
+    await world.db.query("UPDATE mt_approvals SET request_hash = 'tampered' WHERE id = $1", [
+      waiting.pendingApproval!.id,
+    ]);
+    const before = upstream.seen.length;
+    await engine.answerRunApproval(world.ns, started.id, undefined, { decision: 'approve', by });
+    const done = await waitFor(engine, world.ns, started.id);
+    expect(done.status).toBe('Completed');
+    const result = (await engine.listEvents(world.ns, started.id)).find((e) => e.type === 'tool-result')!.data;
+    expect(result.code).toBe('api:approvals:request-changed');
+    expect(upstream.seen.length).toBe(before);
+  });
+
+  it('gives an app run an error result for a tool that needs approval, and goes on', async () => {
+    world.script('support', [refund(5), { text: 'could not refund' }]);
+    const engine = world.engines[0]!;
+    const started = await engine.startRun(world.ns, 'refund', {
+      inputs: { message: 'x', orderId: 'N-1' },
+      interactive: false,
+    });
+    const done = await waitFor(engine, world.ns, started.id);
+    expect(done.status).toBe('Completed');
+    const result = (await engine.listEvents(world.ns, started.id)).find((e) => e.type === 'tool-result')!.data;
+    expect(result.code).toBe('api:approvals:no-one-to-ask');
+  });
+
+  it('fails the run when its approval expires, and cancels a waiting run at once', async () => {
+    world.script('support', [refund(5), { text: 'ok' }]);
+    // Only this engine's worker runs from here on, so the approvals carry its expiry.
+    await world.engines[0]!.close();
+    const engine = await world.engine({ approvalTtlMs: 300 });
+    const started = await engine.startRun(world.ns, 'refund', { inputs: { message: 'x', orderId: 'T-1' } });
+    await waitFor(engine, world.ns, started.id);
+    const failed = await waitFor(engine, world.ns, started.id, (r) => r.status === 'Failed', 8000);
+    expect(failed.error?.code).toBe('api:approvals:expired');
+
+    await engine.close();
+    const patient = await world.engine();
+    const other = await patient.startRun(world.ns, 'refund', { inputs: { message: 'x', orderId: 'T-2' } });
+    const waiting = await waitFor(engine, world.ns, other.id, (r) => r.status === 'PendingApproval');
+    const cancelled = await engine.cancelRun(world.ns, other.id);
+    expect(cancelled.status).toBe('Cancelled');
+    expect((await engine.getApproval(world.ns, waiting.pendingApproval!.id)).status).toBe('Expired');
+    await expect(engine.cancelRun(world.ns, other.id)).rejects.toMatchObject({ code: 'api:runs:already-ended' });
+  });
+});

@@ -1,0 +1,236 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { createEgressPolicy } from '@maitento/egress';
+import { createGateway, type Gateway } from '@maitento/gateway';
+import {
+  createEngine,
+  type EngineOptions,
+  modelsFromEnvironment,
+  type RunningEngine,
+  type RunView,
+} from '@maitento/engine';
+import { compileRepo } from '@maitento/lang';
+import { createNamespace, createPgDb, createSecret, type Db, deploy, migrate } from '@maitento/store';
+import { createTestDatabase, type TestDatabase } from '@maitento/testkit';
+
+/** One request an upstream saw. */
+export interface Seen {
+  method: string;
+  url: string;
+  headers: IncomingMessage['headers'];
+  body: string;
+}
+
+/** A real HTTP upstream on 127.0.0.1 that records requests; `delayMs` slows answers. */
+export async function startUpstream(
+  answer: (req: Seen) => { status?: number; body: unknown } = () => ({ body: { ok: true } }),
+): Promise<{ url: string; seen: Seen[]; delayMs: number; close(): Promise<void> }> {
+  const state = { seen: [] as Seen[], delayMs: 0 };
+  const server: Server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (chunk) => {
+      body += chunk;
+    });
+    req.on('end', () => {
+      const seen = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body };
+      state.seen.push(seen);
+      const reply = answer(seen);
+      setTimeout(() => {
+        res.writeHead(reply.status ?? 200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(reply.body));
+      }, state.delayMs);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    get seen() {
+      return state.seen;
+    },
+    get delayMs() {
+      return state.delayMs;
+    },
+    set delayMs(ms: number) {
+      state.delayMs = ms;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** A database with the schema, a namespace, a gateway allowed to call 127.0.0.1, and a scripts folder. */
+export interface World {
+  db: Db;
+  ns: string;
+  secretKey: Buffer;
+  gateway: Gateway;
+  scriptsDir: string;
+  engines: RunningEngine[];
+  /** Writes `scripted:NAME`'s script. */
+  script(name: string, turns: unknown[]): void;
+  /** Compiles and deploys `files` to the namespace. */
+  deployFiles(files: { path: string; content: string }[]): Promise<void>;
+  secret(name: string, value: string): Promise<string>;
+  engine(options?: Partial<EngineOptions>): Promise<RunningEngine>;
+  close(): Promise<void>;
+}
+
+/** Makes a {@link World} on a fresh PostgreSQL database (or on `db` when given). */
+export async function makeWorld(given?: Db): Promise<World> {
+  let database: TestDatabase | undefined;
+  let db = given;
+  if (db === undefined) {
+    database = await createTestDatabase('mt_engine');
+    db = createPgDb(database.url);
+  }
+  await migrate(db);
+  const ns = 'acme';
+  await createNamespace(db, ns);
+  const egress = createEgressPolicy({ allow: '127.0.0.1/32' });
+  const gateway = createGateway({ policy: egress });
+  const scriptsDir = mkdtempSync(join(tmpdir(), 'mt-scripts-'));
+  const secretKey = randomBytes(32);
+  const world: World = {
+    db,
+    ns,
+    secretKey,
+    gateway,
+    scriptsDir,
+    engines: [],
+    script(name, turns) {
+      writeFileSync(join(scriptsDir, `${name}.json`), JSON.stringify(turns));
+    },
+    async deployFiles(files) {
+      const compiled = compileRepo(files, { egress, knownSecrets: ['orders-key', 'shop-key'] });
+      if (!compiled.ok) throw new Error(JSON.stringify(compiled.diagnostics, null, 2));
+      await deploy(db!, ns, compiled);
+    },
+    async secret(name, value) {
+      return (await createSecret(db!, secretKey, ns, { name, value })).id;
+    },
+    async engine(options = {}) {
+      const engine = await createEngine({
+        db: db!,
+        secretKey,
+        gateway,
+        worker: { concurrency: 8 },
+        models: modelsFromEnvironment({ scriptsDir }),
+        leaseSeconds: 2,
+        modelRetries: 0,
+        ...options,
+      });
+      world.engines.push(engine);
+      return engine;
+    },
+    async close() {
+      for (const engine of world.engines) await engine.close().catch(() => {});
+      await gateway.close();
+      await db!.close();
+      await database?.drop();
+    },
+  };
+  return world;
+}
+
+/** Polls the run until `done(run)` (default: it ended or waits), at most `ms`. */
+export async function waitFor(
+  engine: RunningEngine,
+  ns: string,
+  id: string,
+  done: (run: RunView) => boolean = (run) => run.status !== 'Running',
+  ms = 10_000,
+): Promise<RunView> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const run = await engine.getRun(ns, id);
+    if (done(run)) return run;
+    if (Date.now() > deadline) throw new Error(`run ${id} still ${run.status} after ${ms} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** A repo: an orders connector on `upstream`, get-order (GET) and refund-order (POST, approval), an agent, interactions. */
+export function ordersRepo(upstream: string, options: { model?: string; refundApproval?: boolean } = {}) {
+  const model = options.model ?? 'scripted:support';
+  return [
+    {
+      path: 'connectors/open-api/orders-get.mtr',
+      content: `method = "GET"
+url = "${upstream}/orders/{orderId}"
+description = "One order by its id"
+auth = "Header"
+parameters.path = [ { name = "orderId" description = "The order id" type = "string" } ]
+parameters.query = [ { name = "verbose" description = "More detail" type = "boolean" required = false } ]
+`,
+    },
+    {
+      path: 'external-operations/open-api/get-order.mtr',
+      content: `connector = @ref("orders-get")
+guidance = "Looks up an order by its id."
+auth = { header = "X-Api-Key" secret = @ref("orders-key") }
+`,
+    },
+    {
+      path: 'connectors/open-api/orders-refund.mtr',
+      content: `method = "POST"
+url = "${upstream}/orders/{orderId}/refunds"
+description = "Refunds part of an order"
+auth = "Header"
+parameters.path = [ { name = "orderId" description = "The order id" type = "string" } ]
+schema.request = {
+  type = "object"
+  properties = { amount = { type = "number" } reason = { type = "string" } }
+  required = ["amount", "reason"]
+  additionalProperties = false
+}
+`,
+    },
+    {
+      path: 'external-operations/open-api/refund-order.mtr',
+      content: `connector = @ref("orders-refund")
+guidance = "Refunds an order."
+auth = { header = "X-Api-Key" secret = @ref("orders-key") }
+requiresApproval = ${options.refundApproval ?? true}
+`,
+    },
+    {
+      path: 'agents/support-agent.mtr',
+      content: `model = "${model}"
+instructions = "Help customers with their orders."
+functions = [ { ref = @ref("get-order") }, { ref = @ref("refund-order") } ]
+`,
+    },
+    {
+      path: 'interactions/one-shot/support.mtr',
+      content: `agent = { name = "Support" agent = @ref("support-agent") }
+task = "A customer writes: %%message%% (%%tone%%)"
+inputs.prompts = [
+  { name = "message" description = "What the customer wrote" required = true },
+  { name = "tone" description = "How to answer" required = false default = "friendly" },
+]
+`,
+    },
+    {
+      path: 'interactions/one-shot/refund.mtr',
+      content: `agent = { name = "Support" agent = @ref("support-agent") }
+task = "Refund order %%orderId%%: %%message%%"
+inputs.prompts = [ { name = "message" description = "What the customer wrote" required = true } ]
+inputs.functions.binding = [
+  { name = "orderId" function = @ref("refund-order") agent = @ref("support-agent") target = "orderId" type = "path" required = true },
+  { name = "verbose" function = @ref("get-order") agent = @ref("support-agent") target = "verbose" type = "query" required = false },
+]
+inputs.functions.auth = [
+  { name = "shopKey" function = @ref("get-order") agent = @ref("support-agent") header = "X-Api-Key" required = false },
+]
+`,
+    },
+  ];
+}
