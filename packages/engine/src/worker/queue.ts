@@ -26,6 +26,8 @@ export async function openRunQueue(db: Db, onError: (error: unknown) => void): P
           db: { executeSql: (text, values) => db.executeSql(text, values) },
           backend: 'pglite',
           schedule: false,
+          // Maintenance on the one PGlite connection stalls start-up; the engine's own sweep recovers runs.
+          supervise: false,
         });
   boss.on('error', onError);
   await boss.start();
