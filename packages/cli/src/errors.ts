@@ -50,6 +50,11 @@ export const cliErrors = defineErrors({
     status: 400,
     message: 'mt extop-call: {reason}',
   },
+  'api:cli:worker-needs-database': {
+    status: 400,
+    message: 'mt worker needs DATABASE_URL: a worker alone runs against PostgreSQL',
+    hint: 'set DATABASE_URL and MT_SECRET_KEY as for `mt serve`; with the embedded database, `mt serve` runs the worker itself',
+  },
   'api:cli:secret-not-found': {
     status: 404,
     message: 'no secret named or with id {secret} in this namespace',

@@ -2,9 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { APIConnectionError, APIError, APITimeoutError } from './core/api-error.js';
 import { isRetryableStatus, retryDelayMs, sleep } from './core/retry.js';
 import { Agents } from './resources/agents.js';
+import { Approvals } from './resources/approvals.js';
 import { Connectors } from './resources/connectors.js';
 import { Deploys } from './resources/deploy.js';
 import { Extops } from './resources/extops.js';
+import { InteractionRuns } from './resources/interaction-runs.js';
 import { Interactions } from './resources/interactions.js';
 import { Keys } from './resources/keys.js';
 import { Namespaces } from './resources/namespaces.js';
@@ -58,6 +60,8 @@ export class Maitento {
   readonly namespaces: Namespaces;
   readonly agents: Agents;
   readonly interactions: Interactions;
+  readonly interactionRuns: InteractionRuns;
+  readonly approvals: Approvals;
   readonly #apiKey: string | undefined;
   readonly #fetch: typeof fetch;
 
@@ -84,6 +88,8 @@ export class Maitento {
     this.namespaces = new Namespaces(this);
     this.agents = new Agents(this);
     this.interactions = new Interactions(this);
+    this.interactionRuns = new InteractionRuns(this);
+    this.approvals = new Approvals(this);
   }
 
   /**
@@ -121,6 +127,50 @@ export class Maitento {
         url,
       });
     }
+  }
+
+  /**
+   * Opens a streaming GET (Server-Sent Events) and resolves with the answer once its headers are in
+   * (within `timeoutMs`); the body is left to the caller. An error status rejects with the matching
+   * `APIError`, no answer with `APIConnectionError`. Not retried here: the caller reconnects.
+   */
+  async openStream(path: string, options: { lastEventId?: string; signal?: AbortSignal; timeoutMs?: number } = {}) {
+    const url = this.baseUrl + path;
+    const headers: Record<string, string> = { accept: 'text/event-stream' };
+    if (this.#apiKey !== undefined) headers.authorization = `Bearer ${this.#apiKey}`;
+    if (options.lastEventId !== undefined) headers['last-event-id'] = options.lastEventId;
+    const timeoutMs = options.timeoutMs ?? this.timeoutMs;
+    const controller = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort();
+    }, timeoutMs);
+    const onAbort = () => controller.abort();
+    if (options.signal?.aborted) controller.abort();
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+    let response: Response;
+    try {
+      response = await this.#fetch(url, { method: 'GET', headers, signal: controller.signal });
+    } catch (error) {
+      options.signal?.removeEventListener('abort', onAbort);
+      if (options.signal?.aborted) throw options.signal.reason;
+      if (timedOut) throw new APITimeoutError(url, timeoutMs);
+      throw new APIConnectionError(url, error);
+    } finally {
+      clearTimeout(timer);
+    }
+    if (!response.ok) {
+      options.signal?.removeEventListener('abort', onAbort);
+      throw APIError.fromResponse(response.status, await readBody(response), response.headers, { method: 'GET', url });
+    }
+    return {
+      response,
+      close: () => {
+        options.signal?.removeEventListener('abort', onAbort);
+        controller.abort();
+      },
+    };
   }
 
   async #attempt(url: string, init: RequestInit, options: RequestOptions): Promise<Response> {

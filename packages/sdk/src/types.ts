@@ -172,3 +172,114 @@ export interface InteractionRecord {
   tools: ToolPin[];
   resource: Interaction;
 }
+
+// Runs and approvals: the same shapes as packages/engine/src/api/types.ts (a client package copies them
+// rather than import the engine).
+
+/** Where a run stands. */
+export type RunStatus = 'Running' | 'PendingApproval' | 'Completed' | 'Failed' | 'Cancelled';
+
+/** Where an approval stands. */
+export type ApprovalStatus = 'Pending' | 'Approved' | 'Rejected' | 'Expired';
+
+/** A pinned version a run uses. */
+export interface VersionRef {
+  kind: 'connector' | 'tool' | 'agent' | 'interaction';
+  name: string;
+  version: number;
+}
+
+/** The API key that answered an approval: its id and name. */
+export interface Actor {
+  keyId: string;
+  keyName: string;
+}
+
+/** One call waiting for a person, as it is shown (never a secret). */
+export interface ApprovalView {
+  id: string;
+  /** The run that waits on it; null for an approval made outside a run. */
+  runId: string | null;
+  functionName: string;
+  /** JSON text: `{ request?, additionalInputs? }`, the model's arguments and the run inputs written into the call. */
+  argumentsJson: string;
+  status: ApprovalStatus;
+  /** The agent's name in the interaction. */
+  agentName: string | null;
+  /** The reason given with a rejection. */
+  reason: string | null;
+  answeredBy: Actor | null;
+  answeredAt: string | null;
+  expiresAt: string | null;
+  createdAt: string;
+}
+
+/** Why a run failed. */
+export interface RunError {
+  code: string;
+  message: string;
+}
+
+/** A run of an interaction. */
+export interface RunView {
+  id: string;
+  interaction: { name: string; version: number };
+  status: RunStatus;
+  /** False for an app run: nobody can be asked to approve. */
+  interactive: boolean;
+  /** The inputs as given (secret inputs are secret ids, never values). */
+  inputs: Record<string, unknown>;
+  /** The final answer of a Completed run. */
+  result: string | null;
+  error: RunError | null;
+  /** The approval the run waits on while PendingApproval; null otherwise. */
+  pendingApproval: ApprovalView | null;
+  /** Every version the run uses, pinned when it started. */
+  versions: VersionRef[];
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** The kinds of stored steps of a run. */
+export type RunEventType =
+  | 'run-started'
+  | 'model-response'
+  | 'tool-call-started'
+  | 'tool-result'
+  | 'approval-requested'
+  | 'approval-answered'
+  | 'run-completed'
+  | 'run-failed'
+  | 'run-cancelled';
+
+/** One stored step of a run; `seq` counts from 1 and is the SSE event id. */
+export interface RunEvent {
+  seq: number;
+  type: RunEventType;
+  at: string;
+  data: Record<string, unknown>;
+}
+
+/** One page of runs, newest first. */
+export interface RunPage {
+  runs: RunView[];
+  /** Pass it as `cursor` for the next page; null on the last one. */
+  nextCursor: string | null;
+}
+
+/** Filters of `mt.interactionRuns.list`. */
+export interface ListRunsParams {
+  interaction?: string;
+  status?: RunStatus;
+  /** At most this many (default 50, at most 200). */
+  limit?: number;
+  cursor?: string;
+}
+
+/** Filters of `mt.approvals.list`. */
+export interface ListApprovalsParams {
+  /** Default `Pending`. */
+  status?: ApprovalStatus | 'all';
+  runId?: string;
+  limit?: number;
+}

@@ -36,6 +36,12 @@ export const serverErrors = defineErrors({
     hint: 'Run `mt check` to see them with their positions',
   },
   'api:agents:not-found': { status: 404, message: 'No agent {name}{version} in this namespace' },
+  // The engine defines the same code for a run of an unknown interaction; the two messages are the same.
   'api:interactions:not-found': { status: 404, message: 'No interaction {name}{version} in this namespace' },
+  'api:approvals:person-required': {
+    status: 403,
+    message: "An approval is answered with a person's API key, not with a platform token (a tool call of an agent)",
+    hint: 'Answer it with `mt interaction-approve`, `mt approval-approve` or an API key of the namespace',
+  },
   'api:server:internal': { status: 500, message: 'Internal server error' },
 });

@@ -45,7 +45,12 @@ describe('the OpenAPI document', () => {
         const success = codes.find((code) => code.startsWith('2'));
         expect(success, `${method} ${path}`).toBeDefined();
         if (success !== '204') {
-          expect(operation.responses[success!].content['application/json'].schema, `${method} ${path}`).toBeTruthy();
+          // The run event stream is the one answer that is not JSON: Server-Sent Events, each a RunEvent.
+          const content = operation.responses[success!].content;
+          const schema = path.endsWith('/stream')
+            ? content['text/event-stream'].schema
+            : content['application/json'].schema;
+          expect(schema, `${method} ${path}`).toBeTruthy();
         }
         expect(operation.responses['4XX']?.content['application/json'].schema, `${method} ${path}`).toBeTruthy();
         if (method === 'put' || (method === 'post' && !/\/(disable|enable)$/.test(path))) {

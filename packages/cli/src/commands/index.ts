@@ -3,6 +3,10 @@ import type { Io } from '../internal/output.js';
 import { register as agentGet } from './agent-get.js';
 import { register as agentList } from './agent-list.js';
 import { register as agentVersions } from './agent-versions.js';
+import { register as approvalApprove } from './approval-approve.js';
+import { register as approvalGet } from './approval-get.js';
+import { register as approvalList } from './approval-list.js';
+import { register as approvalReject } from './approval-reject.js';
 import { register as check } from './check.js';
 import { register as connectorGet } from './connector-get.js';
 import { register as connectorList } from './connector-list.js';
@@ -17,19 +21,27 @@ import { register as extopVersionDisable } from './extop-version-disable.js';
 import { register as extopVersionEnable } from './extop-version-enable.js';
 import { register as extopVersions } from './extop-versions.js';
 import { register as fmt } from './fmt.js';
+import { register as interactionApprove } from './interaction-approve.js';
+import { register as interactionCancel } from './interaction-cancel.js';
 import { register as interactionGet } from './interaction-get.js';
 import { register as interactionList } from './interaction-list.js';
+import { register as interactionLogs } from './interaction-logs.js';
+import { register as interactionReject } from './interaction-reject.js';
+import { register as interactionRun } from './interaction-run.js';
+import { register as interactionStatus } from './interaction-status.js';
 import { register as interactionVersions } from './interaction-versions.js';
 import { register as keyCreate } from './key-create.js';
 import { register as keyDelete } from './key-delete.js';
 import { register as keyList } from './key-list.js';
 import { register as login } from './login.js';
 import { register as namespaceCreate } from './namespace-create.js';
+import { register as runList } from './run-list.js';
 import { register as secretCreate } from './secret-create.js';
 import { register as secretDelete } from './secret-delete.js';
 import { register as secretList } from './secret-list.js';
 import { register as secretRotate } from './secret-rotate.js';
 import { register as serve } from './serve.js';
+import { register as worker } from './worker.js';
 
 /** A command module: adds one `mt` command to the program. */
 export type RegisterCommand = (program: Command, io: Io) => void;
@@ -39,6 +51,10 @@ export const commands: RegisterCommand[] = [
   agentGet,
   agentList,
   agentVersions,
+  approvalApprove,
+  approvalGet,
+  approvalList,
+  approvalReject,
   check,
   connectorGet,
   connectorList,
@@ -53,17 +69,25 @@ export const commands: RegisterCommand[] = [
   extopVersionEnable,
   extopVersions,
   fmt,
+  interactionApprove,
+  interactionCancel,
   interactionGet,
   interactionList,
+  interactionLogs,
+  interactionReject,
+  interactionRun,
+  interactionStatus,
   interactionVersions,
   keyCreate,
   keyDelete,
   keyList,
   login,
   namespaceCreate,
+  runList,
   secretCreate,
   secretDelete,
   secretList,
   secretRotate,
   serve,
+  worker,
 ];

@@ -1,8 +1,10 @@
 import type { EgressPolicy } from '@maitento/egress';
+import type { Engine } from '@maitento/engine';
 import type { Gateway } from '@maitento/gateway';
 import type { Db, KeyIdentity, KeyRole } from '@maitento/store';
+import type { EventStreamTiming } from './event-stream.js';
 
-/** What every route plugin needs: the database, the secret key, the gateway and the egress policy. */
+/** What every route plugin needs: the database, the secret key, the gateway, the egress policy and the run engine. */
 export interface ServerContext {
   db: Db;
   secretKey: Buffer;
@@ -10,6 +12,10 @@ export interface ServerContext {
   egress: EgressPolicy;
   /** The server's own public origin, handed to the compiler for `auth = "Maitento"` connectors. */
   platformOrigin?: string;
+  /** Runs and approvals. */
+  engine: Engine;
+  /** How often run event streams poll, and their keep-alive interval. */
+  streamTiming: EventStreamTiming;
 }
 
 /** Who may call a route: a role of the key's namespace, or `operator` (an admin key of `default`). */

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { runnableSchemas } from './runnables.js';
+import { runSchemas } from './runs.js';
 
 const anyJson = {};
 const stringMap = { type: 'object', additionalProperties: true };
@@ -139,7 +140,7 @@ export const sharedSchemas = [
 
 /** Adds {@link sharedSchemas} to `app`. */
 export function addSharedSchemas(app: FastifyInstance): void {
-  for (const schema of [...sharedSchemas, ...runnableSchemas]) app.addSchema(schema);
+  for (const schema of [...sharedSchemas, ...runnableSchemas, ...runSchemas]) app.addSchema(schema);
 }
 
 /** A response map: `ok` for the success status, the shared error schema for every 4xx and 5xx. */

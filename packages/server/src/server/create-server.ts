@@ -1,15 +1,18 @@
 import swagger from '@fastify/swagger';
 import { type EgressPolicy, egressPolicyFromEnv, type Resolver } from '@maitento/egress';
+import { createEngine, type Engine, type EngineOptions } from '@maitento/engine';
 import { createGateway, type Gateway } from '@maitento/gateway';
 import { bootstrap, type Db, issuePlatformToken, migrate } from '@maitento/store';
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { ServerContext } from '../internal/context.js';
+import { DEFAULT_STREAM_TIMING, type EventStreamTiming } from '../internal/event-stream.js';
 import { loggerOptions } from '../internal/logging.js';
 import { formatSchemaError, installValidators } from '../internal/validation.js';
 import { registerAuth } from '../plugins/auth.js';
 import { frameworkErrorHandler, registerErrorHandler } from '../plugins/error-handler.js';
 import { registerIdempotency } from '../plugins/idempotency.js';
 import { agentRoutes } from '../routes/agents.js';
+import { approvalRoutes } from '../routes/approvals.js';
 import { connectorRoutes } from '../routes/connectors.js';
 import { deployRoutes } from '../routes/deploy.js';
 import { extopRoutes } from '../routes/extops.js';
@@ -17,6 +20,7 @@ import { healthRoutes } from '../routes/health.js';
 import { interactionRoutes } from '../routes/interactions.js';
 import { keyRoutes } from '../routes/keys.js';
 import { namespaceRoutes } from '../routes/namespaces.js';
+import { runRoutes } from '../routes/runs.js';
 import { secretRoutes } from '../routes/secrets.js';
 import { addSharedSchemas, MAX_NAME_LENGTH } from '../schemas/shared.js';
 
@@ -42,6 +46,14 @@ export interface ServerOptions {
   logger?: FastifyServerOptions['logger'];
   /** Largest request body in bytes (default 10 MiB, for whole config repos). */
   bodyLimit?: number;
+  /** A ready run engine to use (the caller closes it); otherwise one is made on `db` and closed with the server. */
+  engine?: Engine;
+  /** Runs this process executes: `{ concurrency }`, or false (the default) for an API that only queues runs. */
+  worker?: EngineOptions['worker'];
+  /** More options of the engine the server makes (models, maxSteps, approvalTtlMs). */
+  engineOptions?: Partial<EngineOptions>;
+  /** Poll interval and keep-alive of run event streams (tests shorten them). */
+  streamTiming?: Partial<EventStreamTiming>;
 }
 
 function printBootstrapKey(key: string): void {
@@ -82,7 +94,26 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
           }
         : {}),
     });
+  const ownsEngine = options.engine === undefined;
+  const engineLog: { target?: FastifyBaseLogger } = {};
+  const engine =
+    options.engine ??
+    (await createEngine({
+      // The engine logs through the server's logger, which is made below.
+      logger: {
+        info: (obj, msg) => engineLog.target?.info(obj, msg),
+        warn: (obj, msg) => engineLog.target?.warn(obj, msg),
+        error: (obj, msg) => engineLog.target?.error(obj, msg),
+      },
+      ...options.engineOptions,
+      db: options.db,
+      secretKey: options.secretKey,
+      gateway,
+      worker: options.worker ?? false,
+    }));
   const ctx: ServerContext = {
+    engine,
+    streamTiming: { ...DEFAULT_STREAM_TIMING, ...options.streamTiming },
     db: options.db,
     secretKey: options.secretKey,
     gateway,
@@ -97,6 +128,11 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
     routerOptions: { maxParamLength: MAX_NAME_LENGTH },
     frameworkErrors: frameworkErrorHandler,
     schemaErrorFormatter: formatSchemaError,
+  });
+  engineLog.target = app.log;
+  // The engine's workers stop before the gateway they call through closes.
+  app.addHook('onClose', async () => {
+    if (ownsEngine) await engine.close();
   });
   app.addHook('onClose', async () => {
     if (ownsGateway) await gateway.close();
@@ -139,6 +175,8 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
         agentRoutes,
         interactionRoutes,
         secretRoutes,
+        runRoutes,
+        approvalRoutes,
       ]) {
         await routes(v1, ctx);
       }

@@ -2,7 +2,7 @@ import type { EgressPolicy } from '@maitento/egress';
 import { DEFAULT_DATA_DIR, type Db, openDatabase, resolveSecretKey } from '@maitento/store';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import { join } from 'node:path';
-import { createServer } from './create-server.js';
+import { createServer, type ServerOptions } from './create-server.js';
 
 /** Options of {@link startServer}; every one has a default from the environment. */
 export interface StartServerOptions {
@@ -22,6 +22,8 @@ export interface StartServerOptions {
   logger?: FastifyServerOptions['logger'];
   /** Where messages for the operator go (default stderr). */
   message?: (line: string) => void;
+  /** The worker this process runs beside the API (default: one, `MT_WORKER_CONCURRENCY` runs at once); false for none. */
+  worker?: ServerOptions['worker'];
 }
 
 /** A listening server. */
@@ -57,6 +59,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
       bootstrapKey: options.bootstrapKey ?? (env.MT_BOOTSTRAP_KEY || undefined),
       platformOrigin: options.platformOrigin ?? (env.MT_PUBLIC_URL || undefined),
       logger: options.logger,
+      worker: options.worker ?? {},
       onBootstrapKey: (k) =>
         message(`Created namespace "default" and its first admin key (shown once, keep it):\n  ${k}`),
     });

@@ -1,0 +1,26 @@
+import { Option } from 'commander';
+import { type ApiFlags, addConnectionOptions, addJsonOption, withClient } from '../internal/api.js';
+import { printRunJson } from '../internal/run-output.js';
+import type { RegisterCommand } from './index.js';
+
+/** `mt interaction-reject RUN_ID -r REASON [--approval ID]`: rejects the call a run waits on; the model is told why. */
+export const register: RegisterCommand = (program, io) => {
+  const command = program
+    .command('interaction-reject')
+    .description('Reject the call a run waits on: it is not made, and the model is told your reason (it may redraft)')
+    .argument('<run-id>', 'the run id')
+    .addOption(new Option('-r, --reason <reason>', 'why: the model reads it').makeOptionMandatory())
+    .option('--approval <id>', 'the approval to answer (default: the one the run waits on)');
+  addJsonOption(addConnectionOptions(command)).action(
+    async (runId: string, flags: ApiFlags & { reason: string; approval?: string }) => {
+      await withClient(io, flags, async (client) => {
+        const run = await client.interactionRuns.reject(runId, {
+          reason: flags.reason,
+          ...(flags.approval ? { approvalId: flags.approval } : {}),
+        });
+        if (flags.json) return printRunJson(io, run);
+        io.err(`rejected; run ${run.id} is ${run.status} (follow it with \`mt interaction-logs ${run.id} --follow\`)`);
+      });
+    },
+  );
+};

@@ -1,0 +1,57 @@
+import { InvalidArgumentError, Option } from 'commander';
+import { type ApiFlags, addConnectionOptions, addJsonOption, withClient } from '../internal/api.js';
+import { printJson } from '../internal/output.js';
+import { formatTable } from '../internal/table.js';
+import type { RegisterCommand } from './index.js';
+
+const STATUSES = ['Running', 'PendingApproval', 'Completed', 'Failed', 'Cancelled'] as const;
+
+function parseLimit(value: string): number {
+  if (!/^[1-9][0-9]*$/.test(value) || Number(value) > 200)
+    throw new InvalidArgumentError('a whole number from 1 to 200');
+  return Number(value);
+}
+
+interface ListFlags extends ApiFlags {
+  interaction?: string;
+  status?: (typeof STATUSES)[number];
+  limit?: number;
+  cursor?: string;
+}
+
+/** `mt run-list [--interaction NAME] [--status S] [--limit N] [--cursor C]`: runs, newest first. */
+export const register: RegisterCommand = (program, io) => {
+  const command = program
+    .command('run-list')
+    .description('List runs, newest first, one page at a time')
+    .option('--interaction <name>', 'only runs of this interaction')
+    .addOption(new Option('--status <status>', 'only runs in this status').choices(STATUSES))
+    .option('--limit <n>', 'at most this many (default 50, at most 200)', parseLimit)
+    .option('--cursor <cursor>', 'the next page, as the previous page printed');
+  addJsonOption(addConnectionOptions(command)).action(async (flags: ListFlags) => {
+    await withClient(io, flags, async (client) => {
+      const page = await client.interactionRuns.list({
+        interaction: flags.interaction,
+        status: flags.status,
+        limit: flags.limit,
+        cursor: flags.cursor,
+      });
+      if (flags.json) return printJson(io, page);
+      if (page.runs.length === 0) io.err('no runs');
+      else
+        io.out(
+          formatTable(
+            ['ID', 'INTERACTION', 'STATUS', 'CREATED', 'UPDATED'],
+            page.runs.map((r) => [
+              r.id,
+              `${r.interaction.name}@${r.interaction.version}`,
+              r.status,
+              r.createdAt,
+              r.updatedAt,
+            ]),
+          ),
+        );
+      if (page.nextCursor) io.err(`more: mt run-list --cursor ${page.nextCursor}`);
+    });
+  });
+};

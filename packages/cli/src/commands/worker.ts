@@ -1,0 +1,70 @@
+import type { startWorker } from '@maitento/server';
+import { InvalidArgumentError } from 'commander';
+import { cliErrors } from '../errors.js';
+import { CommandExit, reportError } from '../internal/output.js';
+import type { RegisterCommand } from './index.js';
+
+function parseConcurrency(value: string): number {
+  if (!/^[1-9][0-9]{0,3}$/.test(value)) throw new InvalidArgumentError('a whole number from 1 to 9999');
+  return Number(value);
+}
+
+/** `mt worker`: executes runs from the queue, alone, against PostgreSQL, until SIGINT or SIGTERM. */
+export const register: RegisterCommand = (program, io) => {
+  program
+    .command('worker')
+    .description('Execute runs from the queue, without the API (PostgreSQL from DATABASE_URL only)')
+    .option('--concurrency <n>', 'runs executed at once (default MT_WORKER_CONCURRENCY, else 8)', parseConcurrency)
+    .addHelpText(
+      'after',
+      `
+Any number of workers and servers can share one database; a run a killed worker held is taken over by
+another after its lease (MT_RUN_LEASE_SECONDS).
+
+Environment:
+  DATABASE_URL           PostgreSQL connection string (required)
+  MT_SECRET_KEY          the server's secret key (required: tool calls unseal secrets with it)
+  MT_WORKER_CONCURRENCY  runs executed at once (default 8)
+  MT_EGRESS_ALLOW        as for mt serve: what tools may call beyond the public internet
+  MT_PUBLIC_URL          as for mt serve: the only target of auth = "Maitento" connectors
+  OPENAI_API_KEY, OPENAI_BASE_URL, ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL   the model providers`,
+    )
+    .action(async (flags: { concurrency?: number }) => {
+      const databaseUrl = process.env.DATABASE_URL;
+      let running: Awaited<ReturnType<typeof startWorker>>;
+      try {
+        if (!databaseUrl) throw cliErrors.create('api:cli:worker-needs-database');
+        const server = await import('@maitento/server');
+        running = await server.startWorker({
+          databaseUrl,
+          concurrency: flags.concurrency,
+          logger: {
+            info: (obj, msg) => io.err(JSON.stringify({ level: 'info', msg, ...obj })),
+            warn: (obj, msg) => io.err(JSON.stringify({ level: 'warn', msg, ...obj })),
+            error: (obj, msg) => io.err(JSON.stringify({ level: 'error', msg, ...describeErr(obj) })),
+          },
+        });
+      } catch (error) {
+        throw new CommandExit(reportError(io, error));
+      }
+      io.err(`worker ${running.engine.workerId} executing runs (data: PostgreSQL (DATABASE_URL))`);
+      await new Promise<void>((resolve) => {
+        const stop = (signal: NodeJS.Signals) => {
+          process.off('SIGINT', stop);
+          process.off('SIGTERM', stop);
+          io.err(`${signal}: stopping`);
+          resolve();
+        };
+        process.on('SIGINT', stop);
+        process.on('SIGTERM', stop);
+      });
+      await running.close();
+      io.err('stopped');
+    });
+};
+
+// An Error's own fields are not enumerable: name its message so the log line says something.
+function describeErr(obj: object): object {
+  const err = (obj as { err?: unknown }).err;
+  return err instanceof Error ? { ...obj, err: { message: err.message, code: (err as { code?: unknown }).code } } : obj;
+}

@@ -1,0 +1,39 @@
+import type { Maitento, RunView } from '@maitento/sdk';
+import { type Io, printJson } from './output.js';
+import { describeEvent, describeWaiting } from './run-output.js';
+
+/** How a followed run stood when `mt` stopped following it. */
+export type FollowOutcome = 'completed' | 'waiting' | 'failed';
+
+function report(io: Io, run: RunView, json: boolean): FollowOutcome {
+  if (json) printJson(io, run);
+  if (run.status === 'PendingApproval') {
+    if (!json) io.out(describeWaiting(run));
+    return 'waiting';
+  }
+  if (run.status === 'Completed') {
+    if (!json) io.out(run.result ?? '');
+    return 'completed';
+  }
+  if (!json) {
+    const why = run.error ? ` [${run.error.code}]: ${run.error.message}` : '';
+    io.err(`run ${run.id} ${run.status === 'Cancelled' ? 'was cancelled' : `failed${why}`}`);
+  }
+  return 'failed';
+}
+
+/**
+ * Follows a run over its event stream, printing a readable line per event on stderr, until it ends or
+ * starts waiting for a person; then prints the answer, the pending call with the commands that answer
+ * it, or the error (the run as JSON with `json`).
+ */
+export async function followRun(client: Maitento, io: Io, runId: string, json: boolean): Promise<FollowOutcome> {
+  for await (const event of client.interactionRuns.events(runId)) {
+    io.err(describeEvent(event));
+    if (event.type === 'approval-requested') {
+      const run = await client.interactionRuns.get(runId);
+      if (run.status === 'PendingApproval') return report(io, run, json);
+    }
+  }
+  return report(io, await client.interactionRuns.get(runId), json);
+}

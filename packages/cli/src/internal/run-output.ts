@@ -1,0 +1,152 @@
+import type { ApprovalView, RunEvent, RunView } from '@maitento/sdk';
+import { type Io, printJson } from './output.js';
+import { formatTable } from './table.js';
+
+/** The most characters of a tool result or model text shown on one line of a run's log. */
+const SHOWN = 200;
+
+function shorten(text: string, max = SHOWN): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length <= max ? flat : `${flat.slice(0, max - 1)}…`;
+}
+
+function text(value: unknown): string {
+  return typeof value === 'string' ? value : JSON.stringify(value);
+}
+
+function str(value: unknown): string | undefined {
+  return typeof value === 'string' ? value : undefined;
+}
+
+/** What `--json` prints for a run: the whole run view (its `id`, `status`, `pendingApproval`, `result`, `error`...). */
+export function printRunJson(io: Io, run: RunView): void {
+  printJson(io, run);
+}
+
+/** One readable line (or a few) for an event of a run, as `interaction-logs` and `interaction-run --wait` print it. */
+export function describeEvent(event: RunEvent): string {
+  const d = event.data;
+  const time = event.at.slice(11, 19);
+  const prefix = `${String(event.seq).padStart(3)} ${time}`;
+  switch (event.type) {
+    case 'run-started':
+      return `${prefix} run started`;
+    case 'model-response': {
+      const calls = Array.isArray(d.toolCalls) ? (d.toolCalls as { name?: unknown }[]) : [];
+      const said = str(d.text);
+      const lines: string[] = [];
+      if (said) lines.push(`${prefix} model said: ${shorten(said)}`);
+      if (calls.length > 0) lines.push(`${prefix} model asks for ${calls.map((c) => text(c.name)).join(', ')}`);
+      return lines.length > 0 ? lines.join('\n') : `${prefix} model answered`;
+    }
+    case 'tool-call-started':
+      return `${prefix} calling ${text(d.name)} with ${shorten(JSON.stringify(d.arguments ?? {}))}`;
+    case 'tool-result': {
+      const status = typeof d.status === 'number' ? ` (HTTP ${d.status})` : '';
+      const outcome = d.ok === false ? 'failed' : 'returned';
+      return `${prefix} ${text(d.name)} ${outcome}${status}: ${shorten(text(d.result ?? ''))}`;
+    }
+    case 'approval-requested': {
+      const approval = d.approval as Partial<ApprovalView> | undefined;
+      return `${prefix} approval requested for ${approval?.functionName ?? 'a call'} (approval ${approval?.id ?? '?'})`;
+    }
+    case 'approval-answered': {
+      const approval = (d.approval ?? d) as Partial<ApprovalView> & { decision?: string };
+      const verdict = approval.status ?? approval.decision ?? 'answered';
+      const by = approval.answeredBy ? ` by ${approval.answeredBy.keyName} (${approval.answeredBy.keyId})` : '';
+      const why = approval.reason ? `: ${approval.reason}` : '';
+      return `${prefix} approval ${approval.id ?? ''} ${String(verdict).toLowerCase()}${by}${why}`.replace(/\s+:/, ':');
+    }
+    case 'run-completed':
+      return `${prefix} completed: ${shorten(text(d.result ?? ''), 2000)}`;
+    case 'run-failed':
+      return `${prefix} failed [${text(d.code)}]: ${text(d.message)}`;
+    case 'run-cancelled':
+      return `${prefix} cancelled`;
+    default:
+      return `${prefix} ${event.type} ${shorten(JSON.stringify(d))}`;
+  }
+}
+
+/** The arguments of an approval, pretty-printed (its `argumentsJson` is JSON text). */
+function prettyArguments(approval: ApprovalView): string {
+  try {
+    return JSON.stringify(JSON.parse(approval.argumentsJson), null, 2);
+  } catch {
+    return approval.argumentsJson;
+  }
+}
+
+/** The call a run waits on, readably, and the exact commands that answer it. */
+export function describeWaiting(run: RunView): string {
+  const approval = run.pendingApproval;
+  if (!approval) return `run ${run.id} is ${run.status}`;
+  const lines = [
+    `Run ${run.id} waits for a person to approve this call:`,
+    `  tool:      ${approval.functionName}`,
+    `  agent:     ${approval.agentName ?? '-'}`,
+    `  approval:  ${approval.id}`,
+  ];
+  if (approval.expiresAt) lines.push(`  expires:   ${approval.expiresAt}`);
+  lines.push(
+    '  arguments:',
+    ...prettyArguments(approval)
+      .split('\n')
+      .map((line) => `    ${line}`),
+  );
+  lines.push(
+    '',
+    'Answer it with:',
+    `  mt interaction-approve ${run.id}`,
+    `  mt interaction-reject ${run.id} -r "REASON"`,
+  );
+  return lines.join('\n');
+}
+
+/** A run as a FIELD / VALUE table, with its answer or error below. */
+export function describeRun(run: RunView): string {
+  const table = formatTable(
+    ['FIELD', 'VALUE'],
+    [
+      ['id', run.id],
+      ['interaction', `${run.interaction.name} (version ${run.interaction.version})`],
+      ['status', run.status],
+      ['interactive', run.interactive],
+      ['created', run.createdAt],
+      ['updated', run.updatedAt],
+      ['error', run.error ? `[${run.error.code}] ${run.error.message}` : null],
+    ],
+  );
+  const parts = [table];
+  if (run.result !== null) parts.push(`\nResult:\n${run.result}`);
+  if (run.status === 'PendingApproval' && run.pendingApproval) parts.push(`\n${describeWaiting(run)}`);
+  return parts.join('\n');
+}
+
+/** Approvals as a table: ID, RUN, TOOL, AGENT, STATUS, CREATED. */
+export function approvalTable(approvals: ApprovalView[]): string {
+  return formatTable(
+    ['ID', 'RUN', 'TOOL', 'AGENT', 'STATUS', 'CREATED'],
+    approvals.map((a) => [a.id, a.runId, a.functionName, a.agentName, a.status, a.createdAt]),
+  );
+}
+
+/** One approval: its fields, pretty-printed arguments, and who answered. */
+export function describeApproval(approval: ApprovalView): string {
+  const table = formatTable(
+    ['FIELD', 'VALUE'],
+    [
+      ['id', approval.id],
+      ['run', approval.runId],
+      ['tool', approval.functionName],
+      ['agent', approval.agentName],
+      ['status', approval.status],
+      ['reason', approval.reason],
+      ['answered by', approval.answeredBy ? `${approval.answeredBy.keyName} (${approval.answeredBy.keyId})` : null],
+      ['answered', approval.answeredAt],
+      ['expires', approval.expiresAt],
+      ['created', approval.createdAt],
+    ],
+  );
+  return `${table}\n\nArguments:\n${prettyArguments(approval)}`;
+}

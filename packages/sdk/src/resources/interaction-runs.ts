@@ -1,0 +1,187 @@
+import type { RequestOptions } from '../client.js';
+import { APIConnectionError, APIError, type ErrorResponseBody } from '../core/api-error.js';
+import { path } from '../core/path.js';
+import { retryDelayMs, sleep } from '../core/retry.js';
+import { parseSse } from '../core/sse.js';
+import type { ListRunsParams, RunEvent, RunPage, RunView } from '../types.js';
+import { APIResource } from './resource.js';
+
+/** Statuses a run does not leave. */
+export const TERMINAL_RUN_STATUSES: readonly RunView['status'][] = ['Completed', 'Failed', 'Cancelled'];
+
+const TERMINAL_EVENTS = new Set(['run-completed', 'run-failed', 'run-cancelled']);
+
+/** Parameters of {@link InteractionRuns.start}. */
+export interface StartRunParams {
+  /** Prompt, binding and auth inputs by name (an auth input is a secret's id). */
+  inputs?: Record<string, unknown>;
+  /** True by default; false is an app run, with nobody to ask for approvals. */
+  interactive?: boolean;
+  /** The interaction version; the latest when absent. */
+  version?: number;
+}
+
+/** Parameters of {@link InteractionRuns.events}. */
+export interface RunEventsParams {
+  /** Only events with `seq` above this (default 0: every event). */
+  after?: number;
+  /** Stops the iteration (the loop then throws the signal's reason). */
+  signal?: AbortSignal;
+  /** Reconnections in a row without a new event before giving up; default 5. */
+  maxReconnects?: number;
+  /** A connection silent this long (no event, no keep-alive) is dropped and reopened; default 45 000. */
+  idleTimeoutMs?: number;
+}
+
+/** Parameters of {@link InteractionRuns.run}. */
+export interface RunParams extends StartRunParams {
+  /**
+   * Called each time the run starts waiting for a person, once per pending approval (a redraft after a
+   * rejection is a new approval, so it is called again). Approve or reject from here to go on.
+   */
+  onWaiting?: (run: RunView) => void | Promise<void>;
+  signal?: AbortSignal;
+}
+
+/** `mt.interactionRuns`: start runs of interactions, follow them, cancel them and answer their approvals. */
+export class InteractionRuns extends APIResource {
+  /** Starts a run; resolves with it as stored (usually `Running`), before it has done anything. */
+  async start(name: string, params: StartRunParams = {}, options?: RequestOptions): Promise<RunView> {
+    return this.client.request({ method: 'POST', path: path`/v1/interactions/${name}/runs`, body: params }, options);
+  }
+
+  /** One run as it stands now. */
+  async get(id: string, options?: RequestOptions): Promise<RunView> {
+    return this.client.request({ method: 'GET', path: path`/v1/runs/${id}` }, options);
+  }
+
+  /** One page of the namespace's runs, newest first; pass `nextCursor` as `cursor` for the next. */
+  async list(params: ListRunsParams = {}, options?: RequestOptions): Promise<RunPage> {
+    const query = new URLSearchParams();
+    for (const [key, value] of Object.entries(params)) if (value !== undefined) query.set(key, String(value));
+    const text = query.toString();
+    return this.client.request({ method: 'GET', path: `/v1/runs${text ? `?${text}` : ''}` }, options);
+  }
+
+  /** Cancels a run that has not ended (`api:runs:already-ended`, 409, for one that has). */
+  async cancel(id: string, options?: RequestOptions): Promise<RunView> {
+    return this.client.request({ method: 'POST', path: path`/v1/runs/${id}/cancel` }, options);
+  }
+
+  /** Approves the call the run waits on (or the approval named): exactly that call is made. */
+  async approve(id: string, params: { approvalId?: string } = {}, options?: RequestOptions): Promise<RunView> {
+    return this.client.request({ method: 'POST', path: path`/v1/runs/${id}/approve`, body: params }, options);
+  }
+
+  /** Rejects the call the run waits on with a reason; the model is told it and may redraft. */
+  async reject(
+    id: string,
+    params: { approvalId?: string; reason: string },
+    options?: RequestOptions,
+  ): Promise<RunView> {
+    return this.client.request({ method: 'POST', path: path`/v1/runs/${id}/reject`, body: params }, options);
+  }
+
+  /** The stored events of a run with `seq` above `after`, in order (one request, no waiting). */
+  async listEvents(id: string, params: { after?: number } = {}, options?: RequestOptions): Promise<RunEvent[]> {
+    const after = params.after ? `?after=${params.after}` : '';
+    return this.client.request({ method: 'GET', path: `${path`/v1/runs/${id}/events`}${after}` }, options);
+  }
+
+  /**
+   * The run's events as they happen, over the server's live stream: the stored ones after `after` first,
+   * then each new one, ending after `run-completed`, `run-failed` or `run-cancelled`. A dropped connection
+   * is reopened with `Last-Event-ID`, so no event is lost or repeated. Breaking out of the loop closes it.
+   */
+  async *events(id: string, params: RunEventsParams = {}): AsyncGenerator<RunEvent> {
+    const route = path`/v1/runs/${id}/stream`;
+    const maxReconnects = params.maxReconnects ?? 5;
+    const idleTimeoutMs = params.idleTimeoutMs ?? 45_000;
+    let after = params.after ?? 0;
+    let failures = 0;
+    for (;;) {
+      let lastError: unknown;
+      let stream: { response: Response; close: () => void } | undefined;
+      try {
+        stream = await this.client.openStream(route, { lastEventId: String(after), signal: params.signal });
+      } catch (error) {
+        if (params.signal?.aborted) throw params.signal.reason;
+        if (!isReconnectable(error)) throw error;
+        lastError = error;
+      }
+      if (stream) {
+        let idle: NodeJS.Timeout | undefined;
+        const close = stream.close;
+        const touch = () => {
+          clearTimeout(idle);
+          idle = setTimeout(close, idleTimeoutMs);
+        };
+        try {
+          touch();
+          for await (const message of parseSse(stream.response.body as ReadableStream<Uint8Array>, touch)) {
+            if (message.event === 'error') throw streamError(message.data, route);
+            const event = JSON.parse(message.data) as RunEvent;
+            if (event.seq <= after) continue;
+            after = event.seq;
+            failures = 0;
+            yield event;
+            if (TERMINAL_EVENTS.has(event.type)) return;
+          }
+        } catch (error) {
+          if (params.signal?.aborted) throw params.signal.reason;
+          if (error instanceof APIError) throw error;
+          lastError = error;
+        } finally {
+          clearTimeout(idle);
+          close();
+        }
+      }
+      // The connection ended before the run did (a dropped connection, a server restarting): reopen it.
+      failures++;
+      if (failures > maxReconnects) {
+        throw lastError instanceof APIConnectionError
+          ? lastError
+          : new APIConnectionError(this.client.baseUrl + route, lastError);
+      }
+      await sleep(retryDelayMs(failures, undefined), params.signal);
+    }
+  }
+
+  /**
+   * Starts a run and follows it to its end: calls `onWaiting(run)` once for each approval it waits on,
+   * and resolves with the finished run (`Completed`, `Failed` or `Cancelled`).
+   */
+  async run(name: string, params: RunParams = {}, options?: RequestOptions): Promise<RunView> {
+    const { onWaiting, signal, ...start } = params;
+    const run = await this.start(name, start, { ...options, signal });
+    const asked = new Set<string>();
+    const askIfWaiting = async () => {
+      const current = await this.get(run.id, { signal });
+      const pending = current.pendingApproval;
+      if (current.status === 'PendingApproval' && pending && !asked.has(pending.id)) {
+        asked.add(pending.id);
+        await onWaiting?.(current);
+      }
+    };
+    for await (const event of this.events(run.id, { signal })) {
+      if (event.type === 'approval-requested') await askIfWaiting();
+    }
+    return this.get(run.id, { signal });
+  }
+}
+
+function isReconnectable(error: unknown): boolean {
+  if (error instanceof APIError) return error.status === 408 || error.status === 429 || error.status >= 500;
+  return error instanceof APIConnectionError;
+}
+
+function streamError(data: string, route: string): APIError {
+  let body: ErrorResponseBody & { status?: unknown };
+  try {
+    body = JSON.parse(data) as ErrorResponseBody;
+  } catch {
+    body = { error: data, code: 'api:sdk:unexpected-response' };
+  }
+  const status = typeof body.status === 'number' ? body.status : 502;
+  return APIError.fromResponse(status, body, new Headers(), { method: 'GET', url: route });
+}

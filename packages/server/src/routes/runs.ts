@@ -1,0 +1,206 @@
+import type { ListRunsQuery, RunStatus, StartRunInput } from '@maitento/engine';
+import type { FastifyInstance } from 'fastify';
+import { answeringActor } from '../internal/actor.js';
+import type { ServerContext } from '../internal/context.js';
+import { emptyBodyIsEmptyObject } from '../internal/optional-body.js';
+import { type OpenStream, resumePoint, streamRunEvents } from '../internal/event-stream.js';
+import { RUN_STATUSES } from '../schemas/runs.js';
+import { idParams, nameParams, responses } from '../schemas/shared.js';
+
+const TERMINAL: RunStatus[] = ['Completed', 'Failed', 'Cancelled'];
+
+const answerBody = {
+  type: 'object',
+  properties: {
+    approvalId: { type: 'string', minLength: 1, maxLength: 100, description: 'Default: the one the run waits on' },
+    reason: { type: 'string', minLength: 1, maxLength: 4000, description: 'Required to reject: the model is told it' },
+  },
+  additionalProperties: false,
+};
+
+/**
+ * `/v1/interactions/:name/runs` and `/v1/runs`: start a run, follow it (one run, a page of runs, its
+ * stored events, a live Server-Sent Events stream), cancel it, and answer the approval it waits on.
+ */
+export async function runRoutes(app: FastifyInstance, ctx: ServerContext): Promise<void> {
+  const { engine } = ctx;
+  const open = new Set<OpenStream>();
+  // Open streams would otherwise hold the server's close until their runs end.
+  app.addHook('preClose', async () => {
+    for (const stream of [...open]) stream.stop();
+  });
+
+  app.post<{ Params: { name: string }; Body: StartRunInput }>(
+    '/interactions/:name/runs',
+    {
+      schema: {
+        tags: ['runs'],
+        summary: 'Start a run of the interaction (its latest version, or the one named)',
+        params: nameParams,
+        body: {
+          type: 'object',
+          properties: {
+            inputs: {
+              type: 'object',
+              additionalProperties: true,
+              description: 'Prompt, binding and auth inputs by name (auth inputs are secret ids)',
+            },
+            interactive: { type: 'boolean', description: 'Default true; false is an app run with nobody to ask' },
+            version: { type: 'integer', minimum: 1, maximum: 2147483647 },
+          },
+          additionalProperties: false,
+        },
+        response: responses({ 201: { $ref: 'Run#' } }),
+      },
+      preValidation: emptyBodyIsEmptyObject,
+    },
+    async (request, reply) => {
+      const { inputs, interactive, version } = request.body;
+      const run = await engine.startRun(
+        request.identity.namespace,
+        request.params.name,
+        { inputs: inputs ?? {}, interactive: interactive ?? true, ...(version === undefined ? {} : { version }) },
+        { keyId: request.identity.keyId },
+      );
+      return reply.status(201).send(run);
+    },
+  );
+
+  app.get<{ Querystring: ListRunsQuery }>(
+    '/runs',
+    {
+      schema: {
+        tags: ['runs'],
+        summary: 'The runs of the namespace, newest first, one page at a time',
+        querystring: {
+          type: 'object',
+          properties: {
+            interaction: { type: 'string', minLength: 1, maxLength: 1000 },
+            status: { type: 'string', enum: RUN_STATUSES },
+            limit: { type: 'integer', minimum: 1, maximum: 200 },
+            cursor: { type: 'string', minLength: 1, maxLength: 500 },
+          },
+          additionalProperties: false,
+        },
+        response: responses({
+          200: {
+            type: 'object',
+            properties: {
+              runs: { type: 'array', items: { $ref: 'Run#' } },
+              nextCursor: { type: ['string', 'null'] },
+            },
+            required: ['runs', 'nextCursor'],
+          },
+        }),
+      },
+    },
+    async (request) => engine.listRuns(request.identity.namespace, request.query),
+  );
+
+  app.get<{ Params: { id: string } }>(
+    '/runs/:id',
+    {
+      schema: { tags: ['runs'], summary: 'One run', params: idParams, response: responses({ 200: { $ref: 'Run#' } }) },
+    },
+    async (request) => engine.getRun(request.identity.namespace, request.params.id),
+  );
+
+  app.get<{ Params: { id: string }; Querystring: { after?: number } }>(
+    '/runs/:id/events',
+    {
+      schema: {
+        tags: ['runs'],
+        summary: 'The stored events of a run with seq above `after`, in order',
+        params: idParams,
+        querystring: {
+          type: 'object',
+          properties: { after: { type: 'integer', minimum: 0, maximum: 2147483647 } },
+          additionalProperties: false,
+        },
+        response: responses({ 200: { type: 'array', items: { $ref: 'RunEvent#' } } }),
+      },
+    },
+    async (request) => engine.listEvents(request.identity.namespace, request.params.id, request.query.after ?? 0),
+  );
+
+  app.get<{ Params: { id: string }; Querystring: { after?: number } }>(
+    '/runs/:id/stream',
+    {
+      schema: {
+        tags: ['runs'],
+        summary:
+          'The events of a run as Server-Sent Events (id: seq, event: type, data: the RunEvent), stored ones first, ' +
+          'then live, until the run ends; resume with Last-Event-ID or ?after=',
+        params: idParams,
+        querystring: {
+          type: 'object',
+          properties: { after: { type: 'integer', minimum: 0, maximum: 2147483647 } },
+          additionalProperties: false,
+        },
+        response: responses({
+          200: {
+            description: 'text/event-stream; each event is one RunEvent',
+            content: { 'text/event-stream': { schema: { $ref: 'RunEvent#' } } },
+          },
+        }),
+      },
+    },
+    async (request, reply) => {
+      const namespace = request.identity.namespace;
+      // Looked up first, so an unknown run answers 404 as JSON before the stream starts.
+      const run = await engine.getRun(namespace, request.params.id);
+      await streamRunEvents(request, reply, {
+        engine,
+        namespace,
+        runId: run.id,
+        after: resumePoint(request.headers['last-event-id'], request.query.after) ?? 0,
+        ended: TERMINAL.includes(run.status),
+        timing: ctx.streamTiming,
+        open,
+      });
+    },
+  );
+
+  app.post<{ Params: { id: string } }>(
+    '/runs/:id/cancel',
+    {
+      schema: {
+        tags: ['runs'],
+        summary: 'Cancel a run that has not ended',
+        params: idParams,
+        body: { type: 'object', properties: {}, additionalProperties: false },
+        response: responses({ 200: { $ref: 'Run#' } }),
+      },
+      preValidation: emptyBodyIsEmptyObject,
+    },
+    async (request) => engine.cancelRun(request.identity.namespace, request.params.id),
+  );
+
+  for (const decision of ['approve', 'reject'] as const) {
+    app.post<{ Params: { id: string }; Body: { approvalId?: string; reason?: string } }>(
+      `/runs/:id/${decision}`,
+      {
+        schema: {
+          tags: ['runs'],
+          summary:
+            decision === 'approve'
+              ? 'Approve the call the run waits on: exactly that call is made'
+              : 'Reject the call the run waits on, with a reason the model is told; it may redraft',
+          params: idParams,
+          body: answerBody,
+          response: responses({ 200: { $ref: 'Run#' } }),
+        },
+        preValidation: emptyBodyIsEmptyObject,
+      },
+      async (request) => {
+        const by = await answeringActor(ctx.db, request);
+        const { approvalId, reason } = request.body;
+        return engine.answerRunApproval(request.identity.namespace, request.params.id, approvalId, {
+          decision,
+          ...(reason === undefined ? {} : { reason }),
+          by,
+        });
+      },
+    );
+  }
+}

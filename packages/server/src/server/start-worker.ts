@@ -1,0 +1,77 @@
+import { egressPolicyFromEnv } from '@maitento/egress';
+import { type EngineLogger, type RunningEngine, runWorker } from '@maitento/engine';
+import { createGateway } from '@maitento/gateway';
+import { type Db, issuePlatformToken, migrate, openDatabase, resolveSecretKey } from '@maitento/store';
+
+/** Options of {@link startWorker}; every one has a default from the environment. */
+export interface StartWorkerOptions {
+  /** PostgreSQL (a worker alone never runs on the embedded database); default `DATABASE_URL`. */
+  databaseUrl: string;
+  /** Default `MT_SECRET_KEY`. */
+  secretKey?: string;
+  /** Runs executed at once (default `MT_WORKER_CONCURRENCY`, else the engine's default). */
+  concurrency?: number;
+  /** Default `MT_PUBLIC_URL`: the only target of `auth = "Maitento"` connectors. */
+  platformOrigin?: string;
+  logger?: EngineLogger;
+}
+
+/** A worker executing runs until it is closed. */
+export interface RunningWorker {
+  engine: RunningEngine;
+  db: Db;
+  /** Stops taking runs (those in flight are left to their lease), then closes the gateway and the database. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts a worker alone on PostgreSQL (`mt worker`): migrates the database if it is new, builds the gateway
+ * as the server does (same egress rules, same platform tokens), and takes runs from the queue.
+ */
+export async function startWorker(options: StartWorkerOptions): Promise<RunningWorker> {
+  const env = process.env;
+  const key = resolveSecretKey({ value: options.secretKey ?? env.MT_SECRET_KEY });
+  const db = await openDatabase({ databaseUrl: options.databaseUrl });
+  try {
+    await migrate(db);
+    const platformOrigin = options.platformOrigin ?? (env.MT_PUBLIC_URL || undefined);
+    const gateway = createGateway({
+      policy: egressPolicyFromEnv(),
+      ...(platformOrigin
+        ? {
+            platform: {
+              origin: platformOrigin,
+              token: async ({ caller }) => {
+                if (caller === undefined) throw new Error('a platform call needs the namespace it is made for');
+                return issuePlatformToken(key.key, caller);
+              },
+            },
+          }
+        : {}),
+    });
+    try {
+      const engine = await runWorker({
+        db,
+        secretKey: key.key,
+        gateway,
+        ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
+        ...(options.logger ? { logger: options.logger } : {}),
+      });
+      return {
+        engine,
+        db,
+        async close() {
+          await engine.close();
+          await gateway.close();
+          await db.close();
+        },
+      };
+    } catch (error) {
+      await gateway.close();
+      throw error;
+    }
+  } catch (error) {
+    await db.close();
+    throw error;
+  }
+}

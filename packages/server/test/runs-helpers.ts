@@ -1,0 +1,227 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer as createHttpServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createEgressPolicy } from '@maitento/egress';
+import { type ModelResolver, modelsFromEnvironment, scriptedModel } from '@maitento/engine';
+import { createServer } from '@maitento/server';
+import { createPgDb, type Db } from '@maitento/store';
+import { createTestDatabase, type TestDatabase } from '@maitento/testkit';
+import type { FastifyInstance } from 'fastify';
+import { auth, localResolver } from './helpers.js';
+
+/** One request the upstream saw. */
+export interface SeenRequest {
+  method: string;
+  url: string;
+  headers: Record<string, unknown>;
+  body: string;
+}
+
+/** A gate a model waits at before each answer, opened by the test. */
+export class Gate {
+  #open = true;
+  #waiters: (() => void)[] = [];
+  /** Model turns that have reached the gate. */
+  arrived = 0;
+  close(): void {
+    this.#open = false;
+  }
+  open(): void {
+    this.#open = true;
+    for (const waiter of this.#waiters.splice(0)) waiter();
+  }
+  async pass(): Promise<void> {
+    this.arrived++;
+    if (!this.#open) await new Promise<void>((resolve) => this.#waiters.push(resolve));
+  }
+}
+
+/** A server with a worker, scripted models, a recording upstream, and the orders repo deployed. */
+export interface RunsWorld {
+  app: FastifyInstance;
+  db: Db;
+  adminKey: string;
+  secretKey: Buffer;
+  upstream: { url: string; seen: SeenRequest[] };
+  /** `scripted:gated` waits here before each turn. */
+  gate: Gate;
+  script(name: string, turns: unknown[]): void;
+  /** Injects a request with the admin key (or `key`). */
+  request(method: 'GET' | 'POST', url: string, payload?: unknown, key?: string): ReturnType<FastifyInstance['inject']>;
+  /** Polls the run until `done` (default: no longer Running). */
+  waitFor(id: string, done?: (run: { status: string }) => boolean): Promise<Record<string, any>>;
+  close(): Promise<void>;
+}
+
+/** The secret value the orders upstream expects; it must never show in a run, an event or an approval. */
+export const ORDERS_SECRET = `sk-orders-${randomBytes(8).toString('hex')}`;
+
+function repoFiles(origin: string) {
+  return [
+    {
+      path: 'connectors/open-api/orders-get.mtr',
+      content: `method = "GET"
+url = "${origin}/orders/{orderId}"
+description = "One order by its id"
+auth = "Header"
+parameters.path = [ { name = "orderId" description = "The order id" } ]
+`,
+    },
+    {
+      path: 'connectors/open-api/orders-refund.mtr',
+      content: `method = "POST"
+url = "${origin}/orders/{orderId}/refund"
+description = "Refunds an amount of an order"
+auth = "Header"
+parameters.path = [ { name = "orderId" description = "The order id" } ]
+schema.request = {
+  type = "object"
+  properties = { amount = { type = "number" } reason = { type = "string" } }
+  required = ["amount", "reason"]
+  additionalProperties = false
+}
+`,
+    },
+    {
+      path: 'external-operations/open-api/get-order.mtr',
+      content: `connector = @ref("orders-get")
+guidance = "Looks up an order."
+auth = { header = "X-Api-Key" secret = @ref("orders-key") }
+`,
+    },
+    {
+      path: 'external-operations/open-api/refund-order.mtr',
+      content: `connector = @ref("orders-refund")
+guidance = "Refunds an order."
+auth = { header = "X-Api-Key" secret = @ref("orders-key") }
+requiresApproval = true
+`,
+    },
+    {
+      path: 'agents/support-agent.mtr',
+      content: `model = "scripted:support"
+instructions = "Help customers."
+functions = [ { ref = @ref("get-order") }, { ref = @ref("refund-order") } ]
+`,
+    },
+    {
+      path: 'agents/slow-agent.mtr',
+      content: `model = "scripted:gated"
+instructions = "Take your time."
+functions = [ { ref = @ref("get-order") } ]
+`,
+    },
+    {
+      path: 'interactions/one-shot/support.mtr',
+      content: `agent = { name = "Support" agent = @ref("support-agent") }
+task = "A customer writes: %%message%%"
+inputs.prompts = [ { name = "message" description = "What the customer wrote" required = true } ]
+`,
+    },
+    {
+      path: 'interactions/one-shot/slow.mtr',
+      content: `agent = { name = "Slow" agent = @ref("slow-agent") }
+task = "Look at %%order%%"
+inputs.prompts = [ { name = "order" required = true } ]
+`,
+    },
+  ];
+}
+
+/** Starts the world: database, upstream, server with a worker (stream polling shortened to `pollMs`). */
+export async function startRunsWorld(options: { pollMs?: number; keepAliveMs?: number } = {}): Promise<RunsWorld> {
+  const database: TestDatabase = await createTestDatabase('mt_server_runs');
+  const db = createPgDb(database.url);
+  const seen: SeenRequest[] = [];
+  const upstream: Server = createHttpServer((req, res) => {
+    let body = '';
+    req.on('data', (chunk) => {
+      body += chunk;
+    });
+    req.on('end', () => {
+      seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body });
+      res.setHeader('content-type', 'application/json');
+      if (req.headers['x-api-key'] !== ORDERS_SECRET) {
+        res.statusCode = 401;
+        return res.end('{"error":"bad key"}');
+      }
+      if (req.method === 'POST') return res.end(JSON.stringify({ refunded: JSON.parse(body || '{}').amount }));
+      res.end(JSON.stringify({ id: req.url?.split('/').pop(), status: 'delivered', paid: 40 }));
+    });
+  });
+  await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+  const origin = `http://orders.example.test:${(upstream.address() as AddressInfo).port}`;
+  const scriptsDir = mkdtempSync(join(tmpdir(), 'mt-server-scripts-'));
+  const gate = new Gate();
+  const base = modelsFromEnvironment({ scriptsDir });
+  const models: ModelResolver = (spec) => {
+    if (spec !== 'scripted:gated') return base(spec);
+    const inner = scriptedModel('gated', scriptsDir);
+    return {
+      scripted: true,
+      model: {
+        ...inner,
+        doGenerate: async (callOptions) => {
+          await gate.pass();
+          return inner.doGenerate(callOptions);
+        },
+      },
+    };
+  };
+  const adminKey = `mt_${randomBytes(24).toString('base64url')}`;
+  const secretKey = randomBytes(32);
+  const app = await createServer({
+    db,
+    secretKey,
+    egress: createEgressPolicy({ allow: '127.0.0.1/32' }),
+    resolver: localResolver(['orders.example.test']),
+    bootstrapKey: adminKey,
+    logger: false,
+    worker: { concurrency: 4 },
+    engineOptions: { models, modelRetries: 0, leaseSeconds: 5 },
+    streamTiming: { pollMs: options.pollMs ?? 50, keepAliveMs: options.keepAliveMs ?? 15_000 },
+  });
+  const request: RunsWorld['request'] = (method, url, payload, key = adminKey) =>
+    app.inject({
+      method,
+      url,
+      headers: auth(key),
+      ...(payload === undefined ? {} : { payload: payload as Record<string, unknown> }),
+    });
+  const secret = await request('POST', '/v1/secrets', { name: 'orders-key', value: ORDERS_SECRET });
+  if (secret.statusCode !== 201) throw new Error(secret.body);
+  const deployed = await request('POST', '/v1/deploy', { files: repoFiles(origin) });
+  if (deployed.statusCode !== 200) throw new Error(deployed.body);
+  const world: RunsWorld = {
+    app,
+    db,
+    adminKey,
+    secretKey,
+    upstream: { url: origin, seen },
+    gate,
+    script(name, turns) {
+      writeFileSync(join(scriptsDir, `${name}.json`), JSON.stringify(turns));
+    },
+    request,
+    async waitFor(id, done = (run) => run.status !== 'Running') {
+      const deadline = Date.now() + 15_000;
+      for (;;) {
+        const run = (await request('GET', `/v1/runs/${id}`)).json();
+        if (done(run)) return run;
+        if (Date.now() > deadline) throw new Error(`run ${id} still ${run.status}`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    },
+    async close() {
+      gate.open();
+      await app.close();
+      await db.close();
+      await new Promise((resolve) => upstream.close(resolve));
+      await database.drop();
+    },
+  };
+  return world;
+}
