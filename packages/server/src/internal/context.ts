@@ -1,12 +1,14 @@
 import type { EgressPolicy } from '@maitento/egress';
 import type { Engine } from '@maitento/engine';
 import type { Gateway } from '@maitento/gateway';
-import type { Db, KeyIdentity, KeyRole } from '@maitento/store';
+import type { Db, KeyIdentity, KeyRole, StoreCache } from '@maitento/store';
 import type { EventStreamTiming } from './event-stream.js';
 
 /** What every route plugin needs: the database, the secret key, the gateway, the egress policy and the run engine. */
 export interface ServerContext {
   db: Db;
+  /** The cached reads of the call path (keys, versions, secrets); tell it about every write (`changed`). */
+  cache: StoreCache;
   secretKey: Buffer;
   gateway: Gateway;
   egress: EgressPolicy;

@@ -101,15 +101,13 @@ export function versionedRoutes(app: FastifyInstance, ctx: ServerContext, spec: 
           response: responses({ 200: { $ref: 'VersionState#' } }),
         },
       },
-      async (request) =>
-        setVersionEnabled(
-          ctx.db,
-          request.identity.namespace,
-          kind,
-          request.params.name,
-          request.params.version,
-          action === 'enable',
-        ),
+      async (request) => {
+        const namespace = request.identity.namespace;
+        const { name, version } = request.params;
+        const state = await setVersionEnabled(ctx.db, namespace, kind, name, version, action === 'enable');
+        ctx.cache.changed({ kind: 'resources', namespace });
+        return state;
+      },
     );
   }
 }

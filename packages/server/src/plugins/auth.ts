@@ -1,4 +1,4 @@
-import { authenticateApiKey, DEFAULT_NAMESPACE, isPlatformToken, verifyPlatformToken } from '@maitento/store';
+import { DEFAULT_NAMESPACE, isPlatformToken, verifyPlatformToken } from '@maitento/store';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { serverErrors } from '../errors.js';
 import type { RouteRole, ServerContext } from '../internal/context.js';
@@ -25,10 +25,12 @@ export function registerAuth(app: FastifyInstance, ctx: ServerContext): void {
     const header = request.headers.authorization;
     const match = header === undefined ? null : /^Bearer\s+(\S+)\s*$/i.exec(header);
     if (!match) throw serverErrors.create('api:auth:missing-key');
+    // Every change committed before this request (by any server) is applied to the caches first.
+    await ctx.cache.sync();
     // A platform token (what an `auth = "Maitento"` connector sends) is checked by its signature, not looked up.
     const identity = isPlatformToken(match[1])
       ? verifyPlatformToken(ctx.secretKey, match[1])
-      : await authenticateApiKey(ctx.db, match[1]);
+      : await ctx.cache.authenticateApiKey(match[1]);
     if (!identity) throw serverErrors.create('api:auth:invalid-key');
     request.identity = identity;
     const role = request.routeOptions.config.role ?? 'user';

@@ -54,7 +54,9 @@ export async function deployRoutes(app: FastifyInstance, ctx: ServerContext): Pr
         const count = compiled.diagnostics.filter((d) => d.severity === 'error').length;
         throw serverErrors.create('api:deploy:invalid', { count }, { details: { diagnostics: compiled.diagnostics } });
       }
-      return deploy(ctx.db, namespace, compiled, { dryRun: request.body.dryRun ?? false });
+      const plan = await deploy(ctx.db, namespace, compiled, { dryRun: request.body.dryRun ?? false });
+      if (plan.applied) ctx.cache.changed({ kind: 'resources', namespace });
+      return plan;
     },
   );
 }

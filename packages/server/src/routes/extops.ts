@@ -1,5 +1,5 @@
 import type { CallCredential } from '@maitento/gateway';
-import { loadCallableTool, readSecretValue, type StoredVersion } from '@maitento/store';
+import type { StoredVersion } from '@maitento/store';
 import type { FastifyInstance } from 'fastify';
 import type { ServerContext } from '../internal/context.js';
 import { versionDetailProperties, versionedRoutes } from '../internal/versioned-routes.js';
@@ -76,11 +76,15 @@ export async function extopRoutes(app: FastifyInstance, ctx: ServerContext): Pro
     },
     async (request) => {
       const namespace = request.identity.namespace;
-      const { tool, connector } = await loadCallableTool(ctx.db, namespace, request.params.name, request.body.version);
+      const { tool, connector } = await ctx.cache.loadCallableTool(
+        namespace,
+        request.params.name,
+        request.body.version,
+      );
       let credential: CallCredential | undefined;
       const auth = tool.resource.auth;
       if (auth) {
-        const secret = await readSecretValue(ctx.db, ctx.secretKey, namespace, { name: auth.secret });
+        const secret = await ctx.cache.readSecretValue(namespace, { name: auth.secret });
         credential = secret ? { header: auth.header, value: secret.value } : { missing: { secret: auth.secret } };
       }
       // A client that retries a call sends the same Idempotency-Key; the gateway derives the upstream's key

@@ -54,8 +54,12 @@ export async function secretRoutes(app: FastifyInstance, ctx: ServerContext): Pr
         response: responses({ 200: { $ref: 'Secret#' } }),
       },
     },
-    async (request) =>
-      rotateSecret(ctx.db, ctx.secretKey, request.identity.namespace, request.params.id, request.body.value),
+    async (request) => {
+      const { namespace } = request.identity;
+      const secret = await rotateSecret(ctx.db, ctx.secretKey, namespace, request.params.id, request.body.value);
+      ctx.cache.changed({ kind: 'secret', namespace, id: request.params.id });
+      return secret;
+    },
   );
 
   app.delete<{ Params: { id: string } }>(
@@ -71,6 +75,7 @@ export async function secretRoutes(app: FastifyInstance, ctx: ServerContext): Pr
     },
     async (request, reply) => {
       await deleteSecret(ctx.db, request.identity.namespace, request.params.id);
+      ctx.cache.changed({ kind: 'secret', namespace: request.identity.namespace, id: request.params.id });
       return reply.status(204).send();
     },
   );

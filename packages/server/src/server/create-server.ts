@@ -2,7 +2,7 @@ import swagger from '@fastify/swagger';
 import { type EgressPolicy, egressPolicyFromEnv, type Resolver } from '@maitento/egress';
 import { createEngine, type Engine, type EngineOptions } from '@maitento/engine';
 import { createGateway, type Gateway } from '@maitento/gateway';
-import { bootstrap, type Db, issuePlatformToken, migrate } from '@maitento/store';
+import { bootstrap, createStoreCache, type Db, issuePlatformToken, migrate, type StoreCache } from '@maitento/store';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { ServerContext } from '../internal/context.js';
 import { DEFAULT_STREAM_TIMING, type EventStreamTiming } from '../internal/event-stream.js';
@@ -46,6 +46,8 @@ export interface ServerOptions {
   logger?: FastifyServerOptions['logger'];
   /** Largest request body in bytes (default 10 MiB, for whole config repos). */
   bodyLimit?: number;
+  /** The cache of the call path's reads on `db`, to share it (the caller closes it); default: one of its own. */
+  cache?: StoreCache;
   /** A ready run engine to use (the caller closes it); otherwise one is made on `db` and closed with the server. */
   engine?: Engine;
   /** Runs this process executes: `{ concurrency }`, or false (the default) for an API that only queues runs. */
@@ -94,6 +96,8 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
           }
         : {}),
     });
+  const ownsCache = options.cache === undefined;
+  const cache = options.cache ?? (await createStoreCache(options.db, { secretKey: options.secretKey }));
   const ownsEngine = options.engine === undefined;
   const engineLog: { target?: FastifyBaseLogger } = {};
   const engine =
@@ -115,6 +119,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
     engine,
     streamTiming: { ...DEFAULT_STREAM_TIMING, ...options.streamTiming },
     db: options.db,
+    cache,
     secretKey: options.secretKey,
     gateway,
     egress,
@@ -135,6 +140,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
     if (ownsEngine) await engine.close();
   });
   app.addHook('onClose', async () => {
+    if (ownsCache) await cache.close();
     if (ownsGateway) await gateway.close();
   });
   // An empty body sent as JSON (a client that always sets the header) counts as no body, not as an error.

@@ -1,4 +1,5 @@
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { CHANGE_CHANNEL, changePayload } from '../cache/changes.js';
 import type { Queryable } from '../db/db.js';
 import { storeErrors } from '../errors.js';
 import { bytes, iso } from '../internal/rows.js';
@@ -60,11 +61,15 @@ export async function listApiKeys(db: Queryable, namespace: string): Promise<Api
   return rows.map((row) => ({ id: row.id, name: row.name, role: row.role, createdAt: iso(row.created_at) }));
 }
 
-/** Deletes a key of `namespace`; a key of another namespace is `api:keys:not-found`. */
+/** Deletes a key of `namespace` (refused from the next request, on every server); another namespace's is `api:keys:not-found`. */
 export async function deleteApiKey(db: Queryable, namespace: string, id: string): Promise<void> {
   if (!isUuid(id)) throw storeErrors.create('api:keys:not-found', { id });
-  const { rowCount } = await db.query('DELETE FROM mt_api_keys WHERE namespace = $1 AND id = $2', [namespace, id]);
-  if (rowCount === 0) throw storeErrors.create('api:keys:not-found', { id });
+  // One statement: the NOTIFY (for other servers' key caches) is sent only when the key existed.
+  const { rows } = await db.query(
+    'WITH gone AS (DELETE FROM mt_api_keys WHERE namespace = $1 AND id = $2 RETURNING 1) SELECT pg_notify($3, $4) FROM gone',
+    [namespace, id, CHANGE_CHANNEL, changePayload({ kind: 'key', namespace, id })],
+  );
+  if (rows.length === 0) throw storeErrors.create('api:keys:not-found', { id });
 }
 
 /** Returns who `key` belongs to, or undefined when it is no stored key. */

@@ -1,4 +1,5 @@
 import type { Connector, ResourceKind, Tool, ToolDefinition } from '@maitento/lang';
+import { CHANGE_CHANNEL, changePayload } from '../cache/changes.js';
 import type { Queryable } from '../db/db.js';
 import { storeErrors } from '../errors.js';
 import { iso } from '../internal/rows.js';
@@ -107,7 +108,7 @@ export async function listVersions(
   return rows.map((row) => ({ version: row.version, enabled: row.enabled, createdAt: iso(row.created_at) }));
 }
 
-/** Disables or enables one version of a connector or tool; takes effect on the next call. */
+/** Disables or enables one version of a connector or tool; takes effect on the next call, on every server. */
 export async function setVersionEnabled(
   db: Queryable,
   namespace: string,
@@ -116,10 +117,13 @@ export async function setVersionEnabled(
   version: number,
   enabled: boolean,
 ): Promise<{ name: string; version: number; enabled: boolean }> {
-  const { rowCount } = await db.query(
-    'UPDATE mt_resource_versions SET enabled = $5 WHERE namespace = $1 AND kind = $2 AND name = $3 AND version = $4',
-    [namespace, kind, name, version, enabled],
+  // One statement: the NOTIFY (for other servers' caches) is sent only when a row changed, at its commit.
+  const { rows } = await db.query(
+    'WITH changed AS (UPDATE mt_resource_versions SET enabled = $5 ' +
+      'WHERE namespace = $1 AND kind = $2 AND name = $3 AND version = $4 RETURNING 1) ' +
+      'SELECT pg_notify($6, $7) FROM changed',
+    [namespace, kind, name, version, enabled, CHANGE_CHANNEL, changePayload({ kind: 'resources', namespace })],
   );
-  if (rowCount === 0) throw notFound(kind, name, version);
+  if (rows.length === 0) throw notFound(kind, name, version);
   return { name, version, enabled };
 }

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { CHANGE_CHANNEL, changePayload } from '../cache/changes.js';
 import type { Queryable } from '../db/db.js';
 import { storeErrors } from '../errors.js';
 import { bytes, isUniqueViolation, iso } from '../internal/rows.js';
@@ -70,10 +71,20 @@ export async function rotateSecret(
 ): Promise<SecretInfo> {
   if (!isUuid(id)) throw storeErrors.create('api:secrets:not-found', { ref: id });
   const sealed = seal(key, namespace, id, value);
+  // One statement: the NOTIFY (for other servers' secret caches) is sent only when the secret existed.
   const { rows } = await db.query<SecretRow>(
-    'UPDATE mt_secrets SET iv = $3, ciphertext = $4, tag = $5, updated_at = now() WHERE namespace = $1 AND id = $2 ' +
-      'RETURNING id, name, created_at, updated_at',
-    [namespace, id, sealed.iv, sealed.ciphertext, sealed.tag],
+    'WITH changed AS (UPDATE mt_secrets SET iv = $3, ciphertext = $4, tag = $5, updated_at = now() ' +
+      'WHERE namespace = $1 AND id = $2 RETURNING id, name, created_at, updated_at) ' +
+      'SELECT id, name, created_at, updated_at, pg_notify($6, $7) FROM changed',
+    [
+      namespace,
+      id,
+      sealed.iv,
+      sealed.ciphertext,
+      sealed.tag,
+      CHANGE_CHANNEL,
+      changePayload({ kind: 'secret', namespace, id }),
+    ],
   );
   if (!rows[0]) throw storeErrors.create('api:secrets:not-found', { ref: id });
   return info(rows[0]);
@@ -82,8 +93,11 @@ export async function rotateSecret(
 /** Deletes secret `id` of `namespace`. */
 export async function deleteSecret(db: Queryable, namespace: string, id: string): Promise<void> {
   if (!isUuid(id)) throw storeErrors.create('api:secrets:not-found', { ref: id });
-  const { rowCount } = await db.query('DELETE FROM mt_secrets WHERE namespace = $1 AND id = $2', [namespace, id]);
-  if (rowCount === 0) throw storeErrors.create('api:secrets:not-found', { ref: id });
+  const { rows } = await db.query(
+    'WITH gone AS (DELETE FROM mt_secrets WHERE namespace = $1 AND id = $2 RETURNING 1) SELECT pg_notify($3, $4) FROM gone',
+    [namespace, id, CHANGE_CHANNEL, changePayload({ kind: 'secret', namespace, id })],
+  );
+  if (rows.length === 0) throw storeErrors.create('api:secrets:not-found', { ref: id });
 }
 
 /** Decrypts the secret of `namespace` found by `name` or by `id`; undefined when there is none. */

@@ -1,0 +1,171 @@
+// Two servers on one PostgreSQL database, each with its own pool and its own caches, reached over real HTTP
+// as clients reach them: a change made through one is seen by the other on its next request.
+import { randomBytes } from 'node:crypto';
+import { createServer as createHttpServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createEgressPolicy } from '@maitento/egress';
+import { createServer } from '@maitento/server';
+import { createPgDb, createStoreCache, type Db, type StoreCache } from '@maitento/store';
+import { createTestDatabase, type TestDatabase } from '@maitento/testkit';
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { localResolver, sampleFiles } from './helpers.js';
+
+const FIRST_VALUE = 'sk-orders-first-1d2c3b';
+const ROTATED_VALUE = 'sk-orders-rotated-8e7f6a';
+const orderArgs = { additionalInputs: { 'path.orderId': 'A-1001' } };
+
+interface Node {
+  app: FastifyInstance;
+  db: Db;
+  cache: StoreCache;
+  url: string;
+}
+
+let database: TestDatabase;
+let upstream: Server;
+let ordersUrl: string;
+let a: Node;
+let b: Node;
+let queries = 0;
+const adminKey = `mt_${randomBytes(24).toString('base64url')}`;
+const seen: { url: string; headers: IncomingHttpHeaders }[] = [];
+
+/** The same database, with every statement it runs counted. */
+function counting(db: Db): Db {
+  return {
+    ...db,
+    query: (text, params) => {
+      queries++;
+      return db.query(text, params);
+    },
+    exec: (sql) => {
+      queries++;
+      return db.exec(sql);
+    },
+    transaction: (fn) => {
+      queries++;
+      return db.transaction(fn);
+    },
+  };
+}
+
+async function startNode(db: Db, secretKey: Buffer): Promise<Node> {
+  const cache = await createStoreCache(db, { secretKey });
+  const app = await createServer({
+    db,
+    cache,
+    secretKey,
+    egress: createEgressPolicy({ allow: '127.0.0.1/32' }),
+    resolver: localResolver(['orders.example.test']),
+    bootstrapKey: adminKey,
+    logger: false,
+  });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  return { app, db, cache, url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}` };
+}
+
+async function send(node: Node, method: string, path: string, body?: unknown, key = adminKey) {
+  const res = await fetch(`${node.url}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, body: text === '' ? undefined : JSON.parse(text) };
+}
+
+const callOrder = (node: Node, key = adminKey) =>
+  send(node, 'POST', '/v1/extops/get-order/call', { arguments: orderArgs }, key);
+
+beforeAll(async () => {
+  upstream = createHttpServer((req, res) => {
+    seen.push({ url: req.url ?? '', headers: req.headers });
+    res.setHeader('content-type', 'application/json');
+    res.end(JSON.stringify({ id: 'A-1001', status: 'shipped' }));
+  });
+  await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+  ordersUrl = `http://orders.example.test:${(upstream.address() as AddressInfo).port}`;
+  database = await createTestDatabase('mt_caches');
+  const secretKey = randomBytes(32);
+  a = await startNode(counting(createPgDb(database.url)), secretKey);
+  b = await startNode(createPgDb(database.url), secretKey);
+  expect((await send(a, 'POST', '/v1/secrets', { name: 'orders-key', value: FIRST_VALUE })).status).toBe(201);
+  const deployed = await send(a, 'POST', '/v1/deploy', {
+    files: sampleFiles({ ordersUrl: `${ordersUrl}/orders/{orderId}` }),
+  });
+  expect(deployed.status).toBe(200);
+});
+
+afterAll(async () => {
+  for (const node of [a, b]) {
+    await node?.app.close();
+    await node?.cache.close();
+    await node?.db.close();
+  }
+  await database?.drop();
+  await new Promise((resolve) => upstream?.close(resolve));
+});
+
+describe('the call path caches', () => {
+  it('makes one round trip to the database for a call when nothing changed: the sync, no query', async () => {
+    expect((await callOrder(a)).body).toMatchObject({ ok: true, status: 200 });
+    queries = 0;
+    const syncs = a.cache.syncs;
+    for (let i = 0; i < 5; i++) expect((await callOrder(a)).body.ok).toBe(true);
+    expect(queries).toBe(0);
+    expect(a.cache.syncs - syncs).toBe(5);
+    expect(seen.at(-1)?.headers['x-api-key']).toBe(FIRST_VALUE);
+  });
+
+  it('a deploy through one server moves the other to the new latest version at once', async () => {
+    await callOrder(b);
+    expect(seen.at(-1)?.url).toBe('/orders/A-1001');
+    const redeploy = await send(a, 'POST', '/v1/deploy', {
+      files: sampleFiles({ ordersUrl: `${ordersUrl}/v2/orders/{orderId}` }),
+    });
+    expect(redeploy.body.changes).toContainEqual(expect.objectContaining({ name: 'get-order', version: 2 }));
+    expect((await callOrder(b)).body.ok).toBe(true);
+    expect(seen.at(-1)?.url).toBe('/v2/orders/A-1001');
+  });
+
+  it('a disable and an enable through one server are seen by the other at once', async () => {
+    await callOrder(b);
+    expect((await send(a, 'POST', '/v1/extops/get-order/versions/2/disable')).status).toBe(200);
+    const refused = await callOrder(b);
+    expect([refused.status, refused.body.code]).toEqual([409, 'api:extops:version-disabled']);
+    expect((await send(a, 'POST', '/v1/extops/get-order/versions/2/enable')).status).toBe(200);
+    expect((await callOrder(b)).body.ok).toBe(true);
+
+    expect((await send(b, 'POST', '/v1/connectors/orders-get/versions/2/disable')).status).toBe(200);
+    const connector = await callOrder(a);
+    expect([connector.status, connector.body.code]).toEqual([409, 'api:connectors:version-disabled']);
+    expect((await send(b, 'POST', '/v1/connectors/orders-get/versions/2/enable')).status).toBe(200);
+    expect((await callOrder(a)).body.ok).toBe(true);
+  });
+
+  it('a key deleted through one server is refused by the other at once', async () => {
+    const created = await send(a, 'POST', '/v1/keys', { role: 'admin', name: 'short-lived' });
+    expect(created.status).toBe(201);
+    expect((await callOrder(b, created.body.key)).body.ok).toBe(true);
+    expect((await send(a, 'DELETE', `/v1/keys/${created.body.id}`)).status).toBe(204);
+    const refused = await callOrder(b, created.body.key);
+    expect([refused.status, refused.body.code]).toEqual([401, 'api:auth:invalid-key']);
+  });
+
+  it('a secret rotated or deleted through one server is used or missed by the other on its next call', async () => {
+    await callOrder(b);
+    expect(seen.at(-1)?.headers['x-api-key']).toBe(FIRST_VALUE);
+    const secrets = await send(a, 'GET', '/v1/secrets');
+    const id = secrets.body.find((s: { name: string }) => s.name === 'orders-key').id;
+    expect((await send(a, 'PUT', `/v1/secrets/${id}`, { value: ROTATED_VALUE })).status).toBe(200);
+    expect((await callOrder(b)).body.ok).toBe(true);
+    expect(seen.at(-1)?.headers['x-api-key']).toBe(ROTATED_VALUE);
+
+    const before = seen.length;
+    expect((await send(a, 'DELETE', `/v1/secrets/${id}`)).status).toBe(204);
+    const missing = await callOrder(b);
+    expect(missing.body).toMatchObject({ ok: false, code: 'api:gateway:secret-not-found' });
+    expect(seen.length).toBe(before);
+  });
+});
