@@ -83,7 +83,7 @@ describe('answers go through their schemas', () => {
   it('never sends a field the schema does not list, even when the stored record has one', async () => {
     // A stored version with fields no schema knows (as a newer or tampered record could carry).
     await server.db.query(
-      "INSERT INTO mt_resource_versions (namespace, kind, name, version, hash, resource, pins, definition) SELECT namespace, kind, name, version + 1, 'x', resource || '{\"internal\": \"leak-1\"}'::jsonb || jsonb_build_object('auth', jsonb_build_object('header', 'X-Api-Key', 'secret', 'orders-key', 'value', 'leak-2')), pins, definition FROM mt_resource_versions WHERE kind = 'tool' AND name = 'get-order' AND version = 1",
+      "INSERT INTO mt_resource_versions (namespace, kind, name, version, hash, resource, pins, definition) SELECT namespace, kind, name, version + 1, 'x', (resource::jsonb || '{\"internal\": \"leak-1\"}'::jsonb || jsonb_build_object('auth', jsonb_build_object('header', 'X-Api-Key', 'secret', 'orders-key', 'value', 'leak-2')))::json, pins, definition FROM mt_resource_versions WHERE kind = 'tool' AND name = 'get-order' AND version = 1",
     );
     const detail = await server.app.inject({
       method: 'GET',

@@ -1,5 +1,5 @@
 import type { Json, Resource, Tool, ToolDefinition } from '@maitento/lang';
-import { canonicalJson, type Pin } from '../resources/hash.js';
+import { canonicalJson, differsOnlyInKeyOrder, type Pin } from '../resources/hash.js';
 import { type ChangeSummary, diffToolDefinitions } from './tool-diff.js';
 
 function isObject(value: unknown): value is { [key: string]: Json } {
@@ -78,6 +78,14 @@ export function describeChange(
       skip,
     ),
   );
+  if (next.resource.kind === 'connector' && previous.resource.kind === 'connector') {
+    // The order of a schema's properties is what a model reads, so a reorder alone is a version (contentHash).
+    for (const part of ['request', 'response'] as const) {
+      if (differsOnlyInKeyOrder(previous.resource.schema[part], next.resource.schema[part])) {
+        changed.push(`schema.${part}: key order`);
+      }
+    }
+  }
   changed.push(...pinChanges(previous.pins, next.pins));
   return { changed, breaking };
 }
