@@ -1,4 +1,4 @@
-import type { Assignment, DirectiveValue, FileNode, Span, ValueNode } from '../syntax/ast.js';
+import type { Assignment, DirectiveValue, FileNode, KeyPath, Span, ValueNode } from '../syntax/ast.js';
 import type { Json } from './resources.js';
 import { FILE_START, type Reporter } from './report.js';
 
@@ -136,6 +136,20 @@ class TreeBuilder {
     this.positions?.values.set(pathKey([]), FILE_START);
     const path: Path = [];
     for (const assignment of node.assignments) this.assign(this.root, path, assignment);
+    if (node.unparsed) this.markUnparsed(path, node.unparsed);
+  }
+
+  // A key whose value did not parse has a syntax error already: it counts as failed, not as missing.
+  private markUnparsed(path: Path, keys: readonly KeyPath[]): void {
+    const depth = path.length;
+    for (const key of keys) {
+      for (const segment of key.segments) {
+        if (segment.qualifier !== undefined) path.push(segment.qualifier);
+        path.push(segment.name);
+      }
+      this.failed.add(pathKey(path));
+      path.length = depth;
+    }
   }
 
   private assign(target: TreeObject, path: Path, node: Assignment): void {
@@ -199,6 +213,7 @@ class TreeBuilder {
       if (node.kind === 'Object' && isTreeObject(existing)) {
         this.markAssigned(container, name, keySpan);
         for (const entry of node.entries) this.assign(existing, path, entry);
+        if (node.unparsed) this.markUnparsed(path, node.unparsed);
         return;
       }
       this.conflict(path, keySpan, 'is already an object of keys, so it cannot be set to a value');
@@ -242,6 +257,7 @@ class TreeBuilder {
       case 'Object': {
         const out = newObject();
         for (const entry of node.entries) this.assign(out, path, entry);
+        if (node.unparsed) this.markUnparsed(path, node.unparsed);
         return out;
       }
       case 'Directive':

@@ -76,6 +76,8 @@ export interface ArrayValue {
 export interface ObjectValue {
   kind: 'Object';
   entries: Assignment[];
+  /** The keys of entries whose value did not parse (only when there are some), so no check calls them missing. */
+  unparsed?: KeyPath[];
   span: Span;
 }
 
@@ -110,6 +112,8 @@ export interface FileNode {
   kind: 'File';
   file: string;
   assignments: Assignment[];
+  /** The keys of top-level assignments whose value did not parse (only when there are some). */
+  unparsed?: KeyPath[];
   comments: Comment[];
   span: Span;
 }

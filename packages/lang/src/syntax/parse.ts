@@ -1,6 +1,6 @@
 import { createTokenInstance, type IToken } from 'chevrotain';
 import type { Diagnostic } from '../diagnostics/diagnostic.js';
-import type { Assignment, Comment, FileNode } from './ast.js';
+import type { Assignment, Comment, FileNode, KeyPath } from './ast.js';
 import { lexMtr } from './lexer.js';
 import { MAX_PARSER_ERRORS, messageContext, TooManyErrors } from './messages.js';
 import { parser } from './parser.js';
@@ -56,6 +56,7 @@ export function parseMtr(text: string, file: string): ParseResult {
   }));
 
   let assignments: Assignment[] = [];
+  let unparsed: KeyPath[] = [];
   let stopped: Diagnostic | undefined;
   messageContext.tokens = tokens;
   messageContext.count = 0;
@@ -83,7 +84,10 @@ export function parseMtr(text: string, file: string): ParseResult {
   if (stopped === undefined) {
     // A top-level assignment that recovery re-synced out of, up at the file, did not parse.
     if (parser.pending >= 0) parser.ast.truncate(parser.pending);
+    const pendingKey = parser.pendingKeyPath();
+    if (pendingKey !== undefined) parser.unparsed.push(pendingKey);
     assignments = parser.assignments;
+    unparsed = parser.unparsed;
     for (const d of parser.ast.diagnostics) diagnostics.push(d);
     for (const d of parser.ast.strayDiagnostics) diagnostics.push(d);
   }
@@ -94,6 +98,7 @@ export function parseMtr(text: string, file: string): ParseResult {
       kind: 'File',
       file,
       assignments,
+      ...(unparsed.length > 0 ? { unparsed } : {}),
       comments,
       span: { start: { offset: 0, line: 1, column: 1 }, end: eof },
     },

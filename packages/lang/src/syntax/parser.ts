@@ -70,8 +70,15 @@ class MtrParser extends EmbeddedActionsParser {
   readonly ast = new AstBuilder();
   /** The top-level assignments of the file being parsed. */
   assignments: Assignment[] = [];
+  /** The keys of top-level assignments whose value did not parse. */
+  unparsed: KeyPath[] = [];
   /** The diagnostics mark of the top-level assignment being parsed, -1 between assignments. */
   pending = -1;
+  /** Where the key of the top-level assignment being parsed goes in {@link keys}, -1 between assignments. */
+  pendingKey = -1;
+  // The key of each assignment being parsed, outermost first: an assignment pushes its key before its value,
+  // so the caller finds it even when the value, or recovery, left no assignment.
+  private readonly keys: (KeyPath | undefined)[] = [];
   // The last token consumed that has a position, for the spans of nodes whose closer recovery inserted.
   private last: IToken = NO_TOKEN;
 
@@ -84,7 +91,10 @@ class MtrParser extends EmbeddedActionsParser {
   start(file: string, tokens: IToken[]): void {
     this.ast.reset(file);
     this.assignments = [];
+    this.unparsed = [];
     this.pending = -1;
+    this.pendingKey = -1;
+    this.keys.length = 0;
     this.last = NO_TOKEN;
     this.input = tokens;
   }
@@ -105,6 +115,23 @@ class MtrParser extends EmbeddedActionsParser {
     if (result !== RECOVERED) return result;
     this.ast.truncate(mark);
     return undefined;
+  }
+
+  // Calls the assignment rule; a key whose value did not parse goes to `unparsed`, so that no later check
+  // reports the key as missing on top of the syntax error (`method = GET` is not also "needs method").
+  private entry(idx: number, unparsed: KeyPath[]): Assignment | undefined {
+    if (this.RECORDING_PHASE) return this.child(idx, this.assignment);
+    const depth = this.keys.length;
+    const assignment = this.child(idx, this.assignment);
+    const key = this.keys[depth];
+    this.keys.length = depth;
+    if (assignment === undefined && key !== undefined) unparsed.push(key);
+    return assignment;
+  }
+
+  /** The key of the top-level assignment that recovery re-synced out of, up at the file, if it was read. */
+  pendingKeyPath(): KeyPath | undefined {
+    return this.pendingKey >= 0 ? this.keys[this.pendingKey] : undefined;
   }
 
   // The alternatives of each OR are built once, not on every call: allocating them per call was a large
@@ -141,9 +168,17 @@ class MtrParser extends EmbeddedActionsParser {
   private readonly fileAlternatives: IOrAlt<void>[] = [
     {
       ALT: () => {
-        if (!this.RECORDING_PHASE) this.pending = this.ast.mark();
-        const assignment = this.child(1, this.assignment);
+        if (!this.RECORDING_PHASE) {
+          // A previous assignment that recovery unwound past, up at the file, left its key behind.
+          const left = this.pendingKeyPath();
+          if (left !== undefined) this.unparsed.push(left);
+          this.keys.length = 0;
+          this.pending = this.ast.mark();
+          this.pendingKey = 0;
+        }
+        const assignment = this.entry(1, this.unparsed);
         this.pending = -1;
+        this.pendingKey = -1;
         if (assignment !== undefined) this.assignments.push(assignment);
       },
     },
@@ -165,6 +200,7 @@ class MtrParser extends EmbeddedActionsParser {
     'assignment',
     (): Built<Assignment> => {
       const key = this.child(1, this.keyPath);
+      if (!this.RECORDING_PHASE) this.keys.push(key);
       this.take(this.CONSUME(Equals));
       const value = this.child(2, this.value);
       return this.RECORDING_PHASE ? undefined : this.ast.assignment(key, value);
@@ -246,12 +282,13 @@ class MtrParser extends EmbeddedActionsParser {
     (): Built<ObjectValue> => {
       const open = this.take(this.CONSUME(LCurly));
       const entries: Assignment[] = [];
+      const unparsed: KeyPath[] = [];
       this.MANY(() => {
-        const entry = this.child(1, this.assignment);
+        const entry = this.entry(1, unparsed);
         if (entry !== undefined) entries.push(entry);
       });
       const close = this.take(this.CONSUME(RCurly));
-      return this.RECORDING_PHASE ? undefined : this.ast.object(open, close, this.last, entries);
+      return this.RECORDING_PHASE ? undefined : this.ast.object(open, close, this.last, entries, unparsed);
     },
     { recoveryValueFunc: recovered },
   );

@@ -146,9 +146,16 @@ export class AstBuilder {
   }
 
   /** `{ ... }`; `last` as for {@link array}. */
-  object(open: IToken, close: IToken, last: IToken, entries: Assignment[]): ObjectValue | undefined {
+  object(
+    open: IToken,
+    close: IToken,
+    last: IToken,
+    entries: Assignment[],
+    unparsed: KeyPath[],
+  ): ObjectValue | undefined {
     const span = nodeSpan(open, close, last);
-    return span === undefined ? undefined : { kind: 'Object', entries, span };
+    if (span === undefined) return undefined;
+    return unparsed.length > 0 ? { kind: 'Object', entries, unparsed, span } : { kind: 'Object', entries, span };
   }
 
   /** `@name(...)`; `last` as for {@link array}. */
