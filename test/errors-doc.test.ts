@@ -10,6 +10,7 @@ async function allCodes(): Promise<Map<string, number>> {
     import('@maitento/lang'),
     import('@maitento/gateway'),
     import('@maitento/store'),
+    import('@maitento/engine'),
     import('@maitento/server'),
     import('@maitento/sdk'),
     import('@maitento/cli'),

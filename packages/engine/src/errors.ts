@@ -86,7 +86,6 @@ export const engineErrors = defineErrors({
     status: 422,
     message: 'There is no tool named {name}{suggestion}; the tools are: {known}',
   },
-  'api:runs:tool-unavailable': { status: 409, message: '{detail}' },
 });
 
 /** A code of the engine's registry. */
