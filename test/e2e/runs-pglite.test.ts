@@ -8,7 +8,7 @@ let stack: RunsStack;
 
 beforeAll(async () => {
   stack = await startRunsStack({ pglite: true });
-}, 90_000);
+}, 120_000);
 
 afterAll(async () => {
   await stack?.close();

@@ -48,7 +48,7 @@ function placeCoordinates(task: string): [number, number] {
 export function scenarioTurn(request: FakeModelRequest): FakeTurn {
   const c = request.conversation;
   const task = c.userTexts.join('\n');
-  const failure = /\[fail:([a-z-]+)\]/.exec(task)?.[1];
+  const failure = /\[fail:([\w-]+)\]/.exec(task)?.[1];
   if (failure === '500') return { fail: 'status', status: 500, message: 'the model is overloaded' };
   if (failure === 'garbage') return { fail: 'invalid-json' };
   if (failure === 'wrong-shape') return { fail: 'wrong-shape' };

@@ -115,7 +115,7 @@ export async function startServe(
     log += c.toString();
   });
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`mt serve did not start in 30 s:\n${log}`)), 30_000);
+    const timer = setTimeout(() => reject(new Error(`mt serve did not start in 60 s:\n${log}`)), 60_000);
     child.stderr?.on('data', (c: Buffer) => {
       log += c.toString();
       const match = /listening on (http:\/\/\S+)/.exec(log);

@@ -18,10 +18,7 @@ export const ORDERS_SECRET = 'sk-orders-e2e-5c1f9a7d3b';
  * Short recovery settings, so that a run held by a killed worker is picked up in seconds. The names are
  * the engine's (docs/runs.md).
  */
-export const FAST_RECOVERY: Record<string, string> = {
-  MT_RUN_LEASE_MS: '3000',
-  MT_RUN_HEARTBEAT_MS: '500',
-};
+export const FAST_RECOVERY: Record<string, string> = { MT_RUN_LEASE_SECONDS: '3' };
 
 /** Everything one e2e file of runs uses: database, upstream, fake models, server processes. */
 export interface RunsStack {
@@ -101,6 +98,9 @@ export async function startRunsStack(options: RunsStackOptions = {}): Promise<Ru
       return w;
     },
     close: async () => {
+      // MT_E2E_LOGS=1 prints what every process wrote, to see why a run went wrong.
+      if (process.env.MT_E2E_LOGS)
+        for (const p of [...servers, ...workers]) console.error(`--- pid ${p.pid}\n${p.log()}`);
       await Promise.all([...servers, ...workers].map((p) => p.stop()));
       await Promise.all([upstream.close(), openai.server.close(), anthropic.server.close()]);
       await db?.drop();
