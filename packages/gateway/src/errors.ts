@@ -49,6 +49,11 @@ export const gatewayErrors = defineErrors({
     status: 502,
     message: 'Could not reach the endpoint of {tool} at {host}: {reason}',
   },
+  'api:gateway:internal': {
+    status: 500,
+    message: 'The call to {tool} failed because of an error inside Maitento; it was logged on the server.',
+    hint: 'This is a bug in Maitento, not in the call: report it with the time of the call.',
+  },
   'api:gateway:upstream-status': {
     status: 502,
     message: 'The endpoint of {tool} answered with HTTP status {status}.',

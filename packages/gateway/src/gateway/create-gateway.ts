@@ -17,6 +17,24 @@ function errorResult(error: MtError, redact: Redactor | undefined): ToolCallResu
 
 const UNDICI_TIMEOUTS = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
 
+// Errors of the network and of the other side: system errno codes (never Node's own ERR_* codes, which are
+// bugs), TLS and certificate failures, a malformed HTTP answer, and undici's transport errors.
+const NETWORK_CODE =
+  /^(E(?!RR_)[A-Z0-9_]+|ERR_(TLS|SSL)_[A-Z0-9_]+|HPE_[A-Z0-9_]+|[A-Z_]*CERT[A-Z_]*|UNABLE_TO_[A-Z_]+|UND_ERR_[A-Z_]+)$/;
+// undici codes that mean the gateway called undici wrongly: bugs, not the network.
+const UNDICI_MISUSE = new Set(['UND_ERR_INVALID_ARG', 'UND_ERR_INVALID_RETURN_VALUE', 'UND_ERR_NOT_SUPPORTED']);
+
+/** The code of a network or TLS failure in `error` or its causes, or undefined when it is none (a bug). */
+function networkCodeIn(error: unknown): string | undefined {
+  let current = error;
+  for (let depth = 0; depth < 5 && current !== undefined && current !== null; depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string' && NETWORK_CODE.test(code) && !UNDICI_MISUSE.has(code)) return code;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
 /** Finds an MtError (for example the egress agent's refusal at connect time) in an error or its causes. */
 function mtErrorIn(error: unknown): MtError | undefined {
   let current = error;
@@ -68,9 +86,19 @@ export function createGateway(gatewayOptions: GatewayOptions): Gateway {
     if (input.signal?.aborted) return errorResult(gatewayErrors.create('api:gateway:cancelled', { tool }), redact);
     const mtError = mtErrorIn(error);
     if (mtError !== undefined) return errorResult(mtError, redact);
-    const reason = typeof code === 'string' ? `${code} ${(error as Error).message}` : String(error);
-    const host = call?.plan.connector.template.url.host ?? '(unknown)';
-    return errorResult(gatewayErrors.create('api:gateway:upstream-unreachable', { tool, host, reason }), redact);
+    const network = networkCodeIn(error);
+    if (network !== undefined) {
+      const host = call?.plan.connector.template.url.host ?? '(unknown)';
+      const reason = `${network} ${(error as Error).message}`;
+      return errorResult(gatewayErrors.create('api:gateway:upstream-unreachable', { tool, host, reason }), redact);
+    }
+    // A bug or a failed assertion: the stack goes to the operator's log, the caller gets the code alone.
+    try {
+      options.onInternalError?.(error, { tool });
+    } catch {
+      // A failing logger must not turn one error result into a rejected call.
+    }
+    return errorResult(gatewayErrors.create('api:gateway:internal', { tool }), redact);
   }
 
   return {

@@ -28,6 +28,12 @@ export interface GatewayOptions {
   platform?: { origin: string; token: (ctx: PlatformTokenContext) => Promise<string> };
   /** Extra trust for TLS (a test CA, a private CA). */
   tls?: { ca?: string | Buffer };
+  /**
+   * Told of every unexpected error (a bug, a failed assertion) with its stack, for the operator's log; the
+   * call's result is then `api:gateway:internal` without it. Never given a secret's value on purpose, but the
+   * error is whatever was thrown: log it where secrets are redacted.
+   */
+  onInternalError?: (error: unknown, context: { tool: string }) => void;
 }
 
 /** A credential the caller resolved for this call. */

@@ -79,11 +79,14 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
   // `auth = "Maitento"` connectors call this server's own API (MT_PUBLIC_URL) with a short-lived token
   // of the namespace the call is made for.
   const platformOrigin = options.platformOrigin;
+  // The gateway's own bugs are logged with their stack through the server's logger, made below.
+  const gatewayLog: { target?: FastifyInstance['log'] } = {};
   const gateway =
     options.gateway ??
     createGateway({
       policy: egress,
       resolver: options.resolver,
+      onInternalError: (err, { tool }) => gatewayLog.target?.error({ err, tool }, 'internal error in a tool call'),
       ...(platformOrigin
         ? {
             platform: {
@@ -134,6 +137,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
     frameworkErrors: frameworkErrorHandler,
     schemaErrorFormatter: formatSchemaError,
   });
+  gatewayLog.target = app.log;
   engineLog.target = app.log;
   // The engine's workers stop before the gateway they call through closes.
   app.addHook('onClose', async () => {
