@@ -1,4 +1,5 @@
-import { checkConnectorUrl, type EgressPolicy, egressErrors } from '@maitento/egress';
+import { isIP } from 'node:net';
+import { checkConnectorUrl, type EgressPolicy, egressErrors, parseAllowList } from '@maitento/egress';
 import { urlWithSampleParameters } from './connector-checks.js';
 import type { Connector } from './resources.js';
 import type { Reporter } from './report.js';
@@ -7,6 +8,27 @@ import { spanOf, type ValueTree } from './value-tree.js';
 function blocked(reporter: Reporter, tree: ValueTree, host: string, reason: string): void {
   const message = egressErrors.create('api:connectors:address-blocked', { host }).message;
   reporter.reportRaw('api:connectors:address-blocked', message, tree.file, spanOf(tree, ['url']), reason);
+}
+
+/**
+ * The hint for a refused URL: the reason, and when the operator's allow-list would let the host through (a
+ * loopback or private address, an internal name), how. `mt check` and `mt deploy` judge with their own
+ * environment and the server judges again with its own, at deploy and at every call, so both need the entry.
+ */
+function refusalHint(sample: string, host: string, reason: string, policy: EgressPolicy): string {
+  // A metadata service holds the host's credentials: an allow-list could open it, but no hint suggests that.
+  if (/metadata/i.test(reason)) return reason;
+  const entry = host.startsWith('[') ? host.slice(1, -1) : host;
+  let allowed = false;
+  try {
+    allowed = checkConnectorUrl(sample, { ...policy, allow: parseAllowList(entry) }).ok;
+  } catch {
+    allowed = false; // not something an allow-list entry can name
+  }
+  if (!allowed) return reason;
+  // A name passes only when the addresses it resolves to pass too, at call time.
+  const value = isIP(entry) === 0 ? `${entry},<the addresses it resolves to>` : entry;
+  return `${reason}. For a server of your own, set MT_EGRESS_ALLOW=${value} in the environment of the Maitento server too, not only of mt check and mt deploy: the server checks again, at deploy and at every call`;
 }
 
 /**
@@ -47,5 +69,5 @@ export function checkConnectorAddress(
     return;
   }
   const verdict = checkConnectorUrl(sample, policy);
-  if (!verdict.ok) blocked(reporter, tree, verdict.host, verdict.reason);
+  if (!verdict.ok) blocked(reporter, tree, verdict.host, refusalHint(sample, verdict.host, verdict.reason, policy));
 }
