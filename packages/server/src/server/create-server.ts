@@ -3,10 +3,16 @@ import { type EgressPolicy, egressPolicyFromEnv, type Resolver } from '@maitento
 import { createEngine, type Engine, type EngineOptions } from '@maitento/engine';
 import { createGateway, type Gateway } from '@maitento/gateway';
 import { bootstrap, createStoreCache, type Db, issuePlatformToken, migrate, type StoreCache } from '@maitento/store';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyServerOptions,
+  LogController,
+} from 'fastify';
 import type { ServerContext } from '../internal/context.js';
 import { DEFAULT_STREAM_TIMING, type EventStreamTiming } from '../internal/event-stream.js';
 import { loggerOptions } from '../internal/logging.js';
+import { registerRequestLog, slowRequestMs } from '../internal/request-log.js';
 import { formatSchemaError, installValidators } from '../internal/validation.js';
 import { registerAuth } from '../plugins/auth.js';
 import { frameworkErrorHandler, registerErrorHandler } from '../plugins/error-handler.js';
@@ -131,6 +137,8 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
   const bodyLimit = options.bodyLimit ?? 10 * 1024 * 1024;
   const app = Fastify({
     logger: loggerOptions(options.logger),
+    // fastify's two lines per request are replaced by registerRequestLog's one, written only when it matters.
+    logController: new LogController({ disableRequestLogging: true }),
     bodyLimit,
     // Resource names come from file names and may be long; the router's default cap is 100 characters.
     routerOptions: { maxParamLength: MAX_NAME_LENGTH },
@@ -154,6 +162,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
     if (body === '') return done(null, undefined);
     jsonParser(request, String(body), done);
   });
+  registerRequestLog(app, slowRequestMs());
   addSharedSchemas(app);
   installValidators(app);
   registerErrorHandler(app, bodyLimit);
