@@ -36,6 +36,14 @@ export interface ResourceSummary {
   enabled: boolean;
 }
 
+/** A tool in a list: {@link ResourceSummary}, and whether a call of it can be made at all. */
+export interface ExtopSummary extends ResourceSummary {
+  /** False while the latest version, or the connector version it is pinned to, is disabled. */
+  callable: boolean;
+  /** Why it is not callable, such as `connector orders-get version 1 is disabled`. */
+  reason?: string;
+}
+
 /** One stored version of a connector or tool. */
 export interface VersionInfo {
   version: number;
@@ -78,6 +86,8 @@ export interface ExtopCallResult {
   ok: boolean;
   status?: number;
   body?: Json;
+  /** Set when the body was cut at `limit` bytes (it is then text); `size` is the whole size when it was declared. */
+  truncated?: { limit: number; size?: number };
   error?: string;
   code?: string;
 }

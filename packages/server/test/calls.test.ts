@@ -65,7 +65,13 @@ describe('POST /v1/extops/:name/call', () => {
     const tool = await call('get-order', orderArgs);
     expect([tool.statusCode, tool.json().code]).toEqual([409, 'api:extops:version-disabled']);
     const listed = await server.app.inject({ method: 'GET', url: '/v1/extops', headers: auth(server.adminKey) });
-    expect(listed.json()).toContainEqual({ name: 'get-order', latestVersion: 1, enabled: false });
+    expect(listed.json()).toContainEqual({
+      name: 'get-order',
+      latestVersion: 1,
+      enabled: false,
+      callable: false,
+      reason: 'version 1 is disabled',
+    });
     expect(seen.length).toBe(before);
 
     const enabled = await post('/v1/extops/get-order/versions/1/enable');

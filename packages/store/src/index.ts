@@ -38,11 +38,12 @@ export { parseSecretKey, resolveSecretKey } from './secrets/secret-key.js';
 export type { ResolvedSecretKey } from './secrets/secret-key.js';
 export { canonicalJson, contentHash } from './resources/hash.js';
 export type { Pin } from './resources/hash.js';
-export { getVersion, listResources, listVersions, setVersionEnabled } from './resources/versions.js';
+export { getVersion, listResources, listTools, listVersions, setVersionEnabled } from './resources/versions.js';
 export type {
   ResourceOf,
   ResourceSummary,
   StoredVersion,
+  ToolSummary,
   VersionedKind,
   VersionSummary,
 } from './resources/versions.js';

@@ -1,17 +1,19 @@
 import { type ApiFlags, addConnectionOptions, addJsonOption, withClient } from '../internal/api.js';
 import { printJson } from '../internal/output.js';
 import { formatTable } from '../internal/table.js';
+import { parseVersionArgument } from '../internal/version-toggle.js';
 import type { RegisterCommand } from './index.js';
 
-/** `mt extop-get NAME`: a tool's latest version and the model-facing definition a model is sent. */
+/** `mt extop-get NAME [--version N]`: one stored version of a tool and the model-facing definition a model is sent. */
 export const register: RegisterCommand = (program, io) => {
   const command = program
     .command('extop-get')
-    .description('Show a tool (extop): its latest version, its connector and what the model sees')
-    .argument('<name>', 'the tool name');
-  addJsonOption(addConnectionOptions(command)).action(async (name: string, flags: ApiFlags) => {
+    .description('Show a tool (extop): its latest version (or the one named), its connector and what the model sees')
+    .argument('<name>', 'the tool name')
+    .option('--version <n>', 'a version instead of the latest', parseVersionArgument);
+  addJsonOption(addConnectionOptions(command)).action(async (name: string, flags: ApiFlags & { version?: number }) => {
     await withClient(io, flags, async (client) => {
-      const extop = await client.extops.get(name);
+      const extop = await client.extops.get(name, { version: flags.version });
       if (flags.json) return printJson(io, extop);
       const summary = formatTable(
         ['FIELD', 'VALUE'],

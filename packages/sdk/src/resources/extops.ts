@@ -1,7 +1,7 @@
 import type { Json } from '@maitento/lang';
 import type { RequestOptions } from '../client.js';
 import { path } from '../core/path.js';
-import type { ExtopCallResult, ExtopRecord, ResourceSummary, VersionInfo, VersionState } from '../types.js';
+import type { ExtopCallResult, ExtopRecord, ExtopSummary, VersionInfo, VersionState } from '../types.js';
 import { APIResource } from './resource.js';
 
 /** The least time a call by hand is given: the gateway's 100 s deadline and some room. */
@@ -17,14 +17,16 @@ export interface ExtopCallParams {
 
 /** `mt.extops`: the deployed tools (external operations), their versions, and one call by hand. */
 export class Extops extends APIResource {
-  /** Every tool of the namespace with its latest version. */
-  async list(options?: RequestOptions): Promise<ResourceSummary[]> {
+  /** Every tool of the namespace with its latest version and whether it can be called. */
+  async list(options?: RequestOptions): Promise<ExtopSummary[]> {
     return this.client.request({ method: 'GET', path: '/v1/extops' }, options);
   }
 
-  /** The latest version of a tool with its model-facing definition. */
-  async get(name: string, options?: RequestOptions): Promise<ExtopRecord> {
-    return this.client.request({ method: 'GET', path: path`/v1/extops/${name}` }, options);
+  /** The latest version of a tool (or the version named) with its model-facing definition. */
+  async get(name: string, params: { version?: number } = {}, options?: RequestOptions): Promise<ExtopRecord> {
+    const route =
+      params.version === undefined ? path`/v1/extops/${name}` : path`/v1/extops/${name}/versions/${params.version}`;
+    return this.client.request({ method: 'GET', path: route }, options);
   }
 
   /** Every stored version of a tool. */

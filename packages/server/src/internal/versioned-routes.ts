@@ -20,6 +20,12 @@ export interface VersionedRouteSpec {
   detailSchema: Record<string, unknown>;
   /** Turns a stored version into the detail answer. */
   detail: (stored: StoredVersion) => Record<string, unknown>;
+  /** A list of its own (extops add whether each tool is callable), with the extra item properties it answers. */
+  list?: {
+    properties: Record<string, unknown>;
+    required: string[];
+    read: (namespace: string) => Promise<unknown[]>;
+  };
 }
 
 /** The fields every detail answer has. */
@@ -36,8 +42,13 @@ export function versionedRoutes(app: FastifyInstance, ctx: ServerContext, spec: 
   const { kind, path, tag } = spec;
   const summaryItem = {
     type: 'object',
-    properties: { name: { type: 'string' }, latestVersion: { type: 'integer' }, enabled: { type: 'boolean' } },
-    required: ['name', 'latestVersion', 'enabled'],
+    properties: {
+      name: { type: 'string' },
+      latestVersion: { type: 'integer' },
+      enabled: { type: 'boolean' },
+      ...spec.list?.properties,
+    },
+    required: ['name', 'latestVersion', 'enabled', ...(spec.list?.required ?? [])],
   };
   app.get(
     path,
@@ -48,7 +59,8 @@ export function versionedRoutes(app: FastifyInstance, ctx: ServerContext, spec: 
         response: responses({ 200: { type: 'array', items: summaryItem } }),
       },
     },
-    async (request) => listResources(ctx.db, request.identity.namespace, kind),
+    async (request) =>
+      spec.list ? spec.list.read(request.identity.namespace) : listResources(ctx.db, request.identity.namespace, kind),
   );
   app.get<{ Params: { name: string } }>(
     `${path}/:name`,

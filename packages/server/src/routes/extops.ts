@@ -1,5 +1,5 @@
 import type { CallCredential } from '@maitento/gateway';
-import type { StoredVersion } from '@maitento/store';
+import { listTools, type StoredVersion } from '@maitento/store';
 import type { FastifyInstance } from 'fastify';
 import type { ServerContext } from '../internal/context.js';
 import { versionDetailProperties, versionedRoutes } from '../internal/versioned-routes.js';
@@ -29,6 +29,17 @@ export async function extopRoutes(app: FastifyInstance, ctx: ServerContext): Pro
         definition: { $ref: 'ToolDefinition#' },
       },
       required: ['name', 'version', 'enabled', 'createdAt', 'hash', 'connector', 'resource'],
+    },
+    list: {
+      properties: {
+        callable: {
+          type: 'boolean',
+          description: 'False while the latest version or its pinned connector version is disabled',
+        },
+        reason: { type: 'string', description: 'Why the tool cannot be called' },
+      },
+      required: ['callable'],
+      read: (namespace) => listTools(ctx.db, namespace),
     },
     detail: (stored) => ({
       name: stored.name,
@@ -66,6 +77,12 @@ export async function extopRoutes(app: FastifyInstance, ctx: ServerContext): Pro
               ok: { type: 'boolean' },
               status: { type: 'integer' },
               body: {},
+              truncated: {
+                type: 'object',
+                description: 'Set when the body was cut at `limit` bytes; `size` is the whole size when declared',
+                properties: { limit: { type: 'integer' }, size: { type: 'integer' } },
+                required: ['limit'],
+              },
               error: { type: 'string' },
               code: { type: 'string' },
             },
@@ -100,7 +117,15 @@ export async function extopRoutes(app: FastifyInstance, ctx: ServerContext): Pro
           ? { idempotencyKey: `${namespace}:${tool.resource.name}:${clientKey}` }
           : {}),
       });
-      return { ok: result.ok, status: result.status, body: result.body, error: result.error, code: result.code };
+      // Response headers stay out: a model never sees them either (toolResultText), and they may set cookies.
+      return {
+        ok: result.ok,
+        status: result.status,
+        body: result.body,
+        truncated: result.truncated,
+        error: result.error,
+        code: result.code,
+      };
     },
   );
 }

@@ -55,6 +55,46 @@ export async function listResources(db: Queryable, namespace: string, kind: Reso
   return rows.map((row) => ({ name: row.name, latestVersion: row.version, enabled: row.enabled }));
 }
 
+/** A tool in a list: its latest version, and whether a call of it can be made at all. */
+export interface ToolSummary extends ResourceSummary {
+  /** False while the latest version, or the connector version it is pinned to, is disabled. */
+  callable: boolean;
+  /** Why it is not callable: `version 3 is disabled` or `connector orders-get version 1 is disabled`. */
+  reason?: string;
+}
+
+/** Lists every tool of `namespace` with its latest version and whether that version can be called, by name. */
+export async function listTools(db: Queryable, namespace: string): Promise<ToolSummary[]> {
+  const { rows } = await db.query<{
+    name: string;
+    version: number;
+    enabled: boolean;
+    connector: string | null;
+    connector_version: number | null;
+    connector_enabled: boolean | null;
+  }>(
+    'SELECT t.name, t.version, t.enabled, p.name AS connector, p.version AS connector_version, ' +
+      'c.enabled AS connector_enabled FROM (SELECT DISTINCT ON (name) name, version, enabled, pins ' +
+      "FROM mt_resource_versions WHERE namespace = $1 AND kind = 'tool' ORDER BY name, version DESC) t " +
+      'LEFT JOIN LATERAL (SELECT * FROM json_to_recordset(t.pins) AS x(kind text, name text, version int) ' +
+      "WHERE x.kind = 'connector' LIMIT 1) p ON true " +
+      "LEFT JOIN mt_resource_versions c ON c.namespace = $1 AND c.kind = 'connector' " +
+      'AND c.name = p.name AND c.version = p.version ORDER BY t.name',
+    [namespace],
+  );
+  return rows.map((row) => {
+    const summary: ToolSummary = { name: row.name, latestVersion: row.version, enabled: row.enabled, callable: true };
+    if (!row.enabled) {
+      summary.callable = false;
+      summary.reason = `version ${row.version} is disabled`;
+    } else if (row.connector_enabled === false) {
+      summary.callable = false;
+      summary.reason = `connector ${row.connector} version ${row.connector_version} is disabled`;
+    }
+    return summary;
+  });
+}
+
 /** Reads one version of a connector or tool (the latest when `version` is omitted). */
 export async function getVersion<K extends VersionedKind>(
   db: Queryable,
