@@ -98,14 +98,21 @@ export function callIdOf(event: RunEvent): string | undefined {
 
 /**
  * Asserts that a run's events are whole: `seq` is 1, 2, 3, ... without gap or repeat, it starts with
- * run-started, and every tool call that was started (once, or again after a crash) has exactly one result.
+ * run-started, every tool call the model made has exactly one result (a call rejected by a person has
+ * a result and was never started), and every call that was started has its result.
  */
 export function expectWholeEvents(events: RunEvent[]): void {
   expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
   expect(events[0]?.type).toBe('run-started');
+  const ended = events.some((e) => e.type === 'run-completed');
+  const made = events
+    .filter((e) => e.type === 'model-response')
+    .flatMap((e) => ((e.data as { toolCalls?: { id: string }[] }).toolCalls ?? []).map((c) => c.id));
   const started = new Set(events.filter((e) => e.type === 'tool-call-started').map(callIdOf));
   const results = events.filter((e) => e.type === 'tool-result').map(callIdOf);
-  expect([...started].every((id) => typeof id === 'string')).toBe(true);
-  expect(new Set(results).size, 'a tool call has two results').toBe(results.length);
-  expect([...results].sort(), 'each started tool call has exactly one result').toEqual([...started].sort());
+  expect(new Set(results).size, `a tool call has two results: ${JSON.stringify(results)}`).toBe(results.length);
+  for (const id of started) expect(results, `started call ${id} has a result`).toContain(id);
+  for (const id of results) expect(made, `result for a call ${id} the model never made`).toContain(id);
+  if (ended)
+    expect([...results].sort(), 'each tool call of the model has exactly one result').toEqual([...made].sort());
 }
