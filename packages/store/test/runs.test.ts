@@ -1,0 +1,326 @@
+import { randomUUID } from 'node:crypto';
+import {
+  answerApprovalRecord,
+  appendRunEvents,
+  cancelRequested,
+  claimRun,
+  createNamespace,
+  createPgDb,
+  createPgliteDb,
+  type Db,
+  expireApprovals,
+  findApproval,
+  findRun,
+  insertApproval,
+  insertRun,
+  listRunEvents,
+  listRunRecords,
+  migrate,
+  orphanedRuns,
+  releaseLease,
+  renewLeases,
+  requestCancel,
+} from '@maitento/store';
+import { createTestDatabase, type TestDatabase } from '@maitento/testkit';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const NS = 'runs-a';
+const OTHER = 'runs-b';
+
+async function newRun(db: Db, namespace = NS, interaction = 'support'): Promise<string> {
+  const id = randomUUID();
+  await db.transaction(async (tx) => {
+    await insertRun(tx, {
+      id,
+      namespace,
+      interaction,
+      interactionVersion: 1,
+      versions: [{ kind: 'interaction', name: interaction, version: 1 }],
+      inputs: { message: 'hi' },
+      interactive: true,
+    });
+    await appendRunEvents(tx, id, { statuses: ['Running'] }, [{ type: 'run-started', data: {} }]);
+  });
+  return id;
+}
+
+function append(db: Db, ...args: Parameters<typeof appendRunEvents> extends [unknown, ...infer R] ? R : never) {
+  return db.transaction((tx) => appendRunEvents(tx, ...args));
+}
+
+async function newApproval(db: Db, runId: string, namespace = NS, ttlSeconds?: number) {
+  return insertApproval(db, {
+    id: randomUUID(),
+    namespace,
+    runId,
+    toolCallId: `call-${randomUUID().slice(0, 8)}`,
+    step: 1,
+    functionName: 'refund-order',
+    argumentsJson: '{"request":{"amount":1}}',
+    requestHash: 'h',
+    ttlSeconds,
+  });
+}
+
+const backends: [string, () => Promise<{ db: Db; done(): Promise<void> }>][] = [
+  [
+    'PostgreSQL',
+    async () => {
+      const database: TestDatabase = await createTestDatabase('mt_store_runs');
+      const db = createPgDb(database.url);
+      return {
+        db,
+        async done() {
+          await db.close();
+          await database.drop();
+        },
+      };
+    },
+  ],
+  [
+    'PGlite',
+    async () => {
+      const db = await createPgliteDb();
+      return { db, done: () => db.close() };
+    },
+  ],
+];
+
+describe.each(backends)('runs SQL on %s', (_name, open) => {
+  let db: Db;
+  let done: () => Promise<void>;
+
+  beforeAll(async () => {
+    ({ db, done } = await open());
+    await migrate(db);
+    await createNamespace(db, NS);
+    await createNamespace(db, OTHER);
+  });
+  afterAll(async () => {
+    await done?.();
+  });
+
+  it('numbers events 1..n per run across appends, several in one append, in order', async () => {
+    const a = await newRun(db);
+    const b = await newRun(db);
+    await append(db, a, { statuses: ['Running'] }, [
+      { type: 'model-response', data: { step: 1 } },
+      { type: 'tool-call-started', data: { toolCallId: 'x' } },
+    ]);
+    expect(await append(db, a, { statuses: ['Running'] }, [{ type: 'tool-result', data: { ok: true } }])).toBe(4);
+    await append(db, b, { statuses: ['Running'] }, [{ type: 'model-response', data: { step: 1 } }]);
+    const events = await listRunEvents(db, a);
+    expect(events.map((e) => [e.seq, e.type])).toEqual([
+      [1, 'run-started'],
+      [2, 'model-response'],
+      [3, 'tool-call-started'],
+      [4, 'tool-result'],
+    ]);
+    expect(events[3]!.data).toEqual({ ok: true });
+    expect((await listRunEvents(db, a, 2)).map((e) => e.seq)).toEqual([3, 4]);
+    expect((await listRunEvents(db, b)).map((e) => e.seq)).toEqual([1, 2]);
+    expect((await findRun(db, a))!.lastSeq).toBe(4);
+  });
+
+  it('lets only the lease holder write, and a free or expired lease be claimed', async () => {
+    const id = await newRun(db);
+    const run = await claimRun(db, id, 'w1', 30);
+    expect(run?.leaseOwner).toBe('w1');
+    expect(await claimRun(db, id, 'w2', 30)).toBeUndefined();
+    expect(await claimRun(db, id, 'w1', 30)).toBeDefined();
+    expect(await append(db, id, { leaseOwner: 'w2' }, [{ type: 'model-response', data: {} }])).toBe(false);
+    expect(await append(db, id, { leaseOwner: 'w1' }, [{ type: 'model-response', data: {} }])).toBe(2);
+    expect((await listRunEvents(db, id)).map((e) => e.type)).toEqual(['run-started', 'model-response']);
+    expect(await renewLeases(db, 'w1', 30)).toContain(id);
+    expect(await renewLeases(db, 'w2', 30)).not.toContain(id);
+
+    // An expired lease is taken over, and the old holder's next write is refused.
+    await db.query("UPDATE mt_runs SET lease_until = now() - interval '1 second' WHERE id = $1", [id]);
+    expect(await orphanedRuns(db, 30)).toContain(id);
+    expect((await claimRun(db, id, 'w2', 30))?.leaseOwner).toBe('w2');
+    expect(await append(db, id, { leaseOwner: 'w1' }, [{ type: 'tool-result', data: {} }])).toBe(false);
+    expect(await orphanedRuns(db, 30)).not.toContain(id);
+
+    // Released: anyone may claim it again.
+    await releaseLease(db, id, 'w1');
+    expect((await findRun(db, id))!.leaseOwner).toBe('w2');
+    await releaseLease(db, id, 'w2');
+    expect((await claimRun(db, id, 'w3', 30))?.leaseOwner).toBe('w3');
+  });
+
+  it('fences a write with expectSeq: refused after another event or a cancel request, leaving the run as it was', async () => {
+    const id = await newRun(db);
+    await claimRun(db, id, 'w1', 30);
+    expect(
+      await append(db, id, { leaseOwner: 'w1', expectSeq: 0 }, [], { status: 'PendingApproval', releaseLease: true }),
+    ).toBe(false);
+    await requestCancel(db, NS, id);
+    expect(
+      await append(db, id, { leaseOwner: 'w1', expectSeq: 1 }, [], { status: 'PendingApproval', releaseLease: true }),
+    ).toBe(false);
+    const run = await findRun(db, id);
+    expect(run).toMatchObject({ status: 'Running', leaseOwner: 'w1', lastSeq: 1, cancelRequested: true });
+    expect(await cancelRequested(db, [id, randomUUID()])).toEqual([id]);
+
+    const other = await newRun(db);
+    await claimRun(db, other, 'w1', 30);
+    expect(
+      await append(db, other, { leaseOwner: 'w1', expectSeq: 1 }, [], {
+        status: 'PendingApproval',
+        releaseLease: true,
+      }),
+    ).toBe(1);
+    expect(await findRun(db, other)).toMatchObject({ status: 'PendingApproval', leaseOwner: null });
+    // A waiting run is not a worker's: its lease fence no longer holds, the status fence does.
+    expect(await append(db, other, { leaseOwner: 'w1' }, [{ type: 'x', data: {} }])).toBe(false);
+    expect(await claimRun(db, other, 'w1', 30)).toBeUndefined();
+    expect(
+      await append(db, other, { statuses: ['PendingApproval'] }, [{ type: 'run-cancelled', data: {} }], {
+        status: 'Cancelled',
+        releaseLease: true,
+      }),
+    ).toBe(2);
+    expect(await append(db, other, { statuses: ['PendingApproval', 'Running'] }, [{ type: 'x', data: {} }])).toBe(
+      false,
+    );
+  });
+
+  it('stores the result or the error with the final status in the same write', async () => {
+    const id = await newRun(db);
+    await claimRun(db, id, 'w1', 30);
+    await append(db, id, { leaseOwner: 'w1' }, [{ type: 'run-failed', data: { code: 'api:models:error' } }], {
+      status: 'Failed',
+      error: { code: 'api:models:error', message: 'boom' },
+      releaseLease: true,
+    });
+    expect(await findRun(db, id)).toMatchObject({
+      status: 'Failed',
+      errorCode: 'api:models:error',
+      errorMessage: 'boom',
+      result: null,
+      leaseOwner: null,
+      lastSeq: 2,
+    });
+    expect(await requestCancel(db, NS, id)).toBeUndefined();
+  });
+
+  it('writes nothing when the events insert fails: the seq bump rolls back with it', async () => {
+    const id = await newRun(db);
+    await expect(
+      db.transaction(async (tx) => {
+        await appendRunEvents(tx, id, { statuses: ['Running'] }, [{ type: 'model-response', data: {} }]);
+        throw new Error('after the write');
+      }),
+    ).rejects.toThrow('after the write');
+    expect((await findRun(db, id))!.lastSeq).toBe(1);
+    expect(await listRunEvents(db, id)).toHaveLength(1);
+    expect(await append(db, id, { statuses: ['Running'] }, [{ type: 'model-response', data: {} }])).toBe(2);
+  });
+
+  it('answers an approval once: of concurrent answers exactly one wins', async () => {
+    const run = await newRun(db);
+    const approval = await newApproval(db, run);
+    expect(approval.status).toBe('Pending');
+    const answers = await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        answerApprovalRecord(db, NS, approval.id, {
+          status: i % 2 === 0 ? 'Approved' : 'Rejected',
+          reason: i % 2 === 0 ? null : 'no',
+          keyId: `key-${i}`,
+          keyName: `name-${i}`,
+        }),
+      ),
+    );
+    const winners = answers.filter((a) => a !== undefined);
+    expect(winners).toHaveLength(1);
+    const stored = await findApproval(db, approval.id, NS);
+    expect(stored).toMatchObject({
+      status: winners[0]!.status,
+      answeredByKeyId: winners[0]!.answeredByKeyId,
+      answeredByKeyName: winners[0]!.answeredByKeyName,
+    });
+    expect(stored!.answeredAt).not.toBeNull();
+  });
+
+  it('refuses to answer an expired approval and expires it in the sweep', async () => {
+    const run = await newRun(db);
+    const approval = await newApproval(db, run, NS, 0.05);
+    await new Promise((resolve) => setTimeout(resolve, 120));
+    expect((await findApproval(db, approval.id, NS))!.expired).toBe(true);
+    expect(
+      await answerApprovalRecord(db, NS, approval.id, { status: 'Approved', reason: null, keyId: 'k', keyName: 'n' }),
+    ).toBeUndefined();
+    expect((await expireApprovals(db)).map((a) => a.id)).toContain(approval.id);
+    expect((await findApproval(db, approval.id))!.status).toBe('Expired');
+  });
+
+  it("does not find, answer or cancel another namespace's run or approval", async () => {
+    const run = await newRun(db, OTHER);
+    const approval = await newApproval(db, run, OTHER);
+    expect(await findRun(db, run, NS)).toBeUndefined();
+    expect((await findRun(db, run, OTHER))?.id).toBe(run);
+    expect((await findRun(db, run))?.id).toBe(run);
+    expect(await findApproval(db, approval.id, NS)).toBeUndefined();
+    expect(
+      await answerApprovalRecord(db, NS, approval.id, { status: 'Approved', reason: null, keyId: 'k', keyName: 'n' }),
+    ).toBeUndefined();
+    expect((await findApproval(db, approval.id, OTHER))!.status).toBe('Pending');
+    expect(await requestCancel(db, NS, run)).toBeUndefined();
+    expect((await findRun(db, run))!.cancelRequested).toBe(false);
+    expect((await listRunRecords(db, NS, { limit: 1000 })).map((r) => r.id)).not.toContain(run);
+  });
+
+  it('pages runs newest first with the (createdAt, id) cursor, each once, filtered by interaction and status', async () => {
+    await createNamespace(db, 'paging');
+    const ids: string[] = [];
+    for (let i = 0; i < 7; i++) ids.push(await newRun(db, 'paging', i % 2 === 0 ? 'even' : 'odd'));
+    // Equal timestamps for some: the id breaks the tie, so no run is skipped or repeated.
+    await db.query("UPDATE mt_runs SET created_at = '2026-01-01T00:00:00Z' WHERE id = ANY($1::uuid[])", [
+      ids.slice(2, 5),
+    ]);
+    const seen: string[] = [];
+    let after: { createdAt: string; id: string } | undefined;
+    for (;;) {
+      const page = await listRunRecords(db, 'paging', { limit: 2, after });
+      seen.push(...page.map((r) => r.id));
+      if (page.length < 2) break;
+      const last = page[page.length - 1]!;
+      after = { createdAt: last.createdAt, id: last.id };
+    }
+    expect(seen).toHaveLength(7);
+    expect(new Set(seen)).toEqual(new Set(ids));
+    const all = await listRunRecords(db, 'paging', { limit: 100 });
+    expect(all.map((r) => r.id)).toEqual(seen);
+    for (let i = 1; i < all.length; i++) {
+      const [a, b] = [all[i - 1]!, all[i]!];
+      expect(a.createdAt > b.createdAt || (a.createdAt === b.createdAt && a.id > b.id)).toBe(true);
+    }
+    const even = await listRunRecords(db, 'paging', { limit: 100, interaction: 'even' });
+    expect(even.map((r) => r.interaction)).toEqual(['even', 'even', 'even', 'even']);
+    await requestCancel(db, 'paging', ids[0]!);
+    await append(db, ids[0]!, { statuses: ['Running'] }, [], { status: 'Cancelled' });
+    expect((await listRunRecords(db, 'paging', { limit: 100, status: 'Cancelled' })).map((r) => r.id)).toEqual([
+      ids[0],
+    ]);
+  });
+
+  it('executeSql: parameterless SQL may hold several statements and answers the rows of each; with values, one statement', async () => {
+    const multi = await db.executeSql(
+      'BEGIN; CREATE TEMP TABLE IF NOT EXISTS q (n int); INSERT INTO q VALUES (1), (2) RETURNING n; ' +
+        'SELECT 3 AS n; COMMIT',
+    );
+    expect(multi.rows).toEqual([{ n: 1 }, { n: 2 }, { n: 3 }]);
+    const one = await db.executeSql('SELECT $1::int + 1 AS n, $2::text AS s', [41, 'x']);
+    expect(one.rows).toEqual([{ n: 42, s: 'x' }]);
+    expect((await db.executeSql('SELECT 1 AS a')).rows).toEqual([{ a: 1 }]);
+  });
+
+  it('executeSql: a failing multi-statement transaction rolls back and leaves the connection usable', async () => {
+    await db.executeSql('CREATE TABLE IF NOT EXISTS exec_probe (n int PRIMARY KEY)');
+    await expect(db.executeSql('BEGIN; INSERT INTO exec_probe VALUES (7); SELECT 1 / 0; COMMIT')).rejects.toThrow(
+      /division by zero/,
+    );
+    expect((await db.executeSql('SELECT count(*)::int AS c FROM exec_probe')).rows).toEqual([{ c: 0 }]);
+    expect((await db.query<{ one: number }>('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
+  });
+});
