@@ -5,9 +5,10 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createEgressPolicy } from '@maitento/egress';
-import { type ModelResolver, modelsFromEnvironment, scriptedModel } from '@maitento/engine';
+import { createEngine, type Engine, type ModelResolver, modelsFromEnvironment, scriptedModel } from '@maitento/engine';
+import { createGateway } from '@maitento/gateway';
 import { createServer } from '@maitento/server';
-import { createPgDb, type Db } from '@maitento/store';
+import { createPgDb, type Db, migrate } from '@maitento/store';
 import { createTestDatabase, type TestDatabase } from '@maitento/testkit';
 import type { FastifyInstance } from 'fastify';
 import { auth, localResolver } from './helpers.js';
@@ -18,6 +19,16 @@ export interface SeenRequest {
   url: string;
   headers: Record<string, unknown>;
   body: string;
+}
+
+/** A run as the API answers it, loosely typed for assertions. */
+export interface RunJson {
+  id: string;
+  status: string;
+  result: string | null;
+  versions: unknown[];
+  pendingApproval: { id: string; argumentsJson: string; [field: string]: unknown };
+  [field: string]: unknown;
 }
 
 /** A gate a model waits at before each answer, opened by the test. */
@@ -48,11 +59,15 @@ export interface RunsWorld {
   upstream: { url: string; seen: SeenRequest[] };
   /** `scripted:gated` waits here before each turn. */
   gate: Gate;
+  /** How many times the server asked the engine for a run's events. */
+  listEventsCalls(): number;
+  /** The address of the server, when it was started with `listen`. */
+  url: string;
   script(name: string, turns: unknown[]): void;
   /** Injects a request with the admin key (or `key`). */
   request(method: 'GET' | 'POST', url: string, payload?: unknown, key?: string): ReturnType<FastifyInstance['inject']>;
   /** Polls the run until `done` (default: no longer Running). */
-  waitFor(id: string, done?: (run: { status: string }) => boolean): Promise<Record<string, any>>;
+  waitFor(id: string, done?: (run: RunJson) => boolean): Promise<RunJson>;
   close(): Promise<void>;
 }
 
@@ -132,7 +147,9 @@ inputs.prompts = [ { name = "order" required = true } ]
 }
 
 /** Starts the world: database, upstream, server with a worker (stream polling shortened to `pollMs`). */
-export async function startRunsWorld(options: { pollMs?: number; keepAliveMs?: number } = {}): Promise<RunsWorld> {
+export async function startRunsWorld(
+  options: { pollMs?: number; keepAliveMs?: number; listen?: boolean } = {},
+): Promise<RunsWorld> {
   const database: TestDatabase = await createTestDatabase('mt_server_runs');
   const db = createPgDb(database.url);
   const seen: SeenRequest[] = [];
@@ -173,15 +190,35 @@ export async function startRunsWorld(options: { pollMs?: number; keepAliveMs?: n
   };
   const adminKey = `mt_${randomBytes(24).toString('base64url')}`;
   const secretKey = randomBytes(32);
+  const egress = createEgressPolicy({ allow: '127.0.0.1/32' });
+  const gateway = createGateway({ policy: egress, resolver: localResolver(['orders.example.test']) });
+  // The engine is made here and handed to the server, so the test can count what the server asks of it.
+  await migrate(db);
+  const engine = await createEngine({
+    db,
+    secretKey,
+    gateway,
+    worker: { concurrency: 4 },
+    models,
+    modelRetries: 0,
+    leaseSeconds: 5,
+  });
+  let listEventsCalls = 0;
+  const counted: Engine = {
+    ...engine,
+    listEvents: (namespace, id, after) => {
+      listEventsCalls++;
+      return engine.listEvents(namespace, id, after);
+    },
+  };
   const app = await createServer({
     db,
     secretKey,
-    egress: createEgressPolicy({ allow: '127.0.0.1/32' }),
-    resolver: localResolver(['orders.example.test']),
+    egress,
+    gateway,
     bootstrapKey: adminKey,
     logger: false,
-    worker: { concurrency: 4 },
-    engineOptions: { models, modelRetries: 0, leaseSeconds: 5 },
+    engine: counted,
     streamTiming: { pollMs: options.pollMs ?? 50, keepAliveMs: options.keepAliveMs ?? 15_000 },
   });
   const request: RunsWorld['request'] = (method, url, payload, key = adminKey) =>
@@ -195,8 +232,11 @@ export async function startRunsWorld(options: { pollMs?: number; keepAliveMs?: n
   if (secret.statusCode !== 201) throw new Error(secret.body);
   const deployed = await request('POST', '/v1/deploy', { files: repoFiles(origin) });
   if (deployed.statusCode !== 200) throw new Error(deployed.body);
+  const url = options.listen ? await app.listen({ port: 0, host: '127.0.0.1' }) : '';
   const world: RunsWorld = {
     app,
+    url,
+    listEventsCalls: () => listEventsCalls,
     db,
     adminKey,
     secretKey,
@@ -218,6 +258,8 @@ export async function startRunsWorld(options: { pollMs?: number; keepAliveMs?: n
     async close() {
       gate.open();
       await app.close();
+      await engine.close();
+      await gateway.close();
       await db.close();
       await new Promise((resolve) => upstream.close(resolve));
       await database.drop();

@@ -172,10 +172,7 @@ describe('approvals', () => {
     const rejected = await world.request('POST', `/v1/runs/${run.id}/reject`, { reason: 'Refund 30, not 40' });
     expect(rejected.statusCode, rejected.body).toBe(200);
 
-    const redraft = await world.waitFor(
-      run.id,
-      (r: Record<string, any>) => r.status !== 'Running' && r.pendingApproval?.id !== first.id,
-    );
+    const redraft = await world.waitFor(run.id, (r) => r.status !== 'Running' && r.pendingApproval?.id !== first.id);
     expect(redraft.status).toBe('PendingApproval');
     const second = redraft.pendingApproval;
     expect(second.id).not.toBe(first.id);

@@ -51,11 +51,11 @@ export function describeEvent(event: RunEvent): string {
       return `${prefix} approval requested for ${approval?.functionName ?? 'a call'} (approval ${approval?.id ?? '?'})`;
     }
     case 'approval-answered': {
-      const approval = (d.approval ?? d) as Partial<ApprovalView> & { decision?: string };
-      const verdict = approval.status ?? approval.decision ?? 'answered';
-      const by = approval.answeredBy ? ` by ${approval.answeredBy.keyName} (${approval.answeredBy.keyId})` : '';
-      const why = approval.reason ? `: ${approval.reason}` : '';
-      return `${prefix} approval ${approval.id ?? ''} ${String(verdict).toLowerCase()}${by}${why}`.replace(/\s+:/, ':');
+      const by = d.by as { keyId?: string; keyName?: string } | undefined;
+      const verdict = d.decision === 'approve' ? 'approved' : d.decision === 'reject' ? 'rejected' : 'answered';
+      const who = by ? ` by ${by.keyName} (${by.keyId})` : '';
+      const why = typeof d.reason === 'string' && d.reason !== '' ? `: ${d.reason}` : '';
+      return `${prefix} approval ${text(d.approvalId)} ${verdict}${who}${why}`;
     }
     case 'run-completed':
       return `${prefix} completed: ${shorten(text(d.result ?? ''), 2000)}`;

@@ -1,0 +1,253 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { createServer as createHttpServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Maitento, type RunView } from '@maitento/sdk';
+import { createTestDatabase, type TestDatabase } from '@maitento/testkit';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  requireBuiltCli,
+  runMt,
+  type ServerProcess,
+  startServeProcess,
+  tempHome,
+} from '../../../test/e2e/support/harness.js';
+
+// The real `mt` against a real `mt serve` (its own worker, scripted models, a real upstream on 127.0.0.1):
+// every run and approval command once, with its output, its JSON and its exit codes.
+const ADMIN_KEY = `mt_cli_runs_${Date.now().toString(36)}_0123456789abcdef`;
+const scriptsDir = mkdtempSync(join(tmpdir(), 'mt-cli-scripts-'));
+let db: TestDatabase;
+let home: string;
+let server: ServerProcess;
+let upstream: Server;
+let client: Maitento;
+const refunds: unknown[] = [];
+
+function script(name: string, turns: unknown[]): void {
+  writeFileSync(join(scriptsDir, `${name}.json`), JSON.stringify(turns));
+}
+
+function mt(args: string[], env: Record<string, string> = {}) {
+  return runMt(args, { home, env: { MT_API_URL: server.url, MT_API_KEY: ADMIN_KEY, ...env } });
+}
+
+async function mtJson<T>(args: string[]): Promise<T> {
+  const result = await mt([...args, '--json']);
+  expect(result.code, `mt ${args.join(' ')}: ${result.stderr}`).toBe(0);
+  return JSON.parse(result.stdout) as T;
+}
+
+const refund = (amount: number) => ({
+  toolCalls: [
+    {
+      name: 'refund-order',
+      arguments: { request: { amount, note: 'broken' }, additionalInputs: { 'path.orderId': 'A-1' } },
+    },
+  ],
+});
+
+function files(origin: string) {
+  return [
+    {
+      path: 'connectors/open-api/orders-refund.mtr',
+      content: `method = "POST"
+url = "${origin}/orders/{orderId}/refund"
+description = "Refunds an order"
+parameters.path = [ { name = "orderId" } ]
+schema.request = { type = "object" properties = { amount = { type = "number" } note = { type = "string" } } required = ["amount"] }
+`,
+    },
+    {
+      path: 'external-operations/open-api/refund-order.mtr',
+      content: 'connector = @ref("orders-refund")\nguidance = "Refunds."\nrequiresApproval = true\n',
+    },
+    {
+      path: 'agents/desk.mtr',
+      content: 'model = "scripted:desk"\ninstructions = "Help."\nfunctions = [ { ref = @ref("refund-order") } ]\n',
+    },
+    { path: 'agents/broken.mtr', content: 'model = "scripted:no-such-script"\ninstructions = "Fail."\n' },
+    {
+      path: 'interactions/one-shot/desk.mtr',
+      content: `agent = { name = "Desk" agent = @ref("desk") }
+task = "%%message%%"
+inputs.prompts = [ { name = "message" required = true } ]
+`,
+    },
+    {
+      path: 'interactions/one-shot/broken.mtr',
+      content: 'agent = { name = "Broken" agent = @ref("broken") }\ntask = "fail"\n',
+    },
+  ];
+}
+
+async function waitFor(id: string, done: (run: RunView) => boolean): Promise<RunView> {
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    const run = await client.interactionRuns.get(id);
+    if (done(run)) return run;
+    if (Date.now() > deadline) throw new Error(`run ${id} is still ${run.status}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+beforeAll(async () => {
+  requireBuiltCli();
+  upstream = createHttpServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => {
+      body += c;
+    });
+    req.on('end', () => {
+      refunds.push(JSON.parse(body));
+      res.setHeader('content-type', 'application/json');
+      res.end('{"refunded":true}');
+    });
+  });
+  await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+  db = await createTestDatabase('mt_cli_runs');
+  home = await tempHome();
+  server = await startServeProcess([], {
+    home,
+    env: {
+      DATABASE_URL: db.url,
+      MT_BOOTSTRAP_KEY: ADMIN_KEY,
+      MT_SECRET_KEY: randomBytes(32).toString('hex'),
+      MT_EGRESS_ALLOW: '127.0.0.1/32',
+      MT_SCRIPTED_MODELS: scriptsDir,
+    },
+  });
+  client = new Maitento({ baseUrl: server.url, apiKey: ADMIN_KEY, maxRetries: 0 });
+  await client.deploy.create({ files: files(`http://127.0.0.1:${(upstream.address() as AddressInfo).port}`) });
+});
+
+afterAll(async () => {
+  await server?.stop();
+  await db?.drop();
+  await new Promise((resolve) => upstream?.close(resolve));
+  if (home) await rm(home, { recursive: true, force: true });
+});
+
+describe('mt interaction-run and the commands that follow a run', { timeout: 60_000 }, () => {
+  it('--wait stops at the first wait, shows the call readably with the commands that answer it, and exits 0', async () => {
+    script('desk', [refund(40), { text: 'Refunded 40.' }]);
+    const result = await mt(['interaction-run', 'desk', '--input', 'message=refund A-1', '--wait']);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toMatch(/started run \S+ of desk version 1/);
+    expect(result.stderr).toMatch(/model asks for refund-order/);
+    expect(result.stderr).toMatch(/approval requested for refund-order/);
+    expect(result.stdout).toContain('waits for a person to approve this call');
+    expect(result.stdout).toMatch(/tool: +refund-order/);
+    expect(result.stdout).toMatch(/agent: +Desk/);
+    expect(result.stdout).toContain('"amount": 40');
+    const runId = /mt interaction-approve (\S+)/.exec(result.stdout)?.[1] as string;
+    expect(result.stdout).toContain(`mt interaction-reject ${runId} -r "REASON"`);
+    expect(refunds).toEqual([]);
+
+    const status = await mtJson<RunView>(['interaction-status', runId]);
+    expect(status).toMatchObject({ id: runId, status: 'PendingApproval', result: null, error: null });
+    expect(status.pendingApproval?.functionName).toBe('refund-order');
+    const table = await mt(['interaction-status', runId]);
+    expect(table.stdout).toMatch(/status +PendingApproval/);
+
+    const approved = await mtJson<RunView>(['interaction-approve', runId]);
+    expect(approved.id).toBe(runId);
+    const logs = await mt(['interaction-logs', runId, '--follow']);
+    expect(logs.code, logs.stderr).toBe(0);
+    expect(logs.stdout).toMatch(/approval \S+ approved by bootstrap/);
+    expect(logs.stdout).toMatch(/refund-order returned \(HTTP 200\)/);
+    expect(logs.stdout).toMatch(/completed: Refunded 40\./);
+    expect(refunds).toEqual([{ amount: 40, note: 'broken' }]);
+    const events = await mtJson<{ type: string }[]>(['interaction-logs', runId]);
+    expect(events.at(-1)?.type).toBe('run-completed');
+  });
+
+  it('--wait --json prints the finished run, and exits 1 for a run that fails', async () => {
+    script('desk', [{ text: 'Nothing to refund.' }]);
+    const run = await mtJson<RunView>(['interaction-run', 'desk', '--input', 'message=hi', '--wait']);
+    expect(run).toMatchObject({
+      status: 'Completed',
+      result: 'Nothing to refund.',
+      pendingApproval: null,
+      error: null,
+    });
+    const failed = await mt(['interaction-run', 'broken', '--wait']);
+    expect(failed.code).toBe(1);
+    expect(failed.stderr).toMatch(/run \S+ failed \[api:models:/);
+    const plain = await mt(['interaction-run', 'desk', '--input', 'message=hi']);
+    expect(plain.code).toBe(0);
+    expect(plain.stdout.trim()).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('refuses bad inputs with the server code (exit 1) and malformed options (exit 2)', async () => {
+    const missing = await mt(['interaction-run', 'desk', '--json']);
+    expect(missing.code).toBe(1);
+    expect(JSON.parse(missing.stdout).code).toBe('api:interactions:input-required');
+    const unknown = await mt(['interaction-run', 'desk', '--input', 'mesage=x']);
+    expect([unknown.code, unknown.stderr]).toEqual([1, expect.stringContaining('api:interactions:input-unknown')]);
+    expect((await mt(['interaction-run', 'desk', '--input', 'no-equals'])).code).toBe(2);
+    expect((await mt(['interaction-run', 'desk', '--input-json', 'message={bad'])).code).toBe(2);
+    expect((await mt(['interaction-run', 'desk', '--app', '--interactive'])).code).toBe(2);
+    expect((await mt(['interaction-reject', 'some-run'])).code).toBe(2);
+    expect((await mt(['run-list', '--status', 'Done'])).code).toBe(2);
+  });
+
+  it('rejects with a reason, lists and gets approvals, and answers the redraft with approval-approve', async () => {
+    script('desk', [refund(90), refund(20), { text: 'Refunded 20.' }]);
+    const started = await mt(['interaction-run', 'desk', '--input', 'message=refund A-1', '--app']);
+    const appRunId = started.stdout.trim();
+    expect((await waitFor(appRunId, (r) => r.status !== 'Running')).status).toBe('Completed');
+    expect(await mtJson<unknown[]>(['approval-list', '--run', appRunId, '--status', 'all'])).toEqual([]);
+
+    const runId = (await mt(['interaction-run', 'desk', '--input', 'message=refund A-1'])).stdout.trim();
+    const first = (await waitFor(runId, (r) => r.status === 'PendingApproval')).pendingApproval!;
+    const listed = await mt(['approval-list']);
+    expect(listed.stdout).toMatch(new RegExp(`${first.id} +${runId} +refund-order +Desk +Pending`));
+    const shown = await mt(['approval-get', first.id]);
+    expect(shown.stdout).toContain('"amount": 90');
+    const rejected = await mt(['interaction-reject', runId, '-r', 'at most 20', '--approval', first.id]);
+    expect(rejected.code, rejected.stderr).toBe(0);
+    const second = (await waitFor(runId, (r) => r.status === 'PendingApproval' && r.pendingApproval?.id !== first.id))
+      .pendingApproval!;
+    const again = await mt(['approval-reject', first.id, '-r', 'twice', '--json']);
+    expect([again.code, JSON.parse(again.stdout).code]).toEqual([1, 'api:approvals:already-answered']);
+    const approved = await mtJson<{ status: string }>(['approval-approve', second.id]);
+    expect(approved.status).toBe('Approved');
+    expect((await waitFor(runId, (r) => r.status !== 'Running')).result).toBe('Refunded 20.');
+    const answered = await mtJson<{ status: string; reason: string }>(['approval-get', first.id]);
+    expect(answered).toMatchObject({ status: 'Rejected', reason: 'at most 20' });
+  });
+
+  it('cancels a waiting run, refuses a second cancel with exit 1, and lists runs by status', async () => {
+    script('desk', [refund(5), { text: 'ok' }]);
+    const runId = (await mt(['interaction-run', 'desk', '--input', 'message=x'])).stdout.trim();
+    await waitFor(runId, (r) => r.status === 'PendingApproval');
+    const cancel = await mt(['interaction-cancel', runId]);
+    expect(cancel.code, cancel.stderr).toBe(0);
+    expect((await waitFor(runId, (r) => r.status !== 'PendingApproval' && r.status !== 'Running')).status).toBe(
+      'Cancelled',
+    );
+    const twice = await mt(['interaction-cancel', runId]);
+    expect([twice.code, twice.stderr]).toEqual([1, expect.stringContaining('error [api:runs:already-ended]')]);
+    const page = await mtJson<{ runs: RunView[]; nextCursor: string | null }>(['run-list', '--status', 'Cancelled']);
+    expect(page.runs.map((r) => r.id)).toEqual([runId]);
+    const table = await mt(['run-list', '--interaction', 'desk', '--limit', '1']);
+    expect(table.stdout).toMatch(
+      new RegExp(`^ID +INTERACTION +STATUS +CREATED +UPDATED\\n${runId} +desk@1 +Cancelled`),
+    );
+    expect(table.stderr).toMatch(/more: mt run-list --cursor \S+/);
+    const none = await mt(['interaction-status', '00000000-0000-4000-8000-000000000000']);
+    expect([none.code, none.stderr]).toEqual([1, expect.stringContaining('api:runs:not-found')]);
+  });
+});
+
+describe('mt worker', { timeout: 60_000 }, () => {
+  it('refuses to start without DATABASE_URL, with a code', async () => {
+    const result = await runMt(['worker'], { home, env: {} });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('error [api:cli:worker-needs-database]');
+  });
+});

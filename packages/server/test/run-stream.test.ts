@@ -1,0 +1,174 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { auth } from './helpers.js';
+import { type RunsWorld, startRunsWorld } from './runs-helpers.js';
+
+// The live event stream of a run over a real listening server: the SSE format, following a run as it
+// goes, resuming with Last-Event-ID, keep-alives, and stopping when the client or the server goes away.
+let world: RunsWorld;
+let closed = false;
+
+interface Frame {
+  id?: string;
+  event?: string;
+  data?: string;
+  comment?: string;
+}
+
+/** Opens the stream and reads frames until `until` says stop (or the stream ends); returns them and the connection. */
+async function openStream(runId: string, headers: Record<string, string> = {}, query = '') {
+  const controller = new AbortController();
+  const res = await fetch(`${world.url}/v1/runs/${runId}/stream${query}`, {
+    headers: { ...auth(world.adminKey), ...headers },
+    signal: controller.signal,
+  });
+  const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+  const decoder = new TextDecoder();
+  let buffer = '';
+  let ended = false;
+  const frames: Frame[] = [];
+  async function readUntil(until: (frames: Frame[]) => boolean, ms = 10_000): Promise<Frame[]> {
+    const deadline = Date.now() + ms;
+    while (!until(frames) && !ended) {
+      if (Date.now() > deadline) throw new Error(`stream: nothing matched in ${ms} ms: ${JSON.stringify(frames)}`);
+      const { value, done } = await reader.read();
+      if (done) {
+        ended = true;
+        break;
+      }
+      buffer += decoder.decode(value, { stream: true });
+      let end = buffer.indexOf('\n\n');
+      while (end !== -1) {
+        const block = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        const frame: Frame = {};
+        for (const line of block.split('\n')) {
+          if (line.startsWith(':')) frame.comment = line.slice(1).trim();
+          else {
+            const colon = line.indexOf(':');
+            frame[line.slice(0, colon) as 'id' | 'event' | 'data'] = line.slice(colon + 2);
+          }
+        }
+        frames.push(frame);
+        end = buffer.indexOf('\n\n');
+      }
+    }
+    return frames;
+  }
+  return {
+    res,
+    frames,
+    readUntil,
+    readToEnd: () => readUntil(() => false),
+    get ended() {
+      return ended;
+    },
+    abort: () => controller.abort(),
+  };
+}
+
+const events = (frames: Frame[]) => frames.filter((f) => f.event !== undefined);
+
+async function startSlow(): Promise<string> {
+  const res = await world.request('POST', '/v1/interactions/slow/runs', { inputs: { order: 'A-1' } });
+  expect(res.statusCode, res.body).toBe(201);
+  return res.json().id;
+}
+
+beforeAll(async () => {
+  world = await startRunsWorld({ listen: true, pollMs: 50, keepAliveMs: 300 });
+  world.script('gated', [{ text: 'All good.' }]);
+});
+
+afterAll(async () => {
+  if (!closed) await world?.close();
+});
+
+describe('GET /v1/runs/:id/stream', () => {
+  it('sends every event of an ended run as id/event/data frames, then closes', async () => {
+    world.gate.open();
+    const id = await startSlow();
+    await world.waitFor(id);
+    const stream = await openStream(id);
+    expect(stream.res.status).toBe(200);
+    expect(stream.res.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
+    const frames = events(await stream.readToEnd());
+    expect(stream.ended).toBe(true);
+    expect(frames.map((f) => f.event)).toEqual(['run-started', 'model-response', 'run-completed']);
+    expect(frames.map((f) => f.id)).toEqual(['1', '2', '3']);
+    const last = JSON.parse(frames[2].data as string);
+    expect(last).toMatchObject({
+      seq: 3,
+      type: 'run-completed',
+      at: expect.any(String),
+      data: { result: 'All good.' },
+    });
+  });
+
+  it('follows a run live, and a client resuming with Last-Event-ID gets only the events after it', async () => {
+    world.gate.close();
+    const id = await startSlow();
+    const first = await openStream(id);
+    await first.readUntil((frames) => events(frames).length >= 1);
+    expect(events(first.frames).map((f) => f.event)).toEqual(['run-started']);
+    first.abort();
+
+    world.gate.open();
+    await world.waitFor(id);
+    const resumed = await openStream(id, { 'last-event-id': '1' }, '?after=0');
+    const frames = events(await resumed.readToEnd());
+    expect(frames.map((f) => [f.id, f.event])).toEqual([
+      ['2', 'model-response'],
+      ['3', 'run-completed'],
+    ]);
+    const byQuery = events(await (await openStream(id, {}, '?after=2')).readToEnd());
+    expect(byQuery.map((f) => f.id)).toEqual(['3']);
+  });
+
+  it('sends new events as they are stored, and keep-alive comments while nothing happens', async () => {
+    world.gate.close();
+    const id = await startSlow();
+    const stream = await openStream(id);
+    await stream.readUntil((frames) => frames.some((f) => f.comment === 'keep-alive'));
+    expect(events(stream.frames).map((f) => f.event)).toEqual(['run-started']);
+    world.gate.open();
+    const frames = events(await stream.readToEnd());
+    expect(frames.map((f) => f.event)).toEqual(['run-started', 'model-response', 'run-completed']);
+  });
+
+  it('stops asking for events as soon as the client goes away', async () => {
+    world.gate.close();
+    const id = await startSlow();
+    const stream = await openStream(id);
+    await stream.readUntil((frames) => events(frames).length >= 1);
+    stream.abort();
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const after = world.listEventsCalls();
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(world.listEventsCalls()).toBe(after);
+    world.gate.open();
+    await world.waitFor(id);
+  });
+
+  it('answers 404 as JSON for an unknown run, and 401 without a key', async () => {
+    const res = await fetch(`${world.url}/v1/runs/00000000-0000-4000-8000-000000000000/stream`, {
+      headers: auth(world.adminKey),
+    });
+    expect(res.status).toBe(404);
+    expect((await res.json()).code).toBe('api:runs:not-found');
+    expect((await fetch(`${world.url}/v1/runs/x/stream`)).status).toBe(401);
+  });
+
+  it('ends open streams when the server closes, instead of waiting for their runs', async () => {
+    world.gate.close();
+    const id = await startSlow();
+    const stream = await openStream(id);
+    await stream.readUntil((frames) => events(frames).length >= 1);
+    const started = Date.now();
+    const closing = world.close();
+    closed = true;
+    await stream.readToEnd();
+    expect(stream.ended).toBe(true);
+    await closing;
+    expect(Date.now() - started).toBeLessThan(8_000);
+  });
+});
