@@ -110,6 +110,26 @@ describe('Idempotency-Key', () => {
     expect(await keyNames()).not.toContain('while-in-progress');
   });
 
+  it('a key whose request crashed mid-way (in progress past the lease) is taken over: the retry runs and is recorded', async () => {
+    const key = freshKey();
+    const admin = await server.db.query<{ id: string }>(
+      "SELECT id FROM mt_api_keys WHERE namespace = 'default' ORDER BY created_at LIMIT 1",
+    );
+    // What a crash leaves: a claimed record that nobody completes or releases, 221 s old (the lease is 220 s).
+    await server.db.query(
+      'INSERT INTO mt_idempotency_keys (namespace, api_key_id, idem_key, fingerprint, created_at) ' +
+        "VALUES ('default', $1, $2, $3, now() - interval '221 seconds')",
+      [admin.rows[0].id, key, Buffer.alloc(32)],
+    );
+    const retry = await postKey(key, 'after-a-crash');
+    expect(retry.statusCode).toBe(201);
+    expect(retry.headers['idempotent-replayed']).toBeUndefined();
+    expect(await keyNames()).toContain('after-a-crash');
+    const again = await postKey(key, 'after-a-crash');
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.json()).toEqual(retry.json());
+  });
+
   it('a 5xx answer is not recorded: a retry with the same key runs the route again', async () => {
     await server.db.exec(`
       CREATE FUNCTION mt_test_fail() RETURNS trigger LANGUAGE plpgsql AS $$

@@ -30,6 +30,7 @@ export type { SecretInfo } from './secrets/secrets.js';
 export {
   claimIdempotencyKey,
   completeIdempotencyKey,
+  IDEMPOTENCY_LEASE_SECONDS,
   IDEMPOTENCY_TTL_HOURS,
   releaseIdempotencyKey,
 } from './idempotency/idempotency.js';

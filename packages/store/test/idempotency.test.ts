@@ -7,6 +7,7 @@ import {
   type Db,
   type IdempotencyScope,
   migrate,
+  IDEMPOTENCY_LEASE_SECONDS,
   releaseIdempotencyKey,
 } from '@maitento/store';
 import { createTestDatabase, type TestDatabase } from '@maitento/testkit';
@@ -41,7 +42,7 @@ afterAll(async () => {
 describe('Idempotency-Key records', () => {
   it('the first claim runs; a second one while in progress is told so; after completion it gets the answer', async () => {
     const s = scope();
-    expect(await claimIdempotencyKey(db, secretKey, s, fingerprint('a'))).toEqual({ kind: 'claimed' });
+    expect(await claimIdempotencyKey(db, secretKey, s, fingerprint('a'))).toMatchObject({ kind: 'claimed' });
     expect(await claimIdempotencyKey(db, secretKey, s, fingerprint('a'))).toEqual({ kind: 'in-progress' });
     const answer = { status: 201, contentType: 'application/json; charset=utf-8', body: '{"id":"x"}' };
     await completeIdempotencyKey(db, secretKey, s, answer);
@@ -53,7 +54,7 @@ describe('Idempotency-Key records', () => {
     const s = scope();
     await claimIdempotencyKey(db, secretKey, s, fingerprint('a'));
     await releaseIdempotencyKey(db, s);
-    expect(await claimIdempotencyKey(db, secretKey, s, fingerprint('b'))).toEqual({ kind: 'claimed' });
+    expect(await claimIdempotencyKey(db, secretKey, s, fingerprint('b'))).toMatchObject({ kind: 'claimed' });
   });
 
   it('of many concurrent claims of one key exactly one wins', async () => {
@@ -69,7 +70,7 @@ describe('Idempotency-Key records', () => {
     const s = scope();
     await claimIdempotencyKey(db, secretKey, s, fingerprint('a'));
     const other = { ...s, apiKeyId: 'platform-token' };
-    expect(await claimIdempotencyKey(db, secretKey, other, fingerprint('a'))).toEqual({ kind: 'claimed' });
+    expect(await claimIdempotencyKey(db, secretKey, other, fingerprint('a'))).toMatchObject({ kind: 'claimed' });
   });
 
   it('a sealed answer moved to another key does not decrypt', async () => {
@@ -93,7 +94,7 @@ describe('Idempotency-Key records', () => {
     await db.query("UPDATE mt_idempotency_keys SET created_at = now() - interval '25 hours' WHERE idem_key = $1", [
       s.key,
     ]);
-    expect(await claimIdempotencyKey(db, secretKey, s, fingerprint('b'))).toEqual({ kind: 'claimed' });
+    expect(await claimIdempotencyKey(db, secretKey, s, fingerprint('b'))).toMatchObject({ kind: 'claimed' });
   });
 
   it('a claim purges every expired record of its namespace, and keeps the fresh ones', async () => {
@@ -112,5 +113,52 @@ describe('Idempotency-Key records', () => {
       [[old.key, fresh.key]],
     );
     expect(rows.map((r) => r.idem_key)).toEqual([fresh.key]);
+  });
+
+  it('an in-progress record older than the lease (a request that crashed) is taken over by a retry', async () => {
+    const s = scope();
+    await claimIdempotencyKey(db, secretKey, s, fingerprint('a'));
+    expect(await claimIdempotencyKey(db, secretKey, s, fingerprint('a'))).toEqual({ kind: 'in-progress' });
+    await db.query(
+      'UPDATE mt_idempotency_keys SET created_at = now() - make_interval(secs => $2) WHERE idem_key = $1',
+      [s.key, IDEMPOTENCY_LEASE_SECONDS + 5],
+    );
+    expect(await claimIdempotencyKey(db, secretKey, s, fingerprint('a'))).toMatchObject({ kind: 'claimed' });
+    // The new holder's lease is fresh: one more retry waits again.
+    expect(await claimIdempotencyKey(db, secretKey, s, fingerprint('a'))).toEqual({ kind: 'in-progress' });
+  });
+
+  it('an in-progress record younger than the lease is still in progress', async () => {
+    const s = scope();
+    await claimIdempotencyKey(db, secretKey, s, fingerprint('a'));
+    await db.query(
+      'UPDATE mt_idempotency_keys SET created_at = now() - make_interval(secs => $2) WHERE idem_key = $1',
+      [s.key, IDEMPOTENCY_LEASE_SECONDS - 30],
+    );
+    expect(await claimIdempotencyKey(db, secretKey, s, fingerprint('a'))).toEqual({ kind: 'in-progress' });
+  });
+
+  it('outlasts the longest request: the gateway deadline of 100 s plus 2 minutes', () => {
+    expect(IDEMPOTENCY_LEASE_SECONDS).toBe(220);
+  });
+
+  it('a stale holder that finishes after the takeover neither answers for nor releases the new holder', async () => {
+    const s = scope();
+    const stale = await claimIdempotencyKey(db, secretKey, s, fingerprint('a'));
+    await db.query(
+      'UPDATE mt_idempotency_keys SET created_at = now() - make_interval(secs => $2) WHERE idem_key = $1',
+      [s.key, IDEMPOTENCY_LEASE_SECONDS + 5],
+    );
+    const taken = await claimIdempotencyKey(db, secretKey, s, fingerprint('a'));
+    expect(stale.kind === 'claimed' && taken.kind === 'claimed' && stale.token !== taken.token).toBe(true);
+    if (stale.kind !== 'claimed' || taken.kind !== 'claimed') return;
+    await completeIdempotencyKey(db, secretKey, s, { status: 200, body: 'stale' }, stale.token);
+    await releaseIdempotencyKey(db, s, stale.token);
+    expect(await claimIdempotencyKey(db, secretKey, s, fingerprint('a'))).toEqual({ kind: 'in-progress' });
+    await completeIdempotencyKey(db, secretKey, s, { status: 201, body: 'fresh' }, taken.token);
+    expect(await claimIdempotencyKey(db, secretKey, s, fingerprint('a'))).toEqual({
+      kind: 'replay',
+      answer: { status: 201, body: 'fresh' },
+    });
   });
 });

@@ -15,6 +15,8 @@ const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 
 interface IdempotencyState {
   scope?: IdempotencyScope;
+  /** The claim's token: completing or releasing touches the record only while this request still holds it. */
+  token?: string;
   hash?: Hash;
   fingerprint?: Buffer;
   /** True once the record is completed (or the answer is a replay): nothing is left to release. */
@@ -51,7 +53,7 @@ export function registerIdempotency(app: FastifyInstance, ctx: ServerContext): v
     if (!state?.scope || state.settled) return;
     state.settled = true;
     try {
-      await releaseIdempotencyKey(ctx.db, state.scope);
+      await releaseIdempotencyKey(ctx.db, state.scope, state.token);
     } catch (error) {
       request.log.error({ err: error }, 'releasing the Idempotency-Key failed');
     }
@@ -97,6 +99,7 @@ export function registerIdempotency(app: FastifyInstance, ctx: ServerContext): v
       return reply.send(answer.status === 204 ? undefined : answer.body);
     }
     state.scope = scope;
+    state.token = claim.token;
   });
 
   app.addHook('onSend', async (request, reply, payload) => {
@@ -110,11 +113,17 @@ export function registerIdempotency(app: FastifyInstance, ctx: ServerContext): v
     }
     const contentType = reply.getHeader('content-type');
     try {
-      await completeIdempotencyKey(ctx.db, ctx.secretKey, state.scope, {
-        status: reply.statusCode,
-        ...(contentType === undefined ? {} : { contentType: String(contentType) }),
-        body,
-      });
+      await completeIdempotencyKey(
+        ctx.db,
+        ctx.secretKey,
+        state.scope,
+        {
+          status: reply.statusCode,
+          ...(contentType === undefined ? {} : { contentType: String(contentType) }),
+          body,
+        },
+        state.token,
+      );
       state.settled = true;
     } catch (error) {
       // The answer still goes out; the record is released below, so a retry runs the request again.

@@ -5,6 +5,12 @@ import { seal, unseal } from '../secrets/cipher.js';
 /** How long a recorded Idempotency-Key counts; an older record is replaced by the next request. */
 export const IDEMPOTENCY_TTL_HOURS = 24;
 
+/**
+ * How long an in-progress record holds its key: the longest request (a tool call's 100 s deadline) plus two
+ * minutes. A record still in progress after that belongs to a request that crashed, and a retry takes it over.
+ */
+export const IDEMPOTENCY_LEASE_SECONDS = 220;
+
 /** Who sent an Idempotency-Key: keys of different namespaces or API keys never meet. */
 export interface IdempotencyScope {
   namespace: string;
@@ -19,9 +25,12 @@ export interface StoredAnswer {
   body: string;
 }
 
-/** What {@link claimIdempotencyKey} found: the caller runs the request, replays, or refuses it. */
+/**
+ * What {@link claimIdempotencyKey} found: the caller runs the request (holding the claim `token`), replays, or
+ * refuses it.
+ */
 export type IdempotencyClaim =
-  | { kind: 'claimed' }
+  | { kind: 'claimed'; token: string }
   | { kind: 'replay'; answer: StoredAnswer }
   | { kind: 'in-progress' }
   | { kind: 'reused' };
@@ -29,6 +38,7 @@ export type IdempotencyClaim =
 interface Row {
   fingerprint: unknown;
   status: number | null;
+  stale: boolean;
   iv: unknown;
   ciphertext: unknown;
   tag: unknown;
@@ -44,10 +54,12 @@ function sealId(scope: IdempotencyScope): string {
 }
 
 const WHERE = 'namespace = $1 AND api_key_id = $2 AND idem_key = $3';
+// A claim's token is its record's created_at, to the microsecond: a takeover sets a new one.
+const HELD_BY = '($4::text IS NULL OR created_at = $4::timestamptz)';
 
 /**
  * Records that the request `fingerprint` is being handled under `scope` (expired records of the namespace are
- * deleted first, so an expired one is replaced), or
+ * deleted first, so an expired one is replaced; an in-progress one past its lease is taken over), or
  * tells what an earlier request with the same key left: its answer, that it is still running, or that it differed.
  */
 export async function claimIdempotencyKey(
@@ -64,19 +76,29 @@ export async function claimIdempotencyKey(
   );
   // Two attempts: a record deleted between the insert and the select (a failed request) is claimed again.
   for (let attempt = 0; attempt < 2; attempt++) {
-    const inserted = await db.query(
+    const inserted = await db.query<{ token: string }>(
       'INSERT INTO mt_idempotency_keys (namespace, api_key_id, idem_key, fingerprint) VALUES ($1, $2, $3, $4) ' +
-        'ON CONFLICT DO NOTHING RETURNING idem_key',
+        'ON CONFLICT DO NOTHING RETURNING created_at::text AS token',
       [...params, fingerprint],
     );
-    if (inserted.rowCount > 0) return { kind: 'claimed' };
+    if (inserted.rows[0]) return { kind: 'claimed', token: inserted.rows[0].token };
     const { rows } = await db.query<Row>(
-      `SELECT fingerprint, status, iv, ciphertext, tag FROM mt_idempotency_keys WHERE ${WHERE}`,
-      params,
+      'SELECT fingerprint, status, iv, ciphertext, tag, ' +
+        `created_at < now() - make_interval(secs => $4) AS stale FROM mt_idempotency_keys WHERE ${WHERE}`,
+      [...params, IDEMPOTENCY_LEASE_SECONDS],
     );
     const row = rows[0];
     if (!row) continue;
-    if (row.status === null) return { kind: 'in-progress' };
+    if (row.status === null) {
+      if (!row.stale) return { kind: 'in-progress' };
+      // The holder crashed. The conditions are checked again under the row lock, so of two retries one wins.
+      const taken = await db.query<{ token: string }>(
+        `UPDATE mt_idempotency_keys SET fingerprint = $4, created_at = clock_timestamp() WHERE ${WHERE} ` +
+          'AND status IS NULL AND created_at < now() - make_interval(secs => $5) RETURNING created_at::text AS token',
+        [...params, fingerprint, IDEMPOTENCY_LEASE_SECONDS],
+      );
+      return taken.rows[0] ? { kind: 'claimed', token: taken.rows[0].token } : { kind: 'in-progress' };
+    }
     const stored = bytes(row.fingerprint);
     if (stored.length !== fingerprint.length || !timingSafeEqual(stored, fingerprint)) return { kind: 'reused' };
     const sealed = { iv: bytes(row.iv), ciphertext: bytes(row.ciphertext), tag: bytes(row.tag) };
@@ -86,25 +108,43 @@ export async function claimIdempotencyKey(
   return { kind: 'in-progress' };
 }
 
-/** Completes the claimed record of `scope` with the answer, sealed under `secretKey`. */
+/**
+ * Completes the claimed record of `scope` with the answer, sealed under `secretKey`; given the claim's `token`,
+ * only while that claim still holds the record (a holder whose lease was taken over writes nothing).
+ */
 export async function completeIdempotencyKey(
   db: Queryable,
   secretKey: Buffer,
   scope: IdempotencyScope,
   answer: StoredAnswer,
+  token?: string,
 ): Promise<void> {
   const sealed = seal(secretKey, scope.namespace, sealId(scope), JSON.stringify(answer));
   await db.query(
-    `UPDATE mt_idempotency_keys SET status = $4, iv = $5, ciphertext = $6, tag = $7 WHERE ${WHERE} AND status IS NULL`,
-    [scope.namespace, scope.apiKeyId, scope.key, answer.status, sealed.iv, sealed.ciphertext, sealed.tag],
+    `UPDATE mt_idempotency_keys SET status = $5, iv = $6, ciphertext = $7, tag = $8 WHERE ${WHERE} AND ${HELD_BY} ` +
+      'AND status IS NULL',
+    [
+      scope.namespace,
+      scope.apiKeyId,
+      scope.key,
+      token ?? null,
+      answer.status,
+      sealed.iv,
+      sealed.ciphertext,
+      sealed.tag,
+    ],
   );
 }
 
-/** Forgets the in-progress record of `scope`, so a retry runs the request again. */
-export async function releaseIdempotencyKey(db: Queryable, scope: IdempotencyScope): Promise<void> {
-  await db.query(`DELETE FROM mt_idempotency_keys WHERE ${WHERE} AND status IS NULL`, [
+/**
+ * Forgets the in-progress record of `scope`, so a retry runs the request again; given the claim's `token`, only
+ * while that claim still holds the record.
+ */
+export async function releaseIdempotencyKey(db: Queryable, scope: IdempotencyScope, token?: string): Promise<void> {
+  await db.query(`DELETE FROM mt_idempotency_keys WHERE ${WHERE} AND ${HELD_BY} AND status IS NULL`, [
     scope.namespace,
     scope.apiKeyId,
     scope.key,
+    token ?? null,
   ]);
 }
