@@ -25,7 +25,7 @@ function exited(child: ChildProcess): Promise<void> {
 
 /**
  * Starts the real `mt worker` with a clean environment plus `env`, and waits until it says it is
- * working (a line with "worker" on stderr) or 3 s have passed; rejects with its output when it exits first.
+ * working (its `executing runs` line on stderr) or 3 s have passed; rejects with its output when it exits first.
  */
 export async function startWorker(home: string, env: Record<string, string>): Promise<WorkerProcess> {
   const child = spawn(process.execPath, [MT, 'worker'], { cwd: home, env: { ...cleanEnv(home), ...env } });
@@ -37,7 +37,7 @@ export async function startWorker(home: string, env: Record<string, string>): Pr
     const timer = setTimeout(resolve, 3_000);
     child.stderr?.on('data', (c: Buffer) => {
       log += c.toString();
-      if (/worker/i.test(log)) {
+      if (/executing runs/.test(log)) {
         clearTimeout(timer);
         resolve();
       }
