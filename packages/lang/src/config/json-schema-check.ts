@@ -8,7 +8,7 @@ import { displayPath, spanOf, type ValueTree } from './value-tree.js';
 const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
 
 /** The options every JSON Schema of a config repo is compiled with (the gateway validates with the same). */
-export const AJV_OPTIONS = { strict: false, allErrors: false, validateSchema: true } as const;
+export const AJV_OPTIONS = { strict: false, allErrors: true, validateSchema: true } as const;
 
 let shared: Ajv | undefined;
 
@@ -26,7 +26,7 @@ interface SchemaProblem {
 
 // Repos repeat schemas (one response shape for many endpoints), so verdicts are kept by the schema's JSON
 // text for the life of the process.
-const cache = new Map<string, SchemaProblem | null>();
+const cache = new Map<string, SchemaProblem[]>();
 const CACHE_LIMIT = 10_000;
 
 function pointerParts(pointer: string): string[] {
@@ -37,13 +37,22 @@ function pointerParts(pointer: string): string[] {
     .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
 }
 
-function fromAjvErrors(errors: ErrorObject[] | null | undefined): SchemaProblem {
-  const error = errors?.[0];
-  if (!error) return { at: [], detail: 'ajv refused it' };
-  const at = pointerParts(error.instancePath);
-  const where = at.length ? `${at.join('/')} ` : '';
-  const allowed = error.params && 'allowedValues' in error.params ? ` (${error.params.allowedValues.join(', ')})` : '';
-  return { at, detail: `${where}${error.message ?? 'is invalid'}${allowed}` };
+// One problem per wrong value: ajv gives several for one (`type = "money"` is not in the enum, not an array, and
+// matches no branch of the anyOf); the first is the one a person acts on.
+function fromAjvErrors(errors: ErrorObject[] | null | undefined): SchemaProblem[] {
+  if (!errors || errors.length === 0) return [{ at: [], detail: 'ajv refused it' }];
+  const seen = new Set<string>();
+  const problems: SchemaProblem[] = [];
+  for (const error of errors) {
+    if (seen.has(error.instancePath)) continue;
+    seen.add(error.instancePath);
+    const at = pointerParts(error.instancePath);
+    const where = at.length ? `${at.join('/')} ` : '';
+    const allowed =
+      error.params && 'allowedValues' in error.params ? ` (${error.params.allowedValues.join(', ')})` : '';
+    problems.push({ at, detail: `${where}${error.message ?? 'is invalid'}${allowed}` });
+  }
+  return problems;
 }
 
 type SchemaNode = { [key: string]: unknown };
@@ -69,34 +78,28 @@ function resolvePointer(root: unknown, ref: string): boolean {
  * What ajv's compilation would refuse beyond the meta-schema: a `$ref` that does not resolve inside the schema
  * (a repo schema has no other schemas to point at) and a `pattern` that is not a valid regular expression.
  */
-function walkProblem(root: unknown, node: unknown, at: string[]): SchemaProblem | null {
+function walkProblems(root: unknown, node: unknown, at: string[], out: SchemaProblem[]): void {
   if (Array.isArray(node)) {
-    for (let i = 0; i < node.length; i++) {
-      const found = walkProblem(root, node[i], [...at, String(i)]);
-      if (found) return found;
-    }
-    return null;
+    for (let i = 0; i < node.length; i++) walkProblems(root, node[i], [...at, String(i)], out);
+    return;
   }
-  if (!isNode(node)) return null;
+  if (!isNode(node)) return;
   for (const [key, value] of Object.entries(node)) {
     // Values under these keywords are data, not subschemas.
     if (key === 'enum' || key === 'const' || key === 'default' || key === 'examples') continue;
     if (key === '$ref' && typeof value === 'string' && !resolvePointer(root, value)) {
-      return { at: [...at, key], detail: `$ref ${value} does not resolve inside this schema` };
+      out.push({ at: [...at, key], detail: `$ref ${value} does not resolve inside this schema` });
     }
     if (key === 'pattern' && typeof value === 'string' && !validRegExp(value)) {
-      return { at: [...at, key], detail: `pattern ${JSON.stringify(value)} is not a valid regular expression` };
+      out.push({ at: [...at, key], detail: `pattern ${JSON.stringify(value)} is not a valid regular expression` });
     }
     if (key === 'patternProperties' && isNode(value)) {
-      const bad = Object.keys(value).find((p) => !validRegExp(p));
-      if (bad !== undefined) {
-        return { at: [...at, key, bad], detail: `${JSON.stringify(bad)} is not a valid regular expression` };
+      for (const bad of Object.keys(value).filter((p) => !validRegExp(p))) {
+        out.push({ at: [...at, key, bad], detail: `${JSON.stringify(bad)} is not a valid regular expression` });
       }
     }
-    const found = walkProblem(root, value, [...at, key]);
-    if (found) return found;
+    walkProblems(root, value, [...at, key], out);
   }
-  return null;
 }
 
 function validRegExp(source: string): boolean {
@@ -109,25 +112,25 @@ function validRegExp(source: string): boolean {
 }
 
 /**
- * Checks a JSON Schema as ajv 8 would compile it and returns what is wrong, or null when it is valid: the
- * schema is validated against the draft-07 meta-schema (with ajv-formats' formats known), every `$ref` must
- * resolve and every pattern must be a regular expression. Code generation (`ajv.compile`) is skipped: it cost
- * about 1 ms a schema and dominated the compile; the gateway compiles each schema when it is first called.
+ * Checks a JSON Schema as ajv 8 would compile it and returns everything that is wrong (empty when it is valid):
+ * the schema is validated against the draft-07 meta-schema (with ajv-formats' formats known, every error, one
+ * per wrong value), every `$ref` must resolve and every pattern must be a regular expression. Code generation
+ * (`ajv.compile`) is skipped: it cost about 1 ms a schema and dominated the compile; the gateway compiles each
+ * schema when it is first called.
  */
-export function schemaProblem(schema: JsonSchema): SchemaProblem | null {
+export function schemaProblems(schema: JsonSchema): SchemaProblem[] {
   const key = JSON.stringify(schema);
   const cached = cache.get(key);
   if (cached !== undefined) return cached;
   shared ??= newAjv();
-  let problem: SchemaProblem | null = null;
-  if (!shared.validateSchema(schema)) problem = fromAjvErrors(shared.errors);
-  else problem = walkProblem(schema, schema, []);
+  const problems = shared.validateSchema(schema) ? [] : fromAjvErrors(shared.errors);
+  walkProblems(schema, schema, [], problems);
   if (cache.size >= CACHE_LIMIT) cache.clear();
-  cache.set(key, problem);
-  return problem;
+  cache.set(key, problems);
+  return problems;
 }
 
-/** Reports a `schema.request` or `schema.response` that ajv cannot compile, at the value inside it that is wrong. */
+/** Reports every problem of a `schema.request` or `schema.response` that ajv cannot compile, each at its wrong value. */
 export function checkSchema(
   schema: JsonSchema | undefined,
   path: string[],
@@ -135,13 +138,14 @@ export function checkSchema(
   reporter: Reporter,
 ): boolean {
   if (schema === undefined) return true;
-  const problem = schemaProblem(schema);
-  if (problem === null) return true;
-  reporter.report(
-    'mtr:schema:invalid',
-    { key: displayPath(path), detail: problem.detail },
-    tree.file,
-    spanOf(tree, [...path, ...problem.at]),
-  );
-  return false;
+  const problems = schemaProblems(schema);
+  for (const problem of problems) {
+    reporter.report(
+      'mtr:schema:invalid',
+      { key: displayPath(path), detail: problem.detail },
+      tree.file,
+      spanOf(tree, [...path, ...problem.at]),
+    );
+  }
+  return problems.length === 0;
 }

@@ -1,0 +1,40 @@
+import { describe, expect, it } from 'vitest';
+import { compile, where } from './helpers.js';
+
+describe('JSON Schema errors of a connector', () => {
+  it('reports every wrong value of a schema, each at its place, once', () => {
+    const repo = compile({
+      'connectors/open-api/c.mtr': `method = "POST"
+url = "https://api.example.com/x"
+description = "d"
+schema.request = {
+  type = "object"
+  properties = {
+    amount = { type = "money" }
+    count = { minimum = "one" }
+    ref = { "$ref" = "#/definitions/nope" }
+    code = { type = "string" pattern = "([" }
+  }
+  required = "amount"
+}
+schema.response = { type = "objekt" }
+`,
+    });
+    expect(where(repo.diagnostics)).toEqual([
+      'connectors/open-api/c.mtr:7:23 mtr:schema:invalid',
+      'connectors/open-api/c.mtr:8:25 mtr:schema:invalid',
+      'connectors/open-api/c.mtr:9:22 mtr:schema:invalid',
+      'connectors/open-api/c.mtr:10:40 mtr:schema:invalid',
+      'connectors/open-api/c.mtr:12:14 mtr:schema:invalid',
+      'connectors/open-api/c.mtr:14:28 mtr:schema:invalid',
+    ]);
+    expect(repo.diagnostics.map((d) => d.message)).toEqual([
+      expect.stringContaining('properties/amount/type must be equal to one of the allowed values'),
+      expect.stringContaining('properties/count/minimum must be number'),
+      expect.stringContaining('$ref #/definitions/nope does not resolve'),
+      expect.stringContaining('pattern "([" is not a valid regular expression'),
+      expect.stringContaining('required must be array'),
+      expect.stringContaining('type must be equal to one of the allowed values'),
+    ]);
+  });
+});
