@@ -85,6 +85,24 @@ describe('mt fmt', () => {
     expect(result.stdout.trim()).toBe('real.mtr');
   });
 
+  it('in a config repo formats only the resource folders, as mt check reads them, not fixtures elsewhere', async () => {
+    const dir = repo({
+      'connectors/open-api/a.mtr': messy,
+      'agents/nested/b.mtr': messy,
+      'packages/lang/test/fixtures/broken.mtr': 'method "GET"\n',
+      'packages/lang/test/fixtures/messy.mtr': messy,
+      'docs/example.mtr': messy,
+    });
+    const result = await mt(dir, 'fmt', '--check');
+    expect(result.code).toBe(1);
+    expect(result.stdout.trim().split('\n')).toEqual(['agents/nested/b.mtr', 'connectors/open-api/a.mtr']);
+    expect(result.stderr).not.toContain('broken.mtr');
+    // A folder that is no config repo is formatted whole, as asked.
+    const fixtures = await mt(join(dir, 'packages/lang/test/fixtures'), 'fmt', '--check');
+    expect(fixtures.stdout.trim()).toBe('messy.mtr');
+    expect(fixtures.stderr).toContain('broken.mtr:1:8 error');
+  });
+
   it('prints syntax errors compiler-style on stderr, exits 1, and leaves that file untouched', async () => {
     const broken = 'method "GET"\nurl = "https://api.example.com"\n';
     const dir = repo({ 'broken.mtr': broken, 'ok.mtr': messy });

@@ -2,6 +2,7 @@ import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join, relative, resolve, sep } from 'node:path';
 import type { Diagnostic } from '@maitento/lang';
 import { ExitCode } from '../internal/exit-codes.js';
+import { RESOURCE_FOLDERS } from '../internal/local-repo.js';
 import { CommandExit, printJson, reportError } from '../internal/output.js';
 import type { RegisterCommand } from './index.js';
 
@@ -27,6 +28,23 @@ async function findMtrFiles(dir: string): Promise<string[]> {
   return found.sort();
 }
 
+/**
+ * The `.mtr` files `mt fmt DIR` formats: in a config repo (a folder holding a resource folder) only those under
+ * the resource folders, as `mt check` reads them, so test fixtures and examples elsewhere (`packages/`, `docs/`)
+ * are left alone; in any other folder every `.mtr` file under it.
+ */
+async function filesToFormat(dir: string): Promise<string[]> {
+  const present: string[] = [];
+  for (const name of RESOURCE_FOLDERS) {
+    const found = await stat(join(dir, name)).catch(() => undefined);
+    if (found?.isDirectory()) present.push(join(dir, name));
+  }
+  if (present.length === 0) return findMtrFiles(dir);
+  const files: string[] = [];
+  for (const folder of present) files.push(...(await findMtrFiles(folder)));
+  return files.sort();
+}
+
 function displayPath(root: string, path: string): string {
   const rel = relative(root, path) || path;
   return rel.split(sep).join('/');
@@ -36,15 +54,17 @@ function displayPath(root: string, path: string): string {
 export const register: RegisterCommand = (program, io) => {
   program
     .command('fmt')
-    .description('Format every .mtr file under a directory in the canonical layout')
+    .description('Format the .mtr files of a config repo (or of any directory) in the canonical layout')
     .argument('[dir]', 'the directory (or one .mtr file) to format', '.')
     .option('--check', 'change nothing; list the files that would change on stdout and exit 1 if any')
     .option('--json', 'print { "files": [{ "file", "changed" }] } on stdout')
     .addHelpText(
       'after',
       `
-Skips node_modules, .git and dist. A file with syntax errors is left as it is and its errors are
-printed on stderr.
+In a config repo (a directory holding connectors/, external-operations/, agents/ or interactions/) only
+the files under those folders are formatted, as mt check reads them; in any other directory every .mtr
+file under it. Skips node_modules, .git and dist. A file with syntax errors is left as it is and its
+errors are printed on stderr.
 
 Exit codes: 0 done (or, with --check, nothing to change), 1 a syntax error or, with --check, a file
 that is not formatted.`,
@@ -56,7 +76,7 @@ that is not formatted.`,
       try {
         const info = await stat(target);
         if (info.isDirectory()) {
-          paths = await findMtrFiles(target);
+          paths = await filesToFormat(target);
         } else {
           root = resolve(target, '..');
           paths = [target];

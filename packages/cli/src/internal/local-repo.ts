@@ -5,7 +5,7 @@ import { cliErrors } from '../errors.js';
 import type { Io } from './output.js';
 
 /** The folders that make a folder a config repo; a repo has at least one of them. */
-const RESOURCE_FOLDERS = ['connectors', 'external-operations', 'agents', 'interactions'];
+export const RESOURCE_FOLDERS = ['connectors', 'external-operations', 'agents', 'interactions'];
 
 /** A config repo on disk, compiled the way `mt check`, `mt deploy` and `mt extop-call` all see it. */
 export interface LocalRepo {
