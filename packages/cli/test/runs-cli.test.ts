@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
@@ -9,6 +10,8 @@ import { Maitento, type RunView } from '@maitento/sdk';
 import { createTestDatabase, type TestDatabase } from '@maitento/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  cleanEnv,
+  ROOT,
   requireBuiltCli,
   runMt,
   type ServerProcess,
@@ -249,5 +252,30 @@ describe('mt worker', { timeout: 60_000 }, () => {
     const result = await runMt(['worker'], { home, env: {} });
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('error [api:cli:worker-needs-database]');
+  });
+
+  it('starts against PostgreSQL, says so, and stops cleanly on SIGTERM', async () => {
+    const worker = spawn(process.execPath, [join(ROOT, 'packages/cli/bin/mt.js'), 'worker', '--concurrency', '2'], {
+      cwd: home,
+      env: {
+        ...cleanEnv(home),
+        DATABASE_URL: db.url,
+        MT_SECRET_KEY: randomBytes(32).toString('hex'),
+        MT_SCRIPTED_MODELS: scriptsDir,
+      },
+    });
+    let stderr = '';
+    worker.stderr.on('data', (c: Buffer) => {
+      stderr += c.toString();
+    });
+    const exited = new Promise<number | null>((resolve) => worker.on('exit', resolve));
+    const deadline = Date.now() + 20_000;
+    while (!/worker \S+ executing runs/.test(stderr) && Date.now() < deadline && worker.exitCode === null) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(stderr).toMatch(/worker \S+ executing runs/);
+    worker.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    expect(stderr).toMatch(/SIGTERM: stopping\nstopped/);
   });
 });

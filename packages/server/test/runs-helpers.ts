@@ -182,7 +182,15 @@ export async function startRunsWorld(
       model: {
         ...inner,
         doGenerate: async (callOptions) => {
-          await gate.pass();
+          // A cancelled run aborts its model call: the gate lets an aborted call go, as a real model request would.
+          const signal = callOptions.abortSignal;
+          await Promise.race([
+            gate.pass(),
+            new Promise<void>((_, reject) => {
+              if (signal?.aborted) reject(signal.reason);
+              signal?.addEventListener('abort', () => reject(signal.reason), { once: true });
+            }),
+          ]);
           return inner.doGenerate(callOptions);
         },
       },

@@ -138,8 +138,9 @@ describe('cancelling a run', () => {
     const run = (await start('slow', { inputs: { order: 'A-9' } })).json();
     const cancel = await world.request('POST', `/v1/runs/${run.id}/cancel`);
     expect(cancel.statusCode, cancel.body).toBe(200);
-    world.gate.open();
+    // The model is still held at the gate: only the cancel can end the run.
     const done = await world.waitFor(run.id);
+    world.gate.open();
     expect(done.status).toBe('Cancelled');
     const again = await world.request('POST', `/v1/runs/${run.id}/cancel`, {});
     expect([again.statusCode, again.json().code]).toEqual([409, 'api:runs:already-ended']);
