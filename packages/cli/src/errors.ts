@@ -36,6 +36,11 @@ export const cliErrors = defineErrors({
     message: '{dir} is not a config repo: {reason}',
     hint: 'give the folder that holds connectors/, external-operations/, agents/ or interactions/ (`.` when it is the current one)',
   },
+  'api:cli:data-not-found': {
+    status: 404,
+    message: 'no embedded database in {dir} (no {dir}/pglite folder), and DATABASE_URL is not set',
+    hint: 'give the data folder of `mt serve --data DIR` with --data DIR, or set DATABASE_URL for PostgreSQL',
+  },
   'api:cli:config-invalid': {
     status: 422,
     message: 'the config repo has {count} error(s); nothing was sent',

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import type { Io } from '../internal/output.js';
+import { register as adminKeyCreate } from './admin-key-create.js';
 import { register as agentGet } from './agent-get.js';
 import { register as agentList } from './agent-list.js';
 import { register as agentVersions } from './agent-versions.js';
@@ -48,6 +49,7 @@ export type RegisterCommand = (program: Command, io: Io) => void;
 
 // One line per command file; keep alphabetical. Each file exports `register`.
 export const commands: RegisterCommand[] = [
+  adminKeyCreate,
   agentGet,
   agentList,
   agentVersions,

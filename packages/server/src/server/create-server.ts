@@ -48,6 +48,11 @@ export interface ServerOptions {
   bootstrapKey?: string;
   /** Told the generated first admin key, once; default: printed on stderr. */
   onBootstrapKey?: (key: string) => void;
+  /**
+   * False leaves an empty database empty: `startServer` bootstraps it with {@link bootstrapDatabase} only
+   * once it listens, so a server that fails to start never prints a key that is then lost. Default true.
+   */
+  bootstrap?: boolean;
   /** Fastify's logger option; redaction of keys and secret values is always added. */
   logger?: FastifyServerOptions['logger'];
   /** Largest request body in bytes (default 10 MiB, for whole config repos). */
@@ -71,14 +76,22 @@ function printBootstrapKey(key: string): void {
   );
 }
 
+/** Bootstraps an empty database (namespace `default` and its first admin key) and tells a generated key once. */
+export async function bootstrapDatabase(
+  db: Db,
+  options: Pick<ServerOptions, 'bootstrapKey' | 'onBootstrapKey'>,
+): Promise<void> {
+  const boot = await bootstrap(db, { key: options.bootstrapKey });
+  if (boot.created && boot.generated && boot.key) (options.onBootstrapKey ?? printBootstrapKey)(boot.key);
+}
+
 /**
- * Builds the REST API on `db`: migrates it, bootstraps an empty one, and returns the fastify instance
- * (ready for `inject` or `listen`).
+ * Builds the REST API on `db`: migrates it, bootstraps an empty one (unless `bootstrap` is false), and
+ * returns the fastify instance (ready for `inject` or `listen`).
  */
 export async function createServer(options: ServerOptions): Promise<FastifyInstance> {
   await migrate(options.db);
-  const boot = await bootstrap(options.db, { key: options.bootstrapKey });
-  if (boot.created && boot.generated && boot.key) (options.onBootstrapKey ?? printBootstrapKey)(boot.key);
+  if (options.bootstrap !== false) await bootstrapDatabase(options.db, options);
 
   const egress = options.egress ?? egressPolicyFromEnv();
   const ownsGateway = options.gateway === undefined;

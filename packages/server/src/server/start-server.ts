@@ -2,7 +2,7 @@ import type { EgressPolicy } from '@maitento/egress';
 import { DEFAULT_DATA_DIR, type Db, openDatabase, resolveSecretKey } from '@maitento/store';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import { join } from 'node:path';
-import { createServer, type ServerOptions } from './create-server.js';
+import { bootstrapDatabase, createServer, type ServerOptions } from './create-server.js';
 
 /** Options of {@link startServer}; every one has a default from the environment. */
 export interface StartServerOptions {
@@ -51,33 +51,40 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
   });
   if (key.warning) message(`warning: ${key.warning}`);
   const db = await openDatabase(databaseUrl ? { databaseUrl } : { dataDir: join(dataDir, 'pglite') });
+  let app: FastifyInstance | undefined;
   try {
-    const app = await createServer({
+    app = await createServer({
       db,
       secretKey: key.key,
       egress: options.egress,
-      bootstrapKey: options.bootstrapKey ?? (env.MT_BOOTSTRAP_KEY || undefined),
       platformOrigin: options.platformOrigin ?? (env.MT_PUBLIC_URL || undefined),
       logger: options.logger,
       worker: options.worker ?? {},
-      onBootstrapKey: (k) =>
-        message(`Created namespace "default" and its first admin key (shown once, keep it):\n  ${k}`),
+      bootstrap: false,
     });
     const host = options.host ?? '127.0.0.1';
     await app.listen({ port: options.port ?? 8080, host });
+    // Only a server that listens makes (and prints) the first admin key: one that cannot start loses none.
+    await bootstrapDatabase(db, {
+      bootstrapKey: options.bootstrapKey ?? (env.MT_BOOTSTRAP_KEY || undefined),
+      onBootstrapKey: (k) =>
+        message(`Created namespace "default" and its first admin key (shown once, keep it):\n  ${k}`),
+    });
     const address = app.server.address();
     const port = typeof address === 'object' && address !== null ? address.port : options.port;
     const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+    const started = app;
     return {
-      app,
+      app: started,
       db,
       url,
       async close() {
-        await app.close();
+        await started.close();
         await db.close();
       },
     };
   } catch (error) {
+    await app?.close().catch(() => undefined);
     await db.close();
     throw error;
   }
