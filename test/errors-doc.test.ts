@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 // without touching this test.
 async function allCodes(): Promise<Map<string, number>> {
   const modules = await Promise.all([
+    import('@maitento/errors'),
     import('@maitento/egress'),
     import('@maitento/lang'),
     import('@maitento/gateway'),

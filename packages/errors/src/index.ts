@@ -2,3 +2,4 @@ export { defineErrors, ErrorRegistry, renderTemplate } from './registry/define.j
 export type { ErrorParams, ErrorSpec } from './registry/define.js';
 export { isMtError, MtError } from './registry/mt-error.js';
 export type { ErrorBody } from './registry/mt-error.js';
+export { type SharedErrorCode, sharedErrors } from './registry/shared.js';

@@ -189,19 +189,9 @@ export const langErrors = defineErrors({
     message: 'two {what} are named {name}',
     hint: 'names must be unique here; the first is at line {line}',
   },
-  'api:connectors:secret-missing': {
-    status: 422,
-    message: '{tool} calls the Header connector {connector}, but {detail}',
-    hint: 'give the tool auth = { header = "..." secret = @ref("...") }, or declare inputs.functions.auth for it in the interaction',
-  },
   'mtr:compiler:crashed': {
     status: 500,
     message: 'the config compiler failed: {detail}',
     hint: 'this is a bug in Maitento; please report it with the file that caused it',
-  },
-  'api:secrets:not-found': {
-    status: 404,
-    message: 'no secret named {name}',
-    hint: '{suggestion}',
   },
 });

@@ -36,8 +36,7 @@ export const serverErrors = defineErrors({
     hint: 'Run `mt check` to see them with their positions',
   },
   'api:agents:not-found': { status: 404, message: 'No agent {name}{version} in this namespace' },
-  // The engine defines the same code for a run of an unknown interaction; the two messages are the same.
-  'api:interactions:not-found': { status: 404, message: 'No interaction {name}{version} in this namespace' },
+  // api:interactions:not-found is the engine's (engineErrors): a code is defined once.
   'api:approvals:person-required': {
     status: 403,
     message: "An approval is answered with a person's API key, not with a platform token (a tool call of an agent)",

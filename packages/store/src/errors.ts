@@ -5,11 +5,6 @@ export const storeErrors = defineErrors({
   'api:namespaces:exists': { status: 409, message: 'A namespace named {name} already exists' },
   'api:namespaces:not-found': { status: 404, message: 'No namespace named {name}' },
   'api:keys:not-found': { status: 404, message: 'No API key with id {id} in this namespace' },
-  'api:secrets:not-found': {
-    status: 404,
-    message: 'No secret {ref} in this namespace',
-    hint: 'List the secrets with `mt secret-list`, or create it with `mt secret-create`',
-  },
   'api:secrets:exists': {
     status: 409,
     message: 'A secret named {name} already exists in this namespace',

@@ -21,3 +21,31 @@ describe('error registry', () => {
     expect(() => defineErrors({ NotFound: { status: 404, message: 'x' } })).toThrow(/not shaped/);
   });
 });
+
+describe('one definition per code', () => {
+  it('refuses a code that another registry already defines', () => {
+    defineErrors({ 'api:twice:first': { status: 404, message: 'No thing {name}' } });
+    expect(() =>
+      defineErrors({
+        'api:twice:first': { status: 404, message: 'Nothing named {name}' },
+        'api:twice:other': { status: 400, message: 'x' },
+      }),
+    ).toThrow(/api:twice:first is already defined/);
+  });
+
+  it('refuses it also when the second definition has the same text, as part of another registry', () => {
+    defineErrors({ 'api:twice:same': { status: 409, message: 'same' } });
+    expect(() =>
+      defineErrors({
+        'api:twice:same': { status: 409, message: 'same' },
+        'api:twice:more': { status: 400, message: 'y' },
+      }),
+    ).toThrow(/already defined/);
+  });
+
+  it('accepts the very same registry defined again (its module evaluated a second time)', () => {
+    const specs = () => ({ 'api:reloaded:thing': { status: 500, message: 'boom {x}' } }) as const;
+    defineErrors(specs());
+    expect(() => defineErrors(specs())).not.toThrow();
+  });
+});

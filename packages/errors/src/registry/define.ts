@@ -23,6 +23,22 @@ export function renderTemplate(template: string, params: ErrorParams = {}): stri
   });
 }
 
+// Every code defined in this process, with the registry (all its entries, as text) that defined it. The same
+// registry defined again (its module evaluated twice, as test runners and duplicated installs do) is accepted;
+// a code in a second, different registry is refused: each code is defined once, in one place.
+const definedCodes = new Map<string, string>();
+
+function claimCodes(specs: Record<string, ErrorSpec>): void {
+  const identity = JSON.stringify(specs);
+  for (const code of Object.keys(specs)) {
+    const owner = definedCodes.get(code);
+    if (owner !== undefined && owner !== identity) {
+      throw new Error(`error code ${code} is already defined by another registry; define it once and share it`);
+    }
+  }
+  for (const code of Object.keys(specs)) definedCodes.set(code, identity);
+}
+
 /** A package's error registry: the codes it owns and a typed way to create each. */
 export class ErrorRegistry<T extends Record<string, ErrorSpec>> {
   /** The entries, keyed by code. */
@@ -32,6 +48,7 @@ export class ErrorRegistry<T extends Record<string, ErrorSpec>> {
     for (const code of Object.keys(specs)) {
       if (!CODE_SHAPE.test(code)) throw new Error(`error code ${code} is not shaped api|mtr:<area>:<reason>`);
     }
+    claimCodes(specs);
     this.specs = Object.freeze({ ...specs });
   }
 

@@ -1,5 +1,5 @@
 import { addressBlockedError } from '@maitento/egress';
-import { langErrors } from '@maitento/lang';
+import { sharedErrors } from '@maitento/errors';
 import { gatewayErrors } from '../errors.js';
 import type { GatewayOptions, ToolCallInput } from '../gateway/types.js';
 import type { ToolPlan } from '../internal/plan.js';
@@ -35,7 +35,7 @@ export function resolveAuth(
   }
   const credential = input.credential;
   if (credential === undefined) {
-    throw langErrors.create('api:connectors:secret-missing', {
+    throw sharedErrors.create('api:connectors:secret-missing', {
       tool: plan.tool.name,
       connector: connector.name,
       detail: 'this call was given no secret (an optional inputs.functions.auth input left empty?)',

@@ -1,3 +1,4 @@
+import { sharedErrors } from '@maitento/errors';
 import { didYouMean } from '../diagnostics/did-you-mean.js';
 import type { ResourceKind } from './resources.js';
 import { didYouMeanText, type Reporter } from './report.js';
@@ -32,15 +33,9 @@ export function resolveReferences(
       if (knownSecrets === undefined || knownSecrets.includes(ref.name)) continue;
       ok = false;
       const guess = didYouMean(ref.name, [...knownSecrets]);
-      reporter.report(
-        'api:secrets:not-found',
-        {
-          name: ref.name,
-          suggestion: guess ? didYouMeanText(guess) : 'create it with mt secret-create, then deploy again',
-        },
-        file,
-        ref.span,
-      );
+      const { message } = sharedErrors.create('api:secrets:not-found', { ref: ref.name });
+      const hint = guess ? didYouMeanText(guess) : 'create it with mt secret-create, then deploy again';
+      reporter.reportRaw('api:secrets:not-found', message, file, ref.span, hint);
       continue;
     }
     if (names[kind].has(ref.name)) continue;

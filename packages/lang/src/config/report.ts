@@ -1,4 +1,4 @@
-import type { ErrorParams } from '@maitento/errors';
+import { type ErrorParams, type SharedErrorCode, sharedErrors } from '@maitento/errors';
 import type { Diagnostic, Severity } from '../diagnostics/diagnostic.js';
 import { langErrors } from '../errors.js';
 import type { Span } from '../syntax/ast.js';
@@ -9,8 +9,14 @@ export type LangCode = ReturnType<typeof langErrors.codes>[number];
 /** Where the config compiler collects its diagnostics. */
 export interface Reporter {
   readonly diagnostics: Diagnostic[];
-  /** Adds a diagnostic made from a registry code, its message and hint rendered from `params`. */
-  report(code: LangCode, params: ErrorParams, file: string, span: Span | undefined, severity?: Severity): void;
+  /** Adds a diagnostic made from a registry code (lang's or a shared one), its message and hint rendered from `params`. */
+  report(
+    code: LangCode | SharedErrorCode,
+    params: ErrorParams,
+    file: string,
+    span: Span | undefined,
+    severity?: Severity,
+  ): void;
   /** Adds a diagnostic whose code belongs to another package's registry (such as `@maitento/egress`). */
   reportRaw(code: string, message: string, file: string, span: Span | undefined, hint?: string): void;
 }
@@ -37,7 +43,7 @@ export function createReporter(): Reporter {
   return {
     diagnostics,
     report(code, params, file, span, severity = 'error') {
-      const err = langErrors.create(code, params);
+      const err = sharedErrors.has(code) ? sharedErrors.create(code, params) : langErrors.create(code, params);
       const d = place({ code, severity, message: err.message, file }, span);
       if (err.hint) d.hint = err.hint;
       diagnostics.push(d);

@@ -1,4 +1,5 @@
 import type { Agent, Interaction } from '@maitento/lang';
+import { engineErrors } from '@maitento/engine';
 import type { Pin, Queryable, VersionSummary } from '@maitento/store';
 import { serverErrors } from '../errors.js';
 
@@ -27,7 +28,7 @@ function notFound(kind: RunnableKind, name: string, version?: number) {
   const params = { name, version: version === undefined ? '' : ` version ${version}` };
   return kind === 'agent'
     ? serverErrors.create('api:agents:not-found', params)
-    : serverErrors.create('api:interactions:not-found', params);
+    : engineErrors.create('api:interactions:not-found', params);
 }
 
 /** Reads one version of an agent or interaction (the latest when `version` is omitted). */

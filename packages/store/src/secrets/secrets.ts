@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { sharedErrors } from '@maitento/errors';
 import { CHANGE_CHANNEL, changePayload } from '../cache/changes.js';
 import type { Queryable } from '../db/db.js';
 import { storeErrors } from '../errors.js';
@@ -69,7 +70,7 @@ export async function rotateSecret(
   id: string,
   value: string,
 ): Promise<SecretInfo> {
-  if (!isUuid(id)) throw storeErrors.create('api:secrets:not-found', { ref: id });
+  if (!isUuid(id)) throw sharedErrors.create('api:secrets:not-found', { ref: id });
   const sealed = seal(key, namespace, id, value);
   // One statement: the NOTIFY (for other servers' secret caches) is sent only when the secret existed.
   const { rows } = await db.query<SecretRow>(
@@ -86,18 +87,18 @@ export async function rotateSecret(
       changePayload({ kind: 'secret', namespace, id }),
     ],
   );
-  if (!rows[0]) throw storeErrors.create('api:secrets:not-found', { ref: id });
+  if (!rows[0]) throw sharedErrors.create('api:secrets:not-found', { ref: id });
   return info(rows[0]);
 }
 
 /** Deletes secret `id` of `namespace`. */
 export async function deleteSecret(db: Queryable, namespace: string, id: string): Promise<void> {
-  if (!isUuid(id)) throw storeErrors.create('api:secrets:not-found', { ref: id });
+  if (!isUuid(id)) throw sharedErrors.create('api:secrets:not-found', { ref: id });
   const { rows } = await db.query(
     'WITH gone AS (DELETE FROM mt_secrets WHERE namespace = $1 AND id = $2 RETURNING 1) SELECT pg_notify($3, $4) FROM gone',
     [namespace, id, CHANGE_CHANNEL, changePayload({ kind: 'secret', namespace, id })],
   );
-  if (rows.length === 0) throw storeErrors.create('api:secrets:not-found', { ref: id });
+  if (rows.length === 0) throw sharedErrors.create('api:secrets:not-found', { ref: id });
 }
 
 /** Decrypts the secret of `namespace` found by `name` or by `id`; undefined when there is none. */

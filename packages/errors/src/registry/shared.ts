@@ -1,0 +1,22 @@
+import { defineErrors } from './define.js';
+
+/**
+ * The codes more than one package reports, defined once here: `api:secrets:not-found` (the store for a secret
+ * id, the config compiler for a secret name a deploy's namespace lacks) and `api:connectors:secret-missing` (the
+ * config compiler at deploy, the gateway at call time). The gateway reports its own without loading the compiler.
+ */
+export const sharedErrors = defineErrors({
+  'api:secrets:not-found': {
+    status: 404,
+    message: 'No secret {ref} in this namespace',
+    hint: 'List the secrets with `mt secret-list`, or create it with `mt secret-create`',
+  },
+  'api:connectors:secret-missing': {
+    status: 422,
+    message: '{tool} calls the Header connector {connector}, but {detail}',
+    hint: 'give the tool auth = { header = "..." secret = @ref("...") }, or declare inputs.functions.auth for it in the interaction',
+  },
+});
+
+/** A code of {@link sharedErrors}. */
+export type SharedErrorCode = ReturnType<typeof sharedErrors.codes>[number];

@@ -1,0 +1,38 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const gatewayDist = fileURLToPath(new URL('../dist/index.js', import.meta.url));
+const langDist = fileURLToPath(new URL('../../lang/dist/index.js', import.meta.url));
+
+// A child Node.js records every module it loads through a resolve hook, then imports one built entry point.
+function modulesLoadedBy(entry: string): string[] {
+  const script = `
+    import { registerHooks } from 'node:module';
+    const seen = [];
+    registerHooks({ resolve(specifier, context, next) { const r = next(specifier, context); seen.push(r.url); return r; } });
+    await import(${JSON.stringify(new URL(`file://${entry}`).href)});
+    process.stdout.write(JSON.stringify(seen));
+  `;
+  const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
+  expect(child.status, child.stderr).toBe(0);
+  return JSON.parse(child.stdout) as string[];
+}
+
+describe('importing @maitento/gateway', () => {
+  it('is built (the test reads dist, as a server process does)', () => {
+    expect(existsSync(gatewayDist)).toBe(true);
+  });
+
+  it('does not load the compiler: no chevrotain, no @maitento/lang code', () => {
+    const loaded = modulesLoadedBy(gatewayDist);
+    expect(loaded.some((url) => url.includes('/gateway/dist/'))).toBe(true);
+    expect(loaded.filter((url) => url.includes('/chevrotain/'))).toEqual([]);
+    expect(loaded.filter((url) => url.includes('/lang/dist/'))).toEqual([]);
+  });
+
+  it('the control: importing @maitento/lang does load chevrotain, so the probe sees it', () => {
+    expect(modulesLoadedBy(langDist).some((url) => url.includes('/chevrotain/'))).toBe(true);
+  });
+});
