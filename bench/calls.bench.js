@@ -1,0 +1,323 @@
+// npm run bench:calls — one tool call end to end through a real `mt serve` process (on PostgreSQL and on PGlite),
+// against raw undici to the same upstream and a minimal fastify proxy to it, in the same run.
+// Writes calls/s, p50, p99 and the aims' ratios into docs/performance.md between the bench:calls markers.
+// Needs a build (`npm run build`) and PostgreSQL at 127.0.0.1:5432 (MT_TEST_PG_URL); sends traffic only to 127.0.0.1.
+import { fork, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { availableParallelism, cpus, loadavg, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { Pool } from 'undici';
+
+const MAX_CALLS = Number(process.env.BENCH_CALLS ?? 20_000);
+const MAX_MS = Number(process.env.BENCH_MS ?? 2_000);
+const WARMUP_MS = Number(process.env.BENCH_WARMUP_MS ?? 800);
+const ROUNDS = 2;
+const REPLY = JSON.stringify({ id: 'A-1001', status: 'shipped', total: 12.5, items: [{ sku: 'MUG-1', qty: 1 }] });
+const SECRET = 'bench-secret-value';
+const PG_URL = process.env.MT_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const root = fileURLToPath(new URL('..', import.meta.url));
+
+if (process.argv[2] === '--upstream') {
+  // The upstream runs in its own process so its CPU time is not charged to any client.
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      if (req.headers['x-api-key'] !== SECRET) res.writeHead(401).end();
+      else {
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(REPLY) });
+        res.end(REPLY);
+      }
+    });
+  });
+  server.keepAliveTimeout = 60_000;
+  server.listen(0, '127.0.0.1', () => process.send?.({ port: server.address().port }));
+  process.on('disconnect', () => process.exit(0));
+} else if (process.argv[2] === '--proxy') {
+  // The baseline server: fastify (no logger), a JSON body in, one undici request with the secret header out,
+  // the upstream's JSON body back in the same shape as the gateway's result.
+  const { default: Fastify } = await import('fastify');
+  const upstream = new Pool(`http://127.0.0.1:${process.argv[3]}`);
+  const app = Fastify({ logger: false });
+  app.post('/call', async (request) => {
+    const id = request.body.arguments.additionalInputs['path.orderId'];
+    const { statusCode, body } = await upstream.request({
+      path: `/orders/${encodeURIComponent(id)}`,
+      method: 'GET',
+      headers: { 'user-agent': 'proxy', accept: 'application/json', 'x-api-key': SECRET },
+    });
+    return { ok: statusCode < 400, status: statusCode, body: await body.json() };
+  });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  process.send?.({ port: app.server.address().port });
+  process.on('disconnect', () => app.close().then(() => process.exit(0)));
+} else {
+  await main();
+}
+
+function percentile(sorted, p) {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+/** Runs `call` with `concurrency` workers until `calls` calls or `maxMs`; returns the latencies in µs and the time. */
+async function measure(call, concurrency, calls, maxMs) {
+  const latencies = [];
+  let started = 0;
+  const begin = performance.now();
+  const deadline = begin + maxMs;
+  async function worker() {
+    while (started < calls && performance.now() < deadline) {
+      started++;
+      const t0 = performance.now();
+      await call();
+      latencies.push((performance.now() - t0) * 1000);
+    }
+  }
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  return { latencies, seconds: (performance.now() - begin) / 1000 };
+}
+
+function combine(rounds) {
+  const latencies = rounds.flatMap((r) => r.latencies).sort((a, b) => a - b);
+  const seconds = rounds.reduce((sum, r) => sum + r.seconds, 0);
+  return {
+    calls: latencies.length,
+    perSecond: latencies.length / seconds,
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+  };
+}
+
+function child(args) {
+  const proc = fork(fileURLToPath(import.meta.url), args, { stdio: 'inherit' });
+  return new Promise((resolve) => proc.once('message', (m) => resolve({ proc, port: m.port })));
+}
+
+/** Starts `mt serve` on a free port; resolves with its URL once it prints `listening on`. */
+function serve(env, args) {
+  const proc = spawn(process.execPath, [join(root, 'packages/cli/bin/mt.js'), 'serve', '--port', '0', ...args], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`mt serve did not start:\n${stderr}`)), 60_000);
+    proc.stderr.on('data', (chunk) => {
+      stderr += chunk;
+      const match = /listening on (http:\/\/\S+)/.exec(stderr);
+      if (match) {
+        clearTimeout(timer);
+        proc.stderr.removeAllListeners('data');
+        // Keep draining (and counting) what it logs while the bench runs.
+        proc.logBytes = 0;
+        proc.stderr.on('data', (more) => {
+          proc.logBytes += more.length;
+        });
+        resolve({ proc, url: match[1] });
+      }
+    });
+    proc.once('exit', (code) => reject(new Error(`mt serve exited with ${code}:\n${stderr}`)));
+  });
+}
+
+async function stop(proc) {
+  if (proc.exitCode !== null) return;
+  const exited = new Promise((resolve) => proc.once('exit', resolve));
+  proc.kill('SIGTERM');
+  await exited;
+}
+
+async function setUp(url, adminKey, upstreamPort) {
+  const headers = { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' };
+  const secret = await fetch(`${url}/v1/secrets`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ name: 'orders-key', value: SECRET }),
+  });
+  if (secret.status !== 201) throw new Error(`secret: ${secret.status} ${await secret.text()}`);
+  const files = [
+    {
+      path: 'connectors/open-api/orders-get.mtr',
+      content: `method = "GET"
+url = "http://127.0.0.1:${upstreamPort}/orders/{orderId}"
+description = "One order by its id"
+auth = "Header"
+parameters.path = [ { name = "orderId" description = "The order id" type = "string" } ]
+`,
+    },
+    {
+      path: 'external-operations/open-api/get-order.mtr',
+      content: `connector = @ref("orders-get")
+guidance = "Looks up an order by its id."
+auth = { header = "X-Api-Key" secret = @ref("orders-key") }
+`,
+    },
+  ];
+  const deployed = await fetch(`${url}/v1/deploy`, { method: 'POST', headers, body: JSON.stringify({ files }) });
+  if (deployed.status !== 200) throw new Error(`deploy: ${deployed.status} ${await deployed.text()}`);
+}
+
+async function main() {
+  if (!existsSync(join(root, 'packages/cli/dist/index.js'))) throw new Error('build first: npm run build');
+  const began = performance.now();
+  const upstream = await child(['--upstream']);
+  const proxy = await child(['--proxy', String(upstream.port)]);
+  const dbName = `mt_bench_calls_${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: PG_URL });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE "${dbName}"`);
+  const dbUrl = new URL(PG_URL);
+  dbUrl.pathname = `/${dbName}`;
+  const dataDir = mkdtempSync(join(tmpdir(), 'mt-bench-calls-'));
+  const adminKey = `mt_${randomBytes(24).toString('base64url')}`;
+  const env = {
+    MT_SECRET_KEY: randomBytes(32).toString('hex'),
+    MT_BOOTSTRAP_KEY: adminKey,
+    MT_EGRESS_ALLOW: '127.0.0.1/32',
+    MT_LOG_LEVEL: 'info',
+    DATABASE_URL: '',
+  };
+  const servers = [];
+  try {
+    servers.push({ name: 'mt serve, PostgreSQL', ...(await serve({ ...env, DATABASE_URL: dbUrl.toString() }, [])) });
+    servers.push({ name: 'mt serve, PGlite', ...(await serve(env, ['--data', dataDir])) });
+    for (const server of servers) await setUp(server.url, adminKey, upstream.port);
+
+    const callBody = JSON.stringify({ arguments: { additionalInputs: { 'path.orderId': 'A-1001' } } });
+    const raw = new Pool(`http://127.0.0.1:${upstream.port}`);
+    const proxyPool = new Pool(`http://127.0.0.1:${proxy.port}`);
+    const targets = [
+      {
+        name: 'raw undici',
+        call: async () => {
+          const { statusCode, body } = await raw.request({
+            path: '/orders/A-1001',
+            method: 'GET',
+            headers: { 'user-agent': 'bench', accept: 'application/json', 'x-api-key': SECRET },
+          });
+          const value = await body.json();
+          if (statusCode !== 200 || value.id !== 'A-1001') throw new Error('raw call failed');
+        },
+      },
+      {
+        name: 'fastify proxy',
+        call: async () => {
+          const { statusCode, body } = await proxyPool.request({
+            path: '/call',
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: callBody,
+          });
+          const value = await body.json();
+          if (statusCode !== 200 || !value.ok) throw new Error('proxy call failed');
+        },
+      },
+      ...servers.map((server) => {
+        const pool = new Pool(server.url);
+        const headers = { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' };
+        return {
+          name: server.name,
+          pool,
+          call: async () => {
+            const { statusCode, body } = await pool.request({
+              path: '/v1/extops/get-order/call',
+              method: 'POST',
+              headers,
+              body: callBody,
+            });
+            const value = await body.json();
+            if (statusCode !== 200 || !value.ok) throw new Error(`server call failed: ${JSON.stringify(value)}`);
+          },
+        };
+      }),
+    ];
+
+    const rows = [];
+    for (const concurrency of [1, 64]) {
+      for (const target of targets) await measure(target.call, concurrency, MAX_CALLS, WARMUP_MS);
+      // Alternating rounds, so a change in machine load during the run weighs on every target alike.
+      const rounds = targets.map(() => []);
+      for (let round = 0; round < ROUNDS; round++) {
+        for (const [i, target] of targets.entries()) {
+          rounds[i].push(await measure(target.call, concurrency, MAX_CALLS / ROUNDS, MAX_MS / ROUNDS));
+        }
+      }
+      const results = targets.map((target, i) => ({ name: target.name, ...combine(rounds[i]) }));
+      rows.push({ concurrency, results });
+      for (const r of results) {
+        console.error(
+          `c=${concurrency} ${r.name}: ${r.perSecond.toFixed(0)}/s p50 ${r.p50.toFixed(0)}µs p99 ${r.p99.toFixed(0)}µs`,
+        );
+      }
+    }
+    await raw.close();
+    await proxyPool.close();
+    for (const target of targets) await target.pool?.close();
+    const logBytes = servers.map((s) => s.proc.logBytes);
+    writeSection(rows, logBytes, (performance.now() - began) / 1000);
+  } finally {
+    for (const server of servers) await stop(server.proc);
+    upstream.proc.disconnect();
+    proxy.proc.disconnect();
+    await admin.query(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`);
+    await admin.end();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+function writeSection(rows, logBytes, seconds) {
+  const f = (n) => n.toFixed(0);
+  const get = (concurrency, name) =>
+    rows.find((r) => r.concurrency === concurrency).results.find((r) => r.name === name);
+  const table = rows
+    .flatMap(({ concurrency, results }) =>
+      results.map((r) => `| ${concurrency} | ${r.name} | ${f(r.perSecond)} | ${f(r.p50)} / ${f(r.p99)} | ${r.calls} |`),
+    )
+    .join('\n');
+  const pg64 = get(64, 'mt serve, PostgreSQL').perSecond / get(64, 'fastify proxy').perSecond;
+  const lite64 = get(64, 'mt serve, PGlite').perSecond / get(64, 'fastify proxy').perSecond;
+  const pgAdded = get(1, 'mt serve, PostgreSQL').p50 - get(1, 'raw undici').p50;
+  const liteAdded = get(1, 'mt serve, PGlite').p50 - get(1, 'raw undici').p50;
+  const proxyAdded = get(1, 'fastify proxy').p50 - get(1, 'raw undici').p50;
+  const section = `<!-- bench:calls -->
+## One tool call end to end (\`npm run bench:calls\`)
+
+\`npm run bench:calls\` (bench/calls.bench.js, after \`npm run build\`): \`POST /v1/extops/get-order/call\` (a deployed tool
+with a Header secret) on two real \`mt serve\` processes, one on PostgreSQL (a fresh database on 127.0.0.1:5432, dropped
+after) and one on PGlite (a temp \`--data\` folder), both at \`MT_LOG_LEVEL=info\`, against one local upstream (node:http,
+keep-alive, a ${Buffer.byteLength(REPLY)}-byte JSON reply, its own process; allowed with \`MT_EGRESS_ALLOW=127.0.0.1/32\`). In the same run: raw
+undici to the upstream (a keep-alive \`Pool\`, \`body.json()\`), and a minimal fastify proxy (its own process, no logger:
+JSON body in, one undici request with the secret header, the JSON result out). The load comes from the bench process
+through undici \`Pool\`s. Per concurrency, a ${WARMUP_MS} ms warm-up of each target, then ${ROUNDS} alternating rounds of up to
+${MAX_CALLS / ROUNDS} calls or ${MAX_MS / ROUNDS / 1000} s each; latencies in µs. The whole run took ${f(seconds)} s.
+Measured on ${cpus()[0]?.model ?? 'unknown CPU'}, ${availableParallelism()} cores (load generator, servers, upstream and PostgreSQL
+share them), ${Math.round(totalmem() / 2 ** 30)} GiB, Node.js ${process.versions.node}, load average ${loadavg()[0].toFixed(1)} at the end.
+
+| Concurrency | Target | Calls/s | p50 / p99 | Calls measured |
+| ----------- | ------ | ------- | --------- | -------------- |
+${table}
+
+Aims, as ratios of this run:
+
+- At concurrency 64, the server's call path on PostgreSQL makes at least 50% of the fastify proxy's calls/s:
+  measured ${(pg64 * 100).toFixed(0)}% (${pg64 >= 0.5 ? 'met' : 'not met'}); on PGlite ${(lite64 * 100).toFixed(0)}%.
+- At concurrency 1, it adds at most 250 µs at p50 over raw undici: measured ${f(pgAdded)} µs on PostgreSQL
+  (${pgAdded <= 250 ? 'met' : 'not met'}), ${f(liteAdded)} µs on PGlite; the fastify proxy alone adds ${f(proxyAdded)} µs.
+
+The servers wrote ${logBytes.join(' and ')} bytes of log during the run (at info only errors and slow requests are logged).
+<!-- /bench:calls -->`;
+  const docPath = join(root, 'docs/performance.md');
+  const doc = readFileSync(docPath, 'utf8');
+  const start = doc.indexOf('<!-- bench:calls -->');
+  const endMarker = '<!-- /bench:calls -->';
+  const end = doc.indexOf(endMarker);
+  const next =
+    start < 0 || end < 0
+      ? `${doc.trimEnd()}\n\n${section}\n`
+      : doc.slice(0, start) + section + doc.slice(end + endMarker.length);
+  writeFileSync(docPath, next);
+  console.error('wrote docs/performance.md (bench:calls)');
+}
