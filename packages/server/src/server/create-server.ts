@@ -11,6 +11,7 @@ import Fastify, {
 } from 'fastify';
 import type { ServerContext } from '../internal/context.js';
 import { DEFAULT_STREAM_TIMING, type EventStreamTiming } from '../internal/event-stream.js';
+import { lazyEngine } from '../internal/lazy-engine.js';
 import { loggerOptions } from '../internal/logging.js';
 import { registerRequestLog, slowRequestMs } from '../internal/request-log.js';
 import { formatSchemaError, installValidators } from '../internal/validation.js';
@@ -122,9 +123,8 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
   const cache = options.cache ?? (await createStoreCache(options.db, { secretKey: options.secretKey }));
   const ownsEngine = options.engine === undefined;
   const engineLog: { target?: FastifyBaseLogger } = {};
-  const engine =
-    options.engine ??
-    (await createEngine({
+  const makeEngine = () =>
+    createEngine({
       // The engine logs through the server's logger, which is made below.
       logger: {
         info: (obj, msg) => engineLog.target?.info(obj, msg),
@@ -136,7 +136,9 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
       secretKey: options.secretKey,
       gateway,
       worker: options.worker ?? false,
-    }));
+    });
+  // With a worker the engine starts now; without one, at the first request that needs it.
+  const engine = options.engine ?? (options.worker ? await makeEngine() : lazyEngine(makeEngine));
   const ctx: ServerContext = {
     engine,
     streamTiming: { ...DEFAULT_STREAM_TIMING, ...options.streamTiming },
