@@ -237,7 +237,10 @@ describe('statuses and redirects', () => {
     expect(other.body).toMatchObject({ body: '' });
     expect(upstream.received.at(-1)).toMatchObject({ method: 'GET', body: '' });
     expect(upstream.received.at(-1)?.headers['content-type']).toBeUndefined();
+    const before = upstream.received.length;
     const kept = await post('/temporary');
+    // Both hops of this one call, so the two keys compared below come from the same call's two requests.
+    expect(upstream.received.slice(before).map((r) => r.url)).toEqual(['/temporary', '/echo']);
     expect(upstream.received.at(-1)).toMatchObject({ method: 'POST', body: '{"amount":1,"reason":"r"}' });
     expect(upstream.received.at(-2)?.headers['idempotency-key']).toMatch(/^mt-[A-Za-z0-9_-]{32}$/);
     expect(upstream.received.at(-1)?.headers['idempotency-key']).toBe(
@@ -344,16 +347,24 @@ describe('secrets and idempotency', () => {
         arguments: { request: { amount: 1, reason: 'r' } },
         idempotencyKey: key,
       });
-    await post('run-1:call-1');
-    const first = upstream.received.at(-1)?.headers['idempotency-key'];
-    await post('run-1:call-1');
-    const retry = upstream.received.at(-1)?.headers['idempotency-key'];
-    await post('run-1:call-2');
-    const other = upstream.received.at(-1)?.headers['idempotency-key'];
+    // Each key is read from the request that call made: a call that sent nothing would fail here, not read the
+    // previous call's request again.
+    const sent = async (key: string) => {
+      const before = upstream.received.length;
+      expect((await post(key)).ok, key).toBe(true);
+      expect(upstream.received.length, key).toBe(before + 1);
+      return upstream.received.at(-1)?.headers['idempotency-key'];
+    };
+    const first = await sent('run-1:call-1');
+    const retry = await sent('run-1:call-1');
+    const other = await sent('run-1:call-2');
     expect(first).toMatch(/^mt-[A-Za-z0-9_-]{32}$/);
     expect(retry).toBe(first);
     expect(other).not.toBe(first);
+    const before = upstream.received.length;
     await gateway.call({ tool, connector: connector('/echo'), arguments: {}, idempotencyKey: 'run-1:call-3' });
+    expect(upstream.received.length).toBe(before + 1);
+    expect(upstream.received.at(-1)).toMatchObject({ method: 'GET' });
     expect(upstream.received.at(-1)?.headers['idempotency-key']).toBeUndefined();
   });
 });

@@ -135,7 +135,7 @@ describe('secret values', () => {
 });
 
 describe('a call by hand that the client retries', () => {
-  it('hands the client Idempotency-Key on to the upstream: the same key for a retry, another for a new call', async () => {
+  it('hands the upstream the same Idempotency-Key when a retry of a crashed call runs again, another for a new call', async () => {
     const port = new URL(`http://${seen[0].headers.host}`).port;
     const files = [
       ...sampleFiles({ ordersUrl: `http://orders.example.test:${port}/v2/orders/{orderId}` }),
@@ -165,17 +165,34 @@ auth = { header = "X-Api-Key" secret = @ref("orders-key") }
         headers: { ...auth(server.adminKey), 'idempotency-key': key },
         payload: { arguments: { request: { amount: 12.5 }, additionalInputs: { 'path.orderId': 'A-1001' } } },
       });
-    const keys: unknown[] = [];
-    for (const key of ['retry-me', 'retry-me', 'a-new-call']) {
+    // Each call that reaches the upstream adds one request there; its Idempotency-Key is what is compared.
+    const reach = async (key: string) => {
+      const before = seen.length;
       const res = await refund(key);
       expect(res.json().ok, res.body).toBe(true);
+      expect(res.headers['idempotent-replayed']).toBeUndefined();
+      expect(seen.length, `the call with ${key} reached the upstream once`).toBe(before + 1);
       expect(seen.at(-1)?.url).toBe('/orders/A-1001/refund');
-      keys.push(seen.at(-1)?.headers['idempotency-key']);
-    }
-    expect(typeof keys[0]).toBe('string');
-    expect(keys[1]).toBe(keys[0]);
-    expect(keys[2]).not.toBe(keys[0]);
+      return seen.at(-1)?.headers['idempotency-key'];
+    };
+    const first = await reach('retry-me');
+    // The server crashed after the upstream had the request and before it recorded the answer: the record is
+    // left in progress, and a retry past the lease runs the call again, so this retry does reach the upstream.
+    const { rowCount } = await server.db.query(
+      "UPDATE mt_idempotency_keys SET status = NULL, iv = NULL, ciphertext = NULL, tag = NULL, created_at = now() - interval '1 hour' WHERE idem_key = 'retry-me'",
+    );
+    expect(rowCount).toBe(1);
+    const retry = await reach('retry-me');
+    const other = await reach('a-new-call');
+    expect(first).toMatch(/^mt-/);
+    expect(retry).toBe(first);
+    expect(other).not.toBe(first);
     // The upstream's key is derived, not the client's own text.
-    expect(keys[0]).not.toContain('retry-me');
+    expect(first).not.toContain('retry-me');
+    // A retry while the answer is recorded is answered by the server itself and never reaches the upstream.
+    const before = seen.length;
+    const replayed = await refund('retry-me');
+    expect(replayed.headers['idempotent-replayed']).toBe('true');
+    expect(seen.length).toBe(before);
   });
 });
