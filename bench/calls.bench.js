@@ -80,14 +80,27 @@ async function measure(call, concurrency, calls, maxMs) {
   return { latencies, seconds: (performance.now() - begin) / 1000 };
 }
 
+/** CPU time (user + system) a process has used so far, in µs, from /proc (Linux); undefined elsewhere. */
+function cpuMicros(pid) {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    // Fields 14 and 15 of stat (utime, stime) in clock ticks of 10 ms.
+    return (Number(fields[11]) + Number(fields[12])) * 10_000;
+  } catch {
+    return undefined;
+  }
+}
+
 function combine(rounds) {
   const latencies = rounds.flatMap((r) => r.latencies).sort((a, b) => a - b);
   const seconds = rounds.reduce((sum, r) => sum + r.seconds, 0);
+  const cpu = rounds.every((r) => r.cpu !== undefined) ? rounds.reduce((sum, r) => sum + r.cpu, 0) : undefined;
   return {
     calls: latencies.length,
     perSecond: latencies.length / seconds,
     p50: percentile(latencies, 50),
     p99: percentile(latencies, 99),
+    cpuPerCall: cpu === undefined ? undefined : cpu / latencies.length,
   };
 }
 
@@ -204,6 +217,7 @@ async function main() {
       },
       {
         name: 'fastify proxy',
+        pid: proxy.proc.pid,
         call: async () => {
           const { statusCode, body } = await proxyPool.request({
             path: '/call',
@@ -220,6 +234,7 @@ async function main() {
         const headers = { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' };
         return {
           name: server.name,
+          pid: server.proc.pid,
           pool,
           call: async () => {
             const { statusCode, body } = await pool.request({
@@ -242,14 +257,17 @@ async function main() {
       const rounds = targets.map(() => []);
       for (let round = 0; round < ROUNDS; round++) {
         for (const [i, target] of targets.entries()) {
-          rounds[i].push(await measure(target.call, concurrency, MAX_CALLS / ROUNDS, MAX_MS / ROUNDS));
+          const cpu0 = target.pid === undefined ? undefined : cpuMicros(target.pid);
+          const result = await measure(target.call, concurrency, MAX_CALLS / ROUNDS, MAX_MS / ROUNDS);
+          const cpu1 = target.pid === undefined ? undefined : cpuMicros(target.pid);
+          rounds[i].push({ ...result, cpu: cpu0 === undefined || cpu1 === undefined ? undefined : cpu1 - cpu0 });
         }
       }
       const results = targets.map((target, i) => ({ name: target.name, ...combine(rounds[i]) }));
       rows.push({ concurrency, results });
       for (const r of results) {
         console.error(
-          `c=${concurrency} ${r.name}: ${r.perSecond.toFixed(0)}/s p50 ${r.p50.toFixed(0)}µs p99 ${r.p99.toFixed(0)}µs`,
+          `c=${concurrency} ${r.name}: ${r.perSecond.toFixed(0)}/s p50 ${r.p50.toFixed(0)}µs p99 ${r.p99.toFixed(0)}µs cpu/call ${r.cpuPerCall?.toFixed(0) ?? '-'}µs`,
         );
       }
     }
@@ -274,7 +292,10 @@ function writeSection(rows, logBytes, seconds) {
     rows.find((r) => r.concurrency === concurrency).results.find((r) => r.name === name);
   const table = rows
     .flatMap(({ concurrency, results }) =>
-      results.map((r) => `| ${concurrency} | ${r.name} | ${f(r.perSecond)} | ${f(r.p50)} / ${f(r.p99)} | ${r.calls} |`),
+      results.map(
+        (r) =>
+          `| ${concurrency} | ${r.name} | ${f(r.perSecond)} | ${f(r.p50)} / ${f(r.p99)} | ${r.cpuPerCall === undefined ? '' : f(r.cpuPerCall)} | ${r.calls} |`,
+      ),
     )
     .join('\n');
   const pg64 = get(64, 'mt serve, PostgreSQL').perSecond / get(64, 'fastify proxy').perSecond;
@@ -296,8 +317,8 @@ ${MAX_CALLS / ROUNDS} calls or ${MAX_MS / ROUNDS / 1000} s each; latencies in µ
 Measured on ${cpus()[0]?.model ?? 'unknown CPU'}, ${availableParallelism()} cores (load generator, servers, upstream and PostgreSQL
 share them), ${Math.round(totalmem() / 2 ** 30)} GiB, Node.js ${process.versions.node}, load average ${loadavg()[0].toFixed(1)} at the end.
 
-| Concurrency | Target | Calls/s | p50 / p99 | Calls measured |
-| ----------- | ------ | ------- | --------- | -------------- |
+| Concurrency | Target | Calls/s | p50 / p99 | CPU µs per call (serving process) | Calls measured |
+| ----------- | ------ | ------- | --------- | --------------------------------- | -------------- |
 ${table}
 
 Aims, as ratios of this run:
@@ -307,7 +328,8 @@ Aims, as ratios of this run:
 - At concurrency 1, it adds at most 250 µs at p50 over raw undici: measured ${f(pgAdded)} µs on PostgreSQL
   (${pgAdded <= 250 ? 'met' : 'not met'}), ${f(liteAdded)} µs on PGlite; the fastify proxy alone adds ${f(proxyAdded)} µs.
 
-The servers wrote ${logBytes.join(' and ')} bytes of log during the run (at info only errors and slow requests are logged).
+CPU per call is the user and system time of the serving process (the proxy's, or \`mt serve\`'s, not PostgreSQL's)
+during the measured rounds, divided by the calls: it depends far less on other load than calls/s does. The servers wrote ${logBytes.join(' and ')} bytes of log during the run (at info only errors and slow requests are logged).
 <!-- /bench:calls -->`;
   const docPath = join(root, 'docs/performance.md');
   const doc = readFileSync(docPath, 'utf8');
