@@ -192,7 +192,7 @@ deadline) take a few µs a call (CPU profiles taken for an earlier version: unde
 What was removed from the hot path: per-call URL template parsing
 (once per connector object), ajv compilation (cached by schema text), DNS lookups (a checked host is remembered 30 s;
 the agent still judges every new connection's address), \`new URL\` for the first request, an \`AbortController\`
-and a timer per call (one coarse deadline clock per gateway, its live deadlines kept in a linked list), undici's
+and a timer per call (one coarse deadline clock per gateway, its live deadlines kept in a Set), undici's
 \`request\` API and its body stream (a dispatch handler per hop; the deadline aborts through its controller), redactor
 construction (cached per secret), async layers
 (assembling is synchronous unless a lookup or token is pending; one async function per call), and a header object per

@@ -14,9 +14,6 @@ export class Deadline {
   /** True when the clock, not the caller, ended the call. */
   timedOut = false;
   readonly expiresAt: number;
-  /** Neighbours in the clock's list of live deadlines (a linked list: adding and removing allocate nothing). */
-  prev: Deadline | undefined = undefined;
-  next: Deadline | undefined = undefined;
   /** The request in flight: one slot instead of a listener array and a closure per request. */
   watcher: DeadlineWatcher | undefined = undefined;
   #listeners: Array<() => void> | undefined;
@@ -91,8 +88,7 @@ export class Deadline {
 
 /** Checks the live deadlines of one gateway on a coarse tick (1/20 of the timeout, 10 ms to 1 s). */
 export class DeadlineClock {
-  // A doubly linked list through the deadlines themselves: no Set entry to hash, allocate and free per call.
-  #head: Deadline | undefined;
+  readonly #live = new Set<Deadline>();
   readonly #tickMs: number;
   #timer: NodeJS.Timeout | undefined;
 
@@ -102,10 +98,7 @@ export class DeadlineClock {
 
   /** Starts watching `deadline`. */
   add(deadline: Deadline): void {
-    deadline.prev = undefined;
-    deadline.next = this.#head;
-    if (this.#head !== undefined) this.#head.prev = deadline;
-    this.#head = deadline;
+    this.#live.add(deadline);
     if (this.#timer === undefined) {
       this.#timer = setInterval(() => this.#tick(), this.#tickMs);
       // Watching deadlines must never keep a process alive on its own.
@@ -115,13 +108,7 @@ export class DeadlineClock {
 
   /** Stops watching `deadline` (nothing happens when it is not watched). */
   delete(deadline: Deadline): void {
-    const { prev, next } = deadline;
-    if (prev !== undefined) prev.next = next;
-    else if (this.#head === deadline) this.#head = next;
-    else return;
-    if (next !== undefined) next.prev = prev;
-    deadline.prev = undefined;
-    deadline.next = undefined;
+    this.#live.delete(deadline);
   }
 
   /** Stops the tick (the gateway is closing). */
@@ -132,15 +119,11 @@ export class DeadlineClock {
 
   #tick(): void {
     const now = Date.now();
-    let deadline = this.#head;
-    while (deadline !== undefined) {
-      const next = deadline.next;
-      if (deadline.expiresAt <= now) {
-        this.delete(deadline);
-        deadline.timedOut = true;
-        deadline.abort(new Error('The deadline passed.'));
-      }
-      deadline = next;
+    for (const deadline of this.#live) {
+      if (deadline.expiresAt > now) continue;
+      this.#live.delete(deadline);
+      deadline.timedOut = true;
+      deadline.abort(new Error('The deadline passed.'));
     }
   }
 }
