@@ -49,6 +49,12 @@ export const gatewayErrors = defineErrors({
     status: 502,
     message: 'Could not reach the endpoint of {tool} at {host}: {reason}',
   },
+  'api:approvals:required': {
+    status: 409,
+    message:
+      '{tool} needs a person to approve each call, so it is not called directly: start a run of an interaction that offers it, where a person approves the call',
+    hint: 'Start a run (mt interaction-run) and answer its approval with mt interaction-approve; by hand, mt extop-call --approve makes the call with your own secret',
+  },
   'api:gateway:internal': {
     status: 500,
     message: 'The call to {tool} failed because of an error inside Maitento; it was logged on the server.',

@@ -70,6 +70,7 @@ describe('the compiled example repo through the gateway', () => {
       arguments: JSON.parse(argumentsJson),
       credential: { header: 'X-Api-Key', value: 'key-1' },
       idempotencyKey: 'run/call',
+      approval: { id: 'approved-by-a-person' },
     });
     expect(result.ok, JSON.stringify(result)).toBe(true);
     const received = upstream.received.at(-1)!;

@@ -174,6 +174,7 @@ describe('mt extop-call', () => {
         'orders-api-key=k',
         '--repo',
         localRepo,
+        '--approve',
         '--json',
       ],
       allow,
@@ -181,6 +182,32 @@ describe('mt extop-call', () => {
     expect(out.code).toBe(1);
     expect(JSON.parse(out.stdout)).toMatchObject({ ok: false, code: 'api:gateway:request-invalid' });
     expect(upstream.received.length).toBe(before);
+  });
+
+  it('refuses a tool that requires approval unless --approve is given, and then makes the call', async () => {
+    const allow = { MT_EGRESS_ALLOW: '127.0.0.1' };
+    const args = [
+      'extop-call',
+      'refund-order',
+      '--args',
+      '{"request":{"amount":12.5,"reason":"Blue mug arrived smashed"},"additionalInputs":{"path.orderId":"A-1001"}}',
+      '--secret',
+      'orders-api-key=k-approve',
+      '--repo',
+      localRepo,
+      '--json',
+    ];
+    const before = upstream.received.length;
+    const refused = await run(args, allow);
+    expect(refused.code).toBe(1);
+    expect(JSON.parse(refused.stdout)).toMatchObject({ ok: false, code: 'api:approvals:required' });
+    expect(upstream.received.length).toBe(before);
+
+    const approved = await run([...args, '--approve'], allow);
+    expect(approved.code, approved.stderr).toBe(0);
+    expect(JSON.parse(approved.stdout)).toMatchObject({ ok: true, status: 200 });
+    expect(upstream.received.length).toBe(before + 1);
+    expect(upstream.received.at(-1)?.url).toBe('/orders/A-1001/refund');
   });
 
   it('--dry-run prints the exact request for the real open-meteo URL, resolving through MT_RESOLVE, sending nothing', async () => {

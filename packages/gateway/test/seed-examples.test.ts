@@ -94,6 +94,8 @@ const examples = () => {
       input: {
         tool: refundOrder,
         connector: refund,
+        // The tool requires approval: these calls are the ones a person approved.
+        approval: { id: 'approved-by-a-person' },
         arguments: {
           request: { amount: 12.5, reason: 'Blue mug arrived smashed' },
           additionalInputs: { 'path.orderId': 'A-1001' },
@@ -226,6 +228,15 @@ describe('the seed examples through the gateway', () => {
     expect(result.error).toBe(
       'current-weather does not accept query.current: its value is fixed by the tool or the run. Leave it out.',
     );
+    expect(since(before)).toEqual([]);
+  });
+
+  it('refuses to call a tool that requires approval when the call carries no approval, sending nothing', async () => {
+    const { input } = examples()['refund-order'];
+    const before = upstream.received.length;
+    const result = await allowed.call({ ...input, approval: undefined });
+    expect(result).toMatchObject({ ok: false, code: 'api:approvals:required' });
+    expect(result.error).toContain('refund-order needs a person to approve each call');
     expect(since(before)).toEqual([]);
   });
 

@@ -18,6 +18,7 @@ interface Flags {
   interaction?: string;
   repo: string;
   dryRun?: boolean;
+  approve?: boolean;
   json?: boolean;
 }
 
@@ -163,7 +164,9 @@ async function extopCall(io: Io, toolName: string, flags: Flags): Promise<void> 
   ]);
   const gateway = createGateway({ policy: egressPolicyFromEnv(), resolver: resolverFromEnv(process.env.MT_RESOLVE) });
   try {
-    const input = { tool, connector, arguments: args, runBindings, credential, idempotencyKey: randomUUID() };
+    // Called by hand, the caller is the person who approves: --approve says so, for a tool that requires it.
+    const approval = flags.approve ? { id: 'mt extop-call --approve' } : undefined;
+    const input = { tool, connector, arguments: args, runBindings, credential, idempotencyKey: randomUUID(), approval };
     if (flags.dryRun) {
       const prepared = await gateway.prepare(input);
       if (!isPreparedRequest(prepared)) {
@@ -199,6 +202,7 @@ export const register: RegisterCommand = (program, io) => {
     .option('--secret <name=value>', "a secret's value, by the secret's name, for this call only", collect, [])
     .option('--repo <dir>', 'the config repo', '.')
     .option('--dry-run', 'do every step but sending (name resolution and address check included) and print the request')
+    .option('--approve', 'approve this call yourself: needed to call a tool with requiresApproval = true')
     .option('--json', 'print the result as JSON on stdout')
     .addHelpText(
       'after',

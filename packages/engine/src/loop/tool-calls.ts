@@ -53,13 +53,13 @@ async function started(ctx: RunContext, turn: Turn, call: TurnCall): Promise<voi
   turn.started.add(call.id);
 }
 
-// Makes the call through the gateway; with `approvedHash`, only if the request is still the one approved.
+// Makes the call through the gateway; with `approved`, only if the request is still the one approved.
 async function makeCall(
   ctx: RunContext,
   turn: Turn,
   call: TurnCall,
   tool: InteractionTool,
-  approvedHash?: string,
+  approved?: { id: string; requestHash: string },
 ): Promise<void> {
   await started(ctx, turn, call);
   const begin = performance.now();
@@ -67,10 +67,11 @@ async function makeCall(
   const disabled = await disabledResult(ctx, tool);
   if (disabled) return storeResult(ctx, call, disabled, elapsed());
   const input = await callInput(ctx, tool, call.arguments, `${ctx.run.id}:${turn.step}:${call.id}`, ctx.signal);
-  if (approvedHash !== undefined) {
+  if (approved !== undefined) {
+    input.approval = { id: approved.id };
     const prepared = await ctx.gateway.prepare(input);
     if (!isPreparedRequest(prepared)) return storeResult(ctx, call, prepared, elapsed());
-    if (requestHash(prepared, input.credential) !== approvedHash) {
+    if (requestHash(prepared, input.credential) !== approved.requestHash) {
       const error = engineErrors.create('api:approvals:request-changed', { tool: tool.tool.name });
       return storeResult(ctx, call, localError(error), elapsed());
     }
@@ -157,7 +158,7 @@ export async function handleCall(
     if (approval === undefined) return await requestApproval(ctx, turn, call, tool);
     if (approval.status === 'Pending' && !approval.expired) return 'waiting';
     if (approval.status === 'Approved') {
-      await makeCall(ctx, turn, call, tool, approval.requestHash);
+      await makeCall(ctx, turn, call, tool, { id: approval.id, requestHash: approval.requestHash });
       return 'done';
     }
     if (approval.status === 'Rejected') {

@@ -123,6 +123,9 @@ export function createGateway(gatewayOptions: GatewayOptions): Gateway {
       let assembling: Assembled | Promise<Assembled>;
       try {
         if (deadline.aborted) throw new Error('aborted');
+        if (input.tool.requiresApproval && input.approval === undefined) {
+          throw gatewayErrors.create('api:approvals:required', { tool: input.tool.name });
+        }
         assembling = assemble(input, options, ctx.authorize, deadline);
       } catch (error) {
         deadline.dispose();

@@ -61,6 +61,11 @@ export interface ToolCallInput {
   signal?: AbortSignal;
   /** Whom the call is made for (for example the namespace); handed to `platform.token` and nothing else. */
   caller?: string;
+  /**
+   * The person's approval of this exact call: a tool with `requiresApproval` is refused by `call` without one
+   * (`api:approvals:required`), so no caller can forget to ask.
+   */
+  approval?: { id: string };
 }
 
 /** The request as it may be shown to a person: secret values masked. */

@@ -1,4 +1,4 @@
-import type { CallCredential } from '@maitento/gateway';
+import { type CallCredential, gatewayErrors } from '@maitento/gateway';
 import { listTools, type StoredVersion } from '@maitento/store';
 import type { FastifyInstance } from 'fastify';
 import type { ServerContext } from '../internal/context.js';
@@ -98,6 +98,10 @@ export async function extopRoutes(app: FastifyInstance, ctx: ServerContext): Pro
         request.params.name,
         request.body.version,
       );
+      // A tool that needs a person's approval is called only from a run, where one approves (PRODUCT §6).
+      if (tool.resource.requiresApproval) {
+        throw gatewayErrors.create('api:approvals:required', { tool: tool.resource.name });
+      }
       let credential: CallCredential | undefined;
       const auth = tool.resource.auth;
       if (auth) {
