@@ -149,11 +149,18 @@ export function checkInputs(pinned: PinnedSet, given: Record<string, unknown>): 
   return out;
 }
 
-/** The task with every `%%name%%` filled from the prompt inputs (their defaults when not given). */
+/**
+ * The task with every `%%name%%` filled: prompt inputs (their defaults when not given) and binding inputs
+ * (the run's value or the binding's default; JSON for a non-text value). An auth input's placeholder is
+ * left empty: the model never learns which secret a run uses.
+ */
 export function fillTask(pinned: PinnedSet, inputs: Record<string, unknown>): string {
   const interaction = pinned.interaction.resource;
-  const values = new Map(
-    interaction.inputs.prompts.map((p) => [p.name, (inputs[p.name] as string | undefined) ?? p.default ?? '']),
-  );
+  const text = (value: unknown) =>
+    value === undefined || value === null ? '' : typeof value === 'string' ? value : JSON.stringify(value);
+  const values = new Map<string, string>();
+  for (const a of interaction.inputs.functions.auth) values.set(a.name, '');
+  for (const b of interaction.inputs.functions.binding) values.set(b.name, text(inputs[b.name] ?? b.default));
+  for (const p of interaction.inputs.prompts) values.set(p.name, text(inputs[p.name] ?? p.default));
   return interaction.task.replace(/%%([A-Za-z0-9_.-]+)%%/g, (match, name: string) => values.get(name) ?? match);
 }

@@ -12,7 +12,7 @@ import {
 import { engineErrors } from '../errors.js';
 import { type EngineDeps, LeaseLost, type RunContext } from '../loop/context.js';
 import { advanceRun, cancelled } from '../loop/run-loop.js';
-import type { PinnedLoader } from '../runs/pinned.js';
+import type { PinnedLoader, PinnedSet } from '../runs/pinned.js';
 import type { EngineLogger } from '../internal/logger.js';
 import type { RunQueue } from './queue.js';
 
@@ -108,17 +108,34 @@ export class RunWorker {
   /** Executes one run job; never throws for the run's own failures. */
   async execute(runId: string): Promise<void> {
     if (this.#stopping) throw new Error('worker stopping');
+    // A duplicate job (a cancel, an answer, the sweep) for a run this worker is executing: the claim below
+    // would admit it (the lease is already this worker's), and two executions would race on one run. The
+    // one in flight sees whatever the job was sent for: a cancel by polling, an answer by its fenced wait.
+    if (this.#active.has(runId)) return;
     const { db } = this.deps;
-    const run = await claimRun(db, runId, this.owner, this.settings.leaseSeconds);
-    if (run === undefined) return;
     const entry = { controller: new AbortController(), cancelled: false };
     this.#active.set(runId, entry);
+    let run: Awaited<ReturnType<typeof claimRun>>;
+    try {
+      run = await claimRun(db, runId, this.owner, this.settings.leaseSeconds);
+    } finally {
+      if (run === undefined) this.#active.delete(runId);
+    }
+    if (run === undefined) return;
     const owner = this.owner;
     const lease = this.settings.leaseSeconds;
+    let pinned: PinnedSet;
+    try {
+      pinned = await this.loader.load(run.namespace, run.versions);
+    } catch (error) {
+      this.#active.delete(runId);
+      await releaseLease(db, runId, owner).catch(() => {});
+      throw error;
+    }
     const ctx: RunContext = {
       ...this.deps,
       run,
-      pinned: await this.loader.load(run.namespace, run.versions),
+      pinned,
       signal: entry.controller.signal,
       async write(events, change, expectSeq, tx) {
         const append = (q: typeof db) => appendRunEvents(q, runId, { leaseOwner: owner, expectSeq }, events, change);
