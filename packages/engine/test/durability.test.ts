@@ -2,9 +2,9 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createOpenAI } from '@ai-sdk/openai';
 import { modelsFromEnvironment } from '@maitento/engine';
-import { claimRun, createPgliteDb } from '@maitento/store';
+import { claimRun } from '@maitento/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeWorld, ordersRepo, startUpstream, waitFor, type World } from './helpers.js';
+import { freshPglite, makeWorld, ordersRepo, startUpstream, waitFor, type World } from './helpers.js';
 
 let world: World;
 let upstream: Awaited<ReturnType<typeof startUpstream>>;
@@ -67,6 +67,8 @@ describe('durability', () => {
     const run = await waitFor(engine, world.ns, started.id, undefined, 10_000);
     expect(run.status).toBe('Completed');
     expect(upstream.seen.filter((s) => s.url.includes('L-1'))).toHaveLength(1);
+    // Closed, so that later tests' runs go to the engine with their own models.
+    await engine.close();
   });
 
   it('fails a run with a code when the model is down, answers 500 or garbage, while other runs complete', async () => {
@@ -118,13 +120,15 @@ describe('durability', () => {
     model.close();
   });
 
-  it('runs on PGlite, queue included', async () => {
-    const pglite = await makeWorld(await createPgliteDb());
+  it('runs on PGlite, queue and its maintenance included; the engine starts and closes in about a second', async () => {
+    const pglite = await makeWorld(await freshPglite());
     try {
       pglite.script('support', [get('G-1'), { text: 'on pglite' }]);
       await pglite.secret('orders-key', 'k');
       await pglite.deployFiles(ordersRepo(upstream.url));
+      let begin = performance.now();
       const engine = await pglite.engine();
+      const startMs = performance.now() - begin;
       const run = await waitFor(
         engine,
         pglite.ns,
@@ -132,6 +136,20 @@ describe('durability', () => {
       );
       expect(run.status).toBe('Completed');
       expect(run.result).toBe('on pglite');
+      begin = performance.now();
+      await engine.close();
+      const closeMs = performance.now() - begin;
+      // A second engine on the same database finds the queue made: its start is the short one.
+      begin = performance.now();
+      const again = await pglite.engine();
+      const restartMs = performance.now() - begin;
+      begin = performance.now();
+      await again.close();
+      const recloseMs = performance.now() - begin;
+      console.log(JSON.stringify({ startMs, closeMs, restartMs, recloseMs }));
+      expect(closeMs).toBeLessThan(1500);
+      expect(recloseMs).toBeLessThan(1500);
+      expect(restartMs).toBeLessThan(3000);
     } finally {
       await pglite.close();
     }

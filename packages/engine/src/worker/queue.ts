@@ -16,24 +16,31 @@ export interface RunQueue {
 
 /**
  * Opens pg-boss on `db`: on PostgreSQL through its own small pool from the connection string, on PGlite
- * through `db.executeSql` (one connection shared with the store; multi-statement SQL answers every row).
+ * through `db.executeSql` (one connection shared with the store; multi-statement SQL answers every row),
+ * with its maintenance on in both cases.
  */
 export async function openRunQueue(db: Db, onError: (error: unknown) => void): Promise<RunQueue> {
+  // pg-boss's supervisor runs on both backends (see docs/runs.md): every minute it refreshes queue stats,
+  // every hour it deletes the queue's jobs finished more than a day ago, so the job table stays small.
+  const common = { schedule: false, maintenanceIntervalSeconds: 3600 };
   const boss =
     db.driver === 'pg' && db.connectionString !== undefined
-      ? new PgBoss({ connectionString: db.connectionString, max: 4, schedule: false })
+      ? new PgBoss({ ...common, connectionString: db.connectionString, max: 4 })
       : new PgBoss({
+          ...common,
           db: { executeSql: (text, values) => db.executeSql(text, values) },
           backend: 'pglite',
-          schedule: false,
-          // Maintenance on the one PGlite connection stalls start-up; the engine's own sweep recovers runs.
-          supervise: false,
         });
   boss.on('error', onError);
   await boss.start();
   if ((await boss.getQueue(RUN_QUEUE)) === null) {
     try {
-      await boss.createQueue(RUN_QUEUE, { retryLimit: 10, retryDelay: 1, expireInSeconds: 3600 });
+      await boss.createQueue(RUN_QUEUE, {
+        retryLimit: 10,
+        retryDelay: 1,
+        expireInSeconds: 3600,
+        deleteAfterSeconds: 86_400,
+      });
     } catch (error) {
       // Another process created it at the same moment.
       if ((await boss.getQueue(RUN_QUEUE)) === null) throw error;
