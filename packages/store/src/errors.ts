@@ -17,13 +17,18 @@ export const storeErrors = defineErrors({
   },
   'api:secrets:key-invalid': {
     status: 500,
-    message: 'MT_SECRET_KEY must be 32 bytes in base64 or hex; it decodes to {length} bytes',
+    message: '{variable} must be 32 bytes in base64 or hex; it decodes to {length} bytes',
     hint: 'Generate one with `openssl rand -base64 32`',
   },
   'api:secrets:decrypt-failed': {
     status: 500,
-    message: 'Secret {id} could not be decrypted with the configured MT_SECRET_KEY',
-    hint: 'The server runs with a different MT_SECRET_KEY than the one the secret was stored under',
+    message: 'Secret {id} could not be decrypted: {reason}',
+    hint: 'A stored secret was changed outside Maitento, or the server runs with other keys than it was stored under; set it again with `mt secret-rotate`',
+  },
+  'api:secrets:key-id-missing': {
+    status: 500,
+    message: 'Stored secrets are encrypted under master key {keyId}, which this server was not given (it has {given})',
+    hint: 'Give that key as MT_SECRET_KEY_PREVIOUS (or MT_SECRET_KEY) and finish the rotation with `mt secret-key-rotate`',
   },
   'api:connectors:not-found': { status: 404, message: 'No connector {name}{version} in this namespace' },
   'api:extops:not-found': { status: 404, message: 'No tool {name}{version} in this namespace' },

@@ -36,6 +36,10 @@ export {
 } from './idempotency/idempotency.js';
 export type { IdempotencyClaim, IdempotencyScope, StoredAnswer } from './idempotency/idempotency.js';
 export { parseSecretKey, resolveSecretKey } from './secrets/secret-key.js';
+export { allKeys, createKeyring, currentKey, masterKeyId, toKeyring } from './secrets/keyring.js';
+export type { MasterKey, SecretKeyring, SecretKeys } from './secrets/keyring.js';
+export { checkSecretKeys, rotateSecretKeys } from './secrets/key-rotation.js';
+export type { SecretKeyCheck, SecretKeyRotation } from './secrets/key-rotation.js';
 export type { ResolvedSecretKey } from './secrets/secret-key.js';
 export { canonicalJson, contentHash } from './resources/hash.js';
 export type { Pin } from './resources/hash.js';
@@ -78,9 +82,11 @@ export {
   answerApprovalRecord,
   expireApprovals,
   findApproval,
+  findUnusedCallApproval,
   insertApproval,
   listApprovalRecords,
   runApprovals,
+  useCallApproval,
 } from './runs/approvals.js';
 export type { ApprovalRecord } from './runs/approvals.js';
 export { getAnyVersion, pinsEnabled } from './runs/pinned.js';

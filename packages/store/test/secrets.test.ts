@@ -6,6 +6,7 @@ import {
   type Db,
   deleteSecret,
   listSecrets,
+  masterKeyId,
   migrate,
   parseSecretKey,
   readSecretValue,
@@ -68,10 +69,11 @@ describe('secrets', () => {
     await db.query('DELETE FROM mt_secrets WHERE id = $1', [created.id]);
   });
 
-  it('a wrong key does not decrypt and the error does not carry the value', async () => {
+  it('a wrong key does not decrypt: the error names the master key id it lacks, never the value', async () => {
     const created = await createSecret(db, key, 'a', { name: 'wrong-key', value: 'hidden-value' });
     const error = await readSecretValue(db, randomBytes(32), 'a', { id: created.id }).catch((e: unknown) => e);
-    expect(error).toMatchObject({ code: 'api:secrets:decrypt-failed' });
+    expect(error).toMatchObject({ code: 'api:secrets:key-id-missing' });
+    expect((error as Error).message).toContain(`master key ${masterKeyId(key)}`);
     expect(JSON.stringify(error) + String(error)).not.toContain('hidden-value');
   });
 

@@ -4,14 +4,15 @@ import { storeErrors } from '../errors.js';
 import { authenticateApiKey, type KeyIdentity } from '../keys/keys.js';
 import type { CallableTool } from '../resources/tool-call.js';
 import { getVersion, type ResourceOf, type StoredVersion, type VersionedKind } from '../resources/versions.js';
+import type { SecretKeys } from '../secrets/keyring.js';
 import { readSecretValue } from '../secrets/secrets.js';
 import { type ChangeListener, listenForChanges } from './change-listener.js';
 import type { StoreChange } from './changes.js';
 
 /** Options of {@link createStoreCache}. */
 export interface StoreCacheOptions {
-  /** The key secrets are encrypted under. */
-  secretKey: Buffer;
+  /** The master key (or keyring) secrets are encrypted under. */
+  secretKey: SecretKeys;
   /** How long a decrypted secret value is kept (default 60 s); 0 keeps none. */
   secretMaxAgeMs?: number;
   /** Most stored versions kept (default 5000); the oldest goes first. */

@@ -1,6 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { Queryable } from '../db/db.js';
 import { seal, unseal } from '../secrets/cipher.js';
+import { allKeys, currentKey, type SecretKeys } from '../secrets/keyring.js';
 
 /** How long a recorded Idempotency-Key counts; an older record is replaced by the next request. */
 export const IDEMPOTENCY_TTL_HOURS = 24;
@@ -53,6 +54,20 @@ function sealId(scope: IdempotencyScope): string {
   return `idempotency:${scope.apiKeyId}:${scope.key}`;
 }
 
+// Answers are not re-wrapped by a master key rotation (they live 24 h): one sealed under a previous key opens
+// while that key is still given as MT_SECRET_KEY_PREVIOUS.
+function openAnswer(keys: SecretKeys, scope: IdempotencyScope, sealed: Parameters<typeof unseal>[3]): string {
+  let failure: unknown;
+  for (const { key } of allKeys(keys)) {
+    try {
+      return unseal(key, scope.namespace, sealId(scope), sealed);
+    } catch (error) {
+      failure ??= error;
+    }
+  }
+  throw failure;
+}
+
 const WHERE = 'namespace = $1 AND api_key_id = $2 AND idem_key = $3';
 // A claim's token is its record's created_at, to the microsecond: a takeover sets a new one.
 const HELD_BY = '($4::text IS NULL OR created_at = $4::timestamptz)';
@@ -64,7 +79,7 @@ const HELD_BY = '($4::text IS NULL OR created_at = $4::timestamptz)';
  */
 export async function claimIdempotencyKey(
   db: Queryable,
-  secretKey: Buffer,
+  secretKey: SecretKeys,
   scope: IdempotencyScope,
   fingerprint: Buffer,
 ): Promise<IdempotencyClaim> {
@@ -102,7 +117,7 @@ export async function claimIdempotencyKey(
     const stored = bytes(row.fingerprint);
     if (stored.length !== fingerprint.length || !timingSafeEqual(stored, fingerprint)) return { kind: 'reused' };
     const sealed = { iv: bytes(row.iv), ciphertext: bytes(row.ciphertext), tag: bytes(row.tag) };
-    const answer = JSON.parse(unseal(secretKey, scope.namespace, sealId(scope), sealed)) as StoredAnswer;
+    const answer = JSON.parse(openAnswer(secretKey, scope, sealed)) as StoredAnswer;
     return { kind: 'replay', answer: { ...answer, status: row.status } };
   }
   return { kind: 'in-progress' };
@@ -114,12 +129,12 @@ export async function claimIdempotencyKey(
  */
 export async function completeIdempotencyKey(
   db: Queryable,
-  secretKey: Buffer,
+  secretKey: SecretKeys,
   scope: IdempotencyScope,
   answer: StoredAnswer,
   token?: string,
 ): Promise<void> {
-  const sealed = seal(secretKey, scope.namespace, sealId(scope), JSON.stringify(answer));
+  const sealed = seal(currentKey(secretKey), scope.namespace, sealId(scope), JSON.stringify(answer));
   await db.query(
     `UPDATE mt_idempotency_keys SET status = $5, iv = $6, ciphertext = $7, tag = $8 WHERE ${WHERE} AND ${HELD_BY} ` +
       'AND status IS NULL',

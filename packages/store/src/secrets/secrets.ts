@@ -5,7 +5,8 @@ import type { Queryable } from '../db/db.js';
 import { storeErrors } from '../errors.js';
 import { bytes, isUniqueViolation, iso } from '../internal/rows.js';
 import { isUuid } from '../internal/uuid.js';
-import { seal, unseal } from './cipher.js';
+import { type Envelope, openSecret, sealSecret } from './envelope.js';
+import { type SecretKeys, toKeyring } from './keyring.js';
 
 /** A secret as listed: its id and name, never its value. */
 export interface SecretInfo {
@@ -26,20 +27,23 @@ function info(row: SecretRow): SecretInfo {
   return { id: row.id, name: row.name, createdAt: iso(row.created_at), updatedAt: iso(row.updated_at) };
 }
 
-/** Stores a new secret of `namespace`, encrypted under `key`; a name already taken is `api:secrets:exists`. */
+/**
+ * Stores a new secret of `namespace`, its value under a fresh data key wrapped by the current master key of
+ * `keys`; a name already taken is `api:secrets:exists`.
+ */
 export async function createSecret(
   db: Queryable,
-  key: Buffer,
+  keys: SecretKeys,
   namespace: string,
   input: { name: string; value: string },
 ): Promise<SecretInfo> {
   const id = randomUUID();
-  const sealed = seal(key, namespace, id, input.value);
+  const sealed = sealSecret(toKeyring(keys).current, namespace, id, input.value);
   try {
     const { rows } = await db.query<SecretRow>(
-      'INSERT INTO mt_secrets (id, namespace, name, iv, ciphertext, tag) VALUES ($1, $2, $3, $4, $5, $6) ' +
-        'RETURNING id, name, created_at, updated_at',
-      [id, namespace, input.name, sealed.iv, sealed.ciphertext, sealed.tag],
+      'INSERT INTO mt_secrets (id, namespace, name, iv, ciphertext, tag, key_id, wrapped_key) ' +
+        'VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id, name, created_at, updated_at',
+      [id, namespace, input.name, sealed.iv, sealed.ciphertext, sealed.tag, sealed.keyId, sealed.wrappedKey],
     );
     return info(rows[0]);
   } catch (error) {
@@ -62,20 +66,23 @@ export async function secretNames(db: Queryable, namespace: string): Promise<str
   return (await listSecrets(db, namespace)).map((secret) => secret.name);
 }
 
-/** Replaces the value of secret `id` (a new IV too); an id of another namespace is `api:secrets:not-found`. */
+/**
+ * Replaces the value of secret `id` (a new data key, under the current master key); an id of another namespace
+ * is `api:secrets:not-found`.
+ */
 export async function rotateSecret(
   db: Queryable,
-  key: Buffer,
+  keys: SecretKeys,
   namespace: string,
   id: string,
   value: string,
 ): Promise<SecretInfo> {
   if (!isUuid(id)) throw sharedErrors.create('api:secrets:not-found', { ref: id });
-  const sealed = seal(key, namespace, id, value);
+  const sealed = sealSecret(toKeyring(keys).current, namespace, id, value);
   // One statement: the NOTIFY (for other servers' secret caches) is sent only when the secret existed.
   const { rows } = await db.query<SecretRow>(
-    'WITH changed AS (UPDATE mt_secrets SET iv = $3, ciphertext = $4, tag = $5, updated_at = now() ' +
-      'WHERE namespace = $1 AND id = $2 RETURNING id, name, created_at, updated_at) ' +
+    'WITH changed AS (UPDATE mt_secrets SET iv = $3, ciphertext = $4, tag = $5, key_id = $8, wrapped_key = $9, ' +
+      'updated_at = now() WHERE namespace = $1 AND id = $2 RETURNING id, name, created_at, updated_at) ' +
       'SELECT id, name, created_at, updated_at, pg_notify($6, $7) FROM changed',
     [
       namespace,
@@ -85,6 +92,8 @@ export async function rotateSecret(
       sealed.tag,
       CHANGE_CHANNEL,
       changePayload({ kind: 'secret', namespace, id }),
+      sealed.keyId,
+      sealed.wrappedKey,
     ],
   );
   if (!rows[0]) throw sharedErrors.create('api:secrets:not-found', { ref: id });
@@ -101,29 +110,44 @@ export async function deleteSecret(db: Queryable, namespace: string, id: string)
   if (rows.length === 0) throw sharedErrors.create('api:secrets:not-found', { ref: id });
 }
 
-/** Decrypts the secret of `namespace` found by `name` or by `id`; undefined when there is none. */
+/** A stored row's sealed columns as an {@link Envelope}. */
+export function envelopeOf(row: EnvelopeRow): Envelope {
+  return {
+    iv: bytes(row.iv),
+    ciphertext: bytes(row.ciphertext),
+    tag: bytes(row.tag),
+    keyId: row.key_id,
+    wrappedKey: row.wrapped_key === null ? null : bytes(row.wrapped_key),
+  };
+}
+
+/** The sealed columns of `mt_secrets` as a driver returns them. */
+export interface EnvelopeRow {
+  iv: unknown;
+  ciphertext: unknown;
+  tag: unknown;
+  key_id: string | null;
+  wrapped_key: unknown;
+}
+
+/**
+ * Decrypts the secret of `namespace` found by `name` or by `id`, with whichever key of `keys` it is under;
+ * undefined when there is none. A row that does not open fails with `api:secrets:decrypt-failed` or
+ * `api:secrets:key-id-missing`, never with the value.
+ */
 export async function readSecretValue(
   db: Queryable,
-  key: Buffer,
+  keys: SecretKeys,
   namespace: string,
   ref: { name: string } | { id: string },
 ): Promise<{ id: string; name: string; value: string } | undefined> {
   if ('id' in ref && !isUuid(ref.id)) return undefined;
   const [column, param] = 'id' in ref ? ['id', ref.id] : ['name', ref.name];
-  const { rows } = await db.query<{ id: string; name: string; iv: unknown; ciphertext: unknown; tag: unknown }>(
-    `SELECT id, name, iv, ciphertext, tag FROM mt_secrets WHERE namespace = $1 AND ${column} = $2`,
+  const { rows } = await db.query<{ id: string; name: string } & EnvelopeRow>(
+    `SELECT id, name, iv, ciphertext, tag, key_id, wrapped_key FROM mt_secrets WHERE namespace = $1 AND ${column} = $2`,
     [namespace, param],
   );
   const row = rows[0];
   if (!row) return undefined;
-  try {
-    const value = unseal(key, namespace, row.id, {
-      iv: bytes(row.iv),
-      ciphertext: bytes(row.ciphertext),
-      tag: bytes(row.tag),
-    });
-    return { id: row.id, name: row.name, value };
-  } catch {
-    throw storeErrors.create('api:secrets:decrypt-failed', { id: row.id });
-  }
+  return { id: row.id, name: row.name, value: openSecret(keys, namespace, row.id, envelopeOf(row)) };
 }
