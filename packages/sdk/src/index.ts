@@ -33,4 +33,5 @@ export { Interactions } from './resources/interactions.js';
 export { Keys } from './resources/keys.js';
 export { Namespaces } from './resources/namespaces.js';
 export { Secrets } from './resources/secrets.js';
+export type { SecretKeyRotation, SecretKeyStatus } from './resources/secrets.js';
 export type * from './types.js';

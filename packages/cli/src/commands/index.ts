@@ -39,6 +39,7 @@ import { register as namespaceCreate } from './namespace-create.js';
 import { register as runList } from './run-list.js';
 import { register as secretCreate } from './secret-create.js';
 import { register as secretDelete } from './secret-delete.js';
+import { register as secretKeyRotate } from './secret-key-rotate.js';
 import { register as secretList } from './secret-list.js';
 import { register as secretRotate } from './secret-rotate.js';
 import { register as serve } from './serve.js';
@@ -88,6 +89,7 @@ export const commands: RegisterCommand[] = [
   runList,
   secretCreate,
   secretDelete,
+  secretKeyRotate,
   secretList,
   secretRotate,
   serve,

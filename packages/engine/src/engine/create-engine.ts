@@ -1,5 +1,5 @@
 import type { Gateway } from '@maitento/gateway';
-import type { Db } from '@maitento/store';
+import type { Db, SecretKeys } from '@maitento/store';
 import type { Engine } from '../api/engine.js';
 import { engineErrors } from '../errors.js';
 import { type EngineLogger, silentLogger } from '../internal/logger.js';
@@ -15,8 +15,8 @@ import { RunWorker } from '../worker/run-worker.js';
 export interface EngineOptions {
   /** The store (`pg` or `pglite`). */
   db: Db;
-  /** The key secrets are sealed with (as the server's). */
-  secretKey: Buffer;
+  /** The master key secrets are wrapped under, or the keyring of a rotation (as the server's). */
+  secretKey: SecretKeys;
   /** The gateway tool calls go through. */
   gateway: Gateway;
   /** Execute runs in this process (default false: the engine only starts, reads and answers). */

@@ -1,12 +1,12 @@
 import type { Gateway } from '@maitento/gateway';
-import type { Db, NewRunEvent, Queryable, RunRecord, RunStatusChange } from '@maitento/store';
+import type { Db, NewRunEvent, Queryable, RunRecord, RunStatusChange, SecretKeys } from '@maitento/store';
 import type { ModelResolver } from '../models/resolve.js';
 import type { PinnedSet } from '../runs/pinned.js';
 
 /** What the engine gives every run it executes. */
 export interface EngineDeps {
   db: Db;
-  secretKey: Buffer;
+  secretKey: SecretKeys;
   gateway: Gateway;
   models: ModelResolver;
   maxSteps: number;

@@ -1,7 +1,7 @@
 import type { EgressPolicy } from '@maitento/egress';
 import type { Engine } from '@maitento/engine';
 import type { Gateway } from '@maitento/gateway';
-import type { Db, KeyIdentity, KeyRole, StoreCache } from '@maitento/store';
+import type { Db, KeyIdentity, KeyRole, SecretKeys, StoreCache } from '@maitento/store';
 import type { EventStreamTiming } from './event-stream.js';
 
 /** What every route plugin needs: the database, the secret key, the gateway, the egress policy and the run engine. */
@@ -9,7 +9,8 @@ export interface ServerContext {
   db: Db;
   /** The cached reads of the call path (keys, versions, secrets); tell it about every write (`changed`). */
   cache: StoreCache;
-  secretKey: Buffer;
+  /** The master key, or the keyring (current and previous keys) of a master key rotation. */
+  secretKey: SecretKeys;
   gateway: Gateway;
   egress: EgressPolicy;
   /** The server's own public origin, handed to the compiler for `auth = "Maitento"` connectors. */

@@ -1,11 +1,31 @@
-import { createSecret, deleteSecret, listSecrets, rotateSecret } from '@maitento/store';
+import {
+  checkSecretKeys,
+  createSecret,
+  deleteSecret,
+  listSecrets,
+  rotateSecret,
+  rotateSecretKeys,
+} from '@maitento/store';
 import type { FastifyInstance } from 'fastify';
 import type { ServerContext } from '../internal/context.js';
 import { idParams, responses } from '../schemas/shared.js';
 
 const value = { type: 'string', minLength: 1, maxLength: 65536 };
 
-/** `/v1/secrets`: an admin creates, lists, rotates and deletes secrets; values go in, never out. */
+const keyStatus = {
+  type: 'object',
+  properties: {
+    currentKeyId: { type: 'string' },
+    secretsByKeyId: { type: 'object', additionalProperties: { type: 'integer' } },
+    unusedPreviousKeyIds: { type: 'array', items: { type: 'string' } },
+  },
+  required: ['currentKeyId', 'secretsByKeyId', 'unusedPreviousKeyIds'],
+};
+
+/**
+ * `/v1/secrets`: an admin creates, lists, rotates and deletes secrets; values go in, never out. `/v1/admin/secret-key`:
+ * the operator sees which master keys the secrets are under and re-wraps them all under the current one.
+ */
 export async function secretRoutes(app: FastifyInstance, ctx: ServerContext): Promise<void> {
   app.post<{ Body: { name: string; value: string } }>(
     '/secrets',
@@ -77,6 +97,53 @@ export async function secretRoutes(app: FastifyInstance, ctx: ServerContext): Pr
       await deleteSecret(ctx.db, request.identity.namespace, request.params.id);
       ctx.cache.changed({ kind: 'secret', namespace: request.identity.namespace, id: request.params.id });
       return reply.status(204).send();
+    },
+  );
+
+  app.get(
+    '/admin/secret-key',
+    {
+      config: { role: 'operator' },
+      schema: {
+        tags: ['secrets'],
+        summary: 'Which master key ids the secrets of every namespace are under',
+        response: responses({ 200: keyStatus }),
+      },
+    },
+    async () => {
+      const { converted: _, ...status } = await checkSecretKeys(ctx.db, ctx.secretKey);
+      return status;
+    },
+  );
+
+  app.post(
+    '/admin/secret-key/rotate',
+    {
+      config: { role: 'operator' },
+      schema: {
+        tags: ['secrets'],
+        summary: "Re-wrap every secret's data key under the current master key (values untouched; resumable)",
+        response: responses({
+          200: {
+            type: 'object',
+            properties: {
+              keyId: { type: 'string' },
+              rewrapped: { type: 'integer' },
+              converted: { type: 'integer' },
+              batches: { type: 'integer' },
+              status: keyStatus,
+            },
+            required: ['keyId', 'rewrapped', 'converted', 'batches', 'status'],
+          },
+        }),
+      },
+    },
+    async (request) => {
+      const rotation = await rotateSecretKeys(ctx.db, ctx.secretKey, {
+        afterBatch: (done) => request.log.info({ secretKeyRotation: done }, 'secret key rotation: batch committed'),
+      });
+      const { converted: _, ...status } = await checkSecretKeys(ctx.db, ctx.secretKey);
+      return { ...rotation, status };
     },
   );
 }

@@ -2,7 +2,15 @@ import swagger from '@fastify/swagger';
 import { type EgressPolicy, egressPolicyFromEnv, type Resolver } from '@maitento/egress';
 import { createEngine, type Engine, type EngineOptions } from '@maitento/engine';
 import { createGateway, type Gateway } from '@maitento/gateway';
-import { bootstrap, createStoreCache, type Db, issuePlatformToken, migrate, type StoreCache } from '@maitento/store';
+import {
+  bootstrap,
+  createStoreCache,
+  type Db,
+  issuePlatformToken,
+  migrate,
+  type SecretKeys,
+  type StoreCache,
+} from '@maitento/store';
 import Fastify, {
   type FastifyBaseLogger,
   type FastifyInstance,
@@ -35,8 +43,8 @@ import { addSharedSchemas, MAX_NAME_LENGTH } from '../schemas/shared.js';
 export interface ServerOptions {
   /** The database (migrated and bootstrapped by `createServer`); the caller closes it. */
   db: Db;
-  /** The 32-byte key secrets are encrypted under. */
-  secretKey: Buffer;
+  /** The 32-byte master key secrets are wrapped under, or a keyring with the previous keys of a rotation. */
+  secretKey: SecretKeys;
   /** Address rules for deploy checks and calls; default from the environment (`MT_EGRESS_ALLOW`, ...). */
   egress?: EgressPolicy;
   /** Name resolution for gateway calls (tests pass one they control). */

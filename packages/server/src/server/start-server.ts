@@ -1,5 +1,13 @@
 import type { EgressPolicy } from '@maitento/egress';
-import { DEFAULT_DATA_DIR, type Db, openDatabase, resolveSecretKey } from '@maitento/store';
+import {
+  checkSecretKeys,
+  DEFAULT_DATA_DIR,
+  type Db,
+  migrate,
+  openDatabase,
+  resolveSecretKey,
+  type SecretKeyring,
+} from '@maitento/store';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import { join } from 'node:path';
 import { bootstrapDatabase, createServer, type ServerOptions } from './create-server.js';
@@ -14,6 +22,8 @@ export interface StartServerOptions {
   dataDir?: string;
   /** Default `MT_SECRET_KEY`. */
   secretKey?: string;
+  /** Default `MT_SECRET_KEY_PREVIOUS`: the keys a master key rotation moves away from (comma-separated). */
+  previousSecretKeys?: string;
   /** Default `MT_BOOTSTRAP_KEY`. */
   bootstrapKey?: string;
   /** Default `MT_PUBLIC_URL`. */
@@ -36,6 +46,23 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
+/** Runs the startup check of the master keys and tells the operator what it converted or what can be retired. */
+async function checkKeys(db: Db, keyring: SecretKeyring, message: (line: string) => void): Promise<void> {
+  const check = await checkSecretKeys(db, keyring);
+  if (check.converted > 0) {
+    message(`Converted ${check.converted} secrets to envelope encryption under master key ${check.currentKeyId}`);
+  }
+  const old = Object.keys(check.secretsByKeyId).filter((id) => id !== check.currentKeyId);
+  if (old.length > 0) {
+    message(`Secrets are still under previous master keys ${old.join(', ')}: run \`mt secret-key-rotate\``);
+  }
+  if (check.unusedPreviousKeyIds.length > 0) {
+    message(
+      `No secret is under previous master key ${check.unusedPreviousKeyIds.join(', ')}: it can be retired from MT_SECRET_KEY_PREVIOUS`,
+    );
+  }
+}
+
 /**
  * Opens the database (`DATABASE_URL` → PostgreSQL, else PGlite in the data folder), finds the secret
  * key, builds the server and listens; refuses to start on PostgreSQL without `MT_SECRET_KEY`.
@@ -47,15 +74,19 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
   const dataDir = options.dataDir ?? DEFAULT_DATA_DIR;
   const key = resolveSecretKey({
     value: options.secretKey ?? env.MT_SECRET_KEY,
+    previous: options.previousSecretKeys ?? env.MT_SECRET_KEY_PREVIOUS,
     dataDir: databaseUrl ? undefined : dataDir,
   });
   if (key.warning) message(`warning: ${key.warning}`);
   const db = await openDatabase(databaseUrl ? { databaseUrl } : { dataDir: join(dataDir, 'pglite') });
   let app: FastifyInstance | undefined;
   try {
+    // Stored secrets must open with the keys given: refuse to start (naming the missing key id) rather than fail calls.
+    await migrate(db);
+    await checkKeys(db, key.keyring, message);
     app = await createServer({
       db,
-      secretKey: key.key,
+      secretKey: key.keyring,
       egress: options.egress,
       platformOrigin: options.platformOrigin ?? (env.MT_PUBLIC_URL || undefined),
       logger: options.logger,

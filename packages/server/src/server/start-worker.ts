@@ -1,7 +1,7 @@
 import { egressPolicyFromEnv } from '@maitento/egress';
 import { type EngineLogger, type RunningEngine, runWorker } from '@maitento/engine';
 import { createGateway } from '@maitento/gateway';
-import { type Db, issuePlatformToken, migrate, openDatabase, resolveSecretKey } from '@maitento/store';
+import { checkSecretKeys, type Db, issuePlatformToken, migrate, openDatabase, resolveSecretKey } from '@maitento/store';
 
 /** Options of {@link startWorker}; every one has a default from the environment. */
 export interface StartWorkerOptions {
@@ -30,10 +30,15 @@ export interface RunningWorker {
  */
 export async function startWorker(options: StartWorkerOptions): Promise<RunningWorker> {
   const env = process.env;
-  const key = resolveSecretKey({ value: options.secretKey ?? env.MT_SECRET_KEY });
+  const key = resolveSecretKey({
+    value: options.secretKey ?? env.MT_SECRET_KEY,
+    previous: env.MT_SECRET_KEY_PREVIOUS,
+  });
   const db = await openDatabase({ databaseUrl: options.databaseUrl });
   try {
     await migrate(db);
+    // Refuses to start (api:secrets:key-id-missing) when stored secrets are under a key this worker lacks.
+    await checkSecretKeys(db, key.keyring);
     const platformOrigin = options.platformOrigin ?? (env.MT_PUBLIC_URL || undefined);
     const gateway = createGateway({
       policy: egressPolicyFromEnv(),
@@ -43,7 +48,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
               origin: platformOrigin,
               token: async ({ caller }) => {
                 if (caller === undefined) throw new Error('a platform call needs the namespace it is made for');
-                return issuePlatformToken(key.key, caller);
+                return issuePlatformToken(key.keyring, caller);
               },
             },
           }
@@ -52,7 +57,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
     try {
       const engine = await runWorker({
         db,
-        secretKey: key.key,
+        secretKey: key.keyring,
         gateway,
         ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
         ...(options.logger ? { logger: options.logger } : {}),
