@@ -42,5 +42,35 @@ export const serverErrors = defineErrors({
     message: "An approval is answered with a person's API key, not with a platform token (a tool call of an agent)",
     hint: 'Answer it with `mt interaction-approve`, `mt approval-approve` or an API key of the namespace',
   },
+  'api:mcp:session-not-found': {
+    status: 404,
+    message: 'No MCP session {id} at {endpoint}; it has ended or belongs to another endpoint',
+    hint: 'Start a new session: send an initialize request without Mcp-Session-Id',
+  },
+  'api:mcp:session-required': {
+    status: 400,
+    message: 'An MCP request without Mcp-Session-Id must be an initialize request',
+  },
+  'api:mcp:session-key-mismatch': {
+    status: 403,
+    message: 'MCP session {id} was opened with another API key; a session is used only with the key that opened it',
+    hint: 'Open a session of your own (initialize) with this key',
+  },
+  'api:mcp:approval-pending': {
+    status: 202,
+    message:
+      'The call of {tool} was NOT made yet: it waits for a person to answer approval {id}. Answer it with `mt approval-approve {id}` or `mt approval-reject {id} --reason ...` (or POST /v1/approvals/{id}/approve, /reject); then call {tool} again with the same arguments to get the outcome',
+  },
+  'api:mcp:approval-expired': {
+    status: 409,
+    message: 'The call of {tool} was NOT made: approval {id} expired at {expiresAt} before a person answered it',
+    hint: 'Call the tool again to ask again; MT_APPROVAL_TTL sets how long an approval waits',
+  },
+  'api:mcp:approval-used': {
+    status: 409,
+    message:
+      'The call of {tool} was NOT made by this request: approval {id} was already used by another call with the same arguments',
+    hint: 'Call the tool again to ask a person again',
+  },
   'api:server:internal': { status: 500, message: 'Internal server error' },
 });

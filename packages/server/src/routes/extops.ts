@@ -1,7 +1,8 @@
-import { type CallCredential, gatewayErrors } from '@maitento/gateway';
+import { gatewayErrors } from '@maitento/gateway';
 import { listTools, type StoredVersion } from '@maitento/store';
 import type { FastifyInstance } from 'fastify';
 import type { ServerContext } from '../internal/context.js';
+import { toolCredential } from '../internal/tool-credential.js';
 import { versionDetailProperties, versionedRoutes } from '../internal/versioned-routes.js';
 import { nameParams, responses } from '../schemas/shared.js';
 
@@ -102,12 +103,7 @@ export async function extopRoutes(app: FastifyInstance, ctx: ServerContext): Pro
       if (tool.resource.requiresApproval) {
         throw gatewayErrors.create('api:approvals:required', { tool: tool.resource.name });
       }
-      let credential: CallCredential | undefined;
-      const auth = tool.resource.auth;
-      if (auth) {
-        const secret = await ctx.cache.readSecretValue(namespace, { name: auth.secret });
-        credential = secret ? { header: auth.header, value: secret.value } : { missing: { secret: auth.secret } };
-      }
+      const credential = await toolCredential(ctx.cache, namespace, tool.resource);
       // A client that retries a call sends the same Idempotency-Key; the gateway derives the upstream's key
       // from it, so the upstream can tell the retry from a new call.
       const clientKey = request.headers['idempotency-key'];

@@ -26,6 +26,8 @@ import { formatSchemaError, installValidators } from '../internal/validation.js'
 import { registerAuth } from '../plugins/auth.js';
 import { frameworkErrorHandler, registerErrorHandler } from '../plugins/error-handler.js';
 import { registerIdempotency } from '../plugins/idempotency.js';
+import { mcpRoutes } from '../mcp/mcp-routes.js';
+import { type McpSettings, mcpSettingsFromEnv } from '../mcp/settings.js';
 import { agentRoutes } from '../routes/agents.js';
 import { approvalRoutes } from '../routes/approvals.js';
 import { connectorRoutes } from '../routes/connectors.js';
@@ -76,6 +78,8 @@ export interface ServerOptions {
   engineOptions?: Partial<EngineOptions>;
   /** Poll interval and keep-alive of run event streams (tests shorten them). */
   streamTiming?: Partial<EventStreamTiming>;
+  /** How the MCP endpoints wait and poll; default from the environment (docs/mcp.md). */
+  mcp?: Partial<McpSettings>;
 }
 
 function printBootstrapKey(key: string): void {
@@ -225,5 +229,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
     },
     { prefix: '/v1' },
   );
+  // MCP over Streamable HTTP at /mcp and /mcp/agents/{name}, with the same API keys (docs/mcp.md).
+  await app.register(async (mcp) => mcpRoutes(mcp, ctx, mcpSettingsFromEnv(options.mcp)));
   return app;
 }

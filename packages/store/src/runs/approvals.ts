@@ -166,3 +166,33 @@ export async function expireApprovals(db: Queryable, only?: { id: string }): Pro
   );
   return rows.map(toRecord);
 }
+
+/**
+ * The newest approval made outside a run (run_id NULL) for one tool and one call key, that no call has used
+ * yet: Pending or answered. Undefined when there is none.
+ */
+export async function findUnusedCallApproval(
+  db: Queryable,
+  namespace: string,
+  functionName: string,
+  callKey: string,
+): Promise<ApprovalRecord | undefined> {
+  const { rows } = await db.query<ApprovalRow>(
+    `SELECT ${COLUMNS} FROM mt_approvals WHERE namespace = $1 AND run_id IS NULL AND function_name = $2 ` +
+      'AND tool_call_id = $3 ORDER BY created_at DESC, id DESC LIMIT 1',
+    [namespace, functionName, callKey],
+  );
+  return rows[0] && toRecord(rows[0]);
+}
+
+/**
+ * Marks an answered approval made outside a run as used, once: its `tool_call_id` moves from `callKey` to
+ * `usedKey` in one conditional UPDATE, so of concurrent users exactly one gets true.
+ */
+export async function useCallApproval(db: Queryable, id: string, callKey: string, usedKey: string): Promise<boolean> {
+  const { rows } = await db.query(
+    "UPDATE mt_approvals SET tool_call_id = $3 WHERE id = $1 AND run_id IS NULL AND tool_call_id = $2 AND status <> 'Pending' RETURNING id",
+    [id, callKey, usedKey],
+  );
+  return rows.length === 1;
+}

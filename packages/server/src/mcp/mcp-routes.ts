@@ -1,0 +1,74 @@
+import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { serverErrors } from '../errors.js';
+import type { ServerContext } from '../internal/context.js';
+import { registerAuth } from '../plugins/auth.js';
+import { watchToolChanges } from './list-changed.js';
+import { type McpSession, openSession } from './session.js';
+import type { McpSettings } from './settings.js';
+import { loadAgent, type McpScope } from './tools.js';
+
+/**
+ * `/mcp` (every tool of the key's namespace) and `/mcp/agents/{name}` (one agent's functions) over MCP's
+ * Streamable HTTP transport, with the API keys of `/v1` (`Authorization: Bearer`). A session is bound to
+ * the key and the endpoint that opened it.
+ */
+export async function mcpRoutes(app: FastifyInstance, ctx: ServerContext, settings: McpSettings): Promise<void> {
+  registerAuth(app, ctx);
+  const sessions = new Map<string, McpSession>();
+  const onInternal = (err: unknown) => app.log.error({ err }, 'internal error in an MCP tool call');
+  const watcher = watchToolChanges(ctx, settings, sessions, app.log);
+  app.addHook('preClose', async () => {
+    watcher.stop();
+    await Promise.all([...sessions.values()].map((s) => s.close().catch(() => undefined)));
+    sessions.clear();
+  });
+
+  const handle = async (request: FastifyRequest, reply: FastifyReply, agent?: string) => {
+    const { namespace, keyId } = request.identity;
+    const endpoint = agent === undefined ? '/mcp' : `/mcp/agents/${agent}`;
+    const header = request.headers['mcp-session-id'];
+    let session: McpSession | undefined;
+    if (typeof header === 'string' && header !== '') {
+      session = sessions.get(header);
+      if (session === undefined || session.endpoint !== endpoint) {
+        throw serverErrors.create('api:mcp:session-not-found', { id: header, endpoint });
+      }
+      if (session.keyId !== keyId || session.scope.namespace !== namespace) {
+        throw serverErrors.create('api:mcp:session-key-mismatch', { id: header });
+      }
+    } else {
+      if (request.method !== 'POST' || !isInitializeRequest(request.body)) {
+        throw serverErrors.create('api:mcp:session-required');
+      }
+      const scope: McpScope = agent === undefined ? { namespace } : { namespace, agent };
+      if (agent !== undefined) await loadAgent(ctx, namespace, agent);
+      session = openSession(ctx, settings, scope, keyId, endpoint, {
+        onOpened: (id, opened) => {
+          sessions.set(id, opened);
+          watcher.baseline(namespace);
+        },
+        onClosed: (id) => sessions.delete(id),
+        onInternal,
+      });
+      await session.server.connect(session.transport);
+    }
+    session.lastUsed = Date.now();
+    // From here the SDK's transport writes the answer (JSON or an SSE stream) itself.
+    reply.hijack();
+    await session.transport.handleRequest(request.raw, reply.raw, request.body);
+  };
+
+  const config = { role: 'user' as const };
+  const schema = { hide: true };
+  for (const method of ['POST', 'GET', 'DELETE'] as const) {
+    app.route({ method, url: '/mcp', config, schema, handler: (request, reply) => handle(request, reply) });
+    app.route<{ Params: { name: string } }>({
+      method,
+      url: '/mcp/agents/:name',
+      config,
+      schema,
+      handler: (request, reply) => handle(request, reply, request.params.name),
+    });
+  }
+}

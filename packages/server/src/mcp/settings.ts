@@ -1,0 +1,36 @@
+/** How the MCP endpoints wait, poll and expire; each has an environment variable (docs/mcp.md). */
+export interface McpSettings {
+  /** How long a tools/call without a task waits for a person's answer before it names the pending approval. */
+  approvalWaitMs: number;
+  /** How often a waiting call reads its approval. */
+  approvalPollMs: number;
+  /** How often a waiting call that has a progressToken sends a progress notification. */
+  progressMs: number;
+  /** How long a new approval waits for an answer before it expires (undefined: no expiry). */
+  approvalTtlMs?: number;
+  /** How often the namespaces of open sessions are checked for tool changes (`tools/list_changed`). */
+  listChangedPollMs: number;
+  /** A session with no request for this long is closed. */
+  sessionIdleMs: number;
+}
+
+function envSeconds(name: string): number | undefined {
+  const raw = process.env[name]?.trim();
+  if (raw === undefined || raw === '') return undefined;
+  const value = Number(raw);
+  return Number.isFinite(value) && value > 0 ? value * 1000 : undefined;
+}
+
+/** The settings from the environment: `MT_MCP_APPROVAL_WAIT`, `MT_MCP_LIST_POLL`, `MT_MCP_SESSION_IDLE` (seconds), `MT_APPROVAL_TTL`. */
+export function mcpSettingsFromEnv(overrides: Partial<McpSettings> = {}): McpSettings {
+  return {
+    // Under the 60 s request timeout of the SDK's clients (and of most hosts), so the answer arrives in time.
+    approvalWaitMs: envSeconds('MT_MCP_APPROVAL_WAIT') ?? 45_000,
+    approvalPollMs: 500,
+    progressMs: 5_000,
+    approvalTtlMs: envSeconds('MT_APPROVAL_TTL'),
+    listChangedPollMs: envSeconds('MT_MCP_LIST_POLL') ?? 1_000,
+    sessionIdleMs: envSeconds('MT_MCP_SESSION_IDLE') ?? 30 * 60_000,
+    ...overrides,
+  };
+}

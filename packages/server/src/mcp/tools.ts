@@ -1,0 +1,70 @@
+import type { Agent, Connector, Tool, ToolDefinition } from '@maitento/lang';
+import { getAnyVersion, listTools, type StoredVersion, storeErrors } from '@maitento/store';
+import { serverErrors } from '../errors.js';
+import type { ServerContext } from '../internal/context.js';
+
+/** What one MCP endpoint serves: every tool of the namespace, or one agent's functions. */
+export interface McpScope {
+  namespace: string;
+  /** The agent of `/mcp/agents/{name}`; undefined for `/mcp`. */
+  agent?: string;
+}
+
+/** One tool as an MCP client sees it, and the version a call of it uses. */
+export interface McpToolEntry {
+  definition: ToolDefinition;
+  requiresApproval: boolean;
+  name: string;
+  /** The pinned version (an agent's); undefined for the latest. */
+  version?: number;
+}
+
+/** The latest version of the agent of `scope`, or `api:agents:not-found`. */
+export async function loadAgent(ctx: ServerContext, namespace: string, name: string): Promise<StoredVersion<Agent>> {
+  const agent = await getAnyVersion<Agent>(ctx.db, namespace, 'agent', name);
+  if (agent === undefined) throw serverErrors.create('api:agents:not-found', { name, version: '' });
+  return agent;
+}
+
+async function entry(ctx: ServerContext, namespace: string, name: string, version?: number): Promise<McpToolEntry> {
+  const stored = await ctx.cache.getVersion(namespace, 'tool', name, version);
+  // Every deployed tool version has its definition; a missing one would be a store bug, so it is not listed.
+  return {
+    definition: stored.definition as ToolDefinition,
+    requiresApproval: stored.resource.requiresApproval,
+    name: stored.name,
+    ...(version === undefined ? {} : { version }),
+  };
+}
+
+/**
+ * The tools of `scope`: for `/mcp` the latest version of every tool of the namespace that can be called (a
+ * disabled latest version, or its disabled connector version, leaves the tool out, as a call would be
+ * refused); for an agent, the tool versions its latest version pins, in its order, as its model sees them.
+ */
+export async function listScopeTools(ctx: ServerContext, scope: McpScope): Promise<McpToolEntry[]> {
+  if (scope.agent === undefined) {
+    const tools = await listTools(ctx.db, scope.namespace);
+    const entries = await Promise.all(
+      tools.filter((t) => t.callable).map((t) => entry(ctx, scope.namespace, t.name, t.latestVersion)),
+    );
+    return entries.filter((e) => e.definition).map(({ version: _latest, ...rest }) => rest);
+  }
+  const agent = await loadAgent(ctx, scope.namespace, scope.agent);
+  const pins = agent.pins.filter((p) => p.kind === 'tool');
+  const entries = await Promise.all(pins.map((p) => entry(ctx, scope.namespace, p.name, p.version)));
+  return entries.filter((e) => e.definition);
+}
+
+/** A tool of `scope` by the name its client sees, loaded for a call (disabled versions refused). */
+export async function loadScopeTool(
+  ctx: ServerContext,
+  scope: McpScope,
+  name: string,
+): Promise<{ tool: StoredVersion<Tool>; connector: StoredVersion<Connector> }> {
+  if (scope.agent === undefined) return ctx.cache.loadCallableTool(scope.namespace, name);
+  const agent = await loadAgent(ctx, scope.namespace, scope.agent);
+  const pin = agent.pins.find((p) => p.kind === 'tool' && p.name === name);
+  if (pin === undefined) throw storeErrors.create('api:extops:not-found', { name, version: '' });
+  return ctx.cache.loadCallableTool(scope.namespace, name, pin.version);
+}

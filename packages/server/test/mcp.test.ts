@@ -1,0 +1,334 @@
+import { randomBytes } from 'node:crypto';
+import { createServer as createHttpServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createEgressPolicy, type Resolver } from '@maitento/egress';
+import { createServer } from '@maitento/server';
+import { createPgDb, type Db } from '@maitento/store';
+import { createTestDatabase, type TestDatabase } from '@maitento/testkit';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { auth, sampleFiles } from './helpers.js';
+
+const SECRET = 'sk-orders-mcp-8d1e4b7a';
+const seen: { method: string; url: string; headers: IncomingHttpHeaders; body: string }[] = [];
+let upstream: Server;
+let database: TestDatabase;
+let db: Db;
+let app: FastifyInstance;
+let url: string;
+const adminKey = `mt_${randomBytes(24).toString('base64url')}`;
+const clients: Client[] = [];
+
+// intranet.example.com is a public-looking name that resolves to a private address: refused at call time.
+const resolver: Resolver = async (hostname) => {
+  if (hostname === 'orders.example.test') return [{ address: '127.0.0.1', family: 4 }];
+  if (hostname === 'intranet.example.com') return [{ address: '10.20.30.40', family: 4 }];
+  throw Object.assign(new Error(`ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' });
+};
+
+function files(port: number, extra = '') {
+  const origin = `http://orders.example.test:${port}`;
+  return [
+    ...sampleFiles({ ordersUrl: `${origin}/orders/{orderId}`, weatherUrl: 'http://intranet.example.com/forecast' }),
+    {
+      path: 'connectors/open-api/orders-refund.mtr',
+      content: `method = "POST"
+url = "${origin}/orders/{orderId}/refund"
+description = "Refunds an amount of an order${extra}"
+auth = "Header"
+parameters.path = [ { name = "orderId" description = "The order id" type = "string" } ]
+schema.request = {
+  type = "object"
+  properties = { amount = { type = "number" description = "The amount" } }
+  required = ["amount"]
+  additionalProperties = false
+}
+`,
+    },
+    {
+      path: 'external-operations/open-api/refund-order.mtr',
+      content: `connector = @ref("orders-refund")
+guidance = "Refunds an amount of an order."
+auth = { header = "X-Api-Key" secret = @ref("orders-key") }
+requiresApproval = true
+`,
+    },
+  ];
+}
+
+async function rest(method: string, path: string, payload?: unknown, key = adminKey) {
+  const res = await app.inject({ method: method as 'POST', url: path, headers: auth(key), payload: payload as object });
+  return { status: res.statusCode, body: res.body ? res.json() : undefined };
+}
+
+async function connect(key = adminKey, path = '/mcp'): Promise<Client> {
+  const client = new Client({ name: 'mcp-test', version: '1.0.0' });
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`${url}${path}`), {
+      requestInit: { headers: { authorization: `Bearer ${key}` } },
+    }),
+  );
+  clients.push(client);
+  return client;
+}
+
+const text = (result: { content?: unknown }) => (result.content as { type: string; text: string }[])[0]?.text ?? '';
+
+interface ApprovalSeen {
+  id: string;
+  functionName: string;
+  argumentsJson: string;
+  runId: string | null;
+}
+
+// Polls the pending approvals (as `mt approval-list` shows them) until one of the refund of `amount` is there.
+async function waitForApproval(amount: number): Promise<ApprovalSeen> {
+  for (let i = 0; i < 100; i++) {
+    const list = (await rest('GET', '/v1/approvals')).body as ApprovalSeen[];
+    const found = list.find(
+      (a) => a.functionName === 'refund-order' && JSON.parse(a.argumentsJson).request.amount === amount,
+    );
+    if (found) return found;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`no pending approval of a refund of ${amount}`);
+}
+
+beforeAll(async () => {
+  upstream = createHttpServer(async (req, res) => {
+    let body = '';
+    for await (const chunk of req) body += chunk;
+    seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body });
+    res.setHeader('content-type', 'application/json');
+    // The upstream echoes the key it got: the result must show it masked.
+    if (req.url?.endsWith('/refund')) res.end(JSON.stringify({ refund: 'R-1', amount: JSON.parse(body).amount }));
+    else res.end(JSON.stringify({ id: req.url?.split('/')[2], echoedKey: req.headers['x-api-key'] }));
+  });
+  await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+  database = await createTestDatabase('mt_server_mcp');
+  db = createPgDb(database.url);
+  app = await createServer({
+    db,
+    secretKey: randomBytes(32),
+    egress: createEgressPolicy({ allow: '127.0.0.1/32' }),
+    resolver,
+    bootstrapKey: adminKey,
+    logger: false,
+    mcp: { approvalWaitMs: 1_500, approvalPollMs: 50, progressMs: 200, listChangedPollMs: 100 },
+  });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+  expect((await rest('POST', '/v1/secrets', { name: 'orders-key', value: SECRET })).status).toBe(201);
+  expect((await rest('POST', '/v1/deploy', { files: files((upstream.address() as AddressInfo).port) })).status).toBe(
+    200,
+  );
+});
+
+afterAll(async () => {
+  for (const c of clients) await c.close().catch(() => undefined);
+  clients.length = 0;
+  await app?.close();
+  await db?.close();
+  await database?.drop();
+  await new Promise((resolve) => upstream?.close(resolve));
+});
+
+describe('Maitento as an MCP server', () => {
+  it('lists every callable tool of the namespace with its stored model-facing definition, unchanged', async () => {
+    const client = await connect();
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name).sort()).toEqual(['current-weather', 'get-order', 'refund-order']);
+    for (const tool of tools) {
+      const stored = await rest('GET', `/v1/extops/${tool.name}`);
+      expect({ name: tool.name, description: tool.description, parameters: tool.inputSchema }).toEqual(
+        stored.body.definition,
+      );
+    }
+    expect(tools.find((t) => t.name === 'refund-order')?.execution).toEqual({ taskSupport: 'optional' });
+  });
+
+  it('calls a tool through the gateway with its secret, and the echoed secret comes back masked', async () => {
+    const client = await connect();
+    const result = await client.callTool({
+      name: 'get-order',
+      arguments: { additionalInputs: { 'path.orderId': 'A-7' } },
+    });
+    expect(result.isError).toBe(false);
+    expect(JSON.parse(text(result))).toEqual({ id: 'A-7', echoedKey: '[secret]' });
+    expect(seen.at(-1)?.headers['x-api-key']).toBe(SECRET);
+    expect(JSON.stringify(result)).not.toContain(SECRET);
+  });
+
+  it('refuses a call to a name that resolves to a private address, as an isError result with the code', async () => {
+    const client = await connect();
+    const before = seen.length;
+    const result = await client.callTool({
+      name: 'current-weather',
+      arguments: { additionalInputs: { 'query.latitude': 1, 'query.longitude': 2 } },
+    });
+    expect(result.isError).toBe(true);
+    expect(JSON.parse(text(result)).code).toBe('api:connectors:address-blocked');
+    expect(text(result)).not.toMatch(/\n\s+at /);
+    expect(seen.length).toBe(before);
+  });
+
+  it('answers an unknown tool and bad arguments with isError results naming their codes', async () => {
+    const client = await connect();
+    const unknown = await client.callTool({ name: 'no-such-tool', arguments: {} });
+    expect([unknown.isError, JSON.parse(text(unknown)).code]).toEqual([true, 'api:extops:not-found']);
+    const bad = await client.callTool({ name: 'get-order', arguments: { nope: 1 } });
+    expect([bad.isError, JSON.parse(text(bad)).code]).toEqual([true, 'api:gateway:argument-unknown']);
+  });
+
+  it('serves an agent its own functions only, and refuses an unknown agent', async () => {
+    const client = await connect(adminKey, '/mcp/agents/support-agent');
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name)).toEqual(['get-order']);
+    const other = await client.callTool({ name: 'refund-order', arguments: {} });
+    expect([other.isError, JSON.parse(text(other)).code]).toEqual([true, 'api:extops:not-found']);
+    await expect(connect(adminKey, '/mcp/agents/nobody')).rejects.toThrow(/404|api:agents:not-found/);
+  });
+
+  it('keeps namespaces apart, and refuses a session to another key', async () => {
+    const created = await rest('POST', '/v1/namespaces', { name: 'other-team' });
+    expect(created.status).toBe(201);
+    const otherKey = created.body.key.key as string;
+    const other = await connect(otherKey);
+    expect((await other.listTools()).tools).toEqual([]);
+    const refused = await other.callTool({
+      name: 'get-order',
+      arguments: { additionalInputs: { 'path.orderId': 'A' } },
+    });
+    expect([refused.isError, JSON.parse(text(refused)).code]).toEqual([true, 'api:extops:not-found']);
+    // Another key on the session an admin key opened.
+    const mine = await connect();
+    const sessionId = (mine.transport as StreamableHTTPClientTransport).sessionId;
+    const res = await fetch(`${url}/mcp`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${otherKey}`,
+        'mcp-session-id': sessionId ?? '',
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2025-06-18',
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/list' }),
+    });
+    expect(res.status).toBe(403);
+    expect((await res.json()).code).toBe('api:mcp:session-key-mismatch');
+    const noKey = await fetch(`${url}/mcp`, {
+      method: 'POST',
+      body: '{}',
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(noKey.status).toBe(401);
+  });
+
+  it('tells open sessions tools/list_changed after a deploy and after a disable', async () => {
+    const client = await connect();
+    let changes = 0;
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      changes += 1;
+    });
+    await client.listTools();
+    const until = async (n: number) => {
+      for (let i = 0; i < 100 && changes < n; i++) await new Promise((r) => setTimeout(r, 50));
+      expect(changes).toBeGreaterThanOrEqual(n);
+    };
+    const port = (upstream.address() as AddressInfo).port;
+    expect((await rest('POST', '/v1/deploy', { files: files(port, ', in the currency paid') })).status).toBe(200);
+    await until(1);
+    const seenChanges = changes;
+    expect((await rest('POST', '/v1/extops/current-weather/versions/1/disable')).status).toBe(200);
+    await until(seenChanges + 1);
+    expect((await client.listTools()).tools.map((t) => t.name)).not.toContain('current-weather');
+    expect((await rest('POST', '/v1/extops/current-weather/versions/1/enable')).status).toBe(200);
+  });
+});
+
+describe('a tool that requires approval, over MCP', () => {
+  const refund = (amount: number) => ({
+    name: 'refund-order',
+    arguments: { request: { amount }, additionalInputs: { 'path.orderId': 'A-9' } },
+  });
+
+  it('names the pending approval after the wait, then gives its outcome when called again: the call made once', async () => {
+    const client = await connect();
+    const progress: string[] = [];
+    const first = await client.callTool(refund(12), undefined, {
+      onprogress: (p) => {
+        progress.push(p.message ?? '');
+      },
+    });
+    expect(first.isError).toBe(true);
+    const pending = JSON.parse(text(first));
+    expect(pending.code).toBe('api:mcp:approval-pending');
+    const approval = await waitForApproval(12);
+    expect(pending.error).toContain(approval.id);
+    expect(pending.error).toContain(`mt approval-approve ${approval.id}`);
+    expect(progress.length).toBeGreaterThan(0);
+    expect(progress[0]).toContain(approval.id);
+    expect(approval.runId).toBeNull();
+    expect(JSON.parse(approval.argumentsJson)).toEqual(refund(12).arguments);
+    // Calling again while it waits asks nothing new.
+    const again = await client.callTool(refund(12));
+    expect(JSON.parse(text(again)).error).toContain(approval.id);
+    expect(
+      (await rest('GET', '/v1/approvals')).body.filter(
+        (a: { functionName: string }) => a.functionName === 'refund-order',
+      ),
+    ).toHaveLength(1);
+    const before = seen.filter((r) => r.url.endsWith('/refund')).length;
+    expect((await rest('POST', `/v1/approvals/${approval.id}/approve`)).status).toBe(200);
+    expect((await rest('POST', `/v1/approvals/${approval.id}/approve`)).status).toBe(409);
+    const outcome = await client.callTool(refund(12));
+    expect(outcome.isError).toBe(false);
+    expect(JSON.parse(text(outcome))).toEqual({ refund: 'R-1', amount: 12 });
+    const refunds = seen.filter((r) => r.url.endsWith('/refund'));
+    expect(refunds.length).toBe(before + 1);
+    expect(refunds.at(-1)?.headers['x-api-key']).toBe(SECRET);
+    // The approval is used: the same call again asks a person again.
+    const third = await client.callTool(refund(12));
+    expect(JSON.parse(text(third)).code).toBe('api:mcp:approval-pending');
+    expect(JSON.parse(text(third)).error).not.toContain(approval.id);
+    expect(seen.filter((r) => r.url.endsWith('/refund')).length).toBe(before + 1);
+  });
+
+  it('returns the call result when a person approves while the call waits, and says plainly a rejected call was not made', async () => {
+    const client = await connect();
+    const before = seen.filter((r) => r.url.endsWith('/refund')).length;
+    const waiting = client.callTool(refund(30));
+    const mine = await waitForApproval(30);
+    expect((await rest('POST', `/v1/approvals/${mine.id}/reject`, { reason: 'too much for this order' })).status).toBe(
+      200,
+    );
+    const rejected = await waiting;
+    expect(rejected.isError).toBe(true);
+    expect(JSON.parse(text(rejected))).toMatchObject({ code: 'api:approvals:rejected' });
+    expect(text(rejected)).toContain('NOT made');
+    expect(text(rejected)).toContain('too much for this order');
+    expect(seen.filter((r) => r.url.endsWith('/refund')).length).toBe(before);
+  });
+
+  it('returns a task that completes when a person approves (MCP tasks extension)', async () => {
+    const client = await connect();
+    await client.listTools();
+    const before = seen.filter((r) => r.url.endsWith('/refund')).length;
+    const stream = client.experimental.tasks.callToolStream(refund(44), undefined, { task: {} });
+    let taskId = '';
+    let result: unknown;
+    const answer = waitForApproval(44).then((found) => rest('POST', `/v1/approvals/${found.id}/approve`));
+    for await (const message of stream) {
+      if (message.type === 'taskCreated') taskId = message.task.taskId;
+      if (message.type === 'result') result = message.result;
+      if (message.type === 'error') throw message.error;
+    }
+    expect((await answer).status).toBe(200);
+    expect(taskId).not.toBe('');
+    expect(JSON.parse(text(result as { content: unknown }))).toEqual({ refund: 'R-1', amount: 44 });
+    expect(seen.filter((r) => r.url.endsWith('/refund')).length).toBe(before + 1);
+  });
+});
