@@ -35,6 +35,7 @@ import { register as keyCreate } from './key-create.js';
 import { register as keyDelete } from './key-delete.js';
 import { register as keyList } from './key-list.js';
 import { register as login } from './login.js';
+import { register as mcpConfig } from './mcp-config.js';
 import { register as namespaceCreate } from './namespace-create.js';
 import { register as runList } from './run-list.js';
 import { register as secretCreate } from './secret-create.js';
@@ -85,6 +86,7 @@ export const commands: RegisterCommand[] = [
   keyDelete,
   keyList,
   login,
+  mcpConfig,
   namespaceCreate,
   runList,
   secretCreate,
