@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { MtError } from '@maitento/errors';
+import { isMtError, type MtError } from '@maitento/errors';
 import { isPreparedRequest, type ToolCallResult, toolResultText } from '@maitento/gateway';
 import { didYouMean, type InteractionTool } from '@maitento/lang';
 import { type ApprovalRecord, insertApproval, runApprovals } from '@maitento/store';
@@ -133,7 +133,7 @@ export async function handleCall(
 ): Promise<CallOutcome> {
   const tools = ctx.pinned.agentTools.tools;
   const tool = tools.find((t) => t.definition.name === call.name);
-  {
+  try {
     if (tool === undefined) {
       const names = tools.map((t) => t.definition.name);
       const guess = didYouMean(call.name, names);
@@ -172,6 +172,12 @@ export async function handleCall(
     return {
       fail: engineErrors.create('api:approvals:expired', { id: approval.id, expiresAt: approval.expiresAt ?? '' }),
     };
+  } catch (error) {
+    // A secret that does not open (changed, moved, or under a master key this worker lacks) fails the run loudly,
+    // with nothing sent: the model cannot fix it, an operator must. The message names the secret's id only.
+    if (!isMtError(error) || !error.code.startsWith('api:secrets:')) throw error;
+    if (turn.started.has(call.id)) await storeResult(ctx, call, localError(error), 0);
+    return { fail: error };
   }
 }
 
