@@ -9,6 +9,8 @@ import { createServer } from 'node:http';
 import { availableParallelism, cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import pg from 'pg';
 import { Pool } from 'undici';
 
@@ -173,6 +175,26 @@ auth = { header = "X-Api-Key" secret = @ref("orders-key") }
   if (deployed.status !== 200) throw new Error(`deploy: ${deployed.status} ${await deployed.text()}`);
 }
 
+/** The same tool over MCP: `tools/call` of the SDK's Client on one Streamable HTTP session of `server` (docs/mcp.md). */
+async function mcpTarget(server, adminKey) {
+  const client = new Client({ name: 'bench', version: '1' });
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), {
+      requestInit: { headers: { authorization: `Bearer ${adminKey}` } },
+    }),
+  );
+  const params = { name: 'get-order', arguments: { additionalInputs: { 'path.orderId': 'A-1001' } } };
+  return {
+    name: `${server.name}, over MCP`,
+    pid: server.proc.pid,
+    pool: { close: () => client.close() },
+    call: async () => {
+      const result = await client.callTool(params);
+      if (result.isError) throw new Error(`MCP call failed: ${JSON.stringify(result.content)}`);
+    },
+  };
+}
+
 async function main() {
   if (!existsSync(join(root, 'packages/cli/dist/index.js'))) throw new Error('build first: npm run build');
   const began = performance.now();
@@ -202,6 +224,7 @@ async function main() {
     const callBody = JSON.stringify({ arguments: { additionalInputs: { 'path.orderId': 'A-1001' } } });
     const raw = new Pool(`http://127.0.0.1:${upstream.port}`);
     const proxyPool = new Pool(`http://127.0.0.1:${proxy.port}`);
+    const mcp = await mcpTarget(servers[0], adminKey);
     const targets = [
       {
         name: 'raw undici',
@@ -248,6 +271,7 @@ async function main() {
           },
         };
       }),
+      mcp,
     ];
 
     const rows = [];
@@ -311,7 +335,8 @@ with a Header secret) on two real \`mt serve\` processes, one on PostgreSQL (a f
 after) and one on PGlite (a temp \`--data\` folder), both at \`MT_LOG_LEVEL=info\`, against one local upstream (node:http,
 keep-alive, a ${Buffer.byteLength(REPLY)}-byte JSON reply, its own process; allowed with \`MT_EGRESS_ALLOW=127.0.0.1/32\`). In the same run: raw
 undici to the upstream (a keep-alive \`Pool\`, \`body.json()\`), and a minimal fastify proxy (its own process, no logger:
-JSON body in, one undici request with the secret header, the JSON result out). The load comes from the bench process
+JSON body in, one undici request with the secret header, the JSON result out). The row \`over MCP\` is the same tool called
+with \`tools/call\` of the MCP SDK's \`Client\` on one Streamable HTTP session of the PostgreSQL server (\`/mcp\`). The load comes from the bench process
 through undici \`Pool\`s. Per concurrency, a ${WARMUP_MS} ms warm-up of each target, then ${ROUNDS} alternating rounds of up to
 ${MAX_CALLS / ROUNDS} calls or ${MAX_MS / ROUNDS / 1000} s each; latencies in µs. The whole run took ${f(seconds)} s.
 Measured on ${cpus()[0]?.model ?? 'unknown CPU'}, ${availableParallelism()} cores (load generator, servers, upstream and PostgreSQL
