@@ -1,5 +1,13 @@
 import type { Gateway } from '@maitento/gateway';
-import type { Db, NewRunEvent, Queryable, RunRecord, RunStatusChange, SecretKeys } from '@maitento/store';
+import type {
+  Db,
+  NewRunEvent,
+  Queryable,
+  RunEventRecord,
+  RunRecord,
+  RunStatusChange,
+  SecretKeys,
+} from '@maitento/store';
 import type { ModelResolver } from '../models/resolve.js';
 import type { PinnedSet } from '../runs/pinned.js';
 
@@ -34,4 +42,9 @@ export interface RunContext extends EngineDeps {
    * caller's transaction.
    */
   write(events: NewRunEvent[], change?: RunStatusChange, expectSeq?: number, tx?: Queryable): Promise<boolean>;
+  /**
+   * The run's events: read once, then kept up to date by this worker's own writes; read again whenever a
+   * write's seq shows that someone else appended meanwhile (an answer), or a write joined a transaction.
+   */
+  events(): Promise<RunEventRecord[]>;
 }

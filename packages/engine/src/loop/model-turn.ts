@@ -14,8 +14,13 @@ export interface ModelResponse {
   scripted: boolean;
 }
 
+// Built once per pinned set (itself cached per run shape): the definitions are immutable.
+const toolSets = new WeakMap<object, ToolSet>();
+
 /** The interaction's tools as the AI SDK takes them: model-facing definitions unchanged, no `execute`. */
 export function sdkTools(ctx: RunContext): ToolSet {
+  const cached = toolSets.get(ctx.pinned);
+  if (cached !== undefined) return cached;
   const tools: ToolSet = {};
   for (const t of ctx.pinned.agentTools.tools) {
     tools[t.definition.name] = tool({
@@ -23,6 +28,7 @@ export function sdkTools(ctx: RunContext): ToolSet {
       inputSchema: jsonSchema(t.definition.parameters as JSONSchema7),
     });
   }
+  toolSets.set(ctx.pinned, tools);
   return tools;
 }
 

@@ -5,7 +5,7 @@ import { fillTask } from '../runs/inputs.js';
 import type { RunContext } from './context.js';
 import { readTurns } from './history.js';
 import { modelTurn } from './model-turn.js';
-import { approvalsByCall, handleCall } from './tool-calls.js';
+import { approvalsByCall, handleCall, needsApprovals } from './tool-calls.js';
 
 /** Why a run's execution stopped in this worker. */
 export type StopReason = 'ended' | 'waiting';
@@ -33,13 +33,13 @@ export async function advanceRun(ctx: RunContext, isCancelled: () => boolean): P
   const task = fillTask(ctx.pinned, ctx.run.inputs);
   for (;;) {
     if (isCancelled()) return cancelled(ctx);
-    const events = await listRunEvents(ctx.db, ctx.run.id);
+    const events = await ctx.events();
     const lastSeq = events[events.length - 1]?.seq ?? 0;
     const turns = readTurns(events);
     const last = turns[turns.length - 1];
     const open = last?.calls.filter((call) => !last.results.has(call.id)) ?? [];
     if (last && open.length > 0) {
-      const approvals = await approvalsByCall(ctx);
+      const approvals = needsApprovals(ctx, open) ? await approvalsByCall(ctx) : new Map();
       let waiting = false;
       for (const call of open) {
         if (isCancelled()) return cancelled(ctx);

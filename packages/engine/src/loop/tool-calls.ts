@@ -181,6 +181,13 @@ export async function handleCall(
   }
 }
 
+/** Whether any of `calls` is of a tool that asks a person in this run (else its approvals need no read). */
+export function needsApprovals(ctx: RunContext, calls: TurnCall[]): boolean {
+  if (!ctx.run.interactive) return false;
+  const tools = ctx.pinned.agentTools.tools;
+  return calls.some((call) => tools.find((t) => t.definition.name === call.name)?.tool.requiresApproval === true);
+}
+
 /** The run's approvals by tool call id. */
 export async function approvalsByCall(ctx: RunContext): Promise<Map<string, ApprovalRecord>> {
   return new Map((await runApprovals(ctx.db, ctx.run.id)).map((a) => [a.toolCallId, a]));

@@ -5,7 +5,9 @@ import {
   cancelRequested,
   claimRun,
   expireApprovals,
+  listRunEvents,
   orphanedRuns,
+  type RunEventRecord,
   releaseLease,
   renewLeases,
 } from '@maitento/store';
@@ -132,18 +134,35 @@ export class RunWorker {
       await releaseLease(db, runId, owner).catch(() => {});
       throw error;
     }
+    // The events as this worker knows them; undefined until read, and again when they may be stale.
+    let known: RunEventRecord[] | undefined;
     const ctx: RunContext = {
       ...this.deps,
       run,
       pinned,
       signal: entry.controller.signal,
       async write(events, change, expectSeq, tx) {
-        const append = (q: typeof db) => appendRunEvents(q, runId, { leaseOwner: owner, expectSeq }, events, change);
-        const seq = tx ? await append(tx as typeof db) : await db.transaction((t) => append(t as typeof db));
-        if (seq !== false) return true;
+        // One statement, atomic on its own: no transaction of its own needed.
+        const seq = await appendRunEvents(tx ?? db, runId, { leaseOwner: owner, expectSeq }, events, change);
+        if (seq !== false) {
+          const last = known?.[known.length - 1]?.seq ?? 0;
+          if (known === undefined || tx !== undefined || seq !== last + events.length) known = undefined;
+          else {
+            const at = new Date().toISOString();
+            known.push(
+              ...events.map((event, index) => ({ seq: last + index + 1, type: event.type, data: event.data, at })),
+            );
+          }
+          return true;
+        }
+        known = undefined;
         // The extra condition failed, not necessarily the lease: re-claiming tells which.
         if (expectSeq !== undefined && !tx && (await claimRun(db, runId, owner, lease)) !== undefined) return false;
         throw new LeaseLost(runId);
+      },
+      async events() {
+        known ??= await listRunEvents(db, runId);
+        return known;
       },
     };
     try {

@@ -160,8 +160,10 @@ export async function listRunRecords(
 }
 
 /**
- * Appends events to a run (numbered from its `last_seq`) and applies an optional status change, in the
- * caller's transaction, only if `fence` holds; resolves false (nothing written) when it does not.
+ * Appends events to a run (numbered from its `last_seq`) and applies an optional status change, only if
+ * `fence` holds; resolves with the run's new `last_seq`, or false (nothing written) when it does not.
+ * One statement (the UPDATE and the insert as data-modifying CTEs), so it is atomic on its own: one round
+ * trip, no transaction needed; in a caller's transaction it commits or rolls back with it.
  */
 export async function appendRunEvents(
   tx: Queryable,
@@ -173,7 +175,7 @@ export async function appendRunEvents(
   const byLease = 'leaseOwner' in fence;
   const release = change?.releaseLease === true;
   const { rows } = await tx.query<{ last_seq: number }>(
-    'UPDATE mt_runs SET last_seq = last_seq + $2, updated_at = now(), ' +
+    'WITH run AS (UPDATE mt_runs SET last_seq = last_seq + $2, updated_at = now(), ' +
       'status = COALESCE($3, status), ' +
       'result = CASE WHEN $4::boolean THEN $5 ELSE result END, ' +
       'error_code = CASE WHEN $4::boolean THEN $6 ELSE error_code END, ' +
@@ -182,7 +184,11 @@ export async function appendRunEvents(
       'lease_until = CASE WHEN $8::boolean THEN NULL ELSE lease_until END ' +
       "WHERE id = $1 AND (CASE WHEN $9::boolean THEN lease_owner = $10 AND status = 'Running' " +
       'ELSE status = ANY($11::text[]) END) AND ($12::int IS NULL OR (last_seq = $12::int AND NOT cancel_requested)) ' +
-      'RETURNING last_seq',
+      'RETURNING last_seq), ' +
+      'added AS (INSERT INTO mt_run_events (run_id, seq, type, data) ' +
+      'SELECT $1, run.last_seq - $2 + e.n, e.type, e.data FROM run, ' +
+      'jsonb_to_recordset($13::jsonb) AS e(n int, type text, data jsonb)) ' +
+      'SELECT last_seq FROM run',
     [
       runId,
       events.length,
@@ -196,22 +202,11 @@ export async function appendRunEvents(
       byLease ? fence.leaseOwner : null,
       byLease ? [] : fence.statuses,
       byLease ? (fence.expectSeq ?? null) : null,
+      JSON.stringify(events.map((event, index) => ({ n: index + 1, type: event.type, data: event.data }))),
     ],
   );
   const row = rows[0];
-  if (!row) return false;
-  if (events.length > 0) {
-    const first = row.last_seq - events.length + 1;
-    await tx.query(
-      'INSERT INTO mt_run_events (run_id, seq, type, data) ' +
-        'SELECT $1, e.seq, e.type, e.data FROM jsonb_to_recordset($2::jsonb) AS e(seq int, type text, data jsonb)',
-      [
-        runId,
-        JSON.stringify(events.map((event, index) => ({ seq: first + index, type: event.type, data: event.data }))),
-      ],
-    );
-  }
-  return row.last_seq;
+  return row ? row.last_seq : false;
 }
 
 /** The events of a run with `seq > after`, in order. */
