@@ -20,6 +20,7 @@ let db: Db;
 let app: FastifyInstance;
 let url: string;
 const adminKey = `mt_${randomBytes(24).toString('base64url')}`;
+const secretKey = randomBytes(32);
 const clients: Client[] = [];
 
 // intranet.example.com is a public-looking name that resolves to a private address: refused at call time.
@@ -112,7 +113,7 @@ beforeAll(async () => {
   db = createPgDb(database.url);
   app = await createServer({
     db,
-    secretKey: randomBytes(32),
+    secretKey,
     egress: createEgressPolicy({ allow: '127.0.0.1/32' }),
     resolver,
     bootstrapKey: adminKey,
@@ -330,5 +331,59 @@ describe('a tool that requires approval, over MCP', () => {
     expect(taskId).not.toBe('');
     expect(JSON.parse(text(result as { content: unknown }))).toEqual({ refund: 'R-1', amount: 44 });
     expect(seen.filter((r) => r.url.endsWith('/refund')).length).toBe(before + 1);
+  });
+});
+
+describe('approvals over MCP, with several waiters and an expiry', () => {
+  const refund = (amount: number) => ({
+    name: 'refund-order',
+    arguments: { request: { amount }, additionalInputs: { 'path.orderId': 'B-2' } },
+  });
+
+  it('asks once for two identical calls made at once, and makes the approved call once', async () => {
+    const [a, b] = [await connect(), await connect()];
+    const before = seen.filter((r) => r.url.endsWith('/refund')).length;
+    const calls = [a.callTool(refund(7)), b.callTool(refund(7))];
+    const approval = await waitForApproval(7);
+    expect((await rest('POST', `/v1/approvals/${approval.id}/approve`)).status).toBe(200);
+    const results = await Promise.all(calls);
+    const codes = results.map((r) => (r.isError ? JSON.parse(text(r)).code : 'ok')).sort();
+    expect(codes).toEqual(['api:mcp:approval-used', 'ok']);
+    const listed = (await rest('GET', '/v1/approvals?status=all')).body as ApprovalSeen[];
+    expect(
+      listed.filter((x) => x.functionName === 'refund-order' && JSON.parse(x.argumentsJson).request.amount === 7),
+    ).toHaveLength(1);
+    expect(seen.filter((r) => r.url.endsWith('/refund')).length).toBe(before + 1);
+  });
+
+  it('says an approval that expired before anyone answered was not made (MT_APPROVAL_TTL)', async () => {
+    // A second server on the same database whose approvals expire after 0.3 s.
+    const expiring = await createServer({
+      db,
+      secretKey,
+      egress: createEgressPolicy({ allow: '127.0.0.1/32' }),
+      resolver,
+      logger: false,
+      mcp: { approvalWaitMs: 1_500, approvalPollMs: 50, approvalTtlMs: 300 },
+    });
+    await expiring.listen({ port: 0, host: '127.0.0.1' });
+    try {
+      const client = new Client({ name: 'expiry', version: '1' });
+      const port = (expiring.server.address() as AddressInfo).port;
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`), {
+          requestInit: { headers: { authorization: `Bearer ${adminKey}` } },
+        }),
+      );
+      clients.push(client);
+      const before = seen.filter((r) => r.url.endsWith('/refund')).length;
+      const result = await client.callTool(refund(3));
+      expect(result.isError).toBe(true);
+      expect(JSON.parse(text(result)).code).toBe('api:mcp:approval-expired');
+      expect(text(result)).toContain('NOT made');
+      expect(seen.filter((r) => r.url.endsWith('/refund')).length).toBe(before);
+    } finally {
+      await expiring.close();
+    }
   });
 });
