@@ -1,5 +1,6 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ORDERS_SECRET, type RunsStack, startRunsStack } from './helpers/stack.js';
 import { runMt } from './support/harness.js';
@@ -42,7 +43,8 @@ async function pendingRefund(amount: number): Promise<{ id: string; runId: strin
 }
 
 beforeAll(async () => {
-  stack = await startRunsStack();
+  // Two servers on one database: a change made through one is told to sessions of the other.
+  stack = await startRunsStack({ servers: 2, env: { MT_MCP_LIST_POLL: '0.2' } });
 }, 120_000);
 
 afterAll(async () => {
@@ -177,5 +179,23 @@ describe('mt serve as an MCP server, with the SDK client', () => {
     );
     clients.push(client);
     expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['get-order', 'refund-order']);
+  });
+
+  it('tells a session on one server tools/list_changed when a tool is disabled through another server', async () => {
+    const client = await connect();
+    let changed = 0;
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      changed += 1;
+    });
+    expect((await client.listTools()).tools.map((t) => t.name)).toContain('create-ticket');
+    await new Promise((r) => setTimeout(r, 500));
+    const other = { ...mtEnv(), MT_API_URL: stack.servers[1].url };
+    const disabled = await runMt(['extop-version-disable', 'create-ticket', '1'], { home: stack.home, env: other });
+    expect(disabled.code, disabled.stderr).toBe(0);
+    for (let i = 0; i < 100 && changed === 0; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(changed).toBeGreaterThan(0);
+    expect((await client.listTools()).tools.map((t) => t.name)).not.toContain('create-ticket');
+    const enabled = await runMt(['extop-version-enable', 'create-ticket', '1'], { home: stack.home, env: other });
+    expect(enabled.code, enabled.stderr).toBe(0);
   });
 });
