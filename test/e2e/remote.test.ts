@@ -138,8 +138,8 @@ describe('mt against a real server', { timeout: 120_000 }, () => {
     const extops = await mtJson<{ name: string }[]>(['extop-list']);
     expect(extops.map((e) => e.name)).toEqual(expect.arrayContaining(['current-weather', 'get-order', 'refund-order']));
     const table = await mt(['extop-list']);
-    expect(table.stdout.split('\n')[0]).toMatch(/^NAME\s+LATEST\s+ENABLED$/);
-    expect(table.stdout).toMatch(/current-weather\s+1\s+yes/);
+    expect(table.stdout.split('\n')[0]).toMatch(/^NAME\s+LATEST\s+ENABLED\s+CALLABLE$/);
+    expect(table.stdout).toMatch(/current-weather\s+1\s+yes\s+yes/);
   });
 
   it("shows a tool's model-facing definition", async () => {

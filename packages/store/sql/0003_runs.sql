@@ -36,7 +36,9 @@ CREATE TABLE mt_run_events (
   run_id uuid NOT NULL REFERENCES mt_runs (id) ON DELETE CASCADE,
   seq integer NOT NULL,
   type text NOT NULL,
-  data jsonb NOT NULL,
+  -- json, not jsonb: a step keeps its keys in the order they were written (the model's arguments as the
+  -- model wrote them, so an approved call is rebuilt byte for byte from its stored step).
+  data json NOT NULL,
   created_at timestamptz NOT NULL DEFAULT now(),
   PRIMARY KEY (run_id, seq)
 );
