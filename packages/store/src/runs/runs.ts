@@ -187,7 +187,7 @@ export async function appendRunEvents(
       'RETURNING last_seq), ' +
       'added AS (INSERT INTO mt_run_events (run_id, seq, type, data) ' +
       'SELECT $1, run.last_seq - $2 + e.n, e.type, e.data FROM run, ' +
-      'jsonb_to_recordset($13::jsonb) AS e(n int, type text, data jsonb)) ' +
+      'json_to_recordset($13::json) AS e(n int, type text, data json)) ' +
       'SELECT last_seq FROM run',
     [
       runId,
