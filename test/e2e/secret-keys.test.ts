@@ -89,7 +89,7 @@ describe('the master key over time, through mt serve', { timeout: 90_000 }, () =
     const status = await runMt(['secret-key-rotate', '--status'], { home: stack.home, env });
     expect(status.stdout).toContain(`current master key: ${masterKeyId(newKey)}`);
     expect(status.stdout).toContain(`${masterKeyId(oldKey)}: 1 secrets`);
-    const rotated = await runMt(['secret-key-rotate', '--json'], { home: stack.home, env });
+    const rotated = await runMt(['secret-key-rotate', '--json', '--batch-size', '1'], { home: stack.home, env });
     expect(rotated.code, rotated.stderr).toBe(0);
     expect(JSON.parse(rotated.stdout)).toEqual({
       keyId: masterKeyId(newKey),

@@ -57,7 +57,7 @@ export class Secrets extends APIResource {
    * Re-wraps every secret's data key under the server's current master key, in batches; safe to call again after
    * a failure (operator: an admin key of `default`).
    */
-  async rotateMasterKey(options?: RequestOptions): Promise<SecretKeyRotation> {
-    return this.client.request({ method: 'POST', path: '/v1/admin/secret-key/rotate' }, options);
+  async rotateMasterKey(params: { batchSize?: number } = {}, options?: RequestOptions): Promise<SecretKeyRotation> {
+    return this.client.request({ method: 'POST', path: '/v1/admin/secret-key/rotate', body: params }, options);
   }
 }

@@ -8,6 +8,7 @@ import {
 } from '@maitento/store';
 import type { FastifyInstance } from 'fastify';
 import type { ServerContext } from '../internal/context.js';
+import { emptyBodyIsEmptyObject } from '../internal/optional-body.js';
 import { idParams, responses } from '../schemas/shared.js';
 
 const value = { type: 'string', minLength: 1, maxLength: 65536 };
@@ -116,13 +117,19 @@ export async function secretRoutes(app: FastifyInstance, ctx: ServerContext): Pr
     },
   );
 
-  app.post(
+  app.post<{ Body: { batchSize?: number } }>(
     '/admin/secret-key/rotate',
     {
       config: { role: 'operator' },
+      preValidation: emptyBodyIsEmptyObject,
       schema: {
         tags: ['secrets'],
         summary: "Re-wrap every secret's data key under the current master key (values untouched; resumable)",
+        body: {
+          type: 'object',
+          properties: { batchSize: { type: 'integer', minimum: 1, maximum: 1000 } },
+          additionalProperties: false,
+        },
         response: responses({
           200: {
             type: 'object',
@@ -140,6 +147,7 @@ export async function secretRoutes(app: FastifyInstance, ctx: ServerContext): Pr
     },
     async (request) => {
       const rotation = await rotateSecretKeys(ctx.db, ctx.secretKey, {
+        batchSize: request.body.batchSize,
         afterBatch: (done) => request.log.info({ secretKeyRotation: done }, 'secret key rotation: batch committed'),
       });
       const { converted: _, ...status } = await checkSecretKeys(ctx.db, ctx.secretKey);
