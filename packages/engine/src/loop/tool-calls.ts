@@ -61,12 +61,15 @@ async function makeCall(
   tool: InteractionTool,
   approved?: { id: string; requestHash: string },
 ): Promise<void> {
-  await started(ctx, turn, call);
+  // Three round trips at once: only the call itself must wait for tool-call-started to be stored.
+  const [, disabled, input] = await Promise.all([
+    started(ctx, turn, call),
+    disabledResult(ctx, tool),
+    callInput(ctx, tool, call.arguments, `${ctx.run.id}:${turn.step}:${call.id}`, ctx.signal),
+  ]);
   const begin = performance.now();
   const elapsed = () => Math.round(performance.now() - begin);
-  const disabled = await disabledResult(ctx, tool);
   if (disabled) return storeResult(ctx, call, disabled, elapsed());
-  const input = await callInput(ctx, tool, call.arguments, `${ctx.run.id}:${turn.step}:${call.id}`, ctx.signal);
   if (approved !== undefined) {
     input.approval = { id: approved.id };
     const prepared = await ctx.gateway.prepare(input);
