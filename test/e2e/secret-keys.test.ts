@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { createPgDb, masterKeyId } from '@maitento/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api } from './helpers/api.js';
-import { startServe } from './helpers/processes.js';
+import { startServe, startWorker } from './helpers/processes.js';
 import { ORDERS_SECRET, type RunsStack, startRunsStack } from './helpers/stack.js';
 import { runMt } from './support/harness.js';
 
@@ -66,6 +66,11 @@ describe('the master key over time, through mt serve', { timeout: 90_000 }, () =
       `Stored secrets are encrypted under master key ${masterKeyId(oldKey)}, which this server was not given (it has ${masterKeyId(newKey)})`,
     );
     expect(String(refused)).not.toContain(ORDERS_SECRET);
+    // So does a worker.
+    const worker = await startWorker(stack.home, { ...stack.env, MT_SECRET_KEY: newKey.toString('hex') }).catch(
+      (e: Error) => e,
+    );
+    expect(String(worker)).toContain('api:secrets:key-id-missing');
 
     // New key with the old one as MT_SECRET_KEY_PREVIOUS: it starts, and the secret under the old key is sent.
     const during = await restart({
