@@ -332,7 +332,8 @@ ${loadavg()[0].toFixed(1)} at the end of the run (other work shared the machine)
 | one at a time (${SEQUENTIAL} runs) | — | ${f.seqLatencyP50} / — | ${ms(f.seqOverheadP50)} / ${ms(f.seqOverheadP99)} | ${ms(f.seqModel.p50)} | ${ms(f.seqTool.p50)} |
 
 Overhead by what comes next, one at a time: ${ms(f.seqBeforeToolP50)} ms before a tool call (store the model's
-turn; then at once: store \`tool-call-started\`, read whether the pinned versions are enabled, read the credential),
+turn with the first call's \`tool-call-started\`; then at once: read whether the pinned versions are enabled, read the
+credential),
 ${ms(f.seqBeforeModelP50)} ms before a model call (store the tool result, rebuild the conversation, the AI SDK's own
 preparation). A durable single-row write (an autocommit \`INSERT\`) on the same database in the same run: p50
 ${ms(f.writeP50)} ms (~0.3 ms on a quiet machine).
@@ -342,12 +343,12 @@ Aim: under 3 ms of engine overhead a step at p50 (a durable single-row write to 
 
 Where the rest goes (a traced run): the engine's CPU work between two calls is 0.1–0.5 ms; the remainder is
 PostgreSQL round trips — one before a model call (the step's append), two before a tool call (the model turn's
-append, then \`tool-call-started\`, the enabled check and the credential read at once) — each 1.5–3 ms on this
+append with \`tool-call-started\`, then the enabled check and the credential read at once) — each 1.5–3 ms on this
 machine while other work loads it, where the reference write above takes ${ms(f.writeP50)} ms: the append updates the
 run row and inserts JSONB events in one commit. Under ${f.runs} runs at once the gaps also wait for the event loop and
-the pool (10 connections) behind the other ${f.concurrency - 1} runs in flight. Next steps if it must go lower: store
-\`tool-call-started\` of the first call with the model's turn (one append fewer before a tool call), and cache the
-credential (the secret read) per run.
+the pool (10 connections) behind the other ${f.concurrency - 1} runs in flight. Next steps if it must go lower: cache the
+credential (the secret read) per run, and read \`enabled\` from a cache invalidated by NOTIFY (as the server's call
+path does) instead of once per call.
 
 Concurrency: \`BENCH_CONCURRENCY=32\` measured 45.8 runs/s, run latency p50 2,667 ms, overhead a step p50 64 ms
 (one run of it, same machine): more slots raise throughput a little on 2 cores while each step waits longer for the
@@ -360,7 +361,8 @@ run waited up to 0.5 s to start): the engine now runs its own fetch loop (fetch 
 jobs come, woken by a send in the same process); an append was \`BEGIN\`/\`UPDATE\`/\`INSERT\`/\`COMMIT\`, four round
 trips: now one statement; the events were re-read at every step: now read once a pickup and kept by the worker's
 own writes; the run's approvals were read whenever a turn had calls: now only when one needs a person; the
-write and the two reads before a tool call now run at once; the AI SDK tool set is built once per pinned set.
+two reads before a tool call now run at once, and the first call's \`tool-call-started\` is stored with the model's
+turn; the AI SDK tool set is built once per pinned set.
 <!-- /bench:runs -->`;
   let doc = readFileSync(docPath, 'utf8');
   const start = doc.indexOf('<!-- bench:runs -->');

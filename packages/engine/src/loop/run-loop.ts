@@ -84,6 +84,16 @@ export async function advanceRun(ctx: RunContext, isCancelled: () => boolean): P
       );
       return 'ended';
     }
-    await ctx.write([event]);
+    // The turn's first call, when it is made without asking anyone, is marked started in the same write:
+    // one round trip fewer before it (the call itself still waits for this write).
+    const first = response.toolCalls[0]!;
+    const direct = ctx.pinned.agentTools.tools.some(
+      (t) => t.definition.name === first.name && !t.tool.requiresApproval,
+    );
+    const start = {
+      type: 'tool-call-started',
+      data: { toolCallId: first.id, name: first.name, arguments: first.arguments ?? null },
+    };
+    await ctx.write(direct ? [event, start] : [event]);
   }
 }
