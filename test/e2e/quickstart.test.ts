@@ -1,0 +1,94 @@
+import { spawn } from 'node:child_process';
+import { cpSync, existsSync, mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { createPgliteDb } from '@maitento/store';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cleanEnv, ROOT, requireBuiltCli } from './support/harness.js';
+
+// `npm start -- --yes` as CI runs it: the real quick start script (server on PGlite, example orders API,
+// deploy, the support run through the SDK, approved), in a data folder of the test's own.
+const require = createRequire(import.meta.url);
+let home: string;
+let dataDir: string;
+
+/**
+ * A PGlite folder that exists already: creating one (initdb) costs 10–30 s, so the test copies a template
+ * made once per machine, as the engine's tests do. The script then starts as on a second `npm start`.
+ */
+async function pgliteTemplate(): Promise<string> {
+  const main = require.resolve('@electric-sql/pglite');
+  const version = JSON.parse(readFileSync(join(dirname(main), '..', 'package.json'), 'utf8')).version;
+  const template = join(tmpdir(), `mt-pglite-template-${version}`);
+  if (!existsSync(join(template, 'PG_VERSION'))) {
+    const making = mkdtempSync(join(tmpdir(), 'mt-pglite-making-'));
+    await (await createPgliteDb(making)).close();
+    try {
+      renameSync(making, template);
+    } catch {
+      rmSync(making, { recursive: true, force: true });
+    }
+  }
+  return template;
+}
+
+function runQuickstart(args: string[], env: Record<string, string>): Promise<{ code: number | null; out: string }> {
+  const child = spawn(process.execPath, [join(ROOT, 'scripts/quickstart.js'), ...args], { cwd: home, env });
+  child.stdin.end();
+  let out = '';
+  child.stdout.on('data', (c: Buffer) => {
+    out += c.toString();
+  });
+  child.stderr.on('data', (c: Buffer) => {
+    out += c.toString();
+  });
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`the quick start did not finish in 90 s:\n${out}`));
+    }, 90_000);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, out });
+    });
+  });
+}
+
+beforeAll(async () => {
+  requireBuiltCli();
+  home = mkdtempSync(join(tmpdir(), 'mt-quickstart-'));
+  dataDir = join(home, 'demo');
+  cpSync(await pgliteTemplate(), join(dataDir, 'pglite'), { recursive: true });
+});
+
+afterAll(() => {
+  rmSync(home, { recursive: true, force: true });
+});
+
+describe('npm start -- --yes (the quick start)', { timeout: 120_000 }, () => {
+  it('runs the support interaction with the scripted stand-in, approves the refund, and the orders API makes it once', async () => {
+    const { code, out } = await runQuickstart(['--yes', '--data', dataDir], cleanEnv(home));
+    expect(out).toContain('a scripted stand-in plays the agent: scripted-models/support-demo.json');
+    expect(out).toContain('MT_EGRESS_ALLOW=127.0.0.1/32');
+    expect(out).toContain('--yes was given: approving without asking.');
+    expect(out).toMatch(/Run [0-9a-f-]{36}: Completed\./);
+    expect(out.match(/POST \/orders\/A-1001\/refund -> 201/g)).toHaveLength(1);
+    expect(out).toContain('It made refund R-1: 49.90 EUR on order A-1001.');
+    expect(out).not.toContain('R-2');
+    expect(code).toBe(0);
+
+    // What the server stored agrees: one run, Completed, and its one approval Approved.
+    const db = await createPgliteDb(join(dataDir, 'pglite'));
+    try {
+      const runs = await db.query<{ status: string }>('SELECT status FROM mt_runs');
+      expect(runs.rows.map((r) => r.status)).toEqual(['Completed']);
+      const approvals = await db.query<{ status: string; function_name: string }>(
+        'SELECT status, function_name FROM mt_approvals',
+      );
+      expect(approvals.rows).toEqual([{ status: 'Approved', function_name: 'refund-order' }]);
+    } finally {
+      await db.close();
+    }
+  });
+});
