@@ -38,7 +38,7 @@ export type { IdempotencyClaim, IdempotencyScope, StoredAnswer } from './idempot
 export { parseSecretKey, resolveSecretKey } from './secrets/secret-key.js';
 export { allKeys, createKeyring, currentKey, masterKeyId, toKeyring } from './secrets/keyring.js';
 export type { MasterKey, SecretKeyring, SecretKeys } from './secrets/keyring.js';
-export { checkSecretKeys, rotateSecretKeys } from './secrets/key-rotation.js';
+export { checkSecretKeys, rotateSecretKeys, secretKeyStatus } from './secrets/key-rotation.js';
 export type { SecretKeyCheck, SecretKeyRotation } from './secrets/key-rotation.js';
 export type { ResolvedSecretKey } from './secrets/secret-key.js';
 export { canonicalJson, contentHash } from './resources/hash.js';

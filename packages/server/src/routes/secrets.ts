@@ -1,10 +1,10 @@
 import {
-  checkSecretKeys,
   createSecret,
   deleteSecret,
   listSecrets,
   rotateSecret,
   rotateSecretKeys,
+  secretKeyStatus,
 } from '@maitento/store';
 import type { FastifyInstance } from 'fastify';
 import type { ServerContext } from '../internal/context.js';
@@ -111,10 +111,7 @@ export async function secretRoutes(app: FastifyInstance, ctx: ServerContext): Pr
         response: responses({ 200: keyStatus }),
       },
     },
-    async () => {
-      const { converted: _, ...status } = await checkSecretKeys(ctx.db, ctx.secretKey);
-      return status;
-    },
+    async () => secretKeyStatus(ctx.db, ctx.secretKey),
   );
 
   app.post<{ Body: { batchSize?: number } }>(
@@ -150,8 +147,7 @@ export async function secretRoutes(app: FastifyInstance, ctx: ServerContext): Pr
         batchSize: request.body.batchSize,
         afterBatch: (done) => request.log.info({ secretKeyRotation: done }, 'secret key rotation: batch committed'),
       });
-      const { converted: _, ...status } = await checkSecretKeys(ctx.db, ctx.secretKey);
-      return { ...rotation, status };
+      return { ...rotation, status: await secretKeyStatus(ctx.db, ctx.secretKey) };
     },
   );
 }

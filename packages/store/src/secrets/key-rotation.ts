@@ -108,11 +108,16 @@ export async function checkSecretKeys(db: Db, keys: SecretKeys, batchSize = 100)
     `SELECT DISTINCT ON (key_id) ${COLUMNS} FROM mt_secrets WHERE key_id IS NOT NULL ORDER BY key_id, id`,
   );
   for (const row of rows) unwrapDataKey(ring, row.namespace, row.id, row.key_id!, envelopeOf(row).wrappedKey!);
+  return { ...(await secretKeyStatus(db, ring)), converted };
+}
+
+/** Which master key ids the stored secrets (of every namespace) are under, and which previous keys hold none. */
+export async function secretKeyStatus(db: Db, keys: SecretKeys): Promise<Omit<SecretKeyCheck, 'converted'>> {
+  const ring = toKeyring(keys);
   const secretsByKeyId = await countByKeyId(db);
   return {
     currentKeyId: ring.current.id,
     secretsByKeyId,
-    converted,
     unusedPreviousKeyIds: ring.previous.map((key) => key.id).filter((id) => secretsByKeyId[id] === undefined),
   };
 }
