@@ -16,6 +16,8 @@ export interface RunnableRouteSpec<K extends RunnableKind> {
   /** `/agents` or `/interactions`. */
   path: string;
   tag: string;
+  /** The noun of its operation ids (`Connector` gives `listConnectors`, `getConnectorVersion`, ...). */
+  noun: string;
   detailSchema: Record<string, unknown>;
   /** Turns a stored version into the detail answer (it may read the versions it pins). */
   detail: (stored: StoredRunnable<RunnableOf<K>>, namespace: string) => Promise<Record<string, unknown>>;
@@ -33,11 +35,12 @@ export function runnableRoutes<K extends RunnableKind>(
   ctx: ServerContext,
   spec: RunnableRouteSpec<K>,
 ): void {
-  const { kind, path, tag } = spec;
+  const { kind, path, tag, noun } = spec;
   app.get(
     path,
     {
       schema: {
+        operationId: `list${noun}s`,
         tags: [tag],
         summary: `List ${tag} with their latest versions`,
         response: responses({ 200: { type: 'array', items: summaryItem } }),
@@ -49,6 +52,7 @@ export function runnableRoutes<K extends RunnableKind>(
     `${path}/:name`,
     {
       schema: {
+        operationId: `get${noun}`,
         tags: [tag],
         summary: 'The latest version',
         params: nameParams,
@@ -64,6 +68,7 @@ export function runnableRoutes<K extends RunnableKind>(
     `${path}/:name/versions`,
     {
       schema: {
+        operationId: `list${noun}Versions`,
         tags: [tag],
         summary: 'Every version, newest first',
         params: nameParams,
@@ -76,6 +81,7 @@ export function runnableRoutes<K extends RunnableKind>(
     `${path}/:name/versions/:version`,
     {
       schema: {
+        operationId: `get${noun}Version`,
         tags: [tag],
         summary: 'One version',
         params: versionParams,

@@ -16,6 +16,8 @@ export interface VersionedRouteSpec {
   /** `/connectors` or `/extops`. */
   path: string;
   tag: string;
+  /** The noun of its operation ids (`Connector` gives `listConnectors`, `getConnectorVersion`, ...). */
+  noun: string;
   /** The JSON Schema of the detail answer. */
   detailSchema: Record<string, unknown>;
   /** Turns a stored version into the detail answer. */
@@ -39,7 +41,7 @@ export const versionDetailProperties = {
 
 /** Adds list, latest, versions, one version, disable and enable routes for a versioned kind. */
 export function versionedRoutes(app: FastifyInstance, ctx: ServerContext, spec: VersionedRouteSpec): void {
-  const { kind, path, tag } = spec;
+  const { kind, path, tag, noun } = spec;
   const summaryItem = {
     type: 'object',
     properties: {
@@ -54,6 +56,7 @@ export function versionedRoutes(app: FastifyInstance, ctx: ServerContext, spec: 
     path,
     {
       schema: {
+        operationId: `list${noun}s`,
         tags: [tag],
         summary: `List ${tag} with their latest versions`,
         response: responses({ 200: { type: 'array', items: summaryItem } }),
@@ -66,6 +69,7 @@ export function versionedRoutes(app: FastifyInstance, ctx: ServerContext, spec: 
     `${path}/:name`,
     {
       schema: {
+        operationId: `get${noun}`,
         tags: [tag],
         summary: 'The latest version',
         params: nameParams,
@@ -78,6 +82,7 @@ export function versionedRoutes(app: FastifyInstance, ctx: ServerContext, spec: 
     `${path}/:name/versions`,
     {
       schema: {
+        operationId: `list${noun}Versions`,
         tags: [tag],
         summary: 'Every version, newest first',
         params: nameParams,
@@ -90,6 +95,7 @@ export function versionedRoutes(app: FastifyInstance, ctx: ServerContext, spec: 
     `${path}/:name/versions/:version`,
     {
       schema: {
+        operationId: `get${noun}Version`,
         tags: [tag],
         summary: 'One version',
         params: versionParams,
@@ -107,6 +113,7 @@ export function versionedRoutes(app: FastifyInstance, ctx: ServerContext, spec: 
       {
         config: { role: 'admin' },
         schema: {
+          operationId: `${action}${noun}Version`,
           tags: [tag],
           summary: `${action === 'disable' ? 'Disable' : 'Enable'} one version; calls pinned to it ${action === 'disable' ? 'fail' : 'work again'} from the next call`,
           params: versionParams,

@@ -6,6 +6,7 @@ import { versionDetailProperties } from '../internal/versioned-routes.js';
 /** `/v1/agents`: read agent versions (model, instructions, the tool versions each pins). */
 export async function agentRoutes(app: FastifyInstance, ctx: ServerContext): Promise<void> {
   runnableRoutes(app, ctx, {
+    noun: 'Agent',
     kind: 'agent',
     path: '/agents',
     tag: 'agents',

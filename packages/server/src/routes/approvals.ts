@@ -13,6 +13,7 @@ export async function approvalRoutes(app: FastifyInstance, ctx: ServerContext): 
     '/approvals',
     {
       schema: {
+        operationId: 'listApprovals',
         tags: ['approvals'],
         summary: 'The approvals of the namespace, newest first (the pending ones unless status says otherwise)',
         querystring: {
@@ -34,6 +35,7 @@ export async function approvalRoutes(app: FastifyInstance, ctx: ServerContext): 
     '/approvals/:id',
     {
       schema: {
+        operationId: 'getApproval',
         tags: ['approvals'],
         summary: 'One approval',
         params: idParams,
@@ -48,6 +50,7 @@ export async function approvalRoutes(app: FastifyInstance, ctx: ServerContext): 
       `/approvals/:id/${decision}`,
       {
         schema: {
+          operationId: decision === 'approve' ? 'approveApproval' : 'rejectApproval',
           tags: ['approvals'],
           summary:
             decision === 'approve'

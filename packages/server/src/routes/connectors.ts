@@ -5,6 +5,7 @@ import { versionDetailProperties, versionedRoutes } from '../internal/versioned-
 /** `/v1/connectors`: read connector versions, disable and enable them. */
 export async function connectorRoutes(app: FastifyInstance, ctx: ServerContext): Promise<void> {
   versionedRoutes(app, ctx, {
+    noun: 'Connector',
     kind: 'connector',
     path: '/connectors',
     tag: 'connectors',

@@ -12,6 +12,7 @@ export async function deployRoutes(app: FastifyInstance, ctx: ServerContext): Pr
     {
       config: { role: 'admin' },
       schema: {
+        operationId: 'deploy',
         tags: ['deploy'],
         summary: 'Compile and deploy a config repo; a new version only of what changed',
         body: {

@@ -14,6 +14,7 @@ function connectorPin(stored: StoredVersion): { name: string; version: number } 
 /** `/v1/extops`: read tool versions, disable and enable them, and make one call through the gateway. */
 export async function extopRoutes(app: FastifyInstance, ctx: ServerContext): Promise<void> {
   versionedRoutes(app, ctx, {
+    noun: 'Extop',
     kind: 'tool',
     path: '/extops',
     tag: 'extops',
@@ -59,6 +60,7 @@ export async function extopRoutes(app: FastifyInstance, ctx: ServerContext): Pro
     {
       config: { role: 'admin' },
       schema: {
+        operationId: 'callExtop',
         tags: ['extops'],
         summary: 'Make one call of the tool through the gateway, with the namespace secrets',
         params: nameParams,

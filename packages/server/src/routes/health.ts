@@ -8,6 +8,7 @@ export async function healthRoutes(app: FastifyInstance, ctx: ServerContext): Pr
     '/health',
     {
       schema: {
+        operationId: 'getHealth',
         tags: ['health'],
         summary: 'Liveness and database check (no API key needed)',
         security: [],

@@ -88,6 +88,7 @@ async function interactionDetail(db: ServerContext['db'], stored: StoredRunnable
 /** `/v1/interactions`: read interaction versions with their inputs, agent and tools. */
 export async function interactionRoutes(app: FastifyInstance, ctx: ServerContext): Promise<void> {
   runnableRoutes(app, ctx, {
+    noun: 'Interaction',
     kind: 'interaction',
     path: '/interactions',
     tag: 'interactions',

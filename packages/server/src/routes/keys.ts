@@ -21,6 +21,7 @@ export async function keyRoutes(app: FastifyInstance, ctx: ServerContext): Promi
     {
       config: { role: 'admin' },
       schema: {
+        operationId: 'createKey',
         tags: ['keys'],
         summary: 'Create an API key; the key is shown in this answer only',
         body: {
@@ -52,6 +53,7 @@ export async function keyRoutes(app: FastifyInstance, ctx: ServerContext): Promi
     {
       config: { role: 'admin' },
       schema: {
+        operationId: 'listKeys',
         tags: ['keys'],
         summary: 'List the API keys of the namespace (never the keys themselves)',
         response: responses({ 200: { type: 'array', items: keyInfo } }),
@@ -65,6 +67,7 @@ export async function keyRoutes(app: FastifyInstance, ctx: ServerContext): Promi
     {
       config: { role: 'admin' },
       schema: {
+        operationId: 'deleteKey',
         tags: ['keys'],
         summary: 'Delete an API key',
         params: idParams,

@@ -10,6 +10,7 @@ export async function namespaceRoutes(app: FastifyInstance, ctx: ServerContext):
     {
       config: { role: 'operator' },
       schema: {
+        operationId: 'createNamespace',
         tags: ['namespaces'],
         summary: 'Create a namespace and its first admin key (operator only)',
         body: {

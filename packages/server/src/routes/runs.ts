@@ -34,6 +34,7 @@ export async function runRoutes(app: FastifyInstance, ctx: ServerContext): Promi
     '/interactions/:name/runs',
     {
       schema: {
+        operationId: 'startRun',
         tags: ['runs'],
         summary: 'Start a run of the interaction (its latest version, or the one named)',
         params: nameParams,
@@ -70,6 +71,7 @@ export async function runRoutes(app: FastifyInstance, ctx: ServerContext): Promi
     '/runs',
     {
       schema: {
+        operationId: 'listRuns',
         tags: ['runs'],
         summary: 'The runs of the namespace, newest first, one page at a time',
         querystring: {
@@ -100,7 +102,13 @@ export async function runRoutes(app: FastifyInstance, ctx: ServerContext): Promi
   app.get<{ Params: { id: string } }>(
     '/runs/:id',
     {
-      schema: { tags: ['runs'], summary: 'One run', params: idParams, response: responses({ 200: { $ref: 'Run#' } }) },
+      schema: {
+        operationId: 'getRun',
+        tags: ['runs'],
+        summary: 'One run',
+        params: idParams,
+        response: responses({ 200: { $ref: 'Run#' } }),
+      },
     },
     async (request) => engine.getRun(request.identity.namespace, request.params.id),
   );
@@ -109,6 +117,7 @@ export async function runRoutes(app: FastifyInstance, ctx: ServerContext): Promi
     '/runs/:id/events',
     {
       schema: {
+        operationId: 'listRunEvents',
         tags: ['runs'],
         summary: 'The stored events of a run with seq above `after`, in order',
         params: idParams,
@@ -127,6 +136,7 @@ export async function runRoutes(app: FastifyInstance, ctx: ServerContext): Promi
     '/runs/:id/stream',
     {
       schema: {
+        operationId: 'streamRunEvents',
         tags: ['runs'],
         summary:
           'The events of a run as Server-Sent Events (id: seq, event: type, data: the RunEvent), stored ones first, ' +
@@ -165,6 +175,7 @@ export async function runRoutes(app: FastifyInstance, ctx: ServerContext): Promi
     '/runs/:id/cancel',
     {
       schema: {
+        operationId: 'cancelRun',
         tags: ['runs'],
         summary: 'Cancel a run that has not ended',
         params: idParams,
@@ -181,6 +192,7 @@ export async function runRoutes(app: FastifyInstance, ctx: ServerContext): Promi
       `/runs/:id/${decision}`,
       {
         schema: {
+          operationId: decision === 'approve' ? 'approveRun' : 'rejectRun',
           tags: ['runs'],
           summary:
             decision === 'approve'

@@ -33,6 +33,7 @@ export async function secretRoutes(app: FastifyInstance, ctx: ServerContext): Pr
     {
       config: { role: 'admin' },
       schema: {
+        operationId: 'createSecret',
         tags: ['secrets'],
         summary: 'Create a secret (stored encrypted)',
         body: {
@@ -55,6 +56,7 @@ export async function secretRoutes(app: FastifyInstance, ctx: ServerContext): Pr
     {
       config: { role: 'admin' },
       schema: {
+        operationId: 'listSecrets',
         tags: ['secrets'],
         summary: 'List the secrets by id and name',
         response: responses({ 200: { type: 'array', items: { $ref: 'Secret#' } } }),
@@ -68,6 +70,7 @@ export async function secretRoutes(app: FastifyInstance, ctx: ServerContext): Pr
     {
       config: { role: 'admin' },
       schema: {
+        operationId: 'rotateSecret',
         tags: ['secrets'],
         summary: 'Rotate a secret: replace its value',
         params: idParams,
@@ -88,6 +91,7 @@ export async function secretRoutes(app: FastifyInstance, ctx: ServerContext): Pr
     {
       config: { role: 'admin' },
       schema: {
+        operationId: 'deleteSecret',
         tags: ['secrets'],
         summary: 'Delete a secret',
         params: idParams,
@@ -106,6 +110,7 @@ export async function secretRoutes(app: FastifyInstance, ctx: ServerContext): Pr
     {
       config: { role: 'operator' },
       schema: {
+        operationId: 'getSecretKeyStatus',
         tags: ['secrets'],
         summary: 'Which master key ids the secrets of every namespace are under',
         response: responses({ 200: keyStatus }),
@@ -120,6 +125,7 @@ export async function secretRoutes(app: FastifyInstance, ctx: ServerContext): Pr
       config: { role: 'operator' },
       preValidation: emptyBodyIsEmptyObject,
       schema: {
+        operationId: 'rotateSecretKey',
         tags: ['secrets'],
         summary: "Re-wrap every secret's data key under the current master key (values untouched; resumable)",
         body: {

@@ -199,7 +199,14 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
         title: 'Maitento',
         version: '0.1.0',
         description: 'Deploy connectors and tools, manage secrets and keys, call tools through the gateway',
+        license: { name: 'Apache-2.0', url: 'https://www.apache.org/licenses/LICENSE-2.0' },
       },
+      // The public URL when the operator set one (MT_PUBLIC_URL), else the address `mt serve` listens on by default.
+      servers: [
+        options.platformOrigin
+          ? { url: options.platformOrigin, description: 'This server (MT_PUBLIC_URL)' }
+          : { url: 'http://127.0.0.1:8080', description: 'mt serve on this machine (set MT_PUBLIC_URL to name yours)' },
+      ],
       components: { securitySchemes: { apiKey: { type: 'http', scheme: 'bearer' } } },
       security: [{ apiKey: [] }],
     },
