@@ -1,7 +1,15 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { compileRepo } from '@maitento/lang';
 import { createEgressPolicy } from '@maitento/egress';
-import { createKeyring, createNamespace, createSecret, deploy, rotateSecret, rotateSecretKeys } from '@maitento/store';
+import {
+  createKeyring,
+  createNamespace,
+  createSecret,
+  deleteSecret,
+  deploy,
+  rotateSecret,
+  rotateSecretKeys,
+} from '@maitento/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeWorld, ordersRepo, type Seen, startUpstream, waitFor, type World } from './helpers.js';
 
@@ -278,6 +286,27 @@ describe('secrets changing under runs', () => {
     expect((await waitFor(engine, world.ns, started.id)).status).toBe('Completed');
     expect(callsTo('S-1').map((c) => c.headers['x-api-key'])).toEqual(['sk-alpha-shop-key']);
     expect(callsTo('S-2').map((c) => c.headers['x-api-key'])).toEqual(['sk-alpha-shop-key-v2']);
+  });
+
+  it('a secret deleted between two tool calls of a run: the second call says Could not find secret, and nothing is sent', async () => {
+    const gamma = await world.secret('gamma-shop', 'sk-gamma-shop-key');
+    let release!: () => void;
+    holds.set('/orders/G-1', new Promise<void>((resolve) => (release = resolve)));
+    world.script('support', [getOrder('G-1'), getOrder('G-2'), { text: 'done' }]);
+    const engine = world.engines[0] ?? (await world.engine());
+    const started = await engine.startRun(world.ns, 'support-any-shop', { inputs: { message: 'x', shopKey: gamma } });
+    while (callsTo('G-1').length === 0) await new Promise((r) => setTimeout(r, 20));
+    await deleteSecret(world.db, world.ns, gamma);
+    release();
+    expect((await waitFor(engine, world.ns, started.id)).status).toBe('Completed');
+    const results = (await engine.listEvents(world.ns, started.id))
+      .filter((e) => e.type === 'tool-result')
+      .map((e) => e.data as { ok: boolean; code: string | null; result: string });
+    expect(results.map((r) => r.ok)).toEqual([true, false]);
+    expect(results[1]).toMatchObject({ code: 'api:gateway:secret-not-found' });
+    expect(JSON.parse(results[1]!.result).error).toBe(`Could not find secret ${gamma} for connector orders-get`);
+    expect(callsTo('G-1').map((c) => c.headers['x-api-key'])).toEqual(['sk-gamma-shop-key']);
+    expect(callsTo('G-2')).toEqual([]);
   });
 
   it('a master key rotation in the middle of a run: calls before, during and after send the same value', async () => {

@@ -1,11 +1,12 @@
 import type { Gateway } from '@maitento/gateway';
-import type { Db, SecretKeys } from '@maitento/store';
+import type { Db, SecretKeys, StoreCache } from '@maitento/store';
 import type { Engine } from '../api/engine.js';
 import { engineErrors } from '../errors.js';
 import { type EngineLogger, silentLogger } from '../internal/logger.js';
 import { envNumber, envOptional } from '../internal/settings.js';
 import type { EngineDeps } from '../loop/context.js';
 import { type ModelResolver, modelsFromEnvironment } from '../models/resolve.js';
+import { openCallReads } from '../runs/call-reads.js';
 import { PinnedLoader } from '../runs/pinned.js';
 import { RunService } from '../runs/service.js';
 import { openRunQueue } from '../worker/queue.js';
@@ -19,6 +20,12 @@ export interface EngineOptions {
   secretKey: SecretKeys;
   /** The gateway tool calls go through. */
   gateway: Gateway;
+  /**
+   * The store cache tool calls read through (pinned versions, `enabled`, secrets); the caller closes it. The
+   * server passes its own, so both share one cache. Default: one of the engine's own on PostgreSQL, none on
+   * PGlite (see docs/runs.md).
+   */
+  cache?: StoreCache;
   /** Execute runs in this process (default false: the engine only starts, reads and answers). */
   worker?: { concurrency?: number } | false;
   /** Where models come from (default: the environment, see docs/runs.md). */
@@ -44,17 +51,25 @@ export interface RunningEngine extends Engine {
 export async function createEngine(options: EngineOptions): Promise<RunningEngine> {
   const log = options.logger ?? silentLogger;
   const ttlSeconds = envOptional('MT_APPROVAL_TTL');
+  const reads = await openCallReads(options.db, options.secretKey, options.cache);
   const deps: EngineDeps = {
     db: options.db,
     secretKey: options.secretKey,
+    reads: reads.reads,
     gateway: options.gateway,
     models: options.models ?? modelsFromEnvironment(),
     maxSteps: options.maxSteps ?? envNumber('MT_MAX_STEPS', 20),
     modelRetries: options.modelRetries ?? Math.floor(envNumber('MT_MODEL_RETRIES', 2)),
     approvalTtlMs: options.approvalTtlMs ?? (ttlSeconds === undefined ? undefined : ttlSeconds * 1000),
   };
-  const loader = new PinnedLoader(options.db);
-  const queue = await openRunQueue(options.db, (error) => log.error({ err: error }, 'run queue error'));
+  const loader = new PinnedLoader(options.db, reads.reads);
+  let queue: Awaited<ReturnType<typeof openRunQueue>>;
+  try {
+    queue = await openRunQueue(options.db, (error) => log.error({ err: error }, 'run queue error'));
+  } catch (error) {
+    await reads.close();
+    throw error;
+  }
   let worker: RunWorker | undefined;
   if (options.worker) {
     worker = new RunWorker(
@@ -84,6 +99,7 @@ export async function createEngine(options: EngineOptions): Promise<RunningEngin
     async close() {
       await worker?.stop();
       await queue.stop(5000);
+      await reads.close();
     },
   };
 }

@@ -9,12 +9,15 @@ import type {
   SecretKeys,
 } from '@maitento/store';
 import type { ModelResolver } from '../models/resolve.js';
+import type { CallReads } from '../runs/call-reads.js';
 import type { PinnedSet } from '../runs/pinned.js';
 
 /** What the engine gives every run it executes. */
 export interface EngineDeps {
   db: Db;
   secretKey: SecretKeys;
+  /** Pinned versions' `enabled` and credentials, per tool call (the server's cache when it made the engine). */
+  reads: CallReads;
   gateway: Gateway;
   models: ModelResolver;
   maxSteps: number;

@@ -61,12 +61,17 @@ async function makeCall(
   tool: InteractionTool,
   approved?: { id: string; requestHash: string },
 ): Promise<void> {
-  // Three round trips at once: only the call itself must wait for tool-call-started to be stored.
-  const [, disabled, input] = await Promise.all([
-    started(ctx, turn, call),
-    disabledResult(ctx, tool),
-    callInput(ctx, tool, call.arguments, `${ctx.run.id}:${turn.step}:${call.id}`, ctx.signal),
-  ]);
+  // The reads wait for one sync (a disable or rotation committed before is seen), then come from the cache;
+  // only the call itself must wait for tool-call-started to be stored.
+  const reads = ctx.reads
+    .sync()
+    .then(() =>
+      Promise.all([
+        disabledResult(ctx, tool),
+        callInput(ctx, tool, call.arguments, `${ctx.run.id}:${turn.step}:${call.id}`, ctx.signal),
+      ]),
+    );
+  const [, [disabled, input]] = await Promise.all([started(ctx, turn, call), reads]);
   const begin = performance.now();
   const elapsed = () => Math.round(performance.now() - begin);
   if (disabled) return storeResult(ctx, call, disabled, elapsed());
@@ -92,6 +97,7 @@ async function requestApproval(
   tool: InteractionTool,
 ): Promise<CallOutcome> {
   const begin = performance.now();
+  await ctx.reads.sync();
   const disabled = await disabledResult(ctx, tool);
   if (disabled) {
     await storeResult(ctx, call, disabled, 0);

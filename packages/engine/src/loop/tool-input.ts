@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { CallCredential, PreparedRequest, RunBindingValue, ToolCallInput } from '@maitento/gateway';
 import type { InteractionTool, Json } from '@maitento/lang';
-import { pinsEnabled, readSecretValue, storeErrors } from '@maitento/store';
+import { storeErrors } from '@maitento/store';
+import { findVersion } from '../runs/call-reads.js';
 import type { RunContext } from './context.js';
 
 /** A tool result the engine makes itself, without calling anything. */
@@ -31,23 +32,29 @@ export async function credentialFor(ctx: RunContext, tool: InteractionTool): Pro
   );
   const given = input && ctx.run.inputs[input.name];
   if (input !== undefined && typeof given === 'string' && given !== '') {
-    const secret = await readSecretValue(ctx.db, ctx.secretKey, ctx.run.namespace, { id: given });
+    const secret = await ctx.reads.readSecretValue(ctx.run.namespace, { id: given });
     return secret ? { header: input.header, value: secret.value } : { missing: { secret: given } };
   }
   const byName = input?.secret !== undefined ? { header: input.header, secret: input.secret } : tool.tool.auth;
   if (byName === undefined) return undefined;
-  const secret = await readSecretValue(ctx.db, ctx.secretKey, ctx.run.namespace, { name: byName.secret });
+  const secret = await ctx.reads.readSecretValue(ctx.run.namespace, { name: byName.secret });
   return secret ? { header: byName.header, value: secret.value } : { missing: { secret: byName.secret } };
 }
 
-/** A refusal when the tool's or its connector's pinned version has been disabled since (read fresh). */
+/**
+ * A refusal when the tool's or its connector's pinned version has been disabled since: read through
+ * `ctx.reads`, after its `sync()` for this call (a version that is gone counts as disabled).
+ */
 export async function disabledResult(ctx: RunContext, tool: InteractionTool): Promise<LocalResult | undefined> {
   const toolVersion = ctx.pinned.tools.get(tool.tool.name)!;
   const connectorVersion = ctx.pinned.connectors.get(tool.connector.name)!;
-  const [toolOn, connectorOn] = await pinsEnabled(ctx.db, ctx.run.namespace, [
-    { kind: 'tool', name: toolVersion.name, version: toolVersion.version },
-    { kind: 'connector', name: connectorVersion.name, version: connectorVersion.version },
+  const ns = ctx.run.namespace;
+  const [toolNow, connectorNow] = await Promise.all([
+    findVersion(ctx.reads, ns, 'tool', toolVersion.name, toolVersion.version),
+    findVersion(ctx.reads, ns, 'connector', connectorVersion.name, connectorVersion.version),
   ]);
+  const toolOn = toolNow?.enabled === true;
+  const connectorOn = connectorNow?.enabled === true;
   const error = !toolOn
     ? storeErrors.create('api:extops:version-disabled', { name: toolVersion.name, version: toolVersion.version })
     : !connectorOn

@@ -4,6 +4,7 @@ import { getAnyVersion, type Queryable, type StoredVersion } from '@maitento/sto
 import type { VersionRef } from '../api/types.js';
 import { engineErrors } from '../errors.js';
 import { Lru } from '../internal/lru.js';
+import { type CallReads, findVersion } from './call-reads.js';
 
 /** Every version a run uses, loaded. */
 export interface PinnedSet {
@@ -18,20 +19,28 @@ export interface PinnedSet {
 
 /**
  * Loads pinned versions through a bounded cache keyed by (namespace, kind, name, version): versions are
- * immutable, so the same objects come back and the gateway's plans (kept per object) are reused.
- * `enabled` in a cached version is stale by design; it is read fresh before each call.
+ * immutable, so the same objects come back and the gateway's plans (kept per object) are reused. Tools and
+ * connectors are read through `reads` (the server's cache), so the server's calls and the engine's share the
+ * same objects. `enabled` in a cached version is stale by design; it is read through `reads` before each call.
  */
 export class PinnedLoader {
   readonly #versions = new Lru<string, StoredVersion<unknown>>(2000);
   readonly #sets = new Lru<string, PinnedSet>(500);
 
-  constructor(private readonly db: Queryable) {}
+  constructor(
+    private readonly db: Queryable,
+    private readonly reads: CallReads,
+  ) {}
 
   async version<R>(namespace: string, ref: VersionRef): Promise<StoredVersion<R> | undefined> {
     const key = `${namespace}\u0000${ref.kind}\u0000${ref.name}\u0000${ref.version}`;
     const cached = this.#versions.get(key);
     if (cached !== undefined) return cached as StoredVersion<R>;
-    const loaded = await getAnyVersion<R>(this.db, namespace, ref.kind, ref.name, ref.version);
+    const loaded = (
+      ref.kind === 'tool' || ref.kind === 'connector'
+        ? await findVersion(this.reads, namespace, ref.kind, ref.name, ref.version)
+        : await getAnyVersion<R>(this.db, namespace, ref.kind, ref.name, ref.version)
+    ) as StoredVersion<R> | undefined;
     if (loaded !== undefined) this.#versions.set(key, loaded);
     return loaded;
   }

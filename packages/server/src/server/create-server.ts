@@ -147,6 +147,8 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
       db: options.db,
       secretKey: options.secretKey,
       gateway,
+      // Runs' tool calls read through the same cache as the server's (one gateway plan per version).
+      cache,
       worker: options.worker ?? false,
     });
   // With a worker the engine starts now; without one, at the first request that needs it.

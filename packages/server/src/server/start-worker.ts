@@ -1,7 +1,15 @@
 import { egressPolicyFromEnv } from '@maitento/egress';
 import { type EngineLogger, type RunningEngine, runWorker } from '@maitento/engine';
 import { createGateway } from '@maitento/gateway';
-import { checkSecretKeys, type Db, issuePlatformToken, migrate, openDatabase, resolveSecretKey } from '@maitento/store';
+import {
+  checkSecretKeys,
+  createStoreCache,
+  type Db,
+  issuePlatformToken,
+  migrate,
+  openDatabase,
+  resolveSecretKey,
+} from '@maitento/store';
 
 /** Options of {@link startWorker}; every one has a default from the environment. */
 export interface StartWorkerOptions {
@@ -54,11 +62,17 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
           }
         : {}),
     });
+    // The worker's own cache of versions, `enabled` and secrets, kept fresh by every server's NOTIFY.
+    const cache = await createStoreCache(db, { secretKey: key.keyring }).catch(async (error: unknown) => {
+      await gateway.close();
+      throw error;
+    });
     try {
       const engine = await runWorker({
         db,
         secretKey: key.keyring,
         gateway,
+        cache,
         ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
         ...(options.logger ? { logger: options.logger } : {}),
       });
@@ -67,11 +81,13 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
         db,
         async close() {
           await engine.close();
+          await cache.close();
           await gateway.close();
           await db.close();
         },
       };
     } catch (error) {
+      await cache.close();
       await gateway.close();
       throw error;
     }

@@ -1,0 +1,59 @@
+import { isMtError } from '@maitento/errors';
+import {
+  createStoreCache,
+  type Db,
+  getVersion,
+  readSecretValue,
+  type SecretKeys,
+  type StoreCache,
+  type StoredVersion,
+  type VersionedKind,
+} from '@maitento/store';
+
+/**
+ * What a tool call reads: the pinned tool and connector versions (their `enabled` flag) and the credential. The
+ * server's {@link StoreCache} fits, so the engine and the server's own calls share one cache and one gateway plan
+ * per version.
+ */
+export type CallReads = Pick<StoreCache, 'sync' | 'getVersion' | 'readSecretValue'>;
+
+/** {@link CallReads} with nothing kept: every read goes to the database. */
+export function uncachedReads(db: Db, secretKey: SecretKeys): CallReads {
+  return {
+    sync: async () => {},
+    getVersion: (namespace, kind, name, version) => getVersion(db, namespace, kind, name, version),
+    readSecretValue: (namespace, ref) => readSecretValue(db, secretKey, namespace, ref),
+  };
+}
+
+/**
+ * The reads of an engine: `given` (the server's cache), else on PostgreSQL a cache of its own (it LISTENs for
+ * every server's changes; closed with the engine), else straight reads: on PGlite only the process that makes a
+ * change can tell a cache about it, and an engine made alone is not told.
+ */
+export async function openCallReads(
+  db: Db,
+  secretKey: SecretKeys,
+  given: CallReads | undefined,
+): Promise<{ reads: CallReads; close(): Promise<void> }> {
+  if (given !== undefined) return { reads: given, close: async () => {} };
+  if (db.driver !== 'pg') return { reads: uncachedReads(db, secretKey), close: async () => {} };
+  const cache = await createStoreCache(db, { secretKey });
+  return { reads: cache, close: () => cache.close() };
+}
+
+/** The stored version, or undefined when there is none (not found is an answer here, not an error). */
+export async function findVersion(
+  reads: CallReads,
+  namespace: string,
+  kind: VersionedKind,
+  name: string,
+  version: number,
+): Promise<StoredVersion<unknown> | undefined> {
+  try {
+    return await reads.getVersion(namespace, kind, name, version);
+  } catch (error) {
+    if (isMtError(error) && error.code.endsWith(':not-found')) return undefined;
+    throw error;
+  }
+}
