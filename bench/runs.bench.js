@@ -13,7 +13,7 @@ import { createEgressPolicy } from '@maitento/egress';
 import { createEngine } from '@maitento/engine';
 import { createGateway } from '@maitento/gateway';
 import { compileRepo } from '@maitento/lang';
-import { createNamespace, createPgDb, createSecret, deploy, migrate } from '@maitento/store';
+import { createNamespace, createPgDb, createSecret, createStoreCache, deploy, migrate } from '@maitento/store';
 import { createTestDatabase } from '@maitento/testkit';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 200);
@@ -119,6 +119,7 @@ async function main() {
   const egress = createEgressPolicy({ allow: '127.0.0.1/32' });
   const realGateway = createGateway({ policy: egress });
   let engine;
+  let cache;
   try {
     await migrate(db);
     await createNamespace(db, NS);
@@ -173,10 +174,13 @@ async function main() {
         return query(text, params);
       };
     }
+    // As `mt serve` does: the engine's tool calls read through the server's store cache.
+    cache = await createStoreCache(db, { secretKey });
     engine = await createEngine({
       db,
       secretKey,
       gateway,
+      cache,
       worker: { concurrency: CONCURRENCY },
       models: () => ({ model, scripted: false }),
       modelRetries: 0,
@@ -295,6 +299,7 @@ async function main() {
     if (process.env.BENCH_WRITE !== '0') write(figures);
   } finally {
     await engine?.close();
+    await cache?.close();
     await realGateway.close();
     await db.close();
     await database.drop();
@@ -320,8 +325,10 @@ final write; it includes waiting for a worker slot, so with ${f.runs} runs and $
 The engine's overhead per step is measured in-process: the model (the provider's \`doGenerate\`, HTTP included) and
 the gateway's \`call\` are timed, and the overhead is the time between one outside call's end and the next one's start
 — what the engine does between two steps: store the step just made (one statement: the fenced \`UPDATE mt_runs\`
-and the events insert), rebuild the conversation from the events it keeps, store \`tool-call-started\`, read
-whether the pinned tool is still enabled, assemble the next call. Four such gaps a run.
+and the events insert), rebuild the conversation from the events it keeps, store \`tool-call-started\`, sync the
+store cache (one round trip on its LISTEN connection) and take from it whether the pinned versions are still enabled
+and the credential, assemble the next call. Four such gaps a run. The engine is given a \`StoreCache\` as \`mt
+serve\` gives it its own.
 
 Measured on ${cpuName()}, ${availableParallelism()} cores, ${Math.round(totalmem() / 2 ** 30)} GiB, Node.js ${process.versions.node}, load average
 ${loadavg()[0].toFixed(1)} at the end of the run (other work shared the machine).
@@ -332,8 +339,8 @@ ${loadavg()[0].toFixed(1)} at the end of the run (other work shared the machine)
 | one at a time (${SEQUENTIAL} runs) | — | ${f.seqLatencyP50} / — | ${ms(f.seqOverheadP50)} / ${ms(f.seqOverheadP99)} | ${ms(f.seqModel.p50)} | ${ms(f.seqTool.p50)} |
 
 Overhead by what comes next, one at a time: ${ms(f.seqBeforeToolP50)} ms before a tool call (store the model's
-turn with the first call's \`tool-call-started\`; then at once: read whether the pinned versions are enabled, read the
-credential),
+turn with the call's \`tool-call-started\`, then the cache's sync round trip, a \`SELECT 1\` on its own connection;
+\`enabled\` and the credential then come from memory),
 ${ms(f.seqBeforeModelP50)} ms before a model call (store the tool result, rebuild the conversation, the AI SDK's own
 preparation). A durable single-row write (an autocommit \`INSERT\`) on the same database in the same run: p50
 ${ms(f.writeP50)} ms (~0.3 ms on a quiet machine).
@@ -342,13 +349,19 @@ Aim: under 3 ms of engine overhead a step at p50 (a durable single-row write to 
 **${met ? 'met' : 'not met'}** (${ms(f.overheadP50)} ms under load, ${ms(f.seqOverheadP50)} ms alone).
 
 Where the rest goes (a traced run): the engine's CPU work between two calls is 0.1–0.5 ms; the remainder is
-PostgreSQL round trips — one before a model call (the step's append), two before a tool call (the model turn's
-append with \`tool-call-started\`, then the enabled check and the credential read at once) — each 1.5–3 ms on this
+PostgreSQL round trips — one before a model call (the step's append), one before a tool call (the model turn's
+append with \`tool-call-started\`; the cache's sync after it is a \`SELECT 1\` that touches no table) — each 1.5–3 ms on this
 machine while other work loads it, where the reference write above takes ${ms(f.writeP50)} ms: the append updates the
 run row and inserts JSONB events in one commit. Under ${f.runs} runs at once the gaps also wait for the event loop and
-the pool (10 connections) behind the other ${f.concurrency - 1} runs in flight. Next steps if it must go lower: cache the
-credential (the secret read) per run, and read \`enabled\` from a cache invalidated by NOTIFY (as the server's call
-path does) instead of once per call.
+the pool (10 connections) behind the other ${f.concurrency - 1} runs in flight.
+
+The store cache (issue #10): before it, a tool call read \`enabled\` of its pinned versions (one query) and its
+credential (one query and a decryption) from the database at every call, after the model turn's append. Same bench,
+three runs each, minutes apart, load average 3.7–6.4: before, 26.3–29.7 runs/s, overhead a step p50 14.2–19.5 ms
+under load and 4.8–6.8 ms alone, 5.5–8.4 ms before a tool call alone; with the cache, 23.9–40.8 runs/s, 12.1–21.0 ms
+under load, 3.2–4.3 ms alone, 3.8–4.9 ms before a tool call alone (before a model call, which the cache does not
+touch: 3.6–4.8 ms before, 2.9–3.8 ms after, which shows how much of the spread is the machine). A warmed tool call
+now runs no statement on the pool at all (\`packages/engine/test/shared-cache.test.ts\` counts them).
 
 Concurrency: \`BENCH_CONCURRENCY=32\` measured 45.8 runs/s, run latency p50 2,667 ms, overhead a step p50 64 ms
 (one run of it, same machine): more slots raise throughput a little on 2 cores while each step waits longer for the
