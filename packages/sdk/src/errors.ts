@@ -1,10 +1,10 @@
-import { defineErrors } from '@maitento/errors';
+import { SdkErrorRegistry } from './core/error-registry.js';
 
 /**
  * The SDK's own error codes: failures that happen on the client side, before or instead of a
  * server answer. Errors the server answers with keep the server's code.
  */
-export const sdkErrors = defineErrors({
+export const sdkErrors = new SdkErrorRegistry({
   'api:sdk:connection-failed': {
     status: 503,
     message: 'could not connect to {url}: {reason}',

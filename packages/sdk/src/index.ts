@@ -15,6 +15,9 @@ export {
   UnprocessableEntityError,
 } from './core/api-error.js';
 export type { ErrorResponseBody } from './core/api-error.js';
+export { SdkErrorRegistry } from './core/error-registry.js';
+export type { SdkErrorSpec } from './core/error-registry.js';
+export type { ErrorBody } from './core/maitento-error.js';
 export { path } from './core/path.js';
 export { parseSse } from './core/sse.js';
 export type { SseMessage } from './core/sse.js';
@@ -35,3 +38,5 @@ export { Namespaces } from './resources/namespaces.js';
 export { Secrets } from './resources/secrets.js';
 export type { SecretKeyRotation, SecretKeyStatus } from './resources/secrets.js';
 export type * from './types.js';
+export type { Diagnostic, Severity } from './wire/diagnostic.js';
+export type * from './wire/resources.js';

@@ -1,4 +1,4 @@
-import type { Agent, Connector, Interaction, Json, Tool, ToolDefinition } from '@maitento/lang';
+import type { Agent, Connector, Interaction, Json, Tool, ToolDefinition } from './wire/resources.js';
 
 /** One file of a config repo, its path relative to the repo root with `/`. */
 export interface DeployFile {

@@ -35,13 +35,19 @@ export class MtError<C extends string = string> extends Error {
   }
 }
 
-/** True when `value` is an {@link MtError}, also across duplicated module copies. */
+/**
+ * The mark of errors shaped like {@link MtError} from packages that do not depend on this one (the SDK,
+ * which installs on its own): `error[Symbol.for('maitento.error')] === true`.
+ */
+export const MT_ERROR_MARK: unique symbol = Symbol.for('maitento.error');
+
+/** True when `value` is an {@link MtError}, also across duplicated module copies and for marked errors. */
 export function isMtError(value: unknown): value is MtError {
   return (
     value instanceof MtError ||
     (value instanceof Error &&
       typeof (value as MtError).code === 'string' &&
       typeof (value as MtError).status === 'number' &&
-      (value as MtError).name === 'MtError')
+      ((value as MtError).name === 'MtError' || (value as unknown as Record<symbol, unknown>)[MT_ERROR_MARK] === true))
   );
 }

@@ -1,20 +1,15 @@
-import { MtError, renderTemplate } from '@maitento/errors';
-import type { Diagnostic } from '@maitento/lang';
 import { type SdkErrorCode, sdkErrors } from '../errors.js';
+import type { Diagnostic } from '../wire/diagnostic.js';
+import { renderTemplate } from './error-registry.js';
+import { MaitentoError } from './maitento-error.js';
+
+export { MaitentoError };
 
 /** The JSON body of an error answer: `{ error, code }` and any extra fields (such as `diagnostics`). */
 export interface ErrorResponseBody {
   error: string;
   code: string;
   [field: string]: unknown;
-}
-
-/** Any error the SDK throws: it keeps a stable `code`, and the HTTP `status` when the server answered. */
-export class MaitentoError extends MtError {
-  constructor(code: string, status: number, message: string, options: { hint?: string; cause?: unknown } = {}) {
-    super(code, status, message, options);
-    this.name = new.target.name;
-  }
 }
 
 /** The server answered with an error status; `code`, `error` and every extra field of its body are kept. */

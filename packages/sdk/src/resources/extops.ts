@@ -1,4 +1,4 @@
-import type { Json } from '@maitento/lang';
+import type { Json } from '../wire/resources.js';
 import type { RequestOptions } from '../client.js';
 import { path } from '../core/path.js';
 import type { ExtopCallResult, ExtopRecord, ExtopSummary, VersionInfo, VersionState } from '../types.js';
