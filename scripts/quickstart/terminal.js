@@ -69,6 +69,8 @@ function lineReader() {
   const waiting = [];
   let ended = false;
   const rl = createInterface({ input: process.stdin });
+  // Ctrl-C at a question stops the demo (readline would otherwise only pause its input).
+  rl.on('SIGINT', () => process.emit('SIGINT'));
   rl.on('line', (line) => (waiting.length > 0 ? waiting.shift()(line) : lines.push(line)));
   rl.on('close', () => {
     ended = true;

@@ -33,9 +33,13 @@ async function pgliteTemplate(): Promise<string> {
   return template;
 }
 
-function runQuickstart(args: string[], env: Record<string, string>): Promise<{ code: number | null; out: string }> {
+function runQuickstart(
+  args: string[],
+  env: Record<string, string>,
+  input = '',
+): Promise<{ code: number | null; out: string }> {
   const child = spawn(process.execPath, [join(ROOT, 'scripts/quickstart.js'), ...args], { cwd: home, env });
-  child.stdin.end();
+  child.stdin.end(input);
   let out = '';
   child.stdout.on('data', (c: Buffer) => {
     out += c.toString();
@@ -66,7 +70,7 @@ afterAll(() => {
   rmSync(home, { recursive: true, force: true });
 });
 
-describe('npm start -- --yes (the quick start)', { timeout: 120_000 }, () => {
+describe('npm start (the quick start)', { timeout: 120_000 }, () => {
   it('runs the support interaction with the scripted stand-in, approves the refund, and the orders API makes it once', async () => {
     const { code, out } = await runQuickstart(['--yes', '--data', dataDir], cleanEnv(home));
     expect(out).toContain('a scripted stand-in plays the agent: scripted-models/support-demo.json');
@@ -90,5 +94,22 @@ describe('npm start -- --yes (the quick start)', { timeout: 120_000 }, () => {
     } finally {
       await db.close();
     }
+  });
+
+  it('asks in the terminal: a rejection with a reason makes no refund, the agent redrafts, and the redraft approved is made once', async () => {
+    // Answers as typed: something unclear (asked again), n, an empty reason (the suggested one), then y.
+    const { code, out } = await runQuickstart(['--data', dataDir], cleanEnv(home), 'maybe\nn\n\ny\n');
+    expect(out).toContain('Please type y or n');
+    expect(out).toMatch(/Rejected \(Too much for a cracked lid: offer a partial refund/);
+    expect(out).toContain('the demo switches');
+    expect(out.match(/>>> Approval needed/g)).toHaveLength(2);
+    // The second `npm start` deploys again (the orders API has a new port) and reuses the database.
+    expect(out).toMatch(/\d+ update/);
+    expect(out.match(/POST \/orders\/A-1001\/refund -> 201/g)).toHaveLength(1);
+    expect(out).toContain('"amount":15,');
+    expect(out).toContain('It made refund R-1: 15.00 EUR on order A-1001.');
+    expect(out).not.toContain('49.90 EUR on order');
+    expect(out).toMatch(/Run [0-9a-f-]{36}: Completed\./);
+    expect(code).toBe(0);
   });
 });
