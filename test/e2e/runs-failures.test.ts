@@ -67,7 +67,7 @@ describe('a failing model endpoint', { timeout: 60_000 }, () => {
   });
 
   it('fails a run whose model endpoint refuses connections, with a code, while another run completes', async () => {
-    const run = await failsWhileAnotherRunCompletes(
+    await failsWhileAnotherRunCompletes(
       { interaction: 'weather-claude', place: 'Lisbon' },
       'Berlin',
       'api:models:unreachable',
