@@ -3,7 +3,7 @@ import { rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { authenticateApiKey, createPgDb, createPgliteDb, type Db } from '@maitento/store';
-import { createTestDatabase, type TestDatabase } from '@maitento/testkit';
+import { copyPgliteTemplate, createTestDatabase, type TestDatabase } from '@maitento/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requireBuiltCli, runMt, type ServerProcess, startServeProcess, tempHome } from './support/harness.js';
 
@@ -96,8 +96,8 @@ describe('mt admin-key-create', { timeout: 120_000 }, () => {
 
   it('works on a PGlite data folder, where an empty database gets its first key', async () => {
     const data = join(home, 'data');
-    const made = await createPgliteDb(join(data, 'pglite'));
-    await made.close();
+    // An empty PGlite database (initdb done, no Maitento tables), as a fresh `mt serve --data` leaves before migrating.
+    await copyPgliteTemplate(join(data, 'pglite'));
     const first = await runMt(['admin-key-create', '--data', data], { home });
     expect(first.stderr).toContain('the database was empty: created namespace "default" and its first admin key');
     expect(first.code).toBe(0);

@@ -74,6 +74,7 @@ afterAll(async () => {
 
 describe('mt serve on PGlite', { timeout: 120_000 }, () => {
   it('deploys and calls on a fresh data folder, and after a restart keeps the data, the key and the secrets', async () => {
+    // From an empty folder, initdb included, as a user starts it (other tests copy an empty database made once).
     const first = await startServeProcess(['--data', data], { home, env: EGRESS });
     let key: string;
     try {

@@ -1,9 +1,8 @@
-import { cpSync, existsSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { createEgressPolicy } from '@maitento/egress';
 import { createGateway, type Gateway } from '@maitento/gateway';
@@ -16,7 +15,7 @@ import {
 } from '@maitento/engine';
 import { compileRepo } from '@maitento/lang';
 import { createNamespace, createPgDb, createPgliteDb, createSecret, type Db, deploy, migrate } from '@maitento/store';
-import { createTestDatabase, type TestDatabase } from '@maitento/testkit';
+import { copyPgliteTemplate, createTestDatabase, type TestDatabase } from '@maitento/testkit';
 
 /** One request an upstream saw. */
 export interface Seen {
@@ -25,8 +24,6 @@ export interface Seen {
   headers: IncomingMessage['headers'];
   body: string;
 }
-
-const require = createRequire(import.meta.url);
 
 /**
  * A real HTTP upstream on 127.0.0.1 that records requests; `delayMs` slows answers, an answer's `wait`
@@ -81,26 +78,12 @@ export async function startUpstream(
 }
 
 /**
- * A fresh PGlite database in a temporary folder, copied from a template folder made once per machine:
- * a new PGlite database runs initdb, which costs ~6 s of CPU (30 s on a loaded machine), while opening
- * an existing folder takes ~1 s. The folder is removed when the database closes.
+ * A fresh PGlite database in a temporary folder, copied from the machine's template (`copyPgliteTemplate` of
+ * `@maitento/testkit`: no initdb). The folder is removed when the database closes.
  */
 export async function freshPglite(): Promise<Db> {
-  const main = require.resolve('@electric-sql/pglite');
-  const version = JSON.parse(readFileSync(join(dirname(main), '..', 'package.json'), 'utf8')).version;
-  const template = join(tmpdir(), `mt-pglite-template-${version}`);
-  if (!existsSync(join(template, 'PG_VERSION'))) {
-    const making = mkdtempSync(join(tmpdir(), 'mt-pglite-making-'));
-    await (await createPgliteDb(making)).close();
-    try {
-      renameSync(making, template);
-    } catch {
-      // Another test file made it first.
-      rmSync(making, { recursive: true, force: true });
-    }
-  }
   const dir = mkdtempSync(join(tmpdir(), 'mt-pglite-'));
-  cpSync(template, dir, { recursive: true });
+  await copyPgliteTemplate(dir);
   const db = await createPgliteDb(dir);
   const close = db.close.bind(db);
   return Object.assign(db, {

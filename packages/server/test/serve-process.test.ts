@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createTestDatabase, type TestDatabase } from '@maitento/testkit';
+import { copyPgliteTemplate, createTestDatabase, type TestDatabase } from '@maitento/testkit';
 import { afterAll, describe, expect, it } from 'vitest';
 import { sampleFiles } from './helpers.js';
 
@@ -57,6 +57,8 @@ describe('mt serve', () => {
   it('starts on PGlite with --port 0, serves the API with the bootstrap key, and stops cleanly on SIGTERM', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'mt-serve-'));
     dirs.push(dir);
+    // An empty PGlite database already made (initdb skipped); test/e2e/pglite-serve.test.ts starts from nothing.
+    await copyPgliteTemplate(join(dir, 'pglite'));
     const key = `mt_${randomBytes(24).toString('base64url')}`;
     const server = serve(['--port', '0', '--data', dir], { MT_BOOTSTRAP_KEY: key });
     try {

@@ -16,4 +16,5 @@ export type {
   FakeToolCall,
   FakeTurn,
 } from './fake-models.js';
+export { copyPgliteTemplate, pgliteTemplate } from './pglite-template.js';
 export { selfSignedCertificate } from './tls.js';

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createTestDatabase, type TestDatabase } from '@maitento/testkit';
+import { copyPgliteTemplate, createTestDatabase, type TestDatabase } from '@maitento/testkit';
 import { expect } from 'vitest';
 import { requireBuiltCli, tempHome } from '../support/harness.js';
 import { type Api, api } from './api.js';
@@ -64,6 +64,8 @@ export async function startRunsStack(options: RunsStackOptions = {}): Promise<Ru
   const home = await tempHome();
   const db = options.pglite ? undefined : await createTestDatabase('mt_e2e_runs');
   const dataDir = options.pglite ? await mkdtemp(join(tmpdir(), 'mt-e2e-pglite-')) : undefined;
+  // An empty PGlite database already made, so `mt serve` skips initdb (pglite-serve.test.ts starts from nothing).
+  if (dataDir) await copyPgliteTemplate(join(dataDir, 'pglite'));
   const upstream = await startUpstream();
   const openai = await startScenarioModel('openai');
   const anthropic = await startScenarioModel('anthropic');
