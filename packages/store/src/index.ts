@@ -43,7 +43,15 @@ export type { SecretKeyCheck, SecretKeyRotation } from './secrets/key-rotation.j
 export type { ResolvedSecretKey } from './secrets/secret-key.js';
 export { canonicalJson, contentHash } from './resources/hash.js';
 export type { Pin } from './resources/hash.js';
-export { getVersion, listResources, listTools, listVersions, setVersionEnabled } from './resources/versions.js';
+export {
+  getAnyVersion,
+  getVersion,
+  listAnyVersions,
+  listResources,
+  listTools,
+  listVersions,
+  setVersionEnabled,
+} from './resources/versions.js';
 export type {
   ResourceOf,
   ResourceSummary,
@@ -89,4 +97,4 @@ export {
   useCallApproval,
 } from './runs/approvals.js';
 export type { ApprovalRecord } from './runs/approvals.js';
-export { getAnyVersion, pinsEnabled } from './runs/pinned.js';
+export { pinsEnabled } from './runs/pinned.js';

@@ -1,6 +1,6 @@
 import type { Agent, Interaction } from '@maitento/lang';
 import { engineErrors } from '@maitento/engine';
-import type { Pin, Queryable, VersionSummary } from '@maitento/store';
+import { getAnyVersion, listAnyVersions, type Pin, type Queryable, type VersionSummary } from '@maitento/store';
 import { serverErrors } from '../errors.js';
 
 /** The kinds read here (connectors and tools are read through the store's `getVersion`). */
@@ -20,10 +20,6 @@ export interface StoredRunnable<R> {
 /** The resource stored for each kind. */
 export type RunnableOf<K extends RunnableKind> = K extends 'agent' ? Agent : Interaction;
 
-function iso(value: unknown): string {
-  return value instanceof Date ? value.toISOString() : new Date(String(value)).toISOString();
-}
-
 function notFound(kind: RunnableKind, name: string, version?: number) {
   const params = { name, version: version === undefined ? '' : ` version ${version}` };
   return kind === 'agent'
@@ -39,31 +35,10 @@ export async function getRunnable<K extends RunnableKind>(
   name: string,
   version?: number,
 ): Promise<StoredRunnable<RunnableOf<K>>> {
-  const { rows } = await db.query<{
-    name: string;
-    version: number;
-    enabled: boolean;
-    created_at: Date;
-    hash: string;
-    resource: RunnableOf<K>;
-    pins: Pin[];
-  }>(
-    'SELECT name, version, enabled, created_at, hash, resource, pins FROM mt_resource_versions ' +
-      'WHERE namespace = $1 AND kind = $2 AND name = $3 AND ($4::int IS NULL OR version = $4::int) ' +
-      'ORDER BY version DESC LIMIT 1',
-    [namespace, kind, name, version ?? null],
-  );
-  const row = rows[0];
-  if (!row) throw notFound(kind, name, version);
-  return {
-    name: row.name,
-    version: row.version,
-    enabled: row.enabled,
-    createdAt: iso(row.created_at),
-    hash: row.hash,
-    resource: row.resource,
-    pins: row.pins,
-  };
+  const stored = await getAnyVersion<RunnableOf<K>>(db, namespace, kind, name, version);
+  if (!stored) throw notFound(kind, name, version);
+  const { definition: _definition, ...runnable } = stored;
+  return runnable;
 }
 
 /** Lists the versions of an agent or interaction, newest first. */
@@ -73,11 +48,7 @@ export async function listRunnableVersions(
   kind: RunnableKind,
   name: string,
 ): Promise<VersionSummary[]> {
-  const { rows } = await db.query<{ version: number; enabled: boolean; created_at: Date }>(
-    'SELECT version, enabled, created_at FROM mt_resource_versions ' +
-      'WHERE namespace = $1 AND kind = $2 AND name = $3 ORDER BY version DESC',
-    [namespace, kind, name],
-  );
-  if (rows.length === 0) throw notFound(kind, name);
-  return rows.map((row) => ({ version: row.version, enabled: row.enabled, createdAt: iso(row.created_at) }));
+  const versions = await listAnyVersions(db, namespace, kind, name);
+  if (versions.length === 0) throw notFound(kind, name);
+  return versions;
 }

@@ -95,21 +95,21 @@ export async function listTools(db: Queryable, namespace: string): Promise<ToolS
   });
 }
 
-/** Reads one version of a connector or tool (the latest when `version` is omitted). */
-export async function getVersion<K extends VersionedKind>(
+/** Reads one version of a resource of any kind (the latest when `version` is omitted); undefined when absent. */
+export async function getAnyVersion<R = unknown>(
   db: Queryable,
   namespace: string,
-  kind: K,
+  kind: ResourceKind,
   name: string,
   version?: number,
-): Promise<StoredVersion<ResourceOf<K>>> {
+): Promise<StoredVersion<R> | undefined> {
   const { rows } = await db.query<{
     name: string;
     version: number;
     enabled: boolean;
     created_at: Date;
     hash: string;
-    resource: ResourceOf<K>;
+    resource: R;
     pins: Pin[];
     definition: ToolDefinition | null;
   }>(
@@ -119,7 +119,7 @@ export async function getVersion<K extends VersionedKind>(
     [namespace, kind, name, version ?? null],
   );
   const row = rows[0];
-  if (!row) throw notFound(kind, name, version);
+  if (!row) return undefined;
   return {
     name: row.name,
     version: row.version,
@@ -132,11 +132,24 @@ export async function getVersion<K extends VersionedKind>(
   };
 }
 
-/** Lists the versions of a connector or tool, newest first. */
-export async function listVersions(
+/** Reads one version of a connector or tool (the latest when `version` is omitted). */
+export async function getVersion<K extends VersionedKind>(
   db: Queryable,
   namespace: string,
-  kind: VersionedKind,
+  kind: K,
+  name: string,
+  version?: number,
+): Promise<StoredVersion<ResourceOf<K>>> {
+  const stored = await getAnyVersion<ResourceOf<K>>(db, namespace, kind, name, version);
+  if (!stored) throw notFound(kind, name, version);
+  return stored;
+}
+
+/** Lists the versions of a resource of any kind, newest first; empty when there is none. */
+export async function listAnyVersions(
+  db: Queryable,
+  namespace: string,
+  kind: ResourceKind,
   name: string,
 ): Promise<VersionSummary[]> {
   const { rows } = await db.query<{ version: number; enabled: boolean; created_at: Date }>(
@@ -144,8 +157,19 @@ export async function listVersions(
       'WHERE namespace = $1 AND kind = $2 AND name = $3 ORDER BY version DESC',
     [namespace, kind, name],
   );
-  if (rows.length === 0) throw notFound(kind, name);
   return rows.map((row) => ({ version: row.version, enabled: row.enabled, createdAt: iso(row.created_at) }));
+}
+
+/** Lists the versions of a connector or tool, newest first. */
+export async function listVersions(
+  db: Queryable,
+  namespace: string,
+  kind: VersionedKind,
+  name: string,
+): Promise<VersionSummary[]> {
+  const versions = await listAnyVersions(db, namespace, kind, name);
+  if (versions.length === 0) throw notFound(kind, name);
+  return versions;
 }
 
 /** Disables or enables one version of a connector or tool; takes effect on the next call, on every server. */
