@@ -1,6 +1,7 @@
 import type { startServer } from '@maitento/server';
 import { ExitCode } from '../internal/exit-codes.js';
 import { CommandExit, reportError } from '../internal/output.js';
+import { runUntilSignal } from '../internal/until-signal.js';
 import type { RegisterCommand } from './index.js';
 
 interface ServeFlags {
@@ -53,17 +54,6 @@ Environment:
         ? 'PostgreSQL (DATABASE_URL)'
         : `PGlite in ${flags.data ?? '.maitento/data'}`;
       io.err(`listening on ${running.url} (data: ${store})`);
-      await new Promise<void>((resolve) => {
-        const stop = (signal: NodeJS.Signals) => {
-          process.off('SIGINT', stop);
-          process.off('SIGTERM', stop);
-          io.err(`${signal}: stopping`);
-          resolve();
-        };
-        process.on('SIGINT', stop);
-        process.on('SIGTERM', stop);
-      });
-      await running.close();
-      io.err('stopped');
+      await runUntilSignal(io, running);
     });
 };

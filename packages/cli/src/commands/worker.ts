@@ -2,6 +2,7 @@ import type { startWorker } from '@maitento/server';
 import { InvalidArgumentError } from 'commander';
 import { cliErrors } from '../errors.js';
 import { CommandExit, reportError } from '../internal/output.js';
+import { runUntilSignal } from '../internal/until-signal.js';
 import type { RegisterCommand } from './index.js';
 
 function parseConcurrency(value: string): number {
@@ -48,18 +49,7 @@ Environment:
         throw new CommandExit(reportError(io, error));
       }
       io.err(`worker ${running.engine.workerId} executing runs (data: PostgreSQL (DATABASE_URL))`);
-      await new Promise<void>((resolve) => {
-        const stop = (signal: NodeJS.Signals) => {
-          process.off('SIGINT', stop);
-          process.off('SIGTERM', stop);
-          io.err(`${signal}: stopping`);
-          resolve();
-        };
-        process.on('SIGINT', stop);
-        process.on('SIGTERM', stop);
-      });
-      await running.close();
-      io.err('stopped');
+      await runUntilSignal(io, running);
     });
 };
 
