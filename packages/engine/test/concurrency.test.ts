@@ -96,7 +96,8 @@ describe('cancelling a Running run', () => {
       expect(requests).toBe(1);
       const begin = Date.now();
       const asked = await engine.cancelRun(world.ns, started.id);
-      expect(asked.status).toBe('Running');
+      // The worker checks the flag every 250 ms, so it may already have stopped the run when the answer is read.
+      expect(['Running', 'Cancelled']).toContain(asked.status);
       const run = await waitFor(engine, world.ns, started.id, undefined, 5000);
       expect(run.status).toBe('Cancelled');
       expect(Date.now() - begin).toBeLessThan(3000);
