@@ -13,6 +13,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import pg from 'pg';
 import { Pool } from 'undici';
+import { combine, measure } from './lib/measure.js';
 
 const MAX_CALLS = Number(process.env.BENCH_CALLS ?? 20_000);
 const MAX_MS = Number(process.env.BENCH_MS ?? 2_000);
@@ -60,28 +61,6 @@ if (process.argv[2] === '--upstream') {
   await main();
 }
 
-function percentile(sorted, p) {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
-}
-
-/** Runs `call` with `concurrency` workers until `calls` calls or `maxMs`; returns the latencies in µs and the time. */
-async function measure(call, concurrency, calls, maxMs) {
-  const latencies = [];
-  let started = 0;
-  const begin = performance.now();
-  const deadline = begin + maxMs;
-  async function worker() {
-    while (started < calls && performance.now() < deadline) {
-      started++;
-      const t0 = performance.now();
-      await call();
-      latencies.push((performance.now() - t0) * 1000);
-    }
-  }
-  await Promise.all(Array.from({ length: concurrency }, worker));
-  return { latencies, seconds: (performance.now() - begin) / 1000 };
-}
-
 /** CPU time (user + system) a process has used so far, in µs, from /proc (Linux); undefined elsewhere. */
 function cpuMicros(pid) {
   try {
@@ -91,19 +70,6 @@ function cpuMicros(pid) {
   } catch {
     return undefined;
   }
-}
-
-function combine(rounds) {
-  const latencies = rounds.flatMap((r) => r.latencies).sort((a, b) => a - b);
-  const seconds = rounds.reduce((sum, r) => sum + r.seconds, 0);
-  const cpu = rounds.every((r) => r.cpu !== undefined) ? rounds.reduce((sum, r) => sum + r.cpu, 0) : undefined;
-  return {
-    calls: latencies.length,
-    perSecond: latencies.length / seconds,
-    p50: percentile(latencies, 50),
-    p99: percentile(latencies, 99),
-    cpuPerCall: cpu === undefined ? undefined : cpu / latencies.length,
-  };
 }
 
 function child(args) {

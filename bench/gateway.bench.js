@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { createEgressPolicy } from '@maitento/egress';
 import { createGateway } from '@maitento/gateway';
 import { Pool } from 'undici';
+import { combine, measure } from './lib/measure.js';
 
 const MAX_CALLS = Number(process.env.BENCH_CALLS ?? 20_000);
 const MAX_MS = Number(process.env.BENCH_MS ?? 10_000);
@@ -29,41 +30,6 @@ if (process.argv[2] === '--upstream') {
   process.on('disconnect', () => process.exit(0));
 } else {
   await main();
-}
-
-function percentile(sorted, p) {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
-}
-
-/** Runs `call` with `concurrency` workers until MAX_CALLS calls or MAX_MS; returns calls/s and latencies in µs. */
-async function measure(call, concurrency, calls = MAX_CALLS, maxMs = MAX_MS) {
-  const latencies = [];
-  let started = 0;
-  const begin = performance.now();
-  const deadline = begin + maxMs;
-  async function worker() {
-    while (started < calls && performance.now() < deadline) {
-      started++;
-      const t0 = performance.now();
-      await call();
-      latencies.push((performance.now() - t0) * 1000);
-    }
-  }
-  await Promise.all(Array.from({ length: concurrency }, worker));
-  const seconds = (performance.now() - begin) / 1000;
-  return { latencies, seconds };
-}
-
-/** Calls/s over all rounds, and percentiles over every latency of them. */
-function combine(rounds) {
-  const latencies = rounds.flatMap((r) => r.latencies).sort((a, b) => a - b);
-  const seconds = rounds.reduce((sum, r) => sum + r.seconds, 0);
-  return {
-    calls: latencies.length,
-    perSecond: latencies.length / seconds,
-    p50: percentile(latencies, 50),
-    p99: percentile(latencies, 99),
-  };
 }
 
 async function main() {

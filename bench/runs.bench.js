@@ -15,6 +15,7 @@ import { createGateway } from '@maitento/gateway';
 import { compileRepo } from '@maitento/lang';
 import { createNamespace, createPgDb, createSecret, createStoreCache, deploy, migrate } from '@maitento/store';
 import { createTestDatabase } from '@maitento/testkit';
+import { percentile } from './lib/measure.js';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 200);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
@@ -101,10 +102,6 @@ function repo(upstream) {
       content: `agent = { name = "Support" agent = @ref("support-agent") }\ntask = "A customer writes: %%message%%"\ninputs.prompts = [ { name = "message" description = "What the customer wrote" required = true } ]\n`,
     },
   ];
-}
-
-function percentile(sorted, p) {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 }
 
 function round(n, d = 2) {
