@@ -2,15 +2,7 @@ import swagger from '@fastify/swagger';
 import { type EgressPolicy, egressPolicyFromEnv, type Resolver } from '@maitento/egress';
 import { createEngine, type Engine, type EngineOptions } from '@maitento/engine';
 import { createGateway, type Gateway } from '@maitento/gateway';
-import {
-  bootstrap,
-  createStoreCache,
-  type Db,
-  issuePlatformToken,
-  migrate,
-  type SecretKeys,
-  type StoreCache,
-} from '@maitento/store';
+import { bootstrap, createStoreCache, type Db, migrate, type SecretKeys, type StoreCache } from '@maitento/store';
 import Fastify, {
   type FastifyBaseLogger,
   type FastifyInstance,
@@ -40,6 +32,7 @@ import { namespaceRoutes } from '../routes/namespaces.js';
 import { runRoutes } from '../routes/runs.js';
 import { secretRoutes } from '../routes/secrets.js';
 import { addSharedSchemas, MAX_NAME_LENGTH } from '../schemas/shared.js';
+import { platformCalls } from '../internal/platform-calls.js';
 
 /** Options of {@link createServer}. */
 export interface ServerOptions {
@@ -119,17 +112,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
       policy: egress,
       resolver: options.resolver,
       onInternalError: (err, { tool }) => gatewayLog.target?.error({ err, tool }, 'internal error in a tool call'),
-      ...(platformOrigin
-        ? {
-            platform: {
-              origin: platformOrigin,
-              token: async ({ caller }) => {
-                if (caller === undefined) throw new Error('a platform call needs the namespace it is made for');
-                return issuePlatformToken(options.secretKey, caller);
-              },
-            },
-          }
-        : {}),
+      ...platformCalls(platformOrigin, options.secretKey),
     });
   const ownsCache = options.cache === undefined;
   const cache = options.cache ?? (await createStoreCache(options.db, { secretKey: options.secretKey }));

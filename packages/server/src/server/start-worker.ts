@@ -1,15 +1,8 @@
 import { egressPolicyFromEnv } from '@maitento/egress';
 import { type EngineLogger, type RunningEngine, runWorker } from '@maitento/engine';
 import { createGateway } from '@maitento/gateway';
-import {
-  checkSecretKeys,
-  createStoreCache,
-  type Db,
-  issuePlatformToken,
-  migrate,
-  openDatabase,
-  resolveSecretKey,
-} from '@maitento/store';
+import { checkSecretKeys, createStoreCache, type Db, migrate, openDatabase, resolveSecretKey } from '@maitento/store';
+import { platformCalls } from '../internal/platform-calls.js';
 
 /** Options of {@link startWorker}; every one has a default from the environment. */
 export interface StartWorkerOptions {
@@ -50,17 +43,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
     const platformOrigin = options.platformOrigin ?? (env.MT_PUBLIC_URL || undefined);
     const gateway = createGateway({
       policy: egressPolicyFromEnv(),
-      ...(platformOrigin
-        ? {
-            platform: {
-              origin: platformOrigin,
-              token: async ({ caller }) => {
-                if (caller === undefined) throw new Error('a platform call needs the namespace it is made for');
-                return issuePlatformToken(key.keyring, caller);
-              },
-            },
-          }
-        : {}),
+      ...platformCalls(platformOrigin, key.keyring),
     });
     // The worker's own cache of versions, `enabled` and secrets, kept fresh by every server's NOTIFY.
     const cache = await createStoreCache(db, { secretKey: key.keyring }).catch(async (error: unknown) => {
