@@ -1,4 +1,7 @@
 import { type ApiFlags, addConnectionOptions, addJsonOption, withClient } from '../internal/api.js';
+import { ExitCode } from '../internal/exit-codes.js';
+import { CommandExit } from '../internal/output.js';
+import { followRun, lastEventSeq } from '../internal/run-follow.js';
 import { printRunJson } from '../internal/run-output.js';
 import type { RegisterCommand } from './index.js';
 
@@ -8,11 +11,25 @@ export const register: RegisterCommand = (program, io) => {
     .command('interaction-approve')
     .description('Approve the call a run waits on: exactly the call shown is made, once')
     .argument('<run-id>', 'the run id')
-    .option('--approval <id>', 'the approval to answer (default: the one the run waits on)');
+    .option('--approval <id>', 'the approval to answer (default: the one the run waits on)')
+    .option('--wait', 'then follow the run, printing what happens, until it ends or waits for a person again')
+    .addHelpText(
+      'after',
+      `
+Exit codes: 0 answered (with --wait: Completed, or waiting for a person again), 1 an error or (with --wait)
+a run that Failed or was Cancelled, 2 usage.`,
+    );
   addJsonOption(addConnectionOptions(command)).action(
-    async (runId: string, flags: ApiFlags & { approval?: string }) => {
+    async (runId: string, flags: ApiFlags & { approval?: string; wait?: boolean }) => {
       await withClient(io, flags, async (client) => {
+        const after = flags.wait ? await lastEventSeq(client, runId) : 0;
         const run = await client.interactionRuns.approve(runId, flags.approval ? { approvalId: flags.approval } : {});
+        if (flags.wait) {
+          io.err(`approved; following run ${run.id}`);
+          const outcome = await followRun(client, io, run.id, flags.json === true, after);
+          if (outcome === 'failed') throw new CommandExit(ExitCode.UserError);
+          return;
+        }
         if (flags.json) return printRunJson(io, run);
         io.err(`approved; run ${run.id} is ${run.status} (follow it with \`mt interaction-logs ${run.id} --follow\`)`);
       });

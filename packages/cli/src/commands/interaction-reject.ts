@@ -1,5 +1,8 @@
 import { Option } from 'commander';
 import { type ApiFlags, addConnectionOptions, addJsonOption, withClient } from '../internal/api.js';
+import { ExitCode } from '../internal/exit-codes.js';
+import { CommandExit } from '../internal/output.js';
+import { followRun, lastEventSeq } from '../internal/run-follow.js';
 import { printRunJson } from '../internal/run-output.js';
 import type { RegisterCommand } from './index.js';
 
@@ -10,14 +13,28 @@ export const register: RegisterCommand = (program, io) => {
     .description('Reject the call a run waits on: it is not made, and the model is told your reason (it may redraft)')
     .argument('<run-id>', 'the run id')
     .addOption(new Option('-r, --reason <reason>', 'why: the model reads it').makeOptionMandatory())
-    .option('--approval <id>', 'the approval to answer (default: the one the run waits on)');
+    .option('--approval <id>', 'the approval to answer (default: the one the run waits on)')
+    .option('--wait', 'then follow the run, printing what happens, until it ends or waits for a person again')
+    .addHelpText(
+      'after',
+      `
+Exit codes: 0 answered (with --wait: Completed, or waiting for a person again), 1 an error or (with --wait)
+a run that Failed or was Cancelled, 2 usage.`,
+    );
   addJsonOption(addConnectionOptions(command)).action(
-    async (runId: string, flags: ApiFlags & { reason: string; approval?: string }) => {
+    async (runId: string, flags: ApiFlags & { reason: string; approval?: string; wait?: boolean }) => {
       await withClient(io, flags, async (client) => {
+        const after = flags.wait ? await lastEventSeq(client, runId) : 0;
         const run = await client.interactionRuns.reject(runId, {
           reason: flags.reason,
           ...(flags.approval ? { approvalId: flags.approval } : {}),
         });
+        if (flags.wait) {
+          io.err(`rejected; following run ${run.id}`);
+          const outcome = await followRun(client, io, run.id, flags.json === true, after);
+          if (outcome === 'failed') throw new CommandExit(ExitCode.UserError);
+          return;
+        }
         if (flags.json) return printRunJson(io, run);
         io.err(`rejected; run ${run.id} is ${run.status} (follow it with \`mt interaction-logs ${run.id} --follow\`)`);
       });

@@ -25,10 +25,16 @@ function report(io: Io, run: RunView, json: boolean): FollowOutcome {
 /**
  * Follows a run over its event stream, printing a readable line per event on stderr, until it ends or
  * starts waiting for a person; then prints the answer, the pending call with the commands that answer
- * it, or the error (the run as JSON with `json`).
+ * it, or the error (the run as JSON with `json`). Only events with `seq` above `after` are printed.
  */
-export async function followRun(client: Maitento, io: Io, runId: string, json: boolean): Promise<FollowOutcome> {
-  for await (const event of client.interactionRuns.events(runId)) {
+export async function followRun(
+  client: Maitento,
+  io: Io,
+  runId: string,
+  json: boolean,
+  after = 0,
+): Promise<FollowOutcome> {
+  for await (const event of client.interactionRuns.events(runId, { after })) {
     io.err(describeEvent(event));
     if (event.type === 'approval-requested') {
       const run = await client.interactionRuns.get(runId);
@@ -36,4 +42,10 @@ export async function followRun(client: Maitento, io: Io, runId: string, json: b
     }
   }
   return report(io, await client.interactionRuns.get(runId), json);
+}
+
+/** The `seq` of a run's last stored event (0 when none), to follow only what happens after it. */
+export async function lastEventSeq(client: Maitento, runId: string): Promise<number> {
+  const events = await client.interactionRuns.listEvents(runId);
+  return events.at(-1)?.seq ?? 0;
 }

@@ -1,0 +1,185 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { basename, join } from 'node:path';
+import { createTestDatabase, type TestDatabase } from '@maitento/testkit';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ServeProcess, startServe } from './e2e/helpers/processes.js';
+import { startUpstream, type Upstream } from './e2e/helpers/upstream.js';
+import { ROOT, requireBuiltCli, tempHome } from './e2e/support/harness.js';
+import {
+  allOutput,
+  blocks,
+  filePath,
+  readTutorial,
+  runTutorial,
+  type TutorialOptions,
+  writeMtShim,
+} from './tutorials/tutorial-runner.js';
+
+// The tutorials of docs/tutorials run as a reader would run them: every `// file:` block is written into one
+// empty config repo (tutorials 1 to 3 build on each other, as in one reader's folder) and every ```sh block
+// runs with bash and the real `mt`, against a real `mt serve` on a PostgreSQL test database. What the test
+// changes, and why:
+// - api.open-meteo.com cannot be reached from CI, so the connector's URL is rewritten to a local upstream
+//   on 127.0.0.1 that answers like Open-Meteo (MT_EGRESS_ALLOW=127.0.0.1 lets the server call it).
+// - The agents' `openai:gpt-4o-mini` becomes `scripted:<agent>`, playing the scripts below from
+//   MT_SCRIPTED_MODELS, so runs need no model key and always take the same steps.
+// - The orders API of tutorial 2 (docs/tutorials/code/orders-api.ts, the file the tutorial shows) runs on a
+//   free port instead of 3000.
+
+const TEAPOT_SHOP_KEY = `teapot-${randomBytes(8).toString('hex')}`;
+const CUP_SHOP_KEY = `cup-${randomBytes(8).toString('hex')}`;
+
+const getOrder = { toolCalls: [{ name: 'get-order', arguments: { additionalInputs: { 'path.orderId': 'A-1001' } } }] };
+const refund = (amount: number, reason: string) => ({
+  toolCalls: [
+    {
+      name: 'refund-order',
+      arguments: { request: { amount, reason }, additionalInputs: { 'path.orderId': 'A-1001' } },
+    },
+  ],
+});
+
+/** What the scripted model answers for each agent, turn by turn (see docs/runs.md, the scripted model). */
+const SCRIPTS: Record<string, unknown[]> = {
+  'weather-assistant': [
+    {
+      toolCalls: [
+        {
+          name: 'current-weather',
+          arguments: { additionalInputs: { 'query.latitude': 38.72, 'query.longitude': -9.14 } },
+        },
+      ],
+    },
+    { text: 'Lisbon: clear sky, mild, a light breeze.' },
+  ],
+  'support-agent': [getOrder, { text: 'I looked your order up: see the result above.' }],
+  'refund-agent': [
+    getOrder,
+    refund(49.9, 'Your glass kettle arrived with a cracked lid: a full refund.'),
+    refund(15, 'Your glass kettle arrived with a cracked lid: 15.00 EUR back, and you keep the kettle.'),
+    { text: 'I have refunded 15.00 EUR for the cracked lid.' },
+  ],
+};
+
+let db: TestDatabase;
+let home: string;
+let repo: string;
+let work: string;
+let upstream: Upstream;
+let orders: { child: ChildProcess; origin: string };
+let server: ServeProcess;
+let options: TutorialOptions;
+
+/** Starts the tutorial's own orders API file on a free port and waits for its `listening on` line. */
+async function startOrdersApi(): Promise<{ child: ChildProcess; origin: string }> {
+  const child = spawn(process.execPath, [join(ROOT, 'docs/tutorials/code/orders-api.ts')], {
+    env: { PATH: process.env.PATH ?? '', PORT: '0', TEAPOT_SHOP_KEY, CUP_SHOP_KEY },
+  });
+  let log = '';
+  const origin = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`orders API did not start:\n${log}`)), 15_000);
+    const read = (c: Buffer) => {
+      log += c.toString();
+      const m = /listening on (http:\/\/\S+)/.exec(log);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]);
+      }
+    };
+    child.stdout.on('data', read);
+    child.stderr.on('data', (c: Buffer) => {
+      log += c.toString();
+    });
+    child.on('exit', (code) => reject(new Error(`orders API exited with ${code}:\n${log}`)));
+  });
+  child.removeAllListeners('exit');
+  return { child, origin };
+}
+
+function rewrite(path: string, text: string): string {
+  const agent = basename(path, '.mtr');
+  return text
+    .replaceAll('https://api.open-meteo.com', upstream.origin)
+    .replaceAll('http://127.0.0.1:3000', orders.origin)
+    .replace(/^model = "openai:gpt-4o-mini"$/m, `model = "scripted:${agent}"`);
+}
+
+beforeAll(async () => {
+  requireBuiltCli();
+  home = await tempHome();
+  work = await mkdtemp(join(tmpdir(), 'mt-tutorials-'));
+  repo = join(work, 'config');
+  await mkdir(repo);
+  const scripts = join(work, 'scripted-models');
+  await mkdir(scripts);
+  for (const [name, turns] of Object.entries(SCRIPTS))
+    await writeFile(join(scripts, `${name}.json`), JSON.stringify(turns));
+  // The SDK script of tutorial 3 imports @maitento/sdk, as it would once installed with npm.
+  await mkdir(join(repo, 'node_modules/@maitento'), { recursive: true });
+  await symlink(join(ROOT, 'packages/sdk'), join(repo, 'node_modules/@maitento/sdk'));
+  await writeMtShim(join(work, 'bin'));
+  db = await createTestDatabase('mt_tutorials');
+  upstream = await startUpstream();
+  orders = await startOrdersApi();
+  const adminKey = `mt_tutorial_${randomBytes(18).toString('hex')}`;
+  server = await startServe(home, {
+    DATABASE_URL: db.url,
+    MT_SECRET_KEY: randomBytes(32).toString('hex'),
+    MT_BOOTSTRAP_KEY: adminKey,
+    MT_EGRESS_ALLOW: '127.0.0.1',
+    MT_SCRIPTED_MODELS: scripts,
+  });
+  options = {
+    repo,
+    home,
+    binDir: join(work, 'bin'),
+    stateFile: join(work, 'shell-state'),
+    rewrite,
+    env: {
+      MT_API_URL: server.url,
+      MT_API_KEY: adminKey,
+      MT_EGRESS_ALLOW: '127.0.0.1',
+      TEAPOT_SHOP_KEY,
+      CUP_SHOP_KEY,
+    },
+  };
+});
+
+afterAll(async () => {
+  await server?.stop();
+  orders?.child.kill('SIGTERM');
+  await upstream?.close();
+  await db?.drop();
+  for (const dir of [work, home]) if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+/** Runs one tutorial and fails with every block's output when a command exits non-zero. */
+async function run(name: string): Promise<string> {
+  const results = await runTutorial(await readTutorial(name), options);
+  const output = allOutput(results);
+  for (const r of results) expect(r.code, output).toBe(0);
+  return output;
+}
+
+describe('docs/tutorials run as written', () => {
+  it('01-your-first-tool: check, dry-run, deploy, and two runs whose unit comes from the run input', async () => {
+    const output = await run('01-your-first-tool.md');
+    expect(output).toContain('current-weather');
+    // The dry run printed the request with the bound `current` and the run input's unit, and sent nothing.
+    expect(output).toMatch(/temperature_unit=fahrenheit/);
+    expect(output).toContain('Lisbon: clear sky, mild, a light breeze.');
+    const calls = upstream.requests.filter((r) => r.url.startsWith('/v1/forecast'));
+    expect(calls.map((c) => new URL(c.url, 'http://x').searchParams.get('temperature_unit'))).toEqual([
+      'celsius',
+      'fahrenheit',
+    ]);
+    for (const c of calls) {
+      const query = new URL(c.url, 'http://x').searchParams;
+      expect(query.get('current')).toBe('temperature_2m,wind_speed_10m,weather_code');
+      expect(query.get('latitude')).toBe('38.72');
+    }
+  }, 60_000);
+});
