@@ -23,6 +23,27 @@ function exited(child: ChildProcess): Promise<void> {
   return new Promise((resolve) => child.once('exit', () => resolve()));
 }
 
+/** The pid, log and stop/kill controls of a started `mt` process. */
+function controls(child: ChildProcess, log: () => string): WorkerProcess {
+  return {
+    pid: child.pid ?? 0,
+    child,
+    log,
+    kill: async () => {
+      const done = exited(child);
+      child.kill('SIGKILL');
+      await done;
+    },
+    stop: async () => {
+      const done = exited(child);
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+      await done;
+      clearTimeout(timer);
+    },
+  };
+}
+
 /**
  * Starts the real `mt worker` with a clean environment plus `env`, and waits until it says it is
  * working (its `executing runs` line on stderr) or 3 s have passed; rejects with its output when it exits first.
@@ -48,23 +69,7 @@ export async function startWorker(home: string, env: Record<string, string>): Pr
     });
   });
   child.removeAllListeners('exit');
-  return {
-    pid: child.pid ?? 0,
-    child,
-    log: () => log,
-    kill: async () => {
-      const done = exited(child);
-      child.kill('SIGKILL');
-      await done;
-    },
-    stop: async () => {
-      const done = exited(child);
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
-      await done;
-      clearTimeout(timer);
-    },
-  };
+  return controls(child, () => log);
 }
 
 /**
@@ -130,22 +135,5 @@ export async function startServe(
     });
   });
   child.removeAllListeners('exit');
-  return {
-    url,
-    pid: child.pid ?? 0,
-    child,
-    log: () => log,
-    kill: async () => {
-      const done = exited(child);
-      child.kill('SIGKILL');
-      await done;
-    },
-    stop: async () => {
-      const done = exited(child);
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
-      await done;
-      clearTimeout(timer);
-    },
-  };
+  return { url, ...controls(child, () => log) };
 }
