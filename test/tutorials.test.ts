@@ -55,7 +55,7 @@ const SCRIPTS: Record<string, unknown[]> = {
     },
     { text: 'Lisbon: clear sky, mild, a light breeze.' },
   ],
-  'support-agent': [getOrder, { text: 'I looked your order up: see the result above.' }],
+  'support-agent': [getOrder, { text: 'Here is what I found about your order A-1001.' }],
   'refund-agent': [
     getOrder,
     refund(49.9, 'Your glass kettle arrived with a cracked lid: a full refund.'),
@@ -160,6 +160,8 @@ afterAll(async () => {
 async function run(name: string): Promise<string> {
   const results = await runTutorial(await readTutorial(name), options);
   const output = allOutput(results);
+  // MT_E2E_LOGS=1 prints what every block wrote, to read the tutorial's real output.
+  if (process.env.MT_E2E_LOGS) console.error(output);
   for (const r of results) expect(r.code, output).toBe(0);
   return output;
 }
@@ -181,5 +183,39 @@ describe('docs/tutorials run as written', () => {
       expect(query.get('current')).toBe('temperature_2m,wind_speed_10m,weather_code');
       expect(query.get('latitude')).toBe('38.72');
     }
+  }, 60_000);
+
+  it('02-call-your-code shows the orders API file the test runs, unchanged', async () => {
+    const shown = blocks(await readTutorial('02-call-your-code.md')).find((b) => filePath(b) === 'orders-api.ts');
+    const shipped = await readFile(join(ROOT, 'docs/tutorials/code/orders-api.ts'), 'utf8');
+    expect(shown?.text.replace(/^\/\/ file: \S+\n/, '')).toBe(shipped);
+  });
+
+  it('02-call-your-code: secrets, the get-order tool, and one agent serving two shops by the run-chosen secret', async () => {
+    const output = await run('02-call-your-code.md');
+    expect(output).toContain('teapot-shop-key');
+    // The run of the teapot shop read its order; the cup shop's key reads only the cup shop's orders.
+    expect(output).toMatch(/get-order returned \(HTTP 200\): .*Glass kettle/);
+    expect(output).toMatch(/get-order failed \(HTTP 404\): .*no such order in Cup Shop/);
+    // No key's value is ever printed.
+    expect(output).not.toContain(TEAPOT_SHOP_KEY);
+    expect(output).not.toContain(CUP_SHOP_KEY);
+  }, 60_000);
+
+  it('03-approvals: the run stops at the refund, a rejection gets a redraft, the approved one is made once, then the SDK', async () => {
+    const output = await run('03-approvals.md');
+    expect(output).toMatch(/waits for a person to approve this call:\n\s+tool:\s+refund-order/);
+    expect(output).toContain('"amount": 49.9');
+    // The rejection was followed to the redraft, a new approval of 15; the approval to the answer.
+    expect(output).toContain('"amount": 15');
+    expect(output).toMatch(/refund-order returned \(HTTP 200\): .*"amount":15/);
+    expect(output).toContain('I have refunded 15.00 EUR for the cracked lid.');
+    // The SDK script rejected the full refund and approved the redraft.
+    expect(output).toContain('rejecting refund-order of 49.9');
+    expect(output).toContain('approving refund-order of 15');
+    expect(output).toMatch(/Completed I have refunded 15.00 EUR/);
+    // Two refunds of 15 in all (one by the CLI, one by the SDK), none of 49.9: the orders API says so.
+    const order = await fetch(`${orders.origin}/orders/A-1001`, { headers: { 'x-api-key': TEAPOT_SHOP_KEY } });
+    expect(((await order.json()) as { refunded: number }).refunded).toBe(30);
   }, 60_000);
 });
