@@ -1,6 +1,5 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -15,7 +14,7 @@ import {
 } from '@maitento/engine';
 import { compileRepo } from '@maitento/lang';
 import { createNamespace, createPgDb, createPgliteDb, createSecret, type Db, deploy, migrate } from '@maitento/store';
-import { copyPgliteTemplate, createTestDatabase, type TestDatabase } from '@maitento/testkit';
+import { copyPgliteTemplate, createTestDatabase, startRecordingUpstream, type TestDatabase } from '@maitento/testkit';
 
 /** One request an upstream saw. */
 export interface Seen {
@@ -32,33 +31,22 @@ export interface Seen {
 export async function startUpstream(
   answer: (req: Seen) => { status?: number; body: unknown; wait?: Promise<unknown> } = () => ({ body: { ok: true } }),
 ): Promise<{ url: string; seen: Seen[]; delayMs: number; aborted: number; close(): Promise<void> }> {
-  const state = { seen: [] as Seen[], delayMs: 0, aborted: 0 };
-  const server: Server = createServer((req, res) => {
-    let body = '';
-    req.on('data', (chunk) => {
-      body += chunk;
+  const state = { delayMs: 0, aborted: 0 };
+  const upstream = await startRecordingUpstream(async (seen, res) => {
+    const reply = answer(seen);
+    res.on('close', () => {
+      if (!res.writableFinished) state.aborted++;
     });
-    req.on('end', () => {
-      const seen = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body };
-      state.seen.push(seen);
-      const reply = answer(seen);
-      res.on('close', () => {
-        if (!res.writableFinished) state.aborted++;
-      });
-      setTimeout(async () => {
-        await reply.wait;
-        if (res.destroyed) return;
-        res.writeHead(reply.status ?? 200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify(reply.body));
-      }, state.delayMs);
-    });
+    await new Promise((resolve) => setTimeout(resolve, state.delayMs));
+    await reply.wait;
+    if (res.destroyed) return;
+    res.writeHead(reply.status ?? 200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify(reply.body));
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as AddressInfo).port;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: upstream.origin,
     get seen() {
-      return state.seen;
+      return upstream.requests;
     },
     get delayMs() {
       return state.delayMs;
@@ -69,11 +57,7 @@ export async function startUpstream(
     set delayMs(ms: number) {
       state.delayMs = ms;
     },
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    close: () => upstream.close(),
   };
 }
 

@@ -1,7 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import { createServer as createHttpServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createEgressPolicy } from '@maitento/egress';
@@ -9,7 +7,7 @@ import { createEngine, type Engine, type ModelResolver, modelsFromEnvironment, s
 import { createGateway } from '@maitento/gateway';
 import { createServer } from '@maitento/server';
 import { createPgDb, type Db, migrate } from '@maitento/store';
-import { createTestDatabase, type TestDatabase } from '@maitento/testkit';
+import { createTestDatabase, startRecordingUpstream, type TestDatabase } from '@maitento/testkit';
 import type { FastifyInstance } from 'fastify';
 import { auth, localResolver } from './helpers.js';
 
@@ -152,25 +150,16 @@ export async function startRunsWorld(
 ): Promise<RunsWorld> {
   const database: TestDatabase = await createTestDatabase('mt_server_runs');
   const db = createPgDb(database.url);
-  const seen: SeenRequest[] = [];
-  const upstream: Server = createHttpServer((req, res) => {
-    let body = '';
-    req.on('data', (chunk) => {
-      body += chunk;
-    });
-    req.on('end', () => {
-      seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body });
-      res.setHeader('content-type', 'application/json');
-      if (req.headers['x-api-key'] !== ORDERS_SECRET) {
-        res.statusCode = 401;
-        return res.end('{"error":"bad key"}');
-      }
-      if (req.method === 'POST') return res.end(JSON.stringify({ refunded: JSON.parse(body || '{}').amount }));
-      res.end(JSON.stringify({ id: req.url?.split('/').pop(), status: 'delivered', paid: 40 }));
-    });
+  const upstream = await startRecordingUpstream(({ method, url, headers, body }, res) => {
+    res.setHeader('content-type', 'application/json');
+    if (headers['x-api-key'] !== ORDERS_SECRET) {
+      res.statusCode = 401;
+      return res.end('{"error":"bad key"}');
+    }
+    if (method === 'POST') return res.end(JSON.stringify({ refunded: JSON.parse(body || '{}').amount }));
+    res.end(JSON.stringify({ id: url.split('/').pop(), status: 'delivered', paid: 40 }));
   });
-  await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
-  const origin = `http://orders.example.test:${(upstream.address() as AddressInfo).port}`;
+  const origin = `http://orders.example.test:${upstream.port}`;
   const scriptsDir = mkdtempSync(join(tmpdir(), 'mt-server-scripts-'));
   const gate = new Gate();
   const base = modelsFromEnvironment({ scriptsDir });
@@ -248,7 +237,7 @@ export async function startRunsWorld(
     db,
     adminKey,
     secretKey,
-    upstream: { url: origin, seen },
+    upstream: { url: origin, seen: upstream.requests },
     gate,
     script(name, turns) {
       writeFileSync(join(scriptsDir, `${name}.json`), JSON.stringify(turns));
@@ -269,7 +258,7 @@ export async function startRunsWorld(
       await engine.close();
       await gateway.close();
       await db.close();
-      await new Promise((resolve) => upstream.close(resolve));
+      await upstream.close();
       await database.drop();
     },
   };

@@ -18,3 +18,5 @@ export type {
 } from './fake-models.js';
 export { copyPgliteTemplate, pgliteTemplate } from './pglite-template.js';
 export { selfSignedCertificate } from './tls.js';
+export { startRecordingUpstream } from './upstream.js';
+export type { Upstream, UpstreamHandler, UpstreamRequest } from './upstream.js';
