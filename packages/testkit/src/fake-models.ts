@@ -21,6 +21,7 @@ export type {
   FakeModelToolResult,
   FakeToolCall,
 } from './fake-model-wire.js';
+import { createRequestLog } from './request-log.js';
 
 /** One request a fake model server received. */
 export interface FakeModelRequest {
@@ -101,8 +102,8 @@ async function createFakeModel(provider: FakeModelProvider, options: FakeModelOp
   let script: FakeStep[] = [...(options.script ?? [])];
   let respond = options.respond;
   let counter = 0;
-  const requests: FakeModelRequest[] = [];
-  const waiters = new Set<() => void>();
+  const log = createRequestLog<FakeModelRequest>();
+  const requests = log.requests;
   const sockets = new Set<Socket>();
   const timers = new Set<NodeJS.Timeout>();
 
@@ -137,8 +138,7 @@ async function createFakeModel(provider: FakeModelProvider, options: FakeModelOp
       body,
       conversation: readConversation(provider, body),
     };
-    requests.push(request);
-    for (const wake of [...waiters]) wake();
+    log.push(request);
 
     const step = script.shift() ?? respond;
     if (step === undefined) {
@@ -216,21 +216,11 @@ async function createFakeModel(provider: FakeModelProvider, options: FakeModelOp
       respond = fallback;
     },
     waitForRequest: (match = () => true, timeoutMs = 10_000) =>
-      new Promise((resolve, reject) => {
-        const check = () => {
-          const found = requests.find(match);
-          if (!found) return false;
-          waiters.delete(check);
-          clearTimeout(timer);
-          resolve(found);
-          return true;
-        };
-        const timer = setTimeout(() => {
-          waiters.delete(check);
-          reject(new Error(`fake ${provider} model: no matching request in ${timeoutMs} ms (${requests.length} seen)`));
-        }, timeoutMs);
-        if (!check()) waiters.add(check);
-      }),
+      log.waitFor(
+        match,
+        timeoutMs,
+        () => `fake ${provider} model: no matching request in ${timeoutMs} ms (${requests.length} seen)`,
+      ),
     close: async () => {
       for (const t of timers) clearTimeout(t);
       timers.clear();

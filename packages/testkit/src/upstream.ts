@@ -1,5 +1,6 @@
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { createRequestLog } from './request-log.js';
 
 /** One request a test upstream received. */
 export interface UpstreamRequest {
@@ -42,8 +43,7 @@ function answerOk(_request: UpstreamRequest, res: ServerResponse): void {
 /** Starts a recording upstream on 127.0.0.1 that answers with `handler` (by default `{"ok":true}`). */
 export async function startRecordingUpstream(handler: UpstreamHandler = answerOk): Promise<Upstream> {
   let current = handler;
-  const requests: UpstreamRequest[] = [];
-  const waiters = new Set<() => void>();
+  const log = createRequestLog<UpstreamRequest>();
   const sockets = new Set<Socket>();
   const server = createServer(async (req, res) => {
     const chunks: Buffer[] = [];
@@ -55,8 +55,7 @@ export async function startRecordingUpstream(handler: UpstreamHandler = answerOk
       body: Buffer.concat(chunks).toString('utf8'),
       remotePort: req.socket.remotePort ?? 0,
     };
-    requests.push(request);
-    for (const wake of [...waiters]) wake();
+    log.push(request);
     try {
       await current(request, res, req);
     } catch {
@@ -73,30 +72,17 @@ export async function startRecordingUpstream(handler: UpstreamHandler = answerOk
   return {
     origin: `http://127.0.0.1:${port}`,
     port,
-    requests,
+    requests: log.requests,
     setHandler: (h) => {
       current = h;
     },
     waitFor: (match, timeoutMs = 20_000) =>
-      new Promise((resolve, reject) => {
-        const check = () => {
-          const found = requests.find(match);
-          if (!found) return false;
-          waiters.delete(check);
-          clearTimeout(timer);
-          resolve(found);
-          return true;
-        };
-        const timer = setTimeout(() => {
-          waiters.delete(check);
-          reject(
-            new Error(
-              `upstream: no matching request in ${timeoutMs} ms; saw ${JSON.stringify(requests.map((r) => `${r.method} ${r.url}`))}`,
-            ),
-          );
-        }, timeoutMs);
-        if (!check()) waiters.add(check);
-      }),
+      log.waitFor(
+        match,
+        timeoutMs,
+        () =>
+          `upstream: no matching request in ${timeoutMs} ms; saw ${JSON.stringify(log.requests.map((r) => `${r.method} ${r.url}`))}`,
+      ),
     close: async () => {
       const closed = new Promise((resolve) => server.close(resolve));
       for (const s of sockets) s.destroy();
