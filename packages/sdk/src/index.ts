@@ -40,3 +40,4 @@ export type { SecretKeyRotation, SecretKeyStatus } from './resources/secrets.js'
 export type * from './types.js';
 export type { Diagnostic, Severity } from './wire/diagnostic.js';
 export type * from './wire/resources.js';
+export * from './wire/schemas.js';

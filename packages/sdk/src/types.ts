@@ -1,4 +1,23 @@
+import type { Static } from 'typebox';
 import type { Agent, Connector, Interaction, Json, Tool, ToolDefinition } from './wire/resources.js';
+import type {
+  ActorSchema,
+  APPROVAL_STATUSES,
+  ApprovalSchema,
+  DeployChangeSchema,
+  DeployPlanSchema,
+  InteractionInputSchema,
+  RUN_EVENT_TYPES,
+  RUN_STATUSES,
+  RunErrorSchema,
+  RunEventSchema,
+  RunSchema,
+  SecretSchema,
+  ToolPinSchema,
+  VersionRefSchema,
+  VersionStateSchema,
+  VersionSummarySchema,
+} from './wire/schemas.js';
 
 /** One file of a config repo, its path relative to the repo root with `/`. */
 export interface DeployFile {
@@ -7,27 +26,10 @@ export interface DeployFile {
 }
 
 /** What a deploy did (or would do) to one resource. */
-export interface DeployChange {
-  kind: 'connector' | 'tool' | 'agent' | 'interaction';
-  name: string;
-  action: 'create' | 'update' | 'unchanged';
-  /** The version after the deploy (the one it would create, for a dry run). */
-  version: number;
-  previousVersion?: number;
-  /** What changed, in words. */
-  changed?: string[];
-  /** The subset of `changed` that can break a working agent. */
-  breaking: string[];
-  [field: string]: unknown;
-}
+export type DeployChange = Static<typeof DeployChangeSchema>;
 
 /** The answer of `POST /v1/deploy`. */
-export interface DeployPlan {
-  /** `false` for a dry run. */
-  applied: boolean;
-  changes: DeployChange[];
-  [field: string]: unknown;
-}
+export type DeployPlan = Static<typeof DeployPlanSchema>;
 
 /** A connector or tool in a list. */
 export interface ResourceSummary {
@@ -45,18 +47,10 @@ export interface ExtopSummary extends ResourceSummary {
 }
 
 /** One stored version of a connector or tool. */
-export interface VersionInfo {
-  version: number;
-  enabled: boolean;
-  createdAt: string;
-}
+export type VersionInfo = Static<typeof VersionSummarySchema>;
 
 /** The answer of enabling or disabling a version. */
-export interface VersionState {
-  name: string;
-  version: number;
-  enabled: boolean;
-}
+export type VersionState = Static<typeof VersionStateSchema>;
 
 /** One stored version of a connector, with its compiled resource. */
 export interface ConnectorRecord {
@@ -93,12 +87,7 @@ export interface ExtopCallResult {
 }
 
 /** A secret as the API shows it: never its value. */
-export interface SecretInfo {
-  id: string;
-  name: string;
-  createdAt: string;
-  updatedAt: string;
-}
+export type SecretInfo = Static<typeof SecretSchema>;
 
 /** The role of an API key. */
 export type KeyRole = 'admin' | 'user';
@@ -123,10 +112,7 @@ export interface CreatedNamespace {
 }
 
 /** A tool version a resource pins. */
-export interface ToolPin {
-  name: string;
-  version: number;
-}
+export type ToolPin = Static<typeof ToolPinSchema>;
 
 /** An agent or interaction in a list. */
 export type RunnableSummary = ResourceSummary;
@@ -148,24 +134,7 @@ export interface AgentRecord {
 }
 
 /** One input a run of an interaction gives. */
-export interface InteractionInput {
-  name: string;
-  /** `prompt` fills `%%name%%` in the task; `binding` is written into a tool call; `auth` is a secret id. */
-  kind: 'prompt' | 'binding' | 'auth';
-  required: boolean;
-  description?: string;
-  /** A prompt's default text or a binding's default JSON value. */
-  default?: Json;
-  /** Binding and auth inputs: the tool they feed, and the agent whose tool it is. */
-  function?: string;
-  agent?: string;
-  /** Binding inputs: the body field or parameter written, and where. */
-  target?: string;
-  type?: 'request' | 'query' | 'path';
-  /** Auth inputs: the header sent, and the secret name used when the run gives none. */
-  header?: string;
-  secret?: string;
-}
+export type InteractionInput = Static<typeof InteractionInputSchema>;
 
 /** One stored version of an interaction, with what a run of it needs. */
 export interface InteractionRecord {
@@ -183,92 +152,34 @@ export interface InteractionRecord {
   resource: Interaction;
 }
 
-// Runs and approvals: the same shapes as packages/engine/src/api/types.ts (a client package copies them
-// rather than import the engine).
+// Runs and approvals.
 
 /** Where a run stands. */
-export type RunStatus = 'Running' | 'PendingApproval' | 'Completed' | 'Failed' | 'Cancelled';
+export type RunStatus = (typeof RUN_STATUSES)[number];
 
 /** Where an approval stands. */
-export type ApprovalStatus = 'Pending' | 'Approved' | 'Rejected' | 'Expired';
+export type ApprovalStatus = (typeof APPROVAL_STATUSES)[number];
 
 /** A pinned version a run uses. */
-export interface VersionRef {
-  kind: 'connector' | 'tool' | 'agent' | 'interaction';
-  name: string;
-  version: number;
-}
+export type VersionRef = Static<typeof VersionRefSchema>;
 
 /** The API key that answered an approval: its id and name. */
-export interface Actor {
-  keyId: string;
-  keyName: string;
-}
+export type Actor = Static<typeof ActorSchema>;
 
 /** One call waiting for a person, as it is shown (never a secret). */
-export interface ApprovalView {
-  id: string;
-  /** The run that waits on it; null for an approval made outside a run. */
-  runId: string | null;
-  functionName: string;
-  /** JSON text: `{ request?, additionalInputs? }`, the model's arguments and the run inputs written into the call. */
-  argumentsJson: string;
-  status: ApprovalStatus;
-  /** The agent's name in the interaction. */
-  agentName: string | null;
-  /** The reason given with a rejection. */
-  reason: string | null;
-  answeredBy: Actor | null;
-  answeredAt: string | null;
-  expiresAt: string | null;
-  createdAt: string;
-}
+export type ApprovalView = Static<typeof ApprovalSchema>;
 
 /** Why a run failed. */
-export interface RunError {
-  code: string;
-  message: string;
-}
+export type RunError = Static<typeof RunErrorSchema>;
 
 /** A run of an interaction. */
-export interface RunView {
-  id: string;
-  interaction: { name: string; version: number };
-  status: RunStatus;
-  /** False for an app run: nobody can be asked to approve. */
-  interactive: boolean;
-  /** The inputs as given (secret inputs are secret ids, never values). */
-  inputs: Record<string, unknown>;
-  /** The final answer of a Completed run. */
-  result: string | null;
-  error: RunError | null;
-  /** The approval the run waits on while PendingApproval; null otherwise. */
-  pendingApproval: ApprovalView | null;
-  /** Every version the run uses, pinned when it started. */
-  versions: VersionRef[];
-  createdAt: string;
-  updatedAt: string;
-}
+export type RunView = Static<typeof RunSchema>;
 
 /** The kinds of stored steps of a run. */
-export type RunEventType =
-  | 'run-started'
-  | 'model-response'
-  | 'tool-call-started'
-  | 'tool-result'
-  | 'approval-requested'
-  | 'approval-answered'
-  | 'run-completed'
-  | 'run-failed'
-  | 'run-cancelled';
+export type RunEventType = (typeof RUN_EVENT_TYPES)[number];
 
 /** One stored step of a run; `seq` counts from 1 and is the SSE event id. */
-export interface RunEvent {
-  seq: number;
-  type: RunEventType;
-  at: string;
-  data: Record<string, unknown>;
-}
+export type RunEvent = Static<typeof RunEventSchema>;
 
 /** One page of runs, newest first. */
 export interface RunPage {

@@ -1,152 +1,71 @@
-// A copy of packages/lang/src/config/resources.ts, so that the SDK installs without @maitento/lang;
-// packages/sdk/test/wire-copies.test.ts fails when the two differ.
-/** Any JSON value. */
-export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+// The resource types of the wire, derived from their one declaration in ./schemas.ts. @maitento/lang's
+// types (packages/lang/src/config/resources.ts) are checked equal to these when the server compiles.
+import type { Static } from 'typebox';
+import type {
+  AgentSchema,
+  ConnectorSchema,
+  InteractionSchema,
+  Json,
+  RESOURCE_KINDS,
+  ToolDefinitionSchema,
+  ToolSchema,
+} from './schemas.js';
+
+export type { Json };
 
 /** A JSON Schema, kept as the JSON it was written as. */
 export type JsonSchema = { [key: string]: Json } | boolean;
 
 /** The four resource kinds of a config repo. */
-export type ResourceKind = 'connector' | 'tool' | 'agent' | 'interaction';
-
-/** HTTP methods a connector may use. */
-export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
-
-/** Types of a path or query parameter. */
-export type ParameterType = 'string' | 'number' | 'integer' | 'boolean';
-
-/** A path or query parameter of a connector. */
-export interface ConnectorParameter {
-  name: string;
-  description?: string;
-  /** Defaults to `true` for path parameters and `false` for query parameters. */
-  required: boolean;
-  /** Defaults to `string`. */
-  type: ParameterType;
-}
-
-/** How a connector authenticates. */
-export type ConnectorAuth = 'None' | 'Header' | 'Maitento';
+export type ResourceKind = (typeof RESOURCE_KINDS)[number];
 
 /** The HTTP call itself (`connectors/open-api/<name>.mtr`). */
-export interface Connector {
-  kind: 'connector';
-  name: string;
-  method: HttpMethod;
-  url: string;
-  description: string;
-  parameters: { path: ConnectorParameter[]; query: ConnectorParameter[] };
-  schema: { request?: JsonSchema; response?: JsonSchema };
-  auth: ConnectorAuth;
-}
+export type Connector = Static<typeof ConnectorSchema>;
 
-/** A tool's own credential: the named secret's value is sent in `header`. */
-export interface ToolAuth {
-  header: string;
-  /** Secret name (secrets live on the server, never in the repo). */
-  secret: string;
-}
+/** HTTP methods a connector may use. */
+export type HttpMethod = Connector['method'];
+
+/** A path or query parameter of a connector. */
+export type ConnectorParameter = Connector['parameters']['path'][number];
+
+/** Types of a path or query parameter. */
+export type ParameterType = ConnectorParameter['type'];
+
+/** How a connector authenticates. */
+export type ConnectorAuth = Connector['auth'];
 
 /** What the model sees and calls (`external-operations/open-api/<name>.mtr`). */
-export interface Tool {
-  kind: 'tool';
-  name: string;
-  /** Name of the connector. */
-  connector: string;
-  guidance: string;
-  /** Fixed values; `request` keys are body targets with `/` between nested names. */
-  bindings: { request: Record<string, Json>; query: Record<string, Json>; path: Record<string, Json> };
-  auth?: ToolAuth;
-  requiresApproval: boolean;
-}
+export type Tool = Static<typeof ToolSchema>;
 
-/** A function given to an agent. */
-export interface AgentFunction {
-  /** Name of the tool. */
-  ref: string;
-}
+/** A tool's own credential: the named secret's value is sent in `header`. */
+export type ToolAuth = NonNullable<Tool['auth']>;
 
 /** An agent (`agents/<name>.mtr`). */
-export interface Agent {
-  kind: 'agent';
-  name: string;
-  /** `provider:model`, for example `openai:gpt-4o-mini`. */
-  model: string;
-  instructions: string;
-  summary?: string;
-  functions: AgentFunction[];
-}
+export type Agent = Static<typeof AgentSchema>;
 
-/** A prompt input of an interaction, used by `%%name%%` placeholders. */
-export interface PromptInput {
-  name: string;
-  description?: string;
-  required: boolean;
-  default?: string;
-}
-
-/** Where a run-input binding writes its value. */
-export type BindingType = 'request' | 'query' | 'path';
-
-/** A run input written straight into a tool call (`inputs.functions.binding`). */
-export interface FunctionBinding {
-  /** Name of the run input. */
-  name: string;
-  /** Name of the tool. */
-  function: string;
-  /** Name of the agent whose function it is; absent for tools handed out by `functions.openApi`. */
-  agent?: string;
-  /** Body field (nested names joined by `/`) or parameter name. */
-  target: string;
-  type: BindingType;
-  required: boolean;
-  default?: Json;
-  description?: string;
-}
-
-/** A run input carrying a secret's id (`inputs.functions.auth`). */
-export interface FunctionAuth {
-  name: string;
-  function: string;
-  agent?: string;
-  /** Defaults to `Authorization`. */
-  header: string;
-  required: boolean;
-  /** Default secret name. */
-  secret?: string;
-  description?: string;
-}
-
-/** A tool handed to every agent of an interaction (`functions.openApi`). */
-export interface OpenApiFunction {
-  name?: string;
-  /** Name of the tool. */
-  ref: string;
-}
+/** A function given to an agent. */
+export type AgentFunction = Agent['functions'][number];
 
 /** A one-shot interaction (`interactions/one-shot/<name>.mtr`). */
-export interface Interaction {
-  kind: 'interaction';
-  name: string;
-  agent: { name: string; agent: string };
-  task: string;
-  inputs: {
-    prompts: PromptInput[];
-    functions: { binding: FunctionBinding[]; auth: FunctionAuth[] };
-  };
-  functions: { openApi: OpenApiFunction[] };
-}
+export type Interaction = Static<typeof InteractionSchema>;
+
+/** A prompt input of an interaction, used by `%%name%%` placeholders. */
+export type PromptInput = Interaction['inputs']['prompts'][number];
+
+/** A run input written straight into a tool call (`inputs.functions.binding`). */
+export type FunctionBinding = Interaction['inputs']['functions']['binding'][number];
+
+/** Where a run-input binding writes its value. */
+export type BindingType = FunctionBinding['type'];
+
+/** A run input carrying a secret's id (`inputs.functions.auth`). */
+export type FunctionAuth = Interaction['inputs']['functions']['auth'][number];
+
+/** A tool handed to every agent of an interaction (`functions.openApi`). */
+export type OpenApiFunction = Interaction['functions']['openApi'][number];
 
 /** Any resource. */
 export type Resource = Connector | Tool | Agent | Interaction;
 
-/**
- * The model-facing definition of a tool: exactly what a model is sent. `parameters` is a JSON Schema
- * object `{ request?: {...}, additionalInputs?: {...} }` holding only the fields the model fills,
- * every field required, optional ones nullable, `additionalProperties: false` throughout.
- */
-export interface ToolDefinition {
-  name: string;
-  description: string;
-  parameters: { [key: string]: Json };
-}
+/** The model-facing definition of a tool: exactly what a model is sent. */
+export type ToolDefinition = Static<typeof ToolDefinitionSchema>;

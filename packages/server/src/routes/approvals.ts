@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { answeringActor } from '../internal/actor.js';
 import type { ServerContext } from '../internal/context.js';
 import { emptyBodyIsEmptyObject } from '../internal/optional-body.js';
-import { APPROVAL_STATUSES } from '../schemas/runs.js';
+import { APPROVAL_STATUSES } from '@maitento/sdk';
 import { idParams, responses } from '../schemas/shared.js';
 
 /** `/v1/approvals`: the calls waiting for a person, in a run or not, each answered once. */

@@ -4,7 +4,7 @@ import { answeringActor } from '../internal/actor.js';
 import type { ServerContext } from '../internal/context.js';
 import { emptyBodyIsEmptyObject } from '../internal/optional-body.js';
 import { type OpenStream, resumePoint, streamRunEvents } from '../internal/event-stream.js';
-import { RUN_STATUSES } from '../schemas/runs.js';
+import { RUN_STATUSES } from '@maitento/sdk';
 import { idParams, nameParams, responses } from '../schemas/shared.js';
 
 const TERMINAL: RunStatus[] = ['Completed', 'Failed', 'Cancelled'];

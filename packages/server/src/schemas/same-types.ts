@@ -1,0 +1,33 @@
+// Compile-time proof that the types other packages declare for the wire are the SDK's schemas' types: the
+// server is where @maitento/lang, the engine, the store and @maitento/sdk meet, so `tsc -b` fails here the
+// moment one of them drifts (a field added, dropped, made optional or renamed on one side only).
+import type * as engine from '@maitento/engine';
+import type * as lang from '@maitento/lang';
+import type * as sdk from '@maitento/sdk';
+import type * as store from '@maitento/store';
+
+/** True when `A` and `B` are the same type (mutually assignable, checked without distributing unions). */
+export type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+
+/** Compiles only for `true`. */
+export type Assert<T extends true> = T;
+
+/** Every pair checked; an entry that is not `true` is a compile error naming the drifted type. */
+export type SameWireTypes = [
+  Assert<Same<lang.Connector, sdk.Connector>>,
+  Assert<Same<lang.Tool, sdk.Tool>>,
+  Assert<Same<lang.Agent, sdk.Agent>>,
+  Assert<Same<lang.Interaction, sdk.Interaction>>,
+  Assert<Same<lang.ToolDefinition, sdk.ToolDefinition>>,
+  Assert<Same<lang.Resource, sdk.Resource>>,
+  Assert<Same<lang.Diagnostic, sdk.Diagnostic>>,
+  Assert<Same<engine.RunView, sdk.RunView>>,
+  Assert<Same<engine.ApprovalView, sdk.ApprovalView>>,
+  Assert<Same<engine.RunEvent, sdk.RunEvent>>,
+  Assert<Same<engine.Actor, sdk.Actor>>,
+  Assert<Same<engine.RunStatus, sdk.RunStatus>>,
+  Assert<Same<engine.ApprovalStatus, sdk.ApprovalStatus>>,
+  Assert<Same<engine.RunEventType, sdk.RunEventType>>,
+  Assert<Same<engine.RunPage, sdk.RunPage>>,
+  Assert<Same<store.DeployPlan, sdk.DeployPlan>>,
+];
