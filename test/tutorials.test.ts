@@ -156,9 +156,22 @@ afterAll(async () => {
   for (const dir of [work, home]) if (dir) await rm(dir, { recursive: true, force: true });
 });
 
-/** Runs one tutorial and fails with every block's output when a command exits non-zero. */
+/**
+ * Runs one tutorial and fails with every block's output when a command exits non-zero. First it checks
+ * that nothing escapes the test: every .mtr and TypeScript block is a `// file:` block, and every shell
+ * block is a ```sh block (run) or marked `skip-test`.
+ */
 async function run(name: string): Promise<string> {
-  const results = await runTutorial(await readTutorial(name), options);
+  const markdown = await readTutorial(name);
+  const shown = blocks(markdown);
+  for (const b of shown) {
+    if (['mtr', 'ts', 'typescript'].includes(b.lang)) expect(filePath(b), `${name}: ${b.text}`).toBeDefined();
+    if (['bash', 'shell', 'console', 'zsh'].includes(b.lang)) throw new Error(`${name}: use \`\`\`sh: ${b.text}`);
+  }
+  const commands = shown.filter((b) => b.lang === 'sh' && !b.info.includes('skip-test'));
+  expect(commands.length).toBeGreaterThan(0);
+  const results = await runTutorial(markdown, options);
+  expect(results.length, allOutput(results)).toBe(commands.length);
   const output = allOutput(results);
   // MT_E2E_LOGS=1 prints what every block wrote, to read the tutorial's real output.
   if (process.env.MT_E2E_LOGS) console.error(output);
