@@ -46,13 +46,13 @@ export type { Pin } from './resources/hash.js';
 export {
   getAnyVersion,
   getVersion,
-  listAnyVersions,
   listResources,
   listTools,
   listVersions,
   setVersionEnabled,
 } from './resources/versions.js';
 export type {
+  NotFoundError,
   ResourceOf,
   ResourceSummary,
   StoredVersion,

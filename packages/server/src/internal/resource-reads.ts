@@ -1,6 +1,13 @@
-import type { Agent, Interaction } from '@maitento/lang';
 import { engineErrors } from '@maitento/engine';
-import { getAnyVersion, listAnyVersions, type Pin, type Queryable, type VersionSummary } from '@maitento/store';
+import {
+  getVersion,
+  listVersions,
+  type NotFoundError,
+  type Pin,
+  type Queryable,
+  type ResourceOf,
+  type VersionSummary,
+} from '@maitento/store';
 import { serverErrors } from '../errors.js';
 
 /** The kinds read here (connectors and tools are read through the store's `getVersion`). */
@@ -18,13 +25,15 @@ export interface StoredRunnable<R> {
 }
 
 /** The resource stored for each kind. */
-export type RunnableOf<K extends RunnableKind> = K extends 'agent' ? Agent : Interaction;
+export type RunnableOf<K extends RunnableKind> = ResourceOf<K>;
 
-function notFound(kind: RunnableKind, name: string, version?: number) {
-  const params = { name, version: version === undefined ? '' : ` version ${version}` };
-  return kind === 'agent'
-    ? serverErrors.create('api:agents:not-found', params)
-    : engineErrors.create('api:interactions:not-found', params);
+function notFound(kind: RunnableKind): NotFoundError {
+  return (name, version) => {
+    const params = { name, version: version === undefined ? '' : ` version ${version}` };
+    return kind === 'agent'
+      ? serverErrors.create('api:agents:not-found', params)
+      : engineErrors.create('api:interactions:not-found', params);
+  };
 }
 
 /** Reads one version of an agent or interaction (the latest when `version` is omitted). */
@@ -35,20 +44,16 @@ export async function getRunnable<K extends RunnableKind>(
   name: string,
   version?: number,
 ): Promise<StoredRunnable<RunnableOf<K>>> {
-  const stored = await getAnyVersion<RunnableOf<K>>(db, namespace, kind, name, version);
-  if (!stored) throw notFound(kind, name, version);
-  const { definition: _definition, ...runnable } = stored;
+  const { definition: _definition, ...runnable } = await getVersion(db, namespace, kind, name, version, notFound(kind));
   return runnable;
 }
 
 /** Lists the versions of an agent or interaction, newest first. */
-export async function listRunnableVersions(
+export function listRunnableVersions(
   db: Queryable,
   namespace: string,
   kind: RunnableKind,
   name: string,
 ): Promise<VersionSummary[]> {
-  const versions = await listAnyVersions(db, namespace, kind, name);
-  if (versions.length === 0) throw notFound(kind, name);
-  return versions;
+  return listVersions(db, namespace, kind, name, notFound(kind));
 }

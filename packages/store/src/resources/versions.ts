@@ -1,4 +1,4 @@
-import type { Connector, ResourceKind, Tool, ToolDefinition } from '@maitento/lang';
+import type { Agent, Connector, Interaction, ResourceKind, Tool, ToolDefinition } from '@maitento/lang';
 import { CHANGE_CHANNEL, changePayload } from '../cache/changes.js';
 import type { Queryable } from '../db/db.js';
 import { storeErrors } from '../errors.js';
@@ -36,13 +36,24 @@ export interface VersionSummary {
 }
 
 /** The resource type stored for each kind. */
-export type ResourceOf<K extends VersionedKind> = K extends 'connector' ? Connector : Tool;
+export type ResourceOf<K extends ResourceKind> = K extends 'connector'
+  ? Connector
+  : K extends 'tool'
+    ? Tool
+    : K extends 'agent'
+      ? Agent
+      : Interaction;
 
-function notFound(kind: ResourceKind, name: string, version?: number) {
-  const params = { name, version: version === undefined ? '' : ` version ${version}` };
-  return kind === 'connector'
-    ? storeErrors.create('api:connectors:not-found', params)
-    : storeErrors.create('api:extops:not-found', params);
+/** Makes the error for a resource, or one version of it, that is not there (each kind's package owns its code). */
+export type NotFoundError = (name: string, version?: number) => Error;
+
+function notFound(kind: VersionedKind): NotFoundError {
+  return (name, version) => {
+    const params = { name, version: version === undefined ? '' : ` version ${version}` };
+    return kind === 'connector'
+      ? storeErrors.create('api:connectors:not-found', params)
+      : storeErrors.create('api:extops:not-found', params);
+  };
 }
 
 /** Lists every resource of `kind` in `namespace` with its latest version, by name. */
@@ -132,44 +143,66 @@ export async function getAnyVersion<R = unknown>(
   };
 }
 
-/** Reads one version of a connector or tool (the latest when `version` is omitted). */
+/**
+ * Reads one version of a resource (the latest when `version` is omitted); `notFound` makes the error when it is
+ * not there, by default the store's for connectors and tools (agents and interactions must pass theirs).
+ */
 export async function getVersion<K extends VersionedKind>(
   db: Queryable,
   namespace: string,
   kind: K,
   name: string,
   version?: number,
-): Promise<StoredVersion<ResourceOf<K>>> {
-  const stored = await getAnyVersion<ResourceOf<K>>(db, namespace, kind, name, version);
-  if (!stored) throw notFound(kind, name, version);
-  return stored;
-}
-
-/** Lists the versions of a resource of any kind, newest first; empty when there is none. */
-export async function listAnyVersions(
+): Promise<StoredVersion<ResourceOf<K>>>;
+export async function getVersion<K extends ResourceKind>(
+  db: Queryable,
+  namespace: string,
+  kind: K,
+  name: string,
+  version: number | undefined,
+  notFoundError: NotFoundError,
+): Promise<StoredVersion<ResourceOf<K>>>;
+export async function getVersion(
   db: Queryable,
   namespace: string,
   kind: ResourceKind,
   name: string,
+  version?: number,
+  notFoundError?: NotFoundError,
+): Promise<StoredVersion> {
+  const stored = await getAnyVersion(db, namespace, kind, name, version);
+  if (!stored) throw (notFoundError ?? notFound(kind as VersionedKind))(name, version);
+  return stored;
+}
+
+/** Lists the versions of a resource, newest first; `notFound` as for {@link getVersion}. */
+export async function listVersions(
+  db: Queryable,
+  namespace: string,
+  kind: VersionedKind,
+  name: string,
+): Promise<VersionSummary[]>;
+export async function listVersions(
+  db: Queryable,
+  namespace: string,
+  kind: ResourceKind,
+  name: string,
+  notFoundError: NotFoundError,
+): Promise<VersionSummary[]>;
+export async function listVersions(
+  db: Queryable,
+  namespace: string,
+  kind: ResourceKind,
+  name: string,
+  notFoundError?: NotFoundError,
 ): Promise<VersionSummary[]> {
   const { rows } = await db.query<{ version: number; enabled: boolean; created_at: Date }>(
     'SELECT version, enabled, created_at FROM mt_resource_versions ' +
       'WHERE namespace = $1 AND kind = $2 AND name = $3 ORDER BY version DESC',
     [namespace, kind, name],
   );
+  if (rows.length === 0) throw (notFoundError ?? notFound(kind as VersionedKind))(name);
   return rows.map((row) => ({ version: row.version, enabled: row.enabled, createdAt: iso(row.created_at) }));
-}
-
-/** Lists the versions of a connector or tool, newest first. */
-export async function listVersions(
-  db: Queryable,
-  namespace: string,
-  kind: VersionedKind,
-  name: string,
-): Promise<VersionSummary[]> {
-  const versions = await listAnyVersions(db, namespace, kind, name);
-  if (versions.length === 0) throw notFound(kind, name);
-  return versions;
 }
 
 /** Disables or enables one version of a connector or tool; takes effect on the next call, on every server. */
@@ -188,6 +221,6 @@ export async function setVersionEnabled(
       'SELECT pg_notify($6, $7) FROM changed',
     [namespace, kind, name, version, enabled, CHANGE_CHANNEL, changePayload({ kind: 'resources', namespace })],
   );
-  if (rows.length === 0) throw notFound(kind, name, version);
+  if (rows.length === 0) throw notFound(kind)(name, version);
   return { name, version, enabled };
 }
