@@ -3,9 +3,9 @@ import {
   getVersion,
   listVersions,
   type NotFoundError,
-  type Pin,
   type Queryable,
   type ResourceOf,
+  type StoredVersion,
   type VersionSummary,
 } from '@maitento/store';
 import { serverErrors } from '../errors.js';
@@ -14,15 +14,7 @@ import { serverErrors } from '../errors.js';
 export type RunnableKind = 'agent' | 'interaction';
 
 /** One stored version of an agent or interaction. */
-export interface StoredRunnable<R> {
-  name: string;
-  version: number;
-  enabled: boolean;
-  createdAt: string;
-  hash: string;
-  resource: R;
-  pins: Pin[];
-}
+export type StoredRunnable<R> = Omit<StoredVersion<R>, 'definition'>;
 
 /** The resource stored for each kind. */
 export type RunnableOf<K extends RunnableKind> = ResourceOf<K>;
