@@ -101,14 +101,10 @@ function toRecord(row: RunRow): RunRecord {
 /** Stores a new run (status Running, no events yet). */
 export async function insertRun(
   db: Queryable,
-  run: {
-    id: string;
-    namespace: string;
-    interaction: string;
-    interactionVersion: number;
-    versions: Pin[];
-    inputs: Record<string, unknown>;
-    interactive: boolean;
+  run: Pick<
+    RunRecord,
+    'id' | 'namespace' | 'interaction' | 'interactionVersion' | 'versions' | 'inputs' | 'interactive'
+  > & {
     startedByKeyId?: string;
   },
 ): Promise<void> {
