@@ -55,7 +55,8 @@ export async function startWorker(home: string, env: Record<string, string>): Pr
     log += c.toString();
   });
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(resolve, 3_000);
+    // Ready is the worker's own line, or its exit; a loaded machine may take several seconds for either.
+    const timer = setTimeout(() => reject(new Error(`mt worker did not start in 30 s:\n${log}`)), 30_000);
     child.stderr?.on('data', (c: Buffer) => {
       log += c.toString();
       if (/executing runs/.test(log)) {
