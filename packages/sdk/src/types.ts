@@ -1,5 +1,14 @@
 import type { Static } from 'typebox';
-import type { Agent, Connector, Interaction, Json, Tool, ToolDefinition } from './wire/resources.js';
+import type {
+  AgentRecordSchema,
+  ConnectorRecordSchema,
+  ExtopRecordSchema,
+  ExtopSummarySchema,
+  InteractionRecordSchema,
+  ResourceSummarySchema,
+  RunPageSchema,
+} from './wire/records.js';
+import type { Json } from './wire/resources.js';
 import type {
   ActorSchema,
   APPROVAL_STATUSES,
@@ -32,19 +41,10 @@ export type DeployChange = Static<typeof DeployChangeSchema>;
 export type DeployPlan = Static<typeof DeployPlanSchema>;
 
 /** A connector or tool in a list. */
-export interface ResourceSummary {
-  name: string;
-  latestVersion: number;
-  enabled: boolean;
-}
+export type ResourceSummary = Static<typeof ResourceSummarySchema>;
 
 /** A tool in a list: {@link ResourceSummary}, and whether a call of it can be made at all. */
-export interface ExtopSummary extends ResourceSummary {
-  /** False while the latest version, or the connector version it is pinned to, is disabled. */
-  callable: boolean;
-  /** Why it is not callable, such as `connector orders-get version 1 is disabled`. */
-  reason?: string;
-}
+export type ExtopSummary = Static<typeof ExtopSummarySchema>;
 
 /** One stored version of a connector or tool. */
 export type VersionInfo = Static<typeof VersionSummarySchema>;
@@ -53,27 +53,10 @@ export type VersionInfo = Static<typeof VersionSummarySchema>;
 export type VersionState = Static<typeof VersionStateSchema>;
 
 /** One stored version of a connector, with its compiled resource. */
-export interface ConnectorRecord {
-  name: string;
-  version: number;
-  enabled: boolean;
-  createdAt: string;
-  hash: string;
-  resource: Connector;
-}
+export type ConnectorRecord = Static<typeof ConnectorRecordSchema>;
 
 /** One stored version of a tool (extop), with what the model sees. */
-export interface ExtopRecord {
-  name: string;
-  version: number;
-  enabled: boolean;
-  createdAt: string;
-  hash: string;
-  connector: { name: string; version: number };
-  resource: Tool;
-  /** The model-facing definition: exactly what a model is sent. */
-  definition: ToolDefinition;
-}
+export type ExtopRecord = Static<typeof ExtopRecordSchema>;
 
 /** The answer of one tool call through the gateway. */
 export interface ExtopCallResult {
@@ -118,39 +101,13 @@ export type ToolPin = Static<typeof ToolPinSchema>;
 export type RunnableSummary = ResourceSummary;
 
 /** One stored version of an agent. */
-export interface AgentRecord {
-  name: string;
-  version: number;
-  enabled: boolean;
-  createdAt: string;
-  hash: string;
-  /** `provider:name`, for example `openai:gpt-4o-mini`. */
-  model: string;
-  summary?: string;
-  instructions: string;
-  /** The tool versions this agent version pins. */
-  tools: ToolPin[];
-  resource: Agent;
-}
+export type AgentRecord = Static<typeof AgentRecordSchema>;
 
 /** One input a run of an interaction gives. */
 export type InteractionInput = Static<typeof InteractionInputSchema>;
 
 /** One stored version of an interaction, with what a run of it needs. */
-export interface InteractionRecord {
-  name: string;
-  version: number;
-  enabled: boolean;
-  createdAt: string;
-  hash: string;
-  /** The agent's name in the interaction, the agent resource, and the version pinned. */
-  agent: { name: string; agent: string; version: number };
-  task: string;
-  inputs: InteractionInput[];
-  /** Every tool a run may call: the agent's own and the interaction's `functions.openApi`. */
-  tools: ToolPin[];
-  resource: Interaction;
-}
+export type InteractionRecord = Static<typeof InteractionRecordSchema>;
 
 // Runs and approvals.
 
@@ -181,12 +138,8 @@ export type RunEventType = (typeof RUN_EVENT_TYPES)[number];
 /** One stored step of a run; `seq` counts from 1 and is the SSE event id. */
 export type RunEvent = Static<typeof RunEventSchema>;
 
-/** One page of runs, newest first. */
-export interface RunPage {
-  runs: RunView[];
-  /** Pass it as `cursor` for the next page; null on the last one. */
-  nextCursor: string | null;
-}
+/** One page of runs, newest first; pass `nextCursor` as `cursor` for the next page. */
+export type RunPage = Static<typeof RunPageSchema>;
 
 /** Filters of `mt.interactionRuns.list`. */
 export interface ListRunsParams {

@@ -1,5 +1,6 @@
 // The engine's public contract: what the server, the CLI (through the SDK) and the tests see of runs,
-// their events and approvals. The server's JSON Schemas mirror these shapes.
+// their events and approvals. @maitento/sdk declares the same shapes as TypeBox schemas (the wire's one
+// declaration); packages/server/src/schemas/same-types.ts fails the build when the two differ.
 
 /** Where a run stands. */
 export type RunStatus = 'Running' | 'PendingApproval' | 'Completed' | 'Failed' | 'Cancelled';

@@ -305,24 +305,3 @@ export const RunEventSchema = Type.Object(
   { seq: Type.Integer(), type: stringEnum(RUN_EVENT_TYPES), at: Type.String(), data: unknownMap },
   { $id: 'RunEvent', description: 'One stored step of a run; seq counts from 1 and is the SSE event id' },
 );
-
-/** Every schema with an `$id`, in the order a server adds them (a schema after those it refers to). */
-export const wireSchemas = [
-  DiagnosticSchema,
-  ErrorSchema,
-  ConnectorSchema,
-  ToolSchema,
-  ToolDefinitionSchema,
-  DeployPlanSchema,
-  VersionStateSchema,
-  VersionSummarySchema,
-  SecretSchema,
-  AgentSchema,
-  InteractionSchema,
-  InteractionInputSchema,
-  ToolPinSchema,
-  ActorSchema,
-  ApprovalSchema,
-  RunSchema,
-  RunEventSchema,
-] as const;

@@ -23,11 +23,7 @@ export interface RunnableRouteSpec<K extends RunnableKind> {
   detail: (stored: StoredRunnable<RunnableOf<K>>, namespace: string) => Promise<Record<string, unknown>>;
 }
 
-const summaryItem = {
-  type: 'object',
-  properties: { name: { type: 'string' }, latestVersion: { type: 'integer' }, enabled: { type: 'boolean' } },
-  required: ['name', 'latestVersion', 'enabled'],
-};
+const summaryItem = { $ref: 'ResourceSummary#' };
 
 /** Adds the read routes of agents or interactions: list, latest, versions, one version. */
 export function runnableRoutes<K extends RunnableKind>(

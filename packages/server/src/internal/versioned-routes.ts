@@ -22,36 +22,17 @@ export interface VersionedRouteSpec {
   detailSchema: Record<string, unknown>;
   /** Turns a stored version into the detail answer. */
   detail: (stored: StoredVersion) => Record<string, unknown>;
-  /** A list of its own (extops add whether each tool is callable), with the extra item properties it answers. */
+  /** A list of its own (extops add whether each tool is callable), with the schema of its items. */
   list?: {
-    properties: Record<string, unknown>;
-    required: string[];
+    item: Record<string, unknown>;
     read: (namespace: string) => Promise<unknown[]>;
   };
 }
 
-/** The fields every detail answer has. */
-export const versionDetailProperties = {
-  name: { type: 'string' },
-  version: { type: 'integer' },
-  enabled: { type: 'boolean' },
-  createdAt: { type: 'string' },
-  hash: { type: 'string' },
-};
-
 /** Adds list, latest, versions, one version, disable and enable routes for a versioned kind. */
 export function versionedRoutes(app: FastifyInstance, ctx: ServerContext, spec: VersionedRouteSpec): void {
   const { kind, path, tag, noun } = spec;
-  const summaryItem = {
-    type: 'object',
-    properties: {
-      name: { type: 'string' },
-      latestVersion: { type: 'integer' },
-      enabled: { type: 'boolean' },
-      ...spec.list?.properties,
-    },
-    required: ['name', 'latestVersion', 'enabled', ...(spec.list?.required ?? [])],
-  };
+  const summaryItem = spec.list?.item ?? { $ref: 'ResourceSummary#' };
   app.get(
     path,
     {

@@ -1,7 +1,7 @@
+import type { AgentRecord } from '@maitento/sdk';
 import type { FastifyInstance } from 'fastify';
 import type { ServerContext } from '../internal/context.js';
 import { runnableRoutes } from '../internal/runnable-routes.js';
-import { versionDetailProperties } from '../internal/versioned-routes.js';
 
 /** `/v1/agents`: read agent versions (model, instructions, the tool versions each pins). */
 export async function agentRoutes(app: FastifyInstance, ctx: ServerContext): Promise<void> {
@@ -10,19 +10,8 @@ export async function agentRoutes(app: FastifyInstance, ctx: ServerContext): Pro
     kind: 'agent',
     path: '/agents',
     tag: 'agents',
-    detailSchema: {
-      type: 'object',
-      properties: {
-        ...versionDetailProperties,
-        model: { type: 'string' },
-        summary: { type: 'string' },
-        instructions: { type: 'string' },
-        tools: { type: 'array', items: { $ref: 'ToolPin#' } },
-        resource: { $ref: 'Agent#' },
-      },
-      required: ['name', 'version', 'enabled', 'createdAt', 'hash', 'model', 'instructions', 'tools', 'resource'],
-    },
-    detail: async (stored) => ({
+    detailSchema: { $ref: 'AgentRecord#' },
+    detail: async (stored): Promise<AgentRecord> => ({
       name: stored.name,
       version: stored.version,
       enabled: stored.enabled,

@@ -1,6 +1,7 @@
+import type { Connector, ConnectorRecord } from '@maitento/sdk';
 import type { FastifyInstance } from 'fastify';
 import type { ServerContext } from '../internal/context.js';
-import { versionDetailProperties, versionedRoutes } from '../internal/versioned-routes.js';
+import { versionedRoutes } from '../internal/versioned-routes.js';
 
 /** `/v1/connectors`: read connector versions, disable and enable them. */
 export async function connectorRoutes(app: FastifyInstance, ctx: ServerContext): Promise<void> {
@@ -9,18 +10,14 @@ export async function connectorRoutes(app: FastifyInstance, ctx: ServerContext):
     kind: 'connector',
     path: '/connectors',
     tag: 'connectors',
-    detailSchema: {
-      type: 'object',
-      properties: { ...versionDetailProperties, resource: { $ref: 'Connector#' } },
-      required: ['name', 'version', 'enabled', 'createdAt', 'hash', 'resource'],
-    },
-    detail: (stored) => ({
+    detailSchema: { $ref: 'ConnectorRecord#' },
+    detail: (stored): ConnectorRecord => ({
       name: stored.name,
       version: stored.version,
       enabled: stored.enabled,
       createdAt: stored.createdAt,
       hash: stored.hash,
-      resource: stored.resource,
+      resource: stored.resource as Connector,
     }),
   });
 }

@@ -1,14 +1,18 @@
 import { gatewayErrors } from '@maitento/gateway';
 import { listTools, type StoredVersion } from '@maitento/store';
+import type { ExtopRecord, Tool } from '@maitento/sdk';
 import type { FastifyInstance } from 'fastify';
+import { serverErrors } from '../errors.js';
 import type { ServerContext } from '../internal/context.js';
 import { toolCredential } from '../internal/tool-credential.js';
-import { versionDetailProperties, versionedRoutes } from '../internal/versioned-routes.js';
+import { versionedRoutes } from '../internal/versioned-routes.js';
 import { nameParams, responses } from '../schemas/shared.js';
 
-function connectorPin(stored: StoredVersion): { name: string; version: number } | undefined {
+// Deploy stores every tool version with the connector version it pins.
+function connectorPin(stored: StoredVersion): ExtopRecord['connector'] {
   const pin = stored.pins.find((p) => p.kind === 'connector');
-  return pin && { name: pin.name, version: pin.version };
+  if (!pin) throw serverErrors.create('api:server:internal');
+  return { name: pin.name, version: pin.version };
 }
 
 /** `/v1/extops`: read tool versions, disable and enable them, and make one call through the gateway. */
@@ -18,39 +22,19 @@ export async function extopRoutes(app: FastifyInstance, ctx: ServerContext): Pro
     kind: 'tool',
     path: '/extops',
     tag: 'extops',
-    detailSchema: {
-      type: 'object',
-      properties: {
-        ...versionDetailProperties,
-        connector: {
-          type: 'object',
-          properties: { name: { type: 'string' }, version: { type: 'integer' } },
-          required: ['name', 'version'],
-        },
-        resource: { $ref: 'Tool#' },
-        definition: { $ref: 'ToolDefinition#' },
-      },
-      required: ['name', 'version', 'enabled', 'createdAt', 'hash', 'connector', 'resource'],
-    },
+    detailSchema: { $ref: 'ExtopRecord#' },
     list: {
-      properties: {
-        callable: {
-          type: 'boolean',
-          description: 'False while the latest version or its pinned connector version is disabled',
-        },
-        reason: { type: 'string', description: 'Why the tool cannot be called' },
-      },
-      required: ['callable'],
+      item: { $ref: 'ExtopSummary#' },
       read: (namespace) => listTools(ctx.db, namespace),
     },
-    detail: (stored) => ({
+    detail: (stored): ExtopRecord => ({
       name: stored.name,
       version: stored.version,
       enabled: stored.enabled,
       createdAt: stored.createdAt,
       hash: stored.hash,
       connector: connectorPin(stored),
-      resource: stored.resource,
+      resource: stored.resource as Tool,
       ...(stored.definition ? { definition: stored.definition } : {}),
     }),
   });

@@ -1,17 +1,12 @@
 import type { Interaction } from '@maitento/lang';
+import type { InteractionInput, InteractionRecord } from '@maitento/sdk';
 import type { FastifyInstance } from 'fastify';
 import type { ServerContext } from '../internal/context.js';
 import { getRunnable, type StoredRunnable } from '../internal/resource-reads.js';
 import { runnableRoutes } from '../internal/runnable-routes.js';
-import { versionDetailProperties } from '../internal/versioned-routes.js';
 
 /** One input of an interaction as the API lists it. */
-interface InputView {
-  name: string;
-  kind: 'prompt' | 'binding' | 'auth';
-  required: boolean;
-  [field: string]: unknown;
-}
+type InputView = InteractionInput;
 
 function defined<T extends Record<string, unknown>>(value: T): T {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
@@ -58,7 +53,11 @@ export function interactionInputs(interaction: Interaction): InputView[] {
   ];
 }
 
-async function interactionDetail(db: ServerContext['db'], stored: StoredRunnable<Interaction>, namespace: string) {
+async function interactionDetail(
+  db: ServerContext['db'],
+  stored: StoredRunnable<Interaction>,
+  namespace: string,
+): Promise<InteractionRecord> {
   const resource = stored.resource;
   const agentPin = stored.pins.find((pin) => pin.kind === 'agent' && pin.name === resource.agent.agent);
   const tools = new Map<string, { name: string; version: number }>();
@@ -92,27 +91,7 @@ export async function interactionRoutes(app: FastifyInstance, ctx: ServerContext
     kind: 'interaction',
     path: '/interactions',
     tag: 'interactions',
-    detailSchema: {
-      type: 'object',
-      properties: {
-        ...versionDetailProperties,
-        agent: {
-          type: 'object',
-          description: 'The agent as the interaction names it, the agent resource and its pinned version',
-          properties: { name: { type: 'string' }, agent: { type: 'string' }, version: { type: 'integer' } },
-          required: ['name', 'agent', 'version'],
-        },
-        task: { type: 'string' },
-        inputs: { type: 'array', items: { $ref: 'InteractionInput#' } },
-        tools: {
-          type: 'array',
-          description: "Every tool a run may call: the agent's own and the interaction's functions.openApi",
-          items: { $ref: 'ToolPin#' },
-        },
-        resource: { $ref: 'Interaction#' },
-      },
-      required: ['name', 'version', 'enabled', 'createdAt', 'hash', 'agent', 'task', 'inputs', 'tools', 'resource'],
-    },
+    detailSchema: { $ref: 'InteractionRecord#' },
     detail: (stored, namespace) => interactionDetail(ctx.db, stored, namespace),
   });
 }

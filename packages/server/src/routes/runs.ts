@@ -84,16 +84,7 @@ export async function runRoutes(app: FastifyInstance, ctx: ServerContext): Promi
           },
           additionalProperties: false,
         },
-        response: responses({
-          200: {
-            type: 'object',
-            properties: {
-              runs: { type: 'array', items: { $ref: 'Run#' } },
-              nextCursor: { type: ['string', 'null'] },
-            },
-            required: ['runs', 'nextCursor'],
-          },
-        }),
+        response: responses({ 200: { $ref: 'RunPage#' } }),
       },
     },
     async (request) => engine.listRuns(request.identity.namespace, request.query),

@@ -30,4 +30,8 @@ export type SameWireTypes = [
   Assert<Same<engine.RunEventType, sdk.RunEventType>>,
   Assert<Same<engine.RunPage, sdk.RunPage>>,
   Assert<Same<store.DeployPlan, sdk.DeployPlan>>,
+  Assert<Same<Awaited<ReturnType<typeof store.listTools>>[number], sdk.ExtopSummary>>,
+  Assert<Same<Awaited<ReturnType<typeof store.listResources>>[number], sdk.ResourceSummary>>,
+  Assert<Same<Awaited<ReturnType<typeof store.listVersions>>[number], sdk.VersionInfo>>,
+  Assert<Same<Awaited<ReturnType<typeof store.setVersionEnabled>>, sdk.VersionState>>,
 ];
