@@ -2,37 +2,76 @@ import {
   getVersion,
   listResources,
   listVersions,
-  setVersionEnabled,
+  type Queryable,
+  type ResourceOf,
   type StoredVersion,
+  setVersionEnabled,
   type VersionedKind,
+  type VersionSummary,
 } from '@maitento/store';
 import type { FastifyInstance } from 'fastify';
 import { nameParams, responses, versionParams } from '../schemas/shared.js';
 import type { ServerContext } from './context.js';
+import {
+  getRunnable,
+  listRunnableVersions,
+  type RunnableKind,
+  type RunnableOf,
+  type StoredRunnable,
+} from './resource-reads.js';
 
-/** How one versioned kind is exposed: its path, its OpenAPI tag, and the detail answer of one version. */
-export interface VersionedRouteSpec {
-  kind: VersionedKind;
-  /** `/connectors` or `/extops`. */
+/** How the routes of one kind read it: the list, one version (the latest without `version`), every version. */
+export interface VersionedReads<S> {
+  list: (namespace: string) => Promise<unknown[]>;
+  get: (namespace: string, name: string, version?: number) => Promise<S>;
+  versions: (namespace: string, name: string) => Promise<VersionSummary[]>;
+}
+
+/** How one versioned kind is exposed: its path, its OpenAPI tag, how it is read and its detail answer. */
+export interface VersionedRouteSpec<S> {
+  /** `/connectors`, `/extops`, `/agents` or `/interactions`. */
   path: string;
   tag: string;
   /** The noun of its operation ids (`Connector` gives `listConnectors`, `getConnectorVersion`, ...). */
   noun: string;
-  /** The JSON Schema of the detail answer. */
+  reads: VersionedReads<S>;
+  /** The schema of a list item; `ResourceSummary` when absent. */
+  listItem?: Record<string, unknown>;
+  /** The schema of the detail answer (an SDK schema by `$ref`). */
   detailSchema: Record<string, unknown>;
-  /** Turns a stored version into the detail answer. */
-  detail: (stored: StoredVersion) => Record<string, unknown>;
-  /** A list of its own (extops add whether each tool is callable), with the schema of its items. */
-  list?: {
-    item: Record<string, unknown>;
-    read: (namespace: string) => Promise<unknown[]>;
+  /** Turns a stored version into the detail answer (it may read the versions it pins). */
+  detail: (stored: S, namespace: string) => unknown;
+  /** Connectors and tools: the kind whose versions the disable and enable routes switch. */
+  toggles?: VersionedKind;
+}
+
+/** The store's reads of connectors or tools, which answer the store's own not-found errors. */
+export function storeReads<K extends VersionedKind>(
+  db: Queryable,
+  kind: K,
+): VersionedReads<StoredVersion<ResourceOf<K>>> {
+  return {
+    list: (namespace) => listResources(db, namespace, kind),
+    get: (namespace, name, version) => getVersion(db, namespace, kind, name, version),
+    versions: (namespace, name) => listVersions(db, namespace, kind, name),
   };
 }
 
-/** Adds list, latest, versions, one version, disable and enable routes for a versioned kind. */
-export function versionedRoutes(app: FastifyInstance, ctx: ServerContext, spec: VersionedRouteSpec): void {
-  const { kind, path, tag, noun } = spec;
-  const summaryItem = spec.list?.item ?? { $ref: 'ResourceSummary#' };
+/** The reads of agents or interactions, which answer their own packages' not-found errors. */
+export function runnableReads<K extends RunnableKind>(
+  db: Queryable,
+  kind: K,
+): VersionedReads<StoredRunnable<RunnableOf<K>>> {
+  return {
+    list: (namespace) => listResources(db, namespace, kind),
+    get: (namespace, name, version) => getRunnable(db, namespace, kind, name, version),
+    versions: (namespace, name) => listRunnableVersions(db, namespace, kind, name),
+  };
+}
+
+/** Adds list, latest, versions and one version routes, and for connectors and tools disable and enable. */
+export function versionedRoutes<S>(app: FastifyInstance, ctx: ServerContext, spec: VersionedRouteSpec<S>): void {
+  const { path, tag, noun, reads } = spec;
   app.get(
     path,
     {
@@ -40,11 +79,10 @@ export function versionedRoutes(app: FastifyInstance, ctx: ServerContext, spec: 
         operationId: `list${noun}s`,
         tags: [tag],
         summary: `List ${tag} with their latest versions`,
-        response: responses({ 200: { type: 'array', items: summaryItem } }),
+        response: responses({ 200: { type: 'array', items: spec.listItem ?? { $ref: 'ResourceSummary#' } } }),
       },
     },
-    async (request) =>
-      spec.list ? spec.list.read(request.identity.namespace) : listResources(ctx.db, request.identity.namespace, kind),
+    async (request) => reads.list(request.identity.namespace),
   );
   app.get<{ Params: { name: string } }>(
     `${path}/:name`,
@@ -57,7 +95,10 @@ export function versionedRoutes(app: FastifyInstance, ctx: ServerContext, spec: 
         response: responses({ 200: spec.detailSchema }),
       },
     },
-    async (request) => spec.detail(await getVersion(ctx.db, request.identity.namespace, kind, request.params.name)),
+    async (request) => {
+      const namespace = request.identity.namespace;
+      return spec.detail(await reads.get(namespace, request.params.name), namespace);
+    },
   );
   app.get<{ Params: { name: string } }>(
     `${path}/:name/versions`,
@@ -70,7 +111,7 @@ export function versionedRoutes(app: FastifyInstance, ctx: ServerContext, spec: 
         response: responses({ 200: { type: 'array', items: { $ref: 'VersionSummary#' } } }),
       },
     },
-    async (request) => listVersions(ctx.db, request.identity.namespace, kind, request.params.name),
+    async (request) => reads.versions(request.identity.namespace, request.params.name),
   );
   app.get<{ Params: { name: string; version: number } }>(
     `${path}/:name/versions/:version`,
@@ -83,11 +124,17 @@ export function versionedRoutes(app: FastifyInstance, ctx: ServerContext, spec: 
         response: responses({ 200: spec.detailSchema }),
       },
     },
-    async (request) =>
-      spec.detail(
-        await getVersion(ctx.db, request.identity.namespace, kind, request.params.name, request.params.version),
-      ),
+    async (request) => {
+      const namespace = request.identity.namespace;
+      const { name, version } = request.params;
+      return spec.detail(await reads.get(namespace, name, version), namespace);
+    },
   );
+  if (spec.toggles) toggleRoutes(app, ctx, spec, spec.toggles);
+}
+
+function toggleRoutes<S>(app: FastifyInstance, ctx: ServerContext, spec: VersionedRouteSpec<S>, kind: VersionedKind) {
+  const { path, tag, noun } = spec;
   for (const action of ['disable', 'enable'] as const) {
     app.post<{ Params: { name: string; version: number } }>(
       `${path}/:name/versions/:version/${action}`,

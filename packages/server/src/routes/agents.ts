@@ -1,13 +1,13 @@
 import type { AgentRecord } from '@maitento/sdk';
 import type { FastifyInstance } from 'fastify';
 import type { ServerContext } from '../internal/context.js';
-import { runnableRoutes } from '../internal/runnable-routes.js';
+import { runnableReads, versionedRoutes } from '../internal/versioned-routes.js';
 
 /** `/v1/agents`: read agent versions (model, instructions, the tool versions each pins). */
 export async function agentRoutes(app: FastifyInstance, ctx: ServerContext): Promise<void> {
-  runnableRoutes(app, ctx, {
+  versionedRoutes(app, ctx, {
     noun: 'Agent',
-    kind: 'agent',
+    reads: runnableReads(ctx.db, 'agent'),
     path: '/agents',
     tag: 'agents',
     detailSchema: { $ref: 'AgentRecord#' },

@@ -1,13 +1,14 @@
 import type { Connector, ConnectorRecord } from '@maitento/sdk';
 import type { FastifyInstance } from 'fastify';
 import type { ServerContext } from '../internal/context.js';
-import { versionedRoutes } from '../internal/versioned-routes.js';
+import { storeReads, versionedRoutes } from '../internal/versioned-routes.js';
 
 /** `/v1/connectors`: read connector versions, disable and enable them. */
 export async function connectorRoutes(app: FastifyInstance, ctx: ServerContext): Promise<void> {
   versionedRoutes(app, ctx, {
     noun: 'Connector',
-    kind: 'connector',
+    reads: storeReads(ctx.db, 'connector'),
+    toggles: 'connector',
     path: '/connectors',
     tag: 'connectors',
     detailSchema: { $ref: 'ConnectorRecord#' },

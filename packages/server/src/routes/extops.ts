@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import { serverErrors } from '../errors.js';
 import type { ServerContext } from '../internal/context.js';
 import { toolCredential } from '../internal/tool-credential.js';
-import { versionedRoutes } from '../internal/versioned-routes.js';
+import { storeReads, versionedRoutes } from '../internal/versioned-routes.js';
 import { nameParams, responses } from '../schemas/shared.js';
 
 // Deploy stores every tool version with the connector version it pins.
@@ -19,14 +19,12 @@ function connectorPin(stored: StoredVersion): ExtopRecord['connector'] {
 export async function extopRoutes(app: FastifyInstance, ctx: ServerContext): Promise<void> {
   versionedRoutes(app, ctx, {
     noun: 'Extop',
-    kind: 'tool',
+    reads: { ...storeReads(ctx.db, 'tool'), list: (namespace) => listTools(ctx.db, namespace) },
+    toggles: 'tool',
     path: '/extops',
     tag: 'extops',
     detailSchema: { $ref: 'ExtopRecord#' },
-    list: {
-      item: { $ref: 'ExtopSummary#' },
-      read: (namespace) => listTools(ctx.db, namespace),
-    },
+    listItem: { $ref: 'ExtopSummary#' },
     detail: (stored): ExtopRecord => ({
       name: stored.name,
       version: stored.version,

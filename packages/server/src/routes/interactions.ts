@@ -3,7 +3,7 @@ import type { InteractionInput, InteractionRecord } from '@maitento/sdk';
 import type { FastifyInstance } from 'fastify';
 import type { ServerContext } from '../internal/context.js';
 import { getRunnable, type StoredRunnable } from '../internal/resource-reads.js';
-import { runnableRoutes } from '../internal/runnable-routes.js';
+import { runnableReads, versionedRoutes } from '../internal/versioned-routes.js';
 
 /** One input of an interaction as the API lists it. */
 type InputView = InteractionInput;
@@ -86,9 +86,9 @@ async function interactionDetail(
 
 /** `/v1/interactions`: read interaction versions with their inputs, agent and tools. */
 export async function interactionRoutes(app: FastifyInstance, ctx: ServerContext): Promise<void> {
-  runnableRoutes(app, ctx, {
+  versionedRoutes(app, ctx, {
     noun: 'Interaction',
-    kind: 'interaction',
+    reads: runnableReads(ctx.db, 'interaction'),
     path: '/interactions',
     tag: 'interactions',
     detailSchema: { $ref: 'InteractionRecord#' },
