@@ -41,4 +41,5 @@ export type * from './types.js';
 export type { Diagnostic, Severity } from './wire/diagnostic.js';
 export type * from './wire/resources.js';
 export * from './wire/schemas.js';
+export * from './wire/access.js';
 export * from './wire/records.js';

@@ -1,4 +1,5 @@
 import type { Static } from 'typebox';
+import type { CreatedKeySchema, CreatedNamespaceSchema, ExtopCallResultSchema, KeyInfoSchema } from './wire/access.js';
 import type {
   AgentRecordSchema,
   ConnectorRecordSchema,
@@ -59,15 +60,7 @@ export type ConnectorRecord = Static<typeof ConnectorRecordSchema>;
 export type ExtopRecord = Static<typeof ExtopRecordSchema>;
 
 /** The answer of one tool call through the gateway. */
-export interface ExtopCallResult {
-  ok: boolean;
-  status?: number;
-  body?: Json;
-  /** Set when the body was cut at `limit` bytes (it is then text); `size` is the whole size when it was declared. */
-  truncated?: { limit: number; size?: number };
-  error?: string;
-  code?: string;
-}
+export type ExtopCallResult = Static<typeof ExtopCallResultSchema>;
 
 /** A secret as the API shows it: never its value. */
 export type SecretInfo = Static<typeof SecretSchema>;
@@ -76,23 +69,13 @@ export type SecretInfo = Static<typeof SecretSchema>;
 export type KeyRole = 'admin' | 'user';
 
 /** An API key as listed: never the key itself. */
-export interface KeyInfo {
-  id: string;
-  name?: string | null;
-  role: KeyRole;
-  createdAt: string;
-}
+export type KeyInfo = Static<typeof KeyInfoSchema>;
 
 /** A key just created: `key` is shown this once. */
-export interface CreatedKey extends KeyInfo {
-  key: string;
-}
+export type CreatedKey = Static<typeof CreatedKeySchema>;
 
 /** A namespace just created, with its first admin key. */
-export interface CreatedNamespace {
-  name: string;
-  key: { id: string; key: string; role: 'admin' };
-}
+export type CreatedNamespace = Static<typeof CreatedNamespaceSchema>;
 
 /** A tool version a resource pins. */
 export type ToolPin = Static<typeof ToolPinSchema>;

@@ -1,6 +1,7 @@
 // The answers of the read routes of versioned resources (lists and one stored version), declared once like
 // ./schemas.ts: the server answers with these schemas, the SDK's types are their `Static` types.
 import { Type } from 'typebox';
+import { CreatedKeySchema, CreatedNamespaceSchema, ExtopCallResultSchema, KeyInfoSchema } from './access.js';
 import {
   ActorSchema,
   AgentSchema,
@@ -127,4 +128,8 @@ export const wireSchemas = [
   AgentRecordSchema,
   InteractionRecordSchema,
   RunPageSchema,
+  KeyInfoSchema,
+  CreatedKeySchema,
+  CreatedNamespaceSchema,
+  ExtopCallResultSchema,
 ] as const;

@@ -55,25 +55,7 @@ export async function extopRoutes(app: FastifyInstance, ctx: ServerContext): Pro
           required: ['arguments'],
           additionalProperties: false,
         },
-        response: responses({
-          200: {
-            type: 'object',
-            properties: {
-              ok: { type: 'boolean' },
-              status: { type: 'integer' },
-              body: {},
-              truncated: {
-                type: 'object',
-                description: 'Set when the body was cut at `limit` bytes; `size` is the whole size when declared',
-                properties: { limit: { type: 'integer' }, size: { type: 'integer' } },
-                required: ['limit'],
-              },
-              error: { type: 'string' },
-              code: { type: 'string' },
-            },
-            required: ['ok'],
-          },
-        }),
+        response: responses({ 200: { $ref: 'ExtopCallResult#' } }),
       },
     },
     async (request) => {

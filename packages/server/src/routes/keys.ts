@@ -3,17 +3,6 @@ import type { FastifyInstance } from 'fastify';
 import type { ServerContext } from '../internal/context.js';
 import { idParams, responses } from '../schemas/shared.js';
 
-const keyInfo = {
-  type: 'object',
-  properties: {
-    id: { type: 'string' },
-    name: { type: ['string', 'null'] },
-    role: { type: 'string', enum: ['admin', 'user'] },
-    createdAt: { type: 'string' },
-  },
-  required: ['id', 'name', 'role', 'createdAt'],
-};
-
 /** `/v1/keys`: an admin creates, lists and deletes the API keys of its namespace. */
 export async function keyRoutes(app: FastifyInstance, ctx: ServerContext): Promise<void> {
   app.post<{ Body: { name?: string; role: KeyRole } }>(
@@ -33,13 +22,7 @@ export async function keyRoutes(app: FastifyInstance, ctx: ServerContext): Promi
           required: ['role'],
           additionalProperties: false,
         },
-        response: responses({
-          201: {
-            type: 'object',
-            properties: { ...keyInfo.properties, key: { type: 'string' } },
-            required: [...keyInfo.required, 'key'],
-          },
-        }),
+        response: responses({ 201: { $ref: 'CreatedKey#' } }),
       },
     },
     async (request, reply) => {
@@ -56,7 +39,7 @@ export async function keyRoutes(app: FastifyInstance, ctx: ServerContext): Promi
         operationId: 'listKeys',
         tags: ['keys'],
         summary: 'List the API keys of the namespace (never the keys themselves)',
-        response: responses({ 200: { type: 'array', items: keyInfo } }),
+        response: responses({ 200: { type: 'array', items: { $ref: 'KeyInfo#' } } }),
       },
     },
     async (request) => listApiKeys(ctx.db, request.identity.namespace),

@@ -19,20 +19,7 @@ export async function namespaceRoutes(app: FastifyInstance, ctx: ServerContext):
           required: ['name'],
           additionalProperties: false,
         },
-        response: responses({
-          201: {
-            type: 'object',
-            properties: {
-              name: { type: 'string' },
-              key: {
-                type: 'object',
-                properties: { id: { type: 'string' }, key: { type: 'string' }, role: { type: 'string' } },
-                required: ['id', 'key', 'role'],
-              },
-            },
-            required: ['name', 'key'],
-          },
-        }),
+        response: responses({ 201: { $ref: 'CreatedNamespace#' } }),
       },
     },
     async (request, reply) => {

@@ -34,4 +34,6 @@ export type SameWireTypes = [
   Assert<Same<Awaited<ReturnType<typeof store.listResources>>[number], sdk.ResourceSummary>>,
   Assert<Same<Awaited<ReturnType<typeof store.listVersions>>[number], sdk.VersionInfo>>,
   Assert<Same<Awaited<ReturnType<typeof store.setVersionEnabled>>, sdk.VersionState>>,
+  Assert<Same<Awaited<ReturnType<typeof store.listApiKeys>>[number], sdk.KeyInfo>>,
+  Assert<Same<Awaited<ReturnType<typeof store.createApiKey>>, sdk.CreatedKey>>,
 ];

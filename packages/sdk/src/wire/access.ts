@@ -1,0 +1,43 @@
+// The answers of the key, namespace and tool-call routes, declared once like ./schemas.ts.
+import { Type } from 'typebox';
+import { type Json, stringEnum } from './schemas.js';
+
+const keyProperties = {
+  id: Type.String(),
+  name: Type.Union([Type.String(), Type.Null()]),
+  role: stringEnum(['admin', 'user']),
+  createdAt: Type.String(),
+};
+
+/** An API key as listed: never the key itself. */
+export const KeyInfoSchema = Type.Object(keyProperties, { $id: 'KeyInfo' });
+
+/** A key just created: `key` is shown in this answer only. */
+export const CreatedKeySchema = Type.Object({ ...keyProperties, key: Type.String() }, { $id: 'CreatedKey' });
+
+/** A namespace just created, with its first admin key. */
+export const CreatedNamespaceSchema = Type.Object(
+  {
+    name: Type.String(),
+    key: Type.Object({ id: Type.String(), key: Type.String(), role: stringEnum(['admin']) }),
+  },
+  { $id: 'CreatedNamespace' },
+);
+
+/** The answer of one tool call through the gateway. */
+export const ExtopCallResultSchema = Type.Object(
+  {
+    ok: Type.Boolean(),
+    status: Type.Optional(Type.Integer()),
+    body: Type.Optional(Type.Unsafe<Json>({})),
+    truncated: Type.Optional(
+      Type.Object(
+        { limit: Type.Integer(), size: Type.Optional(Type.Integer()) },
+        { description: 'Set when the body was cut at `limit` bytes; `size` is the whole size when declared' },
+      ),
+    ),
+    error: Type.Optional(Type.String()),
+    code: Type.Optional(Type.String()),
+  },
+  { $id: 'ExtopCallResult' },
+);
