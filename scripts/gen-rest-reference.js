@@ -128,8 +128,8 @@ export function restReference(doc) {
   }
   const schemas = doc.components?.schemas ?? {};
   if (Object.keys(schemas).length) {
-    lines.push('', '## Schemas');
-    for (const [name, schema] of Object.entries(schemas)) {
+    lines.push('', '## Schemas', '', 'The named schemas (`components.schemas`), by name.');
+    for (const [name, schema] of Object.entries(schemas).sort(([a], [b]) => a.localeCompare(b))) {
       lines.push('', `### ${name}`, '');
       if (schema.description) lines.push(schema.description, '');
       const fields = fieldLines(schema, '');
