@@ -12,10 +12,10 @@ function refName(ref) {
   return ref.split('/').at(-1);
 }
 
-/** A short type of a JSON Schema: a component's name, `Name[]`, `string`, `"a" \| "b"`, `object`. */
+/** A short type of a JSON Schema: a component's name (a link to it), `Name[]`, `string`, `"a" \| "b"`, `object`. */
 function typeOf(schema) {
   if (!schema) return 'any';
-  if (schema.$ref) return refName(schema.$ref);
+  if (schema.$ref) return `[${refName(schema.$ref)}](#${refName(schema.$ref).toLowerCase()})`;
   if (schema.enum) return schema.enum.map((v) => JSON.stringify(v)).join(' \\| ');
   if (schema.const !== undefined) return JSON.stringify(schema.const);
   for (const key of ['anyOf', 'oneOf']) {
