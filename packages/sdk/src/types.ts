@@ -9,7 +9,6 @@ import type {
   ResourceSummarySchema,
   RunPageSchema,
 } from './wire/records.js';
-import type { Json } from './wire/resources.js';
 import type {
   ActorSchema,
   APPROVAL_STATUSES,
