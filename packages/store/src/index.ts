@@ -97,4 +97,3 @@ export {
   useCallApproval,
 } from './runs/approvals.js';
 export type { ApprovalRecord } from './runs/approvals.js';
-export { pinsEnabled } from './runs/pinned.js';
