@@ -79,6 +79,34 @@ describe('approvals', () => {
     expect(answered[1]!.by).toEqual(by);
   });
 
+  it('stores run-waiting with the PendingApproval status, after the other calls of the turn, so a follower never stops early', async () => {
+    world.script('support', [
+      {
+        toolCalls: [
+          { name: 'refund-order', arguments: { request: { amount: 5, reason: 'Chipped' } } },
+          { name: 'get-order', arguments: { additionalInputs: { 'path.orderId': 'A-1002' } } },
+        ],
+      },
+      { text: 'Done.' },
+    ]);
+    const engine = await world.engine();
+    const started = await engine.startRun(world.ns, 'refund', { inputs: { message: 'chipped', orderId: 'A-1002' } });
+    const waiting = await waitFor(engine, world.ns, started.id);
+    expect(waiting.status).toBe('PendingApproval');
+    const events = await engine.listEvents(world.ns, started.id);
+    const types = events.map((e) => e.type);
+    expect(types.at(-1)).toBe('run-waiting');
+    expect(types.indexOf('approval-requested')).toBeLessThan(types.lastIndexOf('tool-result'));
+    expect(types.lastIndexOf('tool-result')).toBeLessThan(types.indexOf('run-waiting'));
+    const refundCall = events.find((e) => e.type === 'approval-requested')!.data.toolCallId;
+    expect(events.at(-1)!.data).toEqual({ toolCallIds: [refundCall] });
+    await engine.answerRunApproval(world.ns, started.id, undefined, { decision: 'reject', reason: 'No', by });
+    const done = await waitFor(engine, world.ns, started.id);
+    expect(done.status).toBe('Completed');
+    const after = await engine.listEvents(world.ns, started.id);
+    expect(after.filter((e) => e.type === 'run-waiting')).toHaveLength(1);
+  });
+
   it('refuses an approved call whose request changed since it was approved', async () => {
     world.script('support', [refund(5), { text: 'ok' }]);
     const engine = world.engines[0]!;

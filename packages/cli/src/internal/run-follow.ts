@@ -36,7 +36,8 @@ export async function followRun(
 ): Promise<FollowOutcome> {
   for await (const event of client.interactionRuns.events(runId, { after })) {
     io.err(describeEvent(event));
-    if (event.type === 'approval-requested') {
+    // The run stores `run-waiting` with its PendingApproval status, after the turn's other calls are made.
+    if (event.type === 'run-waiting') {
       const run = await client.interactionRuns.get(runId);
       if (run.status === 'PendingApproval') return report(io, run, json);
     }

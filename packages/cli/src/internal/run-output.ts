@@ -57,6 +57,10 @@ export function describeEvent(event: RunEvent): string {
       const why = typeof d.reason === 'string' && d.reason !== '' ? `: ${d.reason}` : '';
       return `${prefix} approval ${text(d.approvalId)} ${verdict}${who}${why}`;
     }
+    case 'run-waiting': {
+      const calls = Array.isArray(d.toolCallIds) ? d.toolCallIds.length : 0;
+      return `${prefix} waiting for a person (${calls} call${calls === 1 ? '' : 's'} to answer)`;
+    }
     case 'run-completed':
       return `${prefix} completed: ${shorten(text(d.result ?? ''), 2000)}`;
     case 'run-failed':

@@ -77,6 +77,7 @@ export type RunEventType =
   | 'tool-result'
   | 'approval-requested'
   | 'approval-answered'
+  | 'run-waiting'
   | 'run-completed'
   | 'run-failed'
   | 'run-cancelled';

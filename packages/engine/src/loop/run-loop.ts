@@ -40,18 +40,21 @@ export async function advanceRun(ctx: RunContext, isCancelled: () => boolean): P
     const open = last?.calls.filter((call) => !last.results.has(call.id)) ?? [];
     if (last && open.length > 0) {
       const approvals = needsApprovals(ctx, open) ? await approvalsByCall(ctx) : new Map();
-      let waiting = false;
+      const waiting: string[] = [];
       for (const call of open) {
         if (isCancelled()) return cancelled(ctx);
         const outcome = await handleCall(ctx, last, call, approvals);
-        if (outcome === 'waiting') waiting = true;
+        if (outcome === 'waiting') waiting.push(call.id);
         else if (outcome !== 'done') return fail(ctx, outcome.fail);
       }
-      if (!waiting) continue;
+      if (waiting.length === 0) continue;
       // Wait only if nothing (an answer, a cancel) was stored since these events were read.
       const after = (await listRunEvents(ctx.db, ctx.run.id, lastSeq)).length;
       const seq = lastSeq + after;
-      if (await ctx.write([], { status: 'PendingApproval', releaseLease: true }, seq)) return 'waiting';
+      // The pause is an event of its own, stored with the status: a follower stops on it, never on a status it
+      // might read before the run's other calls of the turn are made.
+      const pause = { type: 'run-waiting', data: { toolCallIds: waiting } } as const;
+      if (await ctx.write([pause], { status: 'PendingApproval', releaseLease: true }, seq)) return 'waiting';
       continue;
     }
     if (turns.length >= ctx.maxSteps) {

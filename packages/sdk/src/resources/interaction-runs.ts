@@ -164,7 +164,8 @@ export class InteractionRuns extends APIResource {
       }
     };
     for await (const event of this.events(run.id, { signal })) {
-      if (event.type === 'approval-requested') await askIfWaiting();
+      // Stored with the PendingApproval status; `approval-requested` comes before the turn's other calls are made.
+      if (event.type === 'run-waiting') await askIfWaiting();
     }
     return this.get(run.id, { signal });
   }

@@ -40,6 +40,7 @@ export const RUN_EVENT_TYPES = [
   'tool-result',
   'approval-requested',
   'approval-answered',
+  'run-waiting',
   'run-completed',
   'run-failed',
   'run-cancelled',
