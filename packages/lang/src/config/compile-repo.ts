@@ -12,7 +12,16 @@ import { KIND_SHAPES } from './kind-shapes.js';
 import { type NameIndex, resolveReferences } from './references.js';
 import { classifyPath, createJsonLoader, isKebabCase, type RepoFile, toKebabCase } from './repo-layout.js';
 import { createReporter, type Reporter, sortDiagnostics } from './report.js';
-import type { Agent, Connector, Interaction, Resource, ResourceKind, Tool, ToolDefinition } from './resources.js';
+import type {
+  Agent,
+  Connector,
+  Interaction,
+  RemoteTool,
+  Resource,
+  ResourceKind,
+  Tool,
+  ToolDefinition,
+} from './resources.js';
 import { checkSecrets } from './secret-checks.js';
 import { checkShape, type FoundRef } from './shape.js';
 import { checkTool } from './tool-checks.js';
@@ -27,6 +36,12 @@ export interface CompileOptions {
   knownSecrets?: string[];
   /** The platform's own API origin (`MT_PUBLIC_URL`), the only place `auth = "Maitento"` connectors may call. */
   platformOrigin?: string;
+  /**
+   * The remote tools of the repo's MCP connectors, by connector name, as the server listed them at deploy: each
+   * becomes its connector's `schema.request` (and `description` when the file gives none). Absent (`mt check`):
+   * MCP connectors compile without a request schema, and what depends on it is not checked.
+   */
+  remoteTools?: ReadonlyMap<string, RemoteTool>;
 }
 
 /** Where a resource came from. */

@@ -26,12 +26,32 @@ export interface ConnectorParameter {
 /** How a connector authenticates. */
 export type ConnectorAuth = 'None' | 'Header' | 'Maitento';
 
-/** The HTTP call itself (`connectors/open-api/<name>.mtr`). */
+/** The remote MCP server's tool that an MCP connector calls (`connectors/mcp/<name>.mtr`). */
+export interface McpTarget {
+  /** The server's Streamable HTTP endpoint (the same address rules as an HTTP connector's `url`). */
+  url: string;
+  /** The remote tool's name, as its `tools/list` gives it. */
+  tool: string;
+}
+
+/** What a deploy learned of an MCP connector's remote tool from the server's `tools/list`. */
+export interface RemoteTool {
+  description?: string;
+  inputSchema: JsonSchema;
+}
+
+/**
+ * The call itself: an HTTP endpoint (`connectors/open-api/<name>.mtr`), or a remote MCP server's tool
+ * (`connectors/mcp/<name>.mtr`: `mcp` set, `method` "POST", `url` the server's endpoint, no parameters, and
+ * `schema.request` the remote tool's input schema once a deploy has listed it).
+ */
 export interface Connector {
   kind: 'connector';
   name: string;
   method: HttpMethod;
   url: string;
+  /** Set for a connector to a remote MCP server's tool. */
+  mcp?: McpTarget;
   description: string;
   parameters: { path: ConnectorParameter[]; query: ConnectorParameter[] };
   schema: { request?: JsonSchema; response?: JsonSchema };
