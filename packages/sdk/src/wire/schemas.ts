@@ -79,13 +79,14 @@ const parameter = Type.Object({
   type: stringEnum(['string', 'number', 'integer', 'boolean']),
 });
 
-/** A connector: the HTTP call itself. */
+/** A connector: the HTTP call itself, or (with `mcp`) a remote MCP server's tool. */
 export const ConnectorSchema = Type.Object(
   {
     kind: stringEnum(['connector']),
     name: Type.String(),
     method: stringEnum(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']),
     url: Type.String(),
+    mcp: Type.Optional(Type.Object({ url: Type.String(), tool: Type.String() })),
     description: Type.String(),
     parameters: Type.Object({ path: Type.Array(parameter), query: Type.Array(parameter) }),
     schema: Type.Object({ request: Type.Optional(jsonSchema), response: Type.Optional(jsonSchema) }),

@@ -6,8 +6,11 @@ import type * as lang from '@maitento/lang';
 import type * as sdk from '@maitento/sdk';
 import type * as store from '@maitento/store';
 
-/** True when `A` and `B` are the same type (mutually assignable, checked without distributing unions). */
-export type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+/**
+ * True when `A` and `B` are the same type. Mutual assignability is not enough: it takes an optional field that
+ * one side lacks as equal, so this compares how each type decides a conditional type (TypeScript's own identity).
+ */
+export type Same<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
 
 /** Compiles only for `true`. */
 export type Assert<T extends true> = T;
