@@ -12,6 +12,7 @@ import type {
   JsonSchema,
   ParameterType,
   PromptInput,
+  RemoteTool,
   Resource,
   ResourceKind,
   Tool,
@@ -90,6 +91,28 @@ function connector(name: string, root: TreeObject): Connector {
     url: text(root.url) ?? '',
     description: text(root.description) ?? '',
     parameters: { path: parameters(params.path, true), query: parameters(params.query, false) },
+    schema,
+    auth: (text(root.auth) ?? 'None') as ConnectorAuth,
+  };
+}
+
+/**
+ * An MCP connector: a POST to the server's endpoint, no parameters, and the remote tool's input schema as
+ * `schema.request` once a deploy has listed it (`remote`). The key order is the one of an HTTP connector, so
+ * the content (and the version hash) does not depend on where the values came from.
+ */
+function mcpConnector(name: string, root: TreeObject, remote: RemoteTool | undefined): Connector {
+  const url = text(root.url) ?? '';
+  const schema: Connector['schema'] = {};
+  if (remote !== undefined) schema.request = structuredClone(remote.inputSchema);
+  return {
+    kind: 'connector',
+    name,
+    method: 'POST',
+    url,
+    mcp: { url, tool: text(root.tool) ?? '' },
+    description: text(root.description) ?? remote?.description ?? '',
+    parameters: { path: [], query: [] },
     schema,
     auth: (text(root.auth) ?? 'None') as ConnectorAuth,
   };
@@ -176,11 +199,16 @@ function interaction(name: string, root: TreeObject): Interaction {
   };
 }
 
+/** How an MCP connector's file is built: given for a file of `connectors/mcp/`, with its remote tool if listed. */
+export interface McpBuild {
+  remote?: RemoteTool;
+}
+
 /** Builds the typed resource of a file whose tree passed its kind's shape check. */
-export function buildResource(kind: ResourceKind, name: string, root: TreeObject): Resource {
+export function buildResource(kind: ResourceKind, name: string, root: TreeObject, mcp?: McpBuild): Resource {
   switch (kind) {
     case 'connector':
-      return connector(name, root);
+      return mcp ? mcpConnector(name, root, mcp.remote) : connector(name, root);
     case 'tool':
       return tool(name, root);
     case 'agent':

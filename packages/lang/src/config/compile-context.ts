@@ -44,8 +44,21 @@ export function bindableTargets(connector: Connector, type: 'request' | 'query' 
   return connector.parameters[type].map((p) => p.name);
 }
 
+/**
+ * True when the fields a binding of `type` may fill are not known yet: the request of an MCP connector whose
+ * remote tool has not been listed (`mt check`; a deploy lists it and checks the binding).
+ */
+export function targetsUnknown(connector: Connector, type: 'request' | 'query' | 'path'): boolean {
+  return connector.mcp !== undefined && type === 'request' && connector.schema.request === undefined;
+}
+
 /** Why a binding target fills nothing on a connector. */
 export function missingTargetDetail(connector: Connector, type: 'request' | 'query' | 'path', target: string): string {
+  if (connector.mcp !== undefined) {
+    return type === 'request'
+      ? `the input schema of the MCP tool ${connector.mcp.tool} (connector ${connector.name}) has no field ${target}`
+      : `the connector ${connector.name} calls the MCP tool ${connector.mcp.tool}, which has no ${type} parameters, only arguments`;
+  }
   if (type === 'request') {
     return connector.schema.request === undefined
       ? `the connector ${connector.name} has no schema.request, so it sends no body`

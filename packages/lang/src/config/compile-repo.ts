@@ -7,8 +7,8 @@ import { buildResource } from './build-resources.js';
 import type { Built, CompileContext } from './compile-context.js';
 import { checkConnector } from './connector-checks.js';
 import { checkInteraction } from './interaction-checks.js';
-import { checkSchema } from './json-schema-check.js';
-import { KIND_SHAPES } from './kind-shapes.js';
+import { checkRemoteSchema, checkSchema } from './json-schema-check.js';
+import { KIND_SHAPES, MCP_CONNECTOR_SHAPE } from './kind-shapes.js';
 import { type NameIndex, resolveReferences } from './references.js';
 import { classifyPath, createJsonLoader, isKebabCase, type RepoFile, toKebabCase } from './repo-layout.js';
 import { createReporter, type Reporter, sortDiagnostics } from './report.js';
@@ -69,6 +69,8 @@ export interface CompiledRepo {
 }
 
 interface Entry extends ResourceSource {
+  /** A connector of `connectors/mcp/`. */
+  mcp: boolean;
   tree?: ValueTree;
   refs: FoundRef[];
   resource?: Resource;
@@ -134,8 +136,11 @@ function compile(files: readonly RepoFile[], options: CompileOptions): CompiledR
     const parsed = parseMtr(text, entry.file);
     reporter.diagnostics.push(...parsed.diagnostics);
     entry.tree = buildTree(parsed.ast, reporter, loadJson, () => parseMtr(text, entry.file).ast);
-    checkShape(entry.tree, KIND_SHAPES[entry.kind], reporter, entry.refs);
-    if (errorCount(reporter) === before) entry.resource = buildResource(entry.kind, entry.name, entry.tree.root);
+    checkShape(entry.tree, entry.mcp ? MCP_CONNECTOR_SHAPE : KIND_SHAPES[entry.kind], reporter, entry.refs);
+    if (errorCount(reporter) === before) {
+      const mcp = entry.mcp ? { remote: options.remoteTools?.get(entry.name) } : undefined;
+      entry.resource = buildResource(entry.kind, entry.name, entry.tree.root, mcp);
+    }
   }
 
   const names: NameIndex = {
@@ -165,8 +170,11 @@ function compile(files: readonly RepoFile[], options: CompileOptions): CompiledR
   for (const { resource, tree } of ctx.connectors.values()) {
     const before = errorCount(reporter);
     checkConnector(resource, tree, reporter);
-    checkSchema(resource.schema.request, ['schema', 'request'], tree, reporter);
-    checkSchema(resource.schema.response, ['schema', 'response'], tree, reporter);
+    if (resource.mcp !== undefined) checkRemoteSchema(resource, tree, reporter);
+    else {
+      checkSchema(resource.schema.request, ['schema', 'request'], tree, reporter);
+      checkSchema(resource.schema.response, ['schema', 'response'], tree, reporter);
+    }
     if (errorCount(reporter) === before) {
       checkConnectorAddress(resource, tree, reporter, policy, options.platformOrigin);
     }

@@ -47,13 +47,25 @@ function checkUnique(connector: Connector, tree: ValueTree, where: 'path' | 'que
   });
 }
 
-/** Checks a connector's URL, its path placeholders against `parameters.path` both ways, and unique parameter names. */
+/** Checks a connector's URL (an MCP connector's has no placeholders), its path placeholders against `parameters.path` both ways, and unique parameter names. */
 export function checkConnector(connector: Connector, tree: ValueTree, reporter: Reporter): void {
   // Positions are looked up only to report: most connectors need none.
   const urlSpan = () => spanOf(tree, ['url']);
   // A placeholder outside the path would let a call choose the host (or add query text the gateway does not
   // build): the address is judged here, once, so the host and port must be fixed.
-  const outsidePath = placeholderOutsidePath(connector.url);
+  if (connector.mcp !== undefined) {
+    // An MCP server's endpoint is one fixed address: nothing of a call may change it.
+    const placeholder = /\{[^{}]*\}/.exec(connector.url)?.[0];
+    if (placeholder !== undefined) {
+      reporter.report(
+        'mtr:url:invalid',
+        { detail: `has the placeholder ${placeholder}; an MCP connector's url is fixed, it has no path parameters` },
+        tree.file,
+        spanInString(urlSpan(), rawOf(tree, ['url']), placeholder, 0),
+      );
+    }
+  }
+  const outsidePath = connector.mcp === undefined ? placeholderOutsidePath(connector.url) : undefined;
   if (outsidePath !== undefined) {
     reporter.report(
       'mtr:url:invalid',
@@ -69,7 +81,7 @@ export function checkConnector(connector: Connector, tree: ValueTree, reporter: 
     parsed = new URL(urlWithSampleParameters(connector.url));
   } catch {
     // A placeholder in the port also makes the URL unparsable; it was reported above, once.
-    if (outsidePath === undefined)
+    if (outsidePath === undefined && !(connector.mcp !== undefined && /\{[^{}]*\}/.test(connector.url)))
       reporter.report(
         'mtr:url:invalid',
         { detail: `${JSON.stringify(connector.url)} is not a URL` },
@@ -94,6 +106,7 @@ export function checkConnector(connector: Connector, tree: ValueTree, reporter: 
     );
   }
 
+  if (connector.mcp !== undefined) return;
   const declared = new Set(connector.parameters.path.map((p) => p.name));
   const placeholders = urlPlaceholders(connector.url);
   const counts = new Map<string, number>();

@@ -1,5 +1,11 @@
 import { didYouMean } from '../diagnostics/did-you-mean.js';
-import { bindableTargets, type CompileContext, missingTargetDetail, overlaps } from './compile-context.js';
+import {
+  bindableTargets,
+  type CompileContext,
+  missingTargetDetail,
+  overlaps,
+  targetsUnknown,
+} from './compile-context.js';
 import type { FunctionAuth, FunctionBinding, Interaction } from './resources.js';
 import { didYouMeanText, spanInString } from './report.js';
 import { isTreeObject, rawOf, spanOf, type TreeValue, type ValueTree } from './value-tree.js';
@@ -141,16 +147,20 @@ function checkBindingTargets(interaction: Interaction, tree: ValueTree, ctx: Com
     const tool = ctx.tools.get(b.function)?.resource;
     if (!tool) return;
     const connector = ctx.connectors.get(tool.connector)?.resource;
-    if (connector) {
+    if (connector && !targetsUnknown(connector, b.type)) {
       const known = bindableTargets(connector, b.type);
       if (!known.includes(b.target)) {
         const guess = didYouMean(b.target, known);
+        const mcpHint =
+          connector.mcp !== undefined && b.type !== 'request'
+            ? `write type = "request" to fill an argument of the MCP tool`
+            : '';
         ctx.reporter.report(
           'mtr:binding:unknown-target',
           {
             target: `${b.type} ${b.target}`,
             detail: missingTargetDetail(connector, b.type, b.target),
-            suggestion: guess ? didYouMeanText(guess) : known.length ? `it may bind ${known.join(', ')}` : '',
+            suggestion: guess ? didYouMeanText(guess) : known.length ? `it may bind ${known.join(', ')}` : mcpHint,
           },
           tree.file,
           targetSpan(),

@@ -1,6 +1,6 @@
 import { Ajv, type ErrorObject } from 'ajv';
 import addFormatsModule from 'ajv-formats';
-import type { JsonSchema } from './resources.js';
+import type { Connector, JsonSchema } from './resources.js';
 import type { Reporter } from './report.js';
 import { displayPath, spanOf, type ValueTree } from './value-tree.js';
 
@@ -123,7 +123,20 @@ export function schemaProblems(schema: JsonSchema): SchemaProblem[] {
   const cached = cache.get(key);
   if (cached !== undefined) return cached;
   shared ??= newAjv();
-  const problems = shared.validateSchema(schema) ? [] : fromAjvErrors(shared.errors);
+  let problems: SchemaProblem[];
+  try {
+    problems = shared.validateSchema(schema) ? [] : fromAjvErrors(shared.errors);
+  } catch (error) {
+    // ajv throws for a `$schema` it has no meta-schema of (such as draft 2020-12) instead of refusing it.
+    const $schema = typeof schema === 'object' ? schema.$schema : undefined;
+    const detail =
+      typeof $schema === 'string'
+        ? `$schema ${JSON.stringify($schema)} is not supported: schemas are checked as JSON Schema draft-07; remove $schema or use http://json-schema.org/draft-07/schema#`
+        : error instanceof Error
+          ? error.message
+          : String(error);
+    problems = [{ at: typeof $schema === 'string' ? ['$schema'] : [], detail }];
+  }
   walkProblems(schema, schema, [], problems);
   if (cache.size >= CACHE_LIMIT) cache.clear();
   cache.set(key, problems);
@@ -148,4 +161,50 @@ export function checkSchema(
     );
   }
   return problems.length === 0;
+}
+
+/**
+ * Why a remote MCP tool's input schema cannot be an MCP connector's `schema.request`, or undefined when it can:
+ * it must be valid JSON Schema (as a repo schema is) and an object schema, `type = "object"` or no `type`
+ * with `properties` (the MCP specification requires `type: "object"`: a tool's arguments are a JSON object).
+ */
+export function remoteSchemaProblem(schema: JsonSchema): string | undefined {
+  if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) {
+    return `is ${JSON.stringify(schema)}, not an object schema: an MCP tool's arguments are a JSON object`;
+  }
+  const problems = schemaProblems(schema);
+  if (problems.length > 0) {
+    return problems
+      .map((p) =>
+        p.at.length > 0 && !p.detail.startsWith(p.at.join('/')) ? `${p.at.join('/')}: ${p.detail}` : p.detail,
+      )
+      .join('; ');
+  }
+  const type = schema.type;
+  const isObjectProperties = typeof schema.properties === 'object' && schema.properties !== null;
+  if (type === 'object' || (type === undefined && isObjectProperties)) return undefined;
+  return type === undefined
+    ? 'has no type and no properties; an MCP tool\'s input schema must have type "object"'
+    : `has type ${JSON.stringify(type)}; an MCP tool's input schema must have type "object"`;
+}
+
+/**
+ * Checks the remote tool's input schema of an MCP connector (known once a deploy has listed the server's
+ * tools): an error on the connector's `tool` when it cannot be the connector's `schema.request`.
+ */
+export function checkRemoteSchema(connector: Connector, tree: ValueTree, reporter: Reporter): boolean {
+  const schema = connector.schema.request;
+  if (connector.mcp === undefined || schema === undefined) return true;
+  const problem = remoteSchemaProblem(schema);
+  if (problem === undefined) return true;
+  reporter.report(
+    'mtr:schema:invalid',
+    {
+      key: `the input schema of the remote MCP tool ${connector.mcp.tool} (from the server's tools/list)`,
+      detail: problem,
+    },
+    tree.file,
+    spanOf(tree, ['tool']),
+  );
+  return false;
 }

@@ -58,6 +58,53 @@ const connector: Shape = {
   },
 };
 
+/**
+ * How a remote MCP tool may be named: 1 to 128 ASCII letters, digits, `_`, `-`, `.` and `/`. The MCP
+ * specification (2025-11-25, "Tool names") recommends the same without `/`; its first version (SEP-986)
+ * allowed `/`, so names such as `user-profile/update` are accepted too.
+ */
+export const MCP_TOOL_NAME = /^[A-Za-z0-9_./-]{1,128}$/;
+
+const mcpToolName: Shape = {
+  type: 'string',
+  check: (v) =>
+    MCP_TOOL_NAME.test(v)
+      ? undefined
+      : v === ''
+        ? 'must not be empty; it is the name the MCP server lists the tool under'
+        : v.length > 128
+          ? `is ${v.length} characters long; an MCP tool name is 1 to 128 characters`
+          : `is ${JSON.stringify(v)}; an MCP tool name is letters, digits, _, -, . and /, such as "search_issues"`,
+};
+
+/** A connector to one tool of a remote MCP server (`connectors/mcp/<name>.mtr`). */
+const mcpConnector: Shape = {
+  type: 'object',
+  name: 'an MCP connector',
+  properties: {
+    url: req(nonEmpty),
+    tool: req(mcpToolName),
+    description: opt({ type: 'string', maxLength: MAX_DESCRIPTION }),
+    auth: opt({
+      type: 'string',
+      values: ['None', 'Header'],
+      refused: {
+        Maitento: {
+          detail:
+            'is "Maitento", which is only for the platform\'s own API; an MCP connector\'s auth is "None" or "Header"',
+          instead: 'use auth = "Header" and give the secret in the tool\'s auth (or a run input), or "None"',
+        },
+      },
+    }),
+  },
+  refused: {
+    method: 'an MCP connector is always called with the MCP tools/call request; remove method',
+    parameters: 'an MCP tool takes only its arguments (a JSON object), no path or query parameters; remove parameters',
+    schema:
+      "the input schema comes from the remote MCP server: a deploy reads it from the server's tools/list; remove schema",
+  },
+};
+
 const tool: Shape = {
   type: 'object',
   name: 'a tool',
@@ -176,3 +223,6 @@ const interaction: Shape = {
 
 /** The shape of each resource kind's file. */
 export const KIND_SHAPES: Readonly<Record<ResourceKind, Shape>> = { connector, tool, agent, interaction };
+
+/** The shape of an MCP connector's file (`connectors/mcp/<name>.mtr`). */
+export const MCP_CONNECTOR_SHAPE: Shape = mcpConnector;

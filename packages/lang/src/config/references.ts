@@ -58,7 +58,7 @@ export function resolveReferences(
         kind: ARTICLE[kind],
         suggestion: guess
           ? didYouMeanText(guess)
-          : `a ${kind} is named by its file: ${kind === 'tool' ? 'external-operations/open-api' : kind === 'connector' ? 'connectors/open-api' : kind === 'agent' ? 'agents' : 'interactions/one-shot'}/${ref.name}.mtr`,
+          : `a ${kind} is named by its file: ${kind === 'tool' ? 'external-operations/open-api' : kind === 'connector' ? `connectors/open-api/${ref.name}.mtr or connectors/mcp` : kind === 'agent' ? 'agents' : 'interactions/one-shot'}/${ref.name}.mtr`,
       },
       file,
       ref.span,

@@ -10,25 +10,38 @@ export interface RepoFile {
   content: string;
 }
 
-/** The folder each resource kind lives in. */
-export const KIND_FOLDERS: Readonly<Record<ResourceKind, string>> = {
-  connector: 'connectors/open-api/',
-  tool: 'external-operations/open-api/',
-  agent: 'agents/',
-  interaction: 'interactions/one-shot/',
+/** The folders each resource kind lives in: a connector to an HTTP endpoint or to a remote MCP server's tool. */
+export const KIND_FOLDERS: Readonly<Record<ResourceKind, readonly string[]>> = {
+  connector: ['connectors/open-api/', 'connectors/mcp/'],
+  tool: ['external-operations/open-api/'],
+  agent: ['agents/'],
+  interaction: ['interactions/one-shot/'],
 };
+
+/** The folder of MCP connectors: each names one tool of a remote MCP server instead of an HTTP endpoint. */
+export const MCP_CONNECTOR_FOLDER = 'connectors/mcp/';
 
 /** The top-level folders of a config repo. */
 export const TOP_FOLDERS = ['connectors', 'external-operations', 'agents', 'interactions'] as const;
 
+/** Where a `.mtr` file's resource comes from: its kind, its name, and whether it is an MCP connector. */
+export interface ResourcePlace {
+  kind: ResourceKind;
+  name: string;
+  /** True for a connector in `connectors/mcp/`. */
+  mcp: boolean;
+}
+
 /** The kind and name of a `.mtr` file from its path, or undefined when its folder holds no resources. */
-export function classifyPath(path: string): { kind: ResourceKind; name: string } | undefined {
+export function classifyPath(path: string): ResourcePlace | undefined {
   if (!path.endsWith('.mtr')) return undefined;
-  for (const [kind, folder] of Object.entries(KIND_FOLDERS) as [ResourceKind, string][]) {
-    if (!path.startsWith(folder)) continue;
-    const rest = path.slice(folder.length, -'.mtr'.length);
-    if (rest === '' || rest.includes('/')) return undefined;
-    return { kind, name: rest };
+  for (const [kind, folders] of Object.entries(KIND_FOLDERS) as [ResourceKind, readonly string[]][]) {
+    for (const folder of folders) {
+      if (!path.startsWith(folder)) continue;
+      const rest = path.slice(folder.length, -'.mtr'.length);
+      if (rest === '' || rest.includes('/')) return undefined;
+      return { kind, name: rest, mcp: folder === MCP_CONNECTOR_FOLDER };
+    }
   }
   return undefined;
 }

@@ -17,11 +17,24 @@ export type RefKind = ResourceKind | 'secret';
 
 /** The expected shape of a value of a resource file. */
 export type Shape =
-  | { type: 'string'; values?: readonly string[]; maxLength?: number; check?: (value: string) => string | undefined }
+  | {
+      type: 'string';
+      values?: readonly string[];
+      /** Values that mean something elsewhere but not here: each with why not and what to write instead. */
+      refused?: Readonly<Record<string, { detail: string; instead: string }>>;
+      maxLength?: number;
+      check?: (value: string) => string | undefined;
+    }
   | { type: 'number' }
   | { type: 'boolean' }
   | { type: 'ref'; kind: RefKind }
-  | { type: 'object'; name: string; properties: Readonly<Record<string, Property>> }
+  | {
+      type: 'object';
+      name: string;
+      properties: Readonly<Record<string, Property>>;
+      /** Properties that other kinds have but this one refuses, each with the hint of why (not "did you mean"). */
+      refused?: Readonly<Record<string, string>>;
+    }
   | { type: 'map'; values: Shape }
   | { type: 'array'; items: Shape }
   | { type: 'json' }
@@ -146,6 +159,17 @@ class ShapeChecker {
   }
 
   private string(value: string, shape: Extract<Shape, { type: 'string' }>, path: (string | number)[]): void {
+    const refused = shape.refused && Object.hasOwn(shape.refused, value) ? shape.refused[value] : undefined;
+    if (refused) {
+      this.ok = false;
+      this.reporter.report(
+        'mtr:property:value',
+        { key: displayPath(path), detail: refused.detail, allowed: refused.instead },
+        this.tree.file,
+        spanOf(this.tree, path),
+      );
+      return;
+    }
     if (shape.values && !shape.values.includes(value)) {
       this.ok = false;
       const guess = didYouMean(value, [...shape.values]);
@@ -194,7 +218,16 @@ class ShapeChecker {
     for (const key in value) {
       const property = Object.hasOwn(properties, key) ? properties[key] : undefined;
       path.push(key);
-      if (property === undefined) {
+      const refused = shape.refused && Object.hasOwn(shape.refused, key) ? shape.refused[key] : undefined;
+      if (property === undefined && refused !== undefined) {
+        this.ok = false;
+        this.reporter.report(
+          'mtr:property:unknown',
+          { where: shape.name, name: key, suggestion: refused },
+          this.tree.file,
+          keySpanOf(this.tree, path),
+        );
+      } else if (property === undefined) {
         this.ok = false;
         const known = Object.keys(properties);
         const guess = didYouMean(key, known);

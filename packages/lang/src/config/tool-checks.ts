@@ -1,5 +1,11 @@
 import { didYouMean } from '../diagnostics/did-you-mean.js';
-import { bindableTargets, type CompileContext, missingTargetDetail, overlaps } from './compile-context.js';
+import {
+  bindableTargets,
+  type CompileContext,
+  missingTargetDetail,
+  overlaps,
+  targetsUnknown,
+} from './compile-context.js';
 import type { Tool } from './resources.js';
 import { didYouMeanText } from './report.js';
 import { keySpanOf, spanOf, type ValueTree } from './value-tree.js';
@@ -43,16 +49,20 @@ export function checkTool(tool: Tool, tree: ValueTree, ctx: CompileContext): voi
           keySpanOf(tree, path),
         );
       }
-      if (!connector) return;
+      if (!connector || targetsUnknown(connector, type)) return;
       const known = bindableTargets(connector, type);
       if (known.includes(target)) return;
       const guess = didYouMean(target, known);
+      const mcpHint =
+        connector.mcp !== undefined && type !== 'request'
+          ? `bind the MCP tool's arguments with bindings.request:<argument>`
+          : '';
       ctx.reporter.report(
         'mtr:binding:unknown-target',
         {
           target: `bindings.${type}:${target}`,
           detail: missingTargetDetail(connector, type, target),
-          suggestion: guess ? didYouMeanText(guess) : known.length ? `it may bind ${known.join(', ')}` : '',
+          suggestion: guess ? didYouMeanText(guess) : known.length ? `it may bind ${known.join(', ')}` : mcpHint,
         },
         tree.file,
         keySpanOf(tree, path),

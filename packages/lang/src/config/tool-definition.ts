@@ -80,7 +80,8 @@ function parameterSchema(p: ConnectorParameter, kind: 'path' | 'query'): Json {
 /**
  * The model-facing definition of a tool: its name, its guidance, and a strict JSON Schema of the arguments
  * the model fills, `{ request?: {...body fields...}, additionalInputs?: { "path.x": ..., "query.y": ... } }`,
- * leaving out everything a fixed binding or a run-input binding (`runBound`) fills.
+ * leaving out everything a fixed binding or a run-input binding (`runBound`) fills. A tool on an MCP connector
+ * whose remote input schema is not known yet (`mt check`) gets `request` as an open object.
  */
 export function toolDefinition(tool: Tool, connector: Connector, runBound?: RunBound): ToolDefinition {
   const boundRequest = [...Object.keys(tool.bindings.request), ...(runBound?.request ?? [])];
@@ -89,7 +90,13 @@ export function toolDefinition(tool: Tool, connector: Connector, runBound?: RunB
   const properties: SchemaObject = {};
 
   const body = connector.schema.request;
-  if (isObject(body)) {
+  if (connector.mcp !== undefined && body === undefined) {
+    // Not listed yet (`mt check`): the arguments are some JSON object, known once a deploy reads the schema.
+    properties.request = {
+      type: 'object',
+      description: `The arguments of the MCP tool ${connector.mcp.tool}; their schema is read from the server at deploy`,
+    };
+  } else if (isObject(body)) {
     if (isObject(body.properties)) {
       const request = strictObject(body, boundRequest, '');
       if (request !== undefined) properties.request = request;
