@@ -17,6 +17,7 @@ describe('docs/mtr-language.md', () => {
     const paths = wholeFiles(doc).map((f) => f.path);
     for (const folder of [
       'connectors/open-api/',
+      'connectors/mcp/',
       'external-operations/open-api/',
       'agents/',
       'interactions/one-shot/',
