@@ -72,6 +72,21 @@ export const gatewayErrors = defineErrors({
     status: 502,
     message: 'The endpoint of {tool} answered with a body that could not be decoded ({encoding}): {reason}',
   },
+  'api:gateway:mcp-error': {
+    status: 502,
+    message: 'The MCP server of {tool} at {host} did not complete the {operation} request: {reason}',
+    hint: 'Check that the server is up and speaks MCP over Streamable HTTP at that URL, and that the secret is accepted.',
+  },
+  'api:gateway:mcp-tool-error': {
+    status: 502,
+    message: 'The MCP tool {remote} behind {tool} reported an error; its text is in the body.',
+  },
+  'api:gateway:mcp-redirect-refused': {
+    status: 502,
+    message:
+      'The MCP server of {tool} at {origin} redirected to {target}, another origin; it was not followed, so the credential stays with {origin}.',
+    hint: 'Point the connector at the URL the server redirects to, if that server is to be trusted with the secret.',
+  },
   'api:gateway:options-invalid': {
     status: 500,
     message: 'Invalid gateway options: {reason}',

@@ -7,6 +7,8 @@ export type {
   CallCredential,
   Gateway,
   GatewayOptions,
+  McpListOptions,
+  McpToolInfo,
   PlatformTokenContext,
   PreparedRequest,
   PreparedRequestView,

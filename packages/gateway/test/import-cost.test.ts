@@ -32,6 +32,11 @@ describe('importing @maitento/gateway', () => {
     expect(loaded.filter((url) => url.includes('/lang/dist/'))).toEqual([]);
   });
 
+  it('does not load the MCP SDK (imported on the first call of an MCP connector)', () => {
+    const loaded = modulesLoadedBy(gatewayDist);
+    expect(loaded.filter((url) => url.includes('@modelcontextprotocol'))).toEqual([]);
+  });
+
   it('the control: importing @maitento/lang does load chevrotain, so the probe sees it', () => {
     expect(modulesLoadedBy(langDist).some((url) => url.includes('/chevrotain/'))).toBe(true);
   });

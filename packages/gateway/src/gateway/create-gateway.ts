@@ -1,9 +1,11 @@
 import { createCachingResolver, createEgressAgent, systemResolver } from '@maitento/egress';
-import { isMtError, type MtError } from '@maitento/errors';
+import type { MtError } from '@maitento/errors';
 import { Agent } from 'undici';
 import { gatewayErrors } from '../errors.js';
+import { mtErrorIn, networkCodeIn, UNDICI_TIMEOUTS } from '../internal/causes.js';
 import { Deadline, DeadlineClock } from '../internal/deadline.js';
 import { finalUrl } from '../steps/build-url.js';
+import { createMcpRuntime } from '../mcp/runtime.js';
 import { createAuthorizer } from '../steps/egress.js';
 import type { Redactor } from '../steps/redact.js';
 import { type Assembled, assemble, viewOf } from './assemble.js';
@@ -13,36 +15,6 @@ import type { Gateway, GatewayOptions, PreparedRequest, ToolCallInput, ToolCallR
 
 function errorResult(error: MtError, redact: Redactor | undefined): ToolCallResult {
   return { ok: false, error: redact === undefined ? error.message : redact(error.message), code: error.code };
-}
-
-const UNDICI_TIMEOUTS = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
-
-// Errors of the network and of the other side: system errno codes (never Node's own ERR_* codes, which are
-// bugs), TLS and certificate failures, a malformed HTTP answer, and undici's transport errors.
-const NETWORK_CODE =
-  /^(E(?!RR_)[A-Z0-9_]+|ERR_(TLS|SSL)_[A-Z0-9_]+|HPE_[A-Z0-9_]+|[A-Z_]*CERT[A-Z_]*|UNABLE_TO_[A-Z_]+|UND_ERR_[A-Z_]+)$/;
-// undici codes that mean the gateway called undici wrongly: bugs, not the network.
-const UNDICI_MISUSE = new Set(['UND_ERR_INVALID_ARG', 'UND_ERR_INVALID_RETURN_VALUE', 'UND_ERR_NOT_SUPPORTED']);
-
-/** The code of a network or TLS failure in `error` or its causes, or undefined when it is none (a bug). */
-function networkCodeIn(error: unknown): string | undefined {
-  let current = error;
-  for (let depth = 0; depth < 5 && current !== undefined && current !== null; depth++) {
-    const code = (current as { code?: unknown }).code;
-    if (typeof code === 'string' && NETWORK_CODE.test(code) && !UNDICI_MISUSE.has(code)) return code;
-    current = (current as { cause?: unknown }).cause;
-  }
-  return undefined;
-}
-
-/** Finds an MtError (for example the egress agent's refusal at connect time) in an error or its causes. */
-function mtErrorIn(error: unknown): MtError | undefined {
-  let current = error;
-  for (let depth = 0; depth < 5 && current !== undefined && current !== null; depth++) {
-    if (isMtError(current)) return current;
-    current = (current as { cause?: unknown }).cause;
-  }
-  return undefined;
 }
 
 /** Creates a gateway; the options are checked here and merged over frozen defaults. */
@@ -72,6 +44,8 @@ export function createGateway(gatewayOptions: GatewayOptions): Gateway {
     authorize: createAuthorizer(options.policy, resolver, gatewayDefaults.authorizationTtlMs),
     failure,
   };
+  // Remote MCP servers' tools: the same dispatcher (egress policy at connect time), the same address check.
+  const mcp = createMcpRuntime({ options, dispatcher, authorize: ctx.authorize, clock });
 
   function failure(error: unknown, call: Assembled | undefined, timedOut: boolean, input: ToolCallInput) {
     const redact = call?.redact;
@@ -107,6 +81,7 @@ export function createGateway(gatewayOptions: GatewayOptions): Gateway {
       try {
         const assembling = assemble(input, options, ctx.authorize, deadline);
         const call = assembling instanceof Promise ? await assembling : assembling;
+        if (input.connector.mcp !== undefined) return await mcp.prepare(call, input, deadline);
         const headers = { ...call.headers };
         if (call.auth !== undefined) headers[call.auth.header] = call.auth.value;
         const url = finalUrl(call.plan.connector.template, call.path, call.plan.tool.name);
@@ -132,6 +107,15 @@ export function createGateway(gatewayOptions: GatewayOptions): Gateway {
         return Promise.resolve(failure(error, undefined, deadline.timedOut, input));
       }
       // Sending owns the deadline from here (it disposes it) and turns every error into a result: one async layer.
+      if (input.connector.mcp !== undefined) {
+        const sendMcp = (call: Assembled) =>
+          mcp.send(call, input, deadline, (error) => failure(error, call, deadline.timedOut, input));
+        if (!(assembling instanceof Promise)) return sendMcp(assembling);
+        return assembling.then(sendMcp, (error: unknown) => {
+          deadline.dispose();
+          return failure(error, undefined, deadline.timedOut, input);
+        });
+      }
       if (!(assembling instanceof Promise)) return send(assembling, ctx, deadline, input);
       return assembling.then(
         (call) => send(call, ctx, deadline, input),
@@ -142,7 +126,13 @@ export function createGateway(gatewayOptions: GatewayOptions): Gateway {
       );
     },
 
+    listMcpTools(target, listOptions) {
+      return mcp.list(target, listOptions);
+    },
+
     async close(): Promise<void> {
+      // Sessions first: closing one sends a DELETE through the dispatcher.
+      await mcp.close();
       clock.stop();
       if (ownsDispatcher) await dispatcher.close();
       await platformAgent?.close();

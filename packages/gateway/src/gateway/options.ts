@@ -9,6 +9,8 @@ export const gatewayDefaults = Object.freeze({
   maxRedirects: 5,
   /** How long a host that passed the address check is remembered before it is looked up again. */
   authorizationTtlMs: 30_000,
+  /** How long an MCP session with no call in flight stays open for the next call. */
+  mcpSessionIdleMs: 30_000,
 });
 
 /** Options after validation, with every default filled in. */
@@ -16,6 +18,7 @@ export interface ResolvedOptions extends GatewayOptions {
   timeoutMs: number;
   maxResponseBytes: number;
   maxRedirects: number;
+  mcpSessionIdleMs: number;
   /** The platform's origin, normalised by the URL parser. */
   platformOrigin?: string;
 }
@@ -43,6 +46,12 @@ export function resolveOptions(options: GatewayOptions): ResolvedOptions {
       1,
     ),
     maxRedirects: positiveInteger('maxRedirects', options.maxRedirects, gatewayDefaults.maxRedirects, 0),
+    mcpSessionIdleMs: positiveInteger(
+      'mcp.sessionIdleMs',
+      options.mcp?.sessionIdleMs,
+      gatewayDefaults.mcpSessionIdleMs,
+      0,
+    ),
   };
   if (options.platform !== undefined) {
     let url: URL;

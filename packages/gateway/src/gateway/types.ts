@@ -1,5 +1,5 @@
 import type { EgressPolicy, Resolver } from '@maitento/egress';
-import type { Connector, FunctionBinding, Json, Tool } from '@maitento/lang';
+import type { Connector, FunctionBinding, Json, JsonSchema, Tool } from '@maitento/lang';
 import type { Dispatcher } from 'undici';
 
 /** What `platform.token` is told about the call it signs. */
@@ -34,6 +34,11 @@ export interface GatewayOptions {
    * error is whatever was thrown: log it where secrets are redacted.
    */
   onInternalError?: (error: unknown, context: { tool: string }) => void;
+  /** Sessions with remote MCP servers (connectors with `mcp`). */
+  mcp?: {
+    /** How long an open session with no call in flight is kept for the next call (default 30 000 ms). */
+    sessionIdleMs?: number;
+  };
 }
 
 /** A credential the caller resolved for this call. */
@@ -101,13 +106,36 @@ export interface PreparedRequest {
   view: PreparedRequestView;
 }
 
+/** One tool of a remote MCP server, as its `tools/list` gives it. */
+export interface McpToolInfo {
+  name: string;
+  description?: string;
+  inputSchema: JsonSchema;
+}
+
+/** Options of {@link Gateway.listMcpTools}. */
+export interface McpListOptions {
+  /** Sent on every HTTP request of the session (an `authorization` value without a space gets `Bearer `). */
+  credential?: { header: string; value: string };
+  /** Cancels the listing. */
+  signal?: AbortSignal;
+}
+
 /** One outbound tool call, made safely. */
 export interface Gateway {
   /** Makes the call; never throws for the call's own failure, which comes back as an error result. */
   call(input: ToolCallInput): Promise<ToolCallResult>;
   /** Runs every step except sending (name resolution and the address check included). */
   prepare(input: ToolCallInput): Promise<PreparedRequest | ToolCallResult>;
-  /** Closes the connections the gateway opened. */
+  /**
+   * Lists the tools of the remote MCP server at `target.url` (Streamable HTTP): every page of `tools/list`, at most
+   * 1 000 tools, on a session of its own that is closed after. The address is judged like a call's, no redirect
+   * leaves the origin, the deadline is `timeoutMs`. Rejects with an MtError (`api:connectors:address-blocked`,
+   * `api:gateway:timeout`, `api:gateway:upstream-unreachable`, `api:gateway:upstream-status`,
+   * `api:gateway:mcp-redirect-refused`, `api:gateway:mcp-error`, `api:gateway:cancelled`).
+   */
+  listMcpTools(target: { url: string }, options?: McpListOptions): Promise<McpToolInfo[]>;
+  /** Closes the connections and the MCP sessions the gateway opened. */
   close(): Promise<void>;
 }
 

@@ -47,6 +47,11 @@ export function resolveAuth(
       connector: connector.name,
     });
   }
+  return headerAuth(credential);
+}
+
+/** A secret sent in a header: the name lower-cased, a bare `authorization` value as `Bearer <value>`. */
+export function headerAuth(credential: { header: string; value: string }): ResolvedAuth {
   const header = credential.header.toLowerCase();
   const value =
     header === 'authorization' && !credential.value.includes(' ') ? `Bearer ${credential.value}` : credential.value;

@@ -1,0 +1,296 @@
+import { addressBlockedError } from '@maitento/egress';
+import type { Json, JsonSchema } from '@maitento/lang';
+import type { Dispatcher } from 'undici';
+import { gatewayErrors } from '../errors.js';
+import type { Assembled } from '../gateway/assemble.js';
+import type { ResolvedOptions } from '../gateway/options.js';
+import type {
+  McpListOptions,
+  McpToolInfo,
+  PreparedRequest,
+  PreparedRequestView,
+  ToolCallInput,
+  ToolCallResult,
+} from '../gateway/types.js';
+import { Deadline, type DeadlineClock } from '../internal/deadline.js';
+import { headerAuth, type ResolvedAuth } from '../steps/auth.js';
+import type { Authorizer } from '../steps/egress.js';
+import { createRedactor, type Redactor, redactJson } from '../steps/redact.js';
+import { classifyMcpError, httpStatusOf } from './classify.js';
+import { type McpCallResult, shapeMcpResult } from './result.js';
+import { closeSession, type McpSession, openSession, SessionPool } from './session.js';
+import { loadedSdk } from './sdk.js';
+
+/** Tools a listing gathers at most, over all its pages. */
+export const MAX_LISTED_TOOLS = 1_000;
+
+/** The headers an MCP request is shown (and hashed for approvals) with, besides the credential. */
+const VIEW_HEADERS: Readonly<Record<string, string>> = Object.freeze({
+  'user-agent': 'Maitento/0.1',
+  'content-type': 'application/json',
+  accept: 'application/json, text/event-stream',
+});
+
+/** What the MCP side of the gateway shares with the HTTP side. */
+export interface McpContext {
+  options: ResolvedOptions;
+  dispatcher: Dispatcher;
+  authorize: Authorizer;
+  clock: DeadlineClock;
+}
+
+/** One `tools/call` ready to send. */
+interface McpRequest {
+  url: URL;
+  tool: string;
+  arguments: { [key: string]: Json };
+  auth: ResolvedAuth | undefined;
+  redact: Redactor;
+}
+
+function parseTarget(text: string): URL {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw addressBlockedError(text);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw addressBlockedError(text);
+  url.hash = '';
+  return url;
+}
+
+function isPlainObject(value: unknown): value is { [key: string]: Json } {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** The MCP half of the gateway: listings, calls over pooled sessions, prepared views. */
+export function createMcpRuntime(ctx: McpContext) {
+  const pool = new SessionPool(ctx);
+  const { options } = ctx;
+
+  async function authorized(url: URL, deadline: Deadline): Promise<void> {
+    const pending = ctx.authorize(url);
+    if (pending !== undefined) await deadline.race(pending);
+  }
+
+  /** The assembled call as a `tools/call`: its body is the arguments; the address is judged as an HTTP call's. */
+  function requestOf(call: Assembled, input: ToolCallInput): McpRequest {
+    const mcp = input.connector.mcp;
+    if (mcp === undefined) throw new Error('not an MCP connector');
+    // A platform token is for the platform's own API: an MCP connector never carries one (the compiler refuses it).
+    if (call.auth?.platform === true) throw addressBlockedError(call.plan.connector.template.hostname);
+    const args = call.bodyJson ?? {};
+    if (!isPlainObject(args)) {
+      throw gatewayErrors.create('api:gateway:request-invalid', {
+        tool: call.plan.tool.name,
+        problems: 'the arguments of an MCP tool must be a JSON object',
+      });
+    }
+    return { url: parseTarget(mcp.url), tool: mcp.tool, arguments: args, auth: call.auth, redact: call.redact };
+  }
+
+  function viewOf(request: McpRequest): PreparedRequestView {
+    const headers: Record<string, string> = { ...VIEW_HEADERS };
+    if (request.auth !== undefined) headers[request.auth.header] = request.redact(request.auth.value);
+    return {
+      method: 'POST',
+      url: request.redact(request.url.href),
+      headers,
+      body: redactJson({ tool: request.tool, arguments: request.arguments }, request.redact),
+    };
+  }
+
+  async function callOn(session: McpSession, request: McpRequest, deadline: Deadline) {
+    if (deadline.aborted) throw deadline.reason;
+    const controller = new AbortController();
+    const onAbort = () => controller.abort(deadline.reason);
+    deadline.addEventListener('abort', onAbort);
+    try {
+      return await Promise.race([
+        session.client.callTool({ name: request.tool, arguments: request.arguments }, undefined, {
+          signal: controller.signal,
+          // The deadline ends the call; the SDK's own timeout only backs it up.
+          timeout: options.timeoutMs + 1_000,
+        }),
+        session.broken,
+      ]);
+    } finally {
+      deadline.removeEventListener('abort', onAbort);
+    }
+  }
+
+  return {
+    /** Every step but sending: the view covers the URL, the remote tool and the arguments (hashed for approvals). */
+    async prepare(call: Assembled, input: ToolCallInput, deadline: Deadline): Promise<PreparedRequest> {
+      const request = requestOf(call, input);
+      await authorized(request.url, deadline);
+      const headers: Record<string, string> = { ...VIEW_HEADERS };
+      if (request.auth !== undefined) headers[request.auth.header] = request.auth.value;
+      return {
+        prepared: true,
+        method: 'POST',
+        url: request.url,
+        headers,
+        body: JSON.stringify({ tool: request.tool, arguments: request.arguments }),
+        view: viewOf(request),
+      };
+    },
+
+    /**
+     * One `tools/call` on a pooled session. A session that cannot be opened for a network reason is tried once more
+     * (nothing was sent); a reused session the server no longer knows (HTTP 404, which the protocol answers before
+     * handling the request) is dropped and the call made once on a new one; a `tools/call` is never sent twice
+     * otherwise. Never rejects; disposes of the deadline.
+     */
+    async send(
+      call: Assembled,
+      input: ToolCallInput,
+      deadline: Deadline,
+      failure: (error: unknown) => ToolCallResult,
+    ): Promise<ToolCallResult> {
+      const tool = call.plan.tool.name;
+      let request: McpRequest | undefined;
+      try {
+        request = requestOf(call, input);
+        await authorized(request.url, deadline);
+      } catch (error) {
+        deadline.dispose();
+        return failure(error);
+      }
+      const failed = (error: unknown, operation: 'initialize' | 'tools/call') => {
+        const mtError = classifyMcpError(error, {
+          tool,
+          host: request.url.host,
+          operation,
+          timedOut: deadline.timedOut,
+          cancelled: input.signal?.aborted === true,
+          timeoutMs: options.timeoutMs,
+          redact: request.redact,
+        });
+        return failure(mtError);
+      };
+      try {
+        for (let attempt = 0; ; attempt++) {
+          let session: McpSession;
+          try {
+            session = await pool.lease(request.url, request.auth, tool, deadline);
+          } catch (error) {
+            const retry = attempt === 0 && !deadline.aborted && isNetworkFailure(error);
+            if (retry) continue;
+            return failed(error, 'initialize');
+          }
+          try {
+            const result = await callOn(session, request, deadline);
+            pool.release(session);
+            return shapeMcpResult(
+              result as McpCallResult,
+              { tool, remote: request.tool },
+              options.maxResponseBytes,
+              request.redact,
+            );
+          } catch (error) {
+            const sdk = loadedSdk();
+            const rpcError = sdk !== undefined && error instanceof sdk.McpError && !deadline.aborted;
+            if (deadline.aborted) pool.retire(session);
+            else if (rpcError) pool.release(session);
+            else pool.drop(session);
+            const stale = attempt === 0 && session.uses > 0 && httpStatusOf(error) === 404 && !deadline.aborted;
+            if (stale) continue;
+            return failed(error, 'tools/call');
+          }
+        }
+      } finally {
+        deadline.dispose();
+      }
+    },
+
+    async list(target: { url: string }, listOptions: McpListOptions | undefined): Promise<McpToolInfo[]> {
+      const deadline = new Deadline(ctx.clock, options.timeoutMs, listOptions?.signal);
+      const credential = listOptions?.credential;
+      const auth = credential === undefined ? undefined : headerAuth(credential);
+      const redact = createRedactor(auth?.secrets ?? []);
+      let host = '(unknown)';
+      let operation: 'initialize' | 'tools/list' = 'initialize';
+      let session: McpSession | undefined;
+      let opening: Promise<McpSession> | undefined;
+      try {
+        const url = parseTarget(target.url);
+        host = url.host;
+        await authorized(url, deadline);
+        opening = openSession(ctx, url, auth, `the listing of ${url.host}`);
+        session = await deadline.race(opening);
+        operation = 'tools/list';
+        const tools: McpToolInfo[] = [];
+        const seen = new Set<string>();
+        let cursor: string | undefined;
+        for (;;) {
+          const page = await listPage(session, cursor, deadline, options.timeoutMs);
+          for (const tool of page.tools) {
+            if (tools.length >= MAX_LISTED_TOOLS) {
+              throw new Error(`the server lists more than ${MAX_LISTED_TOOLS} tools`);
+            }
+            const info: McpToolInfo = { name: tool.name, inputSchema: tool.inputSchema as JsonSchema };
+            if (typeof tool.description === 'string') info.description = tool.description;
+            tools.push(info);
+          }
+          cursor = page.nextCursor;
+          if (cursor === undefined) return tools;
+          if (seen.has(cursor)) throw new Error('the server gave the same page cursor twice');
+          seen.add(cursor);
+        }
+      } catch (error) {
+        throw classifyMcpError(error, {
+          tool: host,
+          host,
+          operation,
+          timedOut: deadline.timedOut,
+          cancelled: listOptions?.signal?.aborted === true,
+          timeoutMs: options.timeoutMs,
+          redact,
+        });
+      } finally {
+        deadline.dispose();
+        // A session still opening when the deadline passed is closed once it is open.
+        if (session !== undefined) await closeSession(session);
+        else opening?.then(closeSession, () => {});
+      }
+    },
+
+    close(): Promise<void> {
+      return pool.closeAll();
+    },
+  };
+}
+
+async function listPage(session: McpSession, cursor: string | undefined, deadline: Deadline, timeoutMs: number) {
+  if (deadline.aborted) throw deadline.reason;
+  const controller = new AbortController();
+  const onAbort = () => controller.abort(deadline.reason);
+  deadline.addEventListener('abort', onAbort);
+  try {
+    return await Promise.race([
+      session.client.listTools(cursor === undefined ? undefined : { cursor }, {
+        signal: controller.signal,
+        timeout: timeoutMs + 1_000,
+      }),
+      session.broken,
+    ]);
+  } finally {
+    deadline.removeEventListener('abort', onAbort);
+  }
+}
+
+function isNetworkFailure(error: unknown): boolean {
+  const code = (error as { code?: unknown })?.code;
+  if (typeof code === 'string' && code.startsWith('api:')) return false;
+  let current = error;
+  for (let depth = 0; depth < 5 && current !== undefined && current !== null; depth++) {
+    const c = (current as { code?: unknown }).code;
+    // A kept-alive connection the server closed: the next connection may well work.
+    if (c === 'ECONNRESET' || c === 'UND_ERR_SOCKET' || c === 'EPIPE') return true;
+    if (typeof c === 'string' && c.startsWith('api:')) return false;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return false;
+}
