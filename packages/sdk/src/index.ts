@@ -43,3 +43,4 @@ export type * from './wire/resources.js';
 export * from './wire/schemas.js';
 export * from './wire/access.js';
 export * from './wire/records.js';
+export * from './wire/requests.js';

@@ -1,4 +1,17 @@
 import type { Static } from 'typebox';
+import type {
+  ApprovalAnswerBodySchema,
+  CreateKeyBodySchema,
+  CreateNamespaceBodySchema,
+  CreateSecretBodySchema,
+  DeployFileSchema,
+  ListApprovalsQuerySchema,
+  ListRunsQuerySchema,
+  RotateSecretBodySchema,
+  RotateSecretKeyBodySchema,
+  RunAnswerBodySchema,
+  RunEventsQuerySchema,
+} from './wire/requests.js';
 import type { CreatedKeySchema, CreatedNamespaceSchema, ExtopCallResultSchema, KeyInfoSchema } from './wire/access.js';
 import type {
   AgentRecordSchema,
@@ -29,10 +42,7 @@ import type {
 } from './wire/schemas.js';
 
 /** One file of a config repo, its path relative to the repo root with `/`. */
-export interface DeployFile {
-  path: string;
-  content: string;
-}
+export type DeployFile = Static<typeof DeployFileSchema>;
 
 /** What a deploy did (or would do) to one resource. */
 export type DeployChange = Static<typeof DeployChangeSchema>;
@@ -64,8 +74,23 @@ export type ExtopCallResult = Static<typeof ExtopCallResultSchema>;
 /** A secret as the API shows it: never its value. */
 export type SecretInfo = Static<typeof SecretSchema>;
 
+/** Parameters of `mt.keys.create`: the role, and a name to tell the key by. */
+export type CreateKeyParams = Static<typeof CreateKeyBodySchema>;
+
 /** The role of an API key. */
-export type KeyRole = 'admin' | 'user';
+export type KeyRole = CreateKeyParams['role'];
+
+/** Parameters of `mt.namespaces.create`: a name of lower-case letters, digits and `-`. */
+export type CreateNamespaceParams = Static<typeof CreateNamespaceBodySchema>;
+
+/** Parameters of `mt.secrets.create`. */
+export type CreateSecretParams = Static<typeof CreateSecretBodySchema>;
+
+/** Parameters of `mt.secrets.rotate`: the new value. */
+export type RotateSecretParams = Static<typeof RotateSecretBodySchema>;
+
+/** Parameters of `mt.secrets.rotateMasterKey`: how many secrets one transaction re-wraps (default 100). */
+export type RotateMasterKeyParams = Static<typeof RotateSecretKeyBodySchema>;
 
 /** An API key as listed: never the key itself. */
 export type KeyInfo = Static<typeof KeyInfoSchema>;
@@ -123,19 +148,23 @@ export type RunEvent = Static<typeof RunEventSchema>;
 /** One page of runs, newest first; pass `nextCursor` as `cursor` for the next page. */
 export type RunPage = Static<typeof RunPageSchema>;
 
-/** Filters of `mt.interactionRuns.list`. */
-export interface ListRunsParams {
-  interaction?: string;
-  status?: RunStatus;
-  /** At most this many (default 50, at most 200). */
-  limit?: number;
-  cursor?: string;
-}
+/**
+ * Filters of `mt.interactionRuns.list`: `interaction`, `status`, `limit` (default 50, at most 200) and `cursor`
+ * (the `nextCursor` of the previous page).
+ */
+export type ListRunsParams = Static<typeof ListRunsQuerySchema>;
 
-/** Filters of `mt.approvals.list`. */
-export interface ListApprovalsParams {
-  /** Default `Pending`. */
-  status?: ApprovalStatus | 'all';
-  runId?: string;
-  limit?: number;
-}
+/** Parameters of `mt.interactionRuns.listEvents`: only events with `seq` above `after` (default 0). */
+export type ListRunEventsParams = Static<typeof RunEventsQuerySchema>;
+
+/**
+ * The body of answering a run's approval: `approvalId` (default: the one the run waits on) and, to reject,
+ * the `reason` the model is told.
+ */
+export type RunAnswerParams = Static<typeof RunAnswerBodySchema>;
+
+/** Filters of `mt.approvals.list`: `status` (default `Pending`), `runId`, `limit`. */
+export type ListApprovalsParams = Static<typeof ListApprovalsQuerySchema>;
+
+/** The body of answering an approval: the `reason`, required to reject. */
+export type ApprovalAnswerParams = Static<typeof ApprovalAnswerBodySchema>;

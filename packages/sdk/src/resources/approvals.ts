@@ -1,6 +1,6 @@
 import type { RequestOptions } from '../client.js';
 import { path } from '../core/path.js';
-import type { ApprovalView, ListApprovalsParams } from '../types.js';
+import type { ApprovalAnswerParams, ApprovalView, ListApprovalsParams } from '../types.js';
 import { APIResource } from './resource.js';
 
 /** `mt.approvals`: calls waiting for a person, in a run or not; each is answered once. */
@@ -19,12 +19,16 @@ export class Approvals extends APIResource {
   }
 
   /** Approves: exactly the call shown is made (409 `api:approvals:already-answered` if it was answered). */
-  async approve(id: string, params: { reason?: string } = {}, options?: RequestOptions): Promise<ApprovalView> {
+  async approve(id: string, params: ApprovalAnswerParams = {}, options?: RequestOptions): Promise<ApprovalView> {
     return this.client.request({ method: 'POST', path: path`/v1/approvals/${id}/approve`, body: params }, options);
   }
 
   /** Rejects with a reason; the call is not made. */
-  async reject(id: string, params: { reason: string }, options?: RequestOptions): Promise<ApprovalView> {
+  async reject(
+    id: string,
+    params: ApprovalAnswerParams & { reason: string },
+    options?: RequestOptions,
+  ): Promise<ApprovalView> {
     return this.client.request({ method: 'POST', path: path`/v1/approvals/${id}/reject`, body: params }, options);
   }
 }

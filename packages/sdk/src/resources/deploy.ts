@@ -1,14 +1,11 @@
 import type { RequestOptions } from '../client.js';
-import type { DeployFile, DeployPlan } from '../types.js';
+import type { Static } from 'typebox';
+import type { DeployPlan } from '../types.js';
+import type { DeployBodySchema } from '../wire/requests.js';
 import { APIResource } from './resource.js';
 
-/** Parameters of {@link Deploys.create}. */
-export interface DeployParams {
-  /** The repo's `.mtr` and `.json` files. */
-  files: DeployFile[];
-  /** Only compute the plan; store nothing. */
-  dryRun?: boolean;
-}
+/** Parameters of {@link Deploys.create}: the repo's `.mtr` and `.json` files; `dryRun` only computes the plan. */
+export type DeployParams = Static<typeof DeployBodySchema>;
 
 /** `mt.deploy`: deploys a config repo. */
 export class Deploys extends APIResource {

@@ -1,19 +1,18 @@
-import type { Json } from '../wire/resources.js';
+import type { Static } from 'typebox';
 import type { RequestOptions } from '../client.js';
 import { path } from '../core/path.js';
 import type { ExtopCallResult, ExtopRecord, ExtopSummary, VersionInfo, VersionState } from '../types.js';
+import type { ExtopCallBodySchema } from '../wire/requests.js';
 import { APIResource } from './resource.js';
 
 /** The least time a call by hand is given: the gateway's 100 s deadline and some room. */
 const CALL_TIMEOUT_MS = 110_000;
 
-/** Parameters of {@link Extops.call}. */
-export interface ExtopCallParams {
-  /** The model's arguments: `{ request?, additionalInputs? }`. */
-  arguments: { [key: string]: Json };
-  /** A version to call instead of the latest. */
-  version?: number;
-}
+/**
+ * Parameters of {@link Extops.call}: the model's `arguments` (`{ request?, additionalInputs? }`) and a
+ * `version` to call instead of the latest.
+ */
+export type ExtopCallParams = Static<typeof ExtopCallBodySchema>;
 
 /** `mt.extops`: the deployed tools (external operations), their versions, and one call by hand. */
 export class Extops extends APIResource {

@@ -3,7 +3,9 @@ import { APIConnectionError, APIError, type ErrorResponseBody } from '../core/ap
 import { path } from '../core/path.js';
 import { retryDelayMs, sleep } from '../core/retry.js';
 import { parseSse } from '../core/sse.js';
-import type { ListRunsParams, RunEvent, RunPage, RunView } from '../types.js';
+import type { Static } from 'typebox';
+import type { ListRunEventsParams, ListRunsParams, RunAnswerParams, RunEvent, RunPage, RunView } from '../types.js';
+import type { StartRunBodySchema } from '../wire/requests.js';
 import { APIResource } from './resource.js';
 
 /** Statuses a run does not leave. */
@@ -11,20 +13,15 @@ export const TERMINAL_RUN_STATUSES: readonly RunView['status'][] = ['Completed',
 
 const TERMINAL_EVENTS = new Set(['run-completed', 'run-failed', 'run-cancelled']);
 
-/** Parameters of {@link InteractionRuns.start}. */
-export interface StartRunParams {
-  /** Prompt, binding and auth inputs by name (an auth input is a secret's id). */
-  inputs?: Record<string, unknown>;
-  /** True by default; false is an app run, with nobody to ask for approvals. */
-  interactive?: boolean;
-  /** The interaction version; the latest when absent. */
-  version?: number;
-}
+/**
+ * Parameters of {@link InteractionRuns.start}: `inputs` by name (prompt, binding and auth inputs; an auth input
+ * is a secret's id), `interactive` (true by default; false is an app run, with nobody to ask for approvals) and
+ * the interaction `version` (the latest when absent).
+ */
+export type StartRunParams = Static<typeof StartRunBodySchema>;
 
 /** Parameters of {@link InteractionRuns.events}. */
-export interface RunEventsParams {
-  /** Only events with `seq` above this (default 0: every event). */
-  after?: number;
+export interface RunEventsParams extends ListRunEventsParams {
   /** Stops the iteration (the loop then throws the signal's reason). */
   signal?: AbortSignal;
   /** Reconnections in a row without a new event before giving up; default 5. */
@@ -69,21 +66,21 @@ export class InteractionRuns extends APIResource {
   }
 
   /** Approves the call the run waits on (or the approval named): exactly that call is made. */
-  async approve(id: string, params: { approvalId?: string } = {}, options?: RequestOptions): Promise<RunView> {
+  async approve(
+    id: string,
+    params: Pick<RunAnswerParams, 'approvalId'> = {},
+    options?: RequestOptions,
+  ): Promise<RunView> {
     return this.client.request({ method: 'POST', path: path`/v1/runs/${id}/approve`, body: params }, options);
   }
 
   /** Rejects the call the run waits on with a reason; the model is told it and may redraft. */
-  async reject(
-    id: string,
-    params: { approvalId?: string; reason: string },
-    options?: RequestOptions,
-  ): Promise<RunView> {
+  async reject(id: string, params: RunAnswerParams & { reason: string }, options?: RequestOptions): Promise<RunView> {
     return this.client.request({ method: 'POST', path: path`/v1/runs/${id}/reject`, body: params }, options);
   }
 
   /** The stored events of a run with `seq` above `after`, in order (one request, no waiting). */
-  async listEvents(id: string, params: { after?: number } = {}, options?: RequestOptions): Promise<RunEvent[]> {
+  async listEvents(id: string, params: ListRunEventsParams = {}, options?: RequestOptions): Promise<RunEvent[]> {
     const after = params.after ? `?after=${params.after}` : '';
     return this.client.request({ method: 'GET', path: `${path`/v1/runs/${id}/events`}${after}` }, options);
   }

@@ -1,12 +1,12 @@
 import type { RequestOptions } from '../client.js';
 import { path } from '../core/path.js';
-import type { CreatedKey, KeyInfo, KeyRole } from '../types.js';
+import type { CreatedKey, CreateKeyParams, KeyInfo } from '../types.js';
 import { APIResource } from './resource.js';
 
 /** `mt.keys`: the API keys of the namespace. */
 export class Keys extends APIResource {
   /** Creates a key; the answer's `key` is shown this once. */
-  async create(params: { role: KeyRole; name?: string }, options?: RequestOptions): Promise<CreatedKey> {
+  async create(params: CreateKeyParams, options?: RequestOptions): Promise<CreatedKey> {
     return this.client.request({ method: 'POST', path: '/v1/keys', body: params }, options);
   }
 

@@ -1,6 +1,6 @@
 import type { RequestOptions } from '../client.js';
 import { path } from '../core/path.js';
-import type { SecretInfo } from '../types.js';
+import type { CreateSecretParams, RotateMasterKeyParams, RotateSecretParams, SecretInfo } from '../types.js';
 import { APIResource } from './resource.js';
 
 /** Which master key ids the stored secrets (of every namespace) are under. */
@@ -29,7 +29,7 @@ export interface SecretKeyRotation {
 /** `mt.secrets`: values tools send as credentials; the API never returns a value. */
 export class Secrets extends APIResource {
   /** Stores a new secret. */
-  async create(params: { name: string; value: string }, options?: RequestOptions): Promise<SecretInfo> {
+  async create(params: CreateSecretParams, options?: RequestOptions): Promise<SecretInfo> {
     return this.client.request({ method: 'POST', path: '/v1/secrets', body: params }, options);
   }
 
@@ -39,7 +39,7 @@ export class Secrets extends APIResource {
   }
 
   /** Replaces the value of the secret with id `id`. */
-  async rotate(id: string, params: { value: string }, options?: RequestOptions): Promise<SecretInfo> {
+  async rotate(id: string, params: RotateSecretParams, options?: RequestOptions): Promise<SecretInfo> {
     return this.client.request({ method: 'PUT', path: path`/v1/secrets/${id}`, body: params }, options);
   }
 
@@ -57,7 +57,7 @@ export class Secrets extends APIResource {
    * Re-wraps every secret's data key under the server's current master key, in batches; safe to call again after
    * a failure (operator: an admin key of `default`).
    */
-  async rotateMasterKey(params: { batchSize?: number } = {}, options?: RequestOptions): Promise<SecretKeyRotation> {
+  async rotateMasterKey(params: RotateMasterKeyParams = {}, options?: RequestOptions): Promise<SecretKeyRotation> {
     return this.client.request({ method: 'POST', path: '/v1/admin/secret-key/rotate', body: params }, options);
   }
 }
