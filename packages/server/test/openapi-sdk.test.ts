@@ -1,4 +1,4 @@
-import { wireSchemas } from '@maitento/sdk';
+import { requestSchemas, wireSchemas } from '@maitento/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from './helpers.js';
 
@@ -38,12 +38,61 @@ function shape(schema: Schema): unknown {
   return out;
 }
 
+/** A declaration as plain JSON (TypeBox's own markers are not enumerable, so JSON drops them). */
+function plain(schema: unknown): Schema {
+  return JSON.parse(JSON.stringify(schema)) as Schema;
+}
+
+interface Parameter {
+  in: string;
+  name: string;
+  required: boolean;
+  schema: Schema;
+  description?: string;
+}
+
+interface Operation {
+  operationId: string;
+  parameters?: Parameter[];
+  requestBody?: { content: Record<string, { schema: Schema }> };
+}
+
+/**
+ * The object schema the path or query parameters `where` of `operation` were made from: @fastify/swagger turns
+ * each property into one parameter (its schema, its name, whether it is required, its description), and drops
+ * `additionalProperties`, which OpenAPI parameters cannot say.
+ */
+function parametersSchema(operation: Operation, where: 'path' | 'query'): Schema | undefined {
+  const parameters = (operation.parameters ?? []).filter((parameter) => parameter.in === where);
+  if (parameters.length === 0) return undefined;
+  for (const parameter of parameters) expect(parameter.description).toBe(parameter.schema.description);
+  const required = parameters.filter((parameter) => parameter.required).map((parameter) => parameter.name);
+  return {
+    type: 'object',
+    properties: Object.fromEntries(parameters.map((parameter) => [parameter.name, parameter.schema])),
+    ...(required.length > 0 ? { required } : {}),
+  };
+}
+
+/** `schema` as parameters can carry it: without `additionalProperties`. */
+function asParameters(schema: unknown): Schema | undefined {
+  if (schema === undefined) return undefined;
+  const { additionalProperties: _dropped, ...rest } = plain(schema);
+  return rest;
+}
+
 let server: TestServer;
 let components: Record<string, Schema>;
+let operations: Map<string, Operation>;
 
 beforeAll(async () => {
   server = await startTestServer();
-  components = (await server.app.inject({ method: 'GET', url: '/openapi.json' })).json().components.schemas;
+  const doc = (await server.app.inject({ method: 'GET', url: '/openapi.json' })).json();
+  components = doc.components.schemas;
+  operations = new Map();
+  for (const methods of Object.values(doc.paths as Record<string, Record<string, Operation>>)) {
+    for (const operation of Object.values(methods)) operations.set(operation.operationId, operation);
+  }
 });
 
 afterAll(async () => {
@@ -61,5 +110,35 @@ describe('the OpenAPI document and @maitento/sdk', () => {
 
   it('names no component schema the SDK does not declare', () => {
     expect(Object.keys(components).sort()).toEqual(wireSchemas.map((schema) => schema.$id as string).sort());
+  });
+});
+
+describe('the requests of the OpenAPI document and @maitento/sdk', () => {
+  it('declares every operation of the document in requestSchemas, and no other', () => {
+    expect([...operations.keys()].sort()).toEqual(Object.keys(requestSchemas).sort());
+  });
+
+  it.each(Object.entries(requestSchemas))('publishes the request of %s as the SDK declares it', (id, declared) => {
+    const operation = operations.get(id);
+    expect(operation, id).toBeDefined();
+    if (!operation) return;
+    const sdk = declared as { params?: unknown; querystring?: unknown; body?: unknown };
+    expect(parametersSchema(operation, 'path'), `${id} path parameters`).toEqual(asParameters(sdk.params));
+    expect(parametersSchema(operation, 'query'), `${id} query`).toEqual(asParameters(sdk.querystring));
+    const body = operation.requestBody?.content['application/json']?.schema;
+    expect(body === undefined ? undefined : shape(body), `${id} body`).toEqual(
+      sdk.body === undefined ? undefined : shape(plain(sdk.body)),
+    );
+  });
+
+  it('sees a request schema that differs from the declaration', () => {
+    // The comparison itself: a limit changed on one side only is a difference it reports.
+    const operation = operations.get('listRuns') as Operation;
+    const changed = plain(requestSchemas.listRuns.querystring) as { properties: Record<string, Schema> };
+    changed.properties.limit = { ...changed.properties.limit, maximum: 500 };
+    expect(parametersSchema(operation, 'query')).not.toEqual(asParameters(changed));
+    const body = operations.get('startRun')?.requestBody?.content['application/json']?.schema as Schema;
+    const loose = { ...plain(requestSchemas.startRun.body), additionalProperties: true };
+    expect(shape(body)).not.toEqual(shape(loose));
   });
 });

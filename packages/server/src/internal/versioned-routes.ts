@@ -9,8 +9,9 @@ import {
   type VersionedKind,
   type VersionSummary,
 } from '@maitento/store';
+import type { NameParamsSchema, OperationId, RequestTypes, VersionParamsSchema } from '@maitento/sdk';
 import type { FastifyInstance } from 'fastify';
-import { nameParams, responses, versionParams } from '../schemas/shared.js';
+import { operation, responses } from '../schemas/shared.js';
 import type { ServerContext } from './context.js';
 import {
   getRunnable,
@@ -76,7 +77,7 @@ export function versionedRoutes<S>(app: FastifyInstance, ctx: ServerContext, spe
     path,
     {
       schema: {
-        operationId: `list${noun}s`,
+        ...operation(`list${noun}s` as OperationId),
         tags: [tag],
         summary: `List ${tag} with their latest versions`,
         response: responses({ 200: { type: 'array', items: spec.listItem ?? { $ref: 'ResourceSummary#' } } }),
@@ -84,14 +85,13 @@ export function versionedRoutes<S>(app: FastifyInstance, ctx: ServerContext, spe
     },
     async (request) => reads.list(request.identity.namespace),
   );
-  app.get<{ Params: { name: string } }>(
+  app.get<RequestTypes<{ params: typeof NameParamsSchema }>>(
     `${path}/:name`,
     {
       schema: {
-        operationId: `get${noun}`,
+        ...operation(`get${noun}` as OperationId),
         tags: [tag],
         summary: 'The latest version',
-        params: nameParams,
         response: responses({ 200: spec.detailSchema }),
       },
     },
@@ -100,27 +100,25 @@ export function versionedRoutes<S>(app: FastifyInstance, ctx: ServerContext, spe
       return spec.detail(await reads.get(namespace, request.params.name), namespace);
     },
   );
-  app.get<{ Params: { name: string } }>(
+  app.get<RequestTypes<{ params: typeof NameParamsSchema }>>(
     `${path}/:name/versions`,
     {
       schema: {
-        operationId: `list${noun}Versions`,
+        ...operation(`list${noun}Versions` as OperationId),
         tags: [tag],
         summary: 'Every version, newest first',
-        params: nameParams,
         response: responses({ 200: { type: 'array', items: { $ref: 'VersionSummary#' } } }),
       },
     },
     async (request) => reads.versions(request.identity.namespace, request.params.name),
   );
-  app.get<{ Params: { name: string; version: number } }>(
+  app.get<RequestTypes<{ params: typeof VersionParamsSchema }>>(
     `${path}/:name/versions/:version`,
     {
       schema: {
-        operationId: `get${noun}Version`,
+        ...operation(`get${noun}Version` as OperationId),
         tags: [tag],
         summary: 'One version',
-        params: versionParams,
         response: responses({ 200: spec.detailSchema }),
       },
     },
@@ -136,15 +134,14 @@ export function versionedRoutes<S>(app: FastifyInstance, ctx: ServerContext, spe
 function toggleRoutes<S>(app: FastifyInstance, ctx: ServerContext, spec: VersionedRouteSpec<S>, kind: VersionedKind) {
   const { path, tag, noun } = spec;
   for (const action of ['disable', 'enable'] as const) {
-    app.post<{ Params: { name: string; version: number } }>(
+    app.post<RequestTypes<{ params: typeof VersionParamsSchema }>>(
       `${path}/:name/versions/:version/${action}`,
       {
         config: { role: 'admin' },
         schema: {
-          operationId: `${action}${noun}Version`,
+          ...operation(`${action}${noun}Version` as OperationId),
           tags: [tag],
           summary: `${action === 'disable' ? 'Disable' : 'Enable'} one version; calls pinned to it ${action === 'disable' ? 'fail' : 'work again'} from the next call`,
-          params: versionParams,
           response: responses({ 200: { $ref: 'VersionState#' } }),
         },
       },

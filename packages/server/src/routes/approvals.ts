@@ -1,44 +1,33 @@
-import type { ListApprovalsQuery } from '@maitento/engine';
+import type { OperationRequest } from '@maitento/sdk';
 import type { FastifyInstance } from 'fastify';
 import { answeringActor } from '../internal/actor.js';
 import type { ServerContext } from '../internal/context.js';
 import { emptyBodyIsEmptyObject } from '../internal/optional-body.js';
-import { APPROVAL_STATUSES } from '@maitento/sdk';
-import { idParams, responses } from '../schemas/shared.js';
+import { operation, responses } from '../schemas/shared.js';
 
 /** `/v1/approvals`: the calls waiting for a person, in a run or not, each answered once. */
 export async function approvalRoutes(app: FastifyInstance, ctx: ServerContext): Promise<void> {
   const { engine } = ctx;
-  app.get<{ Querystring: ListApprovalsQuery }>(
+  app.get<OperationRequest<'listApprovals'>>(
     '/approvals',
     {
       schema: {
-        operationId: 'listApprovals',
+        ...operation('listApprovals'),
         tags: ['approvals'],
         summary: 'The approvals of the namespace, newest first (the pending ones unless status says otherwise)',
-        querystring: {
-          type: 'object',
-          properties: {
-            status: { type: 'string', enum: [...APPROVAL_STATUSES, 'all'] },
-            runId: { type: 'string', minLength: 1, maxLength: 100 },
-            limit: { type: 'integer', minimum: 1, maximum: 200 },
-          },
-          additionalProperties: false,
-        },
         response: responses({ 200: { type: 'array', items: { $ref: 'Approval#' } } }),
       },
     },
     async (request) => engine.listApprovals(request.identity.namespace, request.query),
   );
 
-  app.get<{ Params: { id: string } }>(
+  app.get<OperationRequest<'getApproval'>>(
     '/approvals/:id',
     {
       schema: {
-        operationId: 'getApproval',
+        ...operation('getApproval'),
         tags: ['approvals'],
         summary: 'One approval',
-        params: idParams,
         response: responses({ 200: { $ref: 'Approval#' } }),
       },
     },
@@ -46,22 +35,16 @@ export async function approvalRoutes(app: FastifyInstance, ctx: ServerContext): 
   );
 
   for (const decision of ['approve', 'reject'] as const) {
-    app.post<{ Params: { id: string }; Body: { reason?: string } }>(
+    app.post<OperationRequest<'approveApproval' | 'rejectApproval'>>(
       `/approvals/:id/${decision}`,
       {
         schema: {
-          operationId: decision === 'approve' ? 'approveApproval' : 'rejectApproval',
+          ...operation(decision === 'approve' ? 'approveApproval' : 'rejectApproval'),
           tags: ['approvals'],
           summary:
             decision === 'approve'
               ? 'Approve: exactly the call shown is made, once'
               : 'Reject with a reason; the call is not made',
-          params: idParams,
-          body: {
-            type: 'object',
-            properties: { reason: { type: 'string', minLength: 1, maxLength: 4000 } },
-            additionalProperties: false,
-          },
           response: responses({ 200: { $ref: 'Approval#' } }),
         },
         preValidation: emptyBodyIsEmptyObject,

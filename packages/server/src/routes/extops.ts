@@ -1,12 +1,12 @@
 import { gatewayErrors } from '@maitento/gateway';
 import { listTools, type StoredVersion } from '@maitento/store';
-import type { ExtopRecord, Tool } from '@maitento/sdk';
+import type { ExtopRecord, OperationRequest, Tool } from '@maitento/sdk';
 import type { FastifyInstance } from 'fastify';
 import { serverErrors } from '../errors.js';
 import type { ServerContext } from '../internal/context.js';
 import { toolCredential } from '../internal/tool-credential.js';
 import { storeReads, versionedRoutes } from '../internal/versioned-routes.js';
-import { nameParams, responses } from '../schemas/shared.js';
+import { operation, responses } from '../schemas/shared.js';
 
 // Deploy stores every tool version with the connector version it pins.
 function connectorPin(stored: StoredVersion): ExtopRecord['connector'] {
@@ -37,24 +37,14 @@ export async function extopRoutes(app: FastifyInstance, ctx: ServerContext): Pro
     }),
   });
 
-  app.post<{ Params: { name: string }; Body: { arguments: unknown; version?: number } }>(
+  app.post<OperationRequest<'callExtop'>>(
     '/extops/:name/call',
     {
       config: { role: 'admin' },
       schema: {
-        operationId: 'callExtop',
+        ...operation('callExtop'),
         tags: ['extops'],
         summary: 'Make one call of the tool through the gateway, with the namespace secrets',
-        params: nameParams,
-        body: {
-          type: 'object',
-          properties: {
-            arguments: { type: 'object', additionalProperties: true },
-            version: { type: 'integer', minimum: 1 },
-          },
-          required: ['arguments'],
-          additionalProperties: false,
-        },
         response: responses({ 200: { $ref: 'ExtopCallResult#' } }),
       },
     },

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { ServerContext } from '../internal/context.js';
-import { responses } from '../schemas/shared.js';
+import { operation, responses } from '../schemas/shared.js';
 
 /** `GET /health`: no key needed; 200 when the server answers and its database does, for container healthchecks. */
 export async function healthRoutes(app: FastifyInstance, ctx: ServerContext): Promise<void> {
@@ -8,7 +8,7 @@ export async function healthRoutes(app: FastifyInstance, ctx: ServerContext): Pr
     '/health',
     {
       schema: {
-        operationId: 'getHealth',
+        ...operation('getHealth'),
         tags: ['health'],
         summary: 'Liveness and database check (no API key needed)',
         security: [],

@@ -1,27 +1,19 @@
-import { createApiKey, deleteApiKey, type KeyRole, listApiKeys } from '@maitento/store';
+import type { OperationRequest } from '@maitento/sdk';
+import { createApiKey, deleteApiKey, listApiKeys } from '@maitento/store';
 import type { FastifyInstance } from 'fastify';
 import type { ServerContext } from '../internal/context.js';
-import { idParams, responses } from '../schemas/shared.js';
+import { operation, responses } from '../schemas/shared.js';
 
 /** `/v1/keys`: an admin creates, lists and deletes the API keys of its namespace. */
 export async function keyRoutes(app: FastifyInstance, ctx: ServerContext): Promise<void> {
-  app.post<{ Body: { name?: string; role: KeyRole } }>(
+  app.post<OperationRequest<'createKey'>>(
     '/keys',
     {
       config: { role: 'admin' },
       schema: {
-        operationId: 'createKey',
+        ...operation('createKey'),
         tags: ['keys'],
         summary: 'Create an API key; the key is shown in this answer only',
-        body: {
-          type: 'object',
-          properties: {
-            name: { type: 'string', maxLength: 200 },
-            role: { type: 'string', enum: ['admin', 'user'] },
-          },
-          required: ['role'],
-          additionalProperties: false,
-        },
         response: responses({ 201: { $ref: 'CreatedKey#' } }),
       },
     },
@@ -36,7 +28,7 @@ export async function keyRoutes(app: FastifyInstance, ctx: ServerContext): Promi
     {
       config: { role: 'admin' },
       schema: {
-        operationId: 'listKeys',
+        ...operation('listKeys'),
         tags: ['keys'],
         summary: 'List the API keys of the namespace (never the keys themselves)',
         response: responses({ 200: { type: 'array', items: { $ref: 'KeyInfo#' } } }),
@@ -45,15 +37,14 @@ export async function keyRoutes(app: FastifyInstance, ctx: ServerContext): Promi
     async (request) => listApiKeys(ctx.db, request.identity.namespace),
   );
 
-  app.delete<{ Params: { id: string } }>(
+  app.delete<OperationRequest<'deleteKey'>>(
     '/keys/:id',
     {
       config: { role: 'admin' },
       schema: {
-        operationId: 'deleteKey',
+        ...operation('deleteKey'),
         tags: ['keys'],
         summary: 'Delete an API key',
-        params: idParams,
         response: responses({ 204: { type: 'null' } }),
       },
     },

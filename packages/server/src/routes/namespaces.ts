@@ -1,24 +1,19 @@
+import type { OperationRequest } from '@maitento/sdk';
 import { createApiKey, createNamespace } from '@maitento/store';
 import type { FastifyInstance } from 'fastify';
 import type { ServerContext } from '../internal/context.js';
-import { responses } from '../schemas/shared.js';
+import { operation, responses } from '../schemas/shared.js';
 
 /** `POST /v1/namespaces`: the operator creates a namespace and gets its first admin key. */
 export async function namespaceRoutes(app: FastifyInstance, ctx: ServerContext): Promise<void> {
-  app.post<{ Body: { name: string } }>(
+  app.post<OperationRequest<'createNamespace'>>(
     '/namespaces',
     {
       config: { role: 'operator' },
       schema: {
-        operationId: 'createNamespace',
+        ...operation('createNamespace'),
         tags: ['namespaces'],
         summary: 'Create a namespace and its first admin key (operator only)',
-        body: {
-          type: 'object',
-          properties: { name: { type: 'string', pattern: '^[a-z0-9][a-z0-9-]{0,62}$' } },
-          required: ['name'],
-          additionalProperties: false,
-        },
         response: responses({ 201: { $ref: 'CreatedNamespace#' } }),
       },
     },

@@ -1,22 +1,13 @@
-import type { ListRunsQuery, RunStatus, StartRunInput } from '@maitento/engine';
+import type { RunStatus } from '@maitento/engine';
+import type { OperationRequest } from '@maitento/sdk';
 import type { FastifyInstance } from 'fastify';
 import { answeringActor } from '../internal/actor.js';
 import type { ServerContext } from '../internal/context.js';
 import { emptyBodyIsEmptyObject } from '../internal/optional-body.js';
 import { type OpenStream, resumePoint, streamRunEvents } from '../internal/event-stream.js';
-import { RUN_STATUSES } from '@maitento/sdk';
-import { idParams, nameParams, responses } from '../schemas/shared.js';
+import { operation, responses } from '../schemas/shared.js';
 
 const TERMINAL: RunStatus[] = ['Completed', 'Failed', 'Cancelled'];
-
-const answerBody = {
-  type: 'object',
-  properties: {
-    approvalId: { type: 'string', minLength: 1, maxLength: 100, description: 'Default: the one the run waits on' },
-    reason: { type: 'string', minLength: 1, maxLength: 4000, description: 'Required to reject: the model is told it' },
-  },
-  additionalProperties: false,
-};
 
 /**
  * `/v1/interactions/:name/runs` and `/v1/runs`: start a run, follow it (one run, a page of runs, its
@@ -30,27 +21,13 @@ export async function runRoutes(app: FastifyInstance, ctx: ServerContext): Promi
     for (const stream of [...open]) stream.stop();
   });
 
-  app.post<{ Params: { name: string }; Body: StartRunInput }>(
+  app.post<OperationRequest<'startRun'>>(
     '/interactions/:name/runs',
     {
       schema: {
-        operationId: 'startRun',
+        ...operation('startRun'),
         tags: ['runs'],
         summary: 'Start a run of the interaction (its latest version, or the one named)',
-        params: nameParams,
-        body: {
-          type: 'object',
-          properties: {
-            inputs: {
-              type: 'object',
-              additionalProperties: true,
-              description: 'Prompt, binding and auth inputs by name (auth inputs are secret ids)',
-            },
-            interactive: { type: 'boolean', description: 'Default true; false is an app run with nobody to ask' },
-            version: { type: 'integer', minimum: 1, maximum: 2147483647 },
-          },
-          additionalProperties: false,
-        },
         response: responses({ 201: { $ref: 'Run#' } }),
       },
       preValidation: emptyBodyIsEmptyObject,
@@ -67,77 +44,54 @@ export async function runRoutes(app: FastifyInstance, ctx: ServerContext): Promi
     },
   );
 
-  app.get<{ Querystring: ListRunsQuery }>(
+  app.get<OperationRequest<'listRuns'>>(
     '/runs',
     {
       schema: {
-        operationId: 'listRuns',
+        ...operation('listRuns'),
         tags: ['runs'],
         summary: 'The runs of the namespace, newest first, one page at a time',
-        querystring: {
-          type: 'object',
-          properties: {
-            interaction: { type: 'string', minLength: 1, maxLength: 1000 },
-            status: { type: 'string', enum: RUN_STATUSES },
-            limit: { type: 'integer', minimum: 1, maximum: 200 },
-            cursor: { type: 'string', minLength: 1, maxLength: 500 },
-          },
-          additionalProperties: false,
-        },
         response: responses({ 200: { $ref: 'RunPage#' } }),
       },
     },
     async (request) => engine.listRuns(request.identity.namespace, request.query),
   );
 
-  app.get<{ Params: { id: string } }>(
+  app.get<OperationRequest<'getRun'>>(
     '/runs/:id',
     {
       schema: {
-        operationId: 'getRun',
+        ...operation('getRun'),
         tags: ['runs'],
         summary: 'One run',
-        params: idParams,
         response: responses({ 200: { $ref: 'Run#' } }),
       },
     },
     async (request) => engine.getRun(request.identity.namespace, request.params.id),
   );
 
-  app.get<{ Params: { id: string }; Querystring: { after?: number } }>(
+  app.get<OperationRequest<'listRunEvents'>>(
     '/runs/:id/events',
     {
       schema: {
-        operationId: 'listRunEvents',
+        ...operation('listRunEvents'),
         tags: ['runs'],
         summary: 'The stored events of a run with seq above `after`, in order',
-        params: idParams,
-        querystring: {
-          type: 'object',
-          properties: { after: { type: 'integer', minimum: 0, maximum: 2147483647 } },
-          additionalProperties: false,
-        },
         response: responses({ 200: { type: 'array', items: { $ref: 'RunEvent#' } } }),
       },
     },
     async (request) => engine.listEvents(request.identity.namespace, request.params.id, request.query.after ?? 0),
   );
 
-  app.get<{ Params: { id: string }; Querystring: { after?: number } }>(
+  app.get<OperationRequest<'streamRunEvents'>>(
     '/runs/:id/stream',
     {
       schema: {
-        operationId: 'streamRunEvents',
+        ...operation('streamRunEvents'),
         tags: ['runs'],
         summary:
           'The events of a run as Server-Sent Events (id: seq, event: type, data: the RunEvent), stored ones first, ' +
           'then live, until the run ends; resume with Last-Event-ID or ?after=',
-        params: idParams,
-        querystring: {
-          type: 'object',
-          properties: { after: { type: 'integer', minimum: 0, maximum: 2147483647 } },
-          additionalProperties: false,
-        },
         response: responses({
           200: {
             description: 'text/event-stream; each event is one RunEvent',
@@ -162,15 +116,13 @@ export async function runRoutes(app: FastifyInstance, ctx: ServerContext): Promi
     },
   );
 
-  app.post<{ Params: { id: string } }>(
+  app.post<OperationRequest<'cancelRun'>>(
     '/runs/:id/cancel',
     {
       schema: {
-        operationId: 'cancelRun',
+        ...operation('cancelRun'),
         tags: ['runs'],
         summary: 'Cancel a run that has not ended',
-        params: idParams,
-        body: { type: 'object', properties: {}, additionalProperties: false },
         response: responses({ 200: { $ref: 'Run#' } }),
       },
       preValidation: emptyBodyIsEmptyObject,
@@ -179,18 +131,16 @@ export async function runRoutes(app: FastifyInstance, ctx: ServerContext): Promi
   );
 
   for (const decision of ['approve', 'reject'] as const) {
-    app.post<{ Params: { id: string }; Body: { approvalId?: string; reason?: string } }>(
+    app.post<OperationRequest<'approveRun' | 'rejectRun'>>(
       `/runs/:id/${decision}`,
       {
         schema: {
-          operationId: decision === 'approve' ? 'approveRun' : 'rejectRun',
+          ...operation(decision === 'approve' ? 'approveRun' : 'rejectRun'),
           tags: ['runs'],
           summary:
             decision === 'approve'
               ? 'Approve the call the run waits on: exactly that call is made'
               : 'Reject the call the run waits on, with a reason the model is told; it may redraft',
-          params: idParams,
-          body: answerBody,
           response: responses({ 200: { $ref: 'Run#' } }),
         },
         preValidation: emptyBodyIsEmptyObject,

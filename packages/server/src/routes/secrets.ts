@@ -6,12 +6,11 @@ import {
   rotateSecretKeys,
   secretKeyStatus,
 } from '@maitento/store';
+import type { OperationRequest } from '@maitento/sdk';
 import type { FastifyInstance } from 'fastify';
 import type { ServerContext } from '../internal/context.js';
 import { emptyBodyIsEmptyObject } from '../internal/optional-body.js';
-import { idParams, responses } from '../schemas/shared.js';
-
-const value = { type: 'string', minLength: 1, maxLength: 65536 };
+import { operation, responses } from '../schemas/shared.js';
 
 const keyStatus = {
   type: 'object',
@@ -28,20 +27,14 @@ const keyStatus = {
  * the operator sees which master keys the secrets are under and re-wraps them all under the current one.
  */
 export async function secretRoutes(app: FastifyInstance, ctx: ServerContext): Promise<void> {
-  app.post<{ Body: { name: string; value: string } }>(
+  app.post<OperationRequest<'createSecret'>>(
     '/secrets',
     {
       config: { role: 'admin' },
       schema: {
-        operationId: 'createSecret',
+        ...operation('createSecret'),
         tags: ['secrets'],
         summary: 'Create a secret (stored encrypted)',
-        body: {
-          type: 'object',
-          properties: { name: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$' }, value },
-          required: ['name', 'value'],
-          additionalProperties: false,
-        },
         response: responses({ 201: { $ref: 'Secret#' } }),
       },
     },
@@ -56,7 +49,7 @@ export async function secretRoutes(app: FastifyInstance, ctx: ServerContext): Pr
     {
       config: { role: 'admin' },
       schema: {
-        operationId: 'listSecrets',
+        ...operation('listSecrets'),
         tags: ['secrets'],
         summary: 'List the secrets by id and name',
         response: responses({ 200: { type: 'array', items: { $ref: 'Secret#' } } }),
@@ -65,16 +58,14 @@ export async function secretRoutes(app: FastifyInstance, ctx: ServerContext): Pr
     async (request) => listSecrets(ctx.db, request.identity.namespace),
   );
 
-  app.put<{ Params: { id: string }; Body: { value: string } }>(
+  app.put<OperationRequest<'rotateSecret'>>(
     '/secrets/:id',
     {
       config: { role: 'admin' },
       schema: {
-        operationId: 'rotateSecret',
+        ...operation('rotateSecret'),
         tags: ['secrets'],
         summary: 'Rotate a secret: replace its value',
-        params: idParams,
-        body: { type: 'object', properties: { value }, required: ['value'], additionalProperties: false },
         response: responses({ 200: { $ref: 'Secret#' } }),
       },
     },
@@ -86,15 +77,14 @@ export async function secretRoutes(app: FastifyInstance, ctx: ServerContext): Pr
     },
   );
 
-  app.delete<{ Params: { id: string } }>(
+  app.delete<OperationRequest<'deleteSecret'>>(
     '/secrets/:id',
     {
       config: { role: 'admin' },
       schema: {
-        operationId: 'deleteSecret',
+        ...operation('deleteSecret'),
         tags: ['secrets'],
         summary: 'Delete a secret',
-        params: idParams,
         response: responses({ 204: { type: 'null' } }),
       },
     },
@@ -110,7 +100,7 @@ export async function secretRoutes(app: FastifyInstance, ctx: ServerContext): Pr
     {
       config: { role: 'operator' },
       schema: {
-        operationId: 'getSecretKeyStatus',
+        ...operation('getSecretKeyStatus'),
         tags: ['secrets'],
         summary: 'Which master key ids the secrets of every namespace are under',
         response: responses({ 200: keyStatus }),
@@ -119,20 +109,15 @@ export async function secretRoutes(app: FastifyInstance, ctx: ServerContext): Pr
     async () => secretKeyStatus(ctx.db, ctx.secretKey),
   );
 
-  app.post<{ Body: { batchSize?: number } }>(
+  app.post<OperationRequest<'rotateSecretKey'>>(
     '/admin/secret-key/rotate',
     {
       config: { role: 'operator' },
       preValidation: emptyBodyIsEmptyObject,
       schema: {
-        operationId: 'rotateSecretKey',
+        ...operation('rotateSecretKey'),
         tags: ['secrets'],
         summary: "Re-wrap every secret's data key under the current master key (values untouched; resumable)",
-        body: {
-          type: 'object',
-          properties: { batchSize: { type: 'integer', minimum: 1, maximum: 1000 } },
-          additionalProperties: false,
-        },
         response: responses({
           200: {
             type: 'object',

@@ -1,6 +1,6 @@
-// Compile-time proof that the types other packages declare for the wire are the SDK's schemas' types: the
-// server is where @maitento/lang, the engine, the store and @maitento/sdk meet, so `tsc -b` fails here the
-// moment one of them drifts (a field added, dropped, made optional or renamed on one side only).
+// Compile-time proof that the types other packages declare for the wire (answers and requests) are the SDK's
+// schemas' types: the server is where @maitento/lang, the engine, the store and @maitento/sdk meet, so `tsc -b`
+// fails here the moment one of them drifts (a field added, dropped, made optional or renamed on one side only).
 import type * as engine from '@maitento/engine';
 import type * as lang from '@maitento/lang';
 import type * as sdk from '@maitento/sdk';
@@ -39,4 +39,12 @@ export type SameWireTypes = [
   Assert<Same<Awaited<ReturnType<typeof store.setVersionEnabled>>, sdk.VersionState>>,
   Assert<Same<Awaited<ReturnType<typeof store.listApiKeys>>[number], sdk.KeyInfo>>,
   Assert<Same<Awaited<ReturnType<typeof store.createApiKey>>, sdk.CreatedKey>>,
+  // What requests carry: the engine's and the store's inputs are the SDK's request declarations (wire/requests.ts).
+  Assert<Same<engine.StartRunInput, sdk.StartRunParams>>,
+  Assert<Same<engine.ListRunsQuery, sdk.ListRunsParams>>,
+  Assert<Same<engine.ListApprovalsQuery, sdk.ListApprovalsParams>>,
+  Assert<Same<Pick<engine.ApprovalAnswer, 'reason'>, sdk.ApprovalAnswerParams>>,
+  Assert<Same<lang.RepoFile, sdk.DeployFile>>,
+  Assert<Same<store.KeyRole, sdk.KeyRole>>,
+  Assert<Same<Parameters<typeof store.createSecret>[3], sdk.CreateSecretParams>>,
 ];
