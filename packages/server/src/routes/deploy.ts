@@ -3,36 +3,19 @@ import { deploy, secretNames } from '@maitento/store';
 import type { FastifyInstance } from 'fastify';
 import { serverErrors } from '../errors.js';
 import type { ServerContext } from '../internal/context.js';
-import { responses } from '../schemas/shared.js';
+import { operation, responses } from '../schemas/shared.js';
 
 /** `POST /v1/deploy`: compile the repo's files and deploy them (or plan it, with `dryRun`). */
 export async function deployRoutes(app: FastifyInstance, ctx: ServerContext): Promise<void> {
+  // The body's type is the SDK's DeployParams: schemas/same-types.ts proves RepoFile the SDK's DeployFile.
   app.post<{ Body: { files: RepoFile[]; dryRun?: boolean } }>(
     '/deploy',
     {
       config: { role: 'admin' },
       schema: {
-        operationId: 'deploy',
+        ...operation('deploy'),
         tags: ['deploy'],
         summary: 'Compile and deploy a config repo; a new version only of what changed',
-        body: {
-          type: 'object',
-          properties: {
-            files: {
-              type: 'array',
-              maxItems: 20000,
-              items: {
-                type: 'object',
-                properties: { path: { type: 'string', minLength: 1, maxLength: 1000 }, content: { type: 'string' } },
-                required: ['path', 'content'],
-                additionalProperties: false,
-              },
-            },
-            dryRun: { type: 'boolean' },
-          },
-          required: ['files'],
-          additionalProperties: false,
-        },
         response: responses({ 200: { $ref: 'DeployPlan#' } }),
       },
     },
