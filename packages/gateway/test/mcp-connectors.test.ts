@@ -74,7 +74,7 @@ afterAll(async () => {
 });
 
 describe('listMcpTools', () => {
-  it('pages through tools/list (13 tools, 4 a page) and closes its session', async () => {
+  it('pages through tools/list (14 tools, 4 a page) and closes its session', async () => {
     const before = upstream.received.length;
     const deletedBefore = upstream.deleted;
     const tools = await gateway.listMcpTools(
@@ -88,6 +88,7 @@ describe('listMcpTools', () => {
       'image',
       'structured',
       'big',
+      'huge',
       ...Array.from({ length: 7 }, (_, i) => `extra-${i}`),
     ]);
     expect(tools[0]).toEqual({
@@ -97,12 +98,12 @@ describe('listMcpTools', () => {
     });
     expect(tools[3].description).toBeUndefined();
     const lists = upstream.received.slice(before).filter((r) => r.method === 'POST');
-    // initialize, initialized, 4 pages.
+    // initialize, initialized, 4 pages of 4 (14 tools).
     expect(lists.length).toBe(6);
     // The secret on every request of the session; no GET stream opened; the session ended with a DELETE.
     expect(upstream.received.slice(before).every((r) => r.headers['x-api-key'] === SECRET)).toBe(true);
     expect(upstream.received.slice(before).some((r) => r.method === 'GET')).toBe(false);
-    expect(upstream.deleted).toBe(deletedBefore + 1);
+    await waitFor(() => upstream.deleted === deletedBefore + 1);
   });
 
   it('refuses a private address with the default policy, before anything is sent', async () => {
@@ -220,6 +221,15 @@ describe('a call of a tool on an MCP connector', () => {
     } finally {
       await small.close();
     }
+  });
+
+  it('an answer larger than the session limit (10 MiB here) fails the call with api:gateway:mcp-error', async () => {
+    const result = await gateway.call(callInput('huge', { request: { text: 'x' } }));
+    expect(result.code).toBe('api:gateway:mcp-error');
+    expect(result.error).toContain(`larger than ${10 * 1024 * 1024} bytes`);
+    // The session was dropped; the next call works on a new one.
+    const next = await gateway.call(callInput('echo', { request: { text: 'after' } }));
+    expect(next.ok, JSON.stringify(next)).toBe(true);
   });
 
   it('reuses one session for calls with the same URL and credential, and a new one for another credential', async () => {

@@ -251,8 +251,9 @@ export function createMcpRuntime(ctx: McpContext) {
         });
       } finally {
         deadline.dispose();
+        // Ended in the background (the DELETE is bounded to 5 s): the listing is not held up by a slow server.
         // A session still opening when the deadline passed is closed once it is open.
-        if (session !== undefined) await closeSession(session);
+        if (session !== undefined) void closeSession(session);
         else opening?.then(closeSession, () => {});
       }
     },

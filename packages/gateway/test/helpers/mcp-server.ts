@@ -36,7 +36,7 @@ export interface McpTestServer {
 
 const INPUT = { type: 'object' as const, properties: { text: { type: 'string' } } };
 
-/** The tools: `echo` (its arguments and the x-api-key header it got), `fail` (isError), `slow`, `image`, `structured`, `big`, and `extra-N` fillers. */
+/** The tools: `echo` (its arguments and the x-api-key header it got), `fail` (isError), `slow`, `image`, `structured`, `big` (5 000 bytes), `huge` (11 MiB), and `extra-N` fillers. */
 function toolList(fillers: number) {
   const tools = [
     { name: 'echo', description: 'Echoes its arguments and headers', inputSchema: INPUT },
@@ -45,6 +45,7 @@ function toolList(fillers: number) {
     { name: 'image', inputSchema: INPUT },
     { name: 'structured', inputSchema: INPUT },
     { name: 'big', inputSchema: INPUT },
+    { name: 'huge', inputSchema: INPUT },
   ];
   for (let i = 0; i < fillers; i++) tools.push({ name: `extra-${i}`, description: `filler ${i}`, inputSchema: INPUT });
   return tools;
@@ -119,6 +120,8 @@ export async function startMcpServer(
           return { content: [], structuredContent: { total: 3, key: extra.requestInfo?.headers['x-api-key'] ?? null } };
         case 'big':
           return { content: [{ type: 'text', text: 'x'.repeat(5_000) }] };
+        case 'huge':
+          return { content: [{ type: 'text', text: 'x'.repeat(11 * 1024 * 1024) }] };
         default:
           throw new McpError(ErrorCode.InvalidParams, `Unknown tool ${name}`);
       }
