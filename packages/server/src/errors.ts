@@ -35,6 +35,17 @@ export const serverErrors = defineErrors({
     message: 'The config repo has {count} error(s); nothing was deployed',
     hint: 'Run `mt check` to see them with their positions',
   },
+  'api:deploy:mcp-unlisted': {
+    status: 502,
+    message:
+      'The MCP server of connector {connector} ({file}) at {url} could not be listed [{code}]: {reason}; nothing was deployed',
+    hint: 'Check that the server is up, that its address is public (or allowed by MT_EGRESS_ALLOW), and the secret of the tools on it',
+  },
+  'api:deploy:mcp-tool-missing': {
+    status: 422,
+    message:
+      'The MCP server of connector {connector} ({file}) at {url} has no tool {tool}{suggestion}; it has: {known}. Nothing was deployed',
+  },
   'api:agents:not-found': { status: 404, message: 'No agent {name}{version} in this namespace' },
   // api:interactions:not-found is the engine's (engineErrors): a code is defined once.
   'api:approvals:person-required': {

@@ -1,8 +1,9 @@
-import { compileRepo, type RepoFile } from '@maitento/lang';
+import { type CompileOptions, compileRepo, type RepoFile } from '@maitento/lang';
 import { deploy, secretNames } from '@maitento/store';
 import type { FastifyInstance } from 'fastify';
 import { serverErrors } from '../errors.js';
 import type { ServerContext } from '../internal/context.js';
+import { listRemoteTools } from '../internal/remote-tools.js';
 import { operation, responses } from '../schemas/shared.js';
 
 /** `POST /v1/deploy`: compile the repo's files and deploy them (or plan it, with `dryRun`). */
@@ -29,11 +30,17 @@ export async function deployRoutes(app: FastifyInstance, ctx: ServerContext): Pr
         }
         paths.add(file.path);
       }
-      const compiled = compileRepo(request.body.files, {
+      const options: CompileOptions = {
         egress: ctx.egress,
         knownSecrets: await secretNames(ctx.db, namespace),
         platformOrigin: ctx.platformOrigin,
-      });
+      };
+      let compiled = compileRepo(request.body.files, options);
+      // MCP connectors take their input schema from their server: list them, then compile again with it.
+      if (compiled.ok && compiled.connectors.some((c) => c.mcp !== undefined)) {
+        const remoteTools = await listRemoteTools(ctx, namespace, compiled);
+        compiled = compileRepo(request.body.files, { ...options, remoteTools });
+      }
       if (!compiled.ok) {
         const count = compiled.diagnostics.filter((d) => d.severity === 'error').length;
         throw serverErrors.create('api:deploy:invalid', { count }, { details: { diagnostics: compiled.diagnostics } });
