@@ -36,6 +36,17 @@ const searchV2: LocalMcpTool = {
     required: ['repo', 'query', 'state'],
   },
 };
+// A tool that changes something: it needs a person's approval, and its repository is a run input.
+const createIssue: LocalMcpTool = {
+  name: 'create_issue',
+  description: 'Opens an issue',
+  inputSchema: {
+    type: 'object',
+    properties: { repo: { type: 'string' }, title: { type: 'string' } },
+    required: ['repo', 'title'],
+  },
+  answer: (args) => `opened ${String(args.repo)}#42: ${String(args.title)}`,
+};
 const other: LocalMcpTool = {
   name: 'list_labels',
   description: 'Lists labels',
@@ -65,6 +76,35 @@ functions = [ { ref = @ref("search-issues") } ]
 `,
     },
     {
+      path: 'connectors/mcp/issue-create.mtr',
+      content: `url = "${mcpUrl}"\ntool = "create_issue"\nauth = "Header"\n`,
+    },
+    {
+      path: 'external-operations/open-api/file-issue.mtr',
+      content: `connector = @ref("issue-create")
+guidance = "Opens an issue in the tracker."
+auth = { header = "Authorization" secret = @ref("tracker-key") }
+requiresApproval = true
+`,
+    },
+    {
+      path: 'agents/reporter-agent.mtr',
+      content: `model = "scripted:reporter"
+instructions = "File an issue for what the customer reports."
+functions = [ { ref = @ref("file-issue") } ]
+`,
+    },
+    {
+      path: 'interactions/one-shot/report.mtr',
+      content: `agent = { name = "Reporter" agent = @ref("reporter-agent") }
+task = "A customer reports: %%message%%"
+inputs.prompts = [ { name = "message" description = "What the customer wrote" required = true } ]
+inputs.functions.binding = [
+  { name = "repo" function = @ref("file-issue") agent = @ref("reporter-agent") target = "repo" type = "request" required = true },
+]
+`,
+    },
+    {
       path: 'interactions/one-shot/triage.mtr',
       content: `agent = { name = "Triage" agent = @ref("triage-agent") }
 task = "A customer reports: %%message%%"
@@ -87,7 +127,14 @@ beforeAll(async () => {
       { text: 'There are known issues about broken lamps.' },
     ]),
   );
-  mcp = await startLocalMcpServer([searchV1, other]);
+  await writeFile(
+    join(scripts, 'reporter.json'),
+    JSON.stringify([
+      { toolCalls: [{ name: 'file-issue', arguments: { request: { title: 'Lamp arrives broken' } } }] },
+      { text: 'Filed.' },
+    ]),
+  );
+  mcp = await startLocalMcpServer([searchV1, createIssue, other]);
   stack = await startRunsStack({ deploy: false, env: { MT_SCRIPTED_MODELS: scripts } });
   const secret = await stack.api.request('POST', '/v1/secrets', { name: 'tracker-key', value: TRACKER_SECRET });
   expect(secret.status, JSON.stringify(secret.body)).toBe(201);
@@ -139,8 +186,29 @@ describe('an MCP server as a connector', { timeout: 60_000 }, () => {
     expect(JSON.stringify(events)).not.toContain(TRACKER_SECRET);
   });
 
+  it('asks a person before a call of an MCP tool that requires approval, then makes it once with the run input', async () => {
+    const started = await stack.api.startRun('report', { message: 'The lamp arrived broken', repo: 'acme/lamps' });
+    expect(started.status, JSON.stringify(started.body)).toBe(201);
+    const waiting = await stack.api.waitForRun(started.body.id, (r) => r.status !== 'Running');
+    expect(waiting.status, JSON.stringify(waiting)).toBe('PendingApproval');
+    // The person sees the call as it will be made: the model's title and the run's repository.
+    expect(JSON.parse(waiting.pendingApproval!.argumentsJson).request).toEqual({
+      title: 'Lamp arrives broken',
+      repo: 'acme/lamps',
+    });
+    expect(mcp.calls.filter((c) => c.tool === 'create_issue')).toHaveLength(0);
+    const approved = await stack.api.request('POST', `/v1/approvals/${waiting.pendingApproval!.id}/approve`, {});
+    expect(approved.status, JSON.stringify(approved.body)).toBe(200);
+    const done = await stack.api.waitForEnd(started.body.id);
+    expect(done.status, JSON.stringify(done)).toBe('Completed');
+    const calls = mcp.calls.filter((c) => c.tool === 'create_issue');
+    expect(calls.map((c) => c.arguments)).toEqual([{ repo: 'acme/lamps', title: 'Lamp arrives broken' }]);
+    const events = await stack.api.events(started.body.id);
+    expect(String(events.find((e) => e.type === 'tool-result')?.data.result)).toContain('opened acme/lamps#42');
+  });
+
   it('shows a change of the remote tool in the plan as breaking, and deploys it as a new version', async () => {
-    mcp.tools = [searchV2, other];
+    mcp.tools = [searchV2, createIssue, other];
     const dir = await mkdtemp(join(tmpdir(), 'mt-e2e-mcp-repo-'));
     for (const file of repoFiles(mcp.url)) {
       await mkdir(dirname(join(dir, file.path)), { recursive: true });
