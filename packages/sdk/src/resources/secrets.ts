@@ -1,30 +1,22 @@
+import type { Static } from 'typebox';
 import type { RequestOptions } from '../client.js';
 import { path } from '../core/path.js';
 import type { CreateSecretParams, RotateMasterKeyParams, RotateSecretParams, SecretInfo } from '../types.js';
+import type { SecretKeyRotationSchema, SecretKeyStatusSchema } from '../wire/access.js';
 import { APIResource } from './resource.js';
 
-/** Which master key ids the stored secrets (of every namespace) are under. */
-export interface SecretKeyStatus {
-  /** The id of the master key new secrets are wrapped under (`MT_SECRET_KEY`). */
-  currentKeyId: string;
-  /** How many secrets each master key id holds. */
-  secretsByKeyId: Record<string, number>;
-  /** Keys of `MT_SECRET_KEY_PREVIOUS` no secret is under any more: they can be retired. */
-  unusedPreviousKeyIds: string[];
-}
+/**
+ * Which master key ids the stored secrets (of every namespace) are under: `currentKeyId` (the one new secrets
+ * are wrapped under, `MT_SECRET_KEY`), `secretsByKeyId` (how many secrets each holds) and
+ * `unusedPreviousKeyIds` (keys of `MT_SECRET_KEY_PREVIOUS` no secret is under any more: they can be retired).
+ */
+export type SecretKeyStatus = Static<typeof SecretKeyStatusSchema>;
 
-/** What a master key rotation did, and the status after it. */
-export interface SecretKeyRotation {
-  /** The master key every data key is now wrapped under. */
-  keyId: string;
-  /** Data keys re-wrapped by this call (values untouched). */
-  rewrapped: number;
-  /** Secrets stored before envelope encryption, converted by this call. */
-  converted: number;
-  /** Batches committed. */
-  batches: number;
-  status: SecretKeyStatus;
-}
+/**
+ * What a master key rotation did (`keyId` every data key is now wrapped under, `rewrapped` data keys, `converted`
+ * pre-envelope secrets, `batches` committed) and the `status` after it.
+ */
+export type SecretKeyRotation = Static<typeof SecretKeyRotationSchema>;
 
 /** `mt.secrets`: values tools send as credentials; the API never returns a value. */
 export class Secrets extends APIResource {

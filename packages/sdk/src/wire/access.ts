@@ -1,6 +1,6 @@
-// The answers of the key, namespace and tool-call routes, declared once like ./schemas.ts.
+// The answers of the key, namespace, secret-key and tool-call routes, declared once like ./schemas.ts.
 import { Type } from 'typebox';
-import { type Json, stringEnum } from './schemas.js';
+import { type Json, ref, stringEnum } from './schemas.js';
 
 const keyProperties = {
   id: Type.String(),
@@ -40,4 +40,32 @@ export const ExtopCallResultSchema = Type.Object(
     code: Type.Optional(Type.String()),
   },
   { $id: 'ExtopCallResult' },
+);
+
+/** Which master key ids the stored secrets (of every namespace) are under. */
+export const SecretKeyStatusSchema = Type.Object(
+  {
+    currentKeyId: Type.String({ description: 'The master key new secrets are wrapped under (MT_SECRET_KEY)' }),
+    secretsByKeyId: Type.Unsafe<Record<string, number>>({
+      type: 'object',
+      additionalProperties: { type: 'integer' },
+      description: 'How many secrets each master key id holds',
+    }),
+    unusedPreviousKeyIds: Type.Array(Type.String(), {
+      description: 'Keys of MT_SECRET_KEY_PREVIOUS no secret is under any more: they can be retired',
+    }),
+  },
+  { $id: 'SecretKeyStatus' },
+);
+
+/** What a master key rotation did, and the status after it. */
+export const SecretKeyRotationSchema = Type.Object(
+  {
+    keyId: Type.String({ description: 'The master key every data key is now wrapped under' }),
+    rewrapped: Type.Integer({ description: 'Data keys re-wrapped by this call (values untouched)' }),
+    converted: Type.Integer({ description: 'Secrets stored before envelope encryption, converted by this call' }),
+    batches: Type.Integer({ description: 'Batches committed' }),
+    status: ref(SecretKeyStatusSchema),
+  },
+  { $id: 'SecretKeyRotation' },
 );

@@ -1,7 +1,14 @@
 // The answers of the read routes of versioned resources (lists and one stored version), declared once like
 // ./schemas.ts: the server answers with these schemas, the SDK's types are their `Static` types.
 import { Type } from 'typebox';
-import { CreatedKeySchema, CreatedNamespaceSchema, ExtopCallResultSchema, KeyInfoSchema } from './access.js';
+import {
+  CreatedKeySchema,
+  CreatedNamespaceSchema,
+  ExtopCallResultSchema,
+  KeyInfoSchema,
+  SecretKeyRotationSchema,
+  SecretKeyStatusSchema,
+} from './access.js';
 import {
   ActorSchema,
   AgentSchema,
@@ -132,4 +139,6 @@ export const wireSchemas = [
   CreatedKeySchema,
   CreatedNamespaceSchema,
   ExtopCallResultSchema,
+  SecretKeyStatusSchema,
+  SecretKeyRotationSchema,
 ] as const;

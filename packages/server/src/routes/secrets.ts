@@ -12,16 +12,6 @@ import type { ServerContext } from '../internal/context.js';
 import { emptyBodyIsEmptyObject } from '../internal/optional-body.js';
 import { operation, responses } from '../schemas/shared.js';
 
-const keyStatus = {
-  type: 'object',
-  properties: {
-    currentKeyId: { type: 'string' },
-    secretsByKeyId: { type: 'object', additionalProperties: { type: 'integer' } },
-    unusedPreviousKeyIds: { type: 'array', items: { type: 'string' } },
-  },
-  required: ['currentKeyId', 'secretsByKeyId', 'unusedPreviousKeyIds'],
-};
-
 /**
  * `/v1/secrets`: an admin creates, lists, rotates and deletes secrets; values go in, never out. `/v1/admin/secret-key`:
  * the operator sees which master keys the secrets are under and re-wraps them all under the current one.
@@ -103,7 +93,7 @@ export async function secretRoutes(app: FastifyInstance, ctx: ServerContext): Pr
         ...operation('getSecretKeyStatus'),
         tags: ['secrets'],
         summary: 'Which master key ids the secrets of every namespace are under',
-        response: responses({ 200: keyStatus }),
+        response: responses({ 200: { $ref: 'SecretKeyStatus#' } }),
       },
     },
     async () => secretKeyStatus(ctx.db, ctx.secretKey),
@@ -118,19 +108,7 @@ export async function secretRoutes(app: FastifyInstance, ctx: ServerContext): Pr
         ...operation('rotateSecretKey'),
         tags: ['secrets'],
         summary: "Re-wrap every secret's data key under the current master key (values untouched; resumable)",
-        response: responses({
-          200: {
-            type: 'object',
-            properties: {
-              keyId: { type: 'string' },
-              rewrapped: { type: 'integer' },
-              converted: { type: 'integer' },
-              batches: { type: 'integer' },
-              status: keyStatus,
-            },
-            required: ['keyId', 'rewrapped', 'converted', 'batches', 'status'],
-          },
-        }),
+        response: responses({ 200: { $ref: 'SecretKeyRotation#' } }),
       },
     },
     async (request) => {

@@ -39,6 +39,8 @@ export type SameWireTypes = [
   Assert<Same<Awaited<ReturnType<typeof store.setVersionEnabled>>, sdk.VersionState>>,
   Assert<Same<Awaited<ReturnType<typeof store.listApiKeys>>[number], sdk.KeyInfo>>,
   Assert<Same<Awaited<ReturnType<typeof store.createApiKey>>, sdk.CreatedKey>>,
+  Assert<Same<Awaited<ReturnType<typeof store.secretKeyStatus>>, sdk.SecretKeyStatus>>,
+  Assert<Same<store.SecretKeyRotation, Omit<sdk.SecretKeyRotation, 'status'>>>,
   // What requests carry: the engine's and the store's inputs are the SDK's request declarations (wire/requests.ts).
   Assert<Same<engine.StartRunInput, sdk.StartRunParams>>,
   Assert<Same<engine.ListRunsQuery, sdk.ListRunsParams>>,
