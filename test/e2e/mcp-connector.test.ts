@@ -114,6 +114,16 @@ inputs.prompts = [ { name = "message" description = "What the customer wrote" re
   ];
 }
 
+/** Writes `files` into a new temporary folder, a config repo for the real `mt`. */
+async function writeRepo(files: { path: string; content: string }[]): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'mt-e2e-mcp-repo-'));
+  for (const file of files) {
+    await mkdir(dirname(join(dir, file.path)), { recursive: true });
+    await writeFile(join(dir, file.path), file.content);
+  }
+  return dir;
+}
+
 let stack: RunsStack;
 let mcp: LocalMcpServer;
 let scripts: string;
@@ -207,13 +217,32 @@ describe('an MCP server as a connector', { timeout: 60_000 }, () => {
     expect(String(events.find((e) => e.type === 'tool-result')?.data.result)).toContain('opened acme/lamps#42');
   });
 
+  it('mt extop-call of an MCP tool lists the server first and validates the arguments against its schema', async () => {
+    const dir = await writeRepo(repoFiles(mcp.url));
+    const env = { MT_EGRESS_ALLOW: '127.0.0.1' };
+    const secret = `tracker-key=${TRACKER_SECRET}`;
+    const before = mcp.calls.length;
+    const wrong = await runMt(
+      ['extop-call', 'search-issues', '--repo', dir, '--args', '{"request":{"query":5}}', '--secret', secret],
+      { home: stack.home, env },
+    );
+    expect(wrong.code, wrong.stderr).toBe(1);
+    expect(wrong.stderr).toContain('api:gateway:request-invalid');
+    expect(mcp.calls).toHaveLength(before);
+    const made = await runMt(
+      ['extop-call', 'search-issues', '--repo', dir, '--args', '{"request":{"query":"lamp"}}', '--secret', secret],
+      { home: stack.home, env },
+    );
+    await rm(dir, { recursive: true, force: true });
+    expect(made.code, made.stderr).toBe(0);
+    expect(made.stdout).toContain('2 issues in acme/shop match "lamp" (asked with Bearer [secret])');
+    expect(made.stdout + made.stderr).not.toContain(TRACKER_SECRET);
+    expect(mcp.calls.at(-1)?.arguments).toEqual({ repo: 'acme/shop', query: 'lamp' });
+  });
+
   it('shows a change of the remote tool in the plan as breaking, and deploys it as a new version', async () => {
     mcp.tools = [searchV2, createIssue, other];
-    const dir = await mkdtemp(join(tmpdir(), 'mt-e2e-mcp-repo-'));
-    for (const file of repoFiles(mcp.url)) {
-      await mkdir(dirname(join(dir, file.path)), { recursive: true });
-      await writeFile(join(dir, file.path), file.content);
-    }
+    const dir = await writeRepo(repoFiles(mcp.url));
     // `mt deploy` compiles locally first, by the same address rules: the local MCP server is on 127.0.0.1.
     const env = { MT_API_URL: stack.api.url, MT_API_KEY: stack.adminKey, MT_EGRESS_ALLOW: '127.0.0.1' };
     const dry = await runMt(['deploy', dir, '--dry-run', '--json'], { home: stack.home, env });

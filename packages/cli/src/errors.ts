@@ -51,6 +51,10 @@ export const cliErrors = defineErrors({
     message: 'the config repo {dir} has no tool {tool}',
     hint: '`mt check --tools {dir}` lists the tools of the repo',
   },
+  'api:cli:mcp-tool-missing': {
+    status: 404,
+    message: 'the MCP server of connector {connector} at {url} has no tool {tool}{suggestion}; it has: {known}',
+  },
   'api:cli:call-options-invalid': {
     status: 400,
     message: 'mt extop-call: {reason}',

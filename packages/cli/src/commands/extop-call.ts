@@ -3,8 +3,8 @@ import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { Resolver } from '@maitento/egress';
 import { isMtError } from '@maitento/errors';
-import type { CallCredential, RunBindingValue, ToolCallResult } from '@maitento/gateway';
-import type { Interaction, Tool } from '@maitento/lang';
+import type { CallCredential, Gateway, RunBindingValue, ToolCallResult } from '@maitento/gateway';
+import type { Connector, Interaction, RepoFile, Tool } from '@maitento/lang';
 import { cliErrors } from '../errors.js';
 import { ExitCode } from '../internal/exit-codes.js';
 import { compileLocalRepo, printDiagnostics } from '../internal/local-repo.js';
@@ -101,6 +101,50 @@ function printResult(io: Io, result: ToolCallResult, json: boolean): void {
   }
 }
 
+/** The repo compiled again with the remote tool of the MCP connector `connector`, listed from its server. */
+async function withRemoteTool(
+  gateway: Gateway,
+  files: RepoFile[],
+  connector: Connector,
+  toolName: string,
+  credential: CallCredential | undefined,
+): Promise<{ tool: Tool; connector: Connector }> {
+  const mcp = connector.mcp!;
+  const listed = await gateway.listMcpTools(
+    { url: mcp.url },
+    { credential: credential === undefined || 'missing' in credential ? undefined : credential },
+  );
+  const remote = listed.find((t) => t.name === mcp.tool);
+  const { compileRepo, didYouMean } = await import('@maitento/lang');
+  if (remote === undefined) {
+    const names = listed.map((t) => t.name);
+    const guess = didYouMean(mcp.tool, names);
+    throw cliErrors.create('api:cli:mcp-tool-missing', {
+      connector: connector.name,
+      url: mcp.url,
+      tool: mcp.tool,
+      suggestion: guess === undefined ? '' : ` (did you mean ${guess}?)`,
+      known: names.slice(0, 50).join(', ') || '(none)',
+    });
+  }
+  const { egressPolicyFromEnv } = await import('@maitento/egress');
+  const remoteTools = new Map([[connector.name, { description: remote.description, inputSchema: remote.inputSchema }]]);
+  const again = compileRepo(files, {
+    egress: egressPolicyFromEnv(process.env),
+    platformOrigin: process.env.MT_PUBLIC_URL?.trim() || undefined,
+    remoteTools,
+  });
+  const errors = again.diagnostics.filter((d) => d.severity === 'error');
+  if (errors.length > 0) {
+    const detail = errors.map((d) => `${d.file}:${d.line}:${d.column} ${d.message} [${d.code}]`).join('; ');
+    throw cliErrors.create('api:cli:call-options-invalid', { reason: `with the remote tool's schema: ${detail}` });
+  }
+  return {
+    tool: again.tools.find((t) => t.name === toolName)!,
+    connector: again.connectors.find((c) => c.name === connector.name)!,
+  };
+}
+
 async function extopCall(io: Io, toolName: string, flags: Flags): Promise<void> {
   const dir = resolve(flags.repo);
   if (!(await stat(dir).catch(() => undefined))?.isDirectory()) {
@@ -116,14 +160,14 @@ async function extopCall(io: Io, toolName: string, flags: Flags): Promise<void> 
   }
   const inputs = pairs(flags.input, '--input');
   const secrets = pairs(flags.secret, '--secret');
-  const { compiled, sources, errors } = await compileLocalRepo(dir);
+  const { compiled, sources, errors, files } = await compileLocalRepo(dir);
   if (errors.length > 0) {
     await printDiagnostics(io, compiled.diagnostics, sources);
     throw cliErrors.create('api:cli:config-invalid', { count: errors.length });
   }
-  const tool = compiled.tools.find((t) => t.name === toolName);
+  let tool = compiled.tools.find((t) => t.name === toolName);
   if (tool === undefined) throw cliErrors.create('api:cli:tool-not-found', { dir: flags.repo, tool: toolName });
-  const connector = compiled.connectors.find((c) => c.name === tool.connector)!;
+  let connector = compiled.connectors.find((c) => c.name === tool!.connector)!;
   const interaction = chooseInteraction(compiled.interactions, tool, flags.interaction, inputs.size > 0);
 
   const runBindings: RunBindingValue[] = [];
@@ -164,6 +208,10 @@ async function extopCall(io: Io, toolName: string, flags: Flags): Promise<void> 
   ]);
   const gateway = createGateway({ policy: egressPolicyFromEnv(), resolver: resolverFromEnv(process.env.MT_RESOLVE) });
   try {
+    // As a deploy does: an MCP connector's arguments are the remote tool's, listed from its server first.
+    if (connector.mcp !== undefined) {
+      ({ tool, connector } = await withRemoteTool(gateway, files, connector, toolName, credential));
+    }
     // Called by hand, the caller is the person who approves: --approve says so, for a tool that requires it.
     const approval = flags.approve ? { id: 'mt extop-call --approve' } : undefined;
     const input = { tool, connector, arguments: args, runBindings, credential, idempotencyKey: randomUUID(), approval };
