@@ -1,5 +1,4 @@
 import type { Json } from '@maitento/lang';
-import type { Deadline } from '../internal/deadline.js';
 import { type ToolPlan, toolPlan } from '../internal/plan.js';
 import { readArguments } from '../steps/arguments.js';
 import { type ResolvedAuth, resolveAuth } from '../steps/auth.js';
@@ -35,47 +34,22 @@ export interface Assembled {
 }
 
 /** Steps 1-7 and 11: arguments, bindings, validation, URL, auth, the address check, headers. Throws MtError. */
-export function assemble(
+export async function assemble(
   input: ToolCallInput,
   options: ResolvedOptions,
   authorize: Authorizer,
-  deadline?: Deadline,
-): Assembled | Promise<Assembled> {
+  deadline: AbortSignal,
+): Promise<Assembled> {
   const plan = toolPlan(input.tool, input.connector);
   const args = readArguments(plan, input.arguments, input.runBindings);
   const values = mergeBindings(plan, args, input.runBindings);
   const params = validateRequest(plan, values);
   const template = plan.connector.template;
   const path = buildPathAndQuery(template, plan.tool.name, params.path, params.query);
-  const resolving = resolveAuth(plan, input, options.platform, options.platformOrigin);
-  // Synchronous unless a token or a lookup is pending: the common call adds no promise and no microtask turn here.
-  if (resolving instanceof Promise) {
-    return (deadline?.race(resolving) ?? resolving).then((auth) =>
-      checked(input, plan, path, values, auth, authorize, deadline),
-    );
-  }
-  return checked(input, plan, path, values, resolving, authorize, deadline);
-}
-
-/** The address check (awaited only when the host was not judged recently), then the call's headers. */
-function checked(
-  input: ToolCallInput,
-  plan: ToolPlan,
-  path: string,
-  values: MergedValues,
-  auth: ResolvedAuth | undefined,
-  authorize: Authorizer,
-  deadline: Deadline | undefined,
-): Assembled | Promise<Assembled> {
+  const auth = await resolveAuth(plan, input, options.platform, options.platformOrigin, deadline);
   // The platform's own API is exempt from the public-address rule; every other host is checked. The host of the
   // built URL is the configured one, so the configured URL is what is judged.
-  if (auth?.platform !== true) {
-    const template = plan.connector.template;
-    const pending = authorize(template.url, template.origin);
-    if (pending !== undefined) {
-      return (deadline?.race(pending) ?? pending).then(() => finish(input, plan, path, values, auth));
-    }
-  }
+  if (auth?.platform !== true) await authorize(template.url, deadline, template.origin);
   return finish(input, plan, path, values, auth);
 }
 

@@ -3,7 +3,7 @@ import type { MtError } from '@maitento/errors';
 import { Agent } from 'undici';
 import { gatewayErrors } from '../errors.js';
 import { mtErrorIn, networkCodeIn, UNDICI_TIMEOUTS } from '../internal/causes.js';
-import { Deadline, DeadlineClock } from '../internal/deadline.js';
+import { startDeadline, timedOut } from '../internal/deadline.js';
 import { finalUrl } from '../steps/build-url.js';
 import { createMcpRuntime } from '../mcp/runtime.js';
 import { createAuthorizer } from '../steps/egress.js';
@@ -31,7 +31,6 @@ export function createGateway(gatewayOptions: GatewayOptions): Gateway {
       resolver,
       connect: { ca: options.tls?.ca, timeout: options.timeoutMs },
     });
-  const clock = new DeadlineClock(options.timeoutMs);
   let platformAgent: Agent | undefined;
   const ctx: SendContext = {
     options,
@@ -45,7 +44,7 @@ export function createGateway(gatewayOptions: GatewayOptions): Gateway {
     failure,
   };
   // Remote MCP servers' tools: the same dispatcher (egress policy at connect time), the same address check.
-  const mcp = createMcpRuntime({ options, dispatcher, authorize: ctx.authorize, clock });
+  const mcp = createMcpRuntime({ options, dispatcher, authorize: ctx.authorize });
 
   function failure(error: unknown, call: Assembled | undefined, timedOut: boolean, input: ToolCallInput) {
     const redact = call?.redact;
@@ -77,53 +76,46 @@ export function createGateway(gatewayOptions: GatewayOptions): Gateway {
 
   return {
     async prepare(input): Promise<PreparedRequest | ToolCallResult> {
-      const deadline = new Deadline(clock, options.timeoutMs, input.signal);
+      const deadline = startDeadline(options.timeoutMs, input.signal);
+      const { signal } = deadline;
       try {
-        const assembling = assemble(input, options, ctx.authorize, deadline);
-        const call = assembling instanceof Promise ? await assembling : assembling;
-        if (input.connector.mcp !== undefined) return await mcp.prepare(call, input, deadline);
+        const call = await assemble(input, options, ctx.authorize, signal);
+        if (input.connector.mcp !== undefined) return await mcp.prepare(call, input, signal);
         const headers = { ...call.headers };
         if (call.auth !== undefined) headers[call.auth.header] = call.auth.value;
         const url = finalUrl(call.plan.connector.template, call.path, call.plan.tool.name);
         return { prepared: true, method: call.method, url, headers, body: call.body, view: viewOf(call) };
       } catch (error) {
-        return failure(error, undefined, deadline.timedOut, input);
+        return failure(error, undefined, timedOut(signal, input.signal), input);
       } finally {
-        deadline.dispose();
+        deadline.end();
       }
     },
 
-    call(input): Promise<ToolCallResult> {
-      const deadline = new Deadline(clock, options.timeoutMs, input.signal);
-      let assembling: Assembled | Promise<Assembled>;
+    async call(input): Promise<ToolCallResult> {
+      const deadline = startDeadline(options.timeoutMs, input.signal);
+      const { signal } = deadline;
       try {
-        if (deadline.aborted) throw new Error('aborted');
-        if (input.tool.requiresApproval && input.approval === undefined) {
-          throw gatewayErrors.create('api:approvals:required', { tool: input.tool.name });
+        let call: Assembled;
+        try {
+          signal.throwIfAborted();
+          if (input.tool.requiresApproval && input.approval === undefined) {
+            throw gatewayErrors.create('api:approvals:required', { tool: input.tool.name });
+          }
+          call = await assemble(input, options, ctx.authorize, signal);
+        } catch (error) {
+          return failure(error, undefined, timedOut(signal, input.signal), input);
         }
-        assembling = assemble(input, options, ctx.authorize, deadline);
-      } catch (error) {
-        deadline.dispose();
-        return Promise.resolve(failure(error, undefined, deadline.timedOut, input));
+        // Sending turns every error into a result.
+        if (input.connector.mcp !== undefined) {
+          return await mcp.send(call, input, signal, (error) =>
+            failure(error, call, timedOut(signal, input.signal), input),
+          );
+        }
+        return await send(call, ctx, signal, input);
+      } finally {
+        deadline.end();
       }
-      // Sending owns the deadline from here (it disposes it) and turns every error into a result: one async layer.
-      if (input.connector.mcp !== undefined) {
-        const sendMcp = (call: Assembled) =>
-          mcp.send(call, input, deadline, (error) => failure(error, call, deadline.timedOut, input));
-        if (!(assembling instanceof Promise)) return sendMcp(assembling);
-        return assembling.then(sendMcp, (error: unknown) => {
-          deadline.dispose();
-          return failure(error, undefined, deadline.timedOut, input);
-        });
-      }
-      if (!(assembling instanceof Promise)) return send(assembling, ctx, deadline, input);
-      return assembling.then(
-        (call) => send(call, ctx, deadline, input),
-        (error: unknown) => {
-          deadline.dispose();
-          return failure(error, undefined, deadline.timedOut, input);
-        },
-      );
     },
 
     listMcpTools(target, listOptions) {
@@ -133,7 +125,6 @@ export function createGateway(gatewayOptions: GatewayOptions): Gateway {
     async close(): Promise<void> {
       // Sessions first: closing one sends a DELETE through the dispatcher.
       await mcp.close();
-      clock.stop();
       if (ownsDispatcher) await dispatcher.close();
       await platformAgent?.close();
     },

@@ -4,7 +4,6 @@ import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { Agent } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Deadline, DeadlineClock } from '../internal/deadline.js';
 import { sendHop } from './hop.js';
 
 const text = randomBytes(45_000).toString('hex');
@@ -13,7 +12,6 @@ const sockets = new Set<unknown>();
 let server: Server;
 let origin: string;
 let agent: Agent;
-const clock = new DeadlineClock(2_000);
 
 beforeAll(async () => {
   server = createServer((req, res) => {
@@ -41,16 +39,13 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  clock.stop();
   await agent.close();
   server.closeAllConnections();
   await new Promise((resolve) => server.close(resolve));
 });
 
-function hop(path: string, limit: number, deadline = new Deadline(clock, 2_000)) {
-  return sendHop(agent, { origin, path, method: 'GET' }, deadline, limit, 'test-tool').finally(() =>
-    deadline.dispose(),
-  );
+function hop(path: string, limit: number, signal = AbortSignal.timeout(2_000)) {
+  return sendHop(agent, { origin, path, method: 'GET' }, signal, limit, 'test-tool');
 }
 
 describe('one hop', () => {
@@ -84,17 +79,15 @@ describe('one hop', () => {
   });
 
   it('rejects with the deadline reason when the call is cancelled while waiting for the answer', async () => {
-    const deadline = new Deadline(clock, 2_000);
-    const pending = hop('/never', 100_000, deadline);
-    setTimeout(() => deadline.abort(new Error('cancelled here')), 50);
+    const controller = new AbortController();
+    const pending = hop('/never', 100_000, controller.signal);
+    setTimeout(() => controller.abort(new Error('cancelled here')), 50);
     await expect(pending).rejects.toThrow('cancelled here');
   });
 
   it('sends nothing when the deadline has already passed', async () => {
-    const deadline = new Deadline(clock, 2_000);
-    deadline.abort(new Error('too late'));
     sockets.clear();
-    await expect(hop('/text', 100_000, deadline)).rejects.toThrow('too late');
+    await expect(hop('/text', 100_000, AbortSignal.abort(new Error('too late')))).rejects.toThrow('too late');
     expect(sockets.size).toBe(0);
   });
 });

@@ -1,7 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
-import type { Deadline, DeadlineWatcher } from '../internal/deadline.js';
 import { type ReadBody, readBody } from '../steps/read-body.js';
 import { isRedirect } from '../steps/redirect.js';
 
@@ -28,15 +27,15 @@ function firstHeader(value: string | string[] | undefined): string | undefined {
 /**
  * One request as an undici dispatch handler: it collects the body straight into a chunk list cut at `limit` decoded
  * bytes, or hands an encoded body to {@link readBody} (bounded decompression), aborts through undici's controller
- * when the deadline passes, and settles one promise. No `BodyReadable` and no abort-signal plumbing per request.
+ * when the call's signal aborts, and settles one promise. No `BodyReadable` stream per request.
  */
-class HopHandler implements Dispatcher.DispatchHandler, DeadlineWatcher {
+class HopHandler implements Dispatcher.DispatchHandler {
   readonly promise: Promise<HopResponse>;
   #resolve!: (response: HopResponse) => void;
   #reject!: (error: unknown) => void;
   #settled = false;
   #controller: Dispatcher.DispatchController | undefined;
-  readonly #deadline: Deadline;
+  readonly #signal: AbortSignal;
   readonly #limit: number;
   readonly #toolName: string;
   #statusCode = 0;
@@ -49,28 +48,29 @@ class HopHandler implements Dispatcher.DispatchHandler, DeadlineWatcher {
   #size = 0;
   #declared: number | undefined;
 
-  constructor(deadline: Deadline, limit: number, toolName: string) {
-    this.#deadline = deadline;
+  constructor(signal: AbortSignal, limit: number, toolName: string) {
+    this.#signal = signal;
     this.#limit = limit;
     this.#toolName = toolName;
     this.promise = new Promise<HopResponse>((resolve, reject) => {
       this.#resolve = resolve;
       this.#reject = reject;
     });
-    deadline.watcher = this;
+    signal.addEventListener('abort', this.#onAbort);
   }
 
   /** The deadline passed or the call was cancelled: the request is aborted and the hop rejects with the reason. */
-  onDeadline(reason: unknown): void {
+  readonly #onAbort = (): void => {
+    const reason = this.#signal.reason;
     this.#fail(reason);
     this.#controller?.abort(reason as Error);
     this.#encoded?.destroy(reason as Error);
-  }
+  };
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
     this.#controller = controller;
     // The deadline passed while the request waited for a connection: it is not sent.
-    if (this.#settled) controller.abort(this.#deadline.reason as Error);
+    if (this.#settled) controller.abort(this.#signal.reason as Error);
   }
 
   onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
@@ -183,23 +183,23 @@ class HopHandler implements Dispatcher.DispatchHandler, DeadlineWatcher {
 
   #settle(): void {
     this.#settled = true;
-    if (this.#deadline.watcher === this) this.#deadline.watcher = undefined;
+    this.#signal.removeEventListener('abort', this.#onAbort);
   }
 }
 
 /**
- * Sends one request through `dispatcher` and reads its answer under the deadline: a redirect's body is dropped, any
- * other body is read up to `limit` decoded bytes. Rejects with the deadline's reason, or undici's or zlib's error.
+ * Sends one request through `dispatcher` and reads its answer until `signal` aborts: a redirect's body is dropped, any
+ * other body is read up to `limit` decoded bytes. Rejects with the signal's reason, or undici's or zlib's error.
  */
 export function sendHop(
   dispatcher: Dispatcher,
   request: Dispatcher.DispatchOptions,
-  deadline: Deadline,
+  signal: AbortSignal,
   limit: number,
   toolName: string,
 ): Promise<HopResponse> {
-  if (deadline.aborted) return Promise.reject(deadline.reason);
-  const handler = new HopHandler(deadline, limit, toolName);
+  if (signal.aborted) return Promise.reject(signal.reason);
+  const handler = new HopHandler(signal, limit, toolName);
   dispatcher.dispatch(request, handler);
   return handler.promise;
 }

@@ -1,7 +1,7 @@
 import { addressBlockedError } from '@maitento/egress';
 import type { Dispatcher } from 'undici';
 import { gatewayErrors } from '../errors.js';
-import type { Deadline } from '../internal/deadline.js';
+import { timedOut } from '../internal/deadline.js';
 import type { ReadBody } from '../steps/read-body.js';
 import type { Authorizer } from '../steps/egress.js';
 import { credentialAllowed, nextHop } from '../steps/redirect.js';
@@ -43,12 +43,12 @@ function hopHeaders(call: Assembled, dropBody: boolean, credential: boolean): Re
 
 /**
  * Steps 6-10 on the wire: dispatch, follow redirects by hand, read the body under the deadline, shape the result.
- * Never rejects: an error becomes `ctx.failure`'s result; the deadline is disposed once the call is over.
+ * Never rejects: an error becomes `ctx.failure`'s result.
  */
 export async function send(
   call: Assembled,
   ctx: SendContext,
-  deadline: Deadline,
+  deadline: AbortSignal,
   input: ToolCallInput,
 ): Promise<ToolCallResult> {
   try {
@@ -105,9 +105,8 @@ export async function send(
         if (platform) {
           if (hop.url.origin !== options.platformOrigin) throw addressBlockedError(hop.url.hostname);
         } else {
-          // Raced with the deadline like the first lookup: a hop's name may belong to a DNS server that never answers.
-          const pending = ctx.authorize(hop.url);
-          if (pending !== undefined) await deadline.race(pending);
+          // Under the deadline like the first lookup: a hop's name may belong to a DNS server that never answers.
+          await ctx.authorize(hop.url, deadline);
         }
         url = hop.url;
         origin = url.origin;
@@ -121,8 +120,6 @@ export async function send(
       return shapeResult(call.plan, response.statusCode, headersOut, read, call.redact);
     }
   } catch (error) {
-    return ctx.failure(error, call, deadline.timedOut, input);
-  } finally {
-    deadline.dispose();
+    return ctx.failure(error, call, timedOut(deadline, input.signal), input);
   }
 }

@@ -1,129 +1,47 @@
-/** Told when a deadline ends the call (the request in flight, which aborts itself). */
-export interface DeadlineWatcher {
-  onDeadline(reason: unknown): void;
+/** One deadline for a whole call: connecting, every redirect hop, reading the body, lookups and tokens. */
+export interface Deadline {
+  /** Aborts when the time is up (a `TimeoutError`) or when the caller's signal aborts (with the caller's reason). */
+  readonly signal: AbortSignal;
+  /** The call is over: clears the timer and lets go of the caller's signal. */
+  end(): void;
 }
 
 /**
- * One deadline for a whole call: the request in flight watches it through one slot, other waits (lookups, tokens)
- * race it through listeners. A full AbortController costs an EventTarget per call, and a timer per call costs a timer-list insertion and
- * removal; deadlines are instead checked by one {@link DeadlineClock} per gateway.
+ * Starts a call's deadline: an `AbortController`, a timer cleared when the call ends, and a listener on the caller's
+ * signal. Not `AbortSignal.any([caller, AbortSignal.timeout(ms)])`: with the caller's signal that costs about 8 µs a
+ * call (10 µs with the timeout's finalizer) against under 0.5 µs, and its timers stay scheduled until collected.
  */
-export class Deadline {
-  aborted = false;
-  reason: unknown = undefined;
-  /** True when the clock, not the caller, ended the call. */
-  timedOut = false;
-  readonly expiresAt: number;
-  /** The request in flight: one slot instead of a listener array and a closure per request. */
-  watcher: DeadlineWatcher | undefined = undefined;
-  #listeners: Array<() => void> | undefined;
-  readonly #clock: DeadlineClock;
-  #external: AbortSignal | undefined;
-  #onExternal: (() => void) | undefined;
-
-  constructor(clock: DeadlineClock, ms: number, external?: AbortSignal) {
-    this.expiresAt = Date.now() + ms;
-    this.#clock = clock;
-    clock.add(this);
-    if (external !== undefined) {
-      if (external.aborted) this.abort(new Error('The call was cancelled.'));
-      else {
-        this.#external = external;
-        this.#onExternal = () => this.abort(new Error('The call was cancelled.'));
-        external.addEventListener('abort', this.#onExternal, { once: true });
-      }
-    }
+export function startDeadline(ms: number, caller?: AbortSignal): Deadline {
+  const controller = new AbortController();
+  if (caller?.aborted) {
+    controller.abort(caller.reason);
+    return { signal: controller.signal, end: () => {} };
   }
-
-  /** Registers a listener for the end of the call. */
-  addEventListener(_type: 'abort', listener: () => void): void {
-    if (this.#listeners === undefined) this.#listeners = [listener];
-    else this.#listeners.push(listener);
-  }
-
-  /** Removes a listener registered with {@link addEventListener}. */
-  removeEventListener(_type: 'abort', listener: () => void): void {
-    const listeners = this.#listeners;
-    if (listeners === undefined) return;
-    const at = listeners.indexOf(listener);
-    if (at >= 0) listeners.splice(at, 1);
-  }
-
-  /** Ends the call: every listener is told once. */
-  abort(reason: unknown): void {
-    if (this.aborted) return;
-    this.aborted = true;
-    this.reason = reason;
-    this.watcher?.onDeadline(reason);
-    const listeners = this.#listeners;
-    this.#listeners = undefined;
-    if (listeners !== undefined) for (const listener of listeners) listener();
-  }
-
-  /** Settles like `promise`, or rejects when the call ends first (for work undici does not run: lookups, tokens). */
-  race<T>(promise: Promise<T>): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      const onAbort = () => reject(this.reason);
-      if (this.aborted) return onAbort();
-      this.addEventListener('abort', onAbort);
-      promise.then(
-        (value) => {
-          this.removeEventListener('abort', onAbort);
-          resolve(value);
-        },
-        (error: unknown) => {
-          this.removeEventListener('abort', onAbort);
-          reject(error);
-        },
-      );
-    });
-  }
-
-  /** Stops watching the deadline and lets go of the caller's signal. */
-  dispose(): void {
-    this.#clock.delete(this);
-    if (this.#onExternal !== undefined) this.#external?.removeEventListener('abort', this.#onExternal);
-  }
+  const onCancel = () => controller.abort(caller?.reason);
+  caller?.addEventListener('abort', onCancel, { once: true });
+  const timer = setTimeout(() => controller.abort(new DOMException('The deadline passed.', 'TimeoutError')), ms);
+  // A deadline never keeps a process alive on its own.
+  timer.unref();
+  return {
+    signal: controller.signal,
+    end() {
+      clearTimeout(timer);
+      caller?.removeEventListener('abort', onCancel);
+    },
+  };
 }
 
-/** Checks the live deadlines of one gateway on a coarse tick (1/20 of the timeout, 10 ms to 1 s). */
-export class DeadlineClock {
-  readonly #live = new Set<Deadline>();
-  readonly #tickMs: number;
-  #timer: NodeJS.Timeout | undefined;
+/** True when the deadline, not the caller, ended the call (the caller's abort carries the caller's reason). */
+export function timedOut(deadline: AbortSignal, caller?: AbortSignal): boolean {
+  return deadline.aborted && !(caller?.aborted === true && caller.reason === deadline.reason);
+}
 
-  constructor(timeoutMs: number) {
-    this.#tickMs = Math.min(1_000, Math.max(10, Math.floor(timeoutMs / 20)));
-  }
-
-  /** Starts watching `deadline`. */
-  add(deadline: Deadline): void {
-    this.#live.add(deadline);
-    if (this.#timer === undefined) {
-      this.#timer = setInterval(() => this.#tick(), this.#tickMs);
-      // Watching deadlines must never keep a process alive on its own.
-      this.#timer.unref();
-    }
-  }
-
-  /** Stops watching `deadline` (nothing happens when it is not watched). */
-  delete(deadline: Deadline): void {
-    this.#live.delete(deadline);
-  }
-
-  /** Stops the tick (the gateway is closing). */
-  stop(): void {
-    clearInterval(this.#timer);
-    this.#timer = undefined;
-  }
-
-  #tick(): void {
-    const now = Date.now();
-    for (const deadline of this.#live) {
-      if (deadline.expiresAt > now) continue;
-      this.#live.delete(deadline);
-      deadline.timedOut = true;
-      deadline.abort(new Error('The deadline passed.'));
-    }
-  }
+/** Settles like `promise`, or rejects with the signal's reason when it aborts first (lookups, tokens, sessions). */
+export function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
 }

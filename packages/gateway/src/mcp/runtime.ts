@@ -12,7 +12,7 @@ import type {
   ToolCallInput,
   ToolCallResult,
 } from '../gateway/types.js';
-import { Deadline, type DeadlineClock } from '../internal/deadline.js';
+import { abortable, startDeadline, timedOut } from '../internal/deadline.js';
 import { headerAuth, type ResolvedAuth } from '../steps/auth.js';
 import type { Authorizer } from '../steps/egress.js';
 import { createRedactor, type Redactor, redactJson } from '../steps/redact.js';
@@ -36,7 +36,6 @@ export interface McpContext {
   options: ResolvedOptions;
   dispatcher: Dispatcher;
   authorize: Authorizer;
-  clock: DeadlineClock;
 }
 
 /** One `tools/call` ready to send. */
@@ -69,11 +68,6 @@ export function createMcpRuntime(ctx: McpContext) {
   const pool = new SessionPool(ctx);
   const { options } = ctx;
 
-  async function authorized(url: URL, deadline: Deadline): Promise<void> {
-    const pending = ctx.authorize(url);
-    if (pending !== undefined) await deadline.race(pending);
-  }
-
   /** The assembled call as a `tools/call`: its body is the arguments; the address is judged as an HTTP call's. */
   function requestOf(call: Assembled, input: ToolCallInput): McpRequest {
     const mcp = input.connector.mcp;
@@ -101,30 +95,24 @@ export function createMcpRuntime(ctx: McpContext) {
     };
   }
 
-  async function callOn(session: McpSession, request: McpRequest, deadline: Deadline) {
-    if (deadline.aborted) throw deadline.reason;
-    const controller = new AbortController();
-    const onAbort = () => controller.abort(deadline.reason);
-    deadline.addEventListener('abort', onAbort);
-    try {
-      return await Promise.race([
+  function callOn(session: McpSession, request: McpRequest, deadline: AbortSignal) {
+    return whileInFlight(deadline, (signal) =>
+      Promise.race([
         session.client.callTool({ name: request.tool, arguments: request.arguments }, undefined, {
-          signal: controller.signal,
+          signal,
           // The deadline ends the call; the SDK's own timeout only backs it up.
           timeout: options.timeoutMs + 1_000,
         }),
         session.broken,
-      ]);
-    } finally {
-      deadline.removeEventListener('abort', onAbort);
-    }
+      ]),
+    );
   }
 
   return {
     /** Every step but sending: the view covers the URL, the remote tool and the arguments (hashed for approvals). */
-    async prepare(call: Assembled, input: ToolCallInput, deadline: Deadline): Promise<PreparedRequest> {
+    async prepare(call: Assembled, input: ToolCallInput, deadline: AbortSignal): Promise<PreparedRequest> {
       const request = requestOf(call, input);
-      await authorized(request.url, deadline);
+      await ctx.authorize(request.url, deadline);
       const headers: Record<string, string> = { ...VIEW_HEADERS };
       if (request.auth !== undefined) headers[request.auth.header] = request.auth.value;
       return {
@@ -141,21 +129,20 @@ export function createMcpRuntime(ctx: McpContext) {
      * One `tools/call` on a pooled session. A session that cannot be opened for a network reason is tried once more
      * (nothing was sent); a reused session the server no longer knows (HTTP 404, which the protocol answers before
      * handling the request) is dropped and the call made once on a new one; a `tools/call` is never sent twice
-     * otherwise. Never rejects; disposes of the deadline.
+     * otherwise. Never rejects.
      */
     async send(
       call: Assembled,
       input: ToolCallInput,
-      deadline: Deadline,
+      deadline: AbortSignal,
       failure: (error: unknown) => ToolCallResult,
     ): Promise<ToolCallResult> {
       const tool = call.plan.tool.name;
       let request: McpRequest | undefined;
       try {
         request = requestOf(call, input);
-        await authorized(request.url, deadline);
+        await ctx.authorize(request.url, deadline);
       } catch (error) {
-        deadline.dispose();
         return failure(error);
       }
       const failed = (error: unknown, operation: 'initialize' | 'tools/call') => {
@@ -163,50 +150,47 @@ export function createMcpRuntime(ctx: McpContext) {
           tool,
           host: request.url.host,
           operation,
-          timedOut: deadline.timedOut,
+          timedOut: timedOut(deadline, input.signal),
           cancelled: input.signal?.aborted === true,
           timeoutMs: options.timeoutMs,
           redact: request.redact,
         });
         return failure(mtError);
       };
-      try {
-        for (let attempt = 0; ; attempt++) {
-          let session: McpSession;
-          try {
-            session = await pool.lease(request.url, request.auth, tool, deadline);
-          } catch (error) {
-            const retry = attempt === 0 && !deadline.aborted && isNetworkFailure(error);
-            if (retry) continue;
-            return failed(error, 'initialize');
-          }
-          try {
-            const result = await callOn(session, request, deadline);
-            pool.release(session);
-            return shapeMcpResult(
-              result as McpCallResult,
-              { tool, remote: request.tool },
-              options.maxResponseBytes,
-              request.redact,
-            );
-          } catch (error) {
-            const sdk = loadedSdk();
-            const rpcError = sdk !== undefined && error instanceof sdk.McpError && !deadline.aborted;
-            if (deadline.aborted) pool.retire(session);
-            else if (rpcError) pool.release(session);
-            else pool.drop(session);
-            const stale = attempt === 0 && session.uses > 0 && httpStatusOf(error) === 404 && !deadline.aborted;
-            if (stale) continue;
-            return failed(error, 'tools/call');
-          }
+      for (let attempt = 0; ; attempt++) {
+        let session: McpSession;
+        try {
+          session = await pool.lease(request.url, request.auth, tool, deadline);
+        } catch (error) {
+          const retry = attempt === 0 && !deadline.aborted && isNetworkFailure(error);
+          if (retry) continue;
+          return failed(error, 'initialize');
         }
-      } finally {
-        deadline.dispose();
+        try {
+          const result = await callOn(session, request, deadline);
+          pool.release(session);
+          return shapeMcpResult(
+            result as McpCallResult,
+            { tool, remote: request.tool },
+            options.maxResponseBytes,
+            request.redact,
+          );
+        } catch (error) {
+          const sdk = loadedSdk();
+          const rpcError = sdk !== undefined && error instanceof sdk.McpError && !deadline.aborted;
+          if (deadline.aborted) pool.retire(session);
+          else if (rpcError) pool.release(session);
+          else pool.drop(session);
+          const stale = attempt === 0 && session.uses > 0 && httpStatusOf(error) === 404 && !deadline.aborted;
+          if (stale) continue;
+          return failed(error, 'tools/call');
+        }
       }
     },
 
     async list(target: { url: string }, listOptions: McpListOptions | undefined): Promise<McpToolInfo[]> {
-      const deadline = new Deadline(ctx.clock, options.timeoutMs, listOptions?.signal);
+      const timer = startDeadline(options.timeoutMs, listOptions?.signal);
+      const deadline = timer.signal;
       const credential = listOptions?.credential;
       const auth = credential === undefined ? undefined : headerAuth(credential);
       const redact = createRedactor(auth?.secrets ?? []);
@@ -217,9 +201,9 @@ export function createMcpRuntime(ctx: McpContext) {
       try {
         const url = parseTarget(target.url);
         host = url.host;
-        await authorized(url, deadline);
+        await ctx.authorize(url, deadline);
         opening = openSession(ctx, url, auth, `the listing of ${url.host}`);
-        session = await deadline.race(opening);
+        session = await abortable(opening, deadline);
         operation = 'tools/list';
         const tools: McpToolInfo[] = [];
         const seen = new Set<string>();
@@ -244,13 +228,13 @@ export function createMcpRuntime(ctx: McpContext) {
           tool: host,
           host,
           operation,
-          timedOut: deadline.timedOut,
+          timedOut: timedOut(deadline, listOptions?.signal),
           cancelled: listOptions?.signal?.aborted === true,
           timeoutMs: options.timeoutMs,
           redact,
         });
       } finally {
-        deadline.dispose();
+        timer.end();
         // Ended in the background (the DELETE is bounded to 5 s): the listing is not held up by a slow server.
         // A session still opening when the deadline passed is closed once it is open.
         if (session !== undefined) void closeSession(session);
@@ -264,19 +248,27 @@ export function createMcpRuntime(ctx: McpContext) {
   };
 }
 
-async function listPage(session: McpSession, cursor: string | undefined, deadline: Deadline, timeoutMs: number) {
-  if (deadline.aborted) throw deadline.reason;
+function listPage(session: McpSession, cursor: string | undefined, deadline: AbortSignal, timeoutMs: number) {
+  return whileInFlight(deadline, (signal) =>
+    Promise.race([
+      session.client.listTools(cursor === undefined ? undefined : { cursor }, { signal, timeout: timeoutMs + 1_000 }),
+      session.broken,
+    ]),
+  );
+}
+
+/**
+ * Runs one SDK request with a signal that follows the deadline only while the request is in flight. The SDK never
+ * removes its abort listener, so handing it the deadline itself would send `notifications/cancelled` for a request
+ * that was answered long before, once the deadline passes.
+ */
+async function whileInFlight<T>(deadline: AbortSignal, request: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  deadline.throwIfAborted();
   const controller = new AbortController();
   const onAbort = () => controller.abort(deadline.reason);
-  deadline.addEventListener('abort', onAbort);
+  deadline.addEventListener('abort', onAbort, { once: true });
   try {
-    return await Promise.race([
-      session.client.listTools(cursor === undefined ? undefined : { cursor }, {
-        signal: controller.signal,
-        timeout: timeoutMs + 1_000,
-      }),
-      session.broken,
-    ]);
+    return await request(controller.signal);
   } finally {
     deadline.removeEventListener('abort', onAbort);
   }

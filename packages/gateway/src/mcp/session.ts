@@ -3,7 +3,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Dispatcher } from 'undici';
 import type { ResolvedOptions } from '../gateway/options.js';
-import type { Deadline } from '../internal/deadline.js';
+import { abortable } from '../internal/deadline.js';
 import type { ResolvedAuth } from '../steps/auth.js';
 import { guardedFetch } from './fetch.js';
 import { loadSdk } from './sdk.js';
@@ -117,7 +117,7 @@ export class SessionPool {
   }
 
   /** A session for the call, marked in use; raced with the call's deadline (the opening itself is not cut short). */
-  async lease(url: URL, auth: ResolvedAuth | undefined, tool: string, deadline: Deadline): Promise<McpSession> {
+  async lease(url: URL, auth: ResolvedAuth | undefined, tool: string, deadline: AbortSignal): Promise<McpSession> {
     const key = sessionKey(url, auth);
     for (;;) {
       let entry = this.#entries.get(key);
@@ -138,7 +138,7 @@ export class SessionPool {
           },
         );
       }
-      const session = await deadline.race(entry);
+      const session = await abortable(entry, deadline);
       // Closed (idle or broken) while this call waited: the entry is gone, so the next turn opens a new one.
       if (session.closing !== undefined || session.retired) {
         if (this.#entries.get(key) === entry) this.#entries.delete(key);

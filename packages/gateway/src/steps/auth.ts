@@ -2,6 +2,7 @@ import { addressBlockedError } from '@maitento/egress';
 import { sharedErrors } from '@maitento/errors';
 import { gatewayErrors } from '../errors.js';
 import type { GatewayOptions, ToolCallInput } from '../gateway/types.js';
+import { abortable } from '../internal/deadline.js';
 import type { ToolPlan } from '../internal/plan.js';
 
 /** The credential header of a call and the secret values that must never be shown. */
@@ -13,25 +14,25 @@ export interface ResolvedAuth {
   platform: boolean;
 }
 
-/** Step 5: the credential header for the connector's `auth`, or undefined for `None`; a promise only for a platform token. */
-export function resolveAuth(
+/**
+ * Step 5: the credential header for the connector's `auth`, or undefined for `None`. A platform token is asked for
+ * and raced with `signal` (the call's deadline).
+ */
+export async function resolveAuth(
   plan: ToolPlan,
   input: ToolCallInput,
   platform: GatewayOptions['platform'] | undefined,
   platformOrigin: string | undefined,
-): ResolvedAuth | Promise<ResolvedAuth> | undefined {
+  signal: AbortSignal,
+): Promise<ResolvedAuth | undefined> {
   const connector = plan.connector.connector;
   if (connector.auth === 'None') return undefined;
   if (connector.auth === 'Maitento') {
     if (platform === undefined || platformOrigin !== plan.connector.template.origin) {
       throw addressBlockedError(plan.connector.template.hostname);
     }
-    return platform.token({ tool: input.tool, connector, caller: input.caller }).then((token) => ({
-      header: 'authorization',
-      value: `Bearer ${token}`,
-      secrets: [token],
-      platform: true,
-    }));
+    const token = await abortable(platform.token({ tool: input.tool, connector, caller: input.caller }), signal);
+    return { header: 'authorization', value: `Bearer ${token}`, secrets: [token], platform: true };
   }
   const credential = input.credential;
   if (credential === undefined) {

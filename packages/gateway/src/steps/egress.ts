@@ -1,7 +1,11 @@
 import { authorizeUrl, type EgressPolicy, type Resolver } from '@maitento/egress';
+import { abortable } from '../internal/deadline.js';
 
-/** Authorizes the host of a URL against the egress policy, remembering a host that passed for a short while. */
-export type Authorizer = (url: URL, origin?: string) => Promise<void> | undefined;
+/**
+ * Authorizes the host of a URL against the egress policy, remembering a host that passed for a short while. A lookup
+ * is raced with `signal` (the call's deadline): a DNS server may never answer.
+ */
+export type Authorizer = (url: URL, signal: AbortSignal, origin?: string) => Promise<void>;
 
 /**
  * Step 6: `authorizeUrl` before dispatch (IP literals are judged here, as they never reach a lookup). A host that
@@ -10,16 +14,14 @@ export type Authorizer = (url: URL, origin?: string) => Promise<void> | undefine
  */
 export function createAuthorizer(policy: EgressPolicy, resolver: Resolver | undefined, ttlMs: number): Authorizer {
   const passed = new Map<string, number>();
-  // Returns undefined (no promise to await) when the host passed recently: the common case costs no microtask.
-  return (url, origin = url.origin) => {
+  return async (url, signal, origin = url.origin) => {
     const until = passed.get(origin);
     const now = Date.now();
-    if (until !== undefined && until > now) return undefined;
-    return authorizeUrl(url, policy, resolver).then(() => {
-      if (ttlMs > 0) {
-        if (passed.size > 10_000) passed.clear();
-        passed.set(origin, now + ttlMs);
-      }
-    });
+    if (until !== undefined && until > now) return;
+    await abortable(authorizeUrl(url, policy, resolver), signal);
+    if (ttlMs > 0) {
+      if (passed.size > 10_000) passed.clear();
+      passed.set(origin, now + ttlMs);
+    }
   };
 }
