@@ -176,6 +176,10 @@ accounts for the difference at 64: the synchronous assembling put back, or a coa
 measured no better than the plain code (0.74 to 0.94 of the old). Decision: the plain code stays. At concurrency 1,
 where a call takes about 200 µs, the difference is in the noise; at 64 the plain code measured lower in every run, by
 about 0.1 of undici's throughput (as large as the run-to-run spread), and neither trick put back alone recovers it.
+On the path users take the difference does not show: \`npm run bench:calls\` on a quiet machine, two runs of the plain
+code and three of the tricks put back (\`git revert --no-commit 7326533\`), \`mt serve\` on PostgreSQL: at concurrency 64,
+0.74 and 0.84 of the fastify proxy's calls/s with the plain code against 0.79, 0.81 and 0.87; at concurrency 1, 449 and
+439 µs over raw undici at p50 against 512, 475 and 473 µs.
 <!-- /bench:gateway -->`;
   const docPath = fileURLToPath(new URL('../docs/performance.md', import.meta.url));
   const doc = readFileSync(docPath, 'utf8');
