@@ -17,7 +17,6 @@ export async function listRemoteTools(
   ctx: ServerContext,
   namespace: string,
   compiled: CompiledRepo,
-  signal?: AbortSignal,
 ): Promise<Map<string, RemoteTool>> {
   const connectors = compiled.connectors.filter((c) => c.mcp !== undefined);
   const found = new Map<string, RemoteTool>();
@@ -25,7 +24,7 @@ export async function listRemoteTools(
   const worker = async () => {
     while (next < connectors.length) {
       const connector = connectors[next++];
-      found.set(connector.name, await listOne(ctx, namespace, compiled, connector, signal));
+      found.set(connector.name, await listOne(ctx, namespace, compiled, connector));
     }
   };
   await Promise.all(Array.from({ length: Math.min(PARALLEL_LISTINGS, connectors.length) }, worker));
@@ -37,7 +36,6 @@ async function listOne(
   namespace: string,
   compiled: CompiledRepo,
   connector: Connector,
-  signal?: AbortSignal,
 ): Promise<RemoteTool> {
   const mcp = connector.mcp!;
   const file = compiled.sources.find((s) => s.kind === 'connector' && s.name === connector.name)?.file ?? '';
@@ -51,7 +49,7 @@ async function listOne(
   }
   let tools: Awaited<ReturnType<ServerContext['gateway']['listMcpTools']>>;
   try {
-    tools = await ctx.gateway.listMcpTools({ url: mcp.url }, { credential, signal });
+    tools = await ctx.gateway.listMcpTools({ url: mcp.url }, { credential });
   } catch (error) {
     if (!isMtError(error)) throw error;
     throw serverErrors.create('api:deploy:mcp-unlisted', {
