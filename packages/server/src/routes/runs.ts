@@ -3,7 +3,7 @@ import type { OperationRequest } from '@maitento/sdk';
 import type { FastifyInstance } from 'fastify';
 import { answeringActor } from '../internal/actor.js';
 import type { ServerContext } from '../internal/context.js';
-import { emptyBodyIsEmptyObject } from '../internal/optional-body.js';
+import { emptyBodyIsEmptyObject, emptyBodyReportedByHandler } from '../internal/optional-body.js';
 import { type OpenStream, resumePoint, streamRunEvents } from '../internal/event-stream.js';
 import { operation, responses } from '../schemas/shared.js';
 
@@ -143,7 +143,7 @@ export async function runRoutes(app: FastifyInstance, ctx: ServerContext): Promi
               : 'Reject the call the run waits on, with a reason the model is told; it may redraft',
           response: responses({ 200: { $ref: 'Run#' } }),
         },
-        preValidation: emptyBodyIsEmptyObject,
+        preValidation: decision === 'approve' ? emptyBodyIsEmptyObject : emptyBodyReportedByHandler,
       },
       async (request) => {
         const by = await answeringActor(ctx.db, request);

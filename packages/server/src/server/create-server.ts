@@ -12,6 +12,7 @@ import Fastify, {
 import type { ServerContext } from '../internal/context.js';
 import { DEFAULT_STREAM_TIMING, type EventStreamTiming } from '../internal/event-stream.js';
 import { lazyEngine } from '../internal/lazy-engine.js';
+import { markOptionalBodies, takesOptionalBody } from '../internal/optional-body.js';
 import { loggerOptions } from '../internal/logging.js';
 import { registerRequestLog, slowRequestMs } from '../internal/request-log.js';
 import { formatSchemaError, installValidators } from '../internal/validation.js';
@@ -178,6 +179,12 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
   addSharedSchemas(app);
   installValidators(app);
   registerErrorHandler(app, bodyLimit);
+  // Operations that take a request without a body, found as their routes are added, for the document.
+  const optionalBodies = new Set<string>();
+  app.addHook('onRoute', (route) => {
+    const id = (route.schema as { operationId?: string } | undefined)?.operationId;
+    if (id !== undefined && takesOptionalBody(route.preValidation)) optionalBodies.add(id);
+  });
   await app.register(swagger, {
     openapi: {
       info: {
@@ -197,6 +204,11 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
     },
     // Shared schemas keep their `$id` as their component name (`#/components/schemas/DeployPlan`).
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
+    transformObject: (document) => {
+      const openapi = 'openapiObject' in document ? document.openapiObject : document.swaggerObject;
+      markOptionalBodies(openapi, optionalBodies);
+      return openapi;
+    },
   });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   await healthRoutes(app, ctx);
