@@ -1,8 +1,9 @@
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectWholeEvents, type RunView } from './helpers/api.js';
+import { writeRepo } from './helpers/config-repo.js';
 import { type LocalMcpServer, type LocalMcpTool, startLocalMcpServer } from './helpers/mcp-upstream.js';
 import { type RunsStack, startRunsStack } from './helpers/stack.js';
 import { runMt } from './support/harness.js';
@@ -112,16 +113,6 @@ inputs.prompts = [ { name = "message" description = "What the customer wrote" re
 `,
     },
   ];
-}
-
-/** Writes `files` into a new temporary folder, a config repo for the real `mt`. */
-async function writeRepo(files: { path: string; content: string }[]): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'mt-e2e-mcp-repo-'));
-  for (const file of files) {
-    await mkdir(dirname(join(dir, file.path)), { recursive: true });
-    await writeFile(join(dir, file.path), file.content);
-  }
-  return dir;
 }
 
 let stack: RunsStack;
