@@ -22,7 +22,7 @@ import { closeSession, type McpSession, openSession, SessionPool } from './sessi
 import { loadedSdk } from './sdk.js';
 
 /** Tools a listing gathers at most, over all its pages. */
-export const MAX_LISTED_TOOLS = 1_000;
+const MAX_LISTED_TOOLS = 1_000;
 
 /** The headers an MCP request is shown (and hashed for approvals) with, besides the credential. */
 const VIEW_HEADERS: Readonly<Record<string, string>> = Object.freeze({

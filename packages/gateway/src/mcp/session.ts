@@ -37,7 +37,7 @@ export interface McpSession {
 }
 
 /** Bytes one HTTP answer of a session may carry: the JSON-RPC message must be read whole before it is cut. */
-export function mcpMessageLimit(options: ResolvedOptions): number {
+function mcpMessageLimit(options: ResolvedOptions): number {
   return Math.max(10 * options.maxResponseBytes, 10 * 1024 * 1024);
 }
 

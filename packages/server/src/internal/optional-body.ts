@@ -13,11 +13,11 @@ export async function emptyBodyReportedByHandler(request: FastifyRequest): Promi
   await emptyBodyIsEmptyObject(request);
 }
 
-/** Where a route's `preValidation` is, as fastify gives it to an `onRoute` hook: one hook, a list, or none. */
-type PreValidation = unknown;
-
-/** True when the route lets its body be left out ({@link emptyBodyIsEmptyObject} among its `preValidation` hooks). */
-export function takesOptionalBody(preValidation: PreValidation): boolean {
+/**
+ * True when the route lets its body be left out: {@link emptyBodyIsEmptyObject} among its `preValidation` hooks
+ * (as fastify gives them to an `onRoute` hook: one hook, a list, or none).
+ */
+export function takesOptionalBody(preValidation: unknown): boolean {
   return Array.isArray(preValidation)
     ? preValidation.includes(emptyBodyIsEmptyObject)
     : preValidation === emptyBodyIsEmptyObject;
