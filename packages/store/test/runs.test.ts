@@ -29,8 +29,9 @@ const OTHER = 'runs-b';
 
 async function newRun(db: Db, namespace = NS, interaction = 'support'): Promise<string> {
   const id = randomUUID();
-  await db.transaction(async (tx) => {
-    await insertRun(tx, {
+  await insertRun(
+    db,
+    {
       id,
       namespace,
       interaction,
@@ -38,9 +39,9 @@ async function newRun(db: Db, namespace = NS, interaction = 'support'): Promise<
       versions: [{ kind: 'interaction', name: interaction, version: 1 }],
       inputs: { message: 'hi' },
       interactive: true,
-    });
-    await appendRunEvents(tx, id, { statuses: ['Running'] }, [{ type: 'run-started', data: {} }]);
-  });
+    },
+    { type: 'run-started', data: {} },
+  );
   return id;
 }
 

@@ -39,6 +39,11 @@ export interface RunContext extends EngineDeps {
   /** Aborted when the run is cancelled or the worker stops. */
   signal: AbortSignal;
   /**
+   * The tool call whose reads' sync (see {@link CallReads}) ran together with the write that stored the model's
+   * turn, so its call need not wait for another one.
+   */
+  synced?: string;
+  /**
    * Appends events (and a status change) fenced by this worker's lease; with `expectSeq`, only if no
    * other event was stored since (a waiting run must not miss an answer or a cancel). Resolves false
    * when that extra condition failed; throws {@link LeaseLost} when the lease is gone. `tx` joins the

@@ -61,16 +61,15 @@ async function makeCall(
   tool: InteractionTool,
   approved?: { id: string; requestHash: string },
 ): Promise<void> {
-  // The reads wait for one sync (a disable or rotation committed before is seen), then come from the cache;
-  // only the call itself must wait for tool-call-started to be stored.
-  const reads = ctx.reads
-    .sync()
-    .then(() =>
-      Promise.all([
-        disabledResult(ctx, tool),
-        callInput(ctx, tool, call.arguments, `${ctx.run.id}:${turn.step}:${call.id}`, ctx.signal),
-      ]),
-    );
+  // The reads wait for one sync (a disable or rotation committed before is seen; the first call of a turn had
+  // it with the turn's write), then come from the cache; only the call itself must wait for tool-call-started.
+  const synced = ctx.synced === call.id ? Promise.resolve() : ctx.reads.sync();
+  const reads = synced.then(() =>
+    Promise.all([
+      disabledResult(ctx, tool),
+      callInput(ctx, tool, call.arguments, `${ctx.run.id}:${turn.step}:${call.id}`, ctx.signal),
+    ]),
+  );
   const [, [disabled, input]] = await Promise.all([started(ctx, turn, call), reads]);
   const begin = performance.now();
   const elapsed = () => Math.round(performance.now() - begin);

@@ -74,8 +74,9 @@ export class RunService {
     const inputs = checkInputs(pinned, input.inputs ?? {});
     const id = randomUUID();
     const interactive = input.interactive ?? true;
-    await this.deps.db.transaction(async (tx) => {
-      await insertRun(tx, {
+    const run = await insertRun(
+      this.deps.db,
+      {
         id,
         namespace,
         interaction: interaction.name,
@@ -84,21 +85,14 @@ export class RunService {
         inputs,
         interactive,
         startedByKeyId: startedBy?.keyId,
-      });
-      await appendRunEvents(tx, id, { statuses: ['Running'] }, [
-        {
-          type: 'run-started',
-          data: {
-            interaction: { name: interaction.name, version: interaction.version },
-            versions,
-            inputs,
-            interactive,
-          },
-        },
-      ]);
-    });
+      },
+      {
+        type: 'run-started',
+        data: { interaction: { name: interaction.name, version: interaction.version }, versions, inputs, interactive },
+      },
+    );
     await this.queue.send(id);
-    return this.getRun(namespace, id);
+    return runView(run);
   }
 
   async getRun(namespace: string, id: string): Promise<RunView> {

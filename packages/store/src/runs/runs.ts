@@ -98,7 +98,10 @@ function toRecord(row: RunRow): RunRecord {
   };
 }
 
-/** Stores a new run (status Running, no events yet). */
+/**
+ * Stores a new run (status Running) with its first event (seq 1) in one statement, so that a run is never
+ * seen without it; resolves with the run as stored.
+ */
 export async function insertRun(
   db: Queryable,
   run: Pick<
@@ -107,10 +110,14 @@ export async function insertRun(
   > & {
     startedByKeyId?: string;
   },
-): Promise<void> {
-  await db.query(
-    'INSERT INTO mt_runs (id, namespace, interaction, interaction_version, versions, inputs, interactive, status, ' +
-      "started_by_key_id) VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7, 'Running', $8)",
+  first: NewRunEvent,
+): Promise<RunRecord> {
+  const { rows } = await db.query<RunRow>(
+    'WITH run AS (INSERT INTO mt_runs (id, namespace, interaction, interaction_version, versions, inputs, ' +
+      "interactive, status, started_by_key_id, last_seq) VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7, 'Running', " +
+      `$8, 1) RETURNING ${COLUMNS}), ` +
+      'added AS (INSERT INTO mt_run_events (run_id, seq, type, data) SELECT id, 1, $9, $10::json FROM run) ' +
+      'SELECT * FROM run',
     [
       run.id,
       run.namespace,
@@ -120,8 +127,11 @@ export async function insertRun(
       JSON.stringify(run.inputs),
       run.interactive,
       run.startedByKeyId ?? null,
+      first.type,
+      JSON.stringify(first.data),
     ],
   );
+  return toRecord(rows[0]!);
 }
 
 /** Reads one run; `namespace` undefined reads it whatever its namespace (workers). */
