@@ -1,7 +1,7 @@
 import type { startWorker } from '@maitento/server';
 import { InvalidArgumentError } from 'commander';
 import { cliErrors } from '../errors.js';
-import { CommandExit, reportError } from '../internal/output.js';
+import { CommandExit, type Io, reportError } from '../internal/output.js';
 import { runUntilSignal } from '../internal/until-signal.js';
 import type { RegisterCommand } from './index.js';
 
@@ -39,11 +39,7 @@ Environment:
         running = await server.startWorker({
           databaseUrl,
           concurrency: flags.concurrency,
-          logger: {
-            info: (obj, msg) => io.err(JSON.stringify({ level: 'info', msg, ...obj })),
-            warn: (obj, msg) => io.err(JSON.stringify({ level: 'warn', msg, ...obj })),
-            error: (obj, msg) => io.err(JSON.stringify({ level: 'error', msg, ...describeErr(obj) })),
-          },
+          logger: workerLogger(io),
         });
       } catch (error) {
         throw new CommandExit(reportError(io, error));
@@ -53,8 +49,21 @@ Environment:
     });
 };
 
-// An Error's own fields are not enumerable: name its message so the log line says something.
+type WorkerLogger = NonNullable<Parameters<typeof startWorker>[0]['logger']>;
+
+/** The log of `mt worker`: one JSON line per entry on stderr; an error's message, code and stack are written out. */
+export function workerLogger(io: Io): WorkerLogger {
+  return {
+    info: (obj, msg) => io.err(JSON.stringify({ level: 'info', msg, ...obj })),
+    warn: (obj, msg) => io.err(JSON.stringify({ level: 'warn', msg, ...obj })),
+    error: (obj, msg) => io.err(JSON.stringify({ level: 'error', msg, ...describeErr(obj) })),
+  };
+}
+
+// An Error's own fields are not enumerable: name its message, code and stack (an internal error in a tool call is
+// logged for its stack) so the log line says something.
 function describeErr(obj: object): object {
   const err = (obj as { err?: unknown }).err;
-  return err instanceof Error ? { ...obj, err: { message: err.message, code: (err as { code?: unknown }).code } } : obj;
+  if (!(err instanceof Error)) return obj;
+  return { ...obj, err: { message: err.message, code: (err as { code?: unknown }).code, stack: err.stack } };
 }

@@ -11,6 +11,7 @@ import Fastify, {
 } from 'fastify';
 import type { ServerContext } from '../internal/context.js';
 import { DEFAULT_STREAM_TIMING, type EventStreamTiming } from '../internal/event-stream.js';
+import { logInternalErrors } from '../internal/internal-errors.js';
 import { lazyEngine } from '../internal/lazy-engine.js';
 import { markOptionalBodies, takesOptionalBody } from '../internal/optional-body.js';
 import { loggerOptions } from '../internal/logging.js';
@@ -112,7 +113,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
     createGateway({
       policy: egress,
       resolver: options.resolver,
-      onInternalError: (err, { tool }) => gatewayLog.target?.error({ err, tool }, 'internal error in a tool call'),
+      onInternalError: logInternalErrors(() => gatewayLog.target),
       ...platformCalls(platformOrigin, options.secretKey),
     });
   const ownsCache = options.cache === undefined;

@@ -1,7 +1,8 @@
-import { egressPolicyFromEnv } from '@maitento/egress';
+import { egressPolicyFromEnv, type Resolver } from '@maitento/egress';
 import { type EngineLogger, type RunningEngine, runWorker } from '@maitento/engine';
-import { createGateway } from '@maitento/gateway';
+import { createGateway, type Gateway } from '@maitento/gateway';
 import { checkSecretKeys, createStoreCache, type Db, migrate, openDatabase, resolveSecretKey } from '@maitento/store';
+import { logInternalErrors } from '../internal/internal-errors.js';
 import { platformCalls } from '../internal/platform-calls.js';
 
 /** Options of {@link startWorker}; every one has a default from the environment. */
@@ -14,12 +15,17 @@ export interface StartWorkerOptions {
   concurrency?: number;
   /** Default `MT_PUBLIC_URL`: the only target of `auth = "Maitento"` connectors. */
   platformOrigin?: string;
+  /** Name resolution for tool calls (default the system's; tests pass one they control). */
+  resolver?: Resolver;
+  /** The engine's log, and the gateway's: an unexpected error in a tool call is logged here with its stack. */
   logger?: EngineLogger;
 }
 
 /** A worker executing runs until it is closed. */
 export interface RunningWorker {
   engine: RunningEngine;
+  /** The gateway the worker's tool calls go through. */
+  gateway: Gateway;
   db: Db;
   /** Stops taking runs (those in flight are left to their lease), then closes the gateway and the database. */
   close(): Promise<void>;
@@ -43,6 +49,9 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
     const platformOrigin = options.platformOrigin ?? (env.MT_PUBLIC_URL || undefined);
     const gateway = createGateway({
       policy: egressPolicyFromEnv(),
+      resolver: options.resolver,
+      // As `mt serve`: a bug in a tool call is logged with its stack, the run only sees api:gateway:internal.
+      onInternalError: logInternalErrors(() => options.logger),
       ...platformCalls(platformOrigin, key.keyring),
     });
     // The worker's own cache of versions, `enabled` and secrets, kept fresh by every server's NOTIFY.
@@ -61,6 +70,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
       });
       return {
         engine,
+        gateway,
         db,
         async close() {
           await engine.close();
