@@ -129,6 +129,32 @@ describe('approvals in a run', { timeout: 60_000 }, () => {
     expect(events.filter((e) => e.type === 'approval-answered')).toHaveLength(1);
   });
 
+  it('answers once under 20 concurrent approvals through the run (no approvalId): one 200, 19 already-answered, one upstream call', async () => {
+    // After the approved refund the model answers (it does not redraft), so no later approval is pending
+    // for a request handled after the winner committed: it must still be told the approval was answered.
+    const run = await startRefund('A-2102');
+    const approval = await pendingOf(run.id);
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, () => stack.api.request('POST', `/v1/runs/${run.id}/approve`, {})),
+    );
+    const bodies = JSON.stringify(answers.map((a) => [a.status, a.body?.code]));
+    expect(
+      answers.filter((a) => a.status === 200),
+      bodies,
+    ).toHaveLength(1);
+    const conflicts = answers.filter((a) => a.status === 409);
+    expect(conflicts, bodies).toHaveLength(19);
+    expect(new Set(conflicts.map((a) => a.body.code)), bodies).toEqual(new Set(['api:approvals:already-answered']));
+    for (const conflict of conflicts) expect(conflict.body.error).toContain(approval.id);
+
+    const done = await stack.api.waitForEnd(run.id);
+    expect(done.status, JSON.stringify(done)).toBe('Completed');
+    expect(refundCalls('A-2102')).toHaveLength(1);
+    const events = await stack.api.events(run.id);
+    expect(events.filter((e) => e.type === 'approval-requested')).toHaveLength(1);
+    expect(events.filter((e) => e.type === 'approval-answered')).toHaveLength(1);
+  });
+
   it('gives an app run (interactive: false) an error tool result for a tool that needs approval, and the run goes on', async () => {
     const run = await startRefund('A-4004', { interactive: false });
     expect(run.interactive).toBe(false);

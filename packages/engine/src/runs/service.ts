@@ -180,8 +180,17 @@ export class RunService {
     const run = await this.record(namespace, runId);
     let id = approvalId;
     if (id === undefined || id === '') {
-      const pending = pendingOf(await runApprovals(this.deps.db, runId));
-      if (pending === undefined) throw engineErrors.create('api:runs:not-waiting', { id: runId, status: run.status });
+      // The approval pending when this request is handled: a late duplicate of an answer finds the one it
+      // meant already answered (409 below), or, once the model has redrafted, the redraft (docs/runs.md).
+      const approvals = await runApprovals(this.deps.db, runId);
+      const pending = pendingOf(approvals);
+      if (pending === undefined) {
+        const latest = approvals.at(-1);
+        if (latest !== undefined && (latest.status === 'Approved' || latest.status === 'Rejected')) {
+          throw engineErrors.create('api:approvals:already-answered', { id: latest.id, status: latest.status });
+        }
+        throw engineErrors.create('api:runs:not-waiting', { id: runId, status: run.status });
+      }
       id = pending.id;
     } else {
       const approval = await approvalOrThrow(this.deps.db, namespace, id);
