@@ -296,6 +296,7 @@ class MtrParser extends EmbeddedActionsParser {
   directive = this.RULE(
     'directive',
     (): Built<DirectiveValue> => {
+      const errors = this.RECORDING_PHASE ? 0 : this.errors.length;
       const name = this.take(this.CONSUME(DirectiveName));
       this.take(this.CONSUME(LParen));
       const args: IToken[] = [];
@@ -308,7 +309,11 @@ class MtrParser extends EmbeddedActionsParser {
         this.OPTION2(() => this.take(this.CONSUME2(Comma)));
       });
       const close = this.take(this.CONSUME(RParen));
-      return this.RECORDING_PHASE ? undefined : this.ast.directive(name, close, this.last, args);
+      if (this.RECORDING_PHASE) return undefined;
+      // Arguments that did not parse (`@ref(c)`: recovery puts in the `)` and leaves `c` out) make no directive,
+      // so its key counts as unparsed: the syntax error alone, not also "takes exactly one string argument".
+      if (this.errors.length !== errors) return RECOVERED;
+      return this.ast.directive(name, close, this.last, args);
     },
     { recoveryValueFunc: recovered },
   );

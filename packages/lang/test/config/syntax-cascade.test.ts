@@ -45,6 +45,36 @@ describe('a property whose value failed to parse', () => {
     expect(repo.diagnostics[0].message).toBe('a connector needs url');
   });
 
+  it('gives only its syntax error when a directive argument is a bare word (@ref, @json, an unknown one)', () => {
+    const tool = (text: string) =>
+      where(
+        compile({ 'external-operations/open-api/t.mtr': text, 'connectors/open-api/c.mtr': ordersConnector })
+          .diagnostics,
+      );
+    expect(tool('connector = @ref(c)\nguidance = "g"\n')).toEqual([
+      'external-operations/open-api/t.mtr:1:18 mtr:syntax:unexpected-token',
+    ]);
+    expect(tool('connector = @ref("c", d)\nguidance = "g"\n')).toEqual([
+      'external-operations/open-api/t.mtr:1:23 mtr:syntax:unexpected-token',
+    ]);
+    expect(tool('connector = @ref("c")\nguidance = "g"\nauth = { header = "X" secret = @ref(k) }\n')).toEqual([
+      'external-operations/open-api/t.mtr:3:37 mtr:syntax:unexpected-token',
+    ]);
+    expect(tool('connector = @secret(c)\nguidance = "g"\n')).toEqual([
+      'external-operations/open-api/t.mtr:1:21 mtr:syntax:unexpected-token',
+    ]);
+    const json = connector(
+      'method = "POST"\nurl = "https://api.example.com/x"\ndescription = "d"\nschema.request = @json(x)\n',
+    );
+    expect(where(json.diagnostics)).toEqual(['connectors/open-api/c.mtr:4:24 mtr:syntax:unexpected-token']);
+  });
+
+  it('lists the key of a directive whose arguments did not parse as unparsed', () => {
+    const { ast } = parseMtr('connector = @ref(c)\nguidance = "g"\n', 't.mtr');
+    expect(ast.assignments.map((a) => a.key.segments[0].name)).toEqual(['guidance']);
+    expect(ast.unparsed?.map((k) => k.segments[0].name)).toContain('connector');
+  });
+
   it('is listed by the parser as unparsed, at the top level and in objects', () => {
     const { ast } = parseMtr('method = GET\nauth = { header = X secret = "s" }\n', 'c.mtr');
     expect(ast.unparsed?.map((k) => k.segments.map((s) => s.name).join('.'))).toEqual(['method']);
