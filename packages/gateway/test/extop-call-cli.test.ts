@@ -203,6 +203,13 @@ describe('mt extop-call', () => {
     expect(JSON.parse(refused.stdout)).toMatchObject({ ok: false, code: 'api:approvals:required' });
     expect(upstream.received.length).toBe(before);
 
+    // Without --json the refusal says what to do by hand: pass --approve.
+    const told = await run(args.slice(0, -1), allow);
+    expect(told.code).toBe(1);
+    expect(told.stderr).toContain('error [api:approvals:required]');
+    expect(told.stderr).toContain('pass --approve to approve this call yourself');
+    expect(upstream.received.length).toBe(before);
+
     const approved = await run([...args, '--approve'], allow);
     expect(approved.code, approved.stderr).toBe(0);
     expect(JSON.parse(approved.stdout)).toMatchObject({ ok: true, status: 200 });

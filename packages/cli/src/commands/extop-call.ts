@@ -96,6 +96,10 @@ function printResult(io: Io, result: ToolCallResult, json: boolean): void {
   if (result.status !== undefined) io.err(`HTTP ${result.status}`);
   if (result.truncated !== undefined) io.err(`the body was cut at ${result.truncated.limit} bytes`);
   if (!result.ok) io.err(`error [${result.code}]: ${result.error}`);
+  // The gateway's message speaks of runs; called by hand, the caller may approve the call themselves.
+  if (result.code === 'api:approvals:required') {
+    io.err('hint: pass --approve to approve this call yourself: it is then made, once, with your own --secret');
+  }
   if (result.body !== undefined && result.body !== '') {
     io.out(typeof result.body === 'string' ? result.body : JSON.stringify(result.body, null, 2));
   }
