@@ -149,6 +149,64 @@ describe('GET /v1/runs/:id/stream', () => {
     await world.waitFor(id);
   });
 
+  it('carries approval-requested and approval-answered as frames: event name, id = seq, data = the stored event', async () => {
+    world.script('support', [
+      {
+        toolCalls: [
+          {
+            name: 'refund-order',
+            arguments: { request: { amount: 40, reason: 'broken' }, additionalInputs: { 'path.orderId': 'A-1' } },
+          },
+        ],
+      },
+      { text: 'Refunded.' },
+    ]);
+    const started = await world.request('POST', '/v1/interactions/support/runs', { inputs: { message: 'refund A-1' } });
+    expect(started.statusCode, started.body).toBe(201);
+    const id = started.json().id;
+    const stream = await openStream(id);
+    await stream.readUntil((frames) => events(frames).some((f) => f.event === 'run-waiting'));
+    const requested = events(stream.frames).find((f) => f.event === 'approval-requested');
+    expect(requested).toBeDefined();
+    const requestedData = JSON.parse(requested!.data as string);
+    expect(requested!.id).toBe(String(requestedData.seq));
+    expect(requestedData).toMatchObject({
+      type: 'approval-requested',
+      at: expect.any(String),
+      data: {
+        toolCallId: expect.any(String),
+        approval: { functionName: 'refund-order', status: 'Pending', runId: id, agentName: 'Support' },
+      },
+    });
+    const approvalId = requestedData.data.approval.id;
+
+    const approved = await world.request('POST', `/v1/runs/${id}/approve`, { approvalId });
+    expect(approved.statusCode, approved.body).toBe(200);
+    const frames = events(await stream.readToEnd());
+    const answered = frames.find((f) => f.event === 'approval-answered');
+    expect(answered).toBeDefined();
+    const answeredData = JSON.parse(answered!.data as string);
+    expect(answered!.id).toBe(String(answeredData.seq));
+    expect(answeredData).toMatchObject({
+      type: 'approval-answered',
+      data: {
+        approvalId,
+        toolCallId: requestedData.data.toolCallId,
+        decision: 'approve',
+        reason: null,
+        by: { keyId: expect.any(String), keyName: 'bootstrap' },
+        at: expect.any(String),
+      },
+    });
+    // In the order they were stored, each once, the stream ending with the run.
+    const stored = (await world.request('GET', `/v1/runs/${id}/events`)).json();
+    expect(frames.map((f) => [f.id, f.event])).toEqual(
+      stored.map((e: { seq: number; type: string }) => [String(e.seq), e.type]),
+    );
+    expect(frames.map((f) => JSON.parse(f.data as string))).toEqual(stored);
+    expect(frames.at(-1)?.event).toBe('run-completed');
+  });
+
   it('answers 404 as JSON for an unknown run, and 401 without a key', async () => {
     const res = await fetch(`${world.url}/v1/runs/00000000-0000-4000-8000-000000000000/stream`, {
       headers: auth(world.adminKey),
