@@ -74,15 +74,49 @@ describe('mt fmt', () => {
     expect(result).toMatchObject({ code: 0, stdout: '' });
   });
 
-  it('skips node_modules, .git and dist, and takes DIR as an argument', async () => {
+  it('skips node_modules and .git at any depth, and takes DIR as an argument', async () => {
     const dir = repo({
       'cfg/node_modules/x.mtr': messy,
       'cfg/.git/y.mtr': messy,
+      'cfg/sub/node_modules/w.mtr': messy,
       'cfg/dist/z.mtr': messy,
       'cfg/real.mtr': messy,
     });
     const result = await mt(dir, 'fmt', 'cfg', '--check');
-    expect(result.stdout.trim()).toBe('real.mtr');
+    expect(result.stdout.trim().split('\n')).toEqual(['dist/z.mtr', 'real.mtr']);
+  });
+
+  it('in a config repo takes exactly the .mtr files mt check reads, nested folders named packages or dist included', async () => {
+    const dir = repo({
+      'connectors/open-api/a.mtr': messy,
+      'connectors/open-api/packages/b.mtr': messy,
+      'connectors/open-api/dist/c.mtr': messy,
+      'agents/packages/d.mtr': messy,
+      'connectors/node_modules/x.mtr': messy,
+      'agents/.git/y.mtr': messy,
+      'packages/lang/z.mtr': messy,
+      'docs/w.mtr': messy,
+    });
+    const formatted = await mt(dir, 'fmt', '--check');
+    const fmtFiles = formatted.stdout.trim().split('\n');
+    expect(fmtFiles).toEqual([
+      'agents/packages/d.mtr',
+      'connectors/open-api/a.mtr',
+      'connectors/open-api/dist/c.mtr',
+      'connectors/open-api/packages/b.mtr',
+    ]);
+    // mt check reads the same files: the resource, and the misplaced ones as errors rather than not at all.
+    const checked = JSON.parse((await mt(dir, 'check', '--json')).stdout) as {
+      resources: { file: string }[];
+      diagnostics: { file: string; code: string }[];
+    };
+    const checkFiles = new Set([...checked.resources, ...checked.diagnostics].map((entry) => entry.file));
+    expect([...checkFiles].sort()).toEqual(fmtFiles);
+    expect(checked.diagnostics.filter((d) => d.code === 'mtr:repo:unknown-folder').map((d) => d.file)).toEqual([
+      'agents/packages/d.mtr',
+      'connectors/open-api/dist/c.mtr',
+      'connectors/open-api/packages/b.mtr',
+    ]);
   });
 
   it('in a config repo formats only the resource folders, as mt check reads them, not fixtures elsewhere', async () => {

@@ -14,6 +14,7 @@ export { compileRepo } from './config/compile-repo.js';
 export type { CompiledRepo, CompileOptions, ResourceSource } from './config/compile-repo.js';
 export type { RepoFile } from './config/repo-layout.js';
 export { readConfigRepo } from './repo/read-config-repo.js';
+export { configRepoFiles, filesUnder, SKIPPED_FOLDERS } from './repo/repo-files.js';
 export { nullable, toolDefinition } from './config/tool-definition.js';
 export type { RunBound } from './config/tool-definition.js';
 export { interactionTools, runBoundFields } from './config/interaction-tools.js';

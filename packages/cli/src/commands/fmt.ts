@@ -1,4 +1,4 @@
-import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { readFile, stat, writeFile } from 'node:fs/promises';
 import { join, relative, resolve, sep } from 'node:path';
 import type { Diagnostic } from '@maitento/lang';
 import { ExitCode } from '../internal/exit-codes.js';
@@ -11,38 +11,19 @@ interface FmtFlags {
   json?: boolean;
 }
 
-const SKIPPED_DIRS = new Set(['node_modules', '.git', 'dist']);
-
-// Every .mtr file under `dir`, sorted; symbolic links are not followed, so a link loop cannot trap the walk.
-async function findMtrFiles(dir: string): Promise<string[]> {
-  const found: string[] = [];
-  const entries = await readdir(dir, { withFileTypes: true });
-  for (const entry of entries) {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) {
-      if (!SKIPPED_DIRS.has(entry.name)) found.push(...(await findMtrFiles(path)));
-    } else if (entry.isFile() && entry.name.endsWith('.mtr')) {
-      found.push(path);
-    }
-  }
-  return found.sort();
-}
-
 /**
- * The `.mtr` files `mt fmt DIR` formats: in a config repo (a folder holding a resource folder) only those under
- * the resource folders, as `mt check` reads them, so test fixtures and examples elsewhere (`packages/`, `docs/`)
- * are left alone; in any other folder every `.mtr` file under it.
+ * The `.mtr` files `mt fmt DIR` formats: in a config repo (a folder holding a resource folder) those `mt check`
+ * reads (lang's `configRepoFiles`: under the resource folders, in no node_modules or .git), so test fixtures and
+ * examples elsewhere (`packages/`, `docs/`) are left alone; in any other folder every `.mtr` file under it, with
+ * the same folders skipped.
  */
 async function filesToFormat(dir: string): Promise<string[]> {
-  const present: string[] = [];
-  for (const name of RESOURCE_FOLDERS) {
-    const found = await stat(join(dir, name)).catch(() => undefined);
-    if (found?.isDirectory()) present.push(join(dir, name));
-  }
-  if (present.length === 0) return findMtrFiles(dir);
-  const files: string[] = [];
-  for (const folder of present) files.push(...(await findMtrFiles(folder)));
-  return files.sort();
+  const { configRepoFiles, filesUnder } = await import('@maitento/lang');
+  const present = await Promise.all(
+    RESOURCE_FOLDERS.map(async (name) => (await stat(join(dir, name)).catch(() => undefined))?.isDirectory()),
+  );
+  const paths = present.includes(true) ? await configRepoFiles(dir, ['.mtr']) : await filesUnder(dir, ['.mtr']);
+  return paths.map((path) => join(dir, ...path.split('/')));
 }
 
 function displayPath(root: string, path: string): string {
@@ -63,7 +44,7 @@ export const register: RegisterCommand = (program, io) => {
       `
 In a config repo (a directory holding connectors/, external-operations/, agents/ or interactions/) only
 the files under those folders are formatted, as mt check reads them; in any other directory every .mtr
-file under it. Skips node_modules, .git and dist. A file with syntax errors is left as it is and its
+file under it. Skips node_modules and .git at any depth. A file with syntax errors is left as it is and its
 errors are printed on stderr.
 
 Exit codes: 0 done (or, with --check, nothing to change), 1 a syntax error or, with --check, a file

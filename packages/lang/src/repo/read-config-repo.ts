@@ -1,31 +1,9 @@
-import { readdir, readFile } from 'node:fs/promises';
-import { join, relative, sep } from 'node:path';
-import { normaliseJsonPath, type RepoFile, TOP_FOLDERS } from '../config/repo-layout.js';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { normaliseJsonPath, type RepoFile } from '../config/repo-layout.js';
 import type { Assignment, ValueNode } from '../syntax/ast.js';
 import { parseMtr } from '../syntax/parse.js';
-
-const SKIPPED = new Set(['node_modules', '.git', 'dist', 'packages']);
-
-function toRepoPath(root: string, absolute: string): string {
-  return relative(root, absolute).split(sep).join('/');
-}
-
-async function walk(root: string, dir: string, out: string[]): Promise<void> {
-  let entries: import('node:fs').Dirent[];
-  try {
-    entries = await readdir(dir, { withFileTypes: true });
-  } catch {
-    return;
-  }
-  for (const entry of entries) {
-    if (SKIPPED.has(entry.name)) continue;
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) await walk(root, path, out);
-    else if (entry.isFile() && (entry.name.endsWith('.mtr') || entry.name.endsWith('.json'))) {
-      out.push(toRepoPath(root, path));
-    }
-  }
-}
+import { configRepoFiles } from './repo-files.js';
 
 function collectJson(value: ValueNode, out: string[]): void {
   if (value.kind === 'Directive') {
@@ -51,13 +29,12 @@ function jsonPaths(path: string, content: string): string[] {
 }
 
 /**
- * Reads a config repo from disk: every `.mtr` and `.json` file under `connectors/`, `external-operations/`,
- * `agents/` and `interactions/` (skipping node_modules, .git, dist and packages), plus every `.json` file an
+ * Reads a config repo from disk: every `.mtr` and `.json` file of {@link configRepoFiles} (under `connectors/`,
+ * `external-operations/`, `agents/` and `interactions/`, in no node_modules or .git), plus every `.json` file an
  * `@json` names, with paths relative to `dir` and `/` between names, sorted.
  */
 export async function readConfigRepo(dir: string): Promise<RepoFile[]> {
-  const paths: string[] = [];
-  for (const top of TOP_FOLDERS) await walk(dir, join(dir, top), paths);
+  const paths = await configRepoFiles(dir);
   const files = new Map<string, string>();
   for (const path of paths) files.set(path, await readFile(join(dir, ...path.split('/')), 'utf8'));
   for (const [file, content] of [...files.entries()]) {
