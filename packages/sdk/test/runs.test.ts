@@ -219,6 +219,44 @@ describe('mt.interactionRuns', () => {
     await mt.interactionRuns.cancel(other.id);
     expect((await waitEnded(other.id)).status).toBe('Cancelled');
   });
+
+  it('approve() and reject() send the approvalId given: the approval named is answered, not the one pending', async () => {
+    script('desk', [refund(40), refund(30), { text: 'Refunded 30.' }]);
+    const before = refunds.length;
+    const run = await mt.interactionRuns.start('desk', { inputs: { message: 'refund A-1' } });
+    const first = (await waitFor(run.id, (r) => r.status === 'PendingApproval')).pendingApproval!;
+    const rejected = await mt.interactionRuns.reject(run.id, { approvalId: first.id, reason: 'at most 30' });
+    expect(rejected.id).toBe(run.id);
+    expect(await mt.approvals.get(first.id)).toMatchObject({ status: 'Rejected', reason: 'at most 30' });
+    const second = (await waitFor(run.id, (r) => r.status === 'PendingApproval' && r.pendingApproval?.id !== first.id))
+      .pendingApproval!;
+    // Naming the answered approval while the redraft is pending: the server answers that one (409), and the
+    // redraft stays pending; without the id it would have answered the redraft.
+    const late = await mt.interactionRuns.approve(run.id, { approvalId: first.id }).catch((e: unknown) => e);
+    expect(late).toBeInstanceOf(ConflictError);
+    expect((late as ConflictError).code).toBe('api:approvals:already-answered');
+    expect((await mt.approvals.get(second.id)).status).toBe('Pending');
+    const lateReject = await mt.interactionRuns
+      .reject(run.id, { approvalId: first.id, reason: 'again' })
+      .catch((e: unknown) => e);
+    expect((lateReject as ConflictError).code).toBe('api:approvals:already-answered');
+    // Through another waiting run, the approval named is not the one it waits on: refused, nothing answered.
+    const other = await mt.interactionRuns.start('desk', { inputs: { message: 'another' } });
+    await waitFor(other.id, (r) => r.status === 'PendingApproval');
+    const elsewhere = await mt.interactionRuns.approve(other.id, { approvalId: second.id }).catch((e: unknown) => e);
+    expect(elsewhere).toBeInstanceOf(ConflictError);
+    expect((elsewhere as ConflictError).code).toBe('api:approvals:not-pending-for-run');
+    expect((await mt.approvals.get(second.id)).status).toBe('Pending');
+    await mt.interactionRuns.cancel(other.id);
+
+    await mt.interactionRuns.approve(run.id, { approvalId: second.id });
+    expect(await mt.approvals.get(second.id)).toMatchObject({
+      status: 'Approved',
+      answeredBy: { keyName: 'bootstrap' },
+    });
+    expect((await waitEnded(run.id)).status).toBe('Completed');
+    expect(refunds.slice(before)).toEqual([{ amount: 30 }]);
+  });
 });
 
 async function waitFor(id: string, done: (run: RunView) => boolean): Promise<RunView> {
