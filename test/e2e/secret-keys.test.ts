@@ -89,6 +89,16 @@ describe('the master key over time, through mt serve', { timeout: 90_000 }, () =
     expect(userKey.status, JSON.stringify(userKey.body)).toBe(201);
     const forbidden = await api(during.url, userKey.body.key).request('POST', '/v1/admin/secret-key/rotate');
     expect([forbidden.status, forbidden.body.code]).toEqual([403, 'api:auth:forbidden']);
+    // So is an admin key of another namespace: the operator is an admin key of `default` only.
+    const team = await api(during.url, stack.adminKey).request('POST', '/v1/namespaces', { name: 'team-rotate' });
+    expect(team.status, JSON.stringify(team.body)).toBe(201);
+    const teamAdmin = api(during.url, team.body.key.key);
+    expect((await teamAdmin.request('GET', '/v1/secrets')).status).toBe(200);
+    const notOperator = await teamAdmin.request('POST', '/v1/admin/secret-key/rotate', {});
+    expect([notOperator.status, notOperator.body.code]).toEqual([403, 'api:auth:forbidden']);
+    const notOperatorStatus = await teamAdmin.request('GET', '/v1/admin/secret-key');
+    expect([notOperatorStatus.status, notOperatorStatus.body.code]).toEqual([403, 'api:auth:forbidden']);
+    expect(await keyIds()).toEqual({ [masterKeyId(oldKey)]: 1, [masterKeyId(newKey)]: 1 });
 
     const env = { MT_API_URL: during.url, MT_API_KEY: stack.adminKey };
     const status = await runMt(['secret-key-rotate', '--status'], { home: stack.home, env });
