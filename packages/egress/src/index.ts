@@ -1,10 +1,12 @@
-export { type AddressLists, type AddressVerdict, checkAddress } from './address/check-address.js';
+export { type AddressLists, type AddressVerdict, checkAddress, isMetadataAddress } from './address/check-address.js';
 export {
   type BlockedRange,
   blockedIpv4Ranges,
   blockedIpv6Ranges,
   blockedMetadataRanges,
   globalUnicastIpv6,
+  type MetadataAddress,
+  metadataAddresses,
 } from './address/ranges.js';
 export {
   createEgressAgent,
@@ -27,6 +29,7 @@ export {
   type EgressPolicy,
   effectivePort,
   egressPolicyFromEnv,
+  isPlatformAddress,
   isPlatformHost,
 } from './policy/egress-policy.js';
 export { authorizeUrl } from './resolve/authorize-url.js';

@@ -5,6 +5,7 @@ import {
   blockedMetadataRanges,
   blockedNameSuffixes,
   blockedNames,
+  metadataAddresses,
 } from '@maitento/egress';
 import { describe, expect, it } from 'vitest';
 
@@ -34,6 +35,13 @@ describe('docs/security.md', () => {
     for (const name of [...blockedNameSuffixes, ...blockedNames]) {
       expect(section, name).toContain(`\`${name}\``);
     }
+  });
+
+  it('names every cloud metadata address, and says only an entry naming it exactly opens one', () => {
+    for (const { address } of metadataAddresses) expect(section, address).toContain(`\`${address}\``);
+    expect(section).toContain(
+      "Only the operator's allow-list, naming the exact address, lets a metadata address through.",
+    );
   });
 
   it('lists no range in a table that the code does not refuse', () => {

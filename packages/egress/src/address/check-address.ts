@@ -1,7 +1,9 @@
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
 import type { AllowList, DenyList } from '../policy/allow-list.js';
+import { canonicalIp, carriedIpv4 } from './canonical.js';
 import {
+  metadataAddresses,
   type ParsedRange,
   parsedGlobalUnicast,
   parsedIpv4Mapped,
@@ -36,9 +38,28 @@ export interface AddressLists {
 
 const OPERATOR_DENIED = { range: 'MT_EGRESS_DENY', reason: "the operator's deny list (MT_EGRESS_DENY)" };
 
+/** The metadata addresses by canonical text. */
+const metadataByAddress = new Map(metadataAddresses.map((m) => [m.address, m]));
+
+/**
+ * The refusal of a cloud metadata address (in any spelling) that the allow-list lets through only by a
+ * wider range: metadata needs an entry naming exactly its address. `undefined` when the rule does not apply.
+ */
+function metadataRefusal(address: ipaddr.IPv4 | ipaddr.IPv6, allow: AllowList): AddressVerdict | undefined {
+  const metadata = metadataByAddress.get(canonicalIp(address).toString());
+  if (metadata === undefined || allow.namesAddressExactly(address)) return undefined;
+  const own = `${metadata.address}/${metadata.address.includes(':') ? 128 : 32}`;
+  const carrier = address.kind() === 'ipv6' ? carriedIpv4(address as ipaddr.IPv6) : undefined;
+  return {
+    ok: false,
+    range: carrier === undefined ? own : `${carrier.prefix} carrying ${own}`,
+    reason: `cloud metadata service (${metadata.name}), which no allow-list range opens`,
+  };
+}
+
 function judgeIpv4(address: ipaddr.IPv4, lists: AddressLists): AddressVerdict {
   if (lists.deny?.deniesAddress(address)) return { ok: false, ...OPERATOR_DENIED };
-  if (lists.allow.allowsAddress(address)) return { ok: true };
+  if (lists.allow.allowsAddress(address)) return metadataRefusal(address, lists.allow) ?? { ok: true };
   const hit = inTable(address, parsedIpv4Ranges) ?? inTable(address, parsedMetadataRanges);
   if (hit) return { ok: false, range: hit.range.cidr, reason: hit.range.name };
   return { ok: true };
@@ -46,13 +67,11 @@ function judgeIpv4(address: ipaddr.IPv4, lists: AddressLists): AddressVerdict {
 
 function judgeIpv6(address: ipaddr.IPv6, lists: AddressLists): AddressVerdict {
   if (lists.deny?.deniesAddress(address)) return { ok: false, ...OPERATOR_DENIED };
+  // IPv4-mapped and NAT64 addresses reach the IPv4 address they carry: a deny entry naming it refuses them.
+  const carried = address.match(parsedIpv4Mapped) || address.match(parsedNat64) ? embeddedIpv4(address) : undefined;
+  if (carried !== undefined && lists.deny?.deniesAddress(carried)) return { ok: false, ...OPERATOR_DENIED };
   const allow = lists.allow;
-  if (allow.allowsAddress(address)) {
-    // An allowed IPv6 range still refuses the IPv4 address it carries when the deny list names that.
-    const carried = address.match(parsedIpv4Mapped) || address.match(parsedNat64) ? embeddedIpv4(address) : undefined;
-    if (carried !== undefined && lists.deny?.deniesAddress(carried)) return { ok: false, ...OPERATOR_DENIED };
-    return { ok: true };
-  }
+  if (allow.allowsAddress(address)) return metadataRefusal(address, allow) ?? { ok: true };
   // IPv4-mapped and NAT64 addresses reach the IPv4 address they carry, so that address is judged;
   // ipaddr.js's own range() is not trusted here (it calls ::7f00:1 "unicast").
   for (const [prefix, label] of [
@@ -74,7 +93,10 @@ function judgeIpv6(address: ipaddr.IPv6, lists: AddressLists): AddressVerdict {
   return { ok: true };
 }
 
-/** Judges a parsed IP address against the deny list, the allow-list and the refused ranges, in that order. */
+/**
+ * Judges a parsed IP address against the deny list, the allow-list and the refused ranges, in that order;
+ * a cloud metadata address passes the allow-list only when an entry names exactly that address.
+ */
 export function judgeAddress(address: ipaddr.IPv4 | ipaddr.IPv6, lists: AddressLists): AddressVerdict {
   return address.kind() === 'ipv4'
     ? judgeIpv4(address as ipaddr.IPv4, lists)
@@ -93,6 +115,12 @@ export function parseCanonicalIp(ip: string): ipaddr.IPv4 | ipaddr.IPv6 | undefi
   } catch {
     return undefined;
   }
+}
+
+/** True when `ip` (brackets allowed) is a cloud metadata address in any spelling (IPv4-mapped, NAT64, ...). */
+export function isMetadataAddress(ip: string): boolean {
+  const address = parseCanonicalIp(ip);
+  return address !== undefined && metadataByAddress.has(canonicalIp(address).toString());
 }
 
 /** Judges one IP address (as text) by the refused ranges and the policy's allow and deny lists. */

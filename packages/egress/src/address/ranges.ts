@@ -62,10 +62,8 @@ export const blockedIpv6Ranges: readonly BlockedRange[] = [
 
 /**
  * Cloud metadata and host services that live at public addresses, refused like a special-purpose range.
- * Every other metadata address the major clouds document lies in a range above: 169.254.169.254
- * (AWS, GCP, Azure IMDS, Oracle, DigitalOcean, OpenStack), 169.254.170.2 (AWS ECS), fd00:ec2::254
- * (AWS over IPv6) and fd20:ce::254 (GCP over IPv6) in fc00::/7, 100.100.100.200 (Alibaba) in
- * 100.64.0.0/10, 192.0.0.192 (Oracle) in 192.0.0.0/24, 169.254.0.23 (Tencent).
+ * Every other metadata address the major clouds document lies in a range above (see
+ * {@link metadataAddresses}, the list the allow-list rule for metadata uses).
  */
 export const blockedMetadataRanges: readonly BlockedRange[] = [
   {
@@ -73,6 +71,35 @@ export const blockedMetadataRanges: readonly BlockedRange[] = [
     name: 'Azure WireServer and host services (VM agent, DNS, health probes)',
     source: 'Microsoft Learn, "What is IP address 168.63.129.16?"',
   },
+];
+
+/** A cloud metadata or credential service at one address, as its provider documents it. */
+export interface MetadataAddress {
+  /** The address, canonical (dotted-quad IPv4, compressed IPv6). */
+  readonly address: string;
+  /** Whose service it is. */
+  readonly name: string;
+}
+
+/**
+ * Every cloud metadata and credential address the major clouds document, in a refused range or not.
+ * The allow-list opens one only with an entry naming exactly that address (`169.254.169.254` or
+ * `169.254.169.254/32`), in any spelling; a wider range (`169.254.0.0/16`, `::ffff:0:0/96`) never does.
+ */
+export const metadataAddresses: readonly MetadataAddress[] = [
+  {
+    address: '169.254.169.254',
+    name: 'AWS, Google Cloud, Azure IMDS, Oracle Cloud, DigitalOcean, OpenStack, Hetzner instance metadata',
+  },
+  { address: '169.254.170.2', name: 'AWS ECS task metadata and credentials' },
+  { address: '169.254.170.23', name: 'AWS EKS Pod Identity Agent credentials' },
+  { address: '169.254.0.23', name: 'Tencent Cloud instance metadata' },
+  { address: '100.100.100.200', name: 'Alibaba Cloud instance metadata' },
+  { address: '192.0.0.192', name: 'Oracle Cloud instance metadata (legacy)' },
+  { address: '168.63.129.16', name: 'Azure WireServer and host services' },
+  { address: 'fd00:ec2::254', name: 'AWS instance metadata over IPv6' },
+  { address: 'fd00:ec2::23', name: 'AWS EKS Pod Identity Agent credentials over IPv6' },
+  { address: 'fd20:ce::254', name: 'Google Cloud instance metadata over IPv6' },
 ];
 
 /** The global unicast block; IPv6 outside it is refused even when no table entry names it. */

@@ -4,7 +4,7 @@ import { Agent, buildConnector } from 'undici';
 import { checkAddress, unbracket } from '../address/check-address.js';
 import { addressBlockedError } from '../errors.js';
 import { checkHostName } from '../names/host-name.js';
-import { type EgressPolicy, isPlatformHost } from '../policy/egress-policy.js';
+import { type EgressPolicy, isPlatformAddress } from '../policy/egress-policy.js';
 import { resolveAndCheck } from '../resolve/authorize-url.js';
 import { type Resolver, systemResolver } from '../resolve/resolver.js';
 
@@ -95,7 +95,8 @@ export function createEgressAgent(options: EgressAgentOptions): Agent {
         process.nextTick(callback, addressBlockedError(host, `${verdict.reason} (${verdict.range})`), null);
         return;
       }
-      if (isPlatformHost(policy, host, port)) {
+      // Compared by canonical address: [::ffff:127.0.0.1] is the platform host 127.0.0.1, ::1 is [::1].
+      if (isPlatformAddress(policy, host, port)) {
         process.nextTick(callback, addressBlockedError(host, "the host is the platform's own"), null);
         return;
       }

@@ -51,12 +51,13 @@ export type NameVerdict = { ok: true } | { ok: false; reason: string };
 
 /**
  * Judges a host name (not an IP literal) by the name rules alone: special-use and internal names,
- * names without a dot, metadata names, malformed names, unless `allow` names it; a name `deny` names
- * is refused whatever `allow` says. The addresses it resolves to are judged later.
+ * names without a dot, metadata names, malformed names, unless `allow` names it (a metadata or cluster
+ * name only by an entry naming exactly it); a name `deny` names is refused whatever `allow` says. The
+ * addresses it resolves to are judged later.
  */
 export function checkHostName(
   host: string,
-  allow?: { allowsName(name: string): boolean },
+  allow?: { allowsName(name: string): boolean; namesNameExactly?(name: string): boolean },
   deny?: { deniesName(name: string): boolean },
 ): NameVerdict {
   const name = normalizeHostName(host);
@@ -73,9 +74,14 @@ export function checkHostName(
     return { ok: false, reason: 'the host is longer than DNS allows' };
   }
   if (deny?.deniesName(name)) return { ok: false, reason: "the operator's deny list (MT_EGRESS_DENY) names it" };
+  // A metadata or cluster name is lifted only by an entry naming exactly it, never by a *.suffix entry.
+  if (blockedNames.includes(name)) {
+    return allow?.namesNameExactly?.(name)
+      ? { ok: true }
+      : { ok: false, reason: `${name} is a cloud or cluster metadata name` };
+  }
   // An operator's allow-list entry lifts the name rules only; the addresses are still judged.
   if (allow?.allowsName(name)) return { ok: true };
-  if (blockedNames.includes(name)) return { ok: false, reason: `${name} is a cloud or cluster metadata name` };
   for (const suffix of blockedNameSuffixes) {
     if (name === suffix || name.endsWith(`.${suffix}`)) {
       return { ok: false, reason: `names ending in .${suffix} are not public` };

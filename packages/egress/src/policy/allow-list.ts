@@ -1,4 +1,5 @@
 import ipaddr from 'ipaddr.js';
+import { canonicalIp } from '../address/canonical.js';
 import { egressErrors } from '../errors.js';
 import { normalizeHostName } from '../names/host-name.js';
 
@@ -8,8 +9,15 @@ export interface AllowList {
   readonly entries: readonly string[];
   /** True when `address` (a parsed IP) lies in one of the allowed ranges. */
   allowsAddress(address: ipaddr.IPv4 | ipaddr.IPv6): boolean;
+  /**
+   * True when an entry names exactly `address`: a /128 entry equal to it, or a /32 entry equal to it or to
+   * the IPv4 address it carries (IPv4-mapped, NAT64, ...). A wider range never does.
+   */
+  namesAddressExactly(address: ipaddr.IPv4 | ipaddr.IPv6): boolean;
   /** True when the host name (already normalised) is allowed by name or by a `*.suffix` entry. */
   allowsName(name: string): boolean;
+  /** True when an entry is exactly this host name (already normalised); a `*.suffix` entry never is. */
+  namesNameExactly(name: string): boolean;
 }
 
 /** The operator's deny list: ranges and names refused even when public or allowed (empty by default). */
@@ -76,7 +84,9 @@ function parseNameEntry(entry: string, invalid: Invalid): string {
 interface ParsedList {
   entries: readonly string[];
   matchesAddress(address: ipaddr.IPv4 | ipaddr.IPv6): boolean;
+  namesAddressExactly(address: ipaddr.IPv4 | ipaddr.IPv6): boolean;
   matchesName(name: string): boolean;
+  namesNameExactly(name: string): boolean;
 }
 
 /** Parses a comma-separated list of CIDRs, IPs, names and `*.suffix` names, the syntax both lists share. */
@@ -112,8 +122,20 @@ function parseHostList(input: string | readonly string[] | undefined, invalid: I
       // An IPv4 range also covers the IPv4-mapped and NAT64 forms, which check-address unwraps before asking.
       return ranges.some(([net, prefix]) => net.kind() === address.kind() && address.match(net, prefix));
     },
+    namesAddressExactly(address) {
+      const carried = canonicalIp(address);
+      return ranges.some(
+        ([net, prefix]) =>
+          prefix === (net.kind() === 'ipv4' ? 32 : 128) &&
+          ((net.kind() === address.kind() && net.toString() === address.toString()) ||
+            (net.kind() === 'ipv4' && carried.kind() === 'ipv4' && net.toString() === carried.toString())),
+      );
+    },
     matchesName(name) {
       return exact.has(name) || suffixes.some((suffix) => name.endsWith(suffix) && name.length > suffix.length);
+    },
+    namesNameExactly(name) {
+      return exact.has(name);
     },
   };
 }
@@ -124,7 +146,9 @@ export function parseAllowList(input: string | readonly string[] | undefined): A
   return Object.freeze({
     entries: list.entries,
     allowsAddress: list.matchesAddress,
+    namesAddressExactly: list.namesAddressExactly,
     allowsName: list.matchesName,
+    namesNameExactly: list.namesNameExactly,
   });
 }
 

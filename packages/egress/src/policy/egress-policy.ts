@@ -1,3 +1,4 @@
+import { canonicalIpText } from '../address/canonical.js';
 import { parseCanonicalIp } from '../address/check-address.js';
 import { egressErrors } from '../errors.js';
 import { normalizeHostName } from '../names/host-name.js';
@@ -88,8 +89,30 @@ export function effectivePort(url: URL): number {
 }
 
 /**
+ * What a platform host is compared by: for an IP (brackets allowed) its canonical address, the IPv4
+ * address an IPv6 form carries (IPv4-mapped, NAT64, ...) or else the compressed IPv6 text; for a name,
+ * the name lower-cased without trailing dots.
+ */
+function platformKey(host: string): string {
+  const ip = parseCanonicalIp(host);
+  return ip === undefined ? normalizeHostName(host) : canonicalIpText(ip);
+}
+
+function matchesPlatform(policy: EgressPolicy, keys: ReadonlySet<string>, port: number | undefined): boolean {
+  return policy.platformHosts.some((entry) => {
+    const match = /^(.*?)(?::(\d+))?$/.exec(entry);
+    const [entryHost, entryPort] = [match?.[1] ?? entry, match?.[2]];
+    return (
+      keys.has(platformKey(entryHost)) && (entryPort === undefined || port === undefined || Number(entryPort) === port)
+    );
+  });
+}
+
+/**
  * True when `host` (a name or IP, brackets allowed) on `port` is one of the platform's own hosts.
  * Pass the resolved addresses too, so a platform host given as an IP also matches names resolving to it.
+ * IPs are compared by canonical address, so `[::ffff:127.0.0.1]`, `[::ffff:7f00:1]` and `[64:ff9b::7f00:1]`
+ * are the platform host `127.0.0.1`, and `::1` is `[0:0::1]`.
  * Without a port (`undefined`) an entry of any port matches: not knowing the port must not let a call through.
  */
 export function isPlatformHost(
@@ -98,11 +121,10 @@ export function isPlatformHost(
   port: number | undefined,
   addresses: readonly string[] = [],
 ): boolean {
-  const canonical = addresses.map((a) => parseCanonicalIp(a)?.toString() ?? a);
-  const candidates = new Set([normalizeHostName(host), ...canonical.map((a) => (a.includes(':') ? `[${a}]` : a))]);
-  return policy.platformHosts.some((entry) => {
-    const match = /^(.*?)(?::(\d+))?$/.exec(entry);
-    const [entryHost, entryPort] = [match?.[1] ?? entry, match?.[2]];
-    return candidates.has(entryHost) && (entryPort === undefined || port === undefined || Number(entryPort) === port);
-  });
+  return matchesPlatform(policy, new Set([platformKey(host), ...addresses.map(platformKey)]), port);
+}
+
+/** True when the IP `address` (brackets allowed) on `port` is a platform host, compared by canonical address. */
+export function isPlatformAddress(policy: EgressPolicy, address: string, port: number | undefined): boolean {
+  return parseCanonicalIp(address) !== undefined && matchesPlatform(policy, new Set([platformKey(address)]), port);
 }

@@ -1,7 +1,7 @@
 import { isIP } from 'node:net';
 import { checkAddress } from '../address/check-address.js';
 import { addressBlockedError, egressErrors } from '../errors.js';
-import { type EgressPolicy, effectivePort, isPlatformHost } from '../policy/egress-policy.js';
+import { type EgressPolicy, effectivePort, isPlatformAddress, isPlatformHost } from '../policy/egress-policy.js';
 import { checkUrlStatically } from '../url/check-url.js';
 import { type ResolvedAddress, type Resolver, systemResolver } from './resolver.js';
 
@@ -16,6 +16,7 @@ export async function resolveAndCheck(
   resolver: Resolver,
   port?: number,
 ): Promise<ResolvedAddress[]> {
+  if (isPlatformHost(policy, hostname, port)) throw addressBlockedError(hostname, "the host is the platform's own");
   let answers: ResolvedAddress[];
   try {
     answers = await resolver(hostname);
@@ -41,15 +42,11 @@ export async function resolveAndCheck(
       );
     }
   }
-  if (
-    isPlatformHost(
-      policy,
-      hostname,
-      port,
-      answers.map((a) => a.address),
-    )
-  ) {
-    throw addressBlockedError(hostname, "it resolves to the platform's own host");
+  // The platform's own hosts, compared with every answer as a canonical address (so ::ffff:127.0.0.1
+  // is the platform host 127.0.0.1); the refusal names the answer that matched.
+  const platform = answers.find((answer) => isPlatformAddress(policy, answer.address, port));
+  if (platform !== undefined) {
+    throw addressBlockedError(hostname, "it resolves to the platform's own host", platform.address);
   }
   // The family is taken from the address itself, so a resolver that mislabels one can't confuse net.connect.
   return answers.map(({ address }) => ({ address, family: isIP(address) === 6 ? 6 : 4 }));

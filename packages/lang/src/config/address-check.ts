@@ -1,5 +1,13 @@
 import { isIP } from 'node:net';
-import { checkConnectorUrl, type EgressPolicy, egressErrors, parseAllowList } from '@maitento/egress';
+import {
+  blockedNames,
+  checkConnectorUrl,
+  type EgressPolicy,
+  egressErrors,
+  isMetadataAddress,
+  normalizeHostName,
+  parseAllowList,
+} from '@maitento/egress';
 import { urlWithSampleParameters } from './connector-checks.js';
 import type { Connector } from './resources.js';
 import type { Reporter } from './report.js';
@@ -16,9 +24,12 @@ function blocked(reporter: Reporter, tree: ValueTree, host: string, reason: stri
  * environment and the server judges again with its own, at deploy and at every call, so both need the entry.
  */
 function refusalHint(sample: string, host: string, reason: string, policy: EgressPolicy): string {
-  // A metadata service holds the host's credentials: an allow-list could open it, but no hint suggests that.
-  if (/metadata/i.test(reason)) return reason;
   const entry = host.startsWith('[') ? host.slice(1, -1) : host;
+  // A metadata service holds the host's credentials: an entry naming it exactly would open it, but no hint
+  // suggests that (the address in any spelling, a metadata or cluster name, or a reason about one).
+  if (isMetadataAddress(entry) || blockedNames.includes(normalizeHostName(entry)) || /metadata/i.test(reason)) {
+    return reason;
+  }
   let allowed = false;
   try {
     allowed = checkConnectorUrl(sample, { ...policy, allow: parseAllowList(entry) }).ok;

@@ -35,7 +35,7 @@ describe('the hint of a refused connector address', () => {
   });
 
   it('does not suggest the allow-list where it cannot help', () => {
-    // Cloud metadata services stay refused whatever the allow-list says.
+    // A cloud metadata service opens only to an allow-list entry naming exactly its address; no hint suggests one.
     expect(hintFor('http://169.254.169.254/latest/meta-data')).not.toContain('MT_EGRESS_ALLOW');
     const denied = hintFor('http://10.20.0.5/x', { egress: createEgressPolicy({ deny: '10.20.0.0/16' }) });
     expect(denied).not.toContain('MT_EGRESS_ALLOW=');
