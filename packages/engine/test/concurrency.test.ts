@@ -247,3 +247,70 @@ describe('many runs at once', () => {
     }
   }, 30_000);
 });
+
+describe('how many runs a worker takes at once', () => {
+  /** A model whose answer takes two halves of `work`: CPU work (the event loop blocked) or waiting (the loop free). */
+  function timedModel(work: 'cpu' | 'wait', track: { inFlight: number; most: number }): ModelResolver {
+    const half = async () => {
+      if (work === 'wait') return new Promise((r) => setTimeout(r, 150));
+      const end = performance.now() + 50;
+      while (performance.now() < end) {
+        // Blocks the event loop, as a CPU-bound step would.
+      }
+      await new Promise((r) => setTimeout(r, 2));
+    };
+    const model = {
+      specificationVersion: 'v4' as const,
+      provider: 'test',
+      modelId: work,
+      supportedUrls: {},
+      async doGenerate() {
+        track.inFlight++;
+        track.most = Math.max(track.most, track.inFlight);
+        await half();
+        await half();
+        track.inFlight--;
+        return {
+          content: [{ type: 'text' as const, text: 'done' }],
+          finishReason: { unified: 'stop' as const, raw: undefined },
+          usage: {
+            inputTokens: { total: 0, noCache: 0, cacheRead: 0, cacheWrite: 0 },
+            outputTokens: { total: 0, text: 0, reasoning: 0 },
+          },
+          warnings: [],
+        };
+      },
+      async doStream(): Promise<never> {
+        throw new Error('not streamed');
+      },
+    };
+    return () => ({ model, scripted: false });
+  }
+
+  /** Queues four runs, then starts a worker with four slots; resolves with the most model calls in flight at once. */
+  async function runFour(work: 'cpu' | 'wait'): Promise<number> {
+    const track = { inFlight: 0, most: 0 };
+    const api = await world.engine({ worker: false });
+    const ids: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      ids.push((await api.startRun(world.ns, 'refund', { inputs: { message: 'x', orderId: `L-${i}` } })).id);
+    }
+    const engine = await world.engine({ models: timedModel(work, track), worker: { concurrency: 4 } });
+    try {
+      for (const id of ids) expect((await waitFor(engine, world.ns, id, undefined, 10_000)).status).toBe('Completed');
+      return track.most;
+    } finally {
+      await engine.close();
+      await api.close();
+    }
+  }
+
+  it('fills its slots while the runs in flight wait (on a model): one slow model holds up no other run', async () => {
+    expect(await runFour('wait')).toBe(4);
+  });
+
+  it('takes no new run while its event loop is busy with the ones in flight: they would only wait their turn', async () => {
+    // With all four taken at once, the four model calls would take turns on the one event loop.
+    expect(await runFour('cpu')).toBe(1);
+  });
+});

@@ -14,6 +14,26 @@ export interface RunQueue {
   stop(timeoutMs: number): Promise<void>;
 }
 
+/** Above this share of busy time, a worker's event loop takes no new run while it executes others. */
+const BUSY_LOOP = 0.8;
+/** How long the event loop's load is measured after runs are taken, before more are. */
+const LOAD_WINDOW_MS = 20;
+
+/** Measures this process's event loop from a mark: how long since, and the share of that time it was busy. */
+function loopMeter() {
+  let mark = performance.eventLoopUtilization();
+  let markedAt = performance.now();
+  return {
+    reset() {
+      mark = performance.eventLoopUtilization();
+      markedAt = performance.now();
+    },
+    read(): { ms: number; busy: number } {
+      return { ms: performance.now() - markedAt, busy: performance.eventLoopUtilization(mark).utilization };
+    },
+  };
+}
+
 /**
  * Opens pg-boss on `db`: on PostgreSQL through its own small pool from the connection string, on PGlite
  * through `db.executeSql` (one connection shared with the store; multi-statement SQL answers every row),
@@ -50,6 +70,7 @@ export async function openRunQueue(db: Db, onError: (error: unknown) => void): P
     // A queue made by an earlier version.
     await boss.updateQueue(RUN_QUEUE, { deleteAfterSeconds: 86_400 });
   }
+  const meter = loopMeter();
   let working = false;
   let loop: Promise<void> | undefined;
   const running = new Set<Promise<void>>();
@@ -68,12 +89,24 @@ export async function openRunQueue(db: Db, onError: (error: unknown) => void): P
       // waits out its polling interval after each job, which capped a worker at ~2 runs/s a slot.
       loop = (async () => {
         while (working) {
-          const free = concurrency - running.size;
+          // Runs are taken while the event loop has room for them: one when none is in flight, then, after measuring
+          // the loop for a while, more only if it was not busy. More runs at
+          // once than the CPU can serve would only make every run's steps wait their turn; the slots bound the runs
+          // that wait (on a model, an upstream), this the CPU work in flight.
+          let free = concurrency - running.size;
+          let gated = false;
+          if (running.size === 0) free = Math.min(free, 1);
+          else if (free > 0) {
+            const { ms, busy } = meter.read();
+            gated = ms < LOAD_WINDOW_MS || busy >= BUSY_LOOP;
+            if (gated) free = 0;
+          }
           let got = 0;
           if (free > 0) {
             try {
               const jobs = await boss.fetch<{ runId: string }>(RUN_QUEUE, { batchSize: free });
               got = jobs.length;
+              if (got > 0) meter.reset();
               for (const job of jobs) {
                 const done: Promise<void> = handler(job.data.runId)
                   .then(
@@ -95,7 +128,8 @@ export async function openRunQueue(db: Db, onError: (error: unknown) => void): P
           if (!working) break;
           if (got > 0 && running.size < concurrency) continue;
           await new Promise<void>((resolve) => {
-            const timer = setTimeout(resolve, 250);
+            // Held back with free slots: look again once the loop has been measured anew.
+            const timer = setTimeout(resolve, gated ? LOAD_WINDOW_MS : 250);
             wake = () => {
               clearTimeout(timer);
               resolve();
