@@ -1,5 +1,20 @@
+import { randomBytes } from 'node:crypto';
+import { createServer as createHttpServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createEgressPolicy } from '@maitento/egress';
+import { createServer } from '@maitento/server';
+import { createPgDb } from '@maitento/store';
+import { createTestDatabase } from '@maitento/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { auth, startTestServer, type TestServer } from './helpers.js';
+import {
+  auth,
+  createSecret,
+  deployOk,
+  localResolver,
+  sampleFiles,
+  startTestServer,
+  type TestServer,
+} from './helpers.js';
 
 let server: TestServer;
 let counter = 0;
@@ -224,5 +239,86 @@ describe('Idempotency-Key', () => {
     expect(second.json().length).toBe(first.json().length + 1);
     const stored = await server.db.query('SELECT 1 FROM mt_idempotency_keys WHERE idem_key = $1', [key]);
     expect(stored.rowCount).toBe(0);
+  });
+});
+
+describe('Idempotency-Key of a request that runs longer than the lease', () => {
+  // A one-second lease (renewed every third of it) and an upstream that takes 3.5 s to answer the first call:
+  // the request outlives its first lease several times over.
+  const LEASE_SECONDS = 1;
+  const FIRST_ANSWER_MS = 3_500;
+  let slow: TestServer;
+  let upstream: Server;
+  let upstreamCalls = 0;
+
+  beforeAll(async () => {
+    upstream = createHttpServer((_req, res) => {
+      upstreamCalls += 1;
+      res.setHeader('content-type', 'application/json');
+      const answer = JSON.stringify({ id: 'A-1', call: upstreamCalls });
+      // Only the first call is slow: a retry that ran the route again would answer at once.
+      if (upstreamCalls === 1) setTimeout(() => res.end(answer), FIRST_ANSWER_MS);
+      else res.end(answer);
+    });
+    await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+    const port = (upstream.address() as AddressInfo).port;
+    const database = await createTestDatabase('mt_server_idem_lease');
+    const db = createPgDb(database.url);
+    const adminKey = `mt_${randomBytes(24).toString('base64url')}`;
+    const app = await createServer({
+      db,
+      secretKey: randomBytes(32),
+      egress: createEgressPolicy({ allow: '127.0.0.1/32' }),
+      resolver: localResolver(['orders.example.test']),
+      bootstrapKey: adminKey,
+      logger: false,
+      idempotencyLeaseSeconds: LEASE_SECONDS,
+    });
+    slow = {
+      app,
+      db,
+      adminKey,
+      logs: [],
+      async close() {
+        await app.close();
+        await db.close();
+        await database.drop();
+      },
+    };
+    await createSecret(slow, 'orders-key', 'sk-orders-lease');
+    await deployOk(slow, sampleFiles({ ordersUrl: `http://orders.example.test:${port}/orders/{orderId}` }));
+  });
+
+  afterAll(async () => {
+    await slow?.close();
+    await new Promise((resolve) => upstream?.close(resolve));
+  });
+
+  it('keeps its key while it runs: a retry past the first lease answers 409, then the answer is replayed', async () => {
+    const key = freshKey();
+    const send = () =>
+      slow.app.inject({
+        method: 'POST',
+        url: '/v1/extops/get-order/call',
+        headers: { ...auth(slow.adminKey), 'idempotency-key': key },
+        payload: { arguments: { additionalInputs: { 'path.orderId': 'A-1' } } },
+      });
+    const started = Date.now();
+    const first = send();
+    while (upstreamCalls === 0) await new Promise((resolve) => setTimeout(resolve, 20));
+    // Two and a half leases after the claim, the first request still waits for the upstream.
+    await new Promise((resolve) => setTimeout(resolve, LEASE_SECONDS * 2_500 - (Date.now() - started)));
+    const retry = await send();
+    expect(Date.now() - started).toBeLessThan(FIRST_ANSWER_MS);
+    expect(retry.statusCode, retry.body).toBe(409);
+    expect(retry.json().code).toBe('api:request:in-progress');
+
+    const answered = await first;
+    expect(answered.statusCode, answered.body).toBe(200);
+    expect(answered.json()).toMatchObject({ ok: true, body: { id: 'A-1', call: 1 } });
+    const replayed = await send();
+    expect(replayed.headers['idempotent-replayed']).toBe('true');
+    expect(replayed.json()).toEqual(answered.json());
+    expect(upstreamCalls).toBe(1);
   });
 });

@@ -33,6 +33,7 @@ export {
   IDEMPOTENCY_LEASE_SECONDS,
   IDEMPOTENCY_TTL_HOURS,
   releaseIdempotencyKey,
+  renewIdempotencyKey,
 } from './idempotency/idempotency.js';
 export type { IdempotencyClaim, IdempotencyScope, StoredAnswer } from './idempotency/idempotency.js';
 export { parseSecretKey, resolveSecretKey } from './secrets/secret-key.js';

@@ -9,6 +9,7 @@ import {
   migrate,
   IDEMPOTENCY_LEASE_SECONDS,
   releaseIdempotencyKey,
+  renewIdempotencyKey,
 } from '@maitento/store';
 import { createTestDatabase, type TestDatabase } from '@maitento/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -22,6 +23,8 @@ function scope(overrides: Partial<IdempotencyScope> = {}): IdempotencyScope {
   n += 1;
   return { namespace: 'idem', apiKeyId: 'key-a', key: `k-${n}`, ...overrides };
 }
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function fingerprint(text: string): Buffer {
   return Buffer.from(text.padEnd(32, '.').slice(0, 32));
@@ -160,5 +163,42 @@ describe('Idempotency-Key records', () => {
       kind: 'replay',
       answer: { status: 201, body: 'fresh' },
     });
+  });
+  it('a renewed claim is not taken over once its first lease is past, and completes with its new token', async () => {
+    const s = scope();
+    const lease = 0.5;
+    const claim = await claimIdempotencyKey(db, secretKey, s, fingerprint('a'), lease);
+    if (claim.kind !== 'claimed') throw new Error(`not claimed: ${claim.kind}`);
+    await sleep(300);
+    const renewed = await renewIdempotencyKey(db, s, claim.token);
+    expect(renewed).toBeDefined();
+    expect(renewed).not.toBe(claim.token);
+    await sleep(300);
+    // 0.6 s after the claim, 0.3 s after the renewal: the first lease is over, the renewed one is not.
+    expect(await claimIdempotencyKey(db, secretKey, s, fingerprint('a'), lease)).toEqual({ kind: 'in-progress' });
+    // The token before the renewal no longer holds the record; the new one does.
+    expect(await renewIdempotencyKey(db, s, claim.token)).toBeUndefined();
+    await completeIdempotencyKey(db, secretKey, s, { status: 200, body: 'old token' }, claim.token);
+    await completeIdempotencyKey(db, secretKey, s, { status: 201, body: 'renewed' }, renewed);
+    expect(await claimIdempotencyKey(db, secretKey, s, fingerprint('a'), lease)).toEqual({
+      kind: 'replay',
+      answer: { status: 201, body: 'renewed' },
+    });
+    // A completed record has no lease left to renew.
+    expect(await renewIdempotencyKey(db, s, renewed as string)).toBeUndefined();
+  });
+
+  it('a claim that was taken over renews nothing', async () => {
+    const s = scope();
+    const stale = await claimIdempotencyKey(db, secretKey, s, fingerprint('a'), 0.2);
+    await sleep(300);
+    const taken = await claimIdempotencyKey(db, secretKey, s, fingerprint('a'), 0.2);
+    if (stale.kind !== 'claimed' || taken.kind !== 'claimed') throw new Error('not claimed twice');
+    expect(await renewIdempotencyKey(db, s, stale.token)).toBeUndefined();
+    const { rows } = await db.query<{ token: string }>(
+      'SELECT created_at::text AS token FROM mt_idempotency_keys WHERE idem_key = $1',
+      [s.key],
+    );
+    expect(rows[0].token).toBe(taken.token);
   });
 });

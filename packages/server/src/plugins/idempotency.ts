@@ -3,8 +3,10 @@ import { Transform } from 'node:stream';
 import {
   claimIdempotencyKey,
   completeIdempotencyKey,
+  IDEMPOTENCY_LEASE_SECONDS,
   type IdempotencyScope,
   releaseIdempotencyKey,
+  renewIdempotencyKey,
 } from '@maitento/store';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { serverErrors } from '../errors.js';
@@ -17,6 +19,10 @@ interface IdempotencyState {
   scope?: IdempotencyScope;
   /** The claim's token: completing or releasing touches the record only while this request still holds it. */
   token?: string;
+  /** Renews the claim's lease every third of it while the request runs; cleared when it completes. */
+  renewal?: NodeJS.Timeout;
+  /** The renewal in flight, awaited before the record is completed or released (it changes the token). */
+  renewing?: Promise<void>;
   hash?: Hash;
   fingerprint?: Buffer;
   /** True once the record is completed (or the answer is a replay): nothing is left to release. */
@@ -42,14 +48,55 @@ function payloadText(payload: unknown): string | undefined {
   return undefined;
 }
 
+/** Options of {@link registerIdempotency}. */
+export interface IdempotencyOptions {
+  /** How long a claim holds its key without renewal (default `IDEMPOTENCY_LEASE_SECONDS`; tests shorten it). */
+  leaseSeconds?: number;
+}
+
+// Stops renewing the lease of the request's claim, and waits for a renewal in flight (it may change the token).
+async function stopRenewal(state: IdempotencyState): Promise<void> {
+  if (state.renewal !== undefined) {
+    clearInterval(state.renewal);
+    state.renewal = undefined;
+  }
+  await state.renewing;
+}
+
 /**
  * Adds Idempotency-Key handling to the POST/PUT/DELETE routes of `app` (register after auth): the first
  * request with a key runs and its answer (status < 500) is recorded; a retry with the same key, method, URL
- * and body gets the recorded answer again with `Idempotent-Replayed: true`, without running the route.
+ * and body gets the recorded answer again with `Idempotent-Replayed: true`, without running the route. While
+ * the first request runs, its claim's lease is renewed every third of it, so a long request (a deploy that
+ * lists MCP servers, a master key rotation) keeps its key however long it runs; only a crashed one loses it.
  */
-export function registerIdempotency(app: FastifyInstance, ctx: ServerContext): void {
+export function registerIdempotency(app: FastifyInstance, ctx: ServerContext, options: IdempotencyOptions = {}): void {
+  const leaseSeconds = options.leaseSeconds ?? IDEMPOTENCY_LEASE_SECONDS;
+  const renew = (request: FastifyRequest, state: IdempotencyState): void => {
+    const { scope, token } = state;
+    if (scope === undefined || token === undefined || state.renewing !== undefined) return;
+    state.renewing = renewIdempotencyKey(ctx.db, scope, token)
+      .then((renewed) => {
+        if (renewed !== undefined) {
+          state.token = renewed;
+          return;
+        }
+        // Taken over (this server was stalled past the lease): the other claim's record is left alone.
+        if (state.renewal !== undefined) clearInterval(state.renewal);
+        state.renewal = undefined;
+        request.log.warn('the Idempotency-Key of this request was taken over by a retry');
+      })
+      .catch((error: unknown) => {
+        // A failed renewal is tried again at the next tick; the lease still has two thirds left.
+        request.log.error({ err: error }, 'renewing the Idempotency-Key failed');
+      })
+      .finally(() => {
+        state.renewing = undefined;
+      });
+  };
   const release = async (request: FastifyRequest): Promise<void> => {
     const state = request.idempotency;
+    if (state !== undefined) await stopRenewal(state);
     if (!state?.scope || state.settled) return;
     state.settled = true;
     try {
@@ -88,7 +135,7 @@ export function registerIdempotency(app: FastifyInstance, ctx: ServerContext): v
     const hash = state.hash ?? createHash('sha256').update(`${request.method}\n${request.url}\n`);
     state.fingerprint = hash.digest();
     const scope = { namespace: request.identity.namespace, apiKeyId: request.identity.keyId, key };
-    const claim = await claimIdempotencyKey(ctx.db, ctx.secretKey, scope, state.fingerprint);
+    const claim = await claimIdempotencyKey(ctx.db, ctx.secretKey, scope, state.fingerprint, leaseSeconds);
     if (claim.kind === 'in-progress') throw serverErrors.create('api:request:in-progress');
     if (claim.kind === 'reused') throw serverErrors.create('api:request:idempotency-key-reused');
     if (claim.kind === 'replay') {
@@ -100,11 +147,14 @@ export function registerIdempotency(app: FastifyInstance, ctx: ServerContext): v
     }
     state.scope = scope;
     state.token = claim.token;
+    state.renewal = setInterval(() => renew(request, state), (leaseSeconds * 1000) / 3);
+    state.renewal.unref();
   });
 
   app.addHook('onSend', async (request, reply, payload) => {
     const state = request.idempotency;
     if (!state?.scope || state.settled) return payload;
+    await stopRenewal(state);
     const body = payloadText(payload);
     if (reply.statusCode >= 500 || body === undefined) {
       // Released before the answer goes out, so a client retrying at once finds the key free.

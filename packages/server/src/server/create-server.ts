@@ -75,6 +75,8 @@ export interface ServerOptions {
   streamTiming?: Partial<EventStreamTiming>;
   /** How the MCP endpoints wait and poll; default from the environment (docs/mcp.md). */
   mcp?: Partial<McpSettings>;
+  /** How long a request holds its Idempotency-Key without renewal (default 220 s; tests shorten it). */
+  idempotencyLeaseSeconds?: number;
 }
 
 function printBootstrapKey(key: string): void {
@@ -216,7 +218,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
   await app.register(
     async (v1) => {
       registerAuth(v1, ctx);
-      registerIdempotency(v1, ctx);
+      registerIdempotency(v1, ctx, { leaseSeconds: options.idempotencyLeaseSeconds });
       for (const routes of [
         namespaceRoutes,
         keyRoutes,

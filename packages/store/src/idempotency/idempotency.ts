@@ -7,8 +7,9 @@ import { allKeys, currentKey, type SecretKeys } from '../secrets/keyring.js';
 export const IDEMPOTENCY_TTL_HOURS = 24;
 
 /**
- * How long an in-progress record holds its key: the longest request (a tool call's 100 s deadline) plus two
- * minutes. A record still in progress after that belongs to a request that crashed, and a retry takes it over.
+ * How long an in-progress record holds its key without renewal: the longest request (a tool call's 100 s deadline)
+ * plus two minutes. The holder renews it while its request runs ({@link renewIdempotencyKey}), so a record still in
+ * progress after that belongs to a request that crashed, and a retry takes it over.
  */
 export const IDEMPOTENCY_LEASE_SECONDS = 220;
 
@@ -69,19 +70,21 @@ function openAnswer(keys: SecretKeys, scope: IdempotencyScope, sealed: Parameter
 }
 
 const WHERE = 'namespace = $1 AND api_key_id = $2 AND idem_key = $3';
-// A claim's token is its record's created_at, to the microsecond: a takeover sets a new one.
+// A claim's token is its record's created_at, to the microsecond: a takeover or a renewal sets a new one.
 const HELD_BY = '($4::text IS NULL OR created_at = $4::timestamptz)';
 
 /**
  * Records that the request `fingerprint` is being handled under `scope` (expired records of the namespace are
- * deleted first, so an expired one is replaced; an in-progress one past its lease is taken over), or
- * tells what an earlier request with the same key left: its answer, that it is still running, or that it differed.
+ * deleted first, so an expired one is replaced; an in-progress one not renewed for `leaseSeconds` is taken over),
+ * or tells what an earlier request with the same key left: its answer, that it is still running, or that it
+ * differed.
  */
 export async function claimIdempotencyKey(
   db: Queryable,
   secretKey: SecretKeys,
   scope: IdempotencyScope,
   fingerprint: Buffer,
+  leaseSeconds: number = IDEMPOTENCY_LEASE_SECONDS,
 ): Promise<IdempotencyClaim> {
   const params = [scope.namespace, scope.apiKeyId, scope.key];
   // Expired records of the whole namespace go, not only this key's: the table is purged as it is used.
@@ -100,7 +103,7 @@ export async function claimIdempotencyKey(
     const { rows } = await db.query<Row>(
       'SELECT fingerprint, status, iv, ciphertext, tag, ' +
         `created_at < now() - make_interval(secs => $4) AS stale FROM mt_idempotency_keys WHERE ${WHERE}`,
-      [...params, IDEMPOTENCY_LEASE_SECONDS],
+      [...params, leaseSeconds],
     );
     const row = rows[0];
     if (!row) continue;
@@ -110,7 +113,7 @@ export async function claimIdempotencyKey(
       const taken = await db.query<{ token: string }>(
         `UPDATE mt_idempotency_keys SET fingerprint = $4, created_at = clock_timestamp() WHERE ${WHERE} ` +
           'AND status IS NULL AND created_at < now() - make_interval(secs => $5) RETURNING created_at::text AS token',
-        [...params, fingerprint, IDEMPOTENCY_LEASE_SECONDS],
+        [...params, fingerprint, leaseSeconds],
       );
       return taken.rows[0] ? { kind: 'claimed', token: taken.rows[0].token } : { kind: 'in-progress' };
     }
@@ -121,6 +124,24 @@ export async function claimIdempotencyKey(
     return { kind: 'replay', answer: { ...answer, status: row.status } };
   }
   return { kind: 'in-progress' };
+}
+
+/**
+ * Renews the lease of the in-progress record of `scope` held by the claim `token`, for another full lease from now.
+ * Returns the claim's new token (the old one no longer holds the record), or undefined when the claim no longer
+ * holds it (taken over after its lease ran out, completed or released).
+ */
+export async function renewIdempotencyKey(
+  db: Queryable,
+  scope: IdempotencyScope,
+  token: string,
+): Promise<string | undefined> {
+  const { rows } = await db.query<{ token: string }>(
+    `UPDATE mt_idempotency_keys SET created_at = clock_timestamp() WHERE ${WHERE} AND created_at = $4::timestamptz ` +
+      'AND status IS NULL RETURNING created_at::text AS token',
+    [scope.namespace, scope.apiKeyId, scope.key, token],
+  );
+  return rows[0]?.token;
 }
 
 /**
