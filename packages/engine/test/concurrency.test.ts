@@ -310,7 +310,8 @@ describe('how many runs a worker takes at once', () => {
   });
 
   it('takes no new run while its event loop is busy with the ones in flight: they would only wait their turn', async () => {
-    // With all four taken at once, the four model calls would take turns on the one event loop.
+    // With all four taken at once, the four model calls would take turns on the one event loop. One at first; one more
+    // only after a 20 ms window with the loop less than 80% busy: each run's model call keeps it busy.
     expect(await runFour('cpu')).toBe(1);
   });
 });

@@ -14,23 +14,30 @@ export interface RunQueue {
   stop(timeoutMs: number): Promise<void>;
 }
 
-/** Above this share of busy time, a worker's event loop takes no new run while it executes others. */
+/** Above this share of busy time, the event loop has no room for more runs. */
 const BUSY_LOOP = 0.8;
-/** How long the event loop's load is measured after runs are taken, before more are. */
+/** How often the event loop's load is measured and the runs a worker holds adjusted. */
 const LOAD_WINDOW_MS = 20;
 
-/** Measures this process's event loop from a mark: how long since, and the share of that time it was busy. */
-function loopMeter() {
+/**
+ * How many runs a worker holds at once, at most `concurrency`: one at first, then one more after each
+ * {@link LOAD_WINDOW_MS} in which every run allowed was in flight and the event loop was busy less than
+ * {@link BUSY_LOOP} of the time, one fewer (down to one) after each in which it was busier.
+ */
+function runLimit(concurrency: number): (running: number) => number {
+  let limit = 1;
   let mark = performance.eventLoopUtilization();
   let markedAt = performance.now();
-  return {
-    reset() {
+  return (running) => {
+    const now = performance.now();
+    if (now - markedAt >= LOAD_WINDOW_MS) {
+      const busy = performance.eventLoopUtilization(mark).utilization;
+      if (busy >= BUSY_LOOP) limit = Math.max(1, limit - 1);
+      else if (running >= limit) limit = Math.min(concurrency, limit + 1);
       mark = performance.eventLoopUtilization();
-      markedAt = performance.now();
-    },
-    read(): { ms: number; busy: number } {
-      return { ms: performance.now() - markedAt, busy: performance.eventLoopUtilization(mark).utilization };
-    },
+      markedAt = now;
+    }
+    return limit;
   };
 }
 
@@ -70,7 +77,6 @@ export async function openRunQueue(db: Db, onError: (error: unknown) => void): P
     // A queue made by an earlier version.
     await boss.updateQueue(RUN_QUEUE, { deleteAfterSeconds: 86_400 });
   }
-  const meter = loopMeter();
   let working = false;
   let loop: Promise<void> | undefined;
   const running = new Set<Promise<void>>();
@@ -84,29 +90,22 @@ export async function openRunQueue(db: Db, onError: (error: unknown) => void): P
     },
     async work(concurrency, handler) {
       working = true;
+      const allowed = runLimit(concurrency);
       // Our own fetch loop rather than boss.work(): it fetches as many jobs as it has free slots, at once
       // again while jobs keep coming and whenever a slot frees, and every 250 ms when idle. boss.work()
       // waits out its polling interval after each job, which capped a worker at ~2 runs/s a slot.
       loop = (async () => {
         while (working) {
-          // Runs are taken while the event loop has room for them: one when none is in flight, then, after measuring
-          // the loop for a while, more only if it was not busy. More runs at
-          // once than the CPU can serve would only make every run's steps wait their turn; the slots bound the runs
-          // that wait (on a model, an upstream), this the CPU work in flight.
-          let free = concurrency - running.size;
-          let gated = false;
-          if (running.size === 0) free = Math.min(free, 1);
-          else if (free > 0) {
-            const { ms, busy } = meter.read();
-            gated = ms < LOAD_WINDOW_MS || busy >= BUSY_LOOP;
-            if (gated) free = 0;
-          }
+          // Slots bound the runs that wait (on a model, an upstream); the limit bounds the CPU work in flight. Runs
+          // beyond what the event loop can serve would only make every run's steps wait their turn.
+          const limit = allowed(running.size);
+          const free = Math.min(concurrency, limit) - running.size;
+          const held = free <= 0 && limit < concurrency;
           let got = 0;
           if (free > 0) {
             try {
               const jobs = await boss.fetch<{ runId: string }>(RUN_QUEUE, { batchSize: free });
               got = jobs.length;
-              if (got > 0) meter.reset();
               for (const job of jobs) {
                 const done: Promise<void> = handler(job.data.runId)
                   .then(
@@ -128,8 +127,8 @@ export async function openRunQueue(db: Db, onError: (error: unknown) => void): P
           if (!working) break;
           if (got > 0 && running.size < concurrency) continue;
           await new Promise<void>((resolve) => {
-            // Held back with free slots: look again once the loop has been measured anew.
-            const timer = setTimeout(resolve, gated ? LOAD_WINDOW_MS : 250);
+            // Held back below the slots: look again once the loop has been measured anew.
+            const timer = setTimeout(resolve, held ? LOAD_WINDOW_MS : 250);
             wake = () => {
               clearTimeout(timer);
               resolve();
