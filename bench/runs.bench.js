@@ -263,8 +263,12 @@ async function main() {
 
     // RUNS at once.
     const begin = performance.now();
+    const cpu0 = process.cpuUsage();
+    const elu0 = performance.eventLoopUtilization();
     const batch = await oneBatch(RUNS);
     const seconds = (performance.now() - begin) / 1000;
+    const cpu = process.cpuUsage(cpu0);
+    const elu = performance.eventLoopUtilization(elu0).utilization;
     const gaps = overheads(batch);
     const latency = batch.map((r) => r.latency).sort((a, b) => a - b);
     const { rows: queries } = await db.query(
@@ -279,7 +283,12 @@ async function main() {
       latencyP50: Math.round(percentile(latency, 50)),
       latencyP99: Math.round(percentile(latency, 99)),
       overheadP50: round(percentile(gaps, 50)),
+      cpuMsPerRun: round((cpu.user + cpu.system) / 1000 / RUNS),
+      sysMsPerRun: round(cpu.system / 1000 / RUNS),
+      eventLoopUtilization: round(elu),
       overheadP99: round(percentile(gaps, 99)),
+      loadBeforeToolP50: round(percentile(overheads(batch, 'tool'), 50)),
+      loadBeforeModelP50: round(percentile(overheads(batch, 'model'), 50)),
       model: sumOutside(batch, 'model'),
       tool: sumOutside(batch, 'tool'),
       seqLatencyP50: Math.round(percentile(seqLatency, 50)),
@@ -313,18 +322,19 @@ function write(f) {
 
 \`npm run bench:runs\` (bench/runs.bench.js): ${f.runs} runs started at once of a three-turn interaction (the model
 asks for \`get-order\`, then again, then answers: model → tool → model → tool → model, 6 events a run) through the
-real engine on PostgreSQL (a fresh database, dropped after): \`startRun\` (pins, inputs, run row and \`run-started\`
-in one transaction, a pg-boss job) → the \`mt-runs\` queue → a worker (\`createEngine({ worker: { concurrency:
-${f.concurrency} } })\`, the default concurrency) → the AI SDK's OpenAI provider against a fake Chat Completions server, and
-the gateway against an upstream, both on 127.0.0.1 in another process. Run latency is from \`startRun\` to the run's
-final write; it includes waiting for a worker slot, so with ${f.runs} runs and ${f.concurrency} slots it is mostly queueing.
+real engine on PostgreSQL (a fresh database, dropped after): \`startRun\` (pins, inputs, the run row with its
+\`run-started\` in one statement, a pg-boss job) → the \`mt-runs\` queue → a worker (\`createEngine({ worker: {
+concurrency: ${f.concurrency} } })\`, the default slots, and the worker's own limit on the runs it holds while its event
+loop is busy: docs/runs.md) → the AI SDK's OpenAI provider against a fake Chat Completions server, and the gateway
+against an upstream, both on 127.0.0.1 in another process. Run latency is from \`startRun\` to the run's final write;
+it includes waiting to be taken, so with ${f.runs} runs at once it is mostly queueing.
 
 The engine's overhead per step is measured in-process: the model (the provider's \`doGenerate\`, HTTP included) and
 the gateway's \`call\` are timed, and the overhead is the time between one outside call's end and the next one's start
 — what the engine does between two steps: store the step just made (one statement: the fenced \`UPDATE mt_runs\`
-and the events insert), rebuild the conversation from the events it keeps, store \`tool-call-started\`, sync the
-store cache (one round trip on its LISTEN connection) and take from it whether the pinned versions are still enabled
-and the credential, assemble the next call. Four such gaps a run. The engine is given a \`StoreCache\` as \`mt
+and the events insert), rebuild the conversation from the events it keeps, store \`tool-call-started\` while
+syncing the store cache (one round trip on its LISTEN connection, sent together with that write) and take from it
+whether the pinned versions are still enabled and the credential, assemble the next call. Four such gaps a run. The engine is given a \`StoreCache\` as \`mt
 serve\` gives it its own.
 
 Measured on ${cpuName()}, ${availableParallelism()} cores, ${Math.round(totalmem() / 2 ** 30)} GiB, Node.js ${process.versions.node}, load average
@@ -332,12 +342,16 @@ ${loadavg()[0].toFixed(1)} at the end of the run (other work shared the machine)
 
 | | runs/s | run latency p50 / p99 (ms) | engine overhead a step p50 / p99 (ms) | model call p50 (ms) | tool call p50 (ms) |
 | --- | --- | --- | --- | --- | --- |
-| ${f.runs} at once, concurrency ${f.concurrency} | ${f.runsPerSecond} | ${f.latencyP50} / ${f.latencyP99} | ${ms(f.overheadP50)} / ${ms(f.overheadP99)} | ${ms(f.model.p50)} | ${ms(f.tool.p50)} |
+| ${f.runs} at once, ${f.concurrency} slots | ${f.runsPerSecond} | ${f.latencyP50} / ${f.latencyP99} | ${ms(f.overheadP50)} / ${ms(f.overheadP99)} | ${ms(f.model.p50)} | ${ms(f.tool.p50)} |
 | one at a time (${SEQUENTIAL} runs) | — | ${f.seqLatencyP50} / — | ${ms(f.seqOverheadP50)} / ${ms(f.seqOverheadP99)} | ${ms(f.seqModel.p50)} | ${ms(f.seqTool.p50)} |
 
+With ${f.runs} at once: ${ms(f.loadBeforeToolP50)} ms before a tool call and ${ms(f.loadBeforeModelP50)} ms before a model call at p50; the
+engine process used ${ms(f.cpuMsPerRun)} ms of CPU a run (${ms(f.sysMsPerRun)} ms of it in the kernel), and its event loop was busy
+${Math.round(f.eventLoopUtilization * 100)}% of the time.
+
 Overhead by what comes next, one at a time: ${ms(f.seqBeforeToolP50)} ms before a tool call (store the model's
-turn with the call's \`tool-call-started\`, then the cache's sync round trip, a \`SELECT 1\` on its own connection;
-\`enabled\` and the credential then come from memory),
+turn with the call's \`tool-call-started\` and, at the same time, the cache's sync round trip, a \`SELECT 1\` on its
+own connection; \`enabled\` and the credential then come from memory),
 ${ms(f.seqBeforeModelP50)} ms before a model call (store the tool result, rebuild the conversation, the AI SDK's own
 preparation). A durable single-row write (an autocommit \`INSERT\`) on the same database in the same run: p50
 ${ms(f.writeP50)} ms (~0.3 ms on a quiet machine).
@@ -345,12 +359,20 @@ ${ms(f.writeP50)} ms (~0.3 ms on a quiet machine).
 Aim: under 3 ms of engine overhead a step at p50 (a durable single-row write to PostgreSQL costs ~0.3 ms here):
 **${met ? 'met' : 'not met'}** (${ms(f.overheadP50)} ms under load, ${ms(f.seqOverheadP50)} ms alone).
 
-Where the rest goes (a traced run): the engine's CPU work between two calls is 0.1–0.5 ms; the remainder is
-PostgreSQL round trips — one before a model call (the step's append), one before a tool call (the model turn's
-append with \`tool-call-started\`; the cache's sync after it is a \`SELECT 1\` that touches no table) — each 1.5–3 ms on this
-machine while other work loads it, where the reference write above takes ${ms(f.writeP50)} ms: the append updates the
-run row and inserts JSONB events in one commit. Under ${f.runs} runs at once the gaps also wait for the event loop and
-the pool (10 connections) behind the other ${f.concurrency - 1} runs in flight.
+Where the rest goes: one PostgreSQL round trip before each call (the step's append: the fenced \`UPDATE mt_runs\`
+and the events insert in one commit; before a tool call the cache's sync runs beside it), and the engine's CPU work
+between two calls, 0.1–0.5 ms. Under ${f.runs} runs at once a step also waits for the one event loop behind the other
+runs in flight: that wait is what the worker's limit bounds.
+
+The limit on runs held (2026-12-01, same bench, quiet machine, alternating runs): with it, 56.9–68.4 runs/s, run
+latency p50 1,670–1,952 ms, overhead a step p50 1.25–1.92 ms (p99 5.8–14.5), the event loop 53–69% busy; with all
+8 slots always taken (the loop before it), 85.2–93.9 runs/s, 1,317–1,397 ms, 5.21–5.75 ms (p99 13.0–15.4), 93–95%
+busy. With the CPU saturated, more runs in flight finish a batch sooner but make every run's steps wait; with a
+limit at 90% busy instead of 80%, 72.4–75.9 runs/s and 2.68–2.78 ms. Under other load (load average 5), with it
+52.5–54.0 runs/s and 5.2–5.5 ms, without 26.5–45.3 runs/s and 10.1–15.0 ms. Before it, the same session cut a run's
+round trips: \`startRun\` stores the run with its \`run-started\` in one statement and answers from it (3 round
+trips instead of 7: no transaction, no re-read), and a turn's first tool call syncs the store cache while the
+turn is written instead of after it (before a tool call under load: 9.0 ms → 4.9 ms, 8 slots always taken).
 
 The store cache (issue #10): before it, a tool call read \`enabled\` of its pinned versions (one query) and its
 credential (one query and a decryption) from the database at every call, after the model turn's append. Same bench,
@@ -360,9 +382,8 @@ under load, 3.2–4.3 ms alone, 3.8–4.9 ms before a tool call alone (before a 
 touch: 3.6–4.8 ms before, 2.9–3.8 ms after, which shows how much of the spread is the machine). A warmed tool call
 now runs no statement on the pool at all (\`packages/engine/test/shared-cache.test.ts\` counts them).
 
-Concurrency: \`BENCH_CONCURRENCY=32\` measured 45.8 runs/s, run latency p50 2,667 ms, overhead a step p50 64 ms
-(one run of it, same machine): more slots raise throughput a little on 2 cores while each step waits longer for the
-one event loop and the pool; the default 8 is kept.
+Concurrency: before the limit, \`BENCH_CONCURRENCY=32\` measured 45.8 runs/s, run latency p50 2,667 ms, overhead a
+step p50 64 ms (one run of it): more slots only made each step wait longer for the one event loop.
 
 Before this work (the engine as first built, same bench, load average ~15): 11.9 runs/s, run latency p50 9,203 ms
 / p99 16,706 ms, engine overhead a step p50 56.4 ms under load and 15.3 ms alone, a lone run's latency p50 481 ms.
