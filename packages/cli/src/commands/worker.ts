@@ -15,7 +15,11 @@ export const register: RegisterCommand = (program, io) => {
   program
     .command('worker')
     .description('Execute runs from the queue, without the API (PostgreSQL from DATABASE_URL only)')
-    .option('--concurrency <n>', 'runs executed at once (default MT_WORKER_CONCURRENCY, else 8)', parseConcurrency)
+    .option(
+      '--concurrency <n>',
+      'most runs executed at once (default MT_WORKER_CONCURRENCY, else 8; fewer while the event loop is busy)',
+      parseConcurrency,
+    )
     .addHelpText(
       'after',
       `
@@ -25,7 +29,7 @@ another after its lease (MT_RUN_LEASE_SECONDS).
 Environment:
   DATABASE_URL           PostgreSQL connection string (required)
   MT_SECRET_KEY          the server's secret key (required: tool calls unseal secrets with it)
-  MT_WORKER_CONCURRENCY  runs executed at once (default 8)
+  MT_WORKER_CONCURRENCY  most runs executed at once (default 8)
   MT_EGRESS_ALLOW        as for mt serve: what tools may call beyond the public internet
   MT_PUBLIC_URL          as for mt serve: the only target of auth = "Maitento" connectors
   OPENAI_API_KEY, OPENAI_BASE_URL, ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL   the model providers`,
