@@ -1,6 +1,3 @@
-import { once } from 'node:events';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { isMtError } from '@maitento/errors';
 import {
   authorizeUrl,
@@ -8,49 +5,11 @@ import {
   createEgressLookup,
   createEgressPolicy,
   egressPolicyFromEnv,
-  type ResolvedAddress,
   type Resolver,
 } from '@maitento/egress';
 import { type Agent, EnvHttpProxyAgent, request } from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-
-// A real HTTP server on 127.0.0.1 that counts the TCP connections it receives.
-interface CountingServer {
-  server: Server;
-  port: number;
-  connections: number;
-}
-
-async function countingServer(host = '127.0.0.1'): Promise<CountingServer> {
-  const state = { connections: 0 } as CountingServer;
-  const server = createServer((_req, res) => res.end('reached'));
-  server.on('connection', () => {
-    state.connections += 1;
-  });
-  server.listen(0, host);
-  await once(server, 'listening');
-  state.server = server;
-  state.port = (server.address() as AddressInfo).port;
-  return state;
-}
-
-// The test's "DNS": names map to loopback addresses only, so no traffic leaves 127.0.0.0/8 and ::1.
-function resolverOf(table: Record<string, string[]>): Resolver {
-  return async (hostname) => {
-    const answers = table[hostname];
-    if (!answers) throw Object.assign(new Error(`ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' });
-    return answers.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }) as ResolvedAddress);
-  };
-}
-
-async function failure(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected the request to fail');
-}
+import { type CountingServer, countingServer, refusal, resolverOf } from './helpers.js';
 
 const agents: Agent[] = [];
 function agentFor(...args: Parameters<typeof createEgressAgent>): Agent {
@@ -79,7 +38,7 @@ describe('createEgressAgent', () => {
       code: 'api:connectors:address-blocked',
     });
     // Even when the gateway's own check is skipped, the agent refuses before any socket exists.
-    const error = await failure(request(url, { dispatcher: agentFor({ policy, resolver: dns() }) }));
+    const error = await refusal(request(url, { dispatcher: agentFor({ policy, resolver: dns() }) }));
     expect(isMtError(error) && error.code).toBe('api:connectors:address-blocked');
     expect(target.connections).toBe(0);
   });
@@ -96,7 +55,7 @@ describe('createEgressAgent', () => {
 
   it('refuses a name when any one of its answers is not allowed, with zero connections', async () => {
     const policy = createEgressPolicy({ allow: '127.0.0.1/32' });
-    const error = await failure(
+    const error = await refusal(
       request(`http://mixed.example.test:${target.port}/`, { dispatcher: agentFor({ policy, resolver: dns() }) }),
     );
     expect(isMtError(error) && error.code).toBe('api:connectors:address-blocked');
@@ -107,7 +66,7 @@ describe('createEgressAgent', () => {
     'refuses the IP-literal host %s before connecting, although lookup never sees it',
     async (host) => {
       const dispatcher = agentFor({ policy: createEgressPolicy(), resolver: dns() });
-      const error = await failure(request(`http://${host}:${target.port}/`, { dispatcher }));
+      const error = await refusal(request(`http://${host}:${target.port}/`, { dispatcher }));
       expect(isMtError(error) && error.code).toBe('api:connectors:address-blocked');
       expect(target.connections).toBe(0);
     },
@@ -131,7 +90,7 @@ describe('createEgressAgent', () => {
     const policy = createEgressPolicy();
     const url = new URL(`http://rebind.example.test:${target.port}/`);
     await expect(authorizeUrl(url, policy, rebinding)).resolves.toEqual([{ address: '93.184.215.14', family: 4 }]);
-    const error = await failure(request(url, { dispatcher: agentFor({ policy, resolver: rebinding }) }));
+    const error = await refusal(request(url, { dispatcher: agentFor({ policy, resolver: rebinding }) }));
     expect(isMtError(error) && error.code).toBe('api:connectors:address-blocked');
     expect(calls).toEqual(['rebind.example.test', 'rebind.example.test']);
     expect(target.connections).toBe(0);
@@ -140,7 +99,7 @@ describe('createEgressAgent', () => {
   it('refuses an internal name at connect time even if it would resolve to an allowed address', async () => {
     const policy = createEgressPolicy({ allow: '127.0.0.1/32' });
     const resolver = resolverOf({ localhost: ['127.0.0.1'] });
-    const error = await failure(
+    const error = await refusal(
       request(`http://localhost:${target.port}/`, { dispatcher: agentFor({ policy, resolver }) }),
     );
     expect(isMtError(error) && error.code).toBe('api:connectors:address-blocked');
@@ -235,7 +194,7 @@ describe("the platform's own host at connect time", () => {
     const onRequest = (req: { headers: Record<string, string | undefined> }) => seen.push(req.headers['x-api-key']);
     target.server.on('request', onRequest);
     try {
-      const error = await failure(
+      const error = await refusal(
         request(url, { dispatcher: agentFor({ policy, resolver: rebinding }), headers: { 'x-api-key': 'sk-live' } }),
       );
       expect(isMtError(error) && error.code).toBe('api:connectors:address-blocked');
@@ -248,7 +207,7 @@ describe("the platform's own host at connect time", () => {
 
   it("refuses the platform's own IP literal and port at connect time, although the allow-list lets the address through", async () => {
     const dispatcher = agentFor({ policy: platformPolicy() });
-    const error = await failure(request(`http://127.0.0.1:${target.port}/`, { dispatcher }));
+    const error = await refusal(request(`http://127.0.0.1:${target.port}/`, { dispatcher }));
     expect(isMtError(error) && error.code).toBe('api:connectors:address-blocked');
     expect(target.connections).toBe(0);
   });

@@ -10,28 +10,10 @@ import {
   createEgressAgent,
   createEgressPolicy,
   egressPolicyFromEnv,
-  type Resolver,
 } from '@maitento/egress';
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
-
-// The test's DNS: answers only what the table says. Nothing here sends traffic beyond 127.0.0.1.
-function resolverOf(table: Record<string, string[]>): Resolver {
-  return async (hostname) => {
-    const answers = table[hostname];
-    if (!answers) throw Object.assign(new Error(`ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' });
-    return answers.map((address) => ({ address, family: address.includes(':') ? (6 as const) : (4 as const) }));
-  };
-}
-
-async function refusal(promise: Promise<unknown>): Promise<Error & { code?: string; details?: unknown }> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as Error;
-  }
-  throw new Error('expected a refusal');
-}
+import { refusal, resolverOf } from './helpers.js';
 
 describe('cloud metadata services in public ranges', () => {
   it('lists Azure WireServer (168.63.129.16), the one documented metadata address in a public range', () => {

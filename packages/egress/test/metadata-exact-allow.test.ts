@@ -7,30 +7,13 @@ import {
   createEgressLookup,
   createEgressPolicy,
   metadataAddresses,
-  type Resolver,
 } from '@maitento/egress';
 import { describe, expect, it } from 'vitest';
+import { refusal, resolverOf } from './helpers.js';
 
 // A cloud metadata address is reachable only through an allow-list entry naming exactly that address
 // (a /32 or /128, in any spelling) or, for a metadata name, exactly that name; never through a wider
 // range or a *.suffix entry. MT_EGRESS_DENY wins over all of it. Nothing here opens a socket.
-
-function resolverOf(table: Record<string, string[]>): Resolver {
-  return async (hostname) => {
-    const answers = table[hostname];
-    if (!answers) throw Object.assign(new Error(`ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' });
-    return answers.map((address) => ({ address, family: address.includes(':') ? (6 as const) : (4 as const) }));
-  };
-}
-
-async function failure(promise: Promise<unknown>): Promise<Error & { code?: string; details?: unknown }> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as Error;
-  }
-  throw new Error('expected a refusal');
-}
 
 describe('the documented metadata addresses', () => {
   it.each([
@@ -77,7 +60,7 @@ describe('a wider allow-list range does not reopen a metadata address', () => {
       expect(checkConnectorUrl(url, policy), url).toMatchObject({ ok: false, code: 'api:connectors:address-blocked' });
     }
     const dns = resolverOf({ 'imds.example.com': ['169.254.169.254'] });
-    const error = await failure(authorizeUrl(new URL('http://imds.example.com/latest/meta-data/'), policy, dns));
+    const error = await refusal(authorizeUrl(new URL('http://imds.example.com/latest/meta-data/'), policy, dns));
     expect(isMtError(error) && error.code).toBe('api:connectors:address-blocked');
     expect(error.message).toContain('imds.example.com resolves to 169.254.169.254.');
     const lookup = createEgressLookup(policy, dns, 80);

@@ -1,6 +1,3 @@
-import { once } from 'node:events';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { isMtError } from '@maitento/errors';
 import {
   authorizeUrl,
@@ -10,54 +7,14 @@ import {
   createEgressPolicy,
   egressPolicyFromEnv,
   isPlatformHost,
-  type Resolver,
 } from '@maitento/egress';
 import { type Agent, request } from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { type CountingServer, countingServer, refusal, resolverOf } from './helpers.js';
 
 // The platform rule compares canonical addresses: the IPv4 address an IPv6 form carries (IPv4-mapped,
 // IPv4-compatible, NAT64, ...), normalised IPv6 text otherwise. Real servers on 127.0.0.1 and ::1 stand
 // in for the platform; the test's DNS answers only what its table says.
-
-interface Platform {
-  server: Server;
-  port: number;
-  connections: number;
-  keys: (string | undefined)[];
-}
-
-async function platformOn(host: string): Promise<Platform> {
-  const state = { connections: 0, keys: [] } as unknown as Platform;
-  const server = createServer((req, res) => {
-    state.keys.push(req.headers['x-api-key'] as string | undefined);
-    res.end('platform reached');
-  });
-  server.on('connection', () => {
-    state.connections += 1;
-  });
-  server.listen(0, host);
-  await once(server, 'listening');
-  state.server = server;
-  state.port = (server.address() as AddressInfo).port;
-  return state;
-}
-
-function resolverOf(table: Record<string, string[]>): Resolver {
-  return async (hostname) => {
-    const answers = table[hostname];
-    if (!answers) throw Object.assign(new Error(`ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' });
-    return answers.map((address) => ({ address, family: address.includes(':') ? (6 as const) : (4 as const) }));
-  };
-}
-
-async function failure(promise: Promise<unknown>): Promise<Error & { code?: string; details?: unknown }> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as Error;
-  }
-  throw new Error('expected a refusal');
-}
 
 const agents: Agent[] = [];
 function agentFor(...args: Parameters<typeof createEgressAgent>): Agent {
@@ -66,13 +23,13 @@ function agentFor(...args: Parameters<typeof createEgressAgent>): Agent {
   return agent;
 }
 
-let v4: Platform;
-let v6: Platform;
-let v6Other: Platform;
+let v4: CountingServer;
+let v6: CountingServer;
+let v6Other: CountingServer;
 beforeAll(async () => {
-  v4 = await platformOn('127.0.0.1');
-  v6 = await platformOn('::1');
-  v6Other = await platformOn('::1');
+  v4 = await countingServer('127.0.0.1', 'platform reached');
+  v6 = await countingServer('::1', 'platform reached');
+  v6Other = await countingServer('::1', 'platform reached');
 });
 afterEach(async () => {
   await Promise.all(agents.splice(0).map((agent) => agent.close()));
@@ -108,7 +65,7 @@ describe('the platform rule on an IPv4 platform host written as IPv6', () => {
   it.each(['[::ffff:127.0.0.1]', '[::ffff:7f00:1]', '[64:ff9b::7f00:1]', '[::127.0.0.1]'])(
     'refuses the literal %s on the platform port at call time',
     async (host) => {
-      const error = await failure(authorizeUrl(new URL(`http://${host}:${v4.port}/`), policy()));
+      const error = await refusal(authorizeUrl(new URL(`http://${host}:${v4.port}/`), policy()));
       expect(isMtError(error) && error.code).toBe('api:connectors:address-blocked');
       expect(error.details).toMatchObject({ reason: "the host is the platform's own" });
     },
@@ -117,7 +74,7 @@ describe('the platform rule on an IPv4 platform host written as IPv6', () => {
   it.each(['plain.example.test', 'mapped.example.test', 'mapped-hex.example.test', 'nat64.example.test'])(
     'refuses %s, whose DNS answers include the platform (in some form), at call time, naming the address',
     async (name) => {
-      const error = await failure(authorizeUrl(new URL(`http://${name}:${v4.port}/`), policy(), mappedNames()));
+      const error = await refusal(authorizeUrl(new URL(`http://${name}:${v4.port}/`), policy(), mappedNames()));
       expect(isMtError(error) && error.code).toBe('api:connectors:address-blocked');
       const answer = (await mappedNames()(name)).at(-1)?.address;
       expect(error.message).toContain(`${name} resolves to ${answer}.`);
@@ -128,7 +85,7 @@ describe('the platform rule on an IPv4 platform host written as IPv6', () => {
   it('refuses the IPv4-mapped literal at connect time: no connection, no credential', async () => {
     const dispatcher = agentFor({ policy: policy() });
     for (const host of ['[::ffff:127.0.0.1]', '[::ffff:7f00:1]']) {
-      const error = await failure(
+      const error = await refusal(
         request(`http://${host}:${v4.port}/`, { dispatcher, headers: { 'x-api-key': 'sk-live' } }),
       );
       expect(isMtError(error) && error.code, host).toBe('api:connectors:address-blocked');
@@ -139,7 +96,7 @@ describe('the platform rule on an IPv4 platform host written as IPv6', () => {
 
   it('refuses a name answering ::ffff:127.0.0.1 at connect time (the gateway check skipped): no connection, no credential', async () => {
     const dispatcher = agentFor({ policy: policy(), resolver: mappedNames() });
-    const error = await failure(
+    const error = await refusal(
       request(`http://mapped.example.test:${v4.port}/`, { dispatcher, headers: { 'x-api-key': 'sk-live' } }),
     );
     expect(isMtError(error) && error.code).toBe('api:connectors:address-blocked');
@@ -159,7 +116,7 @@ describe('the platform rule on an IPv4 platform host written as IPv6', () => {
   it('a platform entry written as an IPv6 form refuses the plain IPv4 address', async () => {
     const entry = createEgressPolicy({ allow: '127.0.0.1/32', platformHosts: [`[::ffff:127.0.0.1]:${v4.port}`] });
     expect(checkConnectorUrl(`http://127.0.0.1:${v4.port}/`, entry)).toMatchObject({ ok: false });
-    const error = await failure(request(`http://127.0.0.1:${v4.port}/`, { dispatcher: agentFor({ policy: entry }) }));
+    const error = await refusal(request(`http://127.0.0.1:${v4.port}/`, { dispatcher: agentFor({ policy: entry }) }));
     expect(isMtError(error) && error.code).toBe('api:connectors:address-blocked');
     expect(v4.connections).toBe(0);
   });
@@ -194,7 +151,7 @@ describe('an IPv6 platform host', () => {
   it('is refused at connect time as an IP literal, although the allow-list lets ::1 through', async () => {
     const dispatcher = agentFor({ policy: policy() });
     for (const host of ['[::1]', '[0:0:0:0:0:0:0:1]']) {
-      const error = await failure(request(`http://${host}:${v6.port}/`, { dispatcher, headers: { 'x-api-key': 'k' } }));
+      const error = await refusal(request(`http://${host}:${v6.port}/`, { dispatcher, headers: { 'x-api-key': 'k' } }));
       expect(isMtError(error) && error.code, host).toBe('api:connectors:address-blocked');
     }
     expect(v6.connections).toBe(0);
@@ -208,7 +165,7 @@ describe('an IPv6 platform host', () => {
   it('is refused at connect time for a name answering ::1 in any spelling', async () => {
     const resolver = resolverOf({ 'v6.example.test': ['0:0::1'] });
     const dispatcher = agentFor({ policy: policy(), resolver });
-    const error = await failure(request(`http://v6.example.test:${v6.port}/`, { dispatcher }));
+    const error = await refusal(request(`http://v6.example.test:${v6.port}/`, { dispatcher }));
     expect(isMtError(error) && error.code).toBe('api:connectors:address-blocked');
     expect(v6.connections).toBe(0);
   });
