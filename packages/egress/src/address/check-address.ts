@@ -6,11 +6,9 @@ import {
   metadataAddresses,
   type ParsedRange,
   parsedGlobalUnicast,
-  parsedIpv4Mapped,
   parsedIpv4Ranges,
   parsedIpv6Ranges,
   parsedMetadataRanges,
-  parsedNat64,
 } from './ranges.js';
 
 /** The verdict on one IP address: allowed, or refused with the range it lies in and why. */
@@ -23,11 +21,6 @@ export function unbracket(host: string): string {
 
 function inTable(address: ipaddr.IPv4 | ipaddr.IPv6, table: readonly ParsedRange[]): ParsedRange | undefined {
   return table.find(({ cidr }) => cidr[0].kind() === address.kind() && address.match(cidr));
-}
-
-function embeddedIpv4(address: ipaddr.IPv6): ipaddr.IPv4 {
-  const bytes = address.toByteArray();
-  return ipaddr.fromByteArray(bytes.slice(12)) as ipaddr.IPv4;
 }
 
 /** The lists an address is judged by: the operator's allow-list, and the deny list that wins over it. */
@@ -65,25 +58,34 @@ function judgeIpv4(address: ipaddr.IPv4, lists: AddressLists): AddressVerdict {
   return { ok: true };
 }
 
+/**
+ * The IPv6 forms unwrapped and judged by the IPv4 address they carry; the other carrying forms (SIIT,
+ * local-use NAT64, 6to4, IPv4-compatible) are refused outright by the IPv6 table.
+ */
+const UNWRAPPED_FORMS: ReadonlyMap<string, string> = new Map([
+  ['::ffff:0:0/96', 'IPv4-mapped'],
+  ['64:ff9b::/96', 'NAT64'],
+]);
+
 function judgeIpv6(address: ipaddr.IPv6, lists: AddressLists): AddressVerdict {
   if (lists.deny?.deniesAddress(address)) return { ok: false, ...OPERATOR_DENIED };
-  // IPv4-mapped and NAT64 addresses reach the IPv4 address they carry: a deny entry naming it refuses them.
-  const carried = address.match(parsedIpv4Mapped) || address.match(parsedNat64) ? embeddedIpv4(address) : undefined;
-  if (carried !== undefined && lists.deny?.deniesAddress(carried)) return { ok: false, ...OPERATOR_DENIED };
+  // Every IPv6 form carrying an IPv4 address (IPv4-mapped, SIIT, NAT64, 6to4, IPv4-compatible) can reach
+  // that address: a deny entry naming it refuses them, whatever the allow-list says of the form.
+  const carried = carriedIpv4(address);
+  if (carried !== undefined && lists.deny?.deniesAddress(carried.ipv4)) return { ok: false, ...OPERATOR_DENIED };
   const allow = lists.allow;
   if (allow.allowsAddress(address)) return metadataRefusal(address, allow) ?? { ok: true };
   // IPv4-mapped and NAT64 addresses reach the IPv4 address they carry, so that address is judged;
   // ipaddr.js's own range() is not trusted here (it calls ::7f00:1 "unicast").
-  for (const [prefix, label] of [
-    [parsedIpv4Mapped, 'IPv4-mapped'],
-    [parsedNat64, 'NAT64'],
-  ] as const) {
-    if (address.match(prefix)) {
-      const verdict = judgeIpv4(embeddedIpv4(address), lists);
-      if (verdict.ok) return verdict;
-      const range = `${prefix[0].toString()}/${prefix[1]} carrying ${verdict.range}`;
-      return { ok: false, range, reason: `${label} form of ${verdict.reason}` };
-    }
+  const label = carried === undefined ? undefined : UNWRAPPED_FORMS.get(carried.prefix);
+  if (carried !== undefined && label !== undefined) {
+    const verdict = judgeIpv4(carried.ipv4, lists);
+    if (verdict.ok) return verdict;
+    return {
+      ok: false,
+      range: `${carried.prefix} carrying ${verdict.range}`,
+      reason: `${label} form of ${verdict.reason}`,
+    };
   }
   const hit = inTable(address, parsedIpv6Ranges);
   if (hit) return { ok: false, range: hit.range.cidr, reason: hit.range.name };

@@ -123,7 +123,3 @@ export const parsedMetadataRanges = parseTable(blockedMetadataRanges);
 export const parsedIpv6Ranges = parseTable(blockedIpv6Ranges);
 /** The parsed global unicast block. */
 export const parsedGlobalUnicast = ipaddr.parseCIDR(globalUnicastIpv6) as [ipaddr.IPv6, number];
-/** The parsed IPv4-mapped block. */
-export const parsedIpv4Mapped = ipaddr.parseCIDR('::ffff:0:0/96') as [ipaddr.IPv6, number];
-/** The parsed NAT64 well-known prefix. */
-export const parsedNat64 = ipaddr.parseCIDR('64:ff9b::/96') as [ipaddr.IPv6, number];
