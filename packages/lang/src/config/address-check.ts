@@ -26,8 +26,9 @@ function blocked(reporter: Reporter, tree: ValueTree, host: string, reason: stri
 function refusalHint(sample: string, host: string, reason: string, policy: EgressPolicy): string {
   const entry = host.startsWith('[') ? host.slice(1, -1) : host;
   // A metadata service holds the host's credentials: an entry naming it exactly would open it, but no hint
-  // suggests that (the address in any spelling, a metadata or cluster name, or a reason about one).
-  if (isMetadataAddress(entry) || blockedNames.includes(normalizeHostName(entry)) || /metadata/i.test(reason)) {
+  // suggests that (the address in any spelling, a metadata or cluster name). Other addresses of the ranges
+  // metadata lives in (169.254.0.0/16, 100.64.0.0/10) are opened by an entry like any private address.
+  if (isMetadataAddress(entry) || blockedNames.includes(normalizeHostName(entry))) {
     return reason;
   }
   let allowed = false;

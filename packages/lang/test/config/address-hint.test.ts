@@ -44,4 +44,24 @@ describe('the hint of a refused connector address', () => {
     });
     expect(platform).toBe("the host is the platform's own");
   });
+
+  it.each([
+    ['http://169.254.10.1/status', '169.254.10.1'],
+    ['http://100.64.1.2/status', '100.64.1.2'],
+  ])('suggests an entry for %s, in a range metadata lives in but not a metadata address', (url, entry) => {
+    const hint = hintFor(url);
+    expect(hint).toMatch(/metadata/); // the range's name mentions it
+    expect(hint).toContain(`set MT_EGRESS_ALLOW=${entry} in the environment of the Maitento server too`);
+    expect(compile(at(url), { egress: createEgressPolicy({ allow: entry }) }).diagnostics).toEqual([]);
+  });
+
+  it.each([
+    'http://169.254.169.254/latest/meta-data',
+    'http://[::ffff:169.254.169.254]/latest/meta-data',
+    'http://100.100.100.200/latest/meta-data',
+    'http://169.254.170.2/v2/credentials',
+    'http://metadata.google.internal/computeMetadata/v1/',
+  ])('still suggests no entry for the metadata service %s', (url) => {
+    expect(hintFor(url)).not.toContain('MT_EGRESS_ALLOW');
+  });
 });
