@@ -1,6 +1,6 @@
 import { isMtError } from '@maitento/errors';
 import { describe, expect, it } from 'vitest';
-import { createEgressPolicy, egressPolicyFromEnv, isPlatformHost } from './egress-policy.js';
+import { createEgressPolicy, egressPolicyFromEnv, isPlatformAddress, isPlatformHost } from './egress-policy.js';
 
 describe('egressPolicyFromEnv', () => {
   it('allows nothing and knows no platform host when no variable is set', () => {
@@ -61,9 +61,18 @@ describe('isPlatformHost', () => {
     expect(isPlatformHost(policy, 'other.example.com', 443)).toBe(false);
   });
 
-  it('matches a name that resolves to a platform address', () => {
-    expect(isPlatformHost(policy, 'alias.example.com', 1234, ['203.0.113.7'])).toBe(true);
-    expect(isPlatformHost(policy, 'alias.example.com', 8080, ['2606:4700::7'])).toBe(true);
-    expect(isPlatformHost(policy, 'alias.example.com', 8081, ['2606:4700::7'])).toBe(false);
+  it('matches an address a name resolves to (isPlatformAddress, one answer at a time)', () => {
+    expect(isPlatformHost(policy, 'alias.example.com', 1234)).toBe(false);
+    expect(isPlatformAddress(policy, '203.0.113.7', 1234)).toBe(true);
+    expect(isPlatformAddress(policy, '2606:4700::7', 8080)).toBe(true);
+    expect(isPlatformAddress(policy, '2606:4700::7', 8081)).toBe(false);
+  });
+
+  it('matches the platform hosts of a policy put together by hand (as the gateway adds its own)', () => {
+    const own = Object.freeze({ ...policy, platformHosts: Object.freeze([...policy.platformHosts, '127.0.0.1:9000']) });
+    expect(isPlatformAddress(own, '::ffff:7f00:1', 9000)).toBe(true);
+    expect(isPlatformAddress(own, '127.0.0.1', 9001)).toBe(false);
+    expect(isPlatformHost(own, 'MT.example.com', 443)).toBe(true);
+    expect(isPlatformHost(own, '[2606:4700:0::7]', 8080)).toBe(true);
   });
 });

@@ -52,11 +52,13 @@ export function createEgressPolicy(
     .map((entry) => entry.trim())
     .filter((entry) => entry !== '')
     .map(normalizePlatformHost);
-  return Object.freeze({
+  const policy: EgressPolicy = Object.freeze({
     allow: parseAllowList(options.allow),
     deny: parseDenyList(options.deny),
     platformHosts: Object.freeze([...new Set(platformHosts)]),
   });
+  entriesOf(policy.platformHosts); // canonicalised now, not at every check
+  return policy;
 }
 
 function publicUrlHost(publicUrl: string): string {
@@ -98,33 +100,47 @@ function platformKey(host: string): string {
   return ip === undefined ? normalizeHostName(host) : canonicalIpText(ip);
 }
 
-function matchesPlatform(policy: EgressPolicy, keys: ReadonlySet<string>, port: number | undefined): boolean {
-  return policy.platformHosts.some((entry) => {
-    const match = /^(.*?)(?::(\d+))?$/.exec(entry);
-    const [entryHost, entryPort] = [match?.[1] ?? entry, match?.[2]];
-    return (
-      keys.has(platformKey(entryHost)) && (entryPort === undefined || port === undefined || Number(entryPort) === port)
-    );
-  });
+/** A platform host entry ready to compare: its {@link platformKey} and its port (`undefined`: every port). */
+interface PlatformEntry {
+  readonly key: string;
+  readonly port: number | undefined;
+}
+
+/** The entries of each `platformHosts` list, canonicalised once (when the policy is made, or at its first check). */
+const platformEntries = new WeakMap<readonly string[], readonly PlatformEntry[]>();
+
+function entriesOf(platformHosts: readonly string[]): readonly PlatformEntry[] {
+  let entries = platformEntries.get(platformHosts);
+  if (entries === undefined) {
+    entries = platformHosts.map((entry) => {
+      const match = /^(.*?)(?::(\d+))?$/.exec(entry);
+      const port = match?.[2];
+      return { key: platformKey(match?.[1] ?? entry), port: port === undefined ? undefined : Number(port) };
+    });
+    platformEntries.set(platformHosts, entries);
+  }
+  return entries;
+}
+
+function matchesPlatform(policy: EgressPolicy, key: string, port: number | undefined): boolean {
+  return entriesOf(policy.platformHosts).some(
+    (entry) => entry.key === key && (entry.port === undefined || port === undefined || entry.port === port),
+  );
 }
 
 /**
  * True when `host` (a name or IP, brackets allowed) on `port` is one of the platform's own hosts.
- * Pass the resolved addresses too, so a platform host given as an IP also matches names resolving to it.
+ * The addresses a name resolves to are compared one by one with {@link isPlatformAddress}.
  * IPs are compared by canonical address, so `[::ffff:127.0.0.1]`, `[::ffff:7f00:1]` and `[64:ff9b::7f00:1]`
  * are the platform host `127.0.0.1`, and `::1` is `[0:0::1]`.
  * Without a port (`undefined`) an entry of any port matches: not knowing the port must not let a call through.
  */
-export function isPlatformHost(
-  policy: EgressPolicy,
-  host: string,
-  port: number | undefined,
-  addresses: readonly string[] = [],
-): boolean {
-  return matchesPlatform(policy, new Set([platformKey(host), ...addresses.map(platformKey)]), port);
+export function isPlatformHost(policy: EgressPolicy, host: string, port: number | undefined): boolean {
+  return matchesPlatform(policy, platformKey(host), port);
 }
 
 /** True when the IP `address` (brackets allowed) on `port` is a platform host, compared by canonical address. */
 export function isPlatformAddress(policy: EgressPolicy, address: string, port: number | undefined): boolean {
-  return parseCanonicalIp(address) !== undefined && matchesPlatform(policy, new Set([platformKey(address)]), port);
+  const ip = parseCanonicalIp(address);
+  return ip !== undefined && matchesPlatform(policy, canonicalIpText(ip), port);
 }
