@@ -2,7 +2,6 @@ import { readFile, stat, writeFile } from 'node:fs/promises';
 import { join, relative, resolve, sep } from 'node:path';
 import type { Diagnostic } from '@maitento/lang';
 import { ExitCode } from '../internal/exit-codes.js';
-import { RESOURCE_FOLDERS } from '../internal/local-repo.js';
 import { CommandExit, printJson, reportError } from '../internal/output.js';
 import type { RegisterCommand } from './index.js';
 
@@ -18,11 +17,8 @@ interface FmtFlags {
  * the same folders skipped.
  */
 async function filesToFormat(dir: string): Promise<string[]> {
-  const { configRepoFiles, filesUnder } = await import('@maitento/lang');
-  const present = await Promise.all(
-    RESOURCE_FOLDERS.map(async (name) => (await stat(join(dir, name)).catch(() => undefined))?.isDirectory()),
-  );
-  const paths = present.includes(true) ? await configRepoFiles(dir, ['.mtr']) : await filesUnder(dir, ['.mtr']);
+  const { configRepoFiles, filesUnder, isConfigRepo } = await import('@maitento/lang');
+  const paths = (await isConfigRepo(dir)) ? await configRepoFiles(dir, ['.mtr']) : await filesUnder(dir, ['.mtr']);
   return paths.map((path) => join(dir, ...path.split('/')));
 }
 

@@ -1,11 +1,8 @@
 import { stat } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import type { CompiledRepo, Diagnostic, RepoFile } from '@maitento/lang';
 import { cliErrors } from '../errors.js';
 import type { Io } from './output.js';
-
-/** The folders that make a folder a config repo; a repo has at least one of them. */
-export const RESOURCE_FOLDERS = ['connectors', 'external-operations', 'agents', 'interactions'];
 
 /** A config repo on disk, compiled the way `mt check`, `mt deploy` and `mt extop-call` all see it. */
 export interface LocalRepo {
@@ -34,8 +31,9 @@ export async function assertConfigRepo(dir: string): Promise<void> {
   if (folder === undefined) reason = 'nothing is there';
   else if (!folder) reason = 'it is a file, not a folder';
   else {
-    const found = await Promise.all(RESOURCE_FOLDERS.map((name) => isFolder(join(root, name))));
-    if (!found.includes(true)) reason = `it has none of the folders ${RESOURCE_FOLDERS.map((f) => `${f}/`).join(', ')}`;
+    const { isConfigRepo, TOP_FOLDERS } = await import('@maitento/lang');
+    if (!(await isConfigRepo(root)))
+      reason = `it has none of the folders ${TOP_FOLDERS.map((f) => `${f}/`).join(', ')}`;
   }
   if (reason !== undefined) throw cliErrors.create('api:cli:not-a-config-repo', { dir, reason });
 }

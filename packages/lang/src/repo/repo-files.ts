@@ -1,5 +1,5 @@
 import type { Dirent } from 'node:fs';
-import { readdir } from 'node:fs/promises';
+import { readdir, stat } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import { TOP_FOLDERS } from '../config/repo-layout.js';
 
@@ -32,6 +32,17 @@ async function walk(root: string, dir: string, extensions: readonly string[], ou
       out.push(relative(root, path).split(sep).join('/'));
     }
   }
+}
+
+/**
+ * True when `dir` is a config repo: a folder holding at least one of the resource folders (`connectors/`,
+ * `external-operations/`, `agents/`, `interactions/`). The one rule `mt check`, `mt deploy` and `mt fmt` use.
+ */
+export async function isConfigRepo(dir: string): Promise<boolean> {
+  const found = await Promise.all(
+    TOP_FOLDERS.map(async (name) => (await stat(join(dir, name)).catch(() => undefined))?.isDirectory() === true),
+  );
+  return found.includes(true);
 }
 
 /**
