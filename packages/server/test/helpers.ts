@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import type { Resolver } from '@maitento/egress';
 import { createEgressPolicy } from '@maitento/egress';
-import { createServer } from '@maitento/server';
+import { createServer, type ServerOptions } from '@maitento/server';
 import { createPgDb, type Db } from '@maitento/store';
 import { createTestDatabase, type TestDatabase } from '@maitento/testkit';
 import type { FastifyInstance } from 'fastify';
@@ -24,8 +24,13 @@ export function localResolver(hosts: string[]): Resolver {
   };
 }
 
-/** Starts `createServer` on a new test database, with only 127.0.0.1 allowed beyond the public internet. */
-export async function startTestServer(options: { hosts?: string[] } = {}): Promise<TestServer> {
+/**
+ * Starts `createServer` on a new test database, with only 127.0.0.1 allowed beyond the public internet;
+ * `server` adds to (or overrides) the options given to `createServer`, such as `idempotencyLeaseSeconds`.
+ */
+export async function startTestServer(
+  options: { hosts?: string[]; server?: Partial<ServerOptions> } = {},
+): Promise<TestServer> {
   const database: TestDatabase = await createTestDatabase('mt_server');
   const db = createPgDb(database.url);
   const logs: string[] = [];
@@ -43,6 +48,7 @@ export async function startTestServer(options: { hosts?: string[] } = {}): Promi
     resolver: localResolver(options.hosts ?? []),
     bootstrapKey: adminKey,
     logger: { level: 'debug', stream },
+    ...options.server,
   });
   return {
     app,

@@ -1,20 +1,7 @@
-import { randomBytes } from 'node:crypto';
 import { createServer as createHttpServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createEgressPolicy } from '@maitento/egress';
-import { createServer } from '@maitento/server';
-import { createPgDb } from '@maitento/store';
-import { createTestDatabase } from '@maitento/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  auth,
-  createSecret,
-  deployOk,
-  localResolver,
-  sampleFiles,
-  startTestServer,
-  type TestServer,
-} from './helpers.js';
+import { auth, createSecret, deployOk, sampleFiles, startTestServer, type TestServer } from './helpers.js';
 
 let server: TestServer;
 let counter = 0;
@@ -262,29 +249,10 @@ describe('Idempotency-Key of a request that runs longer than the lease', () => {
     });
     await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
     const port = (upstream.address() as AddressInfo).port;
-    const database = await createTestDatabase('mt_server_idem_lease');
-    const db = createPgDb(database.url);
-    const adminKey = `mt_${randomBytes(24).toString('base64url')}`;
-    const app = await createServer({
-      db,
-      secretKey: randomBytes(32),
-      egress: createEgressPolicy({ allow: '127.0.0.1/32' }),
-      resolver: localResolver(['orders.example.test']),
-      bootstrapKey: adminKey,
-      logger: false,
-      idempotencyLeaseSeconds: LEASE_SECONDS,
+    slow = await startTestServer({
+      hosts: ['orders.example.test'],
+      server: { idempotencyLeaseSeconds: LEASE_SECONDS },
     });
-    slow = {
-      app,
-      db,
-      adminKey,
-      logs: [],
-      async close() {
-        await app.close();
-        await db.close();
-        await database.drop();
-      },
-    };
     await createSecret(slow, 'orders-key', 'sk-orders-lease');
     await deployOk(slow, sampleFiles({ ordersUrl: `http://orders.example.test:${port}/orders/{orderId}` }));
   });
