@@ -17,7 +17,7 @@ export const register: RegisterCommand = (program, io) => {
     .description('Execute runs from the queue, without the API (PostgreSQL from DATABASE_URL only)')
     .option(
       '--concurrency <n>',
-      'most runs executed at once (default MT_WORKER_CONCURRENCY, else 8; fewer while the event loop is busy)',
+      'most runs executed at once (default MT_WORKER_CONCURRENCY, else 8; fewer work at once while the loop is busy)',
       parseConcurrency,
     )
     .addHelpText(

@@ -39,8 +39,14 @@ export interface RunContext extends EngineDeps {
   /** Aborted when the run is cancelled or the worker stops. */
   signal: AbortSignal;
   /**
+   * Awaits a call outside the engine (the model, a tool through the gateway): meanwhile the run does not count
+   * against the worker's limit on runs doing engine work.
+   */
+  outside<T>(call: Promise<T>): Promise<T>;
+  /**
    * The tool call whose reads' sync (see {@link CallReads}) ran together with the write that stored the model's
-   * turn, so its call need not wait for another one.
+   * turn, so its call need not wait for another one. Set for the latest turn only, and cleared by the first call
+   * made (tool call ids need not be unique across turns).
    */
   synced?: string;
   /**

@@ -38,14 +38,16 @@ export async function modelTurn(ctx: RunContext, task: string, turns: Turn[]): P
   const started = performance.now();
   try {
     const { model, scripted } = ctx.models(spec);
-    const result = await generateText({
-      model,
-      instructions: ctx.pinned.agent.resource.instructions,
-      messages: conversation(task, turns),
-      tools: sdkTools(ctx),
-      maxRetries: ctx.modelRetries,
-      abortSignal: ctx.signal,
-    });
+    const result = await ctx.outside(
+      generateText({
+        model,
+        instructions: ctx.pinned.agent.resource.instructions,
+        messages: conversation(task, turns),
+        tools: sdkTools(ctx),
+        maxRetries: ctx.modelRetries,
+        abortSignal: ctx.signal,
+      }),
+    );
     return {
       text: result.text,
       toolCalls: result.toolCalls.map((call) => ({ id: call.toolCallId, name: call.toolName, arguments: call.input })),

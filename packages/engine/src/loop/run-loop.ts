@@ -88,12 +88,13 @@ export async function advanceRun(ctx: RunContext, isCancelled: () => boolean): P
       return 'ended';
     }
     // The turn's first call, when it is made without asking anyone, is marked started in the same write, and
-    // the sync its reads wait for runs meanwhile: one round trip before the call instead of three.
+    // the sync its reads wait for runs meanwhile: one round trip before the call instead of two.
     const first = response.toolCalls[0]!;
     const direct = ctx.pinned.agentTools.tools.some(
       (t) => t.definition.name === first.name && !t.tool.requiresApproval,
     );
     if (!direct) {
+      ctx.synced = undefined;
       await ctx.write([event]);
       continue;
     }

@@ -64,6 +64,7 @@ async function makeCall(
   // The reads wait for one sync (a disable or rotation committed before is seen; the first call of a turn had
   // it with the turn's write), then come from the cache; only the call itself must wait for tool-call-started.
   const synced = ctx.synced === call.id ? Promise.resolve() : ctx.reads.sync();
+  ctx.synced = undefined;
   const reads = synced.then(() =>
     Promise.all([
       disabledResult(ctx, tool),
@@ -83,7 +84,7 @@ async function makeCall(
       return storeResult(ctx, call, localError(error), elapsed());
     }
   }
-  const result = await ctx.gateway.call(input);
+  const result = await ctx.outside(ctx.gateway.call(input));
   if (ctx.signal.aborted) throw ctx.signal.reason;
   await storeResult(ctx, call, result, elapsed());
 }

@@ -1,5 +1,6 @@
 import type { Db } from '@maitento/store';
 import { PgBoss } from 'pg-boss';
+import { LOAD_WINDOW_MS, runLimit } from './run-limit.js';
 
 /** The pg-boss queue runs are executed through. */
 export const RUN_QUEUE = 'mt-runs';
@@ -8,37 +9,13 @@ export const RUN_QUEUE = 'mt-runs';
 export interface RunQueue {
   /** Queues the run for a worker (a duplicate job is harmless: the run's lease admits one worker). */
   send(runId: string): Promise<void>;
-  /** Starts handling jobs, `concurrency` at a time. */
-  work(concurrency: number, handler: (runId: string) => Promise<void>): Promise<void>;
+  /**
+   * Starts handling jobs, at most `concurrency` at a time, and fewer while `runsWorking()` (the handlers in flight
+   * doing engine work, not waiting on a model or a tool) has reached the limit the event loop allows.
+   */
+  work(concurrency: number, handler: (runId: string) => Promise<void>, runsWorking: () => number): Promise<void>;
   /** Stops handling jobs (waiting up to `timeoutMs` for handlers) and closes pg-boss's own connections. */
   stop(timeoutMs: number): Promise<void>;
-}
-
-/** Above this share of busy time, the event loop has no room for more runs. */
-const BUSY_LOOP = 0.8;
-/** How often the event loop's load is measured and the runs a worker holds adjusted. */
-const LOAD_WINDOW_MS = 20;
-
-/**
- * How many runs a worker holds at once, at most `concurrency`: one at first, then one more after each
- * {@link LOAD_WINDOW_MS} in which every run allowed was in flight and the event loop was busy less than
- * {@link BUSY_LOOP} of the time, one fewer (down to one) after each in which it was busier.
- */
-function runLimit(concurrency: number): (running: number) => number {
-  let limit = 1;
-  let mark = performance.eventLoopUtilization();
-  let markedAt = performance.now();
-  return (running) => {
-    const now = performance.now();
-    if (now - markedAt >= LOAD_WINDOW_MS) {
-      const busy = performance.eventLoopUtilization(mark).utilization;
-      if (busy >= BUSY_LOOP) limit = Math.max(1, limit - 1);
-      else if (running >= limit) limit = Math.min(concurrency, limit + 1);
-      mark = performance.eventLoopUtilization();
-      markedAt = now;
-    }
-    return limit;
-  };
 }
 
 /**
@@ -88,7 +65,7 @@ export async function openRunQueue(db: Db, onError: (error: unknown) => void): P
       // A worker in this process (mt serve) takes it now rather than at its next poll.
       poke();
     },
-    async work(concurrency, handler) {
+    async work(concurrency, handler, runsWorking) {
       working = true;
       const allowed = runLimit(concurrency);
       // Our own fetch loop rather than boss.work(): it fetches as many jobs as it has free slots, at once
@@ -96,11 +73,12 @@ export async function openRunQueue(db: Db, onError: (error: unknown) => void): P
       // waits out its polling interval after each job, which capped a worker at ~2 runs/s a slot.
       loop = (async () => {
         while (working) {
-          // Slots bound the runs that wait (on a model, an upstream); the limit bounds the CPU work in flight. Runs
-          // beyond what the event loop can serve would only make every run's steps wait their turn.
-          const limit = allowed(running.size);
-          const free = Math.min(concurrency, limit) - running.size;
-          const held = free <= 0 && limit < concurrency;
+          // Slots bound the runs held, most of which wait (on a model, an upstream); the limit bounds the runs
+          // doing engine work at once: beyond what the event loop can serve, they would only make every run's
+          // steps wait their turn. A run waiting on a model or a tool does not count against it.
+          const busy = runsWorking();
+          const free = Math.min(concurrency - running.size, allowed(busy) - busy);
+          const held = free <= 0 && running.size < concurrency;
           let got = 0;
           if (free > 0) {
             try {
@@ -125,7 +103,7 @@ export async function openRunQueue(db: Db, onError: (error: unknown) => void): P
             }
           }
           if (!working) break;
-          if (got > 0 && running.size < concurrency) continue;
+          if (got > 0 && !held) continue;
           await new Promise<void>((resolve) => {
             // Held back below the slots: look again once the loop has been measured anew.
             const timer = setTimeout(resolve, held ? LOAD_WINDOW_MS : 250);

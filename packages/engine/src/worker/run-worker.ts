@@ -37,6 +37,8 @@ export class RunWorker {
   readonly owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   readonly #active = new Map<string, { controller: AbortController; cancelled: boolean }>();
   readonly #timers: NodeJS.Timeout[] = [];
+  /** Runs in flight now waiting on a call outside the engine (a model, a tool). */
+  #outside = 0;
   #stopping = false;
 
   constructor(
@@ -49,7 +51,11 @@ export class RunWorker {
 
   /** Starts taking jobs and the timers. */
   async start(): Promise<void> {
-    await this.queue.work(this.settings.concurrency, (runId) => this.execute(runId));
+    await this.queue.work(
+      this.settings.concurrency,
+      (runId) => this.execute(runId),
+      () => this.#active.size - this.#outside,
+    );
     const every = (ms: number, fn: () => Promise<void>) => {
       let busy = false;
       const timer = setInterval(() => {
@@ -141,6 +147,14 @@ export class RunWorker {
       run,
       pinned,
       signal: entry.controller.signal,
+      outside: async (call) => {
+        this.#outside++;
+        try {
+          return await call;
+        } finally {
+          this.#outside--;
+        }
+      },
       async write(events, change, expectSeq, tx) {
         // One statement, atomic on its own: no transaction of its own needed.
         const seq = await appendRunEvents(tx ?? db, runId, { leaseOwner: owner, expectSeq }, events, change);
