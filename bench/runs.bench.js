@@ -324,8 +324,8 @@ function write(f) {
 asks for \`get-order\`, then again, then answers: model → tool → model → tool → model, 6 events a run) through the
 real engine on PostgreSQL (a fresh database, dropped after): \`startRun\` (pins, inputs, the run row with its
 \`run-started\` in one statement, a pg-boss job) → the \`mt-runs\` queue → a worker (\`createEngine({ worker: {
-concurrency: ${f.concurrency} } })\`, the default slots, and the worker's own limit on the runs it holds while its event
-loop is busy: docs/runs.md) → the AI SDK's OpenAI provider against a fake Chat Completions server, and the gateway
+concurrency: ${f.concurrency} } })\`, the default slots, and the worker's own limit on the runs doing engine work while
+its event loop is busy: docs/runs.md) → the AI SDK's OpenAI provider against a fake Chat Completions server, and the gateway
 against an upstream, both on 127.0.0.1 in another process. Run latency is from \`startRun\` to the run's final write;
 it includes waiting to be taken, so with ${f.runs} runs at once it is mostly queueing.
 
@@ -362,25 +362,18 @@ Aim: under 3 ms of engine overhead a step at p50 (a durable single-row write to 
 Where the rest goes: one PostgreSQL round trip before each call (the step's append: the fenced \`UPDATE mt_runs\`
 and the events insert in one commit; before a tool call the cache's sync runs beside it), and the engine's CPU work
 between two calls, 0.1–0.5 ms. Under ${f.runs} runs at once a step also waits for the one event loop behind the other
-runs in flight: that wait is what the worker's limit bounds.
+runs doing engine work: that wait is what the worker's limit on them bounds (docs/runs.md).
 
-The limit on runs held (2026-12-01, same bench, quiet machine, alternating runs): with it, 56.9–68.4 runs/s, run
-latency p50 1,670–1,952 ms, overhead a step p50 1.25–1.92 ms (p99 5.8–14.5), the event loop 53–69% busy; with all
-8 slots always taken (the loop before it), 85.2–93.9 runs/s, 1,317–1,397 ms, 5.21–5.75 ms (p99 13.0–15.4), 93–95%
-busy. With the CPU saturated, more runs in flight finish a batch sooner but make every run's steps wait; with a
-limit at 90% busy instead of 80%, 72.4–75.9 runs/s and 2.68–2.78 ms. Under other load (load average 5), with it
-52.5–54.0 runs/s and 5.2–5.5 ms, without 26.5–45.3 runs/s and 10.1–15.0 ms. Before it, the same session cut a run's
-round trips: \`startRun\` stores the run with its \`run-started\` in one statement and answers from it (3 round
-trips instead of 7: no transaction, no re-read), and a turn's first tool call syncs the store cache while the
-turn is written instead of after it (before a tool call under load: 9.0 ms → 4.9 ms, 8 slots always taken).
-
-The store cache (issue #10): before it, a tool call read \`enabled\` of its pinned versions (one query) and its
-credential (one query and a decryption) from the database at every call, after the model turn's append. Same bench,
-three runs each, minutes apart, load average 3.7–6.4: before, 26.3–29.7 runs/s, overhead a step p50 14.2–19.5 ms
-under load and 4.8–6.8 ms alone, 5.5–8.4 ms before a tool call alone; with the cache, 23.9–40.8 runs/s, 12.1–21.0 ms
-under load, 3.2–4.3 ms alone, 3.8–4.9 ms before a tool call alone (before a model call, which the cache does not
-touch: 3.6–4.8 ms before, 2.9–3.8 ms after, which shows how much of the spread is the machine). A warmed tool call
-now runs no statement on the pool at all (\`packages/engine/test/shared-cache.test.ts\` counts them).
+The limit on runs doing engine work (2026-12-01, same bench, alternating runs, times UTC): with every slot always
+working (the worker before the limit), 85.2–93.9 runs/s, run latency p50 1,317–1,397 ms, overhead a step p50
+5.21–5.75 ms (p99 13.0–15.4), the event loop 93–95% busy: with the CPU saturated, more runs in flight finish a batch
+sooner but make every run's steps wait. With the limit at 70% busy: 62.2–87.3 runs/s, 1.70–2.07 ms (five runs); at 80%:
+65.6–76.8 runs/s, 2.45–3.02 ms. A first version limited the runs *held* (1.25–1.92 ms, 56.9–68.4 runs/s) and was
+replaced: a busy API in the same process would have cut it to one run at a time, each waiting on its model. Before
+the limit, the same session cut a run's round trips: \`startRun\` stores the run with its \`run-started\` in one
+statement and answers from it (3 round trips instead of 7: no transaction, no re-read), and a turn's first tool call
+syncs the store cache while the turn is written instead of after it (before a tool call under load: 9.0 ms → 4.9 ms,
+every slot working).
 
 Concurrency: before the limit, \`BENCH_CONCURRENCY=32\` measured 45.8 runs/s, run latency p50 2,667 ms, overhead a
 step p50 64 ms (one run of it): more slots only made each step wait longer for the one event loop.
