@@ -271,6 +271,24 @@ describe.each(backends)('runs SQL on %s', (_name, open) => {
     expect((await listRunRecords(db, NS, { limit: 1000 })).map((r) => r.id)).not.toContain(run);
   });
 
+  it('keeps created_at at the precision of the cursor (milliseconds): runs started within one millisecond page in id order, none skipped', async () => {
+    await createNamespace(db, 'same-ms');
+    const ids = await Promise.all(Array.from({ length: 20 }, () => newRun(db, 'same-ms')));
+    const { rows } = await db.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM mt_runs WHERE namespace = 'same-ms' AND created_at <> date_trunc('milliseconds', created_at)",
+    );
+    expect(rows[0]!.n).toBe(0);
+    const seen: string[] = [];
+    let after: { createdAt: string; id: string } | undefined;
+    for (;;) {
+      const page = await listRunRecords(db, 'same-ms', { limit: 1, after });
+      if (page.length === 0) break;
+      seen.push(page[0]!.id);
+      after = { createdAt: page[0]!.createdAt, id: page[0]!.id };
+    }
+    expect(seen.sort()).toEqual([...ids].sort());
+  });
+
   it('pages runs newest first with the (createdAt, id) cursor, each once, filtered by interaction and status', async () => {
     await createNamespace(db, 'paging');
     const ids: string[] = [];
