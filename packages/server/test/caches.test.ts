@@ -51,7 +51,8 @@ function counting(db: Db): Db {
 }
 
 async function startNode(db: Db, secretKey: Buffer): Promise<Node> {
-  const cache = await createStoreCache(db, { secretKey });
+  // A long lease: no renewal round trip falls among the calls counted below.
+  const cache = await createStoreCache(db, { secretKey, leaseMs: 60_000 });
   const app = await createServer({
     db,
     cache,
@@ -108,13 +109,13 @@ afterAll(async () => {
 });
 
 describe('the call path caches', () => {
-  it('makes one round trip to the database for a call when nothing changed: the sync, no query', async () => {
+  it('makes no round trip to the database for a call when nothing changed: no query, no sync while the lease holds', async () => {
     expect((await callOrder(a)).body).toMatchObject({ ok: true, status: 200 });
     queries = 0;
     const syncs = a.cache.syncs;
     for (let i = 0; i < 5; i++) expect((await callOrder(a)).body.ok).toBe(true);
     expect(queries).toBe(0);
-    expect(a.cache.syncs - syncs).toBe(5);
+    expect(a.cache.syncs - syncs).toBe(0);
     expect(seen.at(-1)?.headers['x-api-key']).toBe(FIRST_VALUE);
   });
 

@@ -6,6 +6,7 @@ import {
   createSecret,
   createStoreCache,
   type Db,
+  MEMBER_PREFIX,
   migrate,
   rotateSecret,
   type StoreCache,
@@ -64,9 +65,9 @@ describe('createStoreCache', () => {
     queries = 0;
     expect((await cache.readSecretValue('default', { name: 'aged' }))?.value).toBe('first');
     expect(queries).toBe(0);
-    // Rotated behind the cache's back (no `changed`, and the clock has not moved): the NOTIFY reaches it by `sync`.
+    // Rotated as a server rotates (the write, then `changed`), and the clock has not moved: the next read has it.
     await rotateSecret(db, secretKey, 'default', created.id, 'second');
-    await cache.sync();
+    await cache.changed({ kind: 'secret', namespace: 'default', id: created.id });
     expect((await cache.readSecretValue('default', { name: 'aged' }))?.value).toBe('second');
     queries = 0;
     clock += 59_999;
@@ -81,7 +82,7 @@ describe('createStoreCache', () => {
     const first = await cache.getVersion('default', 'tool', 'current-weather');
     expect(Object.isFrozen(first.resource)).toBe(true);
     await applyDeploy(db, 'default', sampleRepo({ weatherTool: { guidance: 'Changed guidance.' } }));
-    await cache.sync();
+    await cache.changed({ kind: 'resources', namespace: 'default' });
     const latest = await cache.getVersion('default', 'tool', 'current-weather');
     expect(latest.version).toBe(first.version + 1);
     const again = await cache.getVersion('default', 'tool', 'current-weather', first.version);
@@ -98,9 +99,9 @@ describe('createStoreCache', () => {
     await admin.connect();
     try {
       await admin.query(
-        // The LISTEN connection's last statement is its LISTEN or a sync's SELECT 1; the pool never sends either.
+        // The LISTEN connection names itself a cache member; the pool's connections do not.
         'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() ' +
-          "AND pid <> pg_backend_pid() AND (query LIKE 'LISTEN%' OR query = 'SELECT 1')",
+          `AND pid <> pg_backend_pid() AND application_name LIKE '${MEMBER_PREFIX}%'`,
       );
     } finally {
       await admin.end();

@@ -149,7 +149,7 @@ function toggleRoutes<S>(app: FastifyInstance, ctx: ServerContext, spec: Version
         const namespace = request.identity.namespace;
         const { name, version } = request.params;
         const state = await setVersionEnabled(ctx.db, namespace, kind, name, version, action === 'enable');
-        ctx.cache.changed({ kind: 'resources', namespace });
+        await ctx.cache.changed({ kind: 'resources', namespace });
         return state;
       },
     );

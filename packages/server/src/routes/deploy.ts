@@ -46,7 +46,7 @@ export async function deployRoutes(app: FastifyInstance, ctx: ServerContext): Pr
         throw serverErrors.create('api:deploy:invalid', { count }, { details: { diagnostics: compiled.diagnostics } });
       }
       const plan = await deploy(ctx.db, namespace, compiled, { dryRun: request.body.dryRun ?? false });
-      if (plan.applied) ctx.cache.changed({ kind: 'resources', namespace });
+      if (plan.applied) await ctx.cache.changed({ kind: 'resources', namespace });
       return plan;
     },
   );

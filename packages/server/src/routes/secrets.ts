@@ -62,7 +62,7 @@ export async function secretRoutes(app: FastifyInstance, ctx: ServerContext): Pr
     async (request) => {
       const { namespace } = request.identity;
       const secret = await rotateSecret(ctx.db, ctx.secretKey, namespace, request.params.id, request.body.value);
-      ctx.cache.changed({ kind: 'secret', namespace, id: request.params.id });
+      await ctx.cache.changed({ kind: 'secret', namespace, id: request.params.id });
       return secret;
     },
   );
@@ -80,7 +80,7 @@ export async function secretRoutes(app: FastifyInstance, ctx: ServerContext): Pr
     },
     async (request, reply) => {
       await deleteSecret(ctx.db, request.identity.namespace, request.params.id);
-      ctx.cache.changed({ kind: 'secret', namespace: request.identity.namespace, id: request.params.id });
+      await ctx.cache.changed({ kind: 'secret', namespace: request.identity.namespace, id: request.params.id });
       return reply.status(204).send();
     },
   );

@@ -21,6 +21,11 @@ export interface StoreCacheOptions {
   maxKeys?: number;
   /** PostgreSQL to LISTEN on; default the pg database's own connection string. Ignored on PGlite. */
   listenUrl?: string;
+  /**
+   * How long an answered round trip on the LISTEN connection lets the cache be trusted without another
+   * (default 1000 ms, renewed every quarter of it); every cache on one database must use the same. For tests.
+   */
+  leaseMs?: number;
   /** The clock, for tests of the secret max age. */
   now?: () => number;
 }
@@ -43,12 +48,13 @@ export interface StoreCache {
   /** True while changes of other servers reach this cache (always on PGlite, one process). */
   readonly listening: boolean;
   /**
-   * Waits until every change committed before the call (by any server) has been applied: call it once before
-   * the reads of one request or tool call. One round trip on the LISTEN connection, shared by concurrent
-   * callers; nothing on PGlite.
+   * Waits until every change a writer has answered for (by any server, see {@link changed}) has been applied:
+   * call it once before the reads of one request or tool call. Nothing while the LISTEN connection's lease holds
+   * (renewed four times a lease in the background) and on PGlite; otherwise one round trip on the LISTEN
+   * connection, shared by concurrent callers.
    */
   sync(): Promise<void>;
-  /** Round trips made by `sync` so far. */
+  /** Round trips made on the LISTEN connection by `sync` and by the lease's renewals so far. */
   readonly syncs: number;
   /** {@link authenticateApiKey}, cached by the key's sha256 until the key is deleted. */
   authenticateApiKey(key: string): Promise<KeyIdentity | undefined>;
@@ -63,8 +69,12 @@ export interface StoreCache {
   loadCallableTool(namespace: string, name: string, version?: number): Promise<CallableTool>;
   /** The store's `readSecretValue` (by name or id), cached for the max age or until the secret changes. */
   readSecretValue(namespace: string, ref: { name: string } | { id: string }): Promise<SecretValue | undefined>;
-  /** Forgets what `change` makes stale, at once (call it after a write this process made). */
-  changed(change: StoreChange): void;
+  /**
+   * Call after committing a write this process made: forgets what `change` makes stale here at once, and
+   * resolves once every other cache listening on the database has applied it too (or once the lease of one
+   * that does not answer has run out), so a client answered after it finds the change on every server.
+   */
+  changed(change: StoreChange): Promise<void>;
   /** Stops listening. */
   close(): Promise<void>;
 }
@@ -115,7 +125,7 @@ export async function createStoreCache(db: Db, options: StoreCacheOptions): Prom
     secrets.clear();
   }
 
-  function changed(change: StoreChange): void {
+  function forget(change: StoreChange): void {
     generation++;
     if (change.kind === 'resources') states.delete(change.namespace);
     else if (change.kind === 'secret') secrets.delete(change.namespace);
@@ -127,17 +137,21 @@ export async function createStoreCache(db: Db, options: StoreCacheOptions): Prom
   let listener: ChangeListener | undefined;
   const listenUrl = options.listenUrl ?? (db as { connectionString?: string }).connectionString;
   if (db.driver === 'pg' && listenUrl !== undefined) {
-    listener = await listenForChanges(listenUrl, {
-      onChange: changed,
-      onListening: () => {
-        forgetMutable();
-        listening = true;
+    listener = await listenForChanges(
+      listenUrl,
+      {
+        onChange: forget,
+        onListening: () => {
+          forgetMutable();
+          listening = true;
+        },
+        onLost: () => {
+          listening = false;
+          forgetMutable();
+        },
       },
-      onLost: () => {
-        listening = false;
-        forgetMutable();
-      },
-    });
+      { leaseMs: options.leaseMs },
+    );
   }
 
   async function cachedVersion<K extends VersionedKind>(
@@ -235,7 +249,10 @@ export async function createStoreCache(db: Db, options: StoreCacheOptions): Prom
       return secret;
     },
 
-    changed,
+    async changed(change) {
+      forget(change);
+      await listener?.settle();
+    },
 
     async close() {
       listening = db.driver === 'pglite';
