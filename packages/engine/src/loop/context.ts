@@ -44,12 +44,6 @@ export interface RunContext extends EngineDeps {
    */
   outside<T>(call: Promise<T>): Promise<T>;
   /**
-   * The tool call whose reads' sync (see {@link CallReads}) ran together with the write that stored the model's
-   * turn, so its call need not wait for another one. Set for the latest turn only, and cleared by the first call
-   * made (tool call ids need not be unique across turns).
-   */
-  synced?: string;
-  /**
    * Appends events (and a status change) fenced by this worker's lease; with `expectSeq`, only if no
    * other event was stored since (a waiting run must not miss an answer or a cancel). Resolves false
    * when that extra condition failed; throws {@link LeaseLost} when the lease is gone. `tx` joins the

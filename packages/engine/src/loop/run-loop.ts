@@ -87,14 +87,13 @@ export async function advanceRun(ctx: RunContext, isCancelled: () => boolean): P
       );
       return 'ended';
     }
-    // The turn's first call, when it is made without asking anyone, is marked started in the same write, and
-    // the sync its reads wait for runs meanwhile: one round trip before the call instead of two.
+    // The turn's first call, when it is made without asking anyone, is marked started in the same write: one
+    // round trip before the call instead of two.
     const first = response.toolCalls[0]!;
     const direct = ctx.pinned.agentTools.tools.some(
       (t) => t.definition.name === first.name && !t.tool.requiresApproval,
     );
     if (!direct) {
-      ctx.synced = undefined;
       await ctx.write([event]);
       continue;
     }
@@ -102,7 +101,6 @@ export async function advanceRun(ctx: RunContext, isCancelled: () => boolean): P
       type: 'tool-call-started',
       data: { toolCallId: first.id, name: first.name, arguments: first.arguments ?? null },
     };
-    await Promise.all([ctx.write([event, start]), ctx.reads.sync()]);
-    ctx.synced = first.id;
+    await ctx.write([event, start]);
   }
 }

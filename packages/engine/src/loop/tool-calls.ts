@@ -61,11 +61,9 @@ async function makeCall(
   tool: InteractionTool,
   approved?: { id: string; requestHash: string },
 ): Promise<void> {
-  // The reads wait for one sync (a disable or rotation committed before is seen; the first call of a turn had
-  // it with the turn's write), then come from the cache; only the call itself must wait for tool-call-started.
-  const synced = ctx.synced === call.id ? Promise.resolve() : ctx.reads.sync();
-  ctx.synced = undefined;
-  const reads = synced.then(() =>
+  // The reads wait for the cache's sync (nothing while its lease holds; a disable or rotation answered before is
+  // seen), then come from the cache; only the call itself must wait for tool-call-started.
+  const reads = ctx.reads.sync().then(() =>
     Promise.all([
       disabledResult(ctx, tool),
       callInput(ctx, tool, call.arguments, `${ctx.run.id}:${turn.step}:${call.id}`, ctx.signal),
