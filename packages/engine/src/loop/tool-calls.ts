@@ -63,12 +63,14 @@ async function makeCall(
 ): Promise<void> {
   // The reads wait for the cache's sync (nothing while its lease holds; a disable or rotation answered before is
   // seen), then come from the cache; only the call itself must wait for tool-call-started.
-  const reads = ctx.reads.sync().then(() =>
-    Promise.all([
-      disabledResult(ctx, tool),
-      callInput(ctx, tool, call.arguments, `${ctx.run.id}:${turn.step}:${call.id}`, ctx.signal),
-    ]),
-  );
+  const reads = ctx.reads
+    .sync()
+    .then(() =>
+      Promise.all([
+        disabledResult(ctx, tool),
+        callInput(ctx, tool, call.arguments, `${ctx.run.id}:${turn.step}:${call.id}`, ctx.signal),
+      ]),
+    );
   const [, [disabled, input]] = await Promise.all([started(ctx, turn, call), reads]);
   const begin = performance.now();
   const elapsed = () => Math.round(performance.now() - begin);
