@@ -1,29 +1,21 @@
 import { isMtError } from '@maitento/errors';
 import {
   authorizeUrl,
-  createEgressAgent,
   createEgressLookup,
   createEgressPolicy,
   egressPolicyFromEnv,
   type Resolver,
 } from '@maitento/egress';
-import { type Agent, EnvHttpProxyAgent, request } from 'undici';
+import { EnvHttpProxyAgent, request } from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type CountingServer, countingServer, refusal, resolverOf } from './helpers.js';
-
-const agents: Agent[] = [];
-function agentFor(...args: Parameters<typeof createEgressAgent>): Agent {
-  const agent = createEgressAgent(...args);
-  agents.push(agent);
-  return agent;
-}
+import { agentFor, closeAgents, type CountingServer, countingServer, refusal, resolverOf } from './helpers.js';
 
 let target: CountingServer;
 beforeAll(async () => {
   target = await countingServer();
 });
 afterEach(async () => {
-  await Promise.all(agents.splice(0).map((agent) => agent.close()));
+  await closeAgents();
   target.connections = 0;
 });
 afterAll(() => target.server.close());

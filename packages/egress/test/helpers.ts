@@ -1,7 +1,8 @@
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Resolver } from '@maitento/egress';
+import { createEgressAgent, type Resolver } from '@maitento/egress';
+import type { Agent } from 'undici';
 
 /** The test's DNS: answers only what the table says (loopback addresses in these tests), else ENOTFOUND. */
 export function resolverOf(table: Record<string, string[]>): Resolver {
@@ -45,4 +46,18 @@ export async function countingServer(host = '127.0.0.1', body = 'reached'): Prom
   state.server = server;
   state.port = (server.address() as AddressInfo).port;
   return state;
+}
+
+const agents: Agent[] = [];
+
+/** An egress agent that {@link closeAgents} closes (call it after each test). */
+export function agentFor(...args: Parameters<typeof createEgressAgent>): Agent {
+  const agent = createEgressAgent(...args);
+  agents.push(agent);
+  return agent;
+}
+
+/** Closes every agent {@link agentFor} made since the last call. */
+export async function closeAgents(): Promise<void> {
+  await Promise.all(agents.splice(0).map((agent) => agent.close()));
 }

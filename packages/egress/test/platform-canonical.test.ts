@@ -2,27 +2,19 @@ import { isMtError } from '@maitento/errors';
 import {
   authorizeUrl,
   checkConnectorUrl,
-  createEgressAgent,
   createEgressLookup,
   createEgressPolicy,
   egressPolicyFromEnv,
   isPlatformAddress,
   isPlatformHost,
 } from '@maitento/egress';
-import { type Agent, request } from 'undici';
+import { request } from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type CountingServer, countingServer, refusal, resolverOf } from './helpers.js';
+import { agentFor, closeAgents, type CountingServer, countingServer, refusal, resolverOf } from './helpers.js';
 
 // The platform rule compares canonical addresses: the IPv4 address an IPv6 form carries (IPv4-mapped,
 // IPv4-compatible, NAT64, ...), normalised IPv6 text otherwise. Real servers on 127.0.0.1 and ::1 stand
 // in for the platform; the test's DNS answers only what its table says.
-
-const agents: Agent[] = [];
-function agentFor(...args: Parameters<typeof createEgressAgent>): Agent {
-  const agent = createEgressAgent(...args);
-  agents.push(agent);
-  return agent;
-}
 
 let v4: CountingServer;
 let v6: CountingServer;
@@ -33,7 +25,7 @@ beforeAll(async () => {
   v6Other = await countingServer('::1', 'platform reached');
 });
 afterEach(async () => {
-  await Promise.all(agents.splice(0).map((agent) => agent.close()));
+  await closeAgents();
   for (const p of [v4, v6, v6Other]) {
     p.connections = 0;
     p.keys = [];
