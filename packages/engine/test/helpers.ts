@@ -135,7 +135,6 @@ export async function makeWorld(given?: Db): Promise<World> {
         gateway,
         worker: { concurrency: 8 },
         models: modelsFromEnvironment({ scriptsDir }),
-        leaseSeconds: 2,
         modelRetries: 0,
         // MT_TEST_ENGINE_LOG=1 prints the engine's warnings and errors while debugging a test.
         logger: process.env.MT_TEST_ENGINE_LOG

@@ -81,9 +81,6 @@ export {
   insertRun,
   listRunEvents,
   listRunRecords,
-  orphanedRuns,
-  releaseLease,
-  renewLeases,
   requestCancel,
 } from './runs/runs.js';
 export type { NewRunEvent, RunEventRecord, RunFence, RunRecord, RunStatusChange } from './runs/runs.js';

@@ -3,6 +3,7 @@ import {
   appendRunEvents,
   type ApprovalRecord,
   type Db,
+  type Queryable,
   expireApprovals,
   findApproval,
 } from '@maitento/store';
@@ -29,21 +30,22 @@ export async function expireApproval(db: Db, approval: ApprovalRecord): Promise<
       approval.runId,
       { statuses: ['PendingApproval', 'Running'] },
       [{ type: 'run-failed', data: { code: error.code, message: error.message } }],
-      { status: 'Failed', error: { code: error.code, message: error.message }, releaseLease: true },
+      { status: 'Failed', error: { code: error.code, message: error.message } },
     );
   });
 }
 
 /**
  * Answers an approval once: one conditional UPDATE decides the winner; the winner stores
- * `approval-answered` on the run and sets it Running again, in the same transaction. Resolves with
- * the answered approval (its run is to be queued by the caller).
+ * `approval-answered` on the run, sets it Running again and queues it (`queueRun`), in the same transaction.
+ * Resolves with the answered approval.
  */
 export async function answerApproval(
   db: Db,
   namespace: string,
   id: string,
   answer: ApprovalAnswer,
+  queueRun: (tx: Queryable, runId: string) => Promise<void>,
 ): Promise<ApprovalRecord> {
   const reason = answer.reason?.trim() ?? '';
   if (answer.decision === 'reject' && reason === '') throw engineErrors.create('api:approvals:reason-required');
@@ -75,6 +77,7 @@ export async function answerApproval(
       ],
       { status: 'Running' },
     );
+    await queueRun(tx, record.runId);
     return record;
   });
   if (won !== undefined) return won;

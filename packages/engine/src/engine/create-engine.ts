@@ -9,7 +9,7 @@ import { type ModelResolver, modelsFromEnvironment } from '../models/resolve.js'
 import { openCallReads } from '../runs/call-reads.js';
 import { PinnedLoader } from '../runs/pinned.js';
 import { RunService } from '../runs/service.js';
-import { openRunQueue } from '../worker/queue.js';
+import { openRunQueue, type RunWakeups } from '../worker/queue.js';
 import { RunWorker } from '../worker/run-worker.js';
 
 /** Options of {@link createEngine}. */
@@ -34,8 +34,13 @@ export interface EngineOptions {
   maxSteps?: number;
   /** How long an approval waits before the run fails (default `MT_APPROVAL_TTL` seconds; off when unset). */
   approvalTtlMs?: number;
-  /** Seconds a worker's claim on a run holds unrenewed (default `MT_RUN_LEASE_SECONDS` or 30). */
-  leaseSeconds?: number;
+  /**
+   * The process's wake-ups (the store's `Wakeups`): the worker fetches on `runs` and learns of a cancel on
+   * `run:<id>`. Without them (or while they are not listening) it polls every 2 s.
+   */
+  wakeups?: RunWakeups;
+  /** How long a stop waits for tool calls in flight before aborting them (default 60 s, above a call's deadline). */
+  drainMs?: number;
   /** Retries of a failed model request (default `MT_MODEL_RETRIES` or 2). */
   modelRetries?: number;
   logger?: EngineLogger;
@@ -43,7 +48,7 @@ export interface EngineOptions {
 
 /** The engine as {@link createEngine} returns it: the server's {@link Engine}, plus its worker's id. */
 export interface RunningEngine extends Engine {
-  /** This process's worker id (the lease owner it writes), or null without a worker. */
+  /** This process's worker id (for its log lines), or null without a worker. */
   readonly workerId: string | null;
 }
 
@@ -65,7 +70,7 @@ export async function createEngine(options: EngineOptions): Promise<RunningEngin
   const loader = new PinnedLoader(options.db, reads.reads);
   let queue: Awaited<ReturnType<typeof openRunQueue>>;
   try {
-    queue = await openRunQueue(options.db, (error) => log.error({ err: error }, 'run queue error'));
+    queue = await openRunQueue(options.db, (error) => log.error({ err: error }, 'run queue error'), options.wakeups);
   } catch (error) {
     await reads.close();
     throw error;
@@ -78,9 +83,10 @@ export async function createEngine(options: EngineOptions): Promise<RunningEngin
       queue,
       {
         concurrency: options.worker.concurrency ?? envNumber('MT_WORKER_CONCURRENCY', 8),
-        leaseSeconds: options.leaseSeconds ?? envNumber('MT_RUN_LEASE_SECONDS', 30),
+        drainMs: options.drainMs ?? 60_000,
       },
       log,
+      options.wakeups,
     );
     await worker.start();
   }

@@ -25,10 +25,17 @@ export interface EngineDeps {
   approvalTtlMs: number | undefined;
 }
 
-/** Thrown when the worker no longer holds the run (another took it over, or it ended meanwhile). */
-export class LeaseLost extends Error {
+/** Thrown when this attempt no longer holds the run (a later attempt claimed it, or it ended meanwhile). */
+export class ClaimLost extends Error {
   constructor(runId: string) {
-    super(`run ${runId} is no longer held by this worker`);
+    super(`run ${runId} is no longer held by this attempt`);
+  }
+}
+
+/** Thrown at a step boundary when the worker stops: the run is handed on, not failed. */
+export class HandedOn extends Error {
+  constructor(runId: string) {
+    super(`run ${runId} handed on: the worker is stopping`);
   }
 }
 
@@ -36,17 +43,19 @@ export class LeaseLost extends Error {
 export interface RunContext extends EngineDeps {
   run: RunRecord;
   pinned: PinnedSet;
-  /** Aborted when the run is cancelled or the worker stops. */
+  /** Aborted when the run is cancelled (and past the stop's drain deadline): tool calls, which a stop lets finish. */
   signal: AbortSignal;
+  /** Aborted when the run is cancelled or the worker stops: model calls (asking again is safe). */
+  modelSignal: AbortSignal;
   /**
    * Awaits a call outside the engine (the model, a tool through the gateway): meanwhile the run does not count
    * against the worker's limit on runs doing engine work.
    */
   outside<T>(call: Promise<T>): Promise<T>;
   /**
-   * Appends events (and a status change) fenced by this worker's lease; with `expectSeq`, only if no
+   * Appends events (and a status change) fenced by this attempt's claim; with `expectSeq`, only if no
    * other event was stored since (a waiting run must not miss an answer or a cancel). Resolves false
-   * when that extra condition failed; throws {@link LeaseLost} when the lease is gone. `tx` joins the
+   * when that extra condition failed; throws {@link ClaimLost} when the claim is gone. `tx` joins the
    * caller's transaction.
    */
   write(events: NewRunEvent[], change?: RunStatusChange, expectSeq?: number, tx?: Queryable): Promise<boolean>;

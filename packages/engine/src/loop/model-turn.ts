@@ -45,7 +45,7 @@ export async function modelTurn(ctx: RunContext, task: string, turns: Turn[]): P
         messages: conversation(task, turns),
         tools: sdkTools(ctx),
         maxRetries: ctx.modelRetries,
-        abortSignal: ctx.signal,
+        abortSignal: ctx.modelSignal,
       }),
     );
     return {
@@ -57,7 +57,7 @@ export async function modelTurn(ctx: RunContext, task: string, turns: Turn[]): P
       scripted,
     };
   } catch (error) {
-    if (ctx.signal.aborted) throw ctx.signal.reason ?? error;
+    if (ctx.modelSignal.aborted) throw ctx.modelSignal.reason ?? error;
     throw classifyModelError(spec, error);
   }
 }

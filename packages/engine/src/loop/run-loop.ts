@@ -2,7 +2,7 @@ import { isMtError, type MtError } from '@maitento/errors';
 import { listRunEvents } from '@maitento/store';
 import { engineErrors } from '../errors.js';
 import { fillTask } from '../runs/inputs.js';
-import type { RunContext } from './context.js';
+import { HandedOn, type RunContext } from './context.js';
 import { readTurns } from './history.js';
 import { modelTurn } from './model-turn.js';
 import { approvalsByCall, handleCall, needsApprovals } from './tool-calls.js';
@@ -14,22 +14,27 @@ async function fail(ctx: RunContext, error: MtError): Promise<StopReason> {
   await ctx.write([{ type: 'run-failed', data: { code: error.code, message: error.message } }], {
     status: 'Failed',
     error: { code: error.code, message: error.message },
-    releaseLease: true,
   });
   return 'ended';
 }
 
 /** Stores the run's cancellation (its worker saw the cancel request between steps). */
 export async function cancelled(ctx: RunContext): Promise<StopReason> {
-  await ctx.write([{ type: 'run-cancelled', data: {} }], { status: 'Cancelled', releaseLease: true });
+  await ctx.write([{ type: 'run-cancelled', data: {} }], { status: 'Cancelled' });
   return 'ended';
 }
 
 /**
  * Executes a claimed run from its stored events until it ends or waits for a person: each pickup rebuilds
- * the conversation, finishes the last turn's calls, then asks the model for the next turn.
+ * the conversation, finishes the last turn's calls, then asks the model for the next turn. While `isStopping()`,
+ * it throws {@link HandedOn} before a call not yet started and before a model turn: a call already started
+ * (marked with its turn's model response, or in flight) is finished and its result stored first.
  */
-export async function advanceRun(ctx: RunContext, isCancelled: () => boolean): Promise<StopReason> {
+export async function advanceRun(
+  ctx: RunContext,
+  isCancelled: () => boolean,
+  isStopping: () => boolean,
+): Promise<StopReason> {
   const task = fillTask(ctx.pinned, ctx.run.inputs);
   for (;;) {
     if (isCancelled()) return cancelled(ctx);
@@ -43,6 +48,7 @@ export async function advanceRun(ctx: RunContext, isCancelled: () => boolean): P
       const waiting: string[] = [];
       for (const call of open) {
         if (isCancelled()) return cancelled(ctx);
+        if (isStopping() && !last.started.has(call.id)) throw new HandedOn(ctx.run.id);
         const outcome = await handleCall(ctx, last, call, approvals);
         if (outcome === 'waiting') waiting.push(call.id);
         else if (outcome !== 'done') return fail(ctx, outcome.fail);
@@ -54,17 +60,18 @@ export async function advanceRun(ctx: RunContext, isCancelled: () => boolean): P
       // The pause is an event of its own, stored with the status: a follower stops on it, never on a status it
       // might read before the run's other calls of the turn are made.
       const pause = { type: 'run-waiting', data: { toolCallIds: waiting } } as const;
-      if (await ctx.write([pause], { status: 'PendingApproval', releaseLease: true }, seq)) return 'waiting';
+      if (await ctx.write([pause], { status: 'PendingApproval' }, seq)) return 'waiting';
       continue;
     }
     if (turns.length >= ctx.maxSteps) {
       return fail(ctx, engineErrors.create('api:runs:too-many-steps', { max: ctx.maxSteps }));
     }
+    if (isStopping()) throw new HandedOn(ctx.run.id);
     let response: Awaited<ReturnType<typeof modelTurn>>;
     try {
       response = await modelTurn(ctx, task, turns);
     } catch (error) {
-      if (ctx.signal.aborted) throw error;
+      if (ctx.modelSignal.aborted) throw error;
       return fail(
         ctx,
         isMtError(error)
@@ -82,7 +89,6 @@ export async function advanceRun(ctx: RunContext, isCancelled: () => boolean): P
         {
           status: 'Completed',
           result: response.text,
-          releaseLease: true,
         },
       );
       return 'ended';

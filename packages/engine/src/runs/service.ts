@@ -26,7 +26,7 @@ import type {
 } from '../api/types.js';
 import { engineErrors } from '../errors.js';
 import type { EngineDeps } from '../loop/context.js';
-import type { RunQueue } from '../worker/queue.js';
+import { notifyWake, type RunQueue } from '../worker/queue.js';
 import { checkInputs } from './inputs.js';
 import type { PinnedLoader } from './pinned.js';
 import { approvalView, runView } from './views.js';
@@ -74,24 +74,34 @@ export class RunService {
     const inputs = checkInputs(pinned, input.inputs ?? {});
     const id = randomUUID();
     const interactive = input.interactive ?? true;
-    const run = await insertRun(
-      this.deps.db,
-      {
-        id,
-        namespace,
-        interaction: interaction.name,
-        interactionVersion: interaction.version,
-        versions,
-        inputs,
-        interactive,
-        startedByKeyId: startedBy?.keyId,
-      },
-      {
-        type: 'run-started',
-        data: { interaction: { name: interaction.name, version: interaction.version }, versions, inputs, interactive },
-      },
-    );
-    await this.queue.send(id);
+    // The run and its job commit together: a run is never Running without a job.
+    const run = await this.deps.db.transaction(async (tx) => {
+      const inserted = await insertRun(
+        tx,
+        {
+          id,
+          namespace,
+          interaction: interaction.name,
+          interactionVersion: interaction.version,
+          versions,
+          inputs,
+          interactive,
+          startedByKeyId: startedBy?.keyId,
+        },
+        {
+          type: 'run-started',
+          data: {
+            interaction: { name: interaction.name, version: interaction.version },
+            versions,
+            inputs,
+            interactive,
+          },
+        },
+      );
+      await this.queue.send(id, tx);
+      return inserted;
+    });
+    this.queue.sent();
     return runView(run);
   }
 
@@ -137,37 +147,39 @@ export class RunService {
 
   async cancelRun(namespace: string, id: string): Promise<RunView> {
     const run = await this.record(namespace, id);
-    const marked = await requestCancel(this.deps.db, namespace, id);
-    if (marked === undefined) throw engineErrors.create('api:runs:already-ended', { id, status: run.status });
-    if (marked.status === 'PendingApproval') {
-      // No worker holds a waiting run: it is cancelled here, and its pending approval expires.
-      await this.deps.db.transaction(async (tx) => {
+    const marked = await this.deps.db.transaction(async (tx) => {
+      const found = await requestCancel(tx, namespace, id);
+      if (found === undefined) return undefined;
+      if (found.status === 'PendingApproval') {
+        // No worker holds a waiting run: it is cancelled here, and its pending approval expires.
         const done = await appendRunEvents(
           tx,
           id,
           { statuses: ['PendingApproval'] },
           [{ type: 'run-cancelled', data: {} }],
-          {
-            status: 'Cancelled',
-            releaseLease: true,
-          },
+          { status: 'Cancelled' },
         );
         if (done !== false) {
           for (const approval of await runApprovals(tx, id)) {
             if (approval.status === 'Pending') await expireApprovals(tx, { id: approval.id });
           }
         }
-      });
-    } else {
-      // A Running run's worker sees the request within ~250 ms; a queued one on pickup.
-      await this.queue.send(id);
-    }
+      } else {
+        // The worker holding the run is woken (`run:<id>`); a queued run is cancelled by its job, like an answer.
+        await notifyWake(tx, `run:${id}`);
+        await this.queue.send(id, tx);
+      }
+      return found;
+    });
+    if (marked === undefined) throw engineErrors.create('api:runs:already-ended', { id, status: run.status });
+    if (marked.status !== 'PendingApproval') this.queue.sent();
     return this.getRun(namespace, id);
   }
 
   async answerApproval(namespace: string, id: string, answer: ApprovalAnswer): Promise<ApprovalView> {
-    const record = await answerApproval(this.deps.db, namespace, id, answer);
-    if (record.runId !== null) await this.queue.send(record.runId);
+    // The run's job is sent in the answer's transaction: an answered run is never left without one.
+    const record = await answerApproval(this.deps.db, namespace, id, answer, (tx, runId) => this.queue.send(runId, tx));
+    if (record.runId !== null) this.queue.sent();
     return approvalView(record);
   }
 

@@ -1,112 +1,192 @@
-import type { Db } from '@maitento/store';
+import type { Db, Queryable } from '@maitento/store';
 import { PgBoss } from 'pg-boss';
 import { LOAD_WINDOW_MS, runLimit } from './run-limit.js';
 
-/** The pg-boss queue runs are executed through. */
-export const RUN_QUEUE = 'mt-runs';
+/**
+ * The pg-boss queue runs are executed through: policy `singleton` keyed by run id (at most one active job per run,
+ * any number queued, so an answer or a cancel sent while the run's job is active is never dropped).
+ */
+export const RUN_QUEUE = 'mt-run';
+/** The queue of earlier versions (policy standard, no heartbeat): its jobs are moved over once, then it is deleted. */
+const OLD_QUEUE = 'mt-runs';
+/** A held job's heartbeat: pg-boss retries a job not touched for this long (its minimum). */
+export const HEARTBEAT_SECONDS = 10;
+/** How often the fetch loop looks for jobs without a wake-up (retried jobs of a dead worker are found so). */
+export const FETCH_POLL_MS = 2000;
+/** The channel of wake-ups (the store's `Wakeups` listens on it; the payload is the topic). */
+const WAKE_CHANNEL = 'mt_wake';
+
+/** The part of the store's `Wakeups` the engine uses: topics notified on `mt_wake`, and whether they arrive. */
+export interface RunWakeups {
+  /** Calls `fn` each time `topic` is notified by any process on the database; returns the unsubscribe. */
+  on(topic: string, fn: () => void): () => void;
+  /** True while notifications arrive; while false, waiters rely on their slow fallback poll. */
+  readonly listening: boolean;
+}
+
+/** Notifies `topic` on `mt_wake` in the writer's transaction (delivered at commit, not on rollback). */
+export async function notifyWake(tx: Queryable, topic: string): Promise<void> {
+  await tx.query('SELECT pg_notify($1, $2)', [WAKE_CHANNEL, topic]);
+}
+
+/** One fetched job: the run, and the attempt's id (the run's fencing token while this attempt holds it). */
+export interface RunJob {
+  runId: string;
+  attempt: string;
+}
 
 /** The job queue of runs: a run id in, a worker's handler out. */
 export interface RunQueue {
-  /** Queues the run for a worker (a duplicate job is harmless: the run's lease admits one worker). */
-  send(runId: string): Promise<void>;
+  /**
+   * Queues the run for a worker, in `tx` when given (the job commits with the state change that needs it), and
+   * notifies `runs` there too. Call {@link RunQueue.sent} after the commit.
+   */
+  send(runId: string, tx?: Queryable): Promise<void>;
+  /** Wakes this process's fetch loop after a job it sent was committed, when no wake-up will. */
+  sent(): void;
   /**
    * Starts handling jobs, at most `concurrency` at a time, and fewer while `runsWorking()` (the handlers in flight
    * doing engine work, not waiting on a model or a tool) has reached the limit the event loop allows.
    */
-  work(concurrency: number, handler: (runId: string) => Promise<void>, runsWorking: () => number): Promise<void>;
-  /** Stops handling jobs (waiting up to `timeoutMs` for handlers) and closes pg-boss's own connections. */
+  work(concurrency: number, handler: (job: RunJob) => Promise<void>, runsWorking: () => number): Promise<void>;
+  /** Stops fetching and waits up to `timeoutMs` for the handlers in flight (heartbeating them); true if all ended. */
+  drain(timeoutMs: number): Promise<boolean>;
+  /** Drains for at most `timeoutMs`, then closes pg-boss's own connections. */
   stop(timeoutMs: number): Promise<void>;
+}
+
+function bossOn(db: Db): PgBoss {
+  // No useListenNotify (a second LISTEN connection): the engine fetches on the process's wake-ups. The supervisor
+  // runs every 2 s so a job whose heartbeat stopped is retried within HEARTBEAT_SECONDS + 2 s; every hour it deletes
+  // the queue's jobs finished more than a day ago.
+  const common = {
+    schedule: false,
+    superviseIntervalSeconds: 2,
+    monitorIntervalSeconds: 2,
+    maintenanceIntervalSeconds: 3600,
+  };
+  return db.driver === 'pg' && db.connectionString !== undefined
+    ? new PgBoss({ ...common, connectionString: db.connectionString, max: 4 })
+    : new PgBoss({ ...common, db: { executeSql: (text, values) => db.executeSql(text, values) }, backend: 'pglite' });
+}
+
+async function ensureQueue(boss: PgBoss, db: Db): Promise<void> {
+  if ((await boss.getQueue(RUN_QUEUE)) !== null) return;
+  try {
+    await boss.createQueue(RUN_QUEUE, {
+      policy: 'singleton',
+      heartbeatSeconds: HEARTBEAT_SECONDS,
+      retryLimit: 10,
+      retryDelay: 1,
+      expireInSeconds: 86_400,
+      deleteAfterSeconds: 86_400,
+    });
+  } catch (error) {
+    // Another process created it at the same moment.
+    if ((await boss.getQueue(RUN_QUEUE)) === null) throw error;
+    return;
+  }
+  // Created here: the Running runs of an earlier version had their jobs (or a lease sweep) in the old queue.
+  const { rows } = await db.query<{ id: string }>("SELECT id FROM mt_runs WHERE status = 'Running'");
+  for (const row of rows) await boss.send(RUN_QUEUE, { runId: row.id }, { singletonKey: row.id });
+  if ((await boss.getQueue(OLD_QUEUE)) !== null) await boss.deleteQueue(OLD_QUEUE);
 }
 
 /**
  * Opens pg-boss on `db`: on PostgreSQL through its own small pool from the connection string, on PGlite
- * through `db.executeSql` (one connection shared with the store; multi-statement SQL answers every row),
- * with its maintenance on in both cases.
+ * through `db.executeSql` (one connection shared with the store), with its supervisor on in both cases.
  */
-export async function openRunQueue(db: Db, onError: (error: unknown) => void): Promise<RunQueue> {
-  // pg-boss's supervisor runs on both backends (see docs/runs.md): every minute it refreshes queue stats,
-  // every hour it deletes the queue's jobs finished more than a day ago, so the job table stays small.
-  const common = { schedule: false, maintenanceIntervalSeconds: 3600 };
-  const boss =
-    db.driver === 'pg' && db.connectionString !== undefined
-      ? new PgBoss({ ...common, connectionString: db.connectionString, max: 4 })
-      : new PgBoss({
-          ...common,
-          db: { executeSql: (text, values) => db.executeSql(text, values) },
-          backend: 'pglite',
-        });
+export async function openRunQueue(db: Db, onError: (error: unknown) => void, wakeups?: RunWakeups): Promise<RunQueue> {
+  const boss = bossOn(db);
   boss.on('error', onError);
   await boss.start();
-  const queue = await boss.getQueue(RUN_QUEUE);
-  if (queue === null) {
-    try {
-      await boss.createQueue(RUN_QUEUE, {
-        retryLimit: 10,
-        retryDelay: 1,
-        expireInSeconds: 3600,
-        deleteAfterSeconds: 86_400,
-      });
-    } catch (error) {
-      // Another process created it at the same moment.
-      if ((await boss.getQueue(RUN_QUEUE)) === null) throw error;
-    }
-  } else if (queue.deleteAfterSeconds !== 86_400) {
-    // A queue made by an earlier version.
-    await boss.updateQueue(RUN_QUEUE, { deleteAfterSeconds: 86_400 });
-  }
+  await ensureQueue(boss, db);
   let working = false;
   let loop: Promise<void> | undefined;
-  const running = new Set<Promise<void>>();
+  const held = new Map<Promise<void>, { id: string; retryCount: number }>();
   let wake: (() => void) | undefined;
   const poke = () => wake?.();
-  return {
-    async send(runId) {
-      await boss.send(RUN_QUEUE, { runId });
-      // A worker in this process (mt serve) takes it now rather than at its next poll.
+  let unsubscribe: (() => void) | undefined;
+  let heartbeat: NodeJS.Timeout | undefined;
+  const drain = async (timeoutMs: number) => {
+    if (working) {
+      working = false;
+      unsubscribe?.();
       poke();
+      await loop;
+    }
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<false>((resolve) => {
+      timer = setTimeout(() => resolve(false), timeoutMs);
+    });
+    const drained = await Promise.race([Promise.allSettled([...held.keys()]).then(() => true), deadline]);
+    clearTimeout(timer);
+    return drained;
+  };
+  return {
+    async send(runId, tx) {
+      const via = tx ?? db;
+      const options = tx ? { db: { executeSql: (text: string, values?: unknown[]) => tx.query(text, values) } } : {};
+      await boss.send(RUN_QUEUE, { runId }, { singletonKey: runId, ...options });
+      await notifyWake(via, 'runs');
+      if (!tx) poke();
+    },
+    sent() {
+      if (!wakeups?.listening) poke();
     },
     async work(concurrency, handler, runsWorking) {
       working = true;
+      unsubscribe = wakeups?.on('runs', poke);
+      // The worker heartbeats every job it holds (fenced to the attempt it fetched) until its handler ends, also
+      // while a stop drains: pg-boss retries a job elsewhere only when its worker stopped heartbeating.
+      heartbeat = setInterval(
+        () => {
+          if (held.size === 0) return;
+          boss.touch(RUN_QUEUE, [...held.values()]).catch(onError);
+        },
+        (HEARTBEAT_SECONDS * 1000) / 3,
+      );
+      heartbeat.unref();
       const allowed = runLimit(concurrency);
-      // Our own fetch loop rather than boss.work(): it fetches as many jobs as it has free slots, at once
-      // again while jobs keep coming and whenever a slot frees, and every 250 ms when idle. boss.work()
-      // waits out its polling interval after each job, which capped a worker at ~2 runs/s a slot.
+      // Our own fetch loop rather than boss.work(): it fetches as many jobs as it has free slots, at once again
+      // while jobs keep coming, whenever a slot frees or a `runs` wake-up arrives, and every FETCH_POLL_MS else.
       loop = (async () => {
         while (working) {
           // Slots bound the runs held, most of which wait (on a model, an upstream); the limit bounds the runs
           // doing engine work at once: beyond what the event loop can serve, they would only make every run's
           // steps wait their turn. A run waiting on a model or a tool does not count against it.
           const busy = runsWorking();
-          const free = Math.min(concurrency - running.size, allowed(busy) - busy);
-          const held = free <= 0 && running.size < concurrency;
+          const free = Math.min(concurrency - held.size, allowed(busy) - busy);
+          const holding = free <= 0 && held.size < concurrency;
           let got = 0;
           if (free > 0) {
             try {
               const jobs = await boss.fetch<{ runId: string }>(RUN_QUEUE, { batchSize: free });
               got = jobs.length;
               for (const job of jobs) {
-                const done: Promise<void> = handler(job.data.runId)
+                const attempt = { id: job.id, retryCount: job.retryCount };
+                const done: Promise<void> = handler({ runId: job.data.runId, attempt: `${job.id}/${job.retryCount}` })
                   .then(
-                    () => boss.complete(RUN_QUEUE, job.id),
-                    (error) => boss.fail(RUN_QUEUE, job.id, { message: String(error) }),
+                    () => boss.complete(RUN_QUEUE, attempt),
+                    (error) => boss.fail(RUN_QUEUE, attempt, { message: String(error) }),
                   )
                   .then(() => {})
                   .catch(onError)
                   .finally(() => {
-                    running.delete(done);
+                    held.delete(done);
                     poke();
                   });
-                running.add(done);
+                held.set(done, attempt);
               }
             } catch (error) {
               onError(error);
             }
           }
           if (!working) break;
-          if (got > 0 && !held) continue;
+          if (got > 0 && !holding) continue;
           await new Promise<void>((resolve) => {
             // Held back below the slots: look again once the loop has been measured anew.
-            const timer = setTimeout(resolve, held ? LOAD_WINDOW_MS : 250);
+            const timer = setTimeout(resolve, holding ? LOAD_WINDOW_MS : FETCH_POLL_MS);
             wake = () => {
               clearTimeout(timer);
               resolve();
@@ -116,15 +196,11 @@ export async function openRunQueue(db: Db, onError: (error: unknown) => void): P
         }
       })();
     },
+    drain,
     async stop(timeoutMs) {
-      if (working) {
-        working = false;
-        poke();
-        await loop;
-        const deadline = new Promise((resolve) => setTimeout(resolve, timeoutMs).unref());
-        await Promise.race([Promise.allSettled([...running]), deadline]);
-      }
-      await boss.stop({ graceful: true, timeout: timeoutMs, close: true });
+      await drain(timeoutMs);
+      clearInterval(heartbeat);
+      await boss.stop({ graceful: true, timeout: 5000, close: true });
     },
   };
 }

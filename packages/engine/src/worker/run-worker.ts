@@ -1,41 +1,52 @@
-import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
 import {
   appendRunEvents,
   cancelRequested,
   claimRun,
   expireApprovals,
+  findRun,
   listRunEvents,
-  orphanedRuns,
   type RunEventRecord,
-  releaseLease,
-  renewLeases,
 } from '@maitento/store';
 import { engineErrors } from '../errors.js';
-import { type EngineDeps, LeaseLost, type RunContext } from '../loop/context.js';
+import type { EngineLogger } from '../internal/logger.js';
+import { ClaimLost, type EngineDeps, HandedOn, type RunContext } from '../loop/context.js';
 import { advanceRun, cancelled } from '../loop/run-loop.js';
 import type { PinnedLoader, PinnedSet } from '../runs/pinned.js';
-import type { EngineLogger } from '../internal/logger.js';
-import type { RunQueue } from './queue.js';
+import type { RunJob, RunQueue, RunWakeups } from './queue.js';
 
-/** How a worker claims and recovers runs. */
+/** How a worker executes runs. */
 export interface WorkerSettings {
   concurrency: number;
-  /** How long a claim holds without renewal; a killed worker's runs are taken over after it (plus a sweep). */
-  leaseSeconds: number;
+  /** How long a stop waits for the tool calls in flight before it aborts them too (a call's own deadline). */
+  drainMs: number;
 }
+
+/** How often a held run's cancel flag is read while wake-ups are not listening, and expired approvals are swept. */
+export const CANCEL_POLL_MS = 2000;
+const APPROVAL_SWEEP_MS = 10_000;
 
 class Stopping extends Error {}
 class Cancelling extends Error {}
 
+/** One run this worker executes: its cancel (aborts everything) and its stop (aborts the model call only). */
+interface Held {
+  runId: string;
+  cancel: AbortController;
+  stop: AbortController;
+  cancelled: boolean;
+  unsubscribe?: () => void;
+}
+
 /**
- * Executes queued runs: claims each with a lease on `mt_runs` (renewed every third of it), polls for
- * cancels every 250 ms while runs are in flight, and sweeps for runs whose lease ran out and for
- * approvals past their expiry.
+ * Executes queued runs: pg-boss holds each run's job (heartbeats, one active job per run, retries); the worker
+ * claims the run with the attempt's fencing token, learns of a cancel through the run's wake-up (or a slow poll
+ * while wake-ups are not listening), and on stop lets the tool calls in flight finish before it hands runs on.
  */
 export class RunWorker {
   readonly owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
-  readonly #active = new Map<string, { controller: AbortController; cancelled: boolean }>();
+  readonly #held = new Map<string, Held>();
   readonly #timers: NodeJS.Timeout[] = [];
   /** Runs in flight now waiting on a call outside the engine (a model, a tool). */
   #outside = 0;
@@ -47,14 +58,15 @@ export class RunWorker {
     private readonly queue: RunQueue,
     private readonly settings: WorkerSettings,
     private readonly log: EngineLogger,
+    private readonly wakeups?: RunWakeups,
   ) {}
 
   /** Starts taking jobs and the timers. */
   async start(): Promise<void> {
     await this.queue.work(
       this.settings.concurrency,
-      (runId) => this.execute(runId),
-      () => this.#active.size - this.#outside,
+      (job) => this.execute(job),
+      () => this.#held.size - this.#outside,
     );
     const every = (ms: number, fn: () => Promise<void>) => {
       let busy = false;
@@ -70,27 +82,27 @@ export class RunWorker {
       timer.unref();
       this.#timers.push(timer);
     };
-    const lease = this.settings.leaseSeconds;
-    every((lease * 1000) / 3, async () => {
-      if (this.#active.size > 0) await renewLeases(this.deps.db, this.owner, lease);
+    every(CANCEL_POLL_MS, async () => {
+      if (!this.wakeups?.listening) await this.pollCancels();
     });
-    every(250, () => this.pollCancels());
-    every(Math.max(1000, (lease * 1000) / 2), () => this.sweep());
+    every(APPROVAL_SWEEP_MS, () => this.expireApprovals());
   }
 
+  /** Reads the cancel flag of every run held and aborts those cancelled. */
   async pollCancels(): Promise<void> {
-    if (this.#active.size === 0) return;
-    for (const id of await cancelRequested(this.deps.db, [...this.#active.keys()])) {
-      const entry = this.#active.get(id);
-      if (entry && !entry.cancelled) {
-        entry.cancelled = true;
-        entry.controller.abort(new Cancelling('cancelled'));
+    if (this.#held.size === 0) return;
+    const ids = [...new Set([...this.#held.values()].map((held) => held.runId))];
+    const cancelledIds = new Set(await cancelRequested(this.deps.db, ids));
+    for (const held of this.#held.values()) {
+      if (cancelledIds.has(held.runId) && !held.cancelled) {
+        held.cancelled = true;
+        held.cancel.abort(new Cancelling('cancelled'));
       }
     }
   }
 
-  /** Re-queues runs no live worker holds and fails runs whose approval expired. */
-  async sweep(): Promise<void> {
+  /** Fails the runs whose approval expired. */
+  async expireApprovals(): Promise<void> {
     const db = this.deps.db;
     for (const approval of await expireApprovals(db)) {
       if (approval.runId === null) continue;
@@ -104,49 +116,46 @@ export class RunWorker {
           approval.runId!,
           { statuses: ['PendingApproval', 'Running'] },
           [{ type: 'run-failed', data: { code: error.code, message: error.message } }],
-          { status: 'Failed', error: { code: error.code, message: error.message }, releaseLease: true },
+          { status: 'Failed', error: { code: error.code, message: error.message } },
         ),
       );
     }
-    for (const id of await orphanedRuns(db, this.settings.leaseSeconds)) {
-      if (!this.#active.has(id)) await this.queue.send(id);
+  }
+
+  /** Executes one attempt of a run's job; never throws for the run's own failures. */
+  async execute(job: RunJob): Promise<void> {
+    const { runId, attempt } = job;
+    if (this.#stopping) throw new Error('worker stopping');
+    const { db } = this.deps;
+    const run = await claimRun(db, runId, attempt);
+    if (run === undefined) return;
+    const held: Held = { runId, cancel: new AbortController(), stop: new AbortController(), cancelled: false };
+    this.#held.set(attempt, held);
+    const onCancel = () => {
+      if (held.cancelled) return;
+      this.pollCancels().catch((error) => this.log.error({ err: error, runId }, 'reading a cancel failed'));
+    };
+    held.unsubscribe = this.wakeups?.on(`run:${runId}`, onCancel);
+    try {
+      await this.advance(run, held, attempt);
+    } finally {
+      held.unsubscribe?.();
+      this.#held.delete(attempt);
     }
   }
 
-  /** Executes one run job; never throws for the run's own failures. */
-  async execute(runId: string): Promise<void> {
-    if (this.#stopping) throw new Error('worker stopping');
-    // A duplicate job (a cancel, an answer, the sweep) for a run this worker is executing: the claim below
-    // would admit it (the lease is already this worker's), and two executions would race on one run. The
-    // one in flight sees whatever the job was sent for: a cancel by polling, an answer by its fenced wait.
-    if (this.#active.has(runId)) return;
+  private async advance(run: NonNullable<Awaited<ReturnType<typeof claimRun>>>, held: Held, attempt: string) {
     const { db } = this.deps;
-    const entry = { controller: new AbortController(), cancelled: false };
-    this.#active.set(runId, entry);
-    let run: Awaited<ReturnType<typeof claimRun>>;
-    try {
-      run = await claimRun(db, runId, this.owner, this.settings.leaseSeconds);
-    } finally {
-      if (run === undefined) this.#active.delete(runId);
-    }
-    if (run === undefined) return;
-    const owner = this.owner;
-    const lease = this.settings.leaseSeconds;
-    let pinned: PinnedSet;
-    try {
-      pinned = await this.loader.load(run.namespace, run.versions);
-    } catch (error) {
-      this.#active.delete(runId);
-      await releaseLease(db, runId, owner).catch(() => {});
-      throw error;
-    }
+    const runId = run.id;
+    const pinned: PinnedSet = await this.loader.load(run.namespace, run.versions);
     // The events as this worker knows them; undefined until read, and again when they may be stale.
     let known: RunEventRecord[] | undefined;
     const ctx: RunContext = {
       ...this.deps,
       run,
       pinned,
-      signal: entry.controller.signal,
+      signal: held.cancel.signal,
+      modelSignal: AbortSignal.any([held.cancel.signal, held.stop.signal]),
       outside: async (call) => {
         this.#outside++;
         try {
@@ -157,7 +166,7 @@ export class RunWorker {
       },
       async write(events, change, expectSeq, tx) {
         // One statement, atomic on its own: no transaction of its own needed.
-        const seq = await appendRunEvents(tx ?? db, runId, { leaseOwner: owner, expectSeq }, events, change);
+        const seq = await appendRunEvents(tx ?? db, runId, { claim: attempt, expectSeq }, events, change);
         if (seq !== false) {
           const last = known?.[known.length - 1]?.seq ?? 0;
           if (known === undefined || tx !== undefined || seq !== last + events.length) known = undefined;
@@ -170,9 +179,12 @@ export class RunWorker {
           return true;
         }
         known = undefined;
-        // The extra condition failed, not necessarily the lease: re-claiming tells which.
-        if (expectSeq !== undefined && !tx && (await claimRun(db, runId, owner, lease)) !== undefined) return false;
-        throw new LeaseLost(runId);
+        // The extra condition failed, not necessarily the claim: the run row tells which.
+        if (expectSeq !== undefined && !tx) {
+          const now = await findRun(db, runId);
+          if (now?.claim === attempt && now.status === 'Running') return false;
+        }
+        throw new ClaimLost(runId);
       },
       async events() {
         known ??= await listRunEvents(db, runId);
@@ -181,32 +193,38 @@ export class RunWorker {
     };
     try {
       if (run.cancelRequested) await cancelled(ctx);
-      else await advanceRun(ctx, () => entry.cancelled);
+      else
+        await advanceRun(
+          ctx,
+          () => held.cancelled,
+          () => this.#stopping,
+        );
     } catch (error) {
-      if (error instanceof LeaseLost) {
-        this.log.warn({ runId }, 'run taken over by another worker or ended meanwhile');
-      } else if (entry.cancelled) {
+      if (error instanceof ClaimLost) {
+        this.log.warn({ runId }, 'run claimed by a later attempt or ended meanwhile');
+      } else if (held.cancelled) {
         await cancelled(ctx).catch(() => {});
-      } else if (this.#stopping) {
-        // Handed on: another worker (or this one, restarted) resumes from the stored steps.
-        await releaseLease(db, runId, owner);
-        await this.queue.send(runId).catch(() => {});
+      } else if (error instanceof HandedOn || this.#stopping) {
+        // Handed on: a new job, taken by another worker (or this one, restarted) once this attempt's job completes.
+        await this.queue.send(runId);
       } else {
-        this.log.error({ err: error, runId }, 'run step failed unexpectedly; released for a retry');
-        await releaseLease(db, runId, owner).catch(() => {});
+        this.log.error({ err: error, runId }, 'run step failed unexpectedly; its job is retried');
         throw error;
       }
-    } finally {
-      this.#active.delete(runId);
     }
   }
 
-  /** Stops: aborts the runs in flight (they are handed on, not failed) and stops the timers. */
+  /**
+   * Stops: takes no more runs, aborts model calls, lets tool calls in flight finish (up to `drainMs`) and store
+   * their results, then hands the runs on; past the deadline it aborts the tool calls too.
+   */
   async stop(): Promise<void> {
     this.#stopping = true;
     for (const timer of this.#timers) clearInterval(timer);
-    for (const entry of this.#active.values()) entry.controller.abort(new Stopping('worker stopping'));
-    const deadline = Date.now() + 5000;
-    while (this.#active.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    for (const held of this.#held.values()) held.stop.abort(new Stopping('worker stopping'));
+    if (await this.queue.drain(this.settings.drainMs)) return;
+    this.log.warn({ runs: this.#held.size }, 'tool calls still in flight at the stop deadline: aborted');
+    for (const held of this.#held.values()) held.cancel.abort(new Stopping('worker stopping'));
+    await this.queue.drain(5000);
   }
 }

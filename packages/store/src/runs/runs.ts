@@ -18,7 +18,8 @@ export interface RunRecord {
   lastSeq: number;
   cancelRequested: boolean;
   startedByKeyId: string | null;
-  leaseOwner: string | null;
+  /** The fencing token of the attempt that last claimed the run (see {@link claimRun}). */
+  claim: string | null;
   createdAt: string;
   updatedAt: string;
 }
@@ -38,23 +39,21 @@ export interface NewRunEvent {
 }
 
 /**
- * Who may write a run: a worker holding its lease (with `expectSeq`: only if no event was stored since
- * and no cancel was requested), or anyone while the run has one of `statuses`.
+ * Who may write a run: the attempt whose fencing token the run holds, while it is Running (with `expectSeq`: only
+ * if no event was stored since and no cancel was requested), or anyone while the run has one of `statuses`.
  */
-export type RunFence = { leaseOwner: string; expectSeq?: number } | { statuses: string[] };
+export type RunFence = { claim: string; expectSeq?: number } | { statuses: string[] };
 
 /** A status change written with events. */
 export interface RunStatusChange {
   status: string;
   result?: string | null;
   error?: { code: string; message: string } | null;
-  /** Give the lease back (the run waits or ended). */
-  releaseLease?: boolean;
 }
 
 const COLUMNS =
   'id, namespace, interaction, interaction_version, versions, inputs, interactive, status, result, error_code, ' +
-  'error_message, last_seq, cancel_requested, started_by_key_id, lease_owner, created_at, updated_at';
+  'error_message, last_seq, cancel_requested, started_by_key_id, claim, created_at, updated_at';
 
 interface RunRow {
   id: string;
@@ -71,7 +70,7 @@ interface RunRow {
   last_seq: number;
   cancel_requested: boolean;
   started_by_key_id: string | null;
-  lease_owner: string | null;
+  claim: string | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -92,7 +91,7 @@ function toRecord(row: RunRow): RunRecord {
     lastSeq: row.last_seq,
     cancelRequested: row.cancel_requested,
     startedByKeyId: row.started_by_key_id,
-    leaseOwner: row.lease_owner,
+    claim: row.claim,
     createdAt: iso(row.created_at),
     updatedAt: iso(row.updated_at),
   };
@@ -178,22 +177,19 @@ export async function appendRunEvents(
   events: NewRunEvent[],
   change?: RunStatusChange,
 ): Promise<number | false> {
-  const byLease = 'leaseOwner' in fence;
-  const release = change?.releaseLease === true;
+  const byClaim = 'claim' in fence;
   const { rows } = await tx.query<{ last_seq: number }>(
     'WITH run AS (UPDATE mt_runs SET last_seq = last_seq + $2, updated_at = now(), ' +
       'status = COALESCE($3, status), ' +
       'result = CASE WHEN $4::boolean THEN $5 ELSE result END, ' +
       'error_code = CASE WHEN $4::boolean THEN $6 ELSE error_code END, ' +
-      'error_message = CASE WHEN $4::boolean THEN $7 ELSE error_message END, ' +
-      'lease_owner = CASE WHEN $8::boolean THEN NULL ELSE lease_owner END, ' +
-      'lease_until = CASE WHEN $8::boolean THEN NULL ELSE lease_until END ' +
-      "WHERE id = $1 AND (CASE WHEN $9::boolean THEN lease_owner = $10 AND status = 'Running' " +
-      'ELSE status = ANY($11::text[]) END) AND ($12::int IS NULL OR (last_seq = $12::int AND NOT cancel_requested)) ' +
+      'error_message = CASE WHEN $4::boolean THEN $7 ELSE error_message END ' +
+      "WHERE id = $1 AND (CASE WHEN $8::boolean THEN claim = $9 AND status = 'Running' " +
+      'ELSE status = ANY($10::text[]) END) AND ($11::int IS NULL OR (last_seq = $11::int AND NOT cancel_requested)) ' +
       'RETURNING last_seq), ' +
       'added AS (INSERT INTO mt_run_events (run_id, seq, type, data) ' +
       'SELECT $1, run.last_seq - $2 + e.n, e.type, e.data FROM run, ' +
-      'json_to_recordset($13::json) AS e(n int, type text, data json)) ' +
+      'json_to_recordset($12::json) AS e(n int, type text, data json)) ' +
       'SELECT last_seq FROM run',
     [
       runId,
@@ -203,11 +199,10 @@ export async function appendRunEvents(
       change?.result ?? null,
       change?.error?.code ?? null,
       change?.error?.message ?? null,
-      release,
-      byLease,
-      byLease ? fence.leaseOwner : null,
-      byLease ? [] : fence.statuses,
-      byLease ? (fence.expectSeq ?? null) : null,
+      byClaim,
+      byClaim ? fence.claim : null,
+      byClaim ? [] : fence.statuses,
+      byClaim ? (fence.expectSeq ?? null) : null,
       JSON.stringify(events.map((event, index) => ({ n: index + 1, type: event.type, data: event.data }))),
     ],
   );
@@ -225,40 +220,16 @@ export async function listRunEvents(db: Queryable, runId: string, after = 0): Pr
 }
 
 /**
- * Takes the lease of a Running run for `owner` when it is free, expired or already `owner`'s;
- * resolves with the run, or undefined when another worker holds it or the run is not Running.
+ * Claims a Running run for one attempt: sets its fencing token to `token`, so the writes of any earlier attempt
+ * (a stalled worker whose job was retried elsewhere) fail from now on. No condition on the previous token: pg-boss
+ * admits one active job per run. Resolves with the run, or undefined when it is not Running.
  */
-export async function claimRun(
-  db: Queryable,
-  runId: string,
-  owner: string,
-  leaseSeconds: number,
-): Promise<RunRecord | undefined> {
+export async function claimRun(db: Queryable, runId: string, token: string): Promise<RunRecord | undefined> {
   const { rows } = await db.query<RunRow>(
-    `UPDATE mt_runs SET lease_owner = $2, lease_until = now() + make_interval(secs => $3) WHERE id = $1 ` +
-      "AND status = 'Running' AND (lease_owner IS NULL OR lease_owner = $2 OR lease_until < now()) " +
-      `RETURNING ${COLUMNS}`,
-    [runId, owner, leaseSeconds],
+    `UPDATE mt_runs SET claim = $2 WHERE id = $1 AND status = 'Running' RETURNING ${COLUMNS}`,
+    [runId, token],
   );
   return rows[0] && toRecord(rows[0]);
-}
-
-/** Extends every lease `owner` holds; resolves with the ids it still holds. */
-export async function renewLeases(db: Queryable, owner: string, leaseSeconds: number): Promise<string[]> {
-  const { rows } = await db.query<{ id: string }>(
-    "UPDATE mt_runs SET lease_until = now() + make_interval(secs => $2) WHERE lease_owner = $1 AND status = 'Running' " +
-      'RETURNING id',
-    [owner, leaseSeconds],
-  );
-  return rows.map((row) => row.id);
-}
-
-/** Gives a lease back without changing the run (a worker that stops hands the run on). */
-export async function releaseLease(db: Queryable, runId: string, owner: string): Promise<void> {
-  await db.query('UPDATE mt_runs SET lease_owner = NULL, lease_until = NULL WHERE id = $1 AND lease_owner = $2', [
-    runId,
-    owner,
-  ]);
 }
 
 /** The runs among `ids` whose cancel was requested. */
@@ -279,17 +250,4 @@ export async function requestCancel(db: Queryable, namespace: string, id: string
     [id, namespace],
   );
   return rows[0] && toRecord(rows[0]);
-}
-
-/**
- * Running runs no live worker holds: their lease ran out, or they have none and were last written more
- * than `idleSeconds` ago (queued jobs lost with a crash). Resolves with their ids, oldest first.
- */
-export async function orphanedRuns(db: Queryable, idleSeconds: number, limit = 100): Promise<string[]> {
-  const { rows } = await db.query<{ id: string }>(
-    "SELECT id FROM mt_runs WHERE status = 'Running' AND (lease_until < now() OR " +
-      '(lease_owner IS NULL AND updated_at < now() - make_interval(secs => $1))) ORDER BY updated_at LIMIT $2',
-    [idleSeconds, limit],
-  );
-  return rows.map((row) => row.id);
 }
