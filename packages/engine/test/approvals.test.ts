@@ -157,21 +157,21 @@ describe('approvals', () => {
     await expect(engine.cancelRun(world.ns, other.id)).rejects.toMatchObject({ code: 'api:runs:already-ended' });
   });
 
-  it('holds no worker while a run waits: with one run at a time, another run completes meanwhile, and the waiting run has no lease', async () => {
+  it('holds no worker while a run waits: with one run at a time, another run completes meanwhile, and no job of the waiting run is active', async () => {
     // From here on only this engine's worker runs, and it executes one run at a time.
     for (const running of world.engines.splice(0)) await running.close().catch(() => {});
     const engine = await world.engine({ worker: { concurrency: 1 } });
     world.script('support', [refund(7), { text: 'Refunded 7.' }]);
     const waiting = await engine.startRun(world.ns, 'refund', { inputs: { message: 'x', orderId: 'W-1' } });
     expect((await waitFor(engine, world.ns, waiting.id)).status).toBe('PendingApproval');
-    const lease = async () =>
+    const active = async () =>
       (
-        await world.db.query<{ status: string; lease_owner: string | null; lease_until: Date | null }>(
-          'SELECT status, lease_owner, lease_until FROM mt_runs WHERE id = $1',
+        await world.db.query<{ n: number }>(
+          "SELECT count(*)::int AS n FROM pgboss.job WHERE singleton_key = $1 AND state = 'active'",
           [waiting.id],
         )
-      ).rows[0];
-    expect(await lease()).toEqual({ status: 'PendingApproval', lease_owner: null, lease_until: null });
+      ).rows[0]!.n;
+    expect(await active()).toBe(0);
 
     // The other run's first turn is the script's first; the waiting run's next turn is its second.
     world.script('support', [{ text: 'Hello.' }, { text: 'Refunded 7.' }]);
@@ -179,11 +179,11 @@ describe('approvals', () => {
     const done = await waitFor(engine, world.ns, other.id, (r) => r.status !== 'Running', 5000);
     expect(done).toMatchObject({ status: 'Completed', result: 'Hello.' });
     expect((await engine.getRun(world.ns, waiting.id)).status).toBe('PendingApproval');
-    expect(await lease()).toEqual({ status: 'PendingApproval', lease_owner: null, lease_until: null });
+    expect(await active()).toBe(0);
 
     await engine.answerRunApproval(world.ns, waiting.id, undefined, { decision: 'approve', by });
     const finished = await waitFor(engine, world.ns, waiting.id);
     expect(finished).toMatchObject({ status: 'Completed', result: 'Refunded 7.' });
-    expect((await lease()).lease_owner).toBeNull();
+    expect(await active()).toBe(0);
   });
 });

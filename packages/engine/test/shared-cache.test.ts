@@ -128,20 +128,18 @@ describe("the engine's calls through the store cache", () => {
     expect(run.status).toBe('Completed');
     expect(results.map((r) => r.ok)).toEqual([true, true]);
 
-    // The worker's timers (lease renewal, cancel poll, sweep) run on their own clock; the run's own statements:
-    const own = statements.filter(
-      (s) => !/^(SELECT id FROM mt_runs|UPDATE mt_runs SET lease_until)/.test(s.sql) && !s.sql.includes('mt_approvals'),
-    );
+    // The worker's timers (cancel poll, approval expiry) run on their own clock; the run's own statements:
+    const own = statements.filter((s) => !/^SELECT id FROM mt_runs/.test(s.sql) && !s.sql.includes('mt_approvals'));
     expect(own.filter((s) => /mt_resource_versions|mt_secrets/.test(s.sql))).toEqual([]);
     const appends = own
-      .map((s, i) => ({ i, s, types: String(s.params[12] ?? '') }))
+      .map((s, i) => ({ i, s, types: String(s.params[11] ?? '') }))
       .filter((a) => a.s.sql.startsWith('WITH run AS (UPDATE mt_runs'));
     const turns = appends.filter((a) => a.types.includes('"tool-call-started"'));
     expect(turns).toHaveLength(2);
     for (const turn of turns) {
       // Between storing the turn (with tool-call-started) and storing the result: nothing, not even a sync.
       const next = own[turn.i + 1]!;
-      expect(String(next.params[12])).toContain('"tool-result"');
+      expect(String(next.params[11])).toContain('"tool-result"');
       expect(next.syncs - turn.s.syncs).toBe(0);
     }
     expect(cacheB.syncs - syncsBefore).toBe(0);

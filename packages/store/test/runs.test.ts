@@ -16,9 +16,6 @@ import {
   listRunEvents,
   listRunRecords,
   migrate,
-  orphanedRuns,
-  releaseLease,
-  renewLeases,
   requestCancel,
 } from '@maitento/store';
 import { createTestDatabase, type TestDatabase } from '@maitento/testkit';
@@ -123,62 +120,62 @@ describe.each(backends)('runs SQL on %s', (_name, open) => {
     expect((await findRun(db, a))!.lastSeq).toBe(4);
   });
 
-  it('lets only the lease holder write, and a free or expired lease be claimed', async () => {
+  it("lets only the attempt whose token the run holds write: a later attempt's claim fences the earlier one", async () => {
     const id = await newRun(db);
-    const run = await claimRun(db, id, 'w1', 30);
-    expect(run?.leaseOwner).toBe('w1');
-    expect(await claimRun(db, id, 'w2', 30)).toBeUndefined();
-    expect(await claimRun(db, id, 'w1', 30)).toBeDefined();
-    expect(await append(db, id, { leaseOwner: 'w2' }, [{ type: 'model-response', data: {} }])).toBe(false);
-    expect(await append(db, id, { leaseOwner: 'w1' }, [{ type: 'model-response', data: {} }])).toBe(2);
+    const run = await claimRun(db, id, 'job-1/0');
+    expect(run?.claim).toBe('job-1/0');
+    expect(await append(db, id, { claim: 'job-1/1' }, [{ type: 'model-response', data: {} }])).toBe(false);
+    expect(await append(db, id, { claim: 'job-1/0' }, [{ type: 'model-response', data: {} }])).toBe(2);
     expect((await listRunEvents(db, id)).map((e) => e.type)).toEqual(['run-started', 'model-response']);
-    expect(await renewLeases(db, 'w1', 30)).toContain(id);
-    expect(await renewLeases(db, 'w2', 30)).not.toContain(id);
 
-    // An expired lease is taken over, and the old holder's next write is refused.
-    await db.query("UPDATE mt_runs SET lease_until = now() - interval '1 second' WHERE id = $1", [id]);
-    expect(await orphanedRuns(db, 30)).toContain(id);
-    expect((await claimRun(db, id, 'w2', 30))?.leaseOwner).toBe('w2');
-    expect(await append(db, id, { leaseOwner: 'w1' }, [{ type: 'tool-result', data: {} }])).toBe(false);
-    expect(await orphanedRuns(db, 30)).not.toContain(id);
+    // pg-boss retried the job (the first attempt stopped heartbeating): the retry claims the run, and the stalled
+    // first attempt's next write is refused, however late it comes.
+    expect((await claimRun(db, id, 'job-1/1'))?.claim).toBe('job-1/1');
+    expect(await append(db, id, { claim: 'job-1/0' }, [{ type: 'tool-result', data: {} }])).toBe(false);
+    expect(await append(db, id, { claim: 'job-1/1' }, [{ type: 'tool-result', data: {} }])).toBe(3);
+    // The token has no expiry and no renewal: it stays until the next claim.
+    expect((await findRun(db, id))!.claim).toBe('job-1/1');
+  });
 
-    // Released: anyone may claim it again.
-    await releaseLease(db, id, 'w1');
-    expect((await findRun(db, id))!.leaseOwner).toBe('w2');
-    await releaseLease(db, id, 'w2');
-    expect((await claimRun(db, id, 'w3', 30))?.leaseOwner).toBe('w3');
+  it('drops the lease: no lease_until column, no index on it (schema 8)', async () => {
+    const { rows } = await db.query<{ column_name: string }>(
+      "SELECT column_name FROM information_schema.columns WHERE table_name = 'mt_runs' AND column_name LIKE 'lease%'",
+    );
+    expect(rows).toEqual([]);
+    const indexes = await db.query<{ indexname: string }>(
+      "SELECT indexname FROM pg_indexes WHERE tablename = 'mt_runs' AND indexdef LIKE '%lease%'",
+    );
+    expect(indexes.rows).toEqual([]);
   });
 
   it('fences a write with expectSeq: refused after another event or a cancel request, leaving the run as it was', async () => {
     const id = await newRun(db);
-    await claimRun(db, id, 'w1', 30);
+    await claimRun(db, id, 'w1');
     expect(
-      await append(db, id, { leaseOwner: 'w1', expectSeq: 0 }, [], { status: 'PendingApproval', releaseLease: true }),
+      await append(db, id, { claim: 'w1', expectSeq: 0 }, [], { status: 'PendingApproval' }),
     ).toBe(false);
     await requestCancel(db, NS, id);
     expect(
-      await append(db, id, { leaseOwner: 'w1', expectSeq: 1 }, [], { status: 'PendingApproval', releaseLease: true }),
+      await append(db, id, { claim: 'w1', expectSeq: 1 }, [], { status: 'PendingApproval' }),
     ).toBe(false);
     const run = await findRun(db, id);
-    expect(run).toMatchObject({ status: 'Running', leaseOwner: 'w1', lastSeq: 1, cancelRequested: true });
+    expect(run).toMatchObject({ status: 'Running', claim: 'w1', lastSeq: 1, cancelRequested: true });
     expect(await cancelRequested(db, [id, randomUUID()])).toEqual([id]);
 
     const other = await newRun(db);
-    await claimRun(db, other, 'w1', 30);
+    await claimRun(db, other, 'w1');
     expect(
-      await append(db, other, { leaseOwner: 'w1', expectSeq: 1 }, [], {
+      await append(db, other, { claim: 'w1', expectSeq: 1 }, [], {
         status: 'PendingApproval',
-        releaseLease: true,
       }),
     ).toBe(1);
-    expect(await findRun(db, other)).toMatchObject({ status: 'PendingApproval', leaseOwner: null });
-    // A waiting run is not a worker's: its lease fence no longer holds, the status fence does.
-    expect(await append(db, other, { leaseOwner: 'w1' }, [{ type: 'x', data: {} }])).toBe(false);
-    expect(await claimRun(db, other, 'w1', 30)).toBeUndefined();
+    expect(await findRun(db, other)).toMatchObject({ status: 'PendingApproval' });
+    // A waiting run is not a worker's: the claim fence no longer holds (it needs Running), the status fence does.
+    expect(await append(db, other, { claim: 'w1' }, [{ type: 'x', data: {} }])).toBe(false);
+    expect(await claimRun(db, other, 'w1')).toBeUndefined();
     expect(
       await append(db, other, { statuses: ['PendingApproval'] }, [{ type: 'run-cancelled', data: {} }], {
         status: 'Cancelled',
-        releaseLease: true,
       }),
     ).toBe(2);
     expect(await append(db, other, { statuses: ['PendingApproval', 'Running'] }, [{ type: 'x', data: {} }])).toBe(
@@ -188,18 +185,16 @@ describe.each(backends)('runs SQL on %s', (_name, open) => {
 
   it('stores the result or the error with the final status in the same write', async () => {
     const id = await newRun(db);
-    await claimRun(db, id, 'w1', 30);
-    await append(db, id, { leaseOwner: 'w1' }, [{ type: 'run-failed', data: { code: 'api:models:error' } }], {
+    await claimRun(db, id, 'w1');
+    await append(db, id, { claim: 'w1' }, [{ type: 'run-failed', data: { code: 'api:models:error' } }], {
       status: 'Failed',
       error: { code: 'api:models:error', message: 'boom' },
-      releaseLease: true,
     });
     expect(await findRun(db, id)).toMatchObject({
       status: 'Failed',
       errorCode: 'api:models:error',
       errorMessage: 'boom',
       result: null,
-      leaseOwner: null,
       lastSeq: 2,
     });
     expect(await requestCancel(db, NS, id)).toBeUndefined();

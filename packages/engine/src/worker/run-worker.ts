@@ -25,7 +25,7 @@ export interface WorkerSettings {
 
 /** How often a held run's cancel flag is read while wake-ups are not listening, and expired approvals are swept. */
 export const CANCEL_POLL_MS = 2000;
-const APPROVAL_SWEEP_MS = 10_000;
+const APPROVAL_SWEEP_MS = 2000;
 
 class Stopping extends Error {}
 class Cancelling extends Error {}
