@@ -10,5 +10,6 @@ export type { ModelResolver, ResolvedModel } from './models/resolve.js';
 export { scriptedModel, scriptEndedText } from './models/scripted.js';
 export type { ScriptTurn } from './models/scripted.js';
 export { RUN_QUEUE } from './worker/queue.js';
+export type { RunWakeups } from './worker/queue.js';
 export type { EngineLogger } from './internal/logger.js';
 export { requestHash } from './loop/tool-input.js';

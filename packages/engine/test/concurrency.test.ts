@@ -1,11 +1,11 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createOpenAI } from '@ai-sdk/openai';
-import type { ModelResolver, RunEvent } from '@maitento/engine';
+import { type ModelResolver, RUN_QUEUE, type RunEvent } from '@maitento/engine';
 import { createFakeOpenAI, type FakeModelRequest, type FakeModelServer } from '@maitento/testkit';
 import { PgBoss } from 'pg-boss';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeWorld, ordersRepo, startUpstream, waitFor, type World } from './helpers.js';
+import { listenWakeups, makeWorld, ordersRepo, startUpstream, waitFor, type World } from './helpers.js';
 
 let world: World;
 let upstream: Awaited<ReturnType<typeof startUpstream>>;
@@ -81,7 +81,7 @@ describe('cancelling a Running run', () => {
     try {
       const started = await engine.startRun(world.ns, 'refund', { inputs: { message: 'x', orderId: 'C-1' } });
       await waitUntil(() => requests === 1);
-      // Jobs for a run its worker is executing (a cancel, an answer, the sweep send them) are no second execution.
+      // Jobs for a run whose job is active (a cancel, an answer send them) wait: pg-boss admits one active job a run.
       const boss = new PgBoss({
         connectionString: world.db.connectionString!,
         max: 1,
@@ -89,14 +89,14 @@ describe('cancelling a Running run', () => {
         supervise: false,
       });
       await boss.start();
-      await boss.send('mt-runs', { runId: started.id });
-      await boss.send('mt-runs', { runId: started.id });
+      await boss.send(RUN_QUEUE, { runId: started.id }, { singletonKey: started.id });
+      await boss.send(RUN_QUEUE, { runId: started.id }, { singletonKey: started.id });
       await new Promise((r) => setTimeout(r, 1500));
       await boss.stop({ graceful: false, close: true });
       expect(requests).toBe(1);
       const begin = Date.now();
       const asked = await engine.cancelRun(world.ns, started.id);
-      // The worker checks the flag every 250 ms, so it may already have stopped the run when the answer is read.
+      // Without wake-ups the worker reads the flag every 2 s, so it may already have stopped the run when the answer is read.
       expect(['Running', 'Cancelled']).toContain(asked.status);
       const run = await waitFor(engine, world.ns, started.id, undefined, 5000);
       expect(run.status).toBe('Cancelled');
@@ -110,6 +110,28 @@ describe('cancelling a Running run', () => {
       await engine.close();
       model.closeAllConnections();
       model.close();
+    }
+  });
+
+  it('learns of a cancel through its wake-up, not a poll: the run is Cancelled within 500 ms', async () => {
+    const fake = await createFakeOpenAI({ respond: refundOnce });
+    const wakeups = await listenWakeups(world.db.connectionString!);
+    const engine = await world.engine({ models: fakeModels(fake), wakeups });
+    const release = gate('C-3');
+    try {
+      const started = await engine.startRun(world.ns, 'refund', { inputs: { message: 'x', orderId: 'C-3' } });
+      await waitUntil(() => upstream.seen.some((s) => s.url.includes('C-3')));
+      const begin = Date.now();
+      await engine.cancelRun(world.ns, started.id);
+      const run = await waitFor(engine, world.ns, started.id, undefined, 5000);
+      expect(run.status).toBe('Cancelled');
+      // The fallback poll (every 2 s) is off while wake-ups listen: only the wake-up can have been this fast.
+      expect(Date.now() - begin).toBeLessThan(500);
+    } finally {
+      release();
+      await engine.close();
+      await wakeups.close();
+      await fake.close();
     }
   });
 
@@ -165,8 +187,8 @@ describe('many runs at once', () => {
         Array.from({ length: 40 }, async (_, i) => {
           const engine = i % 2 === 0 ? a : b;
           const run = await engine.startRun(world.ns, 'refund', { inputs: { message: `m${i}`, orderId: `W-${i}-` } });
-          await boss.send('mt-runs', { runId: run.id });
-          await boss.send('mt-runs', { runId: run.id });
+          await boss.send(RUN_QUEUE, { runId: run.id }, { singletonKey: run.id });
+          await boss.send(RUN_QUEUE, { runId: run.id }, { singletonKey: run.id });
           return run.id;
         }),
       );
