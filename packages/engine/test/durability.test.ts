@@ -37,9 +37,9 @@ describe('durability', () => {
       await new Promise((r) => setTimeout(r, 20));
     await first.close();
     // The stop waited for the POST: its result is stored before the run was handed on.
-    const stored = (await world.db.query<{ type: string }>('SELECT type FROM mt_run_events WHERE run_id = $1', [
-      started.id,
-    ])).rows.map((row) => row.type);
+    const stored = (
+      await world.db.query<{ type: string }>('SELECT type FROM mt_run_events WHERE run_id = $1', [started.id])
+    ).rows.map((row) => row.type);
     expect(stored).toContain('tool-result');
     upstream.delayMs = 0;
     const second = await world.engine();

@@ -198,7 +198,6 @@ export async function startRunsWorld(
     worker: { concurrency: 4 },
     models,
     modelRetries: 0,
-    leaseSeconds: 5,
   });
   let listEventsCalls = 0;
   const counted: Engine = {

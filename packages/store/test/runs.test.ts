@@ -151,13 +151,9 @@ describe.each(backends)('runs SQL on %s', (_name, open) => {
   it('fences a write with expectSeq: refused after another event or a cancel request, leaving the run as it was', async () => {
     const id = await newRun(db);
     await claimRun(db, id, 'w1');
-    expect(
-      await append(db, id, { claim: 'w1', expectSeq: 0 }, [], { status: 'PendingApproval' }),
-    ).toBe(false);
+    expect(await append(db, id, { claim: 'w1', expectSeq: 0 }, [], { status: 'PendingApproval' })).toBe(false);
     await requestCancel(db, NS, id);
-    expect(
-      await append(db, id, { claim: 'w1', expectSeq: 1 }, [], { status: 'PendingApproval' }),
-    ).toBe(false);
+    expect(await append(db, id, { claim: 'w1', expectSeq: 1 }, [], { status: 'PendingApproval' })).toBe(false);
     const run = await findRun(db, id);
     expect(run).toMatchObject({ status: 'Running', claim: 'w1', lastSeq: 1, cancelRequested: true });
     expect(await cancelRequested(db, [id, randomUUID()])).toEqual([id]);

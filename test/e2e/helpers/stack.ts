@@ -14,12 +14,6 @@ import { startUpstream, type Upstream } from './upstream.js';
 /** The value of the orders-api-key secret; it must never appear in a response, event or log. */
 export const ORDERS_SECRET = 'sk-orders-e2e-5c1f9a7d3b';
 
-/**
- * Short recovery settings, so that a run held by a killed worker is picked up in seconds. The names are
- * the engine's (docs/runs.md).
- */
-export const FAST_RECOVERY: Record<string, string> = { MT_RUN_LEASE_SECONDS: '3' };
-
 /** Everything one e2e file of runs uses: database, upstream, fake models, server processes. */
 export interface RunsStack {
   home: string;

@@ -124,7 +124,9 @@ export class RunWorker {
 
   /** Executes one attempt of a run's job; never throws for the run's own failures. */
   async execute(job: RunJob): Promise<void> {
-    const { runId, attempt } = job;
+    const { runId } = job;
+    // The attempt's fencing token names this worker too (`host:pid:id/job/retry`), so an operator can tell who holds a run.
+    const attempt = `${this.owner}/${job.attempt}`;
     if (this.#stopping) throw new Error('worker stopping');
     const { db } = this.deps;
     const run = await claimRun(db, runId, attempt);

@@ -27,7 +27,7 @@ export interface RunningWorker {
   /** The gateway the worker's tool calls go through. */
   gateway: Gateway;
   db: Db;
-  /** Stops taking runs (those in flight are left to their lease), then closes the gateway and the database. */
+  /** Stops taking runs, lets the tool calls in flight finish and hands their runs on, then closes the gateway and the database. */
   close(): Promise<void>;
 }
 
