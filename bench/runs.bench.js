@@ -15,6 +15,7 @@ import { createGateway } from '@maitento/gateway';
 import { compileRepo } from '@maitento/lang';
 import { createNamespace, createPgDb, createSecret, createStoreCache, deploy, migrate } from '@maitento/store';
 import { createTestDatabase } from '@maitento/testkit';
+import pg from 'pg';
 import { percentile } from './lib/measure.js';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 200);
@@ -108,7 +109,36 @@ function round(n, d = 2) {
   return Number(n.toFixed(d));
 }
 
+/**
+ * Every statement sent to PostgreSQL by this process, the store's pool and pg-boss's own alike (both go through
+ * pg's Client): counted, and the run appends (the fenced `UPDATE mt_runs` with the events insert) timed with the
+ * JSON of their events.
+ */
+function countStatements() {
+  const counter = { on: false, statements: new Map(), appends: [] };
+  const query = pg.Client.prototype.query;
+  pg.Client.prototype.query = function (config, values, callback) {
+    const text = typeof config === 'string' ? config : (config?.text ?? '');
+    // The bench's own polling of the runs is not the engine's.
+    if (!counter.on || text.startsWith('SELECT id, status, extract')) return query.call(this, config, values, callback);
+    const key = text.replace(/\s+/g, ' ').slice(0, 70);
+    counter.statements.set(key, (counter.statements.get(key) ?? 0) + 1);
+    if (!text.startsWith('WITH run AS (UPDATE mt_runs') || typeof callback === 'function') {
+      return query.call(this, config, values, callback);
+    }
+    const t0 = performance.now();
+    const result = query.call(this, config, values);
+    const json = values?.at(-1);
+    return result.then((r) => {
+      counter.appends.push({ ms: performance.now() - t0, json });
+      return r;
+    });
+  };
+  return counter;
+}
+
 async function main() {
+  const counter = countStatements();
   const child = fork(fileURLToPath(import.meta.url), ['--servers'], { stdio: 'inherit' });
   const ports = await new Promise((resolve) => child.once('message', resolve));
   const database = await createTestDatabase('mt_bench_runs');
@@ -255,9 +285,26 @@ async function main() {
       console.log(seenSql);
     }
 
-    // One run at a time: the engine's own cost per step with nothing else going on.
+    // One run at a time: the engine's own cost per step with nothing else going on; every statement counted.
     const sequential = [];
+    counter.on = true;
     for (let i = 0; i < SEQUENTIAL; i++) sequential.push(...(await oneBatch(1)));
+    counter.on = false;
+    const statementsPerRun = [...counter.statements.values()].reduce((a, b) => a + b, 0) / SEQUENTIAL;
+    if (process.env.BENCH_QUERIES === '1') console.log(counter.statements);
+    // A step's write against a plain INSERT of the same JSON, alternately, on the same connection pool.
+    await db.query('CREATE TABLE bench_plain (id serial PRIMARY KEY, data json)');
+    const plain = [];
+    for (const append of counter.appends) {
+      const t0 = performance.now();
+      await db.query('INSERT INTO bench_plain (data) VALUES ($1::json)', [append.json]);
+      plain.push(performance.now() - t0);
+    }
+    const appendMs = counter.appends.map((a) => a.ms).sort((a, b) => a - b);
+    plain.sort((a, b) => a - b);
+    const { rows: hot } = await db.query(
+      "SELECT n_tup_upd::int AS upd, n_tup_hot_upd::int AS hot FROM pg_stat_user_tables WHERE relname = 'mt_runs'",
+    );
     const seqGaps = overheads(sequential);
     const seqLatency = sequential.map((r) => r.latency).sort((a, b) => a - b);
 
@@ -300,6 +347,11 @@ async function main() {
       seqTool: sumOutside(sequential, 'tool'),
       events: queries[0].n,
       writeP50: round(percentile(writes, 50), 3),
+      statementsPerRun: round(statementsPerRun, 1),
+      appendP50: round(percentile(appendMs, 50), 3),
+      plainInsertP50: round(percentile(plain, 50), 3),
+      appendRatio: round(percentile(appendMs, 50) / percentile(plain, 50)),
+      hotUpdates: hot[0] ? `${hot[0].hot} of ${hot[0].upd}` : 'unknown',
     };
     console.log(JSON.stringify(figures, null, 2));
     if (process.env.BENCH_WRITE !== '0') write(figures);
