@@ -24,7 +24,7 @@ export const register: RegisterCommand = (program, io) => {
       'after',
       `
 Any number of workers and servers can share one database; a run a killed worker held is taken over by
-another after its lease (MT_RUN_LEASE_SECONDS).
+another within about 15 s. SIGTERM waits for the tool calls in flight, then hands their runs on.
 
 Environment:
   DATABASE_URL           PostgreSQL connection string (required)
