@@ -115,30 +115,41 @@ function round(n, d = 2) {
  * JSON of their events.
  */
 function countStatements() {
-  const counter = { on: false, statements: new Map(), appends: [] };
+  const counter = { on: false, statements: new Map(), appends: [], plain: [] };
   const query = pg.Client.prototype.query;
   pg.Client.prototype.query = function (config, values, callback) {
     const text = typeof config === 'string' ? config : (config?.text ?? '');
+    const plain = text.startsWith('INSERT INTO bench_plain');
     // The bench's own polling of the runs is not the engine's.
-    if (!counter.on || text.startsWith('SELECT id, status, extract')) return query.call(this, config, values, callback);
-    const key = text.replace(/\s+/g, ' ').slice(0, 70);
-    counter.statements.set(key, (counter.statements.get(key) ?? 0) + 1);
-    if (!text.startsWith('WITH run AS (UPDATE mt_runs') || typeof callback === 'function') {
+    if (!plain && (!counter.on || text.startsWith('SELECT id, status, extract'))) {
       return query.call(this, config, values, callback);
     }
+    if (!plain) {
+      const key = text.replace(/\s+/g, ' ').slice(0, 70);
+      counter.statements.set(key, (counter.statements.get(key) ?? 0) + 1);
+    }
+    if (!plain && !text.startsWith('WITH run AS (UPDATE mt_runs')) return query.call(this, config, values, callback);
+    // Both timed the same way: from the client's query to its answer.
     const t0 = performance.now();
-    const result = query.call(this, config, values);
     const json = values?.at(-1);
-    return result.then((r) => {
-      counter.appends.push({ ms: performance.now() - t0, json });
-      return r;
+    const done = () => (plain ? counter.plain : counter.appends).push({ ms: performance.now() - t0, json });
+    // pg's Pool passes a callback; a client of its own gets a promise.
+    if (typeof callback === 'function') {
+      return query.call(this, config, values, (error, result) => {
+        done();
+        callback(error, result);
+      });
+    }
+    return query.call(this, config, values).then((result) => {
+      done();
+      return result;
     });
   };
   return counter;
 }
 
 async function main() {
-  const counter = countStatements();
+  const sql = countStatements();
   const child = fork(fileURLToPath(import.meta.url), ['--servers'], { stdio: 'inherit' });
   const ports = await new Promise((resolve) => child.once('message', resolve));
   const database = await createTestDatabase('mt_bench_runs');
@@ -286,22 +297,27 @@ async function main() {
     }
 
     // One run at a time: the engine's own cost per step with nothing else going on; every statement counted.
+    // The statements of no run (the queue's supervisor, polls, timers), counted while idle, per second.
+    const total = () => [...sql.statements.values()].reduce((a, b) => a + b, 0);
+    sql.on = true;
+    await new Promise((r) => setTimeout(r, 6000));
+    sql.on = false;
+    const idlePerSecond = total() / 6;
+    if (process.env.BENCH_QUERIES === '1') console.log('idle', sql.statements);
+    sql.statements.clear();
     const sequential = [];
-    counter.on = true;
+    const seqBegin = performance.now();
+    sql.on = true;
     for (let i = 0; i < SEQUENTIAL; i++) sequential.push(...(await oneBatch(1)));
-    counter.on = false;
-    const statementsPerRun = [...counter.statements.values()].reduce((a, b) => a + b, 0) / SEQUENTIAL;
-    if (process.env.BENCH_QUERIES === '1') console.log(counter.statements);
+    sql.on = false;
+    const seqSeconds = (performance.now() - seqBegin) / 1000;
+    const statementsPerRun = (total() - idlePerSecond * seqSeconds) / SEQUENTIAL;
+    if (process.env.BENCH_QUERIES === '1') console.log('runs', sql.statements);
     // A step's write against a plain INSERT of the same JSON, alternately, on the same connection pool.
     await db.query('CREATE TABLE bench_plain (id serial PRIMARY KEY, data json)');
-    const plain = [];
-    for (const append of counter.appends) {
-      const t0 = performance.now();
-      await db.query('INSERT INTO bench_plain (data) VALUES ($1::json)', [append.json]);
-      plain.push(performance.now() - t0);
-    }
-    const appendMs = counter.appends.map((a) => a.ms).sort((a, b) => a - b);
-    plain.sort((a, b) => a - b);
+    for (const append of sql.appends) await db.query('INSERT INTO bench_plain (data) VALUES ($1::json)', [append.json]);
+    const appendMs = sql.appends.map((a) => a.ms).sort((a, b) => a - b);
+    const plain = sql.plain.map((a) => a.ms).sort((a, b) => a - b);
     const { rows: hot } = await db.query(
       "SELECT n_tup_upd::int AS upd, n_tup_hot_upd::int AS hot FROM pg_stat_user_tables WHERE relname = 'mt_runs'",
     );
@@ -348,6 +364,7 @@ async function main() {
       events: queries[0].n,
       writeP50: round(percentile(writes, 50), 3),
       statementsPerRun: round(statementsPerRun, 1),
+      idleStatementsPerSecond: round(idlePerSecond, 1),
       appendP50: round(percentile(appendMs, 50), 3),
       plainInsertP50: round(percentile(plain, 50), 3),
       appendRatio: round(percentile(appendMs, 50) / percentile(plain, 50)),

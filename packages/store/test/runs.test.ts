@@ -122,15 +122,17 @@ describe.each(backends)('runs SQL on %s', (_name, open) => {
 
   it("lets only the attempt whose token the run holds write: a later attempt's claim fences the earlier one", async () => {
     const id = await newRun(db);
-    const run = await claimRun(db, id, 'job-1/0');
-    expect(run?.claim).toBe('job-1/0');
+    const claimed = await claimRun(db, id, 'job-1/0');
+    expect(claimed?.run.claim).toBe('job-1/0');
+    // The claim reads the run's events in the same statement.
+    expect(claimed?.events).toEqual(await listRunEvents(db, id));
     expect(await append(db, id, { claim: 'job-1/1' }, [{ type: 'model-response', data: {} }])).toBe(false);
     expect(await append(db, id, { claim: 'job-1/0' }, [{ type: 'model-response', data: {} }])).toBe(2);
     expect((await listRunEvents(db, id)).map((e) => e.type)).toEqual(['run-started', 'model-response']);
 
     // pg-boss retried the job (the first attempt stopped heartbeating): the retry claims the run, and the stalled
     // first attempt's next write is refused, however late it comes.
-    expect((await claimRun(db, id, 'job-1/1'))?.claim).toBe('job-1/1');
+    expect((await claimRun(db, id, 'job-1/1'))?.run.claim).toBe('job-1/1');
     expect(await append(db, id, { claim: 'job-1/0' }, [{ type: 'tool-result', data: {} }])).toBe(false);
     expect(await append(db, id, { claim: 'job-1/1' }, [{ type: 'tool-result', data: {} }])).toBe(3);
     // The token has no expiry and no renewal: it stays until the next claim.

@@ -105,7 +105,13 @@ export async function openRunQueue(db: Db, onError: (error: unknown) => void, wa
   let loop: Promise<void> | undefined;
   const held = new Map<Promise<void>, { id: string; retryCount: number }>();
   let wake: (() => void) | undefined;
-  const poke = () => wake?.();
+  // Whether jobs may be waiting: the last fetch filled its batch, or a wake-up came since it (perhaps for a run
+  // whose job was active then: pg-boss fetches it once that job ends, so a freed slot looks again).
+  let more = false;
+  const poke = () => {
+    more = true;
+    wake?.();
+  };
   let unsubscribe: (() => void) | undefined;
   let heartbeat: NodeJS.Timeout | undefined;
   const drain = async (timeoutMs: number) => {
@@ -149,7 +155,7 @@ export async function openRunQueue(db: Db, onError: (error: unknown) => void, wa
       heartbeat.unref();
       const allowed = runLimit(concurrency);
       // Our own fetch loop rather than boss.work(): it fetches as many jobs as it has free slots, at once again
-      // while jobs keep coming, whenever a slot frees or a `runs` wake-up arrives, and every FETCH_POLL_MS else.
+      // while batches come full, on a `runs` wake-up (or when a slot frees after one), and every FETCH_POLL_MS else.
       loop = (async () => {
         while (working) {
           // Slots bound the runs held, most of which wait (on a model, an upstream); the limit bounds the runs
@@ -160,9 +166,11 @@ export async function openRunQueue(db: Db, onError: (error: unknown) => void, wa
           const holding = free <= 0 && held.size < concurrency;
           let got = 0;
           if (free > 0) {
+            more = false;
             try {
               const jobs = await boss.fetch<{ runId: string }>(RUN_QUEUE, { batchSize: free });
               got = jobs.length;
+              if (got === free) more = true;
               for (const job of jobs) {
                 const attempt = { id: job.id, retryCount: job.retryCount };
                 const done: Promise<void> = handler({ runId: job.data.runId, attempt: `${job.id}/${job.retryCount}` })
@@ -174,7 +182,7 @@ export async function openRunQueue(db: Db, onError: (error: unknown) => void, wa
                   .catch(onError)
                   .finally(() => {
                     held.delete(done);
-                    poke();
+                    if (more) wake?.();
                   });
                 held.set(done, attempt);
               }
@@ -183,7 +191,7 @@ export async function openRunQueue(db: Db, onError: (error: unknown) => void, wa
             }
           }
           if (!working) break;
-          if (got > 0 && !holding) continue;
+          if (more && !holding && held.size < concurrency) continue;
           await new Promise<void>((resolve) => {
             // Held back below the slots: look again once the loop has been measured anew.
             const timer = setTimeout(resolve, holding ? LOAD_WINDOW_MS : FETCH_POLL_MS);

@@ -8,6 +8,7 @@ import {
   findRun,
   listRunEvents,
   type RunEventRecord,
+  type RunRecord,
 } from '@maitento/store';
 import { engineErrors } from '../errors.js';
 import type { EngineLogger } from '../internal/logger.js';
@@ -129,8 +130,8 @@ export class RunWorker {
     const attempt = `${this.owner}/${job.attempt}`;
     if (this.#stopping) throw new Error('worker stopping');
     const { db } = this.deps;
-    const run = await claimRun(db, runId, attempt);
-    if (run === undefined) return;
+    const claimed = await claimRun(db, runId, attempt);
+    if (claimed === undefined) return;
     const held: Held = { runId, cancel: new AbortController(), stop: new AbortController(), cancelled: false };
     this.#held.set(attempt, held);
     const onCancel = () => {
@@ -139,19 +140,19 @@ export class RunWorker {
     };
     held.unsubscribe = this.wakeups?.on(`run:${runId}`, onCancel);
     try {
-      await this.advance(run, held, attempt);
+      await this.advance(claimed.run, claimed.events, held, attempt);
     } finally {
       held.unsubscribe?.();
       this.#held.delete(attempt);
     }
   }
 
-  private async advance(run: NonNullable<Awaited<ReturnType<typeof claimRun>>>, held: Held, attempt: string) {
+  private async advance(run: RunRecord, events: RunEventRecord[], held: Held, attempt: string) {
     const { db } = this.deps;
     const runId = run.id;
     const pinned: PinnedSet = await this.loader.load(run.namespace, run.versions);
-    // The events as this worker knows them; undefined until read, and again when they may be stale.
-    let known: RunEventRecord[] | undefined;
+    // The events as this worker knows them (read with the claim); undefined again when they may be stale.
+    let known: RunEventRecord[] | undefined = events;
     const ctx: RunContext = {
       ...this.deps,
       run,

@@ -221,15 +221,27 @@ export async function listRunEvents(db: Queryable, runId: string, after = 0): Pr
 
 /**
  * Claims a Running run for one attempt: sets its fencing token to `token`, so the writes of any earlier attempt
- * (a stalled worker whose job was retried elsewhere) fail from now on. No condition on the previous token: pg-boss
- * admits one active job per run. Resolves with the run, or undefined when it is not Running.
+ * (a stalled worker whose job was retried elsewhere) fail from now on, and reads its events in the same statement.
+ * No condition on the previous token: pg-boss admits one active job per run. Resolves with the run and its
+ * events, or undefined when it is not Running.
  */
-export async function claimRun(db: Queryable, runId: string, token: string): Promise<RunRecord | undefined> {
-  const { rows } = await db.query<RunRow>(
-    `UPDATE mt_runs SET claim = $2 WHERE id = $1 AND status = 'Running' RETURNING ${COLUMNS}`,
+export async function claimRun(
+  db: Queryable,
+  runId: string,
+  token: string,
+): Promise<{ run: RunRecord; events: RunEventRecord[] } | undefined> {
+  const { rows } = await db.query<
+    RunRow & { events: { seq: number; type: string; data: Record<string, unknown>; at: string }[] | null }
+  >(
+    `WITH run AS (UPDATE mt_runs SET claim = $2 WHERE id = $1 AND status = 'Running' RETURNING ${COLUMNS}) ` +
+      "SELECT run.*, (SELECT json_agg(json_build_object('seq', seq, 'type', type, 'data', data, 'at', created_at) " +
+      'ORDER BY seq) FROM mt_run_events WHERE run_id = $1) AS events FROM run',
     [runId, token],
   );
-  return rows[0] && toRecord(rows[0]);
+  const row = rows[0];
+  if (row === undefined) return undefined;
+  const events = (row.events ?? []).map((e) => ({ seq: e.seq, type: e.type, data: e.data, at: iso(new Date(e.at)) }));
+  return { run: toRecord(row), events };
 }
 
 /** The runs among `ids` whose cancel was requested. */
