@@ -53,6 +53,31 @@ describe('durability', () => {
     await world.deployFiles(ordersRepo(upstream.url));
   });
 
+  it('heartbeats a run it holds longer than the 10 s heartbeat: pg-boss does not retry it, one POST', async () => {
+    world.script('support', [
+      { toolCalls: [{ name: 'refund-order', arguments: { request: { amount: 1, reason: 'r' } } }] },
+      { text: 'done' },
+    ]);
+    await world.deployFiles(ordersRepo(upstream.url, { refundApproval: false }));
+    const engine = await world.engine();
+    upstream.delayMs = 14_000;
+    try {
+      const started = await engine.startRun(world.ns, 'refund', { inputs: { message: 'x', orderId: 'H-1' } });
+      const run = await waitFor(engine, world.ns, started.id, undefined, 40_000);
+      expect(run.status).toBe('Completed');
+      expect(upstream.seen.filter((s) => s.url.includes('H-1'))).toHaveLength(1);
+      const { rows } = await world.db.query<{ retry_count: number }>(
+        'SELECT retry_count FROM pgboss.job WHERE singleton_key = $1',
+        [started.id],
+      );
+      expect(rows).toEqual([{ retry_count: 0 }]);
+    } finally {
+      upstream.delayMs = 0;
+      await engine.close();
+      await world.deployFiles(ordersRepo(upstream.url));
+    }
+  }, 60_000);
+
   it('fails a run with a code when the model is down, answers 500 or garbage, while other runs complete', async () => {
     const model = createServer((req, res) => {
       const mode = req.url?.includes('/garbage') ? 'garbage' : 'error';
