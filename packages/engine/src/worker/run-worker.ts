@@ -128,7 +128,11 @@ export class RunWorker {
     const { runId } = job;
     // The attempt's fencing token names this worker too (`host:pid:id/job/retry`), so an operator can tell who holds a run.
     const attempt = `${this.owner}/${job.attempt}`;
-    if (this.#stopping) throw new Error('worker stopping');
+    if (this.#stopping) {
+      // Fetched as the stop began: handed on untouched, without using one of the job's retries.
+      await this.queue.send(runId);
+      return;
+    }
     const { db } = this.deps;
     const claimed = await claimRun(db, runId, attempt);
     if (claimed === undefined) return;
