@@ -1,7 +1,8 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createOpenAI } from '@ai-sdk/openai';
-import { modelsFromEnvironment } from '@maitento/engine';
+import { modelsFromEnvironment, RUN_QUEUE } from '@maitento/engine';
+import { PgBoss } from 'pg-boss';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshPglite, makeWorld, ordersRepo, startUpstream, waitFor, type World } from './helpers.js';
 
@@ -125,6 +126,36 @@ describe('durability', () => {
       expect(b.status).toBe('Completed');
     }
     model.close();
+  });
+
+  it('adopts the Running runs of an earlier version: the first engine to create the queue sends them jobs and deletes the old queue', async () => {
+    const earlier = await makeWorld();
+    const boss = new PgBoss({
+      connectionString: earlier.db.connectionString!,
+      max: 1,
+      schedule: false,
+      supervise: false,
+    });
+    try {
+      earlier.script('support', [{ text: 'adopted' }]);
+      await earlier.secret('orders-key', 'k');
+      await earlier.deployFiles(ordersRepo(upstream.url));
+      const api = await earlier.engine({ worker: false });
+      const started = await api.startRun(earlier.ns, 'support', { inputs: { message: 'x' } });
+      await api.close();
+      // As an earlier version left it: the run Running, its job in the old queue, no queue of this version.
+      await boss.start();
+      await boss.deleteQueue(RUN_QUEUE);
+      await boss.createQueue('mt-runs');
+      await boss.send('mt-runs', { runId: started.id });
+      const engine = await earlier.engine();
+      const run = await waitFor(engine, earlier.ns, started.id);
+      expect(run).toMatchObject({ status: 'Completed', result: 'adopted' });
+      expect(await boss.getQueue('mt-runs')).toBeNull();
+    } finally {
+      await boss.stop({ graceful: false, close: true }).catch(() => {});
+      await earlier.close();
+    }
   });
 
   it('runs on PGlite, queue and its maintenance included; the engine starts and closes in about a second', async () => {
