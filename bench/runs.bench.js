@@ -460,7 +460,9 @@ store's pool and pg-boss's alike, less what it sends with no run at all, ${f.idl
 supervisor every 2 s, the fallback polls; aim ≤ 8: **${f.statementsPerRun <= 8 ? 'met' : 'not met'}**). A step's write (the fenced
 \`UPDATE mt_runs\` with the events insert, one statement) p50 ${ms(f.appendP50)} ms against ${ms(f.plainInsertP50)} ms for a plain
 \`INSERT\` of the same JSON on the same pool: ${f.appendRatio}× (aim ≤ 1.5×: **${f.appendRatio <= 1.5 ? 'met' : 'not met'}**);
-HOT updates of \`mt_runs\` so far: ${f.hotUpdates}.
+HOT updates of \`mt_runs\` so far: ${f.hotUpdates}. Where a run's statements go (\`BENCH_QUERIES=1\` lists them): the interaction
+read; the start's transaction (\`BEGIN\`, the run's \`INSERT\`, pg-boss's job insert, the \`runs\` notify, \`COMMIT\`); two
+fetches; the claim, which reads the events too; the five step writes; the job's complete.
 
 Aim: under 3 ms of engine overhead a step at p50 (a durable single-row write to PostgreSQL costs ~0.3 ms here):
 **${met ? 'met' : 'not met'}** (${ms(f.overheadP50)} ms under load, ${ms(f.seqOverheadP50)} ms alone).
