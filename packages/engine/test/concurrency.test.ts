@@ -100,7 +100,8 @@ describe('cancelling a Running run', () => {
       expect(['Running', 'Cancelled']).toContain(asked.status);
       const run = await waitFor(engine, world.ns, started.id, undefined, 5000);
       expect(run.status).toBe('Cancelled');
-      expect(Date.now() - begin).toBeLessThan(3000);
+      // The fallback poll reads the flag every 2 s (with wake-ups the cancel is seen at once: the test below).
+      expect(Date.now() - begin).toBeLessThan(4500);
       await waitUntil(() => aborted === 1);
       await new Promise((r) => setTimeout(r, 600));
       expect(types(await engine.listEvents(world.ns, run.id))).toEqual(['run-started', 'run-cancelled']);
