@@ -1,5 +1,6 @@
 export type * from './api/types.js';
 export type { Engine } from './api/engine.js';
+export { RUN_EVENTS_MAX_PAGE, RUN_EVENTS_PAGE } from './api/engine.js';
 export { TERMINAL_STATUSES } from './api/types.js';
 export { engineErrors } from './errors.js';
 export type { EngineErrorCode } from './errors.js';

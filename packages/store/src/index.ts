@@ -80,13 +80,22 @@ export {
   findRun,
   insertRun,
   listRunEvents,
-  listRunRecords,
+  listRunSummaries,
   orphanedRuns,
+  RESULT_SUMMARY_CHARS,
+  runExists,
   releaseLease,
   renewLeases,
   requestCancel,
 } from './runs/runs.js';
-export type { NewRunEvent, RunEventRecord, RunFence, RunRecord, RunStatusChange } from './runs/runs.js';
+export type {
+  NewRunEvent,
+  RunEventRecord,
+  RunFence,
+  RunRecord,
+  RunStatusChange,
+  RunSummaryRecord,
+} from './runs/runs.js';
 export {
   answerApprovalRecord,
   expireApprovals,

@@ -19,6 +19,8 @@ export interface ServerContext {
   engine: Engine;
   /** How often run event streams poll, and their keep-alive interval. */
   streamTiming: EventStreamTiming;
+  /** The most run event streams one API key may hold open at once. */
+  runStreamsPerKey: number;
 }
 
 /** Who may call a route: a role of the key's namespace, or `operator` (an admin key of `default`). */

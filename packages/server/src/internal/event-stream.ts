@@ -5,6 +5,9 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 /** Event types after which a run's stream ends. */
 const TERMINAL_EVENTS = new Set(['run-completed', 'run-failed', 'run-cancelled']);
 
+/** How many events a stream reads at once: a long transcript is read and written out a page at a time. */
+export const STREAM_PAGE = 100;
+
 /** How often a stream asks for new events, and how long it may stay silent before a keep-alive comment. */
 export interface EventStreamTiming {
   pollMs: number;
@@ -48,7 +51,7 @@ export function resumePoint(lastEventId: string | string[] | undefined, after: n
 
 /**
  * Takes the response over and streams a run's events as Server-Sent Events: the stored ones after
- * `after`, then new ones as they are stored (polled every `pollMs`), until a terminal event, the client
+ * `after` (read {@link STREAM_PAGE} at a time), then new ones as they are stored (polled every `pollMs`), until a terminal event, the client
  * going away, or the server closing. Polling stops as soon as the connection closes.
  */
 export async function streamRunEvents(
@@ -99,11 +102,16 @@ export async function streamRunEvents(
   try {
     await write(': stream of run events\n\n');
     while (!closed) {
-      const events = await engine.listEvents(namespace, runId, after);
+      const events = await engine.listEvents(namespace, runId, after, STREAM_PAGE);
       for (const event of events) {
         await write(formatSseEvent(event));
         after = event.seq;
         if (TERMINAL_EVENTS.has(event.type)) return;
+      }
+      // A full page: more are stored, read them now (each page is written out before the next is read).
+      if (events.length === STREAM_PAGE) {
+        lastWrite = Date.now();
+        continue;
       }
       if (spec.ended) return;
       const now = Date.now();

@@ -2,6 +2,7 @@ import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { serverErrors } from '../errors.js';
 import type { ServerContext } from '../internal/context.js';
+import { PerKeyLimit } from '../internal/per-key-limit.js';
 import { registerAuth } from '../plugins/auth.js';
 import { watchToolChanges } from './list-changed.js';
 import { type McpSession, openSession } from './session.js';
@@ -16,6 +17,9 @@ import { loadAgent, type McpScope } from './tools.js';
 export async function mcpRoutes(app: FastifyInstance, ctx: ServerContext, settings: McpSettings): Promise<void> {
   registerAuth(app, ctx);
   const sessions = new Map<string, McpSession>();
+  const sessionsPerKey = new PerKeyLimit(settings.sessionsPerKey, (max) =>
+    serverErrors.create('api:mcp:too-many-sessions', { max }),
+  );
   const onInternal = (err: unknown) => app.log.error({ err }, 'internal error in an MCP tool call');
   const watcher = watchToolChanges(ctx, settings, sessions, app.log);
   app.addHook('preClose', async () => {
@@ -29,6 +33,8 @@ export async function mcpRoutes(app: FastifyInstance, ctx: ServerContext, settin
     const endpoint = agent === undefined ? '/mcp' : `/mcp/agents/${agent}`;
     const header = request.headers['mcp-session-id'];
     let session: McpSession | undefined;
+    // A new session's place under its key's limit, given back when it closes or if it never opens.
+    let releaseUnopened: (() => void) | undefined;
     if (typeof header === 'string' && header !== '') {
       session = sessions.get(header);
       if (session === undefined || session.endpoint !== endpoint) {
@@ -43,20 +49,33 @@ export async function mcpRoutes(app: FastifyInstance, ctx: ServerContext, settin
       }
       const scope: McpScope = agent === undefined ? { namespace } : { namespace, agent };
       if (agent !== undefined) await loadAgent(ctx, namespace, agent);
+      const release = sessionsPerKey.acquire(keyId);
+      let opened = false;
+      releaseUnopened = () => {
+        if (!opened) release();
+      };
       session = openSession(ctx, settings, scope, keyId, endpoint, {
-        onOpened: (id, opened) => {
-          sessions.set(id, opened);
+        onOpened: (id, opened_) => {
+          opened = true;
+          sessions.set(id, opened_);
           watcher.baseline(namespace);
         },
-        onClosed: (id) => sessions.delete(id),
+        onClosed: (id) => {
+          sessions.delete(id);
+          release();
+        },
         onInternal,
       });
-      await session.server.connect(session.transport);
     }
-    session.lastUsed = Date.now();
-    // From here the SDK's transport writes the answer (JSON or an SSE stream) itself.
-    reply.hijack();
-    await session.transport.handleRequest(request.raw, reply.raw, request.body);
+    try {
+      if (releaseUnopened !== undefined) await session.server.connect(session.transport);
+      session.lastUsed = Date.now();
+      // From here the SDK's transport writes the answer (JSON or an SSE stream) itself.
+      reply.hijack();
+      await session.transport.handleRequest(request.raw, reply.raw, request.body);
+    } finally {
+      releaseUnopened?.();
+    }
   };
 
   const config = { role: 'user' as const };

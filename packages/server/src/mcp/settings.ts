@@ -1,3 +1,5 @@
+import { limitFromEnv } from '../internal/per-key-limit.js';
+
 /** How the MCP endpoints wait, poll and expire; each has an environment variable (docs/mcp.md). */
 export interface McpSettings {
   /** How long a tools/call without a task waits for a person's answer before it names the pending approval. */
@@ -12,6 +14,8 @@ export interface McpSettings {
   listChangedPollMs: number;
   /** A session with no request for this long is closed. */
   sessionIdleMs: number;
+  /** The most sessions one API key holds open at once. */
+  sessionsPerKey: number;
 }
 
 function envSeconds(name: string): number | undefined {
@@ -21,7 +25,10 @@ function envSeconds(name: string): number | undefined {
   return Number.isFinite(value) && value > 0 ? value * 1000 : undefined;
 }
 
-/** The settings from the environment: `MT_MCP_APPROVAL_WAIT`, `MT_MCP_LIST_POLL`, `MT_MCP_SESSION_IDLE` (seconds), `MT_APPROVAL_TTL`. */
+/**
+ * The settings from the environment: `MT_MCP_APPROVAL_WAIT`, `MT_MCP_LIST_POLL`, `MT_MCP_SESSION_IDLE` (seconds),
+ * `MT_APPROVAL_TTL`, `MT_MCP_SESSIONS_PER_KEY`.
+ */
 export function mcpSettingsFromEnv(overrides: Partial<McpSettings> = {}): McpSettings {
   return {
     // Under the 60 s request timeout of the SDK's clients (and of most hosts), so the answer arrives in time.
@@ -31,6 +38,7 @@ export function mcpSettingsFromEnv(overrides: Partial<McpSettings> = {}): McpSet
     approvalTtlMs: envSeconds('MT_APPROVAL_TTL'),
     listChangedPollMs: envSeconds('MT_MCP_LIST_POLL') ?? 1_000,
     sessionIdleMs: envSeconds('MT_MCP_SESSION_IDLE') ?? 30 * 60_000,
+    sessionsPerKey: limitFromEnv('MT_MCP_SESSIONS_PER_KEY', 20),
     ...overrides,
   };
 }

@@ -14,6 +14,7 @@ import { DEFAULT_STREAM_TIMING, type EventStreamTiming } from '../internal/event
 import { logInternalErrors } from '../internal/internal-errors.js';
 import { lazyEngine } from '../internal/lazy-engine.js';
 import { markOptionalBodies, takesOptionalBody } from '../internal/optional-body.js';
+import { limitFromEnv } from '../internal/per-key-limit.js';
 import { loggerOptions } from '../internal/logging.js';
 import { registerRequestLog, slowRequestMs } from '../internal/request-log.js';
 import { formatSchemaError, installValidators } from '../internal/validation.js';
@@ -73,6 +74,8 @@ export interface ServerOptions {
   engineOptions?: Partial<EngineOptions>;
   /** Poll interval and keep-alive of run event streams (tests shorten them). */
   streamTiming?: Partial<EventStreamTiming>;
+  /** The most run event streams one API key holds open at once (default `MT_RUN_STREAMS_PER_KEY` or 20). */
+  runStreamsPerKey?: number;
   /** How the MCP endpoints wait and poll; default from the environment (docs/mcp.md). */
   mcp?: Partial<McpSettings>;
   /** How long a request holds its Idempotency-Key without renewal (default 220 s; tests shorten it). */
@@ -143,6 +146,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
   const ctx: ServerContext = {
     engine,
     streamTiming: { ...DEFAULT_STREAM_TIMING, ...options.streamTiming },
+    runStreamsPerKey: options.runStreamsPerKey ?? limitFromEnv('MT_RUN_STREAMS_PER_KEY', 20),
     db: options.db,
     cache,
     secretKey: options.secretKey,
