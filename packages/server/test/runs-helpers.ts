@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { createEgressPolicy } from '@maitento/egress';
 import { createEngine, type Engine, type ModelResolver, modelsFromEnvironment, scriptedModel } from '@maitento/engine';
 import { createGateway } from '@maitento/gateway';
-import { createServer } from '@maitento/server';
+import { createServer, type ServerOptions } from '@maitento/server';
 import { createPgDb, type Db, migrate } from '@maitento/store';
 import { createTestDatabase, startRecordingUpstream, type TestDatabase } from '@maitento/testkit';
 import type { FastifyInstance } from 'fastify';
@@ -146,10 +146,30 @@ inputs.prompts = [ { name = "order" required = true } ]
 
 /** Starts the world: database, upstream, server with a worker (stream polling shortened to `pollMs`). */
 export async function startRunsWorld(
-  options: { pollMs?: number; keepAliveMs?: number; listen?: boolean } = {},
+  options: {
+    pollMs?: number;
+    keepAliveMs?: number;
+    listen?: boolean;
+    /** More options of `createServer` (limits, MCP settings). */
+    server?: Partial<ServerOptions>;
+    /** Told of every statement the engine and the server run on the pool, with the number of rows it answered. */
+    onQuery?: (text: string, rows: number) => void;
+  } = {},
 ): Promise<RunsWorld> {
   const database: TestDatabase = await createTestDatabase('mt_server_runs');
-  const db = createPgDb(database.url);
+  const pool = createPgDb(database.url);
+  const onQuery = options.onQuery;
+  const db: Db =
+    onQuery === undefined
+      ? pool
+      : {
+          ...pool,
+          query: async <R,>(text: string, params?: unknown[]) => {
+            const result = await pool.query<R>(text, params);
+            onQuery(text, result.rows.length);
+            return result;
+          },
+        };
   const upstream = await startRecordingUpstream(({ method, url, headers, body }, res) => {
     res.setHeader('content-type', 'application/json');
     if (headers['x-api-key'] !== ORDERS_SECRET) {
@@ -203,9 +223,9 @@ export async function startRunsWorld(
   let listEventsCalls = 0;
   const counted: Engine = {
     ...engine,
-    listEvents: (namespace, id, after) => {
+    listEvents: (namespace, id, after, limit) => {
       listEventsCalls++;
-      return engine.listEvents(namespace, id, after);
+      return engine.listEvents(namespace, id, after, limit);
     },
   };
   const app = await createServer({
@@ -217,6 +237,7 @@ export async function startRunsWorld(
     logger: false,
     engine: counted,
     streamTiming: { pollMs: options.pollMs ?? 50, keepAliveMs: options.keepAliveMs ?? 15_000 },
+    ...options.server,
   });
   const request: RunsWorld['request'] = (method, url, payload, key = adminKey) =>
     app.inject({
