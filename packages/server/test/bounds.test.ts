@@ -1,4 +1,6 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -8,6 +10,8 @@ import { type RunsWorld, startRunsWorld } from './runs-helpers.js';
 // One API key cannot exhaust the server (issue 18, defect 6): a run's inputs are limited, lists answer summaries,
 // a long transcript is streamed a page at a time, and a key holds only so many streams and MCP sessions open.
 let world: RunsWorld;
+setFlagsFromString('--expose-gc');
+const collectGarbage = runInNewContext('gc') as () => void;
 const eventReads: number[] = [];
 const LIMIT_PER_KEY = 3;
 const KIB = 1024;
@@ -77,17 +81,32 @@ describe('GET /v1/runs', () => {
     }
     for (const id of ids) expect((await world.waitFor(id)).status).toBe('Completed');
 
+    // Once unmeasured (the route's first use compiles what it needs), then from a collected heap, so what is
+    // measured is this request alone.
+    await (await fetch(`${world.url}/v1/runs?interaction=support&limit=12`, { headers: auth(world.adminKey) })).text();
+    collectGarbage();
+    // Server and client share this process: its RSS, sampled through the request (a collection may run before
+    // the end), and the longest the event loop was held.
     const delay = monitorEventLoopDelay({ resolution: 5 });
     const rssBefore = process.memoryUsage().rss;
+    let rssPeak = rssBefore;
+    const sample = setInterval(() => {
+      rssPeak = Math.max(rssPeak, process.memoryUsage().rss);
+    }, 2);
     delay.enable();
     const res = await fetch(`${world.url}/v1/runs?interaction=support&limit=12`, { headers: auth(world.adminKey) });
     const text = await res.text();
     delay.disable();
-    const rssGrowth = process.memoryUsage().rss - rssBefore;
+    clearInterval(sample);
+    const rssGrowth = Math.max(rssPeak, process.memoryUsage().rss) - rssBefore;
     const maxDelayMs = delay.max / 1e6;
-    console.log("MEASURE", Buffer.byteLength(text), rssGrowth, maxDelayMs);
 
+    // 12 summaries, a few hundred bytes each; today's main answers 15 MiB (the inputs and whole results), grows
+    // RSS by 55-70 MiB and holds the event loop 0.5-1 s here; this answers ~6 KiB, ~0 MiB and ~10 ms.
     expect(res.status).toBe(200);
+    expect(Buffer.byteLength(text)).toBeLessThan(16 * KIB);
+    expect(rssGrowth, `RSS grew ${rssGrowth} bytes`).toBeLessThan(16 * MIB);
+    expect(maxDelayMs, `event loop held ${maxDelayMs} ms`).toBeLessThan(150);
     const page = JSON.parse(text);
     expect(page.runs.map((r: { id: string }) => r.id).sort()).toEqual([...ids].sort());
     for (const run of page.runs) {
@@ -95,11 +114,6 @@ describe('GET /v1/runs', () => {
       expect(run.result).toBe(result.slice(0, 200));
       expect(run.resultTruncated).toBe(true);
     }
-    // 12 summaries: a few hundred bytes each, where today's main answered 15 MiB (the inputs and whole results).
-    expect(Buffer.byteLength(text)).toBeLessThan(16 * KIB);
-    // Thresholds well clear of noise: today's main grows RSS by ~100 MiB and blocks the loop for ~100 ms here.
-    expect(rssGrowth, `RSS grew ${rssGrowth} bytes`).toBeLessThan(32 * MIB);
-    expect(maxDelayMs, `event loop delayed ${maxDelayMs} ms`).toBeLessThan(50);
 
     // The run's own GET still answers everything.
     const one = (await world.request('GET', `/v1/runs/${ids[0]}`)).json();
@@ -156,10 +170,8 @@ describe('run event streams', () => {
       streams.push(stream);
     }
     const refused = await open();
-    expect([refused.response.status, (await refused.response.json()).code]).toEqual([
-      429,
-      'api:runs:too-many-streams',
-    ]);
+    expect(refused.response.status).toBe(429);
+    expect([refused.response.status, (await refused.response.json()).code]).toEqual([429, 'api:runs:too-many-streams']);
     const other = await open(await userKey('streams-other'));
     expect(other.response.status).toBe(200);
     other.close();
@@ -204,6 +216,7 @@ describe('MCP sessions', () => {
       transports.push(transport);
     }
     const refused = await initialize(key);
+    expect(refused.status).toBe(429);
     expect([refused.status, (await refused.json()).code]).toEqual([429, 'api:mcp:too-many-sessions']);
     const other = await initialize(world.adminKey);
     expect(other.status).toBe(200);

@@ -164,7 +164,7 @@ export async function startRunsWorld(
       ? pool
       : {
           ...pool,
-          query: async <R,>(text: string, params?: unknown[]) => {
+          query: async <R>(text: string, params?: unknown[]) => {
             const result = await pool.query<R>(text, params);
             onQuery(text, result.rows.length);
             return result;

@@ -91,11 +91,18 @@ export class InteractionRuns extends APIResource {
     if (params.after) query.set('after', String(params.after));
     if (params.limit !== undefined) query.set('limit', String(params.limit));
     const text = query.toString();
-    return this.client.request({ method: 'GET', path: `${path`/v1/runs/${id}/events`}${text ? `?${text}` : ''}` }, options);
+    return this.client.request(
+      { method: 'GET', path: `${path`/v1/runs/${id}/events`}${text ? `?${text}` : ''}` },
+      options,
+    );
   }
 
   /** Every stored event of a run with `seq` above `after`, in order, read a page of `limit` (default 1000) at a time. */
-  async *storedEvents(id: string, params: ListRunEventsParams = {}, options?: RequestOptions): AsyncGenerator<RunEvent> {
+  async *storedEvents(
+    id: string,
+    params: ListRunEventsParams = {},
+    options?: RequestOptions,
+  ): AsyncGenerator<RunEvent> {
     const limit = params.limit ?? 1000;
     let after = params.after ?? 0;
     for (;;) {

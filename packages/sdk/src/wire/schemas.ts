@@ -318,7 +318,7 @@ export const RunSummarySchema = Type.Object(
   },
   {
     $id: 'RunSummary',
-    description: "A run in a list: no inputs or versions, its result cut to 200 characters (GET /v1/runs/{id} has all)",
+    description: 'A run in a list: no inputs or versions, its result cut to 200 characters (GET /v1/runs/{id} has all)',
   },
 );
 
