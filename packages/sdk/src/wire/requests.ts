@@ -123,9 +123,7 @@ export const RunEventsQuerySchema = Type.Object(
 export const ListRunEventsQuerySchema = Type.Object(
   {
     after: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_INT4 })),
-    limit: Type.Optional(
-      Type.Integer({ minimum: 1, maximum: 1000, description: 'At most this many events (default 100, at most 1000)' }),
-    ),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
   },
   { additionalProperties: false },
 );
