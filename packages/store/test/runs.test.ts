@@ -289,6 +289,34 @@ describe.each(backends)('runs SQL on %s', (_name, open) => {
     expect(seen.sort()).toEqual([...ids].sort());
   });
 
+  it('lists a run as a summary: its result cut to 200 characters (not bytes) with resultTruncated, the pending approval by id, no inputs', async () => {
+    await createNamespace(db, 'summaries');
+    const [short, exact, long, waiting] = await Promise.all([1, 2, 3, 4].map(() => newRun(db, 'summaries')));
+    const results = new Map([
+      [short!, 'é'.repeat(150)],
+      [exact!, 'é'.repeat(200)],
+      [long!, `${'é'.repeat(200)}and more`],
+    ]);
+    for (const [id, result] of results) {
+      await append(db, id, { statuses: ['Running'] }, [], { status: 'Completed', result });
+    }
+    const approval = await newApproval(db, waiting!, 'summaries');
+    await append(db, waiting!, { statuses: ['Running'] }, [], { status: 'PendingApproval' });
+    const listed = new Map((await listRunSummaries(db, 'summaries', { limit: 10 })).map((r) => [r.id, r]));
+    expect([listed.get(short!)!.resultSummary, listed.get(short!)!.resultTruncated]).toEqual([
+      results.get(short!),
+      false,
+    ]);
+    expect([listed.get(exact!)!.resultSummary, listed.get(exact!)!.resultTruncated]).toEqual([
+      results.get(exact!),
+      false,
+    ]);
+    expect([listed.get(long!)!.resultSummary, listed.get(long!)!.resultTruncated]).toEqual(['é'.repeat(200), true]);
+    expect([listed.get(waiting!)!.resultSummary, listed.get(waiting!)!.pendingApprovalId]).toEqual([null, approval.id]);
+    expect(listed.get(long!)!.pendingApprovalId).toBeNull();
+    expect(Object.keys(listed.get(long!)!)).not.toContain('inputs');
+  });
+
   it('pages runs newest first with the (createdAt, id) cursor, each once, filtered by interaction and status', async () => {
     await createNamespace(db, 'paging');
     const ids: string[] = [];
