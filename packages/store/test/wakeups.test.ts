@@ -166,7 +166,13 @@ describe('wake-ups on PostgreSQL', () => {
       info: (_: object, msg: string) => logged.push(`info ${msg}`),
       warn: (_: object, msg: string) => logged.push(`warn ${msg}`),
     };
-    const w = await wakeups(db, { url: proxy.url, pingMs: 100, deadlineMs: 300, retryMs: 100, logger });
+    const w = await wakeups(db, {
+      url: proxy.through(database.url),
+      pingMs: 100,
+      deadlineMs: 300,
+      retryMs: 100,
+      logger,
+    });
     expect(w.listening).toBe(true);
     let wakes = 0;
     w.on('stall', () => wakes++);

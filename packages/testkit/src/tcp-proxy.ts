@@ -2,8 +2,8 @@ import { connect, createServer, type Socket } from 'node:net';
 
 /** A TCP proxy on 127.0.0.1 in front of another address, that a test can freeze. */
 export interface TcpProxy {
-  /** `url` with its host and port replaced by the proxy's (a connection string through the proxy). */
-  url: string;
+  /** `url` (the target's, with any path: a database name, say) with its host and port replaced by the proxy's. */
+  through(url: string): string;
   /** Stops forwarding in both directions: open connections stall, new ones are accepted and then stall too. */
   freeze(): void;
   /** Forwards again (what was held back while frozen is sent on). */
@@ -13,8 +13,8 @@ export interface TcpProxy {
 }
 
 /**
- * Starts a TCP proxy to the host and port of `url` (a `postgres://` URL, say) and answers `url` rewritten to go
- * through it: a stalled network between a process and its database, for tests.
+ * Starts a TCP proxy on 127.0.0.1 to the host and port of `url` (a `postgres://` URL, say): a stalled network
+ * between a process and its database, for tests.
  */
 export async function startTcpProxy(url: string): Promise<TcpProxy> {
   const target = new URL(url);
@@ -43,11 +43,13 @@ export async function startTcpProxy(url: string): Promise<TcpProxy> {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as { port: number }).port;
-  const proxied = new URL(url);
-  proxied.hostname = '127.0.0.1';
-  proxied.port = String(port);
   return {
-    url: proxied.toString(),
+    through(other) {
+      const proxied = new URL(other);
+      proxied.hostname = '127.0.0.1';
+      proxied.port = String(port);
+      return proxied.toString();
+    },
     freeze() {
       frozen = true;
       for (const [a, b] of pairs) {

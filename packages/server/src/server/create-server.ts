@@ -11,6 +11,7 @@ import {
   type SecretKeys,
   type StoreCache,
   type Wakeups,
+  type WakeupsOptions,
 } from '@maitento/store';
 import Fastify, {
   type FastifyBaseLogger,
@@ -85,6 +86,8 @@ export interface ServerOptions {
   streamTiming?: Partial<EventStreamTiming>;
   /** The process's wake-ups to use (the caller closes them); default: opened on `db` and closed with the server. */
   wakeups?: Wakeups;
+  /** Options of the wake-ups the server opens (another URL to LISTEN through, deadlines); tests change them. */
+  wakeOptions?: Omit<WakeupsOptions, 'logger'>;
   /** How the MCP endpoints wait and poll; default from the environment (docs/mcp.md). */
   mcp?: Partial<McpSettings>;
   /** How long a request holds its Idempotency-Key without renewal (default 220 s; tests shorten it). */
@@ -137,6 +140,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
   const wakeups =
     options.wakeups ??
     (await openWakeups(options.db, {
+      ...options.wakeOptions,
       logger: {
         info: (obj, msg) => wakeLog.target?.info(obj, msg),
         warn: (obj, msg) => wakeLog.target?.warn(obj, msg),
