@@ -71,8 +71,7 @@ async function until(check: () => boolean, ms: number): Promise<void> {
   }
 }
 
-async function newRun(on: Db): Promise<string> {
-  const id = randomUUID();
+async function newRun(on: Db, id = randomUUID()): Promise<string> {
   await insertRun(
     on,
     {
@@ -120,9 +119,13 @@ describe('wake-ups on PostgreSQL', () => {
     expect(seen).toEqual(['a', 'b']);
   });
 
-  it('the writers wake run:<id>, approval:<id> and key:<id> in the statement that makes the change', async () => {
+  it('the writers wake runs, run:<id>, approval:<id> and key:<id> in the statement that makes the change', async () => {
     const w = await wakeups(db);
-    const runId = await newRun(db);
+    const runId = randomUUID();
+    const inserted = Promise.all([woken(w, `run:${runId}`), woken(w, 'runs')]);
+    await newRun(db, runId);
+    // The insert's own wake-ups first, so that the next one is the append's.
+    await inserted;
     const appended = woken(w, `run:${runId}`);
     expect(await appendRunEvents(db, runId, { statuses: ['Running'] }, [{ type: 'x', data: {} }])).toBe(2);
     await appended;
