@@ -195,7 +195,7 @@ describe('wake-ups on PostgreSQL', () => {
 });
 
 describe('wake-ups on PGlite', () => {
-  it('delivers in-process after the transaction commits, not on rollback', async () => {
+  it('delivers in-process after the transaction commits, not on rollback; a writer wakes its topic', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'mt-wake-pglite-'));
     await copyPgliteTemplate(dir);
     const lite = await createPgliteDb(dir);
@@ -215,6 +215,12 @@ describe('wake-ups on PGlite', () => {
         expect(seen).toEqual([]);
       });
       expect(seen).toEqual(['t']);
+      await migrate(lite);
+      await createNamespace(lite, 'wake');
+      const key = await createApiKey(lite, 'wake', { role: 'user' });
+      const deleted = woken(w, `key:${key.id}`);
+      await deleteApiKey(lite, 'wake', key.id);
+      await deleted;
       await w.close();
     } finally {
       await lite.close();
