@@ -1,6 +1,7 @@
 import type { RunStatus } from '@maitento/engine';
 import type { OperationRequest } from '@maitento/sdk';
 import type { FastifyInstance } from 'fastify';
+import { serverErrors } from '../errors.js';
 import { answeringActor } from '../internal/actor.js';
 import type { ServerContext } from '../internal/context.js';
 import { emptyBodyIsEmptyObject, emptyBodyReportedByHandler } from '../internal/optional-body.js';
@@ -112,6 +113,10 @@ export async function runRoutes(app: FastifyInstance, ctx: ServerContext): Promi
         ended: TERMINAL.includes(run.status),
         timing: ctx.streamTiming,
         open,
+        wakeups: ctx.wakeups,
+        // A deleted key's streams end at once, with the error its next request would get.
+        endWhen: (stop) =>
+          ctx.keys.watch(request.identity.keyId, () => stop(serverErrors.create('api:auth:invalid-key'))),
       });
     },
   );
