@@ -10,7 +10,14 @@ export { createNamespace, DEFAULT_NAMESPACE, findNamespace } from './namespaces/
 export type { Namespace } from './namespaces/namespaces.js';
 export { bootstrap } from './namespaces/bootstrap.js';
 export type { BootstrapResult } from './namespaces/bootstrap.js';
-export { authenticateApiKey, createApiKey, deleteApiKey, generateApiKey, listApiKeys } from './keys/keys.js';
+export {
+  authenticateApiKey,
+  createApiKey,
+  deleteApiKey,
+  existingApiKeys,
+  generateApiKey,
+  listApiKeys,
+} from './keys/keys.js';
 export type { ApiKeyInfo, CreatedApiKey, KeyIdentity, KeyRole } from './keys/keys.js';
 export {
   isPlatformToken,
@@ -107,3 +114,6 @@ export {
   useCallApproval,
 } from './runs/approvals.js';
 export type { ApprovalRecord } from './runs/approvals.js';
+export { notifyWake, WAKE_CHANNEL, wakeTopics } from './wake/notify.js';
+export { openWakeups } from './wake/wakeups.js';
+export type { WakeLogger, Wakeups, WakeupsOptions } from './wake/wakeups.js';

@@ -12,7 +12,7 @@ import { loadAgent, type McpScope } from './tools.js';
 /**
  * `/mcp` (every tool of the key's namespace) and `/mcp/agents/{name}` (one agent's functions) over MCP's
  * Streamable HTTP transport, with the API keys of `/v1` (`Authorization: Bearer`). A session is bound to
- * the key and the endpoint that opened it.
+ * the key and the endpoint that opened it, and ends when that key is deleted.
  */
 export async function mcpRoutes(app: FastifyInstance, ctx: ServerContext, settings: McpSettings): Promise<void> {
   registerAuth(app, ctx);
@@ -54,13 +54,20 @@ export async function mcpRoutes(app: FastifyInstance, ctx: ServerContext, settin
       releaseUnopened = () => {
         if (!opened) release();
       };
+      let unwatch = () => {};
       session = openSession(ctx, settings, scope, keyId, endpoint, {
-        onOpened: (id, opened_) => {
+        onOpened: (id, made) => {
           opened = true;
-          sessions.set(id, opened_);
+          sessions.set(id, made);
           watcher.baseline(namespace);
+          // A deleted key's session ends at once (on every server), and with it the tasks waiting in it.
+          unwatch = ctx.keys.watch(keyId, () => {
+            sessions.delete(id);
+            made.close().catch(() => undefined);
+          });
         },
         onClosed: (id) => {
+          unwatch();
           sessions.delete(id);
           release();
         },

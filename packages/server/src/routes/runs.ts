@@ -121,6 +121,10 @@ export async function runRoutes(app: FastifyInstance, ctx: ServerContext): Promi
           ended: TERMINAL.includes(run.status),
           timing: ctx.streamTiming,
           open,
+          wakeups: ctx.wakeups,
+          // A deleted key's streams end at once, with the error its next request would get.
+          endWhen: (stop) =>
+            ctx.keys.watch(request.identity.keyId, () => stop(serverErrors.create('api:auth:invalid-key'))),
         });
       } finally {
         release();

@@ -1,6 +1,7 @@
 import type { Queryable } from '../db/db.js';
 import { iso } from '../internal/rows.js';
 import type { Pin } from '../resources/hash.js';
+import { WAKE_CHANNEL } from '../wake/notify.js';
 
 /** A run as stored in `mt_runs`. */
 export interface RunRecord {
@@ -100,7 +101,7 @@ function toRecord(row: RunRow): RunRecord {
 
 /**
  * Stores a new run (status Running) with its first event (seq 1) in one statement, so that a run is never
- * seen without it; resolves with the run as stored.
+ * seen without it, and wakes `runs` and `run:<id>` at its commit; resolves with the run as stored.
  */
 export async function insertRun(
   db: Queryable,
@@ -117,7 +118,7 @@ export async function insertRun(
       "interactive, status, started_by_key_id, last_seq) VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7, 'Running', " +
       `$8, 1) RETURNING ${COLUMNS}), ` +
       'added AS (INSERT INTO mt_run_events (run_id, seq, type, data) SELECT id, 1, $9, $10::json FROM run) ' +
-      'SELECT * FROM run',
+      `SELECT *, pg_notify('${WAKE_CHANNEL}', 'runs') AS woken_runs, pg_notify('${WAKE_CHANNEL}', 'run:' || id::text) AS woken FROM run`,
     [
       run.id,
       run.namespace,
@@ -233,8 +234,9 @@ export async function listRunSummaries(
 /**
  * Appends events to a run (numbered from its `last_seq`) and applies an optional status change, only if
  * `fence` holds; resolves with the run's new `last_seq`, or false (nothing written) when it does not.
- * One statement (the UPDATE and the insert as data-modifying CTEs), so it is atomic on its own: one round
- * trip, no transaction needed; in a caller's transaction it commits or rolls back with it.
+ * One statement (the UPDATE and the insert as data-modifying CTEs, and the wake-up `run:<id>` sent at commit),
+ * so it is atomic on its own: one round trip, no transaction needed; in a caller's transaction it commits or
+ * rolls back with it.
  */
 export async function appendRunEvents(
   tx: Queryable,
@@ -259,7 +261,7 @@ export async function appendRunEvents(
       'added AS (INSERT INTO mt_run_events (run_id, seq, type, data) ' +
       'SELECT $1, run.last_seq - $2 + e.n, e.type, e.data FROM run, ' +
       'json_to_recordset($13::json) AS e(n int, type text, data json)) ' +
-      'SELECT last_seq FROM run',
+      `SELECT last_seq, pg_notify('${WAKE_CHANNEL}', 'run:' || $1::text) AS woken FROM run`,
     [
       runId,
       events.length,
@@ -341,11 +343,15 @@ export async function cancelRequested(db: Queryable, ids: string[]): Promise<str
   return rows.map((row) => row.id);
 }
 
-/** Marks a run's cancel as requested if it has not ended; resolves with the run as it was, or undefined. */
+/**
+ * Marks a run's cancel as requested if it has not ended, and wakes `run:<id>` at commit; resolves with the run as
+ * it was, or undefined.
+ */
 export async function requestCancel(db: Queryable, namespace: string, id: string): Promise<RunRecord | undefined> {
   const { rows } = await db.query<RunRow>(
-    `UPDATE mt_runs SET cancel_requested = true, updated_at = now() WHERE id = $1 AND namespace = $2 ` +
-      `AND status IN ('Running', 'PendingApproval') RETURNING ${COLUMNS}`,
+    `WITH run AS (UPDATE mt_runs SET cancel_requested = true, updated_at = now() WHERE id = $1 AND namespace = $2 ` +
+      `AND status IN ('Running', 'PendingApproval') RETURNING ${COLUMNS}) ` +
+      `SELECT *, pg_notify('${WAKE_CHANNEL}', 'run:' || id::text) AS woken FROM run`,
     [id, namespace],
   );
   return rows[0] && toRecord(rows[0]);
