@@ -64,6 +64,9 @@ describe('inputs', () => {
       [MIB],
     );
     expect(rows[0]!.n).toBe(0);
+    // Checked before anything is read: even the interaction (there is none of this name).
+    const unknown = await post('/v1/interactions/no-such-interaction/runs', { inputs: { message: 'x'.repeat(MIB) } });
+    expect([unknown.status, (await unknown.json()).code]).toEqual([413, 'api:runs:input-too-large']);
   });
 });
 
