@@ -1,8 +1,12 @@
+import { isMtError } from '@maitento/errors';
 import type { FastifyInstance } from 'fastify';
 import type { ServerContext } from '../internal/context.js';
 import { operation, responses } from '../schemas/shared.js';
 
-/** `GET /health`: no key needed; 200 when the server answers and its database does, for container healthchecks. */
+/**
+ * `GET /health`: no key needed; 200 `ok` when the server answers and its database does, 503 `degraded` when the
+ * database does not answer within `MT_DB_TIMEOUT_MS` (for container healthchecks).
+ */
 export async function healthRoutes(app: FastifyInstance, ctx: ServerContext): Promise<void> {
   app.get(
     '/health',
@@ -14,11 +18,24 @@ export async function healthRoutes(app: FastifyInstance, ctx: ServerContext): Pr
         security: [],
         response: responses({
           200: { type: 'object', properties: { status: { type: 'string', enum: ['ok'] } }, required: ['status'] },
+          503: {
+            type: 'object',
+            properties: {
+              status: { type: 'string', enum: ['degraded'] },
+              database: { type: 'string', enum: ['unreachable'] },
+            },
+            required: ['status', 'database'],
+          },
         }),
       },
     },
-    async () => {
-      await ctx.db.query('SELECT 1');
+    async (_request, reply) => {
+      try {
+        await ctx.db.query('SELECT 1');
+      } catch (error) {
+        if (!isMtError(error) || error.code !== 'api:store:unavailable') throw error;
+        return reply.status(503).send({ status: 'degraded' as const, database: 'unreachable' as const });
+      }
       return { status: 'ok' as const };
     },
   );

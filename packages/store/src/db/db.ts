@@ -25,6 +25,10 @@ export interface Db extends Queryable {
    * statement; without, possibly several statements, whose rows are all returned, in order.
    */
   executeSql(text: string, values?: unknown[]): Promise<{ rows: unknown[] }>;
+  /** False from a statement that failed with `api:store:unavailable` until the next one answered (always true on PGlite). */
+  readonly reachable: boolean;
+  /** Calls `listener` each time {@link Db.reachable} changes (never on PGlite). */
+  onReachability(listener: (reachable: boolean, error?: unknown) => void): void;
   /** Closes the pool or the embedded database. */
   close(): Promise<void>;
 }

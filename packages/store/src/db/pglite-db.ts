@@ -38,6 +38,9 @@ export async function createPgliteDb(dataDir?: string): Promise<Db> {
     driver: 'pglite',
     query: base.query,
     exec: base.exec,
+    // One process's embedded database: there is no connection to lose.
+    reachable: true,
+    onReachability: () => {},
     async executeSql(text: string, values?: unknown[]): Promise<{ rows: unknown[] }> {
       if (values !== undefined && values.length > 0) return { rows: (await pglite.query(text, values)).rows };
       // Parameterless SQL may hold several statements (BEGIN ... RETURNING ... COMMIT): `exec` answers

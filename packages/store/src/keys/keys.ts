@@ -1,5 +1,4 @@
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
-import { CHANGE_CHANNEL, changePayload } from '../cache/changes.js';
 import type { Queryable } from '../db/db.js';
 import { storeErrors } from '../errors.js';
 import { bytes, iso } from '../internal/rows.js';
@@ -64,11 +63,11 @@ export async function listApiKeys(db: Queryable, namespace: string): Promise<Api
 /** Deletes a key of `namespace` (refused from the next request, on every server); another namespace's is `api:keys:not-found`. */
 export async function deleteApiKey(db: Queryable, namespace: string, id: string): Promise<void> {
   if (!isUuid(id)) throw storeErrors.create('api:keys:not-found', { id });
-  // One statement: the NOTIFY (for other servers' key caches) is sent only when the key existed.
-  const { rows } = await db.query(
-    'WITH gone AS (DELETE FROM mt_api_keys WHERE namespace = $1 AND id = $2 RETURNING 1) SELECT pg_notify($3, $4) FROM gone',
-    [namespace, id, CHANGE_CHANNEL, changePayload({ kind: 'key', namespace, id })],
-  );
+  // The delete steps the cache epoch (schema 7): every server reads it before its next request.
+  const { rows } = await db.query('DELETE FROM mt_api_keys WHERE namespace = $1 AND id = $2 RETURNING 1', [
+    namespace,
+    id,
+  ]);
   if (rows.length === 0) throw storeErrors.create('api:keys:not-found', { id });
 }
 
