@@ -128,13 +128,18 @@ export async function createStoreCache(db: Db, options: StoreCacheOptions): Prom
 
   function sync(): Promise<void> {
     if (current === undefined) return readEpoch();
-    // The read in flight may have been sent before a change this caller must see: wait for the next one.
-    queued ??= current
-      .catch(() => {})
-      .then(() => {
+    // The read in flight may have been sent before a change this caller must see: wait for the next one. When it
+    // fails, the database did not answer in time: its waiters fail with it rather than wait a second deadline.
+    queued ??= current.then(
+      () => {
         queued = undefined;
         return current ?? readEpoch();
-      });
+      },
+      (error: unknown) => {
+        queued = undefined;
+        throw error;
+      },
+    );
     return queued;
   }
 

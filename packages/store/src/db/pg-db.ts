@@ -48,8 +48,9 @@ function reachability() {
 
 /**
  * Opens a {@link Db} on a PostgreSQL server through a `pg` Pool. Every statement but `exec` and multi-statement
- * `executeSql` (migrations, job-queue setup) waits at most `timeoutMs` for a connection and `timeoutMs` for its
- * answer; past either, or when the connection fails, it fails with `api:store:unavailable` (503).
+ * `executeSql` (migrations, job-queue setup) gets a connection and its answer within `timeoutMs` (a statement of
+ * a transaction: its answer; the transaction: its connection); past it, or when the connection fails, it fails
+ * with `api:store:unavailable` (503).
  */
 export function createPgDb(connectionString: string, options: PgDbOptions = {}): Db {
   const timeoutMs = options.timeoutMs ?? dbTimeoutFromEnv();
@@ -74,13 +75,50 @@ export function createPgDb(connectionString: string, options: PgDbOptions = {}):
   }
 
   // pg reads a statement's own `query_timeout` (its typings do not list it).
-  const bound = (text: string, values: unknown[]) => ({ text, values, query_timeout: timeoutMs }) as pg.QueryConfig;
+  const bound = (text: string, values: unknown[], ms: number) =>
+    ({ text, values, query_timeout: Math.max(1, Math.ceil(ms)) }) as pg.QueryConfig;
 
-  function wrap(client: pg.Pool | pg.PoolClient): Queryable {
+  // A client of the pool by `deadline` (the pool's own wait may add a connection attempt to a wait in its queue).
+  async function acquire(deadline: number): Promise<pg.PoolClient> {
+    const pending = pool.connect();
+    let timer: NodeJS.Timeout | undefined;
+    const expired = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error('no connection of the pool in time')), deadline - performance.now());
+    });
+    try {
+      return await Promise.race([pending, expired]);
+    } catch (error) {
+      pending.then(
+        (client) => client.release(),
+        () => {},
+      );
+      throw error;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  // One statement on a client of its own, all of it (the wait for the client too) within the deadline.
+  async function statement(text: string, values: unknown[]): Promise<pg.QueryResult> {
+    const deadline = performance.now() + timeoutMs;
+    const client = await acquire(deadline);
+    let failed: Error | undefined;
+    try {
+      return await client.query(bound(text, values, deadline - performance.now()));
+    } catch (error) {
+      // A connection that failed or did not answer is closed rather than handed out again.
+      if (isConnectionFailure(error)) failed = error as Error;
+      throw error;
+    } finally {
+      client.release(failed);
+    }
+  }
+
+  function wrap(client: pg.PoolClient): Queryable {
     return {
       query<R>(text: string, params: unknown[] = []): Promise<QueryResult<R>> {
         return bounded(async () => {
-          const result = await client.query(bound(text, params));
+          const result = await client.query(bound(text, params, timeoutMs));
           return { rows: result.rows as R[], rowCount: result.rowCount ?? 0 };
         });
       },
@@ -91,24 +129,30 @@ export function createPgDb(connectionString: string, options: PgDbOptions = {}):
     };
   }
 
-  const base = wrap(pool);
   return {
     driver: 'pg',
     connectionString,
-    query: base.query,
-    exec: base.exec,
+    query<R>(text: string, params: unknown[] = []): Promise<QueryResult<R>> {
+      return bounded(async () => {
+        const result = await statement(text, params);
+        return { rows: result.rows as R[], rowCount: result.rowCount ?? 0 };
+      });
+    },
+    async exec(sql: string): Promise<void> {
+      await pool.query(sql);
+    },
     get reachable() {
       return state.reachable;
     },
     onReachability: state.listen,
     async executeSql(text: string, values?: unknown[]): Promise<{ rows: unknown[] }> {
-      if (values !== undefined) return bounded(() => pool.query(bound(text, values)));
+      if (values !== undefined) return bounded(() => statement(text, values));
       // A multi-statement query answers an array of results; every statement's rows are kept.
       const result = (await pool.query(text)) as pg.QueryResult | pg.QueryResult[];
       return { rows: Array.isArray(result) ? result.flatMap((r) => r.rows ?? []) : result.rows };
     },
     async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
-      const client = await bounded(() => pool.connect());
+      const client = await bounded(() => acquire(performance.now() + timeoutMs));
       let broken: unknown;
       try {
         const tx = wrap(client);
