@@ -4,6 +4,7 @@ import {
   bootstrap,
   createApiKey,
   createPgDb,
+  createPgliteDb,
   createSecret,
   createStoreCache,
   type Db,
@@ -119,5 +120,31 @@ describe('createStoreCache', () => {
     ]);
     await cache.sync();
     expect((await cache.loadCallableTool('default', 'get-order')).tool.enabled).toBe(true);
+  });
+});
+
+describe('createStoreCache on PGlite', () => {
+  it('reads the epoch only after a statement that may have written, and then sees the change', async () => {
+    const lite = await createPgliteDb();
+    try {
+      await migrate(lite);
+      await bootstrap(lite, { key: `mt_${randomBytes(24).toString('base64url')}` });
+      await applyDeploy(lite, 'default', sampleRepo());
+      const liteCache = await createStoreCache(lite, { secretKey });
+      await liteCache.sync();
+      expect((await liteCache.loadCallableTool('default', 'get-order')).tool.enabled).toBe(true);
+      const syncs = liteCache.syncs;
+      for (let i = 0; i < 3; i++) await liteCache.sync();
+      expect(liteCache.syncs - syncs).toBe(0);
+      // A change by hand through the same database, told to no cache.
+      await lite.query("UPDATE mt_resource_versions SET enabled = false WHERE kind = 'tool' AND name = 'get-order'");
+      await liteCache.sync();
+      expect(liteCache.syncs - syncs).toBe(1);
+      await expect(liteCache.loadCallableTool('default', 'get-order')).rejects.toMatchObject({
+        code: 'api:extops:version-disabled',
+      });
+    } finally {
+      await lite.close();
+    }
   });
 });

@@ -98,6 +98,8 @@ export async function createStoreCache(db: Db, options: StoreCacheOptions): Prom
   // The last epoch read; nothing mutable is kept before the first.
   let epoch: bigint | undefined;
   let syncs = 0;
+  // On PGlite, `db.writes` when the last epoch read was sent: while it has not moved, nothing was written since.
+  let seenWrites: number | undefined;
   let current: Promise<void> | undefined;
   let queued: Promise<void> | undefined;
 
@@ -110,9 +112,11 @@ export async function createStoreCache(db: Db, options: StoreCacheOptions): Prom
 
   function readEpoch(): Promise<void> {
     syncs++;
+    const writes = db.writes?.();
     const done: Promise<void> = db
       .query<{ epoch: unknown }>('SELECT epoch FROM mt_cache_epoch')
       .then(({ rows }) => {
+        seenWrites = writes;
         const read = BigInt(String(rows[0].epoch));
         // An older read answered late is ignored: the epoch only grows.
         if (epoch !== undefined && read <= epoch) return;
@@ -127,6 +131,7 @@ export async function createStoreCache(db: Db, options: StoreCacheOptions): Prom
   }
 
   function sync(): Promise<void> {
+    if (seenWrites !== undefined && seenWrites === db.writes?.()) return Promise.resolve();
     if (current === undefined) return readEpoch();
     // The read in flight may have been sent before a change this caller must see: wait for the next one. When it
     // fails, the database did not answer in time: its waiters fail with it rather than wait a second deadline.
