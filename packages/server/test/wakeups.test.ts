@@ -1,7 +1,7 @@
 // What waits wakes on mt_wake, not on its poll: a real listening server whose fallback polls are 10 s, so only a
 // wake-up can make a stream, an MCP approval wait or tools/list_changed fast; then the same waiters with the
 // wake-up connection stalled behind a TCP proxy, where the fallback polls finish the job and /health says so.
-import { TEST_SERVER_URL, startTcpProxy, type TcpProxy } from '@maitento/testkit';
+import { startTcpProxy, type TcpProxy } from '@maitento/testkit';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
@@ -128,13 +128,13 @@ describe('the wake-up connection stalled (a TCP proxy that stops forwarding)', (
   let proxy: TcpProxy;
 
   beforeAll(async () => {
-    proxy = await startTcpProxy(TEST_SERVER_URL);
+    proxy = await startTcpProxy();
     world = await startRunsWorld({
       listen: true,
       pollMs: 1000,
       server: (url) => ({
         // Only the wake-up connection goes through the proxy; the pool and the cache do not.
-        wakeOptions: { url: proxy.through(url), pingMs: 200, deadlineMs: 500, retryMs: 200 },
+        wakeOptions: { url: proxy.via(url), pingMs: 200, deadlineMs: 500, retryMs: 200 },
         mcp: { approvalPollMs: 1000, approvalWaitMs: 20_000 },
       }),
     });
@@ -183,7 +183,7 @@ describe('the wake-up connection stalled (a TCP proxy that stops forwarding)', (
       await stream.readUntil((frames) => streamEvents(frames).some((f) => f.event === 'run-cancelled'), 3000);
       expect((await health()).wakeups.listening).toBe(false);
     } finally {
-      proxy.resume();
+      proxy.thaw();
     }
     await until(async () => (await health()).wakeups.listening, 5000);
   });

@@ -70,10 +70,6 @@ export type {
 } from './resources/versions.js';
 export { loadCallableTool } from './resources/tool-call.js';
 export type { CallableTool } from './resources/tool-call.js';
-export { CHANGE_CHANNEL, notifyChange, parseChange } from './cache/changes.js';
-export type { StoreChange } from './cache/changes.js';
-export { listenForChanges, MEMBER_PREFIX, SETTLE_CHANNEL } from './cache/change-listener.js';
-export type { ChangeHandlers, ChangeListener, ListenOptions } from './cache/change-listener.js';
 export { createStoreCache } from './cache/store-cache.js';
 export type { SecretValue, StoreCache, StoreCacheOptions } from './cache/store-cache.js';
 export { applyDeploy, deploy, planDeploy } from './deploy/deploy.js';

@@ -162,7 +162,7 @@ describe('wake-ups on PostgreSQL', () => {
   });
 
   it('a stalled LISTEN connection is dropped within its deadline: listening turns false, is logged once, and comes back', async () => {
-    const proxy = await startTcpProxy(database.url);
+    const proxy = await startTcpProxy();
     opened.push(proxy);
     const logged: string[] = [];
     const logger = {
@@ -170,7 +170,7 @@ describe('wake-ups on PostgreSQL', () => {
       warn: (_: object, msg: string) => logged.push(`warn ${msg}`),
     };
     const w = await wakeups(db, {
-      url: proxy.through(database.url),
+      url: proxy.via(database.url),
       pingMs: 100,
       deadlineMs: 300,
       retryMs: 100,
@@ -187,7 +187,7 @@ describe('wake-ups on PostgreSQL', () => {
     expect(logged.filter((line) => line.startsWith('warn'))).toHaveLength(1);
     // A change made meanwhile is missed; its subscriber is woken once the connection is back.
     await db.transaction((tx) => notifyWake(tx, 'stall'));
-    proxy.resume();
+    proxy.thaw();
     await until(() => w.listening, 3000);
     await until(() => wakes >= 1, 1000);
     expect(logged.filter((line) => line.startsWith('info'))).toHaveLength(1);

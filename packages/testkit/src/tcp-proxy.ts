@@ -1,75 +1,85 @@
 import { connect, createServer, type Socket } from 'node:net';
 
-/** A TCP proxy on 127.0.0.1 in front of another address, that a test can freeze. */
+/** A TCP proxy on 127.0.0.1 in front of a server (PostgreSQL in tests) that can stop forwarding. */
 export interface TcpProxy {
-  /** `url` (the target's, with any path: a database name, say) with its host and port replaced by the proxy's. */
-  through(url: string): string;
-  /** Stops forwarding in both directions: open connections stall, new ones are accepted and then stall too. */
+  port: number;
+  /** `url` (a connection string) with its host and port replaced by the proxy's. */
+  via(url: string): string;
+  /** Stops forwarding in both directions on every connection, new ones included: they stall, never close. */
   freeze(): void;
-  /** Forwards again (what was held back while frozen is sent on). */
-  resume(): void;
+  /** Forwards again, first everything held while frozen. */
+  thaw(): void;
+  /** Connections accepted so far. */
+  readonly accepted: number;
   /** Closes the proxy and every connection through it. */
   close(): Promise<void>;
 }
 
+interface Pipe {
+  held: Buffer[];
+  to: Socket;
+}
+
 /**
- * Starts a TCP proxy on 127.0.0.1 to the host and port of `url` (a `postgres://` URL, say): a stalled network
- * between a process and its database, for tests.
+ * Starts a {@link TcpProxy} to `target` (default PostgreSQL's 127.0.0.1:5432). While frozen it keeps reading
+ * and holds what it read, so the peers see a connection that is open and silent, as behind a stalled network.
  */
-export async function startTcpProxy(url: string): Promise<TcpProxy> {
-  const target = new URL(url);
-  const sockets = new Set<Socket>();
+export async function startTcpProxy(
+  target: { host: string; port: number } = { host: '127.0.0.1', port: 5432 },
+): Promise<TcpProxy> {
   let frozen = false;
-  const pairs = new Set<[Socket, Socket]>();
+  let accepted = 0;
+  const pipes: Pipe[] = [];
+  const sockets = new Set<Socket>();
+
+  function forward(from: Socket, to: Socket): void {
+    const pipe: Pipe = { held: [], to };
+    pipes.push(pipe);
+    from.on('data', (chunk: Buffer) => {
+      if (frozen) pipe.held.push(chunk);
+      else to.write(chunk);
+    });
+    from.on('close', () => to.destroy());
+    from.on('error', () => to.destroy());
+  }
+
   const server = createServer((client) => {
-    const upstream = connect(Number(target.port || 5432), target.hostname);
-    for (const s of [client, upstream]) {
-      sockets.add(s);
-      s.on('close', () => sockets.delete(s));
-      s.on('error', () => {
-        client.destroy();
-        upstream.destroy();
-      });
+    accepted++;
+    const upstream = connect(target.port, target.host);
+    for (const socket of [client, upstream]) {
+      sockets.add(socket);
+      socket.on('close', () => sockets.delete(socket));
     }
-    client.pipe(upstream);
-    upstream.pipe(client);
-    const pair: [Socket, Socket] = [client, upstream];
-    pairs.add(pair);
-    client.on('close', () => pairs.delete(pair));
-    if (frozen) {
-      client.pause();
-      upstream.pause();
-    }
+    forward(client, upstream);
+    forward(upstream, client);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as { port: number }).port;
-  return {
-    through(other) {
-      const proxied = new URL(other);
-      proxied.hostname = '127.0.0.1';
-      proxied.port = String(port);
-      return proxied.toString();
+  const address = server.address();
+  const port = typeof address === 'object' && address !== null ? address.port : 0;
+  const proxy: TcpProxy = {
+    port,
+    via(url) {
+      const parsed = new URL(url);
+      parsed.hostname = '127.0.0.1';
+      parsed.port = String(port);
+      return parsed.toString();
     },
     freeze() {
       frozen = true;
-      for (const [a, b] of pairs) {
-        // Unpiped and paused: nothing read is passed on until resume.
-        a.unpipe(b);
-        b.unpipe(a);
-        a.pause();
-        b.pause();
+    },
+    thaw() {
+      frozen = false;
+      for (const pipe of pipes) {
+        for (const chunk of pipe.held.splice(0)) if (!pipe.to.destroyed) pipe.to.write(chunk);
       }
     },
-    resume() {
-      frozen = false;
-      for (const [a, b] of pairs) {
-        a.pipe(b);
-        b.pipe(a);
-      }
+    get accepted() {
+      return accepted;
     },
     async close() {
-      for (const s of sockets) s.destroy();
+      for (const socket of sockets) socket.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+  return proxy;
 }

@@ -22,8 +22,7 @@ export interface EngineOptions {
   gateway: Gateway;
   /**
    * The store cache tool calls read through (pinned versions, `enabled`, secrets); the caller closes it. The
-   * server passes its own, so both share one cache. Default: one of the engine's own on PostgreSQL, none on
-   * PGlite (see docs/runs.md).
+   * server passes its own, so both share one cache. Default: one of the engine's own.
    */
   cache?: StoreCache;
   /** Execute runs in this process (default false: the engine only starts, reads and answers). */

@@ -1,10 +1,12 @@
+import { isMtError } from '@maitento/errors';
 import type { FastifyInstance } from 'fastify';
 import type { ServerContext } from '../internal/context.js';
 import { operation, responses } from '../schemas/shared.js';
 
 /**
- * `GET /health`: no key needed; 200 when the server answers and its database does, for container healthchecks,
- * with whether its wake-ups are listening (false: waiters fall back to their slow poll, see docs/operations.md).
+ * `GET /health`: no key needed; 200 `ok` when the server answers and its database does, 503 `degraded` when the
+ * database does not answer within `MT_DB_TIMEOUT_MS` (for container healthchecks); both say whether its wake-ups
+ * are listening (false: waiters fall back to their slow poll, see docs/operations.md).
  */
 export async function healthRoutes(app: FastifyInstance, ctx: ServerContext): Promise<void> {
   app.get(
@@ -28,12 +30,31 @@ export async function healthRoutes(app: FastifyInstance, ctx: ServerContext): Pr
             },
             required: ['status', 'wakeups'],
           },
+          503: {
+            type: 'object',
+            properties: {
+              status: { type: 'string', enum: ['degraded'] },
+              database: { type: 'string', enum: ['unreachable'] },
+              wakeups: {
+                type: 'object',
+                properties: { listening: { type: 'boolean' } },
+                required: ['listening'],
+              },
+            },
+            required: ['status', 'database', 'wakeups'],
+          },
         }),
       },
     },
-    async () => {
-      await ctx.db.query('SELECT 1');
-      return { status: 'ok' as const, wakeups: { listening: ctx.wakeups.listening } };
+    async (_request, reply) => {
+      const wakeups = { listening: ctx.wakeups.listening };
+      try {
+        await ctx.db.query('SELECT 1');
+      } catch (error) {
+        if (!isMtError(error) || error.code !== 'api:store:unavailable') throw error;
+        return reply.status(503).send({ status: 'degraded' as const, database: 'unreachable' as const, wakeups });
+      }
+      return { status: 'ok' as const, wakeups };
     },
   );
 }

@@ -198,6 +198,12 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
   engineLog.target = app.log;
   wakeLog.target = app.log;
   keyLog.target = app.log;
+  // Said once when the database stops answering in time, and once when it answers again (pg-db.ts).
+  options.db.onReachability((reachable, error) => {
+    if (reachable) app.log.info('the database answers again');
+    else
+      app.log.error({ reason: error instanceof Error ? error.message : String(error) }, 'the database is unreachable');
+  });
   // The engine's workers stop before the gateway they call through closes.
   app.addHook('onClose', async () => {
     if (ownsEngine) await engine.close();

@@ -31,6 +31,15 @@ export interface Db extends Queryable {
    * listeners open a connection of their own.
    */
   listen?(channel: string, fn: (payload: string) => void): Promise<() => Promise<void>>;
+  /** False from a statement that failed with `api:store:unavailable` until the next one answered (always true on PGlite). */
+  readonly reachable: boolean;
+  /**
+   * On PGlite only (one process, so every write goes through this object): statements that may have written, counted
+   * once they finished, so a reader can tell that nothing was written since it last looked. Undefined on PostgreSQL.
+   */
+  writes?(): number;
+  /** Calls `listener` each time {@link Db.reachable} changes (never on PGlite). */
+  onReachability(listener: (reachable: boolean, error?: unknown) => void): void;
   /** Closes the pool or the embedded database. */
   close(): Promise<void>;
 }

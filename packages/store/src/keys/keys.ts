@@ -1,5 +1,4 @@
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
-import { CHANGE_CHANNEL, changePayload } from '../cache/changes.js';
 import type { Queryable } from '../db/db.js';
 import { storeErrors } from '../errors.js';
 import { bytes, iso } from '../internal/rows.js';
@@ -65,12 +64,12 @@ export async function listApiKeys(db: Queryable, namespace: string): Promise<Api
 /** Deletes a key of `namespace` (refused from the next request, on every server); another namespace's is `api:keys:not-found`. */
 export async function deleteApiKey(db: Queryable, namespace: string, id: string): Promise<void> {
   if (!isUuid(id)) throw storeErrors.create('api:keys:not-found', { id });
-  // One statement: the NOTIFYs (for other servers' key caches, and `key:<id>` for the key's open streams and MCP
-  // sessions) are sent only when the key existed.
+  // One statement: the delete steps the cache epoch (schema 7), and `key:<id>` wakes the key's open streams and MCP
+  // sessions, only when the key existed.
   const { rows } = await db.query(
     'WITH gone AS (DELETE FROM mt_api_keys WHERE namespace = $1 AND id = $2 RETURNING 1) ' +
-      `SELECT pg_notify($3, $4), pg_notify('${WAKE_CHANNEL}', 'key:' || $2::text) FROM gone`,
-    [namespace, id, CHANGE_CHANNEL, changePayload({ kind: 'key', namespace, id })],
+      `SELECT pg_notify('${WAKE_CHANNEL}', 'key:' || $2::text) FROM gone`,
+    [namespace, id],
   );
   if (rows.length === 0) throw storeErrors.create('api:keys:not-found', { id });
 }

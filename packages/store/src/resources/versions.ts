@@ -1,5 +1,4 @@
 import type { Agent, Connector, Interaction, ResourceKind, Tool, ToolDefinition } from '@maitento/lang';
-import { CHANGE_CHANNEL, changePayload } from '../cache/changes.js';
 import type { Queryable } from '../db/db.js';
 import { storeErrors } from '../errors.js';
 import { iso } from '../internal/rows.js';
@@ -215,12 +214,12 @@ export async function setVersionEnabled(
   version: number,
   enabled: boolean,
 ): Promise<{ name: string; version: number; enabled: boolean }> {
-  // One statement: the NOTIFY (for other servers' caches) is sent only when a row changed, at its commit.
+  // The update steps the cache epoch (schema 7): every server reads it before its next request or call.
   const { rows } = await db.query(
     'WITH changed AS (UPDATE mt_resource_versions SET enabled = $5 ' +
       'WHERE namespace = $1 AND kind = $2 AND name = $3 AND version = $4 RETURNING 1) ' +
-      `SELECT pg_notify($6, $7), pg_notify('${WAKE_CHANNEL}', 'resources:' || $1::text) FROM changed`,
-    [namespace, kind, name, version, enabled, CHANGE_CHANNEL, changePayload({ kind: 'resources', namespace })],
+      `SELECT pg_notify('${WAKE_CHANNEL}', 'resources:' || $1::text) FROM changed`,
+    [namespace, kind, name, version, enabled],
   );
   if (rows.length === 0) throw notFound(kind)(name, version);
   return { name, version, enabled };
