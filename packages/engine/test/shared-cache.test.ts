@@ -70,9 +70,8 @@ beforeAll(async () => {
   await world.secret('orders-key', 'sk-orders-key');
   await world.deployFiles(ordersRepo(upstream.url));
   dbB = recording(createPgDb(database.url));
-  // A long lease: no renewal round trip falls among the statements recorded below.
-  cacheA = await createStoreCache(world.db, { secretKey: world.secretKey, leaseMs: 60_000 });
-  cacheB = await createStoreCache(dbB, { secretKey: world.secretKey, leaseMs: 60_000 });
+  cacheA = await createStoreCache(world.db, { secretKey: world.secretKey });
+  cacheB = await createStoreCache(dbB, { secretKey: world.secretKey });
   const gateway: Gateway = {
     ...world.gateway,
     call: (input) => {
@@ -102,9 +101,8 @@ describe("the engine's calls through the store cache", () => {
     const tool = started.versions.find((v) => v.kind === 'tool' && v.name === 'get-order')!;
     // The first call has read (and cached) the pinned version as enabled in the worker's cache.
     while (callsTo('D-1').length === 0) await new Promise((r) => setTimeout(r, 20));
-    // As the server's disable route does: the write (with its NOTIFY), then its own cache at once.
+    // As the server's disable route does: the write alone (it steps the cache epoch), nothing told to any cache.
     await setVersionEnabled(world.db, world.ns, 'tool', 'get-order', tool.version, false);
-    await cacheA.changed({ kind: 'resources', namespace: world.ns });
     release();
     const run = await waitFor(server, world.ns, started.id);
     const results = (await server.listEvents(world.ns, run.id)).filter((e) => e.type === 'tool-result');
@@ -113,13 +111,12 @@ describe("the engine's calls through the store cache", () => {
     expect(callsTo('D-2')).toEqual([]);
 
     await setVersionEnabled(world.db, world.ns, 'tool', 'get-order', tool.version, true);
-    await cacheA.changed({ kind: 'resources', namespace: world.ns });
     const after = await runToEnd(['D-3']);
     expect(after.results).toEqual([expect.objectContaining({ ok: true })]);
     expect(callsTo('D-3')).toHaveLength(1);
   });
 
-  it('a warmed tool call runs no statement and no round trip of its own while the lease holds: then the tool-result write', async () => {
+  it('a warmed tool call runs one statement of its own, the cache epoch, between its turn and its tool-result write', async () => {
     const warm = await runToEnd(['W-1', 'W-2']);
     expect(warm.results.map((r) => r.ok)).toEqual([true, true]);
     statements.length = 0;
@@ -133,16 +130,19 @@ describe("the engine's calls through the store cache", () => {
     expect(own.filter((s) => /mt_resource_versions|mt_secrets/.test(s.sql))).toEqual([]);
     const appends = own
       .map((s, i) => ({ i, s, types: String(s.params[11] ?? '') }))
-      .filter((a) => a.s.sql.startsWith('WITH run AS (UPDATE mt_runs'));
+      .filter((a) => a.s.sql.startsWith('WITH run AS (UPDATE mt_runs SET last_seq'));
     const turns = appends.filter((a) => a.types.includes('"tool-call-started"'));
     expect(turns).toHaveLength(2);
     for (const turn of turns) {
-      // Between storing the turn (with tool-call-started) and storing the result: nothing, not even a sync.
-      const next = own[turn.i + 1]!;
-      expect(String(next.params[11])).toContain('"tool-result"');
-      expect(next.syncs - turn.s.syncs).toBe(0);
+      // Between storing the turn (with tool-call-started) and storing the result: at most the epoch read (it is
+      // sent together with the turn's write, so it may come before it).
+      const rest = own.slice(turn.i + 1);
+      const result = rest.findIndex((s) => s.sql.startsWith('WITH run AS (UPDATE mt_runs SET last_seq'));
+      expect(String(rest[result]?.params[11])).toContain('"tool-result"');
+      expect(rest.slice(0, result).every((s) => s.sql.includes('mt_cache_epoch'))).toBe(true);
     }
-    expect(cacheB.syncs - syncsBefore).toBe(0);
+    expect(own.filter((s) => s.sql.includes('mt_cache_epoch'))).toHaveLength(2);
+    expect(cacheB.syncs - syncsBefore).toBe(2);
   });
 
   it("hands the gateway the cache's frozen version objects, the same for every call, so one plan serves them", async () => {

@@ -62,4 +62,9 @@ export const storeErrors = defineErrors({
     message: 'The database schema is at version {found}, newer than this server knows ({known})',
     hint: 'Upgrade Maitento to the version that migrated this database',
   },
+  'api:store:unavailable': {
+    status: 503,
+    message: 'The database did not answer within {timeoutMs} ms',
+    hint: 'Check that PostgreSQL is up and reachable from this server (GET /health says when it is again); MT_DB_TIMEOUT_MS sets the wait',
+  },
 });

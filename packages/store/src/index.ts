@@ -10,7 +10,14 @@ export { createNamespace, DEFAULT_NAMESPACE, findNamespace } from './namespaces/
 export type { Namespace } from './namespaces/namespaces.js';
 export { bootstrap } from './namespaces/bootstrap.js';
 export type { BootstrapResult } from './namespaces/bootstrap.js';
-export { authenticateApiKey, createApiKey, deleteApiKey, generateApiKey, listApiKeys } from './keys/keys.js';
+export {
+  authenticateApiKey,
+  createApiKey,
+  deleteApiKey,
+  existingApiKeys,
+  generateApiKey,
+  listApiKeys,
+} from './keys/keys.js';
 export type { ApiKeyInfo, CreatedApiKey, KeyIdentity, KeyRole } from './keys/keys.js';
 export {
   isPlatformToken,
@@ -63,10 +70,6 @@ export type {
 } from './resources/versions.js';
 export { loadCallableTool } from './resources/tool-call.js';
 export type { CallableTool } from './resources/tool-call.js';
-export { CHANGE_CHANNEL, notifyChange, parseChange } from './cache/changes.js';
-export type { StoreChange } from './cache/changes.js';
-export { listenForChanges, MEMBER_PREFIX, SETTLE_CHANNEL } from './cache/change-listener.js';
-export type { ChangeHandlers, ChangeListener, ListenOptions } from './cache/change-listener.js';
 export { createStoreCache } from './cache/store-cache.js';
 export type { SecretValue, StoreCache, StoreCacheOptions } from './cache/store-cache.js';
 export { applyDeploy, deploy, planDeploy } from './deploy/deploy.js';
@@ -80,10 +83,19 @@ export {
   findRun,
   insertRun,
   listRunEvents,
-  listRunRecords,
+  listRunSummaries,
+  RESULT_SUMMARY_CHARS,
+  runExists,
   requestCancel,
 } from './runs/runs.js';
-export type { NewRunEvent, RunEventRecord, RunFence, RunRecord, RunStatusChange } from './runs/runs.js';
+export type {
+  NewRunEvent,
+  RunEventRecord,
+  RunFence,
+  RunRecord,
+  RunStatusChange,
+  RunSummaryRecord,
+} from './runs/runs.js';
 export {
   answerApprovalRecord,
   expireApprovals,
@@ -95,3 +107,6 @@ export {
   useCallApproval,
 } from './runs/approvals.js';
 export type { ApprovalRecord } from './runs/approvals.js';
+export { notifyWake, WAKE_CHANNEL, wakeTopics } from './wake/notify.js';
+export { openWakeups } from './wake/wakeups.js';
+export type { WakeLogger, Wakeups, WakeupsOptions } from './wake/wakeups.js';

@@ -31,6 +31,7 @@ describe('migrations', () => {
     expect(tables.rows.map((row) => row.table_name)).toEqual([
       'mt_api_keys',
       'mt_approvals',
+      'mt_cache_epoch',
       'mt_idempotency_keys',
       'mt_migrations',
       'mt_namespaces',

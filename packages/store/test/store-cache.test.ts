@@ -2,23 +2,26 @@ import { randomBytes } from 'node:crypto';
 import {
   applyDeploy,
   bootstrap,
+  createApiKey,
   createPgDb,
+  createPgliteDb,
   createSecret,
   createStoreCache,
   type Db,
-  MEMBER_PREFIX,
   migrate,
   rotateSecret,
   type StoreCache,
 } from '@maitento/store';
 import { createTestDatabase, type TestDatabase } from '@maitento/testkit';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sampleRepo } from './fixtures.js';
 
+// The store cache keeps mutable entries only until the cache epoch moves (schema 7): each test changes the
+// database through another pool, as another server (or a person with psql) would, and never tells the cache.
 const secretKey = randomBytes(32);
 let database: TestDatabase;
 let db: Db;
+let other: Db;
 let queries = 0;
 let clock = 1_000_000;
 let cache: StoreCache;
@@ -34,14 +37,6 @@ function counting(inner: Db): Db {
   };
 }
 
-async function until(condition: () => boolean, ms = 5000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('condition not reached in time');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
 beforeAll(async () => {
   database = await createTestDatabase('mt_store_cache');
   const inner = createPgDb(database.url);
@@ -49,25 +44,40 @@ beforeAll(async () => {
   await bootstrap(inner, { key: `mt_${randomBytes(24).toString('base64url')}` });
   await applyDeploy(inner, 'default', sampleRepo());
   db = counting(inner);
+  other = createPgDb(database.url);
   cache = await createStoreCache(db, { secretKey, secretMaxAgeMs: 60_000, now: () => clock });
 });
 
 afterAll(async () => {
   await cache?.close();
   await db?.close();
+  await other?.close();
   await database?.drop();
 });
 
 describe('createStoreCache', () => {
-  it('keeps a decrypted secret no longer than its max age', async () => {
-    const created = await createSecret(db, secretKey, 'default', { name: 'aged', value: 'first' });
+  it('makes one statement a sync and none a cached read while nothing changed', async () => {
+    await cache.sync();
+    await cache.loadCallableTool('default', 'get-order');
+    queries = 0;
+    const syncs = cache.syncs;
+    for (let i = 0; i < 5; i++) {
+      await cache.sync();
+      await cache.loadCallableTool('default', 'get-order');
+    }
+    expect([queries, cache.syncs - syncs]).toEqual([5, 5]);
+  });
+
+  it('keeps a decrypted secret no longer than its max age, and not past a rotation made elsewhere', async () => {
+    const created = await createSecret(other, secretKey, 'default', { name: 'aged', value: 'first' });
+    await cache.sync();
     expect((await cache.readSecretValue('default', { name: 'aged' }))?.value).toBe('first');
     queries = 0;
     expect((await cache.readSecretValue('default', { name: 'aged' }))?.value).toBe('first');
     expect(queries).toBe(0);
-    // Rotated as a server rotates (the write, then `changed`), and the clock has not moved: the next read has it.
-    await rotateSecret(db, secretKey, 'default', created.id, 'second');
-    await cache.changed({ kind: 'secret', namespace: 'default', id: created.id });
+    // Rotated through another pool, and the clock has not moved: the read after the next sync has it.
+    await rotateSecret(other, secretKey, 'default', created.id, 'second');
+    await cache.sync();
     expect((await cache.readSecretValue('default', { name: 'aged' }))?.value).toBe('second');
     queries = 0;
     clock += 59_999;
@@ -79,43 +89,62 @@ describe('createStoreCache', () => {
   });
 
   it('returns the same frozen resource object for a version, also after a deploy moved latest on', async () => {
+    await cache.sync();
     const first = await cache.getVersion('default', 'tool', 'current-weather');
     expect(Object.isFrozen(first.resource)).toBe(true);
-    await applyDeploy(db, 'default', sampleRepo({ weatherTool: { guidance: 'Changed guidance.' } }));
-    await cache.changed({ kind: 'resources', namespace: 'default' });
+    await applyDeploy(other, 'default', sampleRepo({ weatherTool: { guidance: 'Changed guidance.' } }));
+    await cache.sync();
     const latest = await cache.getVersion('default', 'tool', 'current-weather');
     expect(latest.version).toBe(first.version + 1);
     const again = await cache.getVersion('default', 'tool', 'current-weather', first.version);
     expect(again.resource).toBe(first.resource);
   });
 
-  it('reads through to the database while its LISTEN connection is lost, and caches again once it is back', async () => {
-    await cache.loadCallableTool('default', 'get-order');
-    queries = 0;
-    await cache.loadCallableTool('default', 'get-order');
-    expect(queries).toBe(0);
+  it('sees a version disabled and a key deleted by hand in SQL on the read after the next sync', async () => {
+    const key = await createApiKey(other, 'default', { role: 'user' });
+    await cache.sync();
+    expect(await cache.authenticateApiKey(key.key)).toMatchObject({ keyId: key.id });
+    const tool = await cache.loadCallableTool('default', 'get-order');
+    await other.query(
+      "UPDATE mt_resource_versions SET enabled = false WHERE namespace = 'default' AND kind = 'tool' AND name = 'get-order'",
+    );
+    await other.query('DELETE FROM mt_api_keys WHERE id = $1', [key.id]);
+    await cache.sync();
+    expect(await cache.authenticateApiKey(key.key)).toBeUndefined();
+    await expect(cache.loadCallableTool('default', 'get-order')).rejects.toMatchObject({
+      code: 'api:extops:version-disabled',
+    });
+    await other.query('UPDATE mt_resource_versions SET enabled = true WHERE namespace = $1 AND version = $2', [
+      'default',
+      tool.tool.version,
+    ]);
+    await cache.sync();
+    expect((await cache.loadCallableTool('default', 'get-order')).tool.enabled).toBe(true);
+  });
+});
 
-    const admin = new pg.Client({ connectionString: database.url });
-    await admin.connect();
+describe('createStoreCache on PGlite', () => {
+  it('reads the epoch only after a statement that may have written, and then sees the change', async () => {
+    const lite = await createPgliteDb();
     try {
-      await admin.query(
-        // The LISTEN connection names itself a cache member; the pool's connections do not.
-        'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() ' +
-          `AND pid <> pg_backend_pid() AND application_name LIKE '${MEMBER_PREFIX}%'`,
-      );
+      await migrate(lite);
+      await bootstrap(lite, { key: `mt_${randomBytes(24).toString('base64url')}` });
+      await applyDeploy(lite, 'default', sampleRepo());
+      const liteCache = await createStoreCache(lite, { secretKey });
+      await liteCache.sync();
+      expect((await liteCache.loadCallableTool('default', 'get-order')).tool.enabled).toBe(true);
+      const syncs = liteCache.syncs;
+      for (let i = 0; i < 3; i++) await liteCache.sync();
+      expect(liteCache.syncs - syncs).toBe(0);
+      // A change by hand through the same database, told to no cache.
+      await lite.query("UPDATE mt_resource_versions SET enabled = false WHERE kind = 'tool' AND name = 'get-order'");
+      await liteCache.sync();
+      expect(liteCache.syncs - syncs).toBe(1);
+      await expect(liteCache.loadCallableTool('default', 'get-order')).rejects.toMatchObject({
+        code: 'api:extops:version-disabled',
+      });
     } finally {
-      await admin.end();
+      await lite.close();
     }
-    await until(() => !cache.listening);
-    queries = 0;
-    await cache.loadCallableTool('default', 'get-order');
-    await cache.loadCallableTool('default', 'get-order');
-    expect(queries).toBe(4);
-
-    await until(() => cache.listening);
-    await cache.loadCallableTool('default', 'get-order');
-    queries = 0;
-    await cache.loadCallableTool('default', 'get-order');
-    expect(queries).toBe(0);
   });
 });

@@ -18,5 +18,7 @@ export type {
 } from './fake-models.js';
 export { copyPgliteTemplate, pgliteTemplate } from './pglite-template.js';
 export { selfSignedCertificate } from './tls.js';
+export { startTcpProxy } from './tcp-proxy.js';
+export type { TcpProxy } from './tcp-proxy.js';
 export { startRecordingUpstream } from './upstream.js';
 export type { Upstream, UpstreamHandler, UpstreamRequest } from './upstream.js';

@@ -23,6 +23,8 @@ export interface EngineDeps {
   maxSteps: number;
   modelRetries: number;
   approvalTtlMs: number | undefined;
+  /** The largest a run's inputs may be, in bytes of their JSON text. */
+  runInputMaxBytes: number;
 }
 
 /** Thrown when this attempt no longer holds the run (a later attempt claimed it, or it ended meanwhile). */

@@ -2,8 +2,6 @@ import { isMtError } from '@maitento/errors';
 import {
   createStoreCache,
   type Db,
-  getVersion,
-  readSecretValue,
   type SecretKeys,
   type StoreCache,
   type StoredVersion,
@@ -17,19 +15,9 @@ import {
  */
 export type CallReads = Pick<StoreCache, 'sync' | 'getVersion' | 'readSecretValue'>;
 
-/** {@link CallReads} with nothing kept: every read goes to the database. */
-export function uncachedReads(db: Db, secretKey: SecretKeys): CallReads {
-  return {
-    sync: async () => {},
-    getVersion: (namespace, kind, name, version) => getVersion(db, namespace, kind, name, version),
-    readSecretValue: (namespace, ref) => readSecretValue(db, secretKey, namespace, ref),
-  };
-}
-
 /**
- * The reads of an engine: `given` (the server's cache), else on PostgreSQL a cache of its own (it LISTENs for
- * every server's changes; closed with the engine), else straight reads: on PGlite only the process that makes a
- * change can tell a cache about it, and an engine made alone is not told.
+ * The reads of an engine: `given` (the server's cache), else a cache of its own (closed with the engine), which
+ * reads the database's cache epoch before each call's reads, so it sees every change committed before.
  */
 export async function openCallReads(
   db: Db,
@@ -37,7 +25,6 @@ export async function openCallReads(
   given: CallReads | undefined,
 ): Promise<{ reads: CallReads; close(): Promise<void> }> {
   if (given !== undefined) return { reads: given, close: async () => {} };
-  if (db.driver !== 'pg') return { reads: uncachedReads(db, secretKey), close: async () => {} };
   const cache = await createStoreCache(db, { secretKey });
   return { reads: cache, close: () => cache.close() };
 }

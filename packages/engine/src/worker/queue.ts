@@ -1,4 +1,4 @@
-import type { Db, Queryable } from '@maitento/store';
+import { type Db, notifyWake, type Queryable, type Wakeups, wakeTopics } from '@maitento/store';
 import { PgBoss } from 'pg-boss';
 import { LOAD_WINDOW_MS, runLimit } from './run-limit.js';
 
@@ -13,21 +13,8 @@ const OLD_QUEUE = 'mt-runs';
 export const HEARTBEAT_SECONDS = 10;
 /** How often the fetch loop looks for jobs without a wake-up (retried jobs of a dead worker are found so). */
 export const FETCH_POLL_MS = 2000;
-/** The channel of wake-ups (the store's `Wakeups` listens on it; the payload is the topic). */
-const WAKE_CHANNEL = 'mt_wake';
-
 /** The part of the store's `Wakeups` the engine uses: topics notified on `mt_wake`, and whether they arrive. */
-export interface RunWakeups {
-  /** Calls `fn` each time `topic` is notified by any process on the database; returns the unsubscribe. */
-  on(topic: string, fn: () => void): () => void;
-  /** True while notifications arrive; while false, waiters rely on their slow fallback poll. */
-  readonly listening: boolean;
-}
-
-/** Notifies `topic` on `mt_wake` in the writer's transaction (delivered at commit, not on rollback). */
-export async function notifyWake(tx: Queryable, topic: string): Promise<void> {
-  await tx.query('SELECT pg_notify($1, $2)', [WAKE_CHANNEL, topic]);
-}
+export type RunWakeups = Pick<Wakeups, 'on' | 'listening'>;
 
 /** One fetched job: the run, and the attempt's id (the run's fencing token while this attempt holds it). */
 export interface RunJob {
@@ -39,9 +26,10 @@ export interface RunJob {
 export interface RunQueue {
   /**
    * Queues the run for a worker, in `tx` when given (the job commits with the state change that needs it), and
-   * notifies `runs` there too. Call {@link RunQueue.sent} after the commit.
+   * notifies `runs` there too unless `woken` (the change's own statement did, as `insertRun` does). Call
+   * {@link RunQueue.sent} after the commit.
    */
-  send(runId: string, tx?: Queryable): Promise<void>;
+  send(runId: string, tx?: Queryable, woken?: boolean): Promise<void>;
   /** Wakes this process's fetch loop after a job it sent was committed, when no wake-up will. */
   sent(): void;
   /**
@@ -130,11 +118,11 @@ export async function openRunQueue(db: Db, onError: (error: unknown) => void, wa
     return drained;
   };
   return {
-    async send(runId, tx) {
+    async send(runId, tx, woken = false) {
       const via = tx ?? db;
       const options = tx ? { db: { executeSql: (text: string, values?: unknown[]) => tx.query(text, values) } } : {};
       await boss.send(RUN_QUEUE, { runId }, { singletonKey: runId, ...options });
-      await notifyWake(via, 'runs');
+      if (!woken) await notifyWake(via, wakeTopics.runs);
       if (!tx) poke();
     },
     sent() {
@@ -142,7 +130,7 @@ export async function openRunQueue(db: Db, onError: (error: unknown) => void, wa
     },
     async work(concurrency, handler, runsWorking) {
       working = true;
-      unsubscribe = wakeups?.on('runs', poke);
+      unsubscribe = wakeups?.on(wakeTopics.runs, poke);
       // The worker heartbeats every job it holds (fenced to the attempt it fetched) until its handler ends, also
       // while a stop drains: pg-boss retries a job elsewhere only when its worker stopped heartbeating.
       heartbeat = setInterval(

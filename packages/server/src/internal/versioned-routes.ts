@@ -148,9 +148,8 @@ function toggleRoutes<S>(app: FastifyInstance, ctx: ServerContext, spec: Version
       async (request) => {
         const namespace = request.identity.namespace;
         const { name, version } = request.params;
-        const state = await setVersionEnabled(ctx.db, namespace, kind, name, version, action === 'enable');
-        await ctx.cache.changed({ kind: 'resources', namespace });
-        return state;
+        // Every server's next request reads the cache epoch this update steps (store-cache.ts).
+        return setVersionEnabled(ctx.db, namespace, kind, name, version, action === 'enable');
       },
     );
   }

@@ -45,9 +45,7 @@ export async function deployRoutes(app: FastifyInstance, ctx: ServerContext): Pr
         const count = compiled.diagnostics.filter((d) => d.severity === 'error').length;
         throw serverErrors.create('api:deploy:invalid', { count }, { details: { diagnostics: compiled.diagnostics } });
       }
-      const plan = await deploy(ctx.db, namespace, compiled, { dryRun: request.body.dryRun ?? false });
-      if (plan.applied) await ctx.cache.changed({ kind: 'resources', namespace });
-      return plan;
+      return deploy(ctx.db, namespace, compiled, { dryRun: request.body.dryRun ?? false });
     },
   );
 }

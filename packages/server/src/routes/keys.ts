@@ -50,7 +50,6 @@ export async function keyRoutes(app: FastifyInstance, ctx: ServerContext): Promi
     },
     async (request, reply) => {
       await deleteApiKey(ctx.db, request.identity.namespace, request.params.id);
-      await ctx.cache.changed({ kind: 'key', namespace: request.identity.namespace, id: request.params.id });
       return reply.status(204).send();
     },
   );

@@ -61,9 +61,7 @@ export async function secretRoutes(app: FastifyInstance, ctx: ServerContext): Pr
     },
     async (request) => {
       const { namespace } = request.identity;
-      const secret = await rotateSecret(ctx.db, ctx.secretKey, namespace, request.params.id, request.body.value);
-      await ctx.cache.changed({ kind: 'secret', namespace, id: request.params.id });
-      return secret;
+      return rotateSecret(ctx.db, ctx.secretKey, namespace, request.params.id, request.body.value);
     },
   );
 
@@ -80,7 +78,6 @@ export async function secretRoutes(app: FastifyInstance, ctx: ServerContext): Pr
     },
     async (request, reply) => {
       await deleteSecret(ctx.db, request.identity.namespace, request.params.id);
-      await ctx.cache.changed({ kind: 'secret', namespace: request.identity.namespace, id: request.params.id });
       return reply.status(204).send();
     },
   );

@@ -1,7 +1,16 @@
 import { egressPolicyFromEnv, type Resolver } from '@maitento/egress';
 import { type EngineLogger, type RunningEngine, runWorker } from '@maitento/engine';
 import { createGateway, type Gateway } from '@maitento/gateway';
-import { checkSecretKeys, createStoreCache, type Db, migrate, openDatabase, resolveSecretKey } from '@maitento/store';
+import {
+  checkSecretKeys,
+  createStoreCache,
+  type Db,
+  migrate,
+  openDatabase,
+  openWakeups,
+  resolveSecretKey,
+  type Wakeups,
+} from '@maitento/store';
 import { logInternalErrors } from '../internal/internal-errors.js';
 import { platformCalls } from '../internal/platform-calls.js';
 
@@ -59,12 +68,16 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
       await gateway.close();
       throw error;
     });
+    let wakeups: Wakeups | undefined;
     try {
+      // The worker's wake-ups: it fetches on `runs` and reads a held run's cancel on `run:<id>`.
+      wakeups = await openWakeups(db, options.logger ? { logger: options.logger } : {});
       const engine = await runWorker({
         db,
         secretKey: key.keyring,
         gateway,
         cache,
+        wakeups,
         ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
         ...(options.logger ? { logger: options.logger } : {}),
       });
@@ -74,12 +87,14 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
         db,
         async close() {
           await engine.close();
+          await wakeups?.close();
           await cache.close();
           await gateway.close();
           await db.close();
         },
       };
     } catch (error) {
+      await wakeups?.close();
       await cache.close();
       await gateway.close();
       throw error;

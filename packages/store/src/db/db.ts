@@ -25,6 +25,21 @@ export interface Db extends Queryable {
    * statement; without, possibly several statements, whose rows are all returned, in order.
    */
   executeSql(text: string, values?: unknown[]): Promise<{ rows: unknown[] }>;
+  /**
+   * PGlite only (one process): calls `fn` with the payload of each notification on `channel`, delivered after
+   * the sending transaction commits; resolves with the function that stops it. A `pg` Db has none: its
+   * listeners open a connection of their own.
+   */
+  listen?(channel: string, fn: (payload: string) => void): Promise<() => Promise<void>>;
+  /** False from a statement that failed with `api:store:unavailable` until the next one answered (always true on PGlite). */
+  readonly reachable: boolean;
+  /**
+   * On PGlite only (one process, so every write goes through this object): statements that may have written, counted
+   * once they finished, so a reader can tell that nothing was written since it last looked. Undefined on PostgreSQL.
+   */
+  writes?(): number;
+  /** Calls `listener` each time {@link Db.reachable} changes (never on PGlite). */
+  onReachability(listener: (reachable: boolean, error?: unknown) => void): void;
   /** Closes the pool or the embedded database. */
   close(): Promise<void>;
 }

@@ -1,47 +1,172 @@
+import { isMtError } from '@maitento/errors';
 import pg from 'pg';
+import { storeErrors } from '../errors.js';
 import type { Db, Queryable, QueryResult } from './db.js';
 
-function wrap(client: pg.Pool | pg.PoolClient): Queryable {
+/** How long a statement waits for a connection, and then for its answer, by default (`MT_DB_TIMEOUT_MS`). */
+export const DEFAULT_DB_TIMEOUT_MS = 1500;
+
+/** `MT_DB_TIMEOUT_MS` of `env` when it is a positive number of milliseconds, else {@link DEFAULT_DB_TIMEOUT_MS}. */
+export function dbTimeoutFromEnv(env: NodeJS.ProcessEnv = process.env): number {
+  const value = Number(env.MT_DB_TIMEOUT_MS);
+  return env.MT_DB_TIMEOUT_MS !== '' && Number.isFinite(value) && value > 0 ? value : DEFAULT_DB_TIMEOUT_MS;
+}
+
+/** Options of {@link createPgDb}. */
+export interface PgDbOptions {
+  /** Most connections of the pool (default 10). */
+  max?: number;
+  /** See {@link DEFAULT_DB_TIMEOUT_MS}; default `MT_DB_TIMEOUT_MS`. */
+  timeoutMs?: number;
+}
+
+// A failure of the connection rather than of the statement: a timeout, a refused or broken socket, or a server
+// that is shutting down or refusing connections (SQLSTATE classes 08 and 57P).
+function isConnectionFailure(error: unknown): boolean {
+  if (error instanceof pg.DatabaseError) return /^(08|57P)/.test(error.code ?? '');
+  return error instanceof Error && !(error instanceof TypeError) && !(error instanceof RangeError);
+}
+
+/** Whether PostgreSQL answers, with the listeners told when that changes. */
+function reachability() {
+  let reachable = true;
+  const listeners: Array<(reachable: boolean, error?: unknown) => void> = [];
   return {
-    async query<R>(text: string, params: unknown[] = []): Promise<QueryResult<R>> {
-      const result = await client.query(text, params);
-      return { rows: result.rows as R[], rowCount: result.rowCount ?? 0 };
+    get reachable() {
+      return reachable;
     },
-    async exec(sql: string): Promise<void> {
-      // The simple-query protocol (no parameters) accepts several statements at once.
-      await client.query(sql);
+    listen(listener: (reachable: boolean, error?: unknown) => void) {
+      listeners.push(listener);
+    },
+    set(now: boolean, error?: unknown) {
+      if (now === reachable) return;
+      reachable = now;
+      for (const listener of listeners) listener(now, error);
     },
   };
 }
 
-/** Opens a {@link Db} on a PostgreSQL server through a `pg` Pool. */
-export function createPgDb(connectionString: string, options: { max?: number } = {}): Db {
-  const pool = new pg.Pool({ connectionString, max: options.max ?? 10 });
+/**
+ * Opens a {@link Db} on a PostgreSQL server through a `pg` Pool. Every statement but `exec` and multi-statement
+ * `executeSql` (migrations, job-queue setup) gets a connection and its answer within `timeoutMs` (a statement of
+ * a transaction: its answer; the transaction: its connection); past it, or when the connection fails, it fails
+ * with `api:store:unavailable` (503).
+ */
+export function createPgDb(connectionString: string, options: PgDbOptions = {}): Db {
+  const timeoutMs = options.timeoutMs ?? dbTimeoutFromEnv();
+  const pool = new pg.Pool({ connectionString, max: options.max ?? 10, connectionTimeoutMillis: timeoutMs });
   // An idle client that loses its connection emits on the pool; without a listener Node would crash.
   pool.on('error', () => {});
-  const base = wrap(pool);
+  const state = reachability();
+
+  async function bounded<T>(run: () => Promise<T>): Promise<T> {
+    try {
+      const result = await run();
+      state.set(true);
+      return result;
+    } catch (error) {
+      if (!isConnectionFailure(error)) {
+        state.set(true);
+        throw error;
+      }
+      state.set(false, error);
+      throw storeErrors.create('api:store:unavailable', { timeoutMs }, { cause: error });
+    }
+  }
+
+  // pg reads a statement's own `query_timeout` (its typings do not list it).
+  const bound = (text: string, values: unknown[], ms: number) =>
+    ({ text, values, query_timeout: Math.max(1, Math.ceil(ms)) }) as pg.QueryConfig;
+
+  // A client of the pool by `deadline` (the pool's own wait may add a connection attempt to a wait in its queue).
+  async function acquire(deadline: number): Promise<pg.PoolClient> {
+    const pending = pool.connect();
+    let timer: NodeJS.Timeout | undefined;
+    const expired = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error('no connection of the pool in time')), deadline - performance.now());
+    });
+    try {
+      return await Promise.race([pending, expired]);
+    } catch (error) {
+      pending.then(
+        (client) => client.release(),
+        () => {},
+      );
+      throw error;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  // One statement on a client of its own, all of it (the wait for the client too) within the deadline.
+  async function statement(text: string, values: unknown[]): Promise<pg.QueryResult> {
+    const deadline = performance.now() + timeoutMs;
+    const client = await acquire(deadline);
+    let failed: Error | undefined;
+    try {
+      return await client.query(bound(text, values, deadline - performance.now()));
+    } catch (error) {
+      // A connection that failed or did not answer is closed rather than handed out again.
+      if (isConnectionFailure(error)) failed = error as Error;
+      throw error;
+    } finally {
+      client.release(failed);
+    }
+  }
+
+  function wrap(client: pg.PoolClient): Queryable {
+    return {
+      query<R>(text: string, params: unknown[] = []): Promise<QueryResult<R>> {
+        return bounded(async () => {
+          const result = await client.query(bound(text, params, timeoutMs));
+          return { rows: result.rows as R[], rowCount: result.rowCount ?? 0 };
+        });
+      },
+      async exec(sql: string): Promise<void> {
+        // The simple-query protocol (no parameters) accepts several statements at once.
+        await client.query(sql);
+      },
+    };
+  }
+
   return {
     driver: 'pg',
     connectionString,
-    query: base.query,
-    exec: base.exec,
+    query<R>(text: string, params: unknown[] = []): Promise<QueryResult<R>> {
+      return bounded(async () => {
+        const result = await statement(text, params);
+        return { rows: result.rows as R[], rowCount: result.rowCount ?? 0 };
+      });
+    },
+    async exec(sql: string): Promise<void> {
+      await pool.query(sql);
+    },
+    get reachable() {
+      return state.reachable;
+    },
+    onReachability: state.listen,
     async executeSql(text: string, values?: unknown[]): Promise<{ rows: unknown[] }> {
+      if (values !== undefined) return bounded(() => statement(text, values));
       // A multi-statement query answers an array of results; every statement's rows are kept.
-      const result = (await pool.query(text, values)) as pg.QueryResult | pg.QueryResult[];
+      const result = (await pool.query(text)) as pg.QueryResult | pg.QueryResult[];
       return { rows: Array.isArray(result) ? result.flatMap((r) => r.rows ?? []) : result.rows };
     },
     async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
-      const client = await pool.connect();
+      const client = await bounded(() => acquire(performance.now() + timeoutMs));
+      let broken: unknown;
       try {
-        await client.query('BEGIN');
-        const result = await fn(wrap(client));
-        await client.query('COMMIT');
+        const tx = wrap(client);
+        await tx.query('BEGIN');
+        const result = await fn(tx);
+        await tx.query('COMMIT');
         return result;
       } catch (error) {
-        await client.query('ROLLBACK').catch(() => {});
+        // Without a working connection, PostgreSQL rolls the transaction back when the connection is closed.
+        if (isMtError(error) && error.code === 'api:store:unavailable') broken = error;
+        else await client.query('ROLLBACK').catch(() => {});
         throw error;
       } finally {
-        client.release();
+        client.release(broken as Error | undefined);
       }
     },
     async close(): Promise<void> {

@@ -3,14 +3,23 @@ import { PGlite, type Transaction } from '@electric-sql/pglite';
 import { lockDataDir } from './data-lock.js';
 import type { Db, Queryable, QueryResult } from './db.js';
 
-function wrap(target: PGlite | Transaction): Queryable {
+// Statements that may have written, counted once they finished (a transaction once more when it ended).
+interface WriteCount {
+  writes: number;
+}
+
+const READ_ONLY = /^\s*select\b/i;
+
+function wrap(target: PGlite | Transaction, count: WriteCount): Queryable {
   return {
     async query<R>(text: string, params: unknown[] = []): Promise<QueryResult<R>> {
       const result = await target.query<R>(text, params);
+      if (!READ_ONLY.test(text)) count.writes++;
       return { rows: result.rows, rowCount: result.affectedRows ?? result.rows.length };
     },
     async exec(sql: string): Promise<void> {
       await target.exec(sql);
+      count.writes++;
     },
   };
 }
@@ -33,17 +42,27 @@ export async function createPgliteDb(dataDir?: string): Promise<Db> {
     release();
     throw error;
   }
-  const base = wrap(pglite);
+  const count: WriteCount = { writes: 0 };
+  const base = wrap(pglite, count);
   return {
     driver: 'pglite',
     query: base.query,
     exec: base.exec,
+    // One process's embedded database: there is no connection to lose, and every write goes through here.
+    reachable: true,
+    onReachability: () => {},
+    writes: () => count.writes,
     async executeSql(text: string, values?: unknown[]): Promise<{ rows: unknown[] }> {
-      if (values !== undefined && values.length > 0) return { rows: (await pglite.query(text, values)).rows };
+      if (values !== undefined && values.length > 0) {
+        const { rows } = await pglite.query(text, values);
+        if (!READ_ONLY.test(text)) count.writes++;
+        return { rows };
+      }
       // Parameterless SQL may hold several statements (BEGIN ... RETURNING ... COMMIT): `exec` answers
       // one result per statement, and a RETURNING in the middle must not be lost behind the COMMIT.
       try {
         const results = await pglite.exec(text);
+        count.writes++;
         return { rows: results.flatMap((r) => r.rows ?? []) };
       } catch (error) {
         // One connection: a failed statement inside BEGIN would poison every later query.
@@ -51,8 +70,16 @@ export async function createPgliteDb(dataDir?: string): Promise<Db> {
         throw error;
       }
     },
-    transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
-      return pglite.transaction((tx) => fn(wrap(tx)));
+    async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+      try {
+        return await pglite.transaction((tx) => fn(wrap(tx, count)));
+      } finally {
+        count.writes++;
+      }
+    },
+    async listen(channel: string, fn: (payload: string) => void): Promise<() => Promise<void>> {
+      const unlisten = await pglite.listen(channel, fn);
+      return () => unlisten();
     },
     async close(): Promise<void> {
       try {

@@ -1,5 +1,5 @@
 import type { Agent, Connector, Interaction, Resource, ResourceKind, Tool, ToolDefinition } from '@maitento/lang';
-import { notifyChange } from '../cache/changes.js';
+import { notifyWake, wakeTopics } from '../wake/notify.js';
 import type { Db, Queryable } from '../db/db.js';
 import { storeErrors } from '../errors.js';
 import { contentHash, type Pin } from '../resources/hash.js';
@@ -156,8 +156,9 @@ export async function deploy(
           namespace,
           inserts.filter((row) => row.kind === kind),
         );
-      // Other servers forget which version is latest when this commits.
-      if (inserts.length > 0) await notifyChange(tx, { kind: 'resources', namespace });
+      // The inserts step the cache epoch (schema 7): every server forgets which version is latest.
+      // Open MCP sessions of the namespace are told tools/list_changed.
+      if (inserts.length > 0) await notifyWake(tx, wakeTopics.resources(namespace));
     }
     return { applied: !dryRun, changes };
   });

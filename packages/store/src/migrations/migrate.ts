@@ -31,7 +31,8 @@ export function loadMigrations(dir: string = SQL_DIR): Migration[] {
  */
 export async function migrate(db: Db, migrations: Migration[] = loadMigrations()): Promise<number[]> {
   return db.transaction(async (tx) => {
-    await tx.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
+    // `exec`, without a deadline: another process may be migrating a large database meanwhile.
+    await tx.exec(`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`);
     await tx.exec(
       'CREATE TABLE IF NOT EXISTS mt_migrations (version integer PRIMARY KEY, name text NOT NULL, ' +
         'applied_at timestamptz NOT NULL DEFAULT now())',

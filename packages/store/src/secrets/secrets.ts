@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { sharedErrors } from '@maitento/errors';
-import { CHANGE_CHANNEL, changePayload } from '../cache/changes.js';
 import type { Queryable } from '../db/db.js';
 import { storeErrors } from '../errors.js';
 import { bytes, isUniqueViolation, iso } from '../internal/rows.js';
@@ -79,22 +78,11 @@ export async function rotateSecret(
 ): Promise<SecretInfo> {
   if (!isUuid(id)) throw sharedErrors.create('api:secrets:not-found', { ref: id });
   const sealed = sealSecret(toKeyring(keys).current, namespace, id, value);
-  // One statement: the NOTIFY (for other servers' secret caches) is sent only when the secret existed.
+  // The update steps the cache epoch (schema 7): every server reads it before its next request.
   const { rows } = await db.query<SecretRow>(
-    'WITH changed AS (UPDATE mt_secrets SET iv = $3, ciphertext = $4, tag = $5, key_id = $8, wrapped_key = $9, ' +
-      'updated_at = now() WHERE namespace = $1 AND id = $2 RETURNING id, name, created_at, updated_at) ' +
-      'SELECT id, name, created_at, updated_at, pg_notify($6, $7) FROM changed',
-    [
-      namespace,
-      id,
-      sealed.iv,
-      sealed.ciphertext,
-      sealed.tag,
-      CHANGE_CHANNEL,
-      changePayload({ kind: 'secret', namespace, id }),
-      sealed.keyId,
-      sealed.wrappedKey,
-    ],
+    'UPDATE mt_secrets SET iv = $3, ciphertext = $4, tag = $5, key_id = $6, wrapped_key = $7, updated_at = now() ' +
+      'WHERE namespace = $1 AND id = $2 RETURNING id, name, created_at, updated_at',
+    [namespace, id, sealed.iv, sealed.ciphertext, sealed.tag, sealed.keyId, sealed.wrappedKey],
   );
   if (!rows[0]) throw sharedErrors.create('api:secrets:not-found', { ref: id });
   return info(rows[0]);
@@ -103,10 +91,10 @@ export async function rotateSecret(
 /** Deletes secret `id` of `namespace`. */
 export async function deleteSecret(db: Queryable, namespace: string, id: string): Promise<void> {
   if (!isUuid(id)) throw sharedErrors.create('api:secrets:not-found', { ref: id });
-  const { rows } = await db.query(
-    'WITH gone AS (DELETE FROM mt_secrets WHERE namespace = $1 AND id = $2 RETURNING 1) SELECT pg_notify($3, $4) FROM gone',
-    [namespace, id, CHANGE_CHANNEL, changePayload({ kind: 'secret', namespace, id })],
-  );
+  const { rows } = await db.query('DELETE FROM mt_secrets WHERE namespace = $1 AND id = $2 RETURNING 1', [
+    namespace,
+    id,
+  ]);
   if (rows.length === 0) throw sharedErrors.create('api:secrets:not-found', { ref: id });
 }
 

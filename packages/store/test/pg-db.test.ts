@@ -1,0 +1,75 @@
+import { createPgDb, type Db, migrate } from '@maitento/store';
+import { createTestDatabase, startTcpProxy, type TcpProxy, type TestDatabase } from '@maitento/testkit';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+// A pool whose connections go through a TCP proxy that stops forwarding: statements fail within their deadline
+// instead of hanging, and the pool says when the database stops and starts answering.
+let database: TestDatabase;
+let proxy: TcpProxy;
+let db: Db;
+const changes: boolean[] = [];
+
+beforeAll(async () => {
+  database = await createTestDatabase('mt_pg_db');
+  proxy = await startTcpProxy();
+  db = createPgDb(proxy.via(database.url), { timeoutMs: 300 });
+  db.onReachability((reachable) => changes.push(reachable));
+  await migrate(db);
+});
+
+afterAll(async () => {
+  proxy?.thaw();
+  await db?.close();
+  await proxy?.close();
+  await database?.drop();
+});
+
+async function timed<T>(work: Promise<T>): Promise<{ ms: number; error: unknown }> {
+  const began = performance.now();
+  const error = await work.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  return { ms: performance.now() - began, error };
+}
+
+describe('createPgDb with a stalled connection', () => {
+  it('fails every statement with api:store:unavailable within its deadline, and answers again after', async () => {
+    await db.query('SELECT 1');
+    proxy.freeze();
+    try {
+      // On a pooled connection (frozen mid-way), on new connections, in a transaction, several at once.
+      const results = await Promise.all([
+        timed(db.query('SELECT 1')),
+        timed(db.query('SELECT epoch FROM mt_cache_epoch')),
+        timed(db.transaction((tx) => tx.query('SELECT 1'))),
+        timed(db.executeSql('SELECT $1::int AS one', [1])),
+      ]);
+      const again = await timed(db.query('SELECT 1'));
+      for (const { ms, error } of [...results, again]) {
+        expect(error).toMatchObject({ code: 'api:store:unavailable', status: 503 });
+        // A statement waits at most the deadline for a connection and the deadline for its answer.
+        expect(ms).toBeLessThan(2 * 300 + 500);
+      }
+      expect(db.reachable).toBe(false);
+    } finally {
+      proxy.thaw();
+    }
+    const deadline = Date.now() + 5000;
+    while (
+      !(await db.query('SELECT 1').then(
+        () => true,
+        () => false,
+      ))
+    ) {
+      if (Date.now() > deadline) throw new Error('the pool did not answer again within 5 s');
+    }
+    expect(db.reachable).toBe(true);
+    expect(changes).toEqual([false, true]);
+  });
+
+  it('does not count a failing statement as an unreachable database', async () => {
+    await expect(db.query('SELECT * FROM no_such_table')).rejects.toMatchObject({ code: '42P01' });
+    expect(db.reachable).toBe(true);
+  });
+});
