@@ -3,9 +3,10 @@ import type { AddressInfo } from 'node:net';
 import { createOpenAI } from '@ai-sdk/openai';
 import { type ModelResolver, RUN_QUEUE, type RunEvent } from '@maitento/engine';
 import { createFakeOpenAI, type FakeModelRequest, type FakeModelServer } from '@maitento/testkit';
+import { openWakeups } from '@maitento/store';
 import { PgBoss } from 'pg-boss';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { listenWakeups, makeWorld, ordersRepo, startUpstream, waitFor, type World } from './helpers.js';
+import { makeWorld, ordersRepo, startUpstream, waitFor, type World } from './helpers.js';
 
 let world: World;
 let upstream: Awaited<ReturnType<typeof startUpstream>>;
@@ -116,7 +117,7 @@ describe('cancelling a Running run', () => {
 
   it('learns of a cancel through its wake-up, not a poll: the run is Cancelled within 500 ms', async () => {
     const fake = await createFakeOpenAI({ respond: refundOnce });
-    const wakeups = await listenWakeups(world.db.connectionString!);
+    const wakeups = await openWakeups(world.db);
     const engine = await world.engine({ models: fakeModels(fake), wakeups });
     const release = gate('C-3');
     try {

@@ -11,10 +11,8 @@ import {
   modelsFromEnvironment,
   type RunningEngine,
   type RunView,
-  type RunWakeups,
 } from '@maitento/engine';
 import { compileRepo } from '@maitento/lang';
-import pg from 'pg';
 import { createNamespace, createPgDb, createPgliteDb, createSecret, type Db, deploy, migrate } from '@maitento/store';
 import { copyPgliteTemplate, createTestDatabase, startRecordingUpstream, type TestDatabase } from '@maitento/testkit';
 
@@ -253,28 +251,4 @@ inputs.functions.auth = [
 `,
     },
   ];
-}
-
-/**
- * A small in-process stand-in for the store's `Wakeups` (built apart): one LISTEN connection on `mt_wake`, whose
- * payload is the topic, delivered to the functions registered for it.
- */
-export async function listenWakeups(connectionString: string): Promise<RunWakeups & { close(): Promise<void> }> {
-  const client = new pg.Client({ connectionString });
-  await client.connect();
-  const topics = new Map<string, Set<() => void>>();
-  client.on('notification', (message) => {
-    for (const fn of topics.get(message.payload ?? '') ?? []) fn();
-  });
-  await client.query('LISTEN mt_wake');
-  return {
-    listening: true,
-    on(topic, fn) {
-      const set = topics.get(topic) ?? new Set();
-      topics.set(topic, set);
-      set.add(fn);
-      return () => set.delete(fn);
-    },
-    close: () => client.end(),
-  };
 }
