@@ -141,14 +141,20 @@ function countStatements() {
       return query.call(this, config, values, callback);
     // Both timed the same way: from the client's query to its answer.
     const t0 = performance.now();
-    const json = values?.at(-1);
+    // The store passes a config object (its text, values and deadline), a plain client (text, values).
+    const params = Array.isArray(values) ? values : config?.values;
+    const json = params?.at(-1);
     const done = () => (plain ? counter.plain : counter.appends).push({ ms: performance.now() - t0, json });
     // pg's Pool passes a callback; a client of its own gets a promise.
-    if (typeof callback === 'function') {
-      return query.call(this, config, values, (error, result) => {
+    const cb = typeof values === 'function' ? values : callback;
+    if (typeof cb === 'function') {
+      const wrapped = (error, result) => {
         done();
-        callback(error, result);
-      });
+        cb(error, result);
+      };
+      return typeof values === 'function'
+        ? query.call(this, config, wrapped)
+        : query.call(this, config, values, wrapped);
     }
     return query.call(this, config, values).then((result) => {
       done();
