@@ -4,6 +4,7 @@ export { createGateway } from './gateway/create-gateway.js';
 export { gatewayDefaults } from './gateway/options.js';
 export { isPreparedRequest } from './gateway/types.js';
 export type {
+  ApprovalUse,
   CallCredential,
   Gateway,
   GatewayOptions,

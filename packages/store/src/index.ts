@@ -10,7 +10,14 @@ export { createNamespace, DEFAULT_NAMESPACE, findNamespace } from './namespaces/
 export type { Namespace } from './namespaces/namespaces.js';
 export { bootstrap } from './namespaces/bootstrap.js';
 export type { BootstrapResult } from './namespaces/bootstrap.js';
-export { authenticateApiKey, createApiKey, deleteApiKey, generateApiKey, listApiKeys } from './keys/keys.js';
+export {
+  apiKeyDeleted,
+  authenticateApiKey,
+  createApiKey,
+  deleteApiKey,
+  generateApiKey,
+  listApiKeys,
+} from './keys/keys.js';
 export type { ApiKeyInfo, CreatedApiKey, KeyIdentity, KeyRole } from './keys/keys.js';
 export {
   isPlatformToken,
@@ -95,6 +102,7 @@ export {
   insertApproval,
   listApprovalRecords,
   runApprovals,
-  useCallApproval,
+  consumeApproval,
+  markApprovalDelivered,
 } from './runs/approvals.js';
 export type { ApprovalRecord } from './runs/approvals.js';

@@ -3,7 +3,7 @@ import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { Resolver } from '@maitento/egress';
 import { isMtError } from '@maitento/errors';
-import type { CallCredential, Gateway, RunBindingValue, ToolCallResult } from '@maitento/gateway';
+import type { CallCredential, Gateway, RunBindingValue, ToolCallInput, ToolCallResult } from '@maitento/gateway';
 import type { Connector, Interaction, RepoFile, Tool } from '@maitento/lang';
 import { cliErrors } from '../errors.js';
 import { ExitCode } from '../internal/exit-codes.js';
@@ -149,6 +149,15 @@ async function withRemoteTool(
   };
 }
 
+// Called by hand, the caller is the person who approves: --approve says so, for a tool that requires it. The call
+// then goes the one way an approved call goes, through callApproved with the hash the caller's request has now.
+async function callOnce(gateway: Gateway, input: ToolCallInput, approve: boolean): Promise<ToolCallResult> {
+  if (!approve || !input.tool.requiresApproval) return gateway.call(input);
+  const prepared = await gateway.prepare(input);
+  if (!('hash' in prepared)) return prepared;
+  return gateway.callApproved(input, { hash: prepared.hash, consume: async () => undefined });
+}
+
 async function extopCall(io: Io, toolName: string, flags: Flags): Promise<void> {
   const dir = resolve(flags.repo);
   if (!(await stat(dir).catch(() => undefined))?.isDirectory()) {
@@ -216,9 +225,7 @@ async function extopCall(io: Io, toolName: string, flags: Flags): Promise<void> 
     if (connector.mcp !== undefined) {
       ({ tool, connector } = await withRemoteTool(gateway, files, connector, toolName, credential));
     }
-    // Called by hand, the caller is the person who approves: --approve says so, for a tool that requires it.
-    const approval = flags.approve ? { id: 'mt extop-call --approve' } : undefined;
-    const input = { tool, connector, arguments: args, runBindings, credential, idempotencyKey: randomUUID(), approval };
+    const input = { tool, connector, arguments: args, runBindings, credential, idempotencyKey: randomUUID() };
     if (flags.dryRun) {
       const prepared = await gateway.prepare(input);
       if (!isPreparedRequest(prepared)) {
@@ -234,7 +241,7 @@ async function extopCall(io: Io, toolName: string, flags: Flags): Promise<void> 
       }
       return;
     }
-    const result = await gateway.call(input);
+    const result = await callOnce(gateway, input, flags.approve === true);
     printResult(io, result, flags.json === true);
     if (!result.ok) throw new CommandExit(ExitCode.UserError);
   } finally {

@@ -7,7 +7,7 @@ import { conversation, type Turn, type TurnCall } from './history.js';
 /** What one model turn stored: the `model-response` event's data. */
 export interface ModelResponse {
   text: string;
-  toolCalls: TurnCall[];
+  toolCalls: Omit<TurnCall, 'index'>[];
   usage: { inputTokens: number | null; outputTokens: number | null };
   durationMs: number;
   model: string;

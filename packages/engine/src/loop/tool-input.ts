@@ -1,7 +1,8 @@
-import { createHash } from 'node:crypto';
-import type { CallCredential, PreparedRequest, RunBindingValue, ToolCallInput } from '@maitento/gateway';
+import type { MtError } from '@maitento/errors';
+import { type CallCredential, gatewayErrors, type RunBindingValue, type ToolCallInput } from '@maitento/gateway';
 import type { InteractionTool, Json } from '@maitento/lang';
-import { storeErrors } from '@maitento/store';
+import { apiKeyDeleted, storeErrors } from '@maitento/store';
+import { engineErrors } from '../errors.js';
 import { findVersion } from '../runs/call-reads.js';
 import type { RunContext } from './context.js';
 
@@ -46,6 +47,11 @@ export async function credentialFor(ctx: RunContext, tool: InteractionTool): Pro
  * `ctx.reads`, after its `sync()` for this call (a version that is gone counts as disabled).
  */
 export async function disabledResult(ctx: RunContext, tool: InteractionTool): Promise<LocalResult | undefined> {
+  const error = await disabledError(ctx, tool);
+  return error && { ok: false, code: error.code, error: error.message };
+}
+
+async function disabledError(ctx: RunContext, tool: InteractionTool): Promise<MtError | undefined> {
   const toolVersion = ctx.pinned.tools.get(tool.tool.name)!;
   const connectorVersion = ctx.pinned.connectors.get(tool.connector.name)!;
   const ns = ctx.run.namespace;
@@ -63,7 +69,30 @@ export async function disabledResult(ctx: RunContext, tool: InteractionTool): Pr
           version: connectorVersion.version,
         })
       : undefined;
-  return error && { ok: false, code: error.code, error: error.message };
+  return error;
+}
+
+/**
+ * Why a call made after a wait (an approval, a resume after a crash) may not be made now, read right before
+ * sending: a disabled tool or connector version, the deleted key that started the run, a secret gone.
+ */
+export async function actingRefusal(ctx: RunContext, tool: InteractionTool): Promise<MtError | undefined> {
+  await ctx.reads.sync();
+  const keyId = ctx.run.startedByKeyId;
+  const [disabled, keyGone, credential] = await Promise.all([
+    disabledError(ctx, tool),
+    keyId === null ? false : apiKeyDeleted(ctx.db, ctx.run.namespace, keyId),
+    credentialFor(ctx, tool),
+  ]);
+  if (disabled !== undefined) return disabled;
+  if (keyGone) return engineErrors.create('api:calls:key-deleted', { keyId: keyId!, tool: tool.tool.name });
+  if (credential !== undefined && 'missing' in credential) {
+    return gatewayErrors.create('api:gateway:secret-not-found', {
+      secret: credential.missing.secret,
+      connector: tool.connector.name,
+    });
+  }
+  return undefined;
 }
 
 /** Everything the gateway needs for one call of the run. */
@@ -112,16 +141,4 @@ export function shownArguments(args: unknown, bindings: RunBindingValue[]): stri
     }
   }
   return JSON.stringify(shown);
-}
-
-/** sha256 of the assembled request: method, URL, headers but the credential (sorted), body. */
-export function requestHash(prepared: PreparedRequest, credential: CallCredential | undefined): string {
-  const skip = credential && 'header' in credential ? credential.header.toLowerCase() : undefined;
-  const headers = Object.entries(prepared.headers)
-    .map(([name, value]) => [name.toLowerCase(), value] as const)
-    .filter(([name]) => name !== skip)
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return createHash('sha256')
-    .update(JSON.stringify([prepared.method, prepared.url.toString(), headers, prepared.body ?? null]))
-    .digest('hex');
 }
