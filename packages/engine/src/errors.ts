@@ -90,7 +90,8 @@ export const engineErrors = defineErrors({
   },
   'api:calls:key-deleted': {
     status: 409,
-    message: 'The API key {keyId} on whose behalf {tool} was to be called was deleted meanwhile, so the call was not made',
+    message:
+      'The API key {keyId} on whose behalf {tool} was to be called was deleted meanwhile, so the call was not made',
     hint: 'Start the run (or make the call) again with a key that exists',
   },
   'api:runs:unknown-tool': {

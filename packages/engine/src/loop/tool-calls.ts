@@ -7,7 +7,14 @@ import { approvalView } from '../runs/views.js';
 import { engineErrors } from '../errors.js';
 import type { RunContext } from './context.js';
 import type { Turn, TurnCall } from './history.js';
-import { actingRefusal, callInput, disabledResult, type LocalResult, runBindingsFor, shownArguments } from './tool-input.js';
+import {
+  actingRefusal,
+  callInput,
+  disabledResult,
+  type LocalResult,
+  runBindingsFor,
+  shownArguments,
+} from './tool-input.js';
 
 /** What became of one call: done (result stored), waiting for a person, or the run must fail. */
 export type CallOutcome = 'done' | 'waiting' | { fail: MtError };

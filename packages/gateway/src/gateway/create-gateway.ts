@@ -12,14 +12,7 @@ import type { Redactor } from '../steps/redact.js';
 import { type Assembled, assemble, viewOf } from './assemble.js';
 import { gatewayDefaults, resolveOptions } from './options.js';
 import { type SendContext, send } from './send.js';
-import type {
-  ApprovalUse,
-  Gateway,
-  GatewayOptions,
-  PreparedRequest,
-  ToolCallInput,
-  ToolCallResult,
-} from './types.js';
+import type { ApprovalUse, Gateway, GatewayOptions, PreparedRequest, ToolCallInput, ToolCallResult } from './types.js';
 
 function errorResult(error: MtError, redact: Redactor | undefined): ToolCallResult {
   return { ok: false, error: redact === undefined ? error.message : redact(error.message), code: error.code };
@@ -152,7 +145,10 @@ export function createGateway(gatewayOptions: GatewayOptions): Gateway {
         }
         const { call } = prepared;
         if (prepared.prepared.hash !== approval.hash) {
-          return errorResult(gatewayErrors.create('api:approvals:request-changed', { tool: input.tool.name }), call.redact);
+          return errorResult(
+            gatewayErrors.create('api:approvals:request-changed', { tool: input.tool.name }),
+            call.redact,
+          );
         }
         const refused = await approval.consume(prepared.prepared.hash);
         if (refused !== undefined) return errorResult(refused, call.redact);
