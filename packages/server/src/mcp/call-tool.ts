@@ -180,7 +180,8 @@ async function deliver(call: McpCall, loaded: Loaded, answered: ApprovalRecord):
     await expireApprovals(ctx.db, { id: approval.id });
     approval = { ...approval, status: 'Expired' };
   }
-  if (approval.status === 'Approved') {
+  // An approval made outside a run lives MT_APPROVAL_TTL (an hour by default), answered or not, until used.
+  if (approval.status === 'Approved' && !approval.expired) {
     const input = await callInput(call, loaded, approval.id);
     return gatewayResult(await ctx.gateway.callApproved(input, approvalUse(call, loaded, approval)));
   }
