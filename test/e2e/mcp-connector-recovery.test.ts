@@ -13,7 +13,10 @@ import { FAST_RECOVERY, type RunsStack, startRunsStack } from './helpers/stack.j
 // (its outcome is unknown, and the model is told so). Real `mt serve` and `mt worker` processes on one database.
 const TRACKER_SECRET = 'tr-secret-mcp-recovery-41c9';
 
-let release: () => void = () => {};
+let released = false;
+let release: () => void = () => {
+  released = true;
+};
 const created: string[] = [];
 const createIssue: LocalMcpTool = {
   name: 'create_issue',
@@ -24,15 +27,21 @@ const createIssue: LocalMcpTool = {
     return `opened #${created.length}: ${String(args.title)}`;
   },
 };
-// Slow: its answer waits until the test lets it go (after the worker making the call is dead).
+// Slow: its answer waits until the test lets it go (after the worker making the call is dead); later calls are answered
+// at once.
 const closeOrder: LocalMcpTool = {
   name: 'close_order',
   description: 'Closes an order for good',
   inputSchema: { type: 'object', properties: { order: { type: 'string' } }, required: ['order'] },
   answer: async (args) => {
-    await new Promise<void>((resolve) => {
-      release = resolve;
-    });
+    if (!released) {
+      await new Promise<void>((resolve) => {
+        release = () => {
+          released = true;
+          resolve();
+        };
+      });
+    }
     return `closed ${String(args.order)}`;
   },
 };
