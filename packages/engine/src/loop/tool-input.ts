@@ -1,5 +1,14 @@
 import type { MtError } from '@maitento/errors';
-import { type CallCredential, gatewayErrors, type RunBindingValue, type ToolCallInput } from '@maitento/gateway';
+import {
+  type CallCredential,
+  type CallRunInputs,
+  callInputOf,
+  credentialOf,
+  gatewayErrors,
+  type RunBindingValue,
+  runBindingsOf,
+  type ToolCallInput,
+} from '@maitento/gateway';
 import type { InteractionTool, Json } from '@maitento/lang';
 import { apiKeyDeleted, storeErrors } from '@maitento/store';
 import { engineErrors } from '../errors.js';
@@ -17,29 +26,24 @@ function isEmpty(value: unknown): boolean {
   return value === undefined || value === null || value === '';
 }
 
+// The run inputs that feed the run's calls: its interaction, the agent that calls, the values given.
+function runInputs(ctx: RunContext): CallRunInputs {
+  return { interaction: ctx.pinned.interaction.resource, agent: ctx.pinned.agentTools.agent, inputs: ctx.run.inputs };
+}
+
 /** The run-input bindings of `tool` for the run's agent, with the run's values. */
 export function runBindingsFor(ctx: RunContext, tool: InteractionTool): RunBindingValue[] {
-  const agent = ctx.pinned.agentTools.agent;
-  return ctx.pinned.interaction.resource.inputs.functions.binding
-    .filter((b) => b.function === tool.tool.name && (b.agent === undefined || b.agent === agent))
-    .map((binding) => ({ binding, value: ctx.run.inputs[binding.name] as Json | undefined }));
+  return runBindingsOf(tool.tool, runInputs(ctx));
+}
+
+function secretReader(ctx: RunContext) {
+  return async (ref: { id: string } | { name: string }) =>
+    (await ctx.reads.readSecretValue(ctx.run.namespace, ref))?.value;
 }
 
 /** The credential of a call: the run's auth input for the tool, its default, or the tool's own auth. */
-export async function credentialFor(ctx: RunContext, tool: InteractionTool): Promise<CallCredential | undefined> {
-  const agent = ctx.pinned.agentTools.agent;
-  const input = ctx.pinned.interaction.resource.inputs.functions.auth.find(
-    (a) => a.function === tool.tool.name && (a.agent === undefined || a.agent === agent),
-  );
-  const given = input && ctx.run.inputs[input.name];
-  if (input !== undefined && typeof given === 'string' && given !== '') {
-    const secret = await ctx.reads.readSecretValue(ctx.run.namespace, { id: given });
-    return secret ? { header: input.header, value: secret.value } : { missing: { secret: given } };
-  }
-  const byName = input?.secret !== undefined ? { header: input.header, secret: input.secret } : tool.tool.auth;
-  if (byName === undefined) return undefined;
-  const secret = await ctx.reads.readSecretValue(ctx.run.namespace, { name: byName.secret });
-  return secret ? { header: byName.header, value: secret.value } : { missing: { secret: byName.secret } };
+export function credentialFor(ctx: RunContext, tool: InteractionTool): Promise<CallCredential | undefined> {
+  return credentialOf({ tool: tool.tool, run: runInputs(ctx), readSecret: secretReader(ctx) });
 }
 
 /**
@@ -95,24 +99,24 @@ export async function actingRefusal(ctx: RunContext, tool: InteractionTool): Pro
   return undefined;
 }
 
-/** Everything the gateway needs for one call of the run. */
-export async function callInput(
+/** Everything the gateway needs for one call of the run (built by the gateway's `callInputOf`, as every caller's). */
+export function callInput(
   ctx: RunContext,
   tool: InteractionTool,
   args: unknown,
   idempotencyKey: string,
   signal: AbortSignal,
 ): Promise<ToolCallInput> {
-  return {
+  return callInputOf({
     tool: tool.tool,
     connector: tool.connector,
     arguments: args,
-    runBindings: runBindingsFor(ctx, tool),
-    credential: await credentialFor(ctx, tool),
+    run: runInputs(ctx),
+    readSecret: secretReader(ctx),
     idempotencyKey,
     caller: ctx.run.namespace,
     signal,
-  };
+  });
 }
 
 function setPath(target: Record<string, Json>, path: string[], value: Json): void {

@@ -3,6 +3,7 @@ import { engineErrors } from '@maitento/engine';
 import { isMtError, type MtError } from '@maitento/errors';
 import {
   type ApprovalUse,
+  callInputOf,
   isPreparedRequest,
   type ToolCallInput,
   type ToolCallResult,
@@ -25,7 +26,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { gatewayErrors } from '@maitento/gateway';
 import { serverErrors } from '../errors.js';
 import type { ServerContext } from '../internal/context.js';
-import { toolCredential } from '../internal/tool-credential.js';
+import { cacheSecrets, toolCredential } from '../internal/tool-credential.js';
 import type { McpSettings } from './settings.js';
 import { loadScopeTool, type McpScope } from './tools.js';
 
@@ -59,18 +60,18 @@ function gatewayResult(result: ToolCallResult): CallToolResult {
 
 type Loaded = { tool: StoredVersion<Tool>; connector: StoredVersion<Connector> };
 
-async function callInput(call: McpCall, loaded: Loaded, approvalId?: string): Promise<ToolCallInput> {
+function callInput(call: McpCall, loaded: Loaded, approvalId?: string): Promise<ToolCallInput> {
   const { ctx, scope } = call;
-  return {
+  return callInputOf({
     tool: loaded.tool.resource,
     connector: loaded.connector.resource,
     arguments: call.arguments,
-    credential: await toolCredential(ctx.cache, scope.namespace, loaded.tool.resource),
+    readSecret: cacheSecrets(ctx.cache, scope.namespace),
     caller: scope.namespace,
     signal: call.signal,
     // The call's identity is its approval: the hash covers it, and a retry carries the same Idempotency-Key.
     ...(approvalId === undefined ? {} : { idempotencyKey: `mcp:${approvalId}` }),
-  };
+  });
 }
 
 /** The key of approvals of one call outside a run: the canonical arguments' sha256 (the tool is its own column). */
