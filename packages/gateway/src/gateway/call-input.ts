@@ -45,8 +45,8 @@ export async function credentialOf(
   parts: Pick<CallParts, 'tool' | 'run' | 'readSecret'>,
 ): Promise<CallCredential | undefined> {
   const { tool, run, readSecret } = parts;
-  const input = run && run.interaction.inputs.functions.auth.find(forThisCall(tool, run));
-  const given = input && run?.inputs[input.name];
+  const input = run === undefined ? undefined : run.interaction.inputs.functions.auth.find(forThisCall(tool, run));
+  const given = input === undefined ? undefined : run?.inputs[input.name];
   if (input !== undefined && typeof given === 'string' && given !== '') {
     const value = await readSecret({ id: given });
     return value === undefined ? { missing: { secret: given } } : { header: input.header, value };
