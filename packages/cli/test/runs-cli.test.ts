@@ -6,7 +6,7 @@ import { createServer as createHttpServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Maitento, type RunView } from '@maitento/sdk';
+import { Maitento, type RunSummary, type RunView } from '@maitento/sdk';
 import { createTestDatabase, type TestDatabase } from '@maitento/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -235,7 +235,7 @@ describe('mt interaction-run and the commands that follow a run', { timeout: 60_
     );
     const twice = await mt(['interaction-cancel', runId]);
     expect([twice.code, twice.stderr]).toEqual([1, expect.stringContaining('error [api:runs:already-ended]')]);
-    const page = await mtJson<{ runs: RunView[]; nextCursor: string | null }>(['run-list', '--status', 'Cancelled']);
+    const page = await mtJson<{ runs: RunSummary[]; nextCursor: string | null }>(['run-list', '--status', 'Cancelled']);
     expect(page.runs.map((r) => r.id)).toEqual([runId]);
     const table = await mt(['run-list', '--interaction', 'desk', '--limit', '1']);
     expect(table.stdout).toMatch(

@@ -19,6 +19,11 @@ export const engineErrors = defineErrors({
     message: 'Interaction {name} version {version} pins {kind} {pin} version {pinVersion}, which is not stored',
   },
   'api:runs:not-found': { status: 404, message: 'No run {id} in this namespace' },
+  'api:runs:input-too-large': {
+    status: 413,
+    message: "The run's inputs are {size} bytes of JSON; at most {max} are accepted",
+    hint: 'Pass large data by reference (an id the tool can fetch); MT_RUN_INPUT_MAX_BYTES sets the limit',
+  },
   'api:runs:already-ended': { status: 409, message: 'Run {id} has already ended ({status})' },
   'api:runs:too-many-steps': {
     status: 422,

@@ -1,11 +1,12 @@
 export type * from './api/types.js';
 export type { Engine } from './api/engine.js';
+export { RUN_EVENTS_MAX_PAGE, RUN_EVENTS_PAGE } from './api/engine.js';
 export { TERMINAL_STATUSES } from './api/types.js';
 export { engineErrors } from './errors.js';
 export type { EngineErrorCode } from './errors.js';
 export { createEngine, runWorker } from './engine/create-engine.js';
 export type { EngineOptions, RunningEngine } from './engine/create-engine.js';
-export { KNOWN_MODEL_PROVIDERS, modelsFromEnvironment, parseModelSpec } from './models/resolve.js';
+export { modelsFromEnvironment, parseModelSpec } from './models/resolve.js';
 export type { ModelResolver, ResolvedModel } from './models/resolve.js';
 export { scriptedModel, scriptEndedText } from './models/scripted.js';
 export type { ScriptTurn } from './models/scripted.js';

@@ -6,11 +6,11 @@ import type {
   CreateSecretBodySchema,
   DeployFileSchema,
   ListApprovalsQuerySchema,
+  ListRunEventsQuerySchema,
   ListRunsQuerySchema,
   RotateSecretBodySchema,
   RotateSecretKeyBodySchema,
   RunAnswerBodySchema,
-  RunEventsQuerySchema,
 } from './wire/requests.js';
 import type { CreatedKeySchema, CreatedNamespaceSchema, ExtopCallResultSchema, KeyInfoSchema } from './wire/access.js';
 import type {
@@ -34,6 +34,7 @@ import type {
   RunErrorSchema,
   RunEventSchema,
   RunSchema,
+  RunSummarySchema,
   SecretSchema,
   ToolPinSchema,
   VersionRefSchema,
@@ -139,6 +140,9 @@ export type RunError = Static<typeof RunErrorSchema>;
 /** A run of an interaction. */
 export type RunView = Static<typeof RunSchema>;
 
+/** A run in a list: no inputs or versions, its result cut to 200 characters (`resultTruncated` says so). */
+export type RunSummary = Static<typeof RunSummarySchema>;
+
 /** The kinds of stored steps of a run. */
 export type RunEventType = (typeof RUN_EVENT_TYPES)[number];
 
@@ -154,8 +158,11 @@ export type RunPage = Static<typeof RunPageSchema>;
  */
 export type ListRunsParams = Static<typeof ListRunsQuerySchema>;
 
-/** Parameters of `mt.interactionRuns.listEvents`: only events with `seq` above `after` (default 0). */
-export type ListRunEventsParams = Static<typeof RunEventsQuerySchema>;
+/**
+ * Parameters of `mt.interactionRuns.listEvents`: only events with `seq` above `after` (default 0), at most
+ * `limit` of them (default 100, at most 1000).
+ */
+export type ListRunEventsParams = Static<typeof ListRunEventsQuerySchema>;
 
 /**
  * The body of answering a run's approval: `approvalId` (default: the one the run waits on) and, to reject,

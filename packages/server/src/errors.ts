@@ -83,5 +83,15 @@ export const serverErrors = defineErrors({
       'The call of {tool} was NOT made by this request: approval {id} was already used by another call with the same arguments',
     hint: 'Call the tool again to ask a person again',
   },
+  'api:mcp:too-many-sessions': {
+    status: 429,
+    message: 'This API key already has {max} MCP sessions open; no more are opened for it',
+    hint: 'End a session (DELETE with its Mcp-Session-Id) or let it idle out (MT_MCP_SESSION_IDLE); MT_MCP_SESSIONS_PER_KEY sets the limit',
+  },
+  'api:runs:too-many-streams': {
+    status: 429,
+    message: 'This API key already has {max} run event streams open; no more are opened for it',
+    hint: 'Close a stream you no longer read; MT_RUN_STREAMS_PER_KEY sets the limit',
+  },
   'api:server:internal': { status: 500, message: 'Internal server error' },
 });

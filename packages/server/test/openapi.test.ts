@@ -75,7 +75,7 @@ describe('the OpenAPI document', () => {
 
   it('answers GET /health without a key, after asking the database', async () => {
     const res = await server.app.inject({ method: 'GET', url: '/health' });
-    expect([res.statusCode, res.json()]).toEqual([200, { status: 'ok' }]);
+    expect([res.statusCode, res.json()]).toEqual([200, { status: 'ok', wakeups: { listening: true } }]);
   });
 });
 

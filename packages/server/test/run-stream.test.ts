@@ -1,72 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auth } from './helpers.js';
-import { type RunsWorld, startRunsWorld } from './runs-helpers.js';
+import { openRunStream, type RunsWorld, startRunsWorld, streamEvents } from './runs-helpers.js';
 
 // The live event stream of a run over a real listening server: the SSE format, following a run as it
 // goes, resuming with Last-Event-ID, keep-alives, and stopping when the client or the server goes away.
 let world: RunsWorld;
 let closed = false;
 
-interface Frame {
-  id?: string;
-  event?: string;
-  data?: string;
-  comment?: string;
-}
+/** Opens the stream of `runId` with the admin key and reads frames until `until` says stop (or the stream ends). */
+const openStream = (runId: string, headers: Record<string, string> = {}, query = '') =>
+  openRunStream(world.url, world.adminKey, runId, headers, query);
 
-/** Opens the stream and reads frames until `until` says stop (or the stream ends); returns them and the connection. */
-async function openStream(runId: string, headers: Record<string, string> = {}, query = '') {
-  const controller = new AbortController();
-  const res = await fetch(`${world.url}/v1/runs/${runId}/stream${query}`, {
-    headers: { ...auth(world.adminKey), ...headers },
-    signal: controller.signal,
-  });
-  const reader = (res.body as ReadableStream<Uint8Array>).getReader();
-  const decoder = new TextDecoder();
-  let buffer = '';
-  let ended = false;
-  const frames: Frame[] = [];
-  async function readUntil(until: (frames: Frame[]) => boolean, ms = 10_000): Promise<Frame[]> {
-    const deadline = Date.now() + ms;
-    while (!until(frames) && !ended) {
-      if (Date.now() > deadline) throw new Error(`stream: nothing matched in ${ms} ms: ${JSON.stringify(frames)}`);
-      const { value, done } = await reader.read();
-      if (done) {
-        ended = true;
-        break;
-      }
-      buffer += decoder.decode(value, { stream: true });
-      let end = buffer.indexOf('\n\n');
-      while (end !== -1) {
-        const block = buffer.slice(0, end);
-        buffer = buffer.slice(end + 2);
-        const frame: Frame = {};
-        for (const line of block.split('\n')) {
-          if (line.startsWith(':')) frame.comment = line.slice(1).trim();
-          else {
-            const colon = line.indexOf(':');
-            frame[line.slice(0, colon) as 'id' | 'event' | 'data'] = line.slice(colon + 2);
-          }
-        }
-        frames.push(frame);
-        end = buffer.indexOf('\n\n');
-      }
-    }
-    return frames;
-  }
-  return {
-    res,
-    frames,
-    readUntil,
-    readToEnd: () => readUntil(() => false),
-    get ended() {
-      return ended;
-    },
-    abort: () => controller.abort(),
-  };
-}
-
-const events = (frames: Frame[]) => frames.filter((f) => f.event !== undefined);
+const events = streamEvents;
 
 async function startSlow(): Promise<string> {
   const res = await world.request('POST', '/v1/interactions/slow/runs', { inputs: { order: 'A-1' } });

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { createEgressPolicy } from '@maitento/egress';
 import { createEngine, type Engine, type ModelResolver, modelsFromEnvironment, scriptedModel } from '@maitento/engine';
 import { createGateway } from '@maitento/gateway';
-import { createServer } from '@maitento/server';
+import { createServer, type ServerOptions } from '@maitento/server';
 import { createPgDb, type Db, migrate } from '@maitento/store';
 import { createTestDatabase, startRecordingUpstream, type TestDatabase } from '@maitento/testkit';
 import type { FastifyInstance } from 'fastify';
@@ -144,12 +144,35 @@ inputs.prompts = [ { name = "order" required = true } ]
   ];
 }
 
-/** Starts the world: database, upstream, server with a worker (stream polling shortened to `pollMs`). */
+/**
+ * Starts the world: database, upstream, server with a worker (the streams' fallback poll set to `pollMs`); `server`
+ * adds to (or overrides) the options given to `createServer` (a function gets the database's URL first).
+ */
 export async function startRunsWorld(
-  options: { pollMs?: number; keepAliveMs?: number; listen?: boolean } = {},
+  options: {
+    pollMs?: number;
+    keepAliveMs?: number;
+    listen?: boolean;
+    /** More options of `createServer` (limits, MCP settings), or a function of the test database's URL making them. */
+    server?: Partial<ServerOptions> | ((databaseUrl: string) => Partial<ServerOptions>);
+    /** Told of every statement the engine and the server run on the pool, with the number of rows it answered. */
+    onQuery?: (text: string, rows: number) => void;
+  } = {},
 ): Promise<RunsWorld> {
   const database: TestDatabase = await createTestDatabase('mt_server_runs');
-  const db = createPgDb(database.url);
+  const pool = createPgDb(database.url);
+  const onQuery = options.onQuery;
+  const db: Db =
+    onQuery === undefined
+      ? pool
+      : {
+          ...pool,
+          query: async <R>(text: string, params?: unknown[]) => {
+            const result = await pool.query<R>(text, params);
+            onQuery(text, result.rows.length);
+            return result;
+          },
+        };
   const upstream = await startRecordingUpstream(({ method, url, headers, body }, res) => {
     res.setHeader('content-type', 'application/json');
     if (headers['x-api-key'] !== ORDERS_SECRET) {
@@ -203,9 +226,9 @@ export async function startRunsWorld(
   let listEventsCalls = 0;
   const counted: Engine = {
     ...engine,
-    listEvents: (namespace, id, after) => {
+    listEvents: (namespace, id, after, limit) => {
       listEventsCalls++;
-      return engine.listEvents(namespace, id, after);
+      return engine.listEvents(namespace, id, after, limit);
     },
   };
   const app = await createServer({
@@ -217,6 +240,7 @@ export async function startRunsWorld(
     logger: false,
     engine: counted,
     streamTiming: { pollMs: options.pollMs ?? 50, keepAliveMs: options.keepAliveMs ?? 15_000 },
+    ...(typeof options.server === 'function' ? options.server(database.url) : options.server),
   });
   const request: RunsWorld['request'] = (method, url, payload, key = adminKey) =>
     app.inject({
@@ -263,4 +287,84 @@ export async function startRunsWorld(
     },
   };
   return world;
+}
+
+/** One Server-Sent Events frame as read: its fields, or the text of a comment line. */
+export interface Frame {
+  id?: string;
+  event?: string;
+  data?: string;
+  comment?: string;
+}
+
+/** The frames that are events (not comments). */
+export const streamEvents = (frames: Frame[]) => frames.filter((f) => f.event !== undefined);
+
+/**
+ * Opens `GET {url}/v1/runs/{runId}/stream{query}` with `key`; `readUntil` reads frames until its check says stop
+ * (or the stream ends), failing after `ms`.
+ */
+export async function openRunStream(
+  url: string,
+  key: string,
+  runId: string,
+  headers: Record<string, string> = {},
+  query = '',
+) {
+  const controller = new AbortController();
+  const res = await fetch(`${url}/v1/runs/${runId}/stream${query}`, {
+    headers: { ...auth(key), ...headers },
+    signal: controller.signal,
+  });
+  const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+  const decoder = new TextDecoder();
+  let buffer = '';
+  let ended = false;
+  const frames: Frame[] = [];
+  async function readUntil(until: (frames: Frame[]) => boolean, ms = 10_000): Promise<Frame[]> {
+    const deadline = Date.now() + ms;
+    while (!until(frames) && !ended) {
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Error(`stream: nothing matched in ${ms} ms: ${JSON.stringify(frames)}`);
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () => reject(new Error(`stream: nothing matched in ${ms} ms: ${JSON.stringify(frames)}`)),
+          left,
+        );
+      });
+      const { value, done } = await Promise.race([reader.read(), late]).finally(() => clearTimeout(timer));
+      if (done) {
+        ended = true;
+        break;
+      }
+      buffer += decoder.decode(value, { stream: true });
+      let end = buffer.indexOf('\n\n');
+      while (end !== -1) {
+        const block = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        const frame: Frame = {};
+        for (const line of block.split('\n')) {
+          if (line.startsWith(':')) frame.comment = line.slice(1).trim();
+          else {
+            const colon = line.indexOf(':');
+            frame[line.slice(0, colon) as 'id' | 'event' | 'data'] = line.slice(colon + 2);
+          }
+        }
+        frames.push(frame);
+        end = buffer.indexOf('\n\n');
+      }
+    }
+    return frames;
+  }
+  return {
+    res,
+    frames,
+    readUntil,
+    readToEnd: (ms?: number) => readUntil(() => false, ms),
+    get ended() {
+      return ended;
+    },
+    abort: () => controller.abort(),
+  };
 }

@@ -15,6 +15,7 @@ export {
   authenticateApiKey,
   createApiKey,
   deleteApiKey,
+  existingApiKeys,
   generateApiKey,
   listApiKeys,
 } from './keys/keys.js';
@@ -87,13 +88,22 @@ export {
   findRun,
   insertRun,
   listRunEvents,
-  listRunRecords,
+  listRunSummaries,
   orphanedRuns,
+  RESULT_SUMMARY_CHARS,
+  runExists,
   releaseLease,
   renewLeases,
   requestCancel,
 } from './runs/runs.js';
-export type { NewRunEvent, RunEventRecord, RunFence, RunRecord, RunStatusChange } from './runs/runs.js';
+export type {
+  NewRunEvent,
+  RunEventRecord,
+  RunFence,
+  RunRecord,
+  RunStatusChange,
+  RunSummaryRecord,
+} from './runs/runs.js';
 export {
   answerApprovalRecord,
   expireApprovals,
@@ -106,3 +116,6 @@ export {
   markApprovalDelivered,
 } from './runs/approvals.js';
 export type { ApprovalRecord } from './runs/approvals.js';
+export { notifyWake, WAKE_CHANNEL, wakeTopics } from './wake/notify.js';
+export { openWakeups } from './wake/wakeups.js';
+export type { WakeLogger, Wakeups, WakeupsOptions } from './wake/wakeups.js';

@@ -14,7 +14,7 @@ import {
   insertApproval,
   insertRun,
   listRunEvents,
-  listRunRecords,
+  listRunSummaries,
   migrate,
   orphanedRuns,
   releaseLease,
@@ -268,7 +268,7 @@ describe.each(backends)('runs SQL on %s', (_name, open) => {
     expect((await findApproval(db, approval.id, OTHER))!.status).toBe('Pending');
     expect(await requestCancel(db, NS, run)).toBeUndefined();
     expect((await findRun(db, run))!.cancelRequested).toBe(false);
-    expect((await listRunRecords(db, NS, { limit: 1000 })).map((r) => r.id)).not.toContain(run);
+    expect((await listRunSummaries(db, NS, { limit: 1000 })).map((r) => r.id)).not.toContain(run);
   });
 
   it('keeps created_at at the precision of the cursor (milliseconds): runs started within one millisecond page in id order, none skipped', async () => {
@@ -281,12 +281,40 @@ describe.each(backends)('runs SQL on %s', (_name, open) => {
     const seen: string[] = [];
     let after: { createdAt: string; id: string } | undefined;
     for (;;) {
-      const page = await listRunRecords(db, 'same-ms', { limit: 1, after });
+      const page = await listRunSummaries(db, 'same-ms', { limit: 1, after });
       if (page.length === 0) break;
       seen.push(page[0]!.id);
       after = { createdAt: page[0]!.createdAt, id: page[0]!.id };
     }
     expect(seen.sort()).toEqual([...ids].sort());
+  });
+
+  it('lists a run as a summary: its result cut to 200 characters (not bytes) with resultTruncated, the pending approval by id, no inputs', async () => {
+    await createNamespace(db, 'summaries');
+    const [short, exact, long, waiting] = await Promise.all([1, 2, 3, 4].map(() => newRun(db, 'summaries')));
+    const results = new Map([
+      [short!, 'é'.repeat(150)],
+      [exact!, 'é'.repeat(200)],
+      [long!, `${'é'.repeat(200)}and more`],
+    ]);
+    for (const [id, result] of results) {
+      await append(db, id, { statuses: ['Running'] }, [], { status: 'Completed', result });
+    }
+    const approval = await newApproval(db, waiting!, 'summaries');
+    await append(db, waiting!, { statuses: ['Running'] }, [], { status: 'PendingApproval' });
+    const listed = new Map((await listRunSummaries(db, 'summaries', { limit: 10 })).map((r) => [r.id, r]));
+    expect([listed.get(short!)!.resultSummary, listed.get(short!)!.resultTruncated]).toEqual([
+      results.get(short!),
+      false,
+    ]);
+    expect([listed.get(exact!)!.resultSummary, listed.get(exact!)!.resultTruncated]).toEqual([
+      results.get(exact!),
+      false,
+    ]);
+    expect([listed.get(long!)!.resultSummary, listed.get(long!)!.resultTruncated]).toEqual(['é'.repeat(200), true]);
+    expect([listed.get(waiting!)!.resultSummary, listed.get(waiting!)!.pendingApprovalId]).toEqual([null, approval.id]);
+    expect(listed.get(long!)!.pendingApprovalId).toBeNull();
+    expect(Object.keys(listed.get(long!)!)).not.toContain('inputs');
   });
 
   it('pages runs newest first with the (createdAt, id) cursor, each once, filtered by interaction and status', async () => {
@@ -300,7 +328,7 @@ describe.each(backends)('runs SQL on %s', (_name, open) => {
     const seen: string[] = [];
     let after: { createdAt: string; id: string } | undefined;
     for (;;) {
-      const page = await listRunRecords(db, 'paging', { limit: 2, after });
+      const page = await listRunSummaries(db, 'paging', { limit: 2, after });
       seen.push(...page.map((r) => r.id));
       if (page.length < 2) break;
       const last = page[page.length - 1]!;
@@ -308,17 +336,17 @@ describe.each(backends)('runs SQL on %s', (_name, open) => {
     }
     expect(seen).toHaveLength(7);
     expect(new Set(seen)).toEqual(new Set(ids));
-    const all = await listRunRecords(db, 'paging', { limit: 100 });
+    const all = await listRunSummaries(db, 'paging', { limit: 100 });
     expect(all.map((r) => r.id)).toEqual(seen);
     for (let i = 1; i < all.length; i++) {
       const [a, b] = [all[i - 1]!, all[i]!];
       expect(a.createdAt > b.createdAt || (a.createdAt === b.createdAt && a.id > b.id)).toBe(true);
     }
-    const even = await listRunRecords(db, 'paging', { limit: 100, interaction: 'even' });
+    const even = await listRunSummaries(db, 'paging', { limit: 100, interaction: 'even' });
     expect(even.map((r) => r.interaction)).toEqual(['even', 'even', 'even', 'even']);
     await requestCancel(db, 'paging', ids[0]!);
     await append(db, ids[0]!, { statuses: ['Running'] }, [], { status: 'Cancelled' });
-    expect((await listRunRecords(db, 'paging', { limit: 100, status: 'Cancelled' })).map((r) => r.id)).toEqual([
+    expect((await listRunSummaries(db, 'paging', { limit: 100, status: 'Cancelled' })).map((r) => r.id)).toEqual([
       ids[0],
     ]);
   });

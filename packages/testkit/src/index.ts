@@ -20,3 +20,5 @@ export { copyPgliteTemplate, pgliteTemplate } from './pglite-template.js';
 export { selfSignedCertificate } from './tls.js';
 export { startRecordingUpstream } from './upstream.js';
 export type { Upstream, UpstreamHandler, UpstreamRequest } from './upstream.js';
+export { startTcpProxy } from './tcp-proxy.js';
+export type { TcpProxy } from './tcp-proxy.js';

@@ -1,3 +1,4 @@
+import type { RunEvent } from '@maitento/sdk';
 import { type ApiFlags, addConnectionOptions, addJsonOption, withClient } from '../internal/api.js';
 import { printJson } from '../internal/output.js';
 import { describeEvent } from '../internal/run-output.js';
@@ -16,9 +17,12 @@ export const register: RegisterCommand = (program, io) => {
   addJsonOption(addConnectionOptions(command)).action(async (runId: string, flags: ApiFlags & { follow?: boolean }) => {
     await withClient(io, flags, async (client) => {
       if (!flags.follow) {
-        const events = await client.interactionRuns.listEvents(runId);
-        if (flags.json) return printJson(io, events);
-        for (const event of events) io.out(describeEvent(event));
+        const events: RunEvent[] = [];
+        for await (const event of client.interactionRuns.storedEvents(runId)) {
+          if (flags.json) events.push(event);
+          else io.out(describeEvent(event));
+        }
+        if (flags.json) printJson(io, events);
         return;
       }
       for await (const event of client.interactionRuns.events(runId)) {

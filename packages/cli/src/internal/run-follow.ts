@@ -47,6 +47,7 @@ export async function followRun(
 
 /** The `seq` of a run's last stored event (0 when none), to follow only what happens after it. */
 export async function lastEventSeq(client: Maitento, runId: string): Promise<number> {
-  const events = await client.interactionRuns.listEvents(runId);
-  return events.at(-1)?.seq ?? 0;
+  let last = 0;
+  for await (const event of client.interactionRuns.storedEvents(runId)) last = event.seq;
+  return last;
 }

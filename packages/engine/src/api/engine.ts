@@ -9,6 +9,12 @@ import type {
   StartRunInput,
 } from './types.js';
 
+/** How many events {@link Engine.listEvents} answers when no `limit` is given. */
+export const RUN_EVENTS_PAGE = 100;
+
+/** The most events {@link Engine.listEvents} answers at once, whatever the `limit`. */
+export const RUN_EVENTS_MAX_PAGE = 1000;
+
 /**
  * What the server asks of the engine. Every method is scoped to a namespace (another namespace's run or
  * approval is `not-found`) and throws registry errors (`MtError`) for the caller's mistakes.
@@ -22,9 +28,13 @@ export interface Engine {
     startedBy?: { keyId: string },
   ): Promise<RunView>;
   getRun(namespace: string, id: string): Promise<RunView>;
+  /** One page of runs as summaries: no inputs, the result cut short (the run's own {@link getRun} has all). */
   listRuns(namespace: string, query: ListRunsQuery): Promise<RunPage>;
-  /** The stored steps with `seq > after` (default 0), in order. */
-  listEvents(namespace: string, id: string, after?: number): Promise<RunEvent[]>;
+  /**
+   * The stored steps with `seq > after` (default 0), in order: at most `limit` of them (default
+   * {@link RUN_EVENTS_PAGE}, at most {@link RUN_EVENTS_MAX_PAGE}); read the next page after the last `seq`.
+   */
+  listEvents(namespace: string, id: string, after?: number, limit?: number): Promise<RunEvent[]>;
   /** Cancels a run that has not ended (a terminal run answers 409 `api:runs:already-ended`). */
   cancelRun(namespace: string, id: string): Promise<RunView>;
   /** Answers the run's pending approval (or the one named), once; resolves with the run. */

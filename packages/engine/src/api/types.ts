@@ -69,6 +69,24 @@ export interface RunView {
   updatedAt: string;
 }
 
+/** A run as a list shows it: no inputs or versions, its result cut to a summary (`GET /v1/runs/{id}` has all). */
+export interface RunSummary {
+  id: string;
+  interaction: { name: string; version: number };
+  status: RunStatus;
+  /** False for an app run: nobody can be asked to approve. */
+  interactive: boolean;
+  /** The first 200 characters of the final answer of a Completed run. */
+  result: string | null;
+  /** True when the result is longer than the summary in `result`. */
+  resultTruncated: boolean;
+  error: RunError | null;
+  /** The id of the approval the run waits on while PendingApproval; null otherwise. */
+  pendingApprovalId: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
 /** The kinds of stored steps of a run. */
 export type RunEventType =
   | 'run-started'
@@ -110,9 +128,9 @@ export interface ListRunsQuery {
   cursor?: string;
 }
 
-/** One page of runs, newest first. */
+/** One page of runs, newest first, as summaries. */
 export interface RunPage {
-  runs: RunView[];
+  runs: RunSummary[];
   nextCursor: string | null;
 }
 

@@ -3,7 +3,7 @@ import type { Db, SecretKeys, StoreCache } from '@maitento/store';
 import type { Engine } from '../api/engine.js';
 import { engineErrors } from '../errors.js';
 import { type EngineLogger, silentLogger } from '../internal/logger.js';
-import { envNumber, envOptional } from '../internal/settings.js';
+import { envNumber, envOptional, runInputMaxBytes } from '../internal/settings.js';
 import type { EngineDeps } from '../loop/context.js';
 import { type ModelResolver, modelsFromEnvironment } from '../models/resolve.js';
 import { openCallReads } from '../runs/call-reads.js';
@@ -38,6 +38,8 @@ export interface EngineOptions {
   leaseSeconds?: number;
   /** Retries of a failed model request (default `MT_MODEL_RETRIES` or 2). */
   modelRetries?: number;
+  /** The largest a run's inputs may be, in bytes of their JSON text (default `MT_RUN_INPUT_MAX_BYTES` or 256 KiB). */
+  runInputMaxBytes?: number;
   logger?: EngineLogger;
 }
 
@@ -61,6 +63,7 @@ export async function createEngine(options: EngineOptions): Promise<RunningEngin
     maxSteps: options.maxSteps ?? envNumber('MT_MAX_STEPS', 20),
     modelRetries: options.modelRetries ?? Math.floor(envNumber('MT_MODEL_RETRIES', 2)),
     approvalTtlMs: options.approvalTtlMs ?? (ttlSeconds === undefined ? undefined : ttlSeconds * 1000),
+    runInputMaxBytes: options.runInputMaxBytes ?? runInputMaxBytes(),
   };
   const loader = new PinnedLoader(options.db, reads.reads);
   let queue: Awaited<ReturnType<typeof openRunQueue>>;
@@ -90,7 +93,7 @@ export async function createEngine(options: EngineOptions): Promise<RunningEngin
     startRun: (ns, name, input, by) => service.startRun(ns, name, input, by),
     getRun: (ns, id) => service.getRun(ns, id),
     listRuns: (ns, query) => service.listRuns(ns, query),
-    listEvents: (ns, id, after) => service.listEvents(ns, id, after),
+    listEvents: (ns, id, after, limit) => service.listEvents(ns, id, after, limit),
     cancelRun: (ns, id) => service.cancelRun(ns, id),
     answerRunApproval: (ns, runId, approvalId, answer) => service.answerRunApproval(ns, runId, approvalId, answer),
     answerApproval: (ns, id, answer) => service.answerApproval(ns, id, answer),

@@ -13,3 +13,11 @@ export function envOptional(name: string): number | undefined {
   const value = Number(raw);
   return Number.isFinite(value) && value > 0 ? value : undefined;
 }
+
+/** The largest a run's inputs may be, in bytes of their JSON text, when `MT_RUN_INPUT_MAX_BYTES` is unset. */
+export const DEFAULT_RUN_INPUT_MAX_BYTES = 256 * 1024;
+
+/** `MT_RUN_INPUT_MAX_BYTES`: the largest a run's inputs may be, in bytes of their JSON text (default 256 KiB). */
+export function runInputMaxBytes(): number {
+  return Math.floor(envNumber('MT_RUN_INPUT_MAX_BYTES', DEFAULT_RUN_INPUT_MAX_BYTES));
+}

@@ -23,6 +23,8 @@ export interface EngineDeps {
   maxSteps: number;
   modelRetries: number;
   approvalTtlMs: number | undefined;
+  /** The largest a run's inputs may be, in bytes of their JSON text. */
+  runInputMaxBytes: number;
 }
 
 /** Thrown when the worker no longer holds the run (another took it over, or it ended meanwhile). */

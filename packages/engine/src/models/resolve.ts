@@ -1,12 +1,10 @@
 import { createAnthropic } from '@ai-sdk/anthropic';
 import { createOpenAI } from '@ai-sdk/openai';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
+import { MODEL_PROVIDERS } from '@maitento/lang';
 import type { LanguageModel } from 'ai';
 import { engineErrors } from '../errors.js';
 import { scriptedModel } from './scripted.js';
-
-/** The providers a `model = "provider:name"` may name (lang keeps its own copy for `mt check`). */
-export const KNOWN_MODEL_PROVIDERS = ['openai', 'anthropic', 'openai-compatible', 'scripted'] as const;
 
 /** A model the engine can call, and whether it is the scripted stand-in. */
 export interface ResolvedModel {
@@ -86,7 +84,7 @@ export function modelsFromEnvironment(options: { scriptsDir?: string } = {}): Mo
         throw engineErrors.create('api:models:unknown-provider', {
           model: spec,
           provider,
-          known: KNOWN_MODEL_PROVIDERS.join(', '),
+          known: MODEL_PROVIDERS.join(', '),
         });
     }
   };

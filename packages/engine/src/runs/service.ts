@@ -7,12 +7,14 @@ import {
   insertRun,
   listApprovalRecords,
   listRunEvents,
-  listRunRecords,
+  listRunSummaries,
   type RunRecord,
   requestCancel,
   runApprovals,
+  runExists,
 } from '@maitento/store';
 import { answerApproval, approvalOrThrow } from '../approvals/answer.js';
+import { RUN_EVENTS_MAX_PAGE, RUN_EVENTS_PAGE } from '../api/engine.js';
 import type {
   ApprovalAnswer,
   ApprovalView,
@@ -29,7 +31,7 @@ import type { EngineDeps } from '../loop/context.js';
 import type { RunQueue } from '../worker/queue.js';
 import { checkInputs } from './inputs.js';
 import type { PinnedLoader } from './pinned.js';
-import { approvalView, runView } from './views.js';
+import { approvalView, runSummary, runView } from './views.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -62,6 +64,11 @@ export class RunService {
     input: StartRunInput,
     startedBy?: { keyId: string },
   ): Promise<RunView> {
+    // Before anything is read or stored: a run's inputs are stored twice (the row and run-started) and read often.
+    const size = Buffer.byteLength(JSON.stringify(input.inputs ?? {}), 'utf8');
+    if (size > this.deps.runInputMaxBytes) {
+      throw engineErrors.create('api:runs:input-too-large', { size, max: this.deps.runInputMaxBytes });
+    }
     const interaction = await this.loader.interaction(namespace, name, input.version);
     if (interaction === undefined) {
       throw engineErrors.create('api:interactions:not-found', {
@@ -112,7 +119,7 @@ export class RunService {
         throw engineErrors.create('api:runs:invalid-cursor', { cursor: query.cursor });
       }
     }
-    const records = await listRunRecords(this.deps.db, namespace, {
+    const records = await listRunSummaries(this.deps.db, namespace, {
       interaction: query.interaction,
       status: query.status,
       limit: limit + 1,
@@ -121,7 +128,7 @@ export class RunService {
     const page = records.slice(0, limit);
     const last = page[page.length - 1];
     return {
-      runs: await Promise.all(page.map((run) => this.view(run))),
+      runs: page.map(runSummary),
       nextCursor:
         records.length > limit && last
           ? Buffer.from(JSON.stringify({ createdAt: last.createdAt, id: last.id })).toString('base64url')
@@ -129,9 +136,13 @@ export class RunService {
     };
   }
 
-  async listEvents(namespace: string, id: string, after = 0): Promise<RunEvent[]> {
-    await this.record(namespace, id);
-    const events = await listRunEvents(this.deps.db, id, after);
+  async listEvents(namespace: string, id: string, after = 0, limit = RUN_EVENTS_PAGE): Promise<RunEvent[]> {
+    // Only whether it is there: a stream reads a page at a time, and the run's inputs and result are not needed.
+    if (!UUID.test(id) || !(await runExists(this.deps.db, id, namespace))) {
+      throw engineErrors.create('api:runs:not-found', { id });
+    }
+    const page = Math.min(Math.max(Math.floor(limit), 1), RUN_EVENTS_MAX_PAGE);
+    const events = await listRunEvents(this.deps.db, id, after, page);
     return events.map((e) => ({ seq: e.seq, type: e.type as RunEventType, at: e.at, data: e.data }));
   }
 

@@ -1,5 +1,5 @@
-import type { ApprovalRecord, RunRecord } from '@maitento/store';
-import type { ApprovalStatus, ApprovalView, RunStatus, RunView, VersionRef } from '../api/types.js';
+import type { ApprovalRecord, RunRecord, RunSummaryRecord } from '@maitento/store';
+import type { ApprovalStatus, ApprovalView, RunStatus, RunSummary, RunView, VersionRef } from '../api/types.js';
 
 /** An approval as the API shows it. */
 export function approvalView(record: ApprovalRecord): ApprovalView {
@@ -34,6 +34,23 @@ export function runView(record: RunRecord, pending?: ApprovalRecord): RunView {
     error: record.errorCode === null ? null : { code: record.errorCode, message: record.errorMessage ?? '' },
     pendingApproval: status === 'PendingApproval' && pending !== undefined ? approvalView(pending) : null,
     versions: record.versions as VersionRef[],
+    createdAt: record.createdAt,
+    updatedAt: record.updatedAt,
+  };
+}
+
+/** A run as a list shows it: no inputs or versions, the result cut to a summary. */
+export function runSummary(record: RunSummaryRecord): RunSummary {
+  const status = record.status as RunStatus;
+  return {
+    id: record.id,
+    interaction: { name: record.interaction, version: record.interactionVersion },
+    status,
+    interactive: record.interactive,
+    result: record.resultSummary,
+    resultTruncated: record.resultTruncated,
+    error: record.errorCode === null ? null : { code: record.errorCode, message: record.errorMessage ?? '' },
+    pendingApprovalId: status === 'PendingApproval' ? record.pendingApprovalId : null,
     createdAt: record.createdAt,
     updatedAt: record.updatedAt,
   };

@@ -52,7 +52,10 @@ export class InteractionRuns extends APIResource {
     return this.client.request({ method: 'GET', path: path`/v1/runs/${id}` }, options);
   }
 
-  /** One page of the namespace's runs, newest first; pass `nextCursor` as `cursor` for the next. */
+  /**
+   * One page of the namespace's runs, newest first, as summaries (no inputs, the result cut to 200 characters:
+   * {@link get} has all); pass `nextCursor` as `cursor` for the next.
+   */
   async list(params: ListRunsParams = {}, options?: RequestOptions): Promise<RunPage> {
     const query = new URLSearchParams();
     for (const [key, value] of Object.entries(params)) if (value !== undefined) query.set(key, String(value));
@@ -79,10 +82,36 @@ export class InteractionRuns extends APIResource {
     return this.client.request({ method: 'POST', path: path`/v1/runs/${id}/reject`, body: params }, options);
   }
 
-  /** The stored events of a run with `seq` above `after`, in order (one request, no waiting). */
+  /**
+   * One page of the stored events of a run with `seq` above `after`, in order: at most `limit` (default 100, at
+   * most 1000); one request, no waiting. {@link storedEvents} reads them all, page by page.
+   */
   async listEvents(id: string, params: ListRunEventsParams = {}, options?: RequestOptions): Promise<RunEvent[]> {
-    const after = params.after ? `?after=${params.after}` : '';
-    return this.client.request({ method: 'GET', path: `${path`/v1/runs/${id}/events`}${after}` }, options);
+    const query = new URLSearchParams();
+    if (params.after) query.set('after', String(params.after));
+    if (params.limit !== undefined) query.set('limit', String(params.limit));
+    const text = query.toString();
+    return this.client.request(
+      { method: 'GET', path: `${path`/v1/runs/${id}/events`}${text ? `?${text}` : ''}` },
+      options,
+    );
+  }
+
+  /** Every stored event of a run with `seq` above `after`, in order, read a page of `limit` (default 1000) at a time. */
+  async *storedEvents(
+    id: string,
+    params: ListRunEventsParams = {},
+    options?: RequestOptions,
+  ): AsyncGenerator<RunEvent> {
+    const limit = params.limit ?? 1000;
+    let after = params.after ?? 0;
+    for (;;) {
+      const page = await this.listEvents(id, { after, limit }, options);
+      for (const event of page) yield event;
+      const last = page.at(-1);
+      if (page.length < limit || last === undefined) return;
+      after = last.seq;
+    }
   }
 
   /**

@@ -21,6 +21,7 @@ import {
   InteractionSchema,
   RunEventSchema,
   RunSchema,
+  RunSummarySchema,
   SecretSchema,
   ToolDefinitionSchema,
   ToolPinSchema,
@@ -103,9 +104,9 @@ export const InteractionRecordSchema = Type.Object(
   { $id: 'InteractionRecord' },
 );
 
-/** One page of runs, newest first; `nextCursor` is null on the last one. */
+/** One page of runs, newest first, as summaries; `nextCursor` is null on the last one. */
 export const RunPageSchema = Type.Object(
-  { runs: Type.Array(ref(RunSchema)), nextCursor: Type.Union([Type.String(), Type.Null()]) },
+  { runs: Type.Array(ref(RunSummarySchema)), nextCursor: Type.Union([Type.String(), Type.Null()]) },
   { $id: 'RunPage' },
 );
 
@@ -127,6 +128,7 @@ export const wireSchemas = [
   ActorSchema,
   ApprovalSchema,
   RunSchema,
+  RunSummarySchema,
   RunEventSchema,
   ResourceSummarySchema,
   ExtopSummarySchema,

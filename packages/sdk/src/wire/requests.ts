@@ -113,9 +113,18 @@ export const ListRunsQuerySchema = Type.Object(
   { additionalProperties: false },
 );
 
-/** The query of `GET /v1/runs/{id}/events` and `GET /v1/runs/{id}/stream`. */
+/** The query of `GET /v1/runs/{id}/stream`. */
 export const RunEventsQuerySchema = Type.Object(
   { after: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_INT4 })) },
+  { additionalProperties: false },
+);
+
+/** The query of `GET /v1/runs/{id}/events`: events after `after`, at most `limit` of them (default 100). */
+export const ListRunEventsQuerySchema = Type.Object(
+  {
+    after: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_INT4 })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
+  },
   { additionalProperties: false },
 );
 
@@ -154,7 +163,11 @@ export const ApprovalAnswerBodySchema = Type.Object(
 /** What one operation takes besides headers: its path parameters, query and body schemas. */
 export interface RequestSchemas {
   params?: typeof NameParamsSchema | typeof VersionParamsSchema | typeof IdParamsSchema;
-  querystring?: typeof ListRunsQuerySchema | typeof RunEventsQuerySchema | typeof ListApprovalsQuerySchema;
+  querystring?:
+    | typeof ListRunsQuerySchema
+    | typeof RunEventsQuerySchema
+    | typeof ListRunEventsQuerySchema
+    | typeof ListApprovalsQuerySchema;
   body?:
     | typeof CreateNamespaceBodySchema
     | typeof CreateKeyBodySchema
@@ -211,7 +224,7 @@ export const requestSchemas = {
   startRun: { params: NameParamsSchema, body: StartRunBodySchema },
   listRuns: { querystring: ListRunsQuerySchema },
   getRun: { params: IdParamsSchema },
-  listRunEvents: { params: IdParamsSchema, querystring: RunEventsQuerySchema },
+  listRunEvents: { params: IdParamsSchema, querystring: ListRunEventsQuerySchema },
   streamRunEvents: { params: IdParamsSchema, querystring: RunEventsQuerySchema },
   cancelRun: { params: IdParamsSchema, body: CancelRunBodySchema },
   approveRun: { params: IdParamsSchema, body: RunAnswerBodySchema },

@@ -302,6 +302,26 @@ export const RunSchema = Type.Object(
   { $id: 'Run', description: 'A run of an interaction' },
 );
 
+/** A run as a list shows it: no inputs or versions, its result cut to a summary (the run's own GET has all). */
+export const RunSummarySchema = Type.Object(
+  {
+    id: Type.String(),
+    interaction: Type.Object({ name: Type.String(), version: Type.Integer() }),
+    status: stringEnum(RUN_STATUSES),
+    interactive: Type.Boolean({ description: 'False for an app run: nobody can be asked to approve' }),
+    result: nullable(Type.String(), 'The first 200 characters of the final answer of a Completed run'),
+    resultTruncated: Type.Boolean({ description: 'True when the result is longer than the summary in result' }),
+    error: nullable(RunErrorSchema),
+    pendingApprovalId: nullable(Type.String(), 'The approval the run waits on while PendingApproval'),
+    createdAt: Type.String(),
+    updatedAt: Type.String(),
+  },
+  {
+    $id: 'RunSummary',
+    description: 'A run in a list: no inputs or versions, its result cut to 200 characters (GET /v1/runs/{id} has all)',
+  },
+);
+
 /** One stored step of a run; `seq` counts from 1 and is the SSE event id. */
 export const RunEventSchema = Type.Object(
   { seq: Type.Integer(), type: stringEnum(RUN_EVENT_TYPES), at: Type.String(), data: unknownMap },

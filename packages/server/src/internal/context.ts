@@ -1,8 +1,9 @@
 import type { EgressPolicy } from '@maitento/egress';
 import type { Engine } from '@maitento/engine';
 import type { Gateway } from '@maitento/gateway';
-import type { Db, KeyIdentity, KeyRole, SecretKeys, StoreCache } from '@maitento/store';
+import type { Db, KeyIdentity, KeyRole, SecretKeys, StoreCache, Wakeups } from '@maitento/store';
 import type { EventStreamTiming } from './event-stream.js';
+import type { KeyWatch } from './key-watch.js';
 
 /** What every route plugin needs: the database, the secret key, the gateway, the egress policy and the run engine. */
 export interface ServerContext {
@@ -17,8 +18,14 @@ export interface ServerContext {
   platformOrigin?: string;
   /** Runs and approvals. */
   engine: Engine;
-  /** How often run event streams poll, and their keep-alive interval. */
+  /** The fallback poll of run event streams (they wake on `run:<id>`), and their keep-alive interval. */
   streamTiming: EventStreamTiming;
+  /** The most run event streams one API key may hold open at once. */
+  runStreamsPerKey: number;
+  /** The process's wake-ups (`mt_wake`): what waits (streams, MCP approval waits, list changes) subscribes here. */
+  wakeups: Wakeups;
+  /** Ends what a key opened (streams, MCP sessions) when the key is deleted. */
+  keys: KeyWatch;
 }
 
 /** Who may call a route: a role of the key's namespace, or `operator` (an admin key of `default`). */

@@ -1,22 +1,29 @@
 import type { Engine, RunEvent } from '@maitento/engine';
-import { isMtError } from '@maitento/errors';
+import { isMtError, type MtError } from '@maitento/errors';
+import { type Wakeups, wakeTopics } from '@maitento/store';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 
 /** Event types after which a run's stream ends. */
 const TERMINAL_EVENTS = new Set(['run-completed', 'run-failed', 'run-cancelled']);
 
-/** How often a stream asks for new events, and how long it may stay silent before a keep-alive comment. */
+/** How many events a stream reads at once: a long transcript is read and written out a page at a time. */
+export const STREAM_PAGE = 100;
+
+/**
+ * How often a stream asks for new events when no wake-up came (the fallback: it reads as soon as `run:<id>` is
+ * woken), and how long it may stay silent before a keep-alive comment.
+ */
 export interface EventStreamTiming {
   pollMs: number;
   keepAliveMs: number;
 }
 
-/** The default timing: new events within 200 ms, a keep-alive comment every 15 s of silence. */
-export const DEFAULT_STREAM_TIMING: EventStreamTiming = { pollMs: 200, keepAliveMs: 15_000 };
+/** The default timing: a fallback read every 2 s, a keep-alive comment every 15 s of silence. */
+export const DEFAULT_STREAM_TIMING: EventStreamTiming = { pollMs: 2000, keepAliveMs: 15_000 };
 
-/** One open stream, so the server can end it when it closes. */
+/** One open stream, so the server can end it when it closes (or, with the error sent first, when its key goes). */
 export interface OpenStream {
-  stop(): void;
+  stop(error?: MtError): void;
 }
 
 /** What one stream serves. */
@@ -31,7 +38,18 @@ export interface RunStreamSpec {
   timing: EventStreamTiming;
   /** Open streams of the server: this one is added while it is open. */
   open: Set<OpenStream>;
+  /** Wakes the stream when an event is stored (`run:<id>`). */
+  wakeups: Wakeups;
+  /** Subscribes the stream's `stop` to what ends it early (its key deleted); returns the unsubscribe. */
+  endWhen?: (stop: (error?: MtError) => void) => () => void;
 }
+
+/** An error told on a stream that has started: an `error` event with the registry error's message, code, status. */
+function errorFrame(error: MtError): string {
+  return `event: error\ndata: ${JSON.stringify({ error: error.message, code: error.code, status: error.status })}\n\n`;
+}
+
+const INTERNAL_ERROR_FRAME = `event: error\ndata: ${JSON.stringify({ error: 'Internal server error', code: 'api:server:internal', status: 500 })}\n\n`;
 
 /** One event in the SSE wire format: `id`, `event` and `data` (the RunEvent as JSON) lines. */
 export function formatSseEvent(event: RunEvent): string {
@@ -48,8 +66,9 @@ export function resumePoint(lastEventId: string | string[] | undefined, after: n
 
 /**
  * Takes the response over and streams a run's events as Server-Sent Events: the stored ones after
- * `after`, then new ones as they are stored (polled every `pollMs`), until a terminal event, the client
- * going away, or the server closing. Polling stops as soon as the connection closes.
+ * `after` ({@link STREAM_PAGE} at a time), then new ones as they are stored (read when `run:<id>` is woken, or every `pollMs` as the fallback),
+ * until a terminal event, the client going away, `endWhen`, or the server closing. Reading stops as soon as the
+ * connection closes.
  */
 export async function streamRunEvents(
   request: FastifyRequest,
@@ -68,14 +87,22 @@ export async function streamRunEvents(
   });
   let closed = false;
   let wake: (() => void) | undefined;
+  // Set by a wake-up that comes while the stream reads: it reads again at once instead of waiting.
+  let woken = false;
   const stream: OpenStream = {
-    stop() {
+    stop(error) {
       if (closed) return;
       closed = true;
       wake?.();
+      if (error !== undefined) raw.write(errorFrame(error));
       raw.end();
     },
   };
+  const offWake = spec.wakeups.on(wakeTopics.run(runId), () => {
+    woken = true;
+    wake?.();
+  });
+  const offEnd = spec.endWhen?.(stream.stop) ?? (() => {});
   raw.on('close', () => {
     closed = true;
     wake?.();
@@ -99,11 +126,17 @@ export async function streamRunEvents(
   try {
     await write(': stream of run events\n\n');
     while (!closed) {
-      const events = await engine.listEvents(namespace, runId, after);
+      woken = false;
+      const events = await engine.listEvents(namespace, runId, after, STREAM_PAGE);
       for (const event of events) {
         await write(formatSseEvent(event));
         after = event.seq;
         if (TERMINAL_EVENTS.has(event.type)) return;
+      }
+      // A full page: more are stored, read them now (each page is written out before the next is read).
+      if (events.length === STREAM_PAGE) {
+        lastWrite = Date.now();
+        continue;
       }
       if (spec.ended) return;
       const now = Date.now();
@@ -112,8 +145,10 @@ export async function streamRunEvents(
         await write(': keep-alive\n\n');
         lastWrite = now;
       }
+      if (woken) continue;
+      const keepAliveIn = Math.max(0, lastWrite + timing.keepAliveMs - Date.now());
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, timing.pollMs);
+        const timer = setTimeout(resolve, Math.min(timing.pollMs, keepAliveIn));
         wake = () => {
           clearTimeout(timer);
           resolve();
@@ -124,11 +159,10 @@ export async function streamRunEvents(
   } catch (error) {
     // The answer has started, so a failure can only be told as an event of its own before closing.
     if (!isMtError(error)) request.log.error({ err: error }, 'run event stream failed');
-    const body = isMtError(error)
-      ? { error: error.message, code: error.code, status: error.status }
-      : { error: 'Internal server error', code: 'api:server:internal', status: 500 };
-    await write(`event: error\ndata: ${JSON.stringify(body)}\n\n`);
+    await write(isMtError(error) ? errorFrame(error) : INTERNAL_ERROR_FRAME);
   } finally {
+    offWake();
+    offEnd();
     spec.open.delete(stream);
     if (!closed) {
       closed = true;

@@ -21,6 +21,7 @@ import {
   insertApproval,
   markApprovalDelivered,
   type StoredVersion,
+  wakeTopics,
 } from '@maitento/store';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { gatewayErrors } from '@maitento/gateway';
@@ -81,7 +82,8 @@ export function callKey(args: unknown): string {
     .digest('hex')}`;
 }
 
-const sleep = (ms: number, signal: AbortSignal) =>
+// Resolves after `ms`, or at once when `signal` ends or `woken` is told (it hands over its trigger).
+const pause = (ms: number, signal: AbortSignal, woken: (trigger: () => void) => void) =>
   new Promise<void>((resolve) => {
     if (signal.aborted) return resolve();
     const timer = setTimeout(done, ms);
@@ -91,24 +93,48 @@ const sleep = (ms: number, signal: AbortSignal) =>
       resolve();
     }
     signal.addEventListener('abort', done, { once: true });
+    woken(done);
   });
 
-// Reads the approval until a person answered, it expired, the wait is over or the signal ends it.
+// Reads the approval until a person answered, it expired, the wait is over or the signal ends it: at once when
+// `approval:<id>` is woken (answered or expired, on any server), else every `approvalPollMs` (the fallback).
 async function waitForAnswer(call: McpCall, approval: ApprovalRecord): Promise<ApprovalRecord> {
   const { ctx, settings } = call;
   const start = Date.now();
   let nextProgress = start;
   let current = approval;
-  while (current.status === 'Pending' && !current.expired && !call.signal.aborted) {
-    const waited = Date.now() - start;
-    if (call.waitMs !== undefined && waited >= call.waitMs) break;
-    if (call.onWaiting && Date.now() >= nextProgress) {
-      await call.onWaiting(current, waited).catch(() => undefined);
-      nextProgress += settings.progressMs;
+  // Read once more at once: an answer committed before the subscription below woke nobody here.
+  let woken = true;
+  let trigger: (() => void) | undefined;
+  const off = ctx.wakeups.on(wakeTopics.approval(approval.id), () => {
+    woken = true;
+    trigger?.();
+  });
+  try {
+    while (current.status === 'Pending' && !current.expired && !call.signal.aborted) {
+      const waited = Date.now() - start;
+      if (call.waitMs !== undefined && waited >= call.waitMs) break;
+      if (call.onWaiting && Date.now() >= nextProgress) {
+        await call.onWaiting(current, waited).catch(() => undefined);
+        nextProgress += settings.progressMs;
+      }
+      if (!woken) {
+        const left = call.waitMs === undefined ? settings.approvalPollMs : call.waitMs - waited;
+        const toProgress = call.onWaiting ? nextProgress - Date.now() : settings.approvalPollMs;
+        // Nobody is woken when an approval's expiry passes: the wait reads it again then.
+        const toExpiry =
+          current.expiresAt === null ? settings.approvalPollMs : Date.parse(current.expiresAt) - Date.now();
+        const ms = Math.min(settings.approvalPollMs, left, toProgress, toExpiry + 5);
+        await pause(Math.max(ms, 1), call.signal, (done) => {
+          trigger = done;
+        });
+        trigger = undefined;
+      }
+      woken = false;
+      current = (await findApproval(ctx.db, current.id, call.scope.namespace)) ?? current;
     }
-    const left = call.waitMs === undefined ? settings.approvalPollMs : call.waitMs - waited;
-    await sleep(Math.min(settings.approvalPollMs, Math.max(left, 1)), call.signal);
-    current = (await findApproval(ctx.db, current.id, call.scope.namespace)) ?? current;
+  } finally {
+    off();
   }
   return current;
 }

@@ -1,3 +1,4 @@
+import { wakeTopics } from '@maitento/store';
 import type { FastifyBaseLogger } from 'fastify';
 import type { ServerContext } from '../internal/context.js';
 import type { McpSession } from './session.js';
@@ -21,9 +22,10 @@ async function fingerprint(ctx: ServerContext, namespace: string): Promise<strin
 }
 
 /**
- * Polls, every `listChangedPollMs`, one fingerprint per namespace that has open sessions, and sends
- * `notifications/tools/list_changed` to each of its sessions when it changed: a deploy, a disable or an
- * enable made through any server on the database. Sessions idle for `sessionIdleMs` are closed.
+ * Sends `notifications/tools/list_changed` to the open sessions of a namespace when its fingerprint changed: a
+ * deploy, a disable or an enable made through any server on the database. The fingerprint is read when
+ * `resources:<namespace>` is woken, and, while wake-ups are not listening, every `listChangedPollMs` (the
+ * fallback). Every `listChangedPollMs` too, sessions idle for `sessionIdleMs` are closed.
  */
 export function watchToolChanges(
   ctx: ServerContext,
@@ -32,39 +34,69 @@ export function watchToolChanges(
   log: FastifyBaseLogger,
 ): ToolChangeWatcher {
   const known = new Map<string, string>();
+  const subscriptions = new Map<string, () => void>();
+  const pending = new Set<string>();
   let running = false;
-  const tick = async () => {
+
+  async function check(namespace: string): Promise<void> {
+    const now = await fingerprint(ctx, namespace);
+    const before = known.get(namespace);
+    known.set(namespace, now);
+    if (before === undefined || before === now) return;
+    for (const session of sessions.values()) {
+      if (session.scope.namespace === namespace) await session.server.sendToolListChanged().catch(() => undefined);
+    }
+  }
+
+  // Checks the namespaces asked for, one at a time; one asked for again meanwhile is checked again.
+  async function run(): Promise<void> {
     if (running) return;
     running = true;
     try {
-      const now = Date.now();
-      for (const [id, session] of sessions) {
-        if (now - session.lastUsed > settings.sessionIdleMs) {
-          sessions.delete(id);
-          await session.close().catch(() => undefined);
-        }
+      for (const namespace of pending) {
+        pending.delete(namespace);
+        await check(namespace).catch((err) => log.warn({ err }, 'checking MCP sessions for tool changes failed'));
       }
-      const namespaces = new Set([...sessions.values()].map((s) => s.scope.namespace));
-      for (const namespace of known.keys()) if (!namespaces.has(namespace)) known.delete(namespace);
-      for (const namespace of namespaces) {
-        const now = await fingerprint(ctx, namespace);
-        const before = known.get(namespace);
-        known.set(namespace, now);
-        if (before === undefined || before === now) continue;
-        for (const session of sessions.values()) {
-          if (session.scope.namespace === namespace) await session.server.sendToolListChanged().catch(() => undefined);
-        }
-      }
-    } catch (err) {
-      log.warn({ err }, 'checking MCP sessions for tool changes failed');
     } finally {
       running = false;
     }
+  }
+
+  function subscribe(namespace: string): void {
+    if (subscriptions.has(namespace)) return;
+    const off = ctx.wakeups.on(wakeTopics.resources(namespace), () => {
+      pending.add(namespace);
+      void run();
+    });
+    subscriptions.set(namespace, off);
+  }
+
+  const tick = async () => {
+    const now = Date.now();
+    for (const [id, session] of sessions) {
+      if (now - session.lastUsed > settings.sessionIdleMs) {
+        sessions.delete(id);
+        await session.close().catch(() => undefined);
+      }
+    }
+    const namespaces = new Set([...sessions.values()].map((s) => s.scope.namespace));
+    for (const [namespace, off] of subscriptions) {
+      if (namespaces.has(namespace)) continue;
+      off();
+      subscriptions.delete(namespace);
+      known.delete(namespace);
+    }
+    if (ctx.wakeups.listening) return;
+    for (const namespace of namespaces) pending.add(namespace);
+    await run();
   };
-  const timer = setInterval(tick, settings.listChangedPollMs);
+  const timer = setInterval(() => {
+    tick().catch((err) => log.warn({ err }, 'checking MCP sessions failed'));
+  }, settings.listChangedPollMs);
   timer.unref();
   return {
     baseline: (namespace) => {
+      subscribe(namespace);
       if (known.has(namespace)) return;
       fingerprint(ctx, namespace)
         .then((f) => {
@@ -72,6 +104,10 @@ export function watchToolChanges(
         })
         .catch((err) => log.warn({ err }, 'reading the tools of an MCP session failed'));
     },
-    stop: () => clearInterval(timer),
+    stop: () => {
+      clearInterval(timer);
+      for (const off of subscriptions.values()) off();
+      subscriptions.clear();
+    },
   };
 }

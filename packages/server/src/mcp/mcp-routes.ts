@@ -2,6 +2,7 @@ import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { serverErrors } from '../errors.js';
 import type { ServerContext } from '../internal/context.js';
+import { PerKeyLimit } from '../internal/per-key-limit.js';
 import { registerAuth } from '../plugins/auth.js';
 import { watchToolChanges } from './list-changed.js';
 import { type McpSession, openSession } from './session.js';
@@ -11,11 +12,14 @@ import { loadAgent, type McpScope } from './tools.js';
 /**
  * `/mcp` (every tool of the key's namespace) and `/mcp/agents/{name}` (one agent's functions) over MCP's
  * Streamable HTTP transport, with the API keys of `/v1` (`Authorization: Bearer`). A session is bound to
- * the key and the endpoint that opened it.
+ * the key and the endpoint that opened it, and ends when that key is deleted.
  */
 export async function mcpRoutes(app: FastifyInstance, ctx: ServerContext, settings: McpSettings): Promise<void> {
   registerAuth(app, ctx);
   const sessions = new Map<string, McpSession>();
+  const sessionsPerKey = new PerKeyLimit(settings.sessionsPerKey, (max) =>
+    serverErrors.create('api:mcp:too-many-sessions', { max }),
+  );
   const onInternal = (err: unknown) => app.log.error({ err }, 'internal error in an MCP tool call');
   const watcher = watchToolChanges(ctx, settings, sessions, app.log);
   app.addHook('preClose', async () => {
@@ -29,6 +33,8 @@ export async function mcpRoutes(app: FastifyInstance, ctx: ServerContext, settin
     const endpoint = agent === undefined ? '/mcp' : `/mcp/agents/${agent}`;
     const header = request.headers['mcp-session-id'];
     let session: McpSession | undefined;
+    // A new session's place under its key's limit, given back when it closes or if it never opens.
+    let releaseUnopened: (() => void) | undefined;
     if (typeof header === 'string' && header !== '') {
       session = sessions.get(header);
       if (session === undefined || session.endpoint !== endpoint) {
@@ -43,20 +49,40 @@ export async function mcpRoutes(app: FastifyInstance, ctx: ServerContext, settin
       }
       const scope: McpScope = agent === undefined ? { namespace } : { namespace, agent };
       if (agent !== undefined) await loadAgent(ctx, namespace, agent);
+      const release = sessionsPerKey.acquire(keyId);
+      let opened = false;
+      releaseUnopened = () => {
+        if (!opened) release();
+      };
+      let unwatch = () => {};
       session = openSession(ctx, settings, scope, keyId, endpoint, {
-        onOpened: (id, opened) => {
-          sessions.set(id, opened);
+        onOpened: (id, made) => {
+          opened = true;
+          sessions.set(id, made);
           watcher.baseline(namespace);
+          // A deleted key's session ends at once (on every server), and with it the tasks waiting in it.
+          unwatch = ctx.keys.watch(keyId, () => {
+            sessions.delete(id);
+            made.close().catch(() => undefined);
+          });
         },
-        onClosed: (id) => sessions.delete(id),
+        onClosed: (id) => {
+          unwatch();
+          sessions.delete(id);
+          release();
+        },
         onInternal,
       });
-      await session.server.connect(session.transport);
     }
-    session.lastUsed = Date.now();
-    // From here the SDK's transport writes the answer (JSON or an SSE stream) itself.
-    reply.hijack();
-    await session.transport.handleRequest(request.raw, reply.raw, request.body);
+    try {
+      if (releaseUnopened !== undefined) await session.server.connect(session.transport);
+      session.lastUsed = Date.now();
+      // From here the SDK's transport writes the answer (JSON or an SSE stream) itself.
+      reply.hijack();
+      await session.transport.handleRequest(request.raw, reply.raw, request.body);
+    } finally {
+      releaseUnopened?.();
+    }
   };
 
   const config = { role: 'user' as const };

@@ -1,10 +1,12 @@
 import type { RunStatus } from '@maitento/engine';
 import type { OperationRequest } from '@maitento/sdk';
 import type { FastifyInstance } from 'fastify';
+import { serverErrors } from '../errors.js';
 import { answeringActor } from '../internal/actor.js';
 import type { ServerContext } from '../internal/context.js';
 import { emptyBodyIsEmptyObject, emptyBodyReportedByHandler } from '../internal/optional-body.js';
 import { type OpenStream, resumePoint, streamRunEvents } from '../internal/event-stream.js';
+import { PerKeyLimit } from '../internal/per-key-limit.js';
 import { operation, responses } from '../schemas/shared.js';
 
 const TERMINAL: RunStatus[] = ['Completed', 'Failed', 'Cancelled'];
@@ -16,6 +18,9 @@ const TERMINAL: RunStatus[] = ['Completed', 'Failed', 'Cancelled'];
 export async function runRoutes(app: FastifyInstance, ctx: ServerContext): Promise<void> {
   const { engine } = ctx;
   const open = new Set<OpenStream>();
+  const streamsPerKey = new PerKeyLimit(ctx.runStreamsPerKey, (max) =>
+    serverErrors.create('api:runs:too-many-streams', { max }),
+  );
   // Open streams would otherwise hold the server's close until their runs end.
   app.addHook('preClose', async () => {
     for (const stream of [...open]) stream.stop();
@@ -76,11 +81,12 @@ export async function runRoutes(app: FastifyInstance, ctx: ServerContext): Promi
       schema: {
         ...operation('listRunEvents'),
         tags: ['runs'],
-        summary: 'The stored events of a run with seq above `after`, in order',
+        summary: 'The stored events of a run with seq above `after`, in order, at most `limit` (default 100) at once',
         response: responses({ 200: { type: 'array', items: { $ref: 'RunEvent#' } } }),
       },
     },
-    async (request) => engine.listEvents(request.identity.namespace, request.params.id, request.query.after ?? 0),
+    async (request) =>
+      engine.listEvents(request.identity.namespace, request.params.id, request.query.after ?? 0, request.query.limit),
   );
 
   app.get<OperationRequest<'streamRunEvents'>>(
@@ -104,15 +110,25 @@ export async function runRoutes(app: FastifyInstance, ctx: ServerContext): Promi
       const namespace = request.identity.namespace;
       // Looked up first, so an unknown run answers 404 as JSON before the stream starts.
       const run = await engine.getRun(namespace, request.params.id);
-      await streamRunEvents(request, reply, {
-        engine,
-        namespace,
-        runId: run.id,
-        after: resumePoint(request.headers['last-event-id'], request.query.after) ?? 0,
-        ended: TERMINAL.includes(run.status),
-        timing: ctx.streamTiming,
-        open,
-      });
+      // Taken before the stream starts, so a key over its limit gets a 429 as JSON; given back when it ends.
+      const release = streamsPerKey.acquire(request.identity.keyId);
+      try {
+        await streamRunEvents(request, reply, {
+          engine,
+          namespace,
+          runId: run.id,
+          after: resumePoint(request.headers['last-event-id'], request.query.after) ?? 0,
+          ended: TERMINAL.includes(run.status),
+          timing: ctx.streamTiming,
+          open,
+          wakeups: ctx.wakeups,
+          // A deleted key's streams end at once, with the error its next request would get.
+          endWhen: (stop) =>
+            ctx.keys.watch(request.identity.keyId, () => stop(serverErrors.create('api:auth:invalid-key'))),
+        });
+      } finally {
+        release();
+      }
     },
   );
 

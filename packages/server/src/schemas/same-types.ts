@@ -31,6 +31,7 @@ export type SameWireTypes = [
   Assert<Same<engine.RunStatus, sdk.RunStatus>>,
   Assert<Same<engine.ApprovalStatus, sdk.ApprovalStatus>>,
   Assert<Same<engine.RunEventType, sdk.RunEventType>>,
+  Assert<Same<engine.RunSummary, sdk.RunSummary>>,
   Assert<Same<engine.RunPage, sdk.RunPage>>,
   Assert<Same<store.DeployPlan, sdk.DeployPlan>>,
   Assert<Same<Awaited<ReturnType<typeof store.listTools>>[number], sdk.ExtopSummary>>,

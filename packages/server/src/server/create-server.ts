@@ -2,7 +2,17 @@ import swagger from '@fastify/swagger';
 import { type EgressPolicy, egressPolicyFromEnv, type Resolver } from '@maitento/egress';
 import { createEngine, type Engine, type EngineOptions } from '@maitento/engine';
 import { createGateway, type Gateway } from '@maitento/gateway';
-import { bootstrap, createStoreCache, type Db, migrate, type SecretKeys, type StoreCache } from '@maitento/store';
+import {
+  bootstrap,
+  createStoreCache,
+  type Db,
+  migrate,
+  openWakeups,
+  type SecretKeys,
+  type StoreCache,
+  type Wakeups,
+  type WakeupsOptions,
+} from '@maitento/store';
 import Fastify, {
   type FastifyBaseLogger,
   type FastifyInstance,
@@ -12,8 +22,10 @@ import Fastify, {
 import type { ServerContext } from '../internal/context.js';
 import { DEFAULT_STREAM_TIMING, type EventStreamTiming } from '../internal/event-stream.js';
 import { logInternalErrors } from '../internal/internal-errors.js';
+import { watchKeys } from '../internal/key-watch.js';
 import { lazyEngine } from '../internal/lazy-engine.js';
 import { markOptionalBodies, takesOptionalBody } from '../internal/optional-body.js';
+import { limitFromEnv } from '../internal/per-key-limit.js';
 import { loggerOptions } from '../internal/logging.js';
 import { registerRequestLog, slowRequestMs } from '../internal/request-log.js';
 import { formatSchemaError, installValidators } from '../internal/validation.js';
@@ -71,8 +83,14 @@ export interface ServerOptions {
   worker?: EngineOptions['worker'];
   /** More options of the engine the server makes (models, maxSteps, approvalTtlMs). */
   engineOptions?: Partial<EngineOptions>;
-  /** Poll interval and keep-alive of run event streams (tests shorten them). */
+  /** Fallback poll interval and keep-alive of run event streams (tests change them). */
   streamTiming?: Partial<EventStreamTiming>;
+  /** The most run event streams one API key holds open at once (default `MT_RUN_STREAMS_PER_KEY` or 20). */
+  runStreamsPerKey?: number;
+  /** The process's wake-ups to use (the caller closes them); default: opened on `db` and closed with the server. */
+  wakeups?: Wakeups;
+  /** Options of the wake-ups the server opens (another URL to LISTEN through, deadlines); tests change them. */
+  wakeOptions?: Omit<WakeupsOptions, 'logger'>;
   /** How the MCP endpoints wait and poll; default from the environment (docs/mcp.md). */
   mcp?: Partial<McpSettings>;
   /** How long a request holds its Idempotency-Key without renewal (default 220 s; tests shorten it). */
@@ -120,6 +138,17 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
     });
   const ownsCache = options.cache === undefined;
   const cache = options.cache ?? (await createStoreCache(options.db, { secretKey: options.secretKey }));
+  const ownsWakeups = options.wakeups === undefined;
+  const wakeLog: { target?: FastifyBaseLogger } = {};
+  const wakeups =
+    options.wakeups ??
+    (await openWakeups(options.db, {
+      ...options.wakeOptions,
+      logger: {
+        info: (obj, msg) => wakeLog.target?.info(obj, msg),
+        warn: (obj, msg) => wakeLog.target?.warn(obj, msg),
+      },
+    }));
   const ownsEngine = options.engine === undefined;
   const engineLog: { target?: FastifyBaseLogger } = {};
   const makeEngine = () =>
@@ -140,9 +169,13 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
     });
   // With a worker the engine starts now; without one, at the first request that needs it.
   const engine = options.engine ?? (options.worker ? await makeEngine() : lazyEngine(makeEngine));
+  const keyLog: { target?: FastifyBaseLogger } = {};
   const ctx: ServerContext = {
     engine,
     streamTiming: { ...DEFAULT_STREAM_TIMING, ...options.streamTiming },
+    runStreamsPerKey: options.runStreamsPerKey ?? limitFromEnv('MT_RUN_STREAMS_PER_KEY', 20),
+    wakeups,
+    keys: watchKeys(options.db, wakeups, { warn: (obj, msg) => keyLog.target?.warn(obj, msg) }),
     db: options.db,
     cache,
     secretKey: options.secretKey,
@@ -163,11 +196,15 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
   });
   gatewayLog.target = app.log;
   engineLog.target = app.log;
+  wakeLog.target = app.log;
+  keyLog.target = app.log;
   // The engine's workers stop before the gateway they call through closes.
   app.addHook('onClose', async () => {
     if (ownsEngine) await engine.close();
   });
   app.addHook('onClose', async () => {
+    ctx.keys.stop();
+    if (ownsWakeups) await wakeups.close();
     if (ownsCache) await cache.close();
     if (ownsGateway) await gateway.close();
   });

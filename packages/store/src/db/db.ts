@@ -25,6 +25,12 @@ export interface Db extends Queryable {
    * statement; without, possibly several statements, whose rows are all returned, in order.
    */
   executeSql(text: string, values?: unknown[]): Promise<{ rows: unknown[] }>;
+  /**
+   * PGlite only (one process): calls `fn` with the payload of each notification on `channel`, delivered after
+   * the sending transaction commits; resolves with the function that stops it. A `pg` Db has none: its
+   * listeners open a connection of their own.
+   */
+  listen?(channel: string, fn: (payload: string) => void): Promise<() => Promise<void>>;
   /** Closes the pool or the embedded database. */
   close(): Promise<void>;
 }

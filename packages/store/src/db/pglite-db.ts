@@ -54,6 +54,10 @@ export async function createPgliteDb(dataDir?: string): Promise<Db> {
     transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
       return pglite.transaction((tx) => fn(wrap(tx)));
     },
+    async listen(channel: string, fn: (payload: string) => void): Promise<() => Promise<void>> {
+      const unlisten = await pglite.listen(channel, fn);
+      return () => unlisten();
+    },
     async close(): Promise<void> {
       try {
         await pglite.close();

@@ -1,5 +1,6 @@
 import type { Agent, Connector, Interaction, Resource, ResourceKind, Tool, ToolDefinition } from '@maitento/lang';
 import { notifyChange } from '../cache/changes.js';
+import { notifyWake, wakeTopics } from '../wake/notify.js';
 import type { Db, Queryable } from '../db/db.js';
 import { storeErrors } from '../errors.js';
 import { contentHash, type Pin } from '../resources/hash.js';
@@ -158,6 +159,8 @@ export async function deploy(
         );
       // Other servers forget which version is latest when this commits.
       if (inserts.length > 0) await notifyChange(tx, { kind: 'resources', namespace });
+      // Open MCP sessions of the namespace are told tools/list_changed.
+      if (inserts.length > 0) await notifyWake(tx, wakeTopics.resources(namespace));
     }
     return { applied: !dryRun, changes };
   });

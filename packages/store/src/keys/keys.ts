@@ -4,6 +4,7 @@ import type { Queryable } from '../db/db.js';
 import { storeErrors } from '../errors.js';
 import { bytes, iso } from '../internal/rows.js';
 import { isUuid } from '../internal/uuid.js';
+import { WAKE_CHANNEL } from '../wake/notify.js';
 
 /** What a key may do: `admin` deploys and manages; `user` reads, runs and approves. */
 export type KeyRole = 'admin' | 'user';
@@ -64,12 +65,22 @@ export async function listApiKeys(db: Queryable, namespace: string): Promise<Api
 /** Deletes a key of `namespace` (refused from the next request, on every server); another namespace's is `api:keys:not-found`. */
 export async function deleteApiKey(db: Queryable, namespace: string, id: string): Promise<void> {
   if (!isUuid(id)) throw storeErrors.create('api:keys:not-found', { id });
-  // One statement: the NOTIFY (for other servers' key caches) is sent only when the key existed.
+  // One statement: the NOTIFYs (for other servers' key caches, and `key:<id>` for the key's open streams and MCP
+  // sessions) are sent only when the key existed.
   const { rows } = await db.query(
-    'WITH gone AS (DELETE FROM mt_api_keys WHERE namespace = $1 AND id = $2 RETURNING 1) SELECT pg_notify($3, $4) FROM gone',
+    'WITH gone AS (DELETE FROM mt_api_keys WHERE namespace = $1 AND id = $2 RETURNING 1) ' +
+      `SELECT pg_notify($3, $4), pg_notify('${WAKE_CHANNEL}', 'key:' || $2::text) FROM gone`,
     [namespace, id, CHANGE_CHANNEL, changePayload({ kind: 'key', namespace, id })],
   );
   if (rows.length === 0) throw storeErrors.create('api:keys:not-found', { id });
+}
+
+/** The ids among `ids` that are stored keys (the others were deleted, or never were). */
+export async function existingApiKeys(db: Queryable, ids: string[]): Promise<Set<string>> {
+  const { rows } = await db.query<{ id: string }>('SELECT id FROM mt_api_keys WHERE id = ANY($1::uuid[])', [
+    ids.filter(isUuid),
+  ]);
+  return new Set(rows.map((row) => row.id));
 }
 
 /** Returns who `key` belongs to, or undefined when it is no stored key. */

@@ -3,6 +3,7 @@ import { CHANGE_CHANNEL, changePayload } from '../cache/changes.js';
 import type { Queryable } from '../db/db.js';
 import { storeErrors } from '../errors.js';
 import { iso } from '../internal/rows.js';
+import { WAKE_CHANNEL } from '../wake/notify.js';
 import type { Pin } from './hash.js';
 
 /** The kinds whose single versions can be read, disabled and enabled. */
@@ -205,7 +206,7 @@ export async function listVersions(
   return rows.map((row) => ({ version: row.version, enabled: row.enabled, createdAt: iso(row.created_at) }));
 }
 
-/** Disables or enables one version of a connector or tool; takes effect on the next call, on every server. */
+/** Disables or enables one version of a connector or tool (waking `resources:<namespace>`); takes effect on the next call, on every server. */
 export async function setVersionEnabled(
   db: Queryable,
   namespace: string,
@@ -218,7 +219,7 @@ export async function setVersionEnabled(
   const { rows } = await db.query(
     'WITH changed AS (UPDATE mt_resource_versions SET enabled = $5 ' +
       'WHERE namespace = $1 AND kind = $2 AND name = $3 AND version = $4 RETURNING 1) ' +
-      'SELECT pg_notify($6, $7) FROM changed',
+      `SELECT pg_notify($6, $7), pg_notify('${WAKE_CHANNEL}', 'resources:' || $1::text) FROM changed`,
     [namespace, kind, name, version, enabled, CHANGE_CHANNEL, changePayload({ kind: 'resources', namespace })],
   );
   if (rows.length === 0) throw notFound(kind)(name, version);

@@ -1,5 +1,6 @@
 import type { Queryable } from '../db/db.js';
 import { iso } from '../internal/rows.js';
+import { WAKE_CHANNEL } from '../wake/notify.js';
 
 /** An approval as stored in `mt_approvals`. */
 export interface ApprovalRecord {
@@ -32,6 +33,9 @@ const COLUMNS =
   'id, namespace, run_id, tool_call_id, step, call_index, function_name, agent_name, arguments_json, request_hash, ' +
   'status, reason, answered_by_key_id, answered_by_key_name, answered_at, expires_at, used_at, created_at, ' +
   'COALESCE(expires_at <= now(), false) AS expired';
+
+// Selects the changed rows of a CTE and wakes `approval:<id>` for each, at commit.
+const WOKEN = `SELECT *, pg_notify('${WAKE_CHANNEL}', 'approval:' || id::text) AS woken FROM`;
 
 interface ApprovalRow {
   id: string;
@@ -152,7 +156,8 @@ export async function listApprovalRecords(
 
 /**
  * Answers a Pending, unexpired approval, once: one conditional UPDATE, so of concurrent answers exactly
- * one gets the row back. Resolves with the answered approval, or undefined for every loser.
+ * one gets the row back (and wakes `approval:<id>` at commit). Resolves with the answered approval, or undefined
+ * for every loser.
  */
 export async function answerApprovalRecord(
   db: Queryable,
@@ -161,19 +166,20 @@ export async function answerApprovalRecord(
   answer: { status: 'Approved' | 'Rejected'; reason: string | null; keyId: string; keyName: string },
 ): Promise<ApprovalRecord | undefined> {
   const { rows } = await db.query<ApprovalRow>(
-    'UPDATE mt_approvals SET status = $3, reason = $4, answered_by_key_id = $5, answered_by_key_name = $6, ' +
-      "answered_at = now() WHERE id = $1 AND namespace = $2 AND status = 'Pending' " +
-      `AND (expires_at IS NULL OR expires_at > now()) RETURNING ${COLUMNS}`,
+    'WITH answered AS (UPDATE mt_approvals SET status = $3, reason = $4, answered_by_key_id = $5, ' +
+      "answered_by_key_name = $6, answered_at = now() WHERE id = $1 AND namespace = $2 AND status = 'Pending' " +
+      `AND (expires_at IS NULL OR expires_at > now()) RETURNING ${COLUMNS}) ${WOKEN} answered`,
     [id, namespace, answer.status, answer.reason, answer.keyId, answer.keyName],
   );
   return rows[0] && toRecord(rows[0]);
 }
 
-/** Marks Pending approvals Expired: the one given, or every one whose expiry passed. Resolves with them. */
+/** Marks Pending approvals Expired: the one given, or every one whose expiry passed; wakes each. Resolves with them. */
 export async function expireApprovals(db: Queryable, only?: { id: string }): Promise<ApprovalRecord[]> {
   const { rows } = await db.query<ApprovalRow>(
-    "UPDATE mt_approvals SET status = 'Expired' WHERE status = 'Pending' AND " +
-      `(CASE WHEN $1::uuid IS NULL THEN expires_at <= now() ELSE id = $1::uuid END) RETURNING ${COLUMNS}`,
+    "WITH expired AS (UPDATE mt_approvals SET status = 'Expired' WHERE status = 'Pending' AND " +
+      `(CASE WHEN $1::uuid IS NULL THEN expires_at <= now() ELSE id = $1::uuid END) RETURNING ${COLUMNS}) ` +
+      `${WOKEN} expired`,
     [only?.id ?? null],
   );
   return rows.map(toRecord);

@@ -1,6 +1,7 @@
 import type { Queryable } from '../db/db.js';
 import { iso } from '../internal/rows.js';
 import type { Pin } from '../resources/hash.js';
+import { WAKE_CHANNEL } from '../wake/notify.js';
 
 /** A run as stored in `mt_runs`. */
 export interface RunRecord {
@@ -100,7 +101,7 @@ function toRecord(row: RunRow): RunRecord {
 
 /**
  * Stores a new run (status Running) with its first event (seq 1) in one statement, so that a run is never
- * seen without it; resolves with the run as stored.
+ * seen without it, and wakes `runs` and `run:<id>` at its commit; resolves with the run as stored.
  */
 export async function insertRun(
   db: Queryable,
@@ -117,7 +118,7 @@ export async function insertRun(
       "interactive, status, started_by_key_id, last_seq) VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7, 'Running', " +
       `$8, 1) RETURNING ${COLUMNS}), ` +
       'added AS (INSERT INTO mt_run_events (run_id, seq, type, data) SELECT id, 1, $9, $10::json FROM run) ' +
-      'SELECT * FROM run',
+      `SELECT *, pg_notify('${WAKE_CHANNEL}', 'runs') AS woken_runs, pg_notify('${WAKE_CHANNEL}', 'run:' || id::text) AS woken FROM run`,
     [
       run.id,
       run.namespace,
@@ -143,16 +144,68 @@ export async function findRun(db: Queryable, id: string, namespace?: string): Pr
   return rows[0] && toRecord(rows[0]);
 }
 
-/** One page of runs of a namespace, newest first, after the `(createdAt, id)` cursor. */
-export async function listRunRecords(
+/** Whether run `id` exists in `namespace`, without reading its inputs or result. */
+export async function runExists(db: Queryable, id: string, namespace: string): Promise<boolean> {
+  const { rows } = await db.query('SELECT 1 FROM mt_runs WHERE id = $1 AND namespace = $2', [id, namespace]);
+  return rows.length > 0;
+}
+
+/** A run as a list shows it: no inputs, no versions, and its result cut to {@link RESULT_SUMMARY_CHARS} characters. */
+export interface RunSummaryRecord {
+  id: string;
+  interaction: string;
+  interactionVersion: number;
+  interactive: boolean;
+  status: string;
+  /** The first {@link RESULT_SUMMARY_CHARS} characters of the result. */
+  resultSummary: string | null;
+  /** The result is longer than its summary. */
+  resultTruncated: boolean;
+  errorCode: string | null;
+  errorMessage: string | null;
+  /** The id of the approval the run waits on, if any. */
+  pendingApprovalId: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** How many characters of a run's result a list shows. */
+export const RESULT_SUMMARY_CHARS = 200;
+
+interface RunSummaryRow {
+  id: string;
+  interaction: string;
+  interaction_version: number;
+  interactive: boolean;
+  status: string;
+  result_summary: string | null;
+  result_truncated: boolean | null;
+  error_code: string | null;
+  error_message: string | null;
+  pending_approval_id: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/**
+ * One page of runs of a namespace, newest first, after the `(createdAt, id)` cursor, as summaries: the
+ * inputs and versions are not read, and of the result only its first characters (a slice of a long value).
+ */
+export async function listRunSummaries(
   db: Queryable,
   namespace: string,
   filter: { interaction?: string; status?: string; limit: number; after?: { createdAt: string; id: string } },
-): Promise<RunRecord[]> {
-  const { rows } = await db.query<RunRow>(
-    `SELECT ${COLUMNS} FROM mt_runs WHERE namespace = $1 AND ($2::text IS NULL OR interaction = $2) ` +
-      'AND ($3::text IS NULL OR status = $3) AND ($4::timestamptz IS NULL OR (created_at, id) < ($4::timestamptz, $5::uuid)) ' +
-      'ORDER BY created_at DESC, id DESC LIMIT $6',
+): Promise<RunSummaryRecord[]> {
+  const { rows } = await db.query<RunSummaryRow>(
+    'SELECT r.id, r.interaction, r.interaction_version, r.interactive, r.status, ' +
+      `left(r.result, ${RESULT_SUMMARY_CHARS}) AS result_summary, ` +
+      `char_length(left(r.result, ${RESULT_SUMMARY_CHARS + 1})) > ${RESULT_SUMMARY_CHARS} AS result_truncated, ` +
+      'r.error_code, r.error_message, r.created_at, r.updated_at, ' +
+      "(SELECT a.id FROM mt_approvals a WHERE a.run_id = r.id AND a.status = 'Pending' LIMIT 1) AS pending_approval_id " +
+      'FROM mt_runs r WHERE r.namespace = $1 AND ($2::text IS NULL OR r.interaction = $2) ' +
+      'AND ($3::text IS NULL OR r.status = $3) ' +
+      'AND ($4::timestamptz IS NULL OR (r.created_at, r.id) < ($4::timestamptz, $5::uuid)) ' +
+      'ORDER BY r.created_at DESC, r.id DESC LIMIT $6',
     [
       namespace,
       filter.interaction ?? null,
@@ -162,14 +215,28 @@ export async function listRunRecords(
       filter.limit,
     ],
   );
-  return rows.map(toRecord);
+  return rows.map((row) => ({
+    id: row.id,
+    interaction: row.interaction,
+    interactionVersion: row.interaction_version,
+    interactive: row.interactive,
+    status: row.status,
+    resultSummary: row.result_summary,
+    resultTruncated: row.result_truncated === true,
+    errorCode: row.error_code,
+    errorMessage: row.error_message,
+    pendingApprovalId: row.pending_approval_id,
+    createdAt: iso(row.created_at),
+    updatedAt: iso(row.updated_at),
+  }));
 }
 
 /**
  * Appends events to a run (numbered from its `last_seq`) and applies an optional status change, only if
  * `fence` holds; resolves with the run's new `last_seq`, or false (nothing written) when it does not.
- * One statement (the UPDATE and the insert as data-modifying CTEs), so it is atomic on its own: one round
- * trip, no transaction needed; in a caller's transaction it commits or rolls back with it.
+ * One statement (the UPDATE and the insert as data-modifying CTEs, and the wake-up `run:<id>` sent at commit),
+ * so it is atomic on its own: one round trip, no transaction needed; in a caller's transaction it commits or
+ * rolls back with it.
  */
 export async function appendRunEvents(
   tx: Queryable,
@@ -194,7 +261,7 @@ export async function appendRunEvents(
       'added AS (INSERT INTO mt_run_events (run_id, seq, type, data) ' +
       'SELECT $1, run.last_seq - $2 + e.n, e.type, e.data FROM run, ' +
       'json_to_recordset($13::json) AS e(n int, type text, data json)) ' +
-      'SELECT last_seq FROM run',
+      `SELECT last_seq, pg_notify('${WAKE_CHANNEL}', 'run:' || $1::text) AS woken FROM run`,
     [
       runId,
       events.length,
@@ -215,11 +282,16 @@ export async function appendRunEvents(
   return row ? row.last_seq : false;
 }
 
-/** The events of a run with `seq > after`, in order. */
-export async function listRunEvents(db: Queryable, runId: string, after = 0): Promise<RunEventRecord[]> {
+/** The events of a run with `seq > after`, in order: at most `limit` of them (all when undefined). */
+export async function listRunEvents(
+  db: Queryable,
+  runId: string,
+  after = 0,
+  limit?: number,
+): Promise<RunEventRecord[]> {
   const { rows } = await db.query<{ seq: number; type: string; data: Record<string, unknown>; created_at: Date }>(
-    'SELECT seq, type, data, created_at FROM mt_run_events WHERE run_id = $1 AND seq > $2 ORDER BY seq',
-    [runId, after],
+    'SELECT seq, type, data, created_at FROM mt_run_events WHERE run_id = $1 AND seq > $2 ORDER BY seq LIMIT $3',
+    [runId, after, limit ?? null],
   );
   return rows.map((row) => ({ seq: row.seq, type: row.type, data: row.data, at: iso(row.created_at) }));
 }
@@ -271,11 +343,15 @@ export async function cancelRequested(db: Queryable, ids: string[]): Promise<str
   return rows.map((row) => row.id);
 }
 
-/** Marks a run's cancel as requested if it has not ended; resolves with the run as it was, or undefined. */
+/**
+ * Marks a run's cancel as requested if it has not ended, and wakes `run:<id>` at commit; resolves with the run as
+ * it was, or undefined.
+ */
 export async function requestCancel(db: Queryable, namespace: string, id: string): Promise<RunRecord | undefined> {
   const { rows } = await db.query<RunRow>(
-    `UPDATE mt_runs SET cancel_requested = true, updated_at = now() WHERE id = $1 AND namespace = $2 ` +
-      `AND status IN ('Running', 'PendingApproval') RETURNING ${COLUMNS}`,
+    `WITH run AS (UPDATE mt_runs SET cancel_requested = true, updated_at = now() WHERE id = $1 AND namespace = $2 ` +
+      `AND status IN ('Running', 'PendingApproval') RETURNING ${COLUMNS}) ` +
+      `SELECT *, pg_notify('${WAKE_CHANNEL}', 'run:' || id::text) AS woken FROM run`,
     [id, namespace],
   );
   return rows[0] && toRecord(rows[0]);

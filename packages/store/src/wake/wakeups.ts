@@ -1,0 +1,206 @@
+import pg from 'pg';
+import type { Db } from '../db/db.js';
+import { WAKE_CHANNEL } from './notify.js';
+
+/** One process's wake-ups: notifications on the PostgreSQL channel `mt_wake`, delivered by topic. */
+export interface Wakeups {
+  /** Calls `fn` each time `topic` is notified by any process on the database (this one included); returns the unsubscribe. */
+  on(topic: string, fn: () => void): () => void;
+  /** True while other processes' notifications arrive; while false, waiters rely on their slow fallback poll. */
+  readonly listening: boolean;
+  /** Stops listening; subscribers are not called any more. */
+  close(): Promise<void>;
+}
+
+/** Where {@link openWakeups} says that it lost its connection and that it is back. */
+export interface WakeLogger {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+}
+
+/** Options of {@link openWakeups}. */
+export interface WakeupsOptions {
+  /** PostgreSQL to LISTEN on; default the pg database's own connection string. Ignored on PGlite. */
+  url?: string;
+  /** Deadline of the connect and of every query on the LISTEN connection (default 2000 ms). */
+  deadlineMs?: number;
+  /** How often a round trip checks that the connection still answers (default 2000 ms). */
+  pingMs?: number;
+  /** Wait between attempts to reconnect a lost connection (default 1000 ms). */
+  retryMs?: number;
+  /** Told once when the connection is lost and once when it is back. */
+  logger?: WakeLogger;
+}
+
+/** The subscribers of each topic, and their delivery. */
+function topicTable() {
+  const topics = new Map<string, Set<() => void>>();
+  const call = (fns: Set<() => void> | undefined) => {
+    for (const fn of [...(fns ?? [])]) {
+      try {
+        fn();
+      } catch {
+        // A subscriber's failure is its own; the others are still woken.
+      }
+    }
+  };
+  return {
+    on(topic: string, fn: () => void): () => void {
+      // Each subscription is its own entry, so the same function subscribed twice is unsubscribed once each.
+      const entry = () => fn();
+      const fns = topics.get(topic) ?? new Set();
+      topics.set(topic, fns);
+      fns.add(entry);
+      return () => {
+        fns.delete(entry);
+        if (fns.size === 0 && topics.get(topic) === fns) topics.delete(topic);
+      };
+    },
+    deliver: (topic: string) => call(topics.get(topic)),
+    /** Wakes every subscriber: after a gap in listening, any of them may have missed its notification. */
+    all: () => {
+      for (const fns of [...topics.values()]) call(fns);
+    },
+  };
+}
+
+function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer from the wake-up connection within ${ms} ms`)), ms);
+  });
+  return Promise.race([work, late]).finally(() => clearTimeout(timer));
+}
+
+/** Ends a client at once, whatever its socket's state: a stalled one would never answer `end()`. */
+function drop(client: pg.Client): void {
+  client.removeAllListeners('notification');
+  client.on('error', () => {});
+  (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
+  void client.end().catch(() => {});
+}
+
+async function openPgliteWakeups(db: Db): Promise<Wakeups> {
+  const table = topicTable();
+  let closed = false;
+  const unlisten = await db.listen!(WAKE_CHANNEL, (topic) => {
+    if (!closed) table.deliver(topic);
+  });
+  return {
+    on: table.on,
+    get listening() {
+      return !closed;
+    },
+    async close() {
+      closed = true;
+      await unlisten().catch(() => {});
+    },
+  };
+}
+
+/**
+ * Opens the process's wake-ups on `db` (a LISTEN connection with a deadline on every query on PostgreSQL; in-process
+ * on PGlite). On PostgreSQL one dedicated connection LISTENs on `mt_wake`; a round trip every `pingMs` must answer
+ * within `deadlineMs`, else the connection is dropped and reconnected every `retryMs` (`listening` is false
+ * meanwhile, and every subscriber is woken once it is back, since it may have missed a notification). Resolves
+ * after the first attempt, listening or not.
+ */
+export async function openWakeups(db: Db, options: WakeupsOptions = {}): Promise<Wakeups> {
+  if (db.driver === 'pglite' && db.listen !== undefined) return openPgliteWakeups(db);
+  const url = options.url ?? db.connectionString;
+  if (url === undefined) throw new Error('openWakeups: a PostgreSQL database needs a connection string');
+  const deadlineMs = options.deadlineMs ?? 2000;
+  const pingMs = options.pingMs ?? 2000;
+  const retryMs = options.retryMs ?? 1000;
+  const table = topicTable();
+  let client: pg.Client | undefined;
+  let lost: ((error: unknown) => void) | undefined;
+  let listening = false;
+  let wasLost = false;
+  let closed = false;
+  let retry: NodeJS.Timeout | undefined;
+  let pinging = false;
+
+  function setLost(error: unknown): void {
+    if (closed) return;
+    if (listening || !wasLost) {
+      options.logger?.warn(
+        { err: error },
+        'wake-ups: the LISTEN connection is lost; waiters fall back to their slow poll until it is back',
+      );
+    }
+    listening = false;
+    wasLost = true;
+    retry ??= setTimeout(reconnect, retryMs);
+  }
+
+  async function connect(): Promise<void> {
+    const next = new pg.Client({ connectionString: url, connectionTimeoutMillis: deadlineMs });
+    let gone = false;
+    const onGone = (error: unknown) => {
+      if (gone) return;
+      gone = true;
+      drop(next);
+      if (client === next) {
+        client = undefined;
+        lost = undefined;
+      }
+      setLost(error);
+    };
+    next.on('error', onGone);
+    next.on('end', () => onGone(new Error('the wake-up connection ended')));
+    next.on('notification', (message) => {
+      if (message.channel === WAKE_CHANNEL && message.payload) table.deliver(message.payload);
+    });
+    try {
+      await withDeadline(next.connect(), deadlineMs);
+      await withDeadline(next.query(`LISTEN ${WAKE_CHANNEL}`), deadlineMs);
+    } catch (error) {
+      onGone(error);
+      return;
+    }
+    if (closed) return drop(next);
+    client = next;
+    lost = onGone;
+    listening = true;
+    if (wasLost) {
+      options.logger?.info({}, 'wake-ups: the LISTEN connection is back');
+      table.all();
+    }
+  }
+
+  function reconnect(): void {
+    retry = undefined;
+    if (!closed) void connect();
+  }
+
+  const ping = setInterval(() => {
+    const target = client;
+    const onGone = lost;
+    if (target === undefined || onGone === undefined || pinging) return;
+    pinging = true;
+    withDeadline(target.query('SELECT 1'), deadlineMs)
+      .catch(onGone)
+      .finally(() => {
+        pinging = false;
+      });
+  }, pingMs);
+  ping.unref();
+
+  await connect();
+  return {
+    on: table.on,
+    get listening() {
+      return listening;
+    },
+    async close() {
+      closed = true;
+      listening = false;
+      clearInterval(ping);
+      if (retry !== undefined) clearTimeout(retry);
+      const current = client;
+      client = undefined;
+      if (current !== undefined) drop(current);
+    },
+  };
+}
