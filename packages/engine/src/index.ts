@@ -12,4 +12,3 @@ export { scriptedModel, scriptEndedText } from './models/scripted.js';
 export type { ScriptTurn } from './models/scripted.js';
 export { RUN_QUEUE } from './worker/queue.js';
 export type { EngineLogger } from './internal/logger.js';
-export { requestHash } from './loop/tool-input.js';
