@@ -1,4 +1,4 @@
--- Maitento schema, version 7: an approval belongs to one call of one turn, never to an id a model chose.
+-- Maitento schema, version 9: an approval belongs to one call of one turn, never to an id a model chose.
 -- A call's identity is (run, model turn, index of the call within the turn): models reuse ids such as `call_0`
 -- across turns and even within one, so the model's `tool_call_id` stays for display only. `used_at` marks the
 -- approval consumed by the call it covers, in the same statement that checks its status and request hash.
