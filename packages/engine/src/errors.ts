@@ -74,10 +74,6 @@ export const engineErrors = defineErrors({
     message: 'Approval {id} expired at {expiresAt} before it was answered; the run has failed',
     hint: 'Start the run again; MT_APPROVAL_TTL sets how long an approval waits',
   },
-  'api:approvals:request-changed': {
-    status: 409,
-    message: 'The call of {tool} would now differ from the one approved, so it was not made',
-  },
   'api:approvals:no-one-to-ask': {
     status: 409,
     message:
@@ -86,6 +82,22 @@ export const engineErrors = defineErrors({
   'api:approvals:rejected': {
     status: 409,
     message: 'The call of {tool} was NOT made: a person rejected it. Their reason: {reason}',
+  },
+  'api:runs:call-outcome-unknown': {
+    status: 409,
+    message:
+      'The call of {tool} was started but its outcome is unknown: the worker making it stopped before its result was stored, and a call without an idempotency key is not made twice. It was NOT made again; check whether it took effect before calling it again',
+    hint: 'An MCP tools/call carries no idempotency key; look at the remote system to learn whether the call happened',
+  },
+  'api:approvals:already-used': {
+    status: 409,
+    message: 'Approval {id} was already used by the call it covers, so the call of {tool} was not made again',
+  },
+  'api:calls:key-deleted': {
+    status: 409,
+    message:
+      'The API key {keyId} on whose behalf {tool} was to be called was deleted meanwhile, so the call was not made',
+    hint: 'Start the run (or make the call) again with a key that exists',
   },
   'api:runs:unknown-tool': {
     status: 422,

@@ -13,4 +13,3 @@ export type { ScriptTurn } from './models/scripted.js';
 export { RUN_QUEUE } from './worker/queue.js';
 export type { RunWakeups } from './worker/queue.js';
 export type { EngineLogger } from './internal/logger.js';
-export { requestHash } from './loop/tool-input.js';

@@ -2,6 +2,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createOpenAI } from '@ai-sdk/openai';
 import { modelsFromEnvironment, RUN_QUEUE } from '@maitento/engine';
+import { createApiKey, deleteApiKey } from '@maitento/store';
 import { PgBoss } from 'pg-boss';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshPglite, makeWorld, ordersRepo, startUpstream, waitFor, type World } from './helpers.js';
@@ -50,6 +51,38 @@ describe('durability', () => {
     const types = (await second.listEvents(world.ns, run.id)).map((e) => e.type);
     expect(types.filter((t) => t === 'tool-call-started')).toHaveLength(1);
     expect(types.filter((t) => t === 'tool-result')).toHaveLength(1);
+    await second.close();
+    await world.deployFiles(ordersRepo(upstream.url));
+  });
+
+  it('does not retry a started call after the stop when the key that started the run was deleted meanwhile', async () => {
+    world.script('support', [
+      { toolCalls: [{ name: 'refund-order', arguments: { request: { amount: 2, reason: 'r' } } }] },
+      { text: 'done' },
+    ]);
+    await world.deployFiles(ordersRepo(upstream.url, { refundApproval: false }));
+    const key = await createApiKey(world.db, world.ns, { role: 'user', name: 'leaving' });
+    // A stop past its drain deadline cuts the call off: the run is handed on with the call started and no result.
+    const first = await world.engine({ drainMs: 100 });
+    upstream.delayMs = 1500;
+    const started = await first.startRun(
+      world.ns,
+      'refund',
+      { inputs: { message: 'x', orderId: 'K-2' } },
+      { keyId: key.id },
+    );
+    const deadline = Date.now() + 5000;
+    while (!upstream.seen.some((s) => s.url.includes('K-2')) && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 20));
+    await first.close();
+    upstream.delayMs = 0;
+    await deleteApiKey(world.db, world.ns, key.id);
+    const second = await world.engine();
+    const run = await waitFor(second, world.ns, started.id);
+    expect(run.status).toBe('Completed');
+    expect(upstream.seen.filter((s) => s.url.includes('K-2'))).toHaveLength(1);
+    const result = (await second.listEvents(world.ns, run.id)).find((e) => e.type === 'tool-result')!;
+    expect(result.data.code).toBe('api:calls:key-deleted');
     await second.close();
     await world.deployFiles(ordersRepo(upstream.url));
   });

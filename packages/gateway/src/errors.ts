@@ -55,6 +55,10 @@ export const gatewayErrors = defineErrors({
       '{tool} needs a person to approve each call, so it is not called directly: start a run of an interaction that offers it, where a person approves the call',
     hint: 'Start a run (mt interaction-run) and answer its approval with mt interaction-approve; by hand, mt extop-call --approve makes the call with your own secret',
   },
+  'api:approvals:request-changed': {
+    status: 409,
+    message: 'The call of {tool} would now differ from the one approved, so it was not made',
+  },
   'api:gateway:internal': {
     status: 500,
     message: 'The call to {tool} failed because of an error inside Maitento; it was logged on the server.',

@@ -1,9 +1,12 @@
 export { gatewayErrors } from './errors.js';
 export type { GatewayErrorCode } from './errors.js';
+export { callInputOf, credentialOf, runBindingsOf } from './gateway/call-input.js';
+export type { CallParts, CallRunInputs, SecretReader } from './gateway/call-input.js';
 export { createGateway } from './gateway/create-gateway.js';
 export { gatewayDefaults } from './gateway/options.js';
 export { isPreparedRequest } from './gateway/types.js';
 export type {
+  ApprovalUse,
   CallCredential,
   Gateway,
   GatewayOptions,

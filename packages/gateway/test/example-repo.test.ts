@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createEgressPolicy } from '@maitento/egress';
-import { createGateway, type Gateway } from '@maitento/gateway';
+import { createGateway, type Gateway, isPreparedRequest } from '@maitento/gateway';
 import { type CompiledRepo, compileRepo, readConfigRepo } from '@maitento/lang';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fakeResolver } from './helpers/resolver.js';
@@ -65,13 +65,16 @@ describe('the compiled example repo through the gateway', () => {
   it('refund-order: sends the seed argumentsJson as the body, to the order path, with the key', async () => {
     const argumentsJson =
       '{"request":{"amount":12.5,"reason":"Blue mug arrived smashed"},"additionalInputs":{"path.orderId":"A-1001"}}';
-    const result = await gateway.call({
+    const input = {
       ...resources('refund-order'),
       arguments: JSON.parse(argumentsJson),
       credential: { header: 'X-Api-Key', value: 'key-1' },
       idempotencyKey: 'run/call',
-      approval: { id: 'approved-by-a-person' },
-    });
+    };
+    // The tool requires approval: the call a person approved is sent by callApproved with its hash.
+    const prepared = await gateway.prepare(input);
+    if (!isPreparedRequest(prepared)) throw new Error(JSON.stringify(prepared));
+    const result = await gateway.callApproved(input, { hash: prepared.hash, consume: async () => undefined });
     expect(result.ok, JSON.stringify(result)).toBe(true);
     const received = upstream.received.at(-1)!;
     expect(received).toMatchObject({

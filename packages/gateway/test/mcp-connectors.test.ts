@@ -351,7 +351,7 @@ describe('a call of a tool on an MCP connector', () => {
     expect(changed.body).not.toBe(first.body);
     expect(upstream.received.length).toBe(before);
     // With the approval, the call is made.
-    const made = await gateway.call({ ...input, approval: { id: 'approval-1' } });
+    const made = await gateway.callApproved(input, { hash: first.hash, consume: async () => undefined });
     expect(made.ok, JSON.stringify(made)).toBe(true);
   });
 

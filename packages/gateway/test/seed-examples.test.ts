@@ -1,5 +1,11 @@
 import { createEgressPolicy } from '@maitento/egress';
-import { createGateway, type Gateway, isPreparedRequest } from '@maitento/gateway';
+import {
+  createGateway,
+  type Gateway,
+  isPreparedRequest,
+  type ToolCallInput,
+  type ToolCallResult,
+} from '@maitento/gateway';
 import type { FunctionBinding } from '@maitento/lang';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fakeResolver } from './helpers/resolver.js';
@@ -94,8 +100,6 @@ const examples = () => {
       input: {
         tool: refundOrder,
         connector: refund,
-        // The tool requires approval: these calls are the ones a person approved.
-        approval: { id: 'approved-by-a-person' },
         arguments: {
           request: { amount: 12.5, reason: 'Blue mug arrived smashed' },
           additionalInputs: { 'path.orderId': 'A-1001' },
@@ -139,12 +143,20 @@ const examples = () => {
   };
 };
 
+// A tool that requires approval is sent only by callApproved: these calls are the ones a person approved.
+async function asApproved(gw: Gateway, input: ToolCallInput): Promise<ToolCallResult> {
+  if (!input.tool.requiresApproval) return gw.call(input);
+  const prepared = await gw.prepare(input);
+  if (!isPreparedRequest(prepared)) return prepared;
+  return gw.callApproved(input, { hash: prepared.hash, consume: async () => undefined });
+}
+
 describe('the seed examples through the gateway', () => {
   for (const name of ['current-weather', 'get-order', 'refund-order', 'search-handbook'] as const) {
     it(`${name}: sends exactly the request the seed describes and returns the 2xx body`, async () => {
       const { input, expected } = examples()[name];
       const before = upstream.received.length;
-      const result = await allowed.call(input);
+      const result = await asApproved(allowed, input);
       expect(result.ok, JSON.stringify(result)).toBe(true);
       expect(result.status).toBe(200);
       const [received, ...more] = since(before);
@@ -161,7 +173,7 @@ describe('the seed examples through the gateway', () => {
       const { input } = examples()[name];
       const before = upstream.received.length;
       const connections = upstream.connections;
-      const result = await strict.call(input);
+      const result = await asApproved(strict, input);
       expect(result).toMatchObject({ ok: false, code: 'api:connectors:address-blocked' });
       expect(result.error).toMatch(/^Maitento won't call [a-z.-]+: the address isn't on the public internet/);
       expect(since(before)).toEqual([]);
@@ -231,10 +243,10 @@ describe('the seed examples through the gateway', () => {
     expect(since(before)).toEqual([]);
   });
 
-  it('refuses to call a tool that requires approval when the call carries no approval, sending nothing', async () => {
+  it('refuses to call a tool that requires approval through call(), sending nothing', async () => {
     const { input } = examples()['refund-order'];
     const before = upstream.received.length;
-    const result = await allowed.call({ ...input, approval: undefined });
+    const result = await allowed.call(input);
     expect(result).toMatchObject({ ok: false, code: 'api:approvals:required' });
     expect(result.error).toContain('refund-order needs a person to approve each call');
     expect(since(before)).toEqual([]);

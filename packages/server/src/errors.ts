@@ -74,8 +74,8 @@ export const serverErrors = defineErrors({
   },
   'api:mcp:approval-expired': {
     status: 409,
-    message: 'The call of {tool} was NOT made: approval {id} expired at {expiresAt} before a person answered it',
-    hint: 'Call the tool again to ask again; MT_APPROVAL_TTL sets how long an approval waits',
+    message: 'The call of {tool} was NOT made: approval {id} expired at {expiresAt} before the call used it',
+    hint: 'Call the tool again to ask again; MT_APPROVAL_TTL (default 1 hour over MCP) sets how long an approval is valid',
   },
   'api:mcp:approval-used': {
     status: 409,

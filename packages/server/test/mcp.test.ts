@@ -387,3 +387,98 @@ describe('approvals over MCP, with several waiters and an expiry', () => {
     }
   });
 });
+
+describe('an approved MCP call, checked at the moment of acting', () => {
+  const refund = (amount: number) => ({
+    name: 'refund-order',
+    arguments: { request: { amount }, additionalInputs: { 'path.orderId': 'M-1' } },
+  });
+  let patient: FastifyInstance;
+  let patientUrl: string;
+
+  beforeAll(async () => {
+    // A second server on the same database whose calls wait long enough for the test to act meanwhile.
+    patient = await createServer({
+      db,
+      secretKey,
+      egress: createEgressPolicy({ allow: '127.0.0.1/32' }),
+      resolver,
+      logger: false,
+      mcp: { approvalWaitMs: 20_000, approvalPollMs: 50, progressMs: 5_000 },
+    });
+    await patient.listen({ port: 0, host: '127.0.0.1' });
+    patientUrl = `http://127.0.0.1:${(patient.server.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    await patient?.close();
+  });
+
+  async function connectPatient(key: string): Promise<Client> {
+    const client = new Client({ name: 'patient', version: '1' });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${patientUrl}/mcp`), {
+        requestInit: { headers: { authorization: `Bearer ${key}` } },
+      }),
+    );
+    clients.push(client);
+    return client;
+  }
+
+  const refunds = () => seen.filter((r) => r.url.endsWith('/refund')).length;
+
+  it('sends nothing when the tool version was disabled while the call waited for its approval', async () => {
+    const client = await connectPatient(adminKey);
+    const before = refunds();
+    const waiting = client.callTool(refund(61));
+    const approval = await waitForApproval(61);
+    // The version the waiting call uses: the latest (earlier tests deployed again).
+    const { version } = (await rest('GET', '/v1/extops/refund-order')).body as { version: number };
+    expect((await rest('POST', `/v1/extops/refund-order/versions/${version}/disable`)).status).toBe(200);
+    try {
+      expect((await rest('POST', `/v1/approvals/${approval.id}/approve`)).status).toBe(200);
+      const result = await waiting;
+      expect(result.isError).toBe(true);
+      expect(JSON.parse(text(result)).code).toBe('api:extops:version-disabled');
+      expect(refunds()).toBe(before);
+    } finally {
+      expect((await rest('POST', `/v1/extops/refund-order/versions/${version}/enable`)).status).toBe(200);
+    }
+  });
+
+  it("sends nothing when the caller's key was deleted while the call waited for its approval (its wake-up lost)", async () => {
+    const created = await rest('POST', '/v1/keys', { role: 'admin', name: 'short-lived' });
+    expect(created.status).toBe(201);
+    const client = await connectPatient(created.body.key);
+    const before = refunds();
+    const waiting = client.callTool(refund(62));
+    const approval = await waitForApproval(62);
+    // Deleted without its wake-up (as when the notification is lost), so the session is not ended for it: the
+    // check right before sending is what stops the call.
+    await db.query('DELETE FROM mt_api_keys WHERE id = $1', [created.body.id]);
+    expect((await rest('POST', `/v1/approvals/${approval.id}/approve`)).status).toBe(200);
+    const result = await waiting;
+    expect(result.isError).toBe(true);
+    expect(JSON.parse(text(result)).code).toBe('api:calls:key-deleted');
+    expect(refunds()).toBe(before);
+  });
+
+  it('gives an approval made over MCP a lifetime without MT_APPROVAL_TTL: approved and unused past it, it lets nothing through', async () => {
+    const client = await connect();
+    const before = refunds();
+    const first = await client.callTool(refund(63));
+    expect(JSON.parse(text(first)).code).toBe('api:mcp:approval-pending');
+    const approval = await waitForApproval(63);
+    const shown = (await rest('GET', `/v1/approvals/${approval.id}`)).body as { expiresAt: string | null };
+    expect(shown.expiresAt).not.toBeNull();
+    const lifetime = Date.parse(shown.expiresAt!) - Date.now();
+    expect(lifetime).toBeGreaterThan(59 * 60_000);
+    expect(lifetime).toBeLessThanOrEqual(60 * 60_000);
+    expect((await rest('POST', `/v1/approvals/${approval.id}/approve`)).status).toBe(200);
+    // Approved, then left unused past its lifetime: the same call again is not made with it.
+    await db.query("UPDATE mt_approvals SET expires_at = now() - interval '1 second' WHERE id = $1", [approval.id]);
+    const late = await client.callTool(refund(63));
+    expect(late.isError).toBe(true);
+    expect(JSON.parse(text(late)).code).toBe('api:mcp:approval-expired');
+    expect(refunds()).toBe(before);
+  });
+});

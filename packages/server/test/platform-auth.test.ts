@@ -1,5 +1,9 @@
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer as createNetServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { modelsFromEnvironment } from '@maitento/engine';
 import { createEgressPolicy } from '@maitento/egress';
 import { createServer } from '@maitento/server';
 import { createPgDb, type Db, issuePlatformToken } from '@maitento/store';
@@ -16,6 +20,7 @@ let app: FastifyInstance;
 let origin: string;
 const secretKey = randomBytes(32);
 const adminKey = `mt_${randomBytes(24).toString('base64url')}`;
+const scriptsDir = mkdtempSync(join(tmpdir(), 'mt-platform-scripts-'));
 
 async function freePort(): Promise<number> {
   const probe = createNetServer();
@@ -37,6 +42,8 @@ beforeAll(async () => {
     bootstrapKey: adminKey,
     platformOrigin: origin,
     logger: false,
+    worker: { concurrency: 2 },
+    engineOptions: { models: modelsFromEnvironment({ scriptsDir }), modelRetries: 0 },
   });
   await app.listen({ port, host: '127.0.0.1' });
   const files = [
@@ -48,7 +55,25 @@ beforeAll(async () => {
       path: 'external-operations/open-api/list-connectors.mtr',
       content: 'connector = @ref("maitento-connectors")\nguidance = "Lists the deployed connectors"\n',
     },
+    {
+      path: 'external-operations/open-api/list-connectors-asked.mtr',
+      content:
+        'connector = @ref("maitento-connectors")\nguidance = "Lists the deployed connectors"\nrequiresApproval = true\n',
+    },
+    {
+      path: 'agents/auditor-agent.mtr',
+      content:
+        'model = "scripted:auditor"\ninstructions = "Audit the connectors."\nfunctions = [ { ref = @ref("list-connectors-asked") } ]\n',
+    },
+    {
+      path: 'interactions/one-shot/audit.mtr',
+      content: 'agent = { name = "Auditor" agent = @ref("auditor-agent") }\ntask = "List the connectors."\n',
+    },
   ];
+  writeFileSync(
+    join(scriptsDir, 'auditor.json'),
+    JSON.stringify([{ toolCalls: [{ name: 'list-connectors-asked', arguments: {} }] }, { text: 'Audited.' }]),
+  );
   const deployed = await app.inject({ method: 'POST', url: '/v1/deploy', headers: auth(adminKey), payload: { files } });
   expect(deployed.statusCode, deployed.body).toBe(200);
 });
@@ -90,5 +115,39 @@ describe('auth = "Maitento" connectors', () => {
     expect((await app.inject({ method: 'GET', url: '/v1/extops', headers: auth(expired) })).statusCode).toBe(401);
     const foreign = issuePlatformToken(randomBytes(32), 'default');
     expect((await app.inject({ method: 'GET', url: '/v1/extops', headers: auth(foreign) })).statusCode).toBe(401);
+  });
+
+  it('complete a call that requires approval after a person approves it: the fresh platform token is not in the approved hash', async () => {
+    const started = await app.inject({
+      method: 'POST',
+      url: '/v1/interactions/audit/runs',
+      headers: auth(adminKey),
+      payload: {},
+    });
+    expect(started.statusCode, started.body).toBe(201);
+    const id = started.json().id as string;
+    const until = async (done: (run: { status: string }) => boolean) => {
+      const deadline = Date.now() + 10_000;
+      for (;;) {
+        const run = (await app.inject({ method: 'GET', url: `/v1/runs/${id}`, headers: auth(adminKey) })).json();
+        if (done(run)) return run;
+        if (Date.now() > deadline) throw new Error(`run still ${run.status}`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    };
+    const waiting = await until((run) => run.status !== 'Running');
+    expect(waiting.status).toBe('PendingApproval');
+    const approved = await app.inject({
+      method: 'POST',
+      url: `/v1/approvals/${waiting.pendingApproval.id}/approve`,
+      headers: auth(adminKey),
+      payload: {},
+    });
+    expect(approved.statusCode, approved.body).toBe(200);
+    expect((await until((run) => run.status !== 'Running')).status).toBe('Completed');
+    const events = (await app.inject({ method: 'GET', url: `/v1/runs/${id}/events`, headers: auth(adminKey) })).json();
+    const result = (events as { type: string; data: Record<string, unknown> }[]).find((e) => e.type === 'tool-result');
+    expect(result?.data).toMatchObject({ ok: true, status: 200, code: null });
+    expect(String(result?.data.result)).toContain('maitento-connectors');
   });
 });

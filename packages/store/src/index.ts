@@ -11,6 +11,7 @@ export type { Namespace } from './namespaces/namespaces.js';
 export { bootstrap } from './namespaces/bootstrap.js';
 export type { BootstrapResult } from './namespaces/bootstrap.js';
 export {
+  apiKeyDeleted,
   authenticateApiKey,
   createApiKey,
   deleteApiKey,
@@ -104,7 +105,8 @@ export {
   insertApproval,
   listApprovalRecords,
   runApprovals,
-  useCallApproval,
+  consumeApproval,
+  markApprovalDelivered,
 } from './runs/approvals.js';
 export type { ApprovalRecord } from './runs/approvals.js';
 export { notifyWake, WAKE_CHANNEL, wakeTopics } from './wake/notify.js';

@@ -9,8 +9,8 @@ export interface LocalMcpTool {
   name: string;
   description: string;
   inputSchema: { type: 'object'; [key: string]: unknown };
-  /** The text of the answer, given the arguments and the headers of the HTTP request that carried the call. */
-  answer(args: Record<string, unknown>, headers: IncomingMessage['headers']): string;
+  /** The text of the answer, given the arguments and the headers of the HTTP request that carried the call (may wait). */
+  answer(args: Record<string, unknown>, headers: IncomingMessage['headers']): string | Promise<string>;
 }
 
 /** A call the local MCP server received. */
@@ -53,7 +53,7 @@ export async function startLocalMcpServer(tools: LocalMcpTool[]): Promise<LocalM
       state.calls.push({ tool: request.params.name, arguments: args, headers: req.headers });
       const tool = state.tools.find((t) => t.name === request.params.name);
       if (!tool) return { isError: true, content: [{ type: 'text', text: `no tool ${request.params.name}` }] };
-      return { content: [{ type: 'text', text: tool.answer(args, req.headers) }] };
+      return { content: [{ type: 'text', text: await tool.answer(args, req.headers) }] };
     });
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     res.on('close', () => {

@@ -3,7 +3,7 @@ import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { Resolver } from '@maitento/egress';
 import { isMtError } from '@maitento/errors';
-import type { CallCredential, Gateway, RunBindingValue, ToolCallResult } from '@maitento/gateway';
+import type { CallCredential, Gateway, ToolCallInput, ToolCallResult } from '@maitento/gateway';
 import type { Connector, Interaction, RepoFile, Tool } from '@maitento/lang';
 import { cliErrors } from '../errors.js';
 import { ExitCode } from '../internal/exit-codes.js';
@@ -149,6 +149,15 @@ async function withRemoteTool(
   };
 }
 
+// Called by hand, the caller is the person who approves: --approve says so, for a tool that requires it. The call
+// then goes the one way an approved call goes, through callApproved with the hash the caller's request has now.
+async function callOnce(gateway: Gateway, input: ToolCallInput, approve: boolean): Promise<ToolCallResult> {
+  if (!approve || !input.tool.requiresApproval) return gateway.call(input);
+  const prepared = await gateway.prepare(input);
+  if (!('hash' in prepared)) return prepared;
+  return gateway.callApproved(input, { hash: prepared.hash, consume: async () => undefined });
+}
+
 async function extopCall(io: Io, toolName: string, flags: Flags): Promise<void> {
   const dir = resolve(flags.repo);
   if (!(await stat(dir).catch(() => undefined))?.isDirectory()) {
@@ -174,9 +183,8 @@ async function extopCall(io: Io, toolName: string, flags: Flags): Promise<void> 
   let connector = compiled.connectors.find((c) => c.name === tool!.connector)!;
   const interaction = chooseInteraction(compiled.interactions, tool, flags.interaction, inputs.size > 0);
 
-  const runBindings: RunBindingValue[] = [];
+  // The run inputs are checked here (required, known); the call is built from them by the gateway's callInputOf.
   const used = new Set<string>();
-  let authInput: { header: string; secret: string | undefined } | undefined;
   for (const binding of interaction?.inputs.functions.binding ?? []) {
     if (binding.function !== tool.name) continue;
     used.add(binding.name);
@@ -184,41 +192,39 @@ async function extopCall(io: Io, toolName: string, flags: Flags): Promise<void> 
     if (binding.required && (value === undefined || value === '') && binding.default === undefined) {
       throw invalid(`the run input ${binding.name} is required: pass --input ${binding.name}=VALUE`);
     }
-    runBindings.push({ binding, value });
   }
   for (const auth of interaction?.inputs.functions.auth ?? []) {
     if (auth.function !== tool.name) continue;
     used.add(auth.name);
-    const chosen = inputs.get(auth.name) || auth.secret;
-    if (chosen !== undefined) authInput = { header: auth.header, secret: chosen };
-    else if (auth.required)
+    if (!inputs.get(auth.name) && auth.secret === undefined && auth.required)
       throw invalid(`the run input ${auth.name} is required: pass --input ${auth.name}=SECRET_NAME`);
   }
   for (const name of inputs.keys()) {
     if (!used.has(name)) throw invalid(`the interaction ${interaction?.name} has no input ${name} for ${tool.name}`);
   }
-
-  let credential: CallCredential | undefined;
-  const source =
-    authInput ?? (tool.auth === undefined ? undefined : { header: tool.auth.header, secret: tool.auth.secret });
-  if (source?.secret !== undefined) {
-    const value = secrets.get(source.secret);
-    credential = value === undefined ? { missing: { secret: source.secret } } : { header: source.header, value };
-  }
-
-  const [{ createGateway, isPreparedRequest }, { egressPolicyFromEnv }] = await Promise.all([
+  const [{ callInputOf, createGateway, credentialOf, isPreparedRequest }, { egressPolicyFromEnv }] = await Promise.all([
     import('@maitento/gateway'),
     import('@maitento/egress'),
   ]);
+  const run = interaction && { interaction, inputs: Object.fromEntries(inputs) };
+  // By hand a secret is named (an auth input's value too, where a run holds a secret's id): --secret gives its value.
+  const readSecret = async (ref: { id: string } | { name: string }) => secrets.get('id' in ref ? ref.id : ref.name);
+  const credential = await credentialOf({ tool, run, readSecret });
+
   const gateway = createGateway({ policy: egressPolicyFromEnv(), resolver: resolverFromEnv(process.env.MT_RESOLVE) });
   try {
     // As a deploy does: an MCP connector's arguments are the remote tool's, listed from its server first.
     if (connector.mcp !== undefined) {
       ({ tool, connector } = await withRemoteTool(gateway, files, connector, toolName, credential));
     }
-    // Called by hand, the caller is the person who approves: --approve says so, for a tool that requires it.
-    const approval = flags.approve ? { id: 'mt extop-call --approve' } : undefined;
-    const input = { tool, connector, arguments: args, runBindings, credential, idempotencyKey: randomUUID(), approval };
+    const input = await callInputOf({
+      tool,
+      connector,
+      arguments: args,
+      run,
+      readSecret,
+      idempotencyKey: randomUUID(),
+    });
     if (flags.dryRun) {
       const prepared = await gateway.prepare(input);
       if (!isPreparedRequest(prepared)) {
@@ -234,7 +240,7 @@ async function extopCall(io: Io, toolName: string, flags: Flags): Promise<void> 
       }
       return;
     }
-    const result = await gateway.call(input);
+    const result = await callOnce(gateway, input, flags.approve === true);
     printResult(io, result, flags.json === true);
     if (!result.ok) throw new CommandExit(ExitCode.UserError);
   } finally {

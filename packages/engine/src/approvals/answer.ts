@@ -68,6 +68,7 @@ export async function answerApproval(
           data: {
             approvalId: record.id,
             toolCallId: record.toolCallId,
+            index: record.callIndex,
             decision: answer.decision,
             reason: record.reason,
             by: { keyId: answer.by.keyId, keyName: answer.by.keyName },

@@ -1,9 +1,12 @@
 import type { ModelMessage } from 'ai';
 import type { RunEventRecord } from '@maitento/store';
 
-/** One tool call of a model turn. */
+/** One tool call of a model turn; its identity is (run, turn, `index`), never the model's `id` alone. */
 export interface TurnCall {
+  /** The model's id: sent back to the model with the result, never used to tell calls apart (models reuse ids). */
   id: string;
+  /** The call's position in its turn (0-based). */
+  index: number;
   name: string;
   arguments: unknown;
 }
@@ -19,8 +22,16 @@ export interface Turn {
   step: number;
   text: string;
   calls: TurnCall[];
-  started: Set<string>;
-  results: Map<string, StoredResult>;
+  /** The indexes of the calls with a stored `tool-call-started`. */
+  started: Set<number>;
+  /** The stored results by call index. */
+  results: Map<number, StoredResult>;
+}
+
+// The index an event names; an event stored before indexes were (schema 6 and older) names the model's id only.
+function indexOf(turn: Turn, data: Record<string, unknown>): number {
+  if (typeof data.index === 'number') return data.index;
+  return turn.calls.findIndex((call) => call.id === String(data.toolCallId));
 }
 
 /** The run's model turns, rebuilt from its stored events. */
@@ -33,14 +44,17 @@ export function readTurns(events: RunEventRecord[]): Turn[] {
       turns.push({
         step: turns.length + 1,
         text: String(data.text ?? ''),
-        calls: (data.toolCalls as TurnCall[] | undefined) ?? [],
+        calls: ((data.toolCalls as Omit<TurnCall, 'index'>[] | undefined) ?? []).map((call, index) => ({
+          ...call,
+          index,
+        })),
         started: new Set(),
         results: new Map(),
       });
     } else if (event.type === 'tool-call-started' && turn) {
-      turn.started.add(String(data.toolCallId));
+      turn.started.add(indexOf(turn, data));
     } else if (event.type === 'tool-result' && turn) {
-      turn.results.set(String(data.toolCallId), { ok: data.ok === true, result: String(data.result ?? '') });
+      turn.results.set(indexOf(turn, data), { ok: data.ok === true, result: String(data.result ?? '') });
     }
   }
   return turns;
@@ -60,7 +74,7 @@ export function conversation(task: string, turns: Turn[]): ModelMessage[] {
       messages.push({
         role: 'tool',
         content: turn.calls.map((call) => {
-          const stored = turn.results.get(call.id);
+          const stored = turn.results.get(call.index);
           const value = stored?.result ?? 'No result was stored for this call.';
           return {
             type: 'tool-result' as const,

@@ -1,5 +1,5 @@
-import { generateText, jsonSchema, type ToolSet, tool } from 'ai';
-import type { JSONSchema7 } from '@ai-sdk/provider';
+import { generateText, jsonSchema, type LanguageModel, type ToolSet, tool, wrapLanguageModel } from 'ai';
+import type { JSONSchema7, LanguageModelV4, LanguageModelV4Content } from '@ai-sdk/provider';
 import { classifyModelError } from '../models/classify.js';
 import type { RunContext } from './context.js';
 import { conversation, type Turn, type TurnCall } from './history.js';
@@ -7,7 +7,7 @@ import { conversation, type Turn, type TurnCall } from './history.js';
 /** What one model turn stored: the `model-response` event's data. */
 export interface ModelResponse {
   text: string;
-  toolCalls: TurnCall[];
+  toolCalls: Omit<TurnCall, 'index'>[];
   usage: { inputTokens: number | null; outputTokens: number | null };
   durationMs: number;
   model: string;
@@ -32,6 +32,42 @@ export function sdkTools(ctx: RunContext): ToolSet {
   return tools;
 }
 
+/**
+ * The content with every tool call id unique within the response: a model that names two calls of one turn alike
+ * (`call_0` twice) would otherwise have them merged by the AI SDK, which finds a call's input by its id. A repeat
+ * becomes `<id>~<n>` (n = 2, 3, ...); the engine tells calls apart by their index anyway.
+ */
+export function uniqueCallIds(content: LanguageModelV4Content[]): LanguageModelV4Content[] {
+  const seen = new Map<string, number>();
+  return content.map((part) => {
+    if (part.type !== 'tool-call') return part;
+    const count = (seen.get(part.toolCallId) ?? 0) + 1;
+    seen.set(part.toolCallId, count);
+    return count === 1 ? part : { ...part, toolCallId: `${part.toolCallId}~${count}` };
+  });
+}
+
+const wrapped = new WeakMap<object, LanguageModel>();
+
+function withUniqueIds(model: LanguageModel): LanguageModel {
+  if (typeof model === 'string') return model;
+  let found = wrapped.get(model);
+  if (found === undefined) {
+    found = wrapLanguageModel({
+      model: model as LanguageModelV4,
+      middleware: {
+        specificationVersion: 'v4',
+        wrapGenerate: async ({ doGenerate }) => {
+          const result = await doGenerate();
+          return { ...result, content: uniqueCallIds(result.content) };
+        },
+      },
+    });
+    wrapped.set(model, found);
+  }
+  return found;
+}
+
 /** Asks the model for its next turn; throws the run's failure (`api:models:*`) when it cannot answer. */
 export async function modelTurn(ctx: RunContext, task: string, turns: Turn[]): Promise<ModelResponse> {
   const spec = ctx.pinned.agent.resource.model;
@@ -40,7 +76,7 @@ export async function modelTurn(ctx: RunContext, task: string, turns: Turn[]): P
     const { model, scripted } = ctx.models(spec);
     const result = await ctx.outside(
       generateText({
-        model,
+        model: withUniqueIds(model),
         instructions: ctx.pinned.agent.resource.instructions,
         messages: conversation(task, turns),
         tools: sdkTools(ctx),

@@ -5,7 +5,7 @@ import { fillTask } from '../runs/inputs.js';
 import { HandedOn, type RunContext } from './context.js';
 import { readTurns } from './history.js';
 import { modelTurn } from './model-turn.js';
-import { approvalsByCall, handleCall, needsApprovals } from './tool-calls.js';
+import { approvalsByCall, callIdentity, handleCall, needsApprovals, startedEvent } from './tool-calls.js';
 
 /** Why a run's execution stopped in this worker. */
 export type StopReason = 'ended' | 'waiting';
@@ -36,20 +36,23 @@ export async function advanceRun(
   isStopping: () => boolean,
 ): Promise<StopReason> {
   const task = fillTask(ctx.pinned, ctx.run.inputs);
+  // The calls this execution marked started: any other started call without a result was begun by a worker that
+  // stopped before storing its outcome.
+  const startedHere = new Set<string>();
   for (;;) {
     if (isCancelled()) return cancelled(ctx);
     const events = await ctx.events();
     const lastSeq = events[events.length - 1]?.seq ?? 0;
     const turns = readTurns(events);
     const last = turns[turns.length - 1];
-    const open = last?.calls.filter((call) => !last.results.has(call.id)) ?? [];
+    const open = last?.calls.filter((call) => !last.results.has(call.index)) ?? [];
     if (last && open.length > 0) {
-      const approvals = needsApprovals(ctx, open) ? await approvalsByCall(ctx) : new Map();
+      const approvals = needsApprovals(ctx, open) ? await approvalsByCall(ctx, last) : new Map();
       const waiting: string[] = [];
       for (const call of open) {
         if (isCancelled()) return cancelled(ctx);
-        if (isStopping() && !last.started.has(call.id)) throw new HandedOn(ctx.run.id);
-        const outcome = await handleCall(ctx, last, call, approvals);
+        if (isStopping() && !last.started.has(call.index)) throw new HandedOn(ctx.run.id);
+        const outcome = await handleCall(ctx, last, call, approvals, startedHere);
         if (outcome === 'waiting') waiting.push(call.id);
         else if (outcome !== 'done') return fail(ctx, outcome.fail);
       }
@@ -103,10 +106,8 @@ export async function advanceRun(
       await ctx.write([event]);
       continue;
     }
-    const start = {
-      type: 'tool-call-started',
-      data: { toolCallId: first.id, name: first.name, arguments: first.arguments ?? null },
-    };
-    await ctx.write([event, start]);
+    const call = { ...first, index: 0 };
+    startedHere.add(callIdentity(ctx, turns.length + 1, 0));
+    await ctx.write([event, startedEvent(call)]);
   }
 }

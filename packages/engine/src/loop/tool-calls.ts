@@ -1,17 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import { isMtError, type MtError } from '@maitento/errors';
-import { isPreparedRequest, type ToolCallResult, toolResultText } from '@maitento/gateway';
+import { isPreparedRequest, type ToolCallInput, type ToolCallResult, toolResultText } from '@maitento/gateway';
 import { didYouMean, type InteractionTool } from '@maitento/lang';
-import { type ApprovalRecord, insertApproval, runApprovals } from '@maitento/store';
+import { type ApprovalRecord, consumeApproval, insertApproval, runApprovals } from '@maitento/store';
 import { approvalView } from '../runs/views.js';
 import { engineErrors } from '../errors.js';
 import type { RunContext } from './context.js';
 import type { Turn, TurnCall } from './history.js';
 import {
+  actingRefusal,
   callInput,
   disabledResult,
   type LocalResult,
-  requestHash,
   runBindingsFor,
   shownArguments,
 } from './tool-input.js';
@@ -34,6 +34,7 @@ async function storeResult(
       type: 'tool-result',
       data: {
         toolCallId: call.id,
+        index: call.index,
         name: call.name,
         ok: result.ok,
         status: 'status' in result ? (result.status ?? null) : null,
@@ -45,21 +46,50 @@ async function storeResult(
   ]);
 }
 
-async function started(ctx: RunContext, turn: Turn, call: TurnCall): Promise<void> {
-  if (turn.started.has(call.id)) return;
-  await ctx.write([
-    { type: 'tool-call-started', data: { toolCallId: call.id, name: call.name, arguments: call.arguments ?? null } },
-  ]);
-  turn.started.add(call.id);
+/** The `tool-call-started` event of a call (the model's id for display, the index for identity). */
+export function startedEvent(call: TurnCall) {
+  const data = { toolCallId: call.id, index: call.index, name: call.name, arguments: call.arguments ?? null };
+  return { type: 'tool-call-started', data } as const;
 }
 
-// Makes the call through the gateway; with `approved`, only if the request is still the one approved.
+/** A call's identity: run, model turn and index within the turn; its upstream Idempotency-Key derives from it. */
+export function callIdentity(ctx: RunContext, step: number, index: number): string {
+  return `${ctx.run.id}:${step}:${index}`;
+}
+
+async function started(ctx: RunContext, turn: Turn, call: TurnCall): Promise<void> {
+  if (turn.started.has(call.index)) return;
+  await ctx.write([startedEvent(call)]);
+  turn.started.add(call.index);
+}
+
+/** How a call is made: with the approval it needs, and whether it resumes a call an earlier pickup started. */
+interface MakeOptions {
+  approved?: ApprovalRecord;
+  resumed: boolean;
+}
+
+// The approval's last word before sending: the moment-of-acting checks, then the approval consumed by the same
+// statement that checks its status and hash (a retry of a started call may use it again, with the same key).
+function approvalUse(ctx: RunContext, tool: InteractionTool, approval: ApprovalRecord, options: MakeOptions) {
+  return {
+    hash: approval.requestHash,
+    consume: async (hash: string) => {
+      const refused = await actingRefusal(ctx, tool);
+      if (refused !== undefined) return refused;
+      if (await consumeApproval(ctx.db, approval.id, hash, { again: options.resumed })) return undefined;
+      return engineErrors.create('api:approvals:already-used', { id: approval.id, tool: tool.tool.name });
+    },
+  };
+}
+
+// Makes the call through the gateway; an approved one only through `callApproved` (same hash, checked at once).
 async function makeCall(
   ctx: RunContext,
   turn: Turn,
   call: TurnCall,
   tool: InteractionTool,
-  approved?: { id: string; requestHash: string },
+  options: MakeOptions,
 ): Promise<void> {
   // The reads wait for the cache's sync (nothing while its lease holds; a disable or rotation answered before is
   // seen), then come from the cache; only the call itself must wait for tool-call-started.
@@ -68,23 +98,22 @@ async function makeCall(
     .then(() =>
       Promise.all([
         disabledResult(ctx, tool),
-        callInput(ctx, tool, call.arguments, `${ctx.run.id}:${turn.step}:${call.id}`, ctx.signal),
+        callInput(ctx, tool, call.arguments, callIdentity(ctx, turn.step, call.index), ctx.signal),
       ]),
     );
   const [, [disabled, input]] = await Promise.all([started(ctx, turn, call), reads]);
   const begin = performance.now();
   const elapsed = () => Math.round(performance.now() - begin);
   if (disabled) return storeResult(ctx, call, disabled, elapsed());
-  if (approved !== undefined) {
-    input.approval = { id: approved.id };
-    const prepared = await ctx.gateway.prepare(input);
-    if (!isPreparedRequest(prepared)) return storeResult(ctx, call, prepared, elapsed());
-    if (requestHash(prepared, input.credential) !== approved.requestHash) {
-      const error = engineErrors.create('api:approvals:request-changed', { tool: tool.tool.name });
-      return storeResult(ctx, call, localError(error), elapsed());
-    }
+  let result: ToolCallResult | LocalResult;
+  if (options.approved !== undefined) {
+    const use = approvalUse(ctx, tool, options.approved, options);
+    result = await ctx.outside(ctx.gateway.callApproved(input, use));
+  } else {
+    // A call resumed after a crash (its run waited for a worker) is checked again like an approved one.
+    const refused = options.resumed ? await actingRefusal(ctx, tool) : undefined;
+    result = refused !== undefined ? localError(refused) : await ctx.outside(ctx.gateway.call(input));
   }
-  const result = await ctx.outside(ctx.gateway.call(input));
   if (ctx.signal.aborted) throw ctx.signal.reason;
   await storeResult(ctx, call, result, elapsed());
 }
@@ -103,7 +132,13 @@ async function requestApproval(
     await storeResult(ctx, call, disabled, 0);
     return 'done';
   }
-  const input = await callInput(ctx, tool, call.arguments, `${ctx.run.id}:${turn.step}:${call.id}`, ctx.signal);
+  const input: ToolCallInput = await callInput(
+    ctx,
+    tool,
+    call.arguments,
+    callIdentity(ctx, turn.step, call.index),
+    ctx.signal,
+  );
   const prepared = await ctx.gateway.prepare(input);
   if (!isPreparedRequest(prepared)) {
     await storeResult(ctx, call, prepared, Math.round(performance.now() - begin));
@@ -117,14 +152,20 @@ async function requestApproval(
       runId: ctx.run.id,
       toolCallId: call.id,
       step: turn.step,
+      callIndex: call.index,
       functionName: tool.tool.name,
       agentName: ctx.pinned.agentTools.agentName,
       argumentsJson: shownArguments(call.arguments, runBindingsFor(ctx, tool)),
-      requestHash: requestHash(prepared, input.credential),
+      requestHash: prepared.hash,
       ttlSeconds: ttl === undefined ? undefined : ttl / 1000,
     });
     await ctx.write(
-      [{ type: 'approval-requested', data: { toolCallId: call.id, approval: approvalView(record) } }],
+      [
+        {
+          type: 'approval-requested',
+          data: { toolCallId: call.id, index: call.index, approval: approvalView(record) },
+        },
+      ],
       undefined,
       undefined,
       tx,
@@ -133,12 +174,21 @@ async function requestApproval(
   return 'waiting';
 }
 
-/** Handles one call of a turn that has no stored result yet. */
+/** The key of a call's approval in {@link approvalsByCall}: its turn and index. */
+export function approvalKey(step: number, index: number): string {
+  return `${step}:${index}`;
+}
+
+/**
+ * Handles one call of a turn that has no stored result yet. `startedHere` holds the identities this execution
+ * marked started: any other started call was begun by a worker that stopped before storing its result.
+ */
 export async function handleCall(
   ctx: RunContext,
   turn: Turn,
   call: TurnCall,
   approvals: Map<string, ApprovalRecord>,
+  startedHere: Set<string>,
 ): Promise<CallOutcome> {
   const tools = ctx.pinned.agentTools.tools;
   const tool = tools.find((t) => t.definition.name === call.name);
@@ -154,8 +204,17 @@ export async function handleCall(
       await storeResult(ctx, call, localError(error), 0);
       return 'done';
     }
+    const identity = callIdentity(ctx, turn.step, call.index);
+    const resumed = turn.started.has(call.index) && !startedHere.has(identity);
+    startedHere.add(identity);
+    // An MCP tools/call carries no idempotency key: one whose outcome was lost is never sent again.
+    if (resumed && tool.connector.mcp !== undefined) {
+      const error = engineErrors.create('api:runs:call-outcome-unknown', { tool: tool.tool.name });
+      await storeResult(ctx, call, localError(error), 0);
+      return 'done';
+    }
     if (!tool.tool.requiresApproval) {
-      await makeCall(ctx, turn, call, tool);
+      await makeCall(ctx, turn, call, tool, { resumed });
       return 'done';
     }
     if (!ctx.run.interactive) {
@@ -163,11 +222,11 @@ export async function handleCall(
       await storeResult(ctx, call, localError(error), 0);
       return 'done';
     }
-    const approval = approvals.get(call.id);
+    const approval = approvals.get(approvalKey(turn.step, call.index));
     if (approval === undefined) return await requestApproval(ctx, turn, call, tool);
     if (approval.status === 'Pending' && !approval.expired) return 'waiting';
     if (approval.status === 'Approved') {
-      await makeCall(ctx, turn, call, tool, { id: approval.id, requestHash: approval.requestHash });
+      await makeCall(ctx, turn, call, tool, { approved: approval, resumed });
       return 'done';
     }
     if (approval.status === 'Rejected') {
@@ -185,7 +244,7 @@ export async function handleCall(
     // A secret that does not open (changed, moved, or under a master key this worker lacks) fails the run loudly,
     // with nothing sent: the model cannot fix it, an operator must. The message names the secret's id only.
     if (!isMtError(error) || !error.code.startsWith('api:secrets:')) throw error;
-    if (turn.started.has(call.id)) await storeResult(ctx, call, localError(error), 0);
+    if (turn.started.has(call.index)) await storeResult(ctx, call, localError(error), 0);
     return { fail: error };
   }
 }
@@ -197,7 +256,19 @@ export function needsApprovals(ctx: RunContext, calls: TurnCall[]): boolean {
   return calls.some((call) => tools.find((t) => t.definition.name === call.name)?.tool.requiresApproval === true);
 }
 
-/** The run's approvals by tool call id. */
-export async function approvalsByCall(ctx: RunContext): Promise<Map<string, ApprovalRecord>> {
-  return new Map((await runApprovals(ctx.db, ctx.run.id)).map((a) => [a.toolCallId, a]));
+/**
+ * The run's approvals by call identity within the run (turn and index, {@link approvalKey}); an approval stored
+ * before indexes were (schema 6 and older) is keyed by its turn and the first call of that turn with its id.
+ */
+export async function approvalsByCall(ctx: RunContext, turn: Turn): Promise<Map<string, ApprovalRecord>> {
+  const byCall = new Map<string, ApprovalRecord>();
+  for (const approval of await runApprovals(ctx.db, ctx.run.id)) {
+    if (approval.step === null) continue;
+    let index = approval.callIndex;
+    if (index === null && approval.step === turn.step) {
+      index = turn.calls.findIndex((call) => call.id === approval.toolCallId);
+    }
+    if (index !== null && index >= 0) byCall.set(approvalKey(approval.step, index), approval);
+  }
+  return byCall;
 }

@@ -1,7 +1,17 @@
-import { createHash } from 'node:crypto';
-import type { CallCredential, PreparedRequest, RunBindingValue, ToolCallInput } from '@maitento/gateway';
+import type { MtError } from '@maitento/errors';
+import {
+  type CallCredential,
+  type CallRunInputs,
+  callInputOf,
+  credentialOf,
+  gatewayErrors,
+  type RunBindingValue,
+  runBindingsOf,
+  type ToolCallInput,
+} from '@maitento/gateway';
 import type { InteractionTool, Json } from '@maitento/lang';
-import { storeErrors } from '@maitento/store';
+import { apiKeyDeleted, storeErrors } from '@maitento/store';
+import { engineErrors } from '../errors.js';
 import { findVersion } from '../runs/call-reads.js';
 import type { RunContext } from './context.js';
 
@@ -16,29 +26,24 @@ function isEmpty(value: unknown): boolean {
   return value === undefined || value === null || value === '';
 }
 
+// The run inputs that feed the run's calls: its interaction, the agent that calls, the values given.
+function runInputs(ctx: RunContext): CallRunInputs {
+  return { interaction: ctx.pinned.interaction.resource, agent: ctx.pinned.agentTools.agent, inputs: ctx.run.inputs };
+}
+
 /** The run-input bindings of `tool` for the run's agent, with the run's values. */
 export function runBindingsFor(ctx: RunContext, tool: InteractionTool): RunBindingValue[] {
-  const agent = ctx.pinned.agentTools.agent;
-  return ctx.pinned.interaction.resource.inputs.functions.binding
-    .filter((b) => b.function === tool.tool.name && (b.agent === undefined || b.agent === agent))
-    .map((binding) => ({ binding, value: ctx.run.inputs[binding.name] as Json | undefined }));
+  return runBindingsOf(tool.tool, runInputs(ctx));
+}
+
+function secretReader(ctx: RunContext) {
+  return async (ref: { id: string } | { name: string }) =>
+    (await ctx.reads.readSecretValue(ctx.run.namespace, ref))?.value;
 }
 
 /** The credential of a call: the run's auth input for the tool, its default, or the tool's own auth. */
-export async function credentialFor(ctx: RunContext, tool: InteractionTool): Promise<CallCredential | undefined> {
-  const agent = ctx.pinned.agentTools.agent;
-  const input = ctx.pinned.interaction.resource.inputs.functions.auth.find(
-    (a) => a.function === tool.tool.name && (a.agent === undefined || a.agent === agent),
-  );
-  const given = input && ctx.run.inputs[input.name];
-  if (input !== undefined && typeof given === 'string' && given !== '') {
-    const secret = await ctx.reads.readSecretValue(ctx.run.namespace, { id: given });
-    return secret ? { header: input.header, value: secret.value } : { missing: { secret: given } };
-  }
-  const byName = input?.secret !== undefined ? { header: input.header, secret: input.secret } : tool.tool.auth;
-  if (byName === undefined) return undefined;
-  const secret = await ctx.reads.readSecretValue(ctx.run.namespace, { name: byName.secret });
-  return secret ? { header: byName.header, value: secret.value } : { missing: { secret: byName.secret } };
+export function credentialFor(ctx: RunContext, tool: InteractionTool): Promise<CallCredential | undefined> {
+  return credentialOf({ tool: tool.tool, run: runInputs(ctx), readSecret: secretReader(ctx) });
 }
 
 /**
@@ -46,6 +51,11 @@ export async function credentialFor(ctx: RunContext, tool: InteractionTool): Pro
  * `ctx.reads`, after its `sync()` for this call (a version that is gone counts as disabled).
  */
 export async function disabledResult(ctx: RunContext, tool: InteractionTool): Promise<LocalResult | undefined> {
+  const error = await disabledError(ctx, tool);
+  return error && { ok: false, code: error.code, error: error.message };
+}
+
+async function disabledError(ctx: RunContext, tool: InteractionTool): Promise<MtError | undefined> {
   const toolVersion = ctx.pinned.tools.get(tool.tool.name)!;
   const connectorVersion = ctx.pinned.connectors.get(tool.connector.name)!;
   const ns = ctx.run.namespace;
@@ -63,27 +73,50 @@ export async function disabledResult(ctx: RunContext, tool: InteractionTool): Pr
           version: connectorVersion.version,
         })
       : undefined;
-  return error && { ok: false, code: error.code, error: error.message };
+  return error;
 }
 
-/** Everything the gateway needs for one call of the run. */
-export async function callInput(
+/**
+ * Why a call made after a wait (an approval, a resume after a crash) may not be made now, read right before
+ * sending: a disabled tool or connector version, the deleted key that started the run, a secret gone.
+ */
+export async function actingRefusal(ctx: RunContext, tool: InteractionTool): Promise<MtError | undefined> {
+  await ctx.reads.sync();
+  const keyId = ctx.run.startedByKeyId;
+  const [disabled, keyGone, credential] = await Promise.all([
+    disabledError(ctx, tool),
+    keyId === null ? false : apiKeyDeleted(ctx.db, ctx.run.namespace, keyId),
+    credentialFor(ctx, tool),
+  ]);
+  if (disabled !== undefined) return disabled;
+  if (keyGone) return engineErrors.create('api:calls:key-deleted', { keyId: keyId!, tool: tool.tool.name });
+  if (credential !== undefined && 'missing' in credential) {
+    return gatewayErrors.create('api:gateway:secret-not-found', {
+      secret: credential.missing.secret,
+      connector: tool.connector.name,
+    });
+  }
+  return undefined;
+}
+
+/** Everything the gateway needs for one call of the run (built by the gateway's `callInputOf`, as every caller's). */
+export function callInput(
   ctx: RunContext,
   tool: InteractionTool,
   args: unknown,
   idempotencyKey: string,
   signal: AbortSignal,
 ): Promise<ToolCallInput> {
-  return {
+  return callInputOf({
     tool: tool.tool,
     connector: tool.connector,
     arguments: args,
-    runBindings: runBindingsFor(ctx, tool),
-    credential: await credentialFor(ctx, tool),
+    run: runInputs(ctx),
+    readSecret: secretReader(ctx),
     idempotencyKey,
     caller: ctx.run.namespace,
     signal,
-  };
+  });
 }
 
 function setPath(target: Record<string, Json>, path: string[], value: Json): void {
@@ -112,16 +145,4 @@ export function shownArguments(args: unknown, bindings: RunBindingValue[]): stri
     }
   }
   return JSON.stringify(shown);
-}
-
-/** sha256 of the assembled request: method, URL, headers but the credential (sorted), body. */
-export function requestHash(prepared: PreparedRequest, credential: CallCredential | undefined): string {
-  const skip = credential && 'header' in credential ? credential.header.toLowerCase() : undefined;
-  const headers = Object.entries(prepared.headers)
-    .map(([name, value]) => [name.toLowerCase(), value] as const)
-    .filter(([name]) => name !== skip)
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return createHash('sha256')
-    .update(JSON.stringify([prepared.method, prepared.url.toString(), headers, prepared.body ?? null]))
-    .digest('hex');
 }

@@ -4,7 +4,7 @@ import type { LanguageModelV4, LanguageModelV4CallOptions, LanguageModelV4Conten
 import { engineErrors } from '../errors.js';
 
 /** One turn of a script: a text answer, or tool calls. */
-export type ScriptTurn = { text: string } | { toolCalls: { name: string; arguments?: unknown }[] };
+export type ScriptTurn = { text: string } | { toolCalls: { name: string; arguments?: unknown; id?: string }[] };
 
 /** The text the scripted model answers once its script has no more turns. */
 export function scriptEndedText(name: string): string {
@@ -46,7 +46,8 @@ export function scriptedModel(name: string, dir: string): LanguageModelV4 {
       step.toolCalls.forEach((call, index) => {
         content.push({
           type: 'tool-call',
-          toolCallId: `scripted-${turn + 1}-${index + 1}`,
+          // A script may fix the id, as some models do (`call_0` in every turn): the engine must not rely on ids.
+          toolCallId: call.id ?? `scripted-${turn + 1}-${index + 1}`,
           toolName: call.name,
           input: JSON.stringify(call.arguments ?? {}),
         });

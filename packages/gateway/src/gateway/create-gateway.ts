@@ -7,11 +7,12 @@ import { startDeadline, timedOut } from '../internal/deadline.js';
 import { finalUrl } from '../steps/build-url.js';
 import { createMcpRuntime } from '../mcp/runtime.js';
 import { createAuthorizer } from '../steps/egress.js';
+import { requestHash } from '../steps/request-hash.js';
 import type { Redactor } from '../steps/redact.js';
 import { type Assembled, assemble, viewOf } from './assemble.js';
 import { gatewayDefaults, resolveOptions } from './options.js';
 import { type SendContext, send } from './send.js';
-import type { Gateway, GatewayOptions, PreparedRequest, ToolCallInput, ToolCallResult } from './types.js';
+import type { ApprovalUse, Gateway, GatewayOptions, PreparedRequest, ToolCallInput, ToolCallResult } from './types.js';
 
 function errorResult(error: MtError, redact: Redactor | undefined): ToolCallResult {
   return { ok: false, error: redact === undefined ? error.message : redact(error.message), code: error.code };
@@ -74,17 +75,36 @@ export function createGateway(gatewayOptions: GatewayOptions): Gateway {
     return errorResult(gatewayErrors.create('api:gateway:internal', { tool }), redact);
   }
 
+  // Every step but sending, once: the request, its masked view and the hash a person approves.
+  async function prepareCall(input: ToolCallInput, signal: AbortSignal) {
+    const call = await assemble(input, options, ctx.authorize, signal);
+    let request: Omit<PreparedRequest, 'hash'>;
+    if (input.connector.mcp !== undefined) request = await mcp.prepare(call, input, signal);
+    else {
+      const headers = { ...call.headers };
+      if (call.auth !== undefined) headers[call.auth.header] = call.auth.value;
+      const url = finalUrl(call.plan.connector.template, call.path, call.plan.tool.name);
+      request = { prepared: true, method: call.method, url, headers, body: call.body, view: viewOf(call) };
+    }
+    const hash = requestHash({ ...request, identity: input.idempotencyKey }, call.auth?.header);
+    const prepared: PreparedRequest = { ...request, hash };
+    return { call, prepared };
+  }
+
+  // Sending turns every error into a result.
+  function sendAssembled(call: Assembled, input: ToolCallInput, signal: AbortSignal): Promise<ToolCallResult> {
+    if (input.connector.mcp !== undefined) {
+      return mcp.send(call, input, signal, (error) => failure(error, call, timedOut(signal, input.signal), input));
+    }
+    return send(call, ctx, signal, input);
+  }
+
   return {
     async prepare(input): Promise<PreparedRequest | ToolCallResult> {
       const deadline = startDeadline(options.timeoutMs, input.signal);
       const { signal } = deadline;
       try {
-        const call = await assemble(input, options, ctx.authorize, signal);
-        if (input.connector.mcp !== undefined) return await mcp.prepare(call, input, signal);
-        const headers = { ...call.headers };
-        if (call.auth !== undefined) headers[call.auth.header] = call.auth.value;
-        const url = finalUrl(call.plan.connector.template, call.path, call.plan.tool.name);
-        return { prepared: true, method: call.method, url, headers, body: call.body, view: viewOf(call) };
+        return (await prepareCall(input, signal)).prepared;
       } catch (error) {
         return failure(error, undefined, timedOut(signal, input.signal), input);
       } finally {
@@ -99,20 +119,40 @@ export function createGateway(gatewayOptions: GatewayOptions): Gateway {
         let call: Assembled;
         try {
           signal.throwIfAborted();
-          if (input.tool.requiresApproval && input.approval === undefined) {
+          if (input.tool.requiresApproval) {
             throw gatewayErrors.create('api:approvals:required', { tool: input.tool.name });
           }
           call = await assemble(input, options, ctx.authorize, signal);
         } catch (error) {
           return failure(error, undefined, timedOut(signal, input.signal), input);
         }
-        // Sending turns every error into a result.
-        if (input.connector.mcp !== undefined) {
-          return await mcp.send(call, input, signal, (error) =>
-            failure(error, call, timedOut(signal, input.signal), input),
+        return await sendAssembled(call, input, signal);
+      } finally {
+        deadline.end();
+      }
+    },
+
+    async callApproved(input: ToolCallInput, approval: ApprovalUse): Promise<ToolCallResult> {
+      const deadline = startDeadline(options.timeoutMs, input.signal);
+      const { signal } = deadline;
+      try {
+        let prepared: Awaited<ReturnType<typeof prepareCall>>;
+        try {
+          signal.throwIfAborted();
+          prepared = await prepareCall(input, signal);
+        } catch (error) {
+          return failure(error, undefined, timedOut(signal, input.signal), input);
+        }
+        const { call } = prepared;
+        if (prepared.prepared.hash !== approval.hash) {
+          return errorResult(
+            gatewayErrors.create('api:approvals:request-changed', { tool: input.tool.name }),
+            call.redact,
           );
         }
-        return await send(call, ctx, signal, input);
+        const refused = await approval.consume(prepared.prepared.hash);
+        if (refused !== undefined) return errorResult(refused, call.redact);
+        return await sendAssembled(call, input, signal);
       } finally {
         deadline.end();
       }

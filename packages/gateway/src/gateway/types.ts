@@ -1,4 +1,5 @@
 import type { EgressPolicy, Resolver } from '@maitento/egress';
+import type { MtError } from '@maitento/errors';
 import type { Connector, FunctionBinding, Json, JsonSchema, Tool } from '@maitento/lang';
 import type { Dispatcher } from 'undici';
 
@@ -60,17 +61,28 @@ export interface ToolCallInput {
   runBindings?: RunBindingValue[];
   /** The secret for the call, resolved by the caller; `missing` makes the call fail with nothing sent. */
   credential?: CallCredential;
-  /** A stable id of this call (for example run id + tool call id); the `Idempotency-Key` header is derived from it. */
+  /**
+   * The call's identity, stable across retries of this call and different for any other call (for a run: run id,
+   * model turn and call index). The `Idempotency-Key` header of a non-GET is derived from it, and the approval hash
+   * covers it.
+   */
   idempotencyKey?: string;
   /** Cancels the call. */
   signal?: AbortSignal;
   /** Whom the call is made for (for example the namespace); handed to `platform.token` and nothing else. */
   caller?: string;
+}
+
+/** A person's approval of one prepared call, as {@link Gateway.callApproved} uses it. */
+export interface ApprovalUse {
+  /** The {@link PreparedRequest.hash} of the call the person was shown. */
+  hash: string;
   /**
-   * The person's approval of this exact call: a tool with `requiresApproval` is refused by `call` without one
-   * (`api:approvals:required`), so no caller can forget to ask.
+   * The last word before sending: checks that the call may still be made (versions enabled, key and secret there)
+   * and consumes the approval in the statement that checks it against `hash`. Resolves with the reason when the
+   * call may not be made (then nothing is sent), undefined when it may.
    */
-  approval?: { id: string };
+  consume(hash: string): Promise<MtError | undefined>;
 }
 
 /** The request as it may be shown to a person: secret values masked. */
@@ -104,6 +116,8 @@ export interface PreparedRequest {
   body?: string;
   /** The masked view for display. */
   view: PreparedRequestView;
+  /** What a person approves: method, URL, non-secret headers, body and the call's identity (never a secret or token). */
+  hash: string;
 }
 
 /** One tool of a remote MCP server, as its `tools/list` gives it. */
@@ -123,10 +137,19 @@ export interface McpListOptions {
 
 /** One outbound tool call, made safely. */
 export interface Gateway {
-  /** Makes the call; never throws for the call's own failure, which comes back as an error result. */
+  /**
+   * Makes the call; never throws for the call's own failure, which comes back as an error result. A tool with
+   * `requiresApproval` is refused (`api:approvals:required`): it is sent only by {@link Gateway.callApproved}.
+   */
   call(input: ToolCallInput): Promise<ToolCallResult>;
-  /** Runs every step except sending (name resolution and the address check included). */
+  /** Runs every step except sending (name resolution and the address check included), once, into request, view and hash. */
   prepare(input: ToolCallInput): Promise<PreparedRequest | ToolCallResult>;
+  /**
+   * The one way a call that needs approval is sent: prepares it again and sends it only if its hash is still the
+   * approved one (else `api:approvals:request-changed`) and `approval.consume` lets it (else its reason); nothing is
+   * sent otherwise. Never throws for the call's own failure; rejects when `consume` does.
+   */
+  callApproved(input: ToolCallInput, approval: ApprovalUse): Promise<ToolCallResult>;
   /**
    * Lists the tools of the remote MCP server at `target.url` (Streamable HTTP): every page of `tools/list`, at most
    * 1 000 tools, on a session of its own that is closed after. The address is judged like a call's, no redirect

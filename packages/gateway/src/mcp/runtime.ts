@@ -110,7 +110,11 @@ export function createMcpRuntime(ctx: McpContext) {
 
   return {
     /** Every step but sending: the view covers the URL, the remote tool and the arguments (hashed for approvals). */
-    async prepare(call: Assembled, input: ToolCallInput, deadline: AbortSignal): Promise<PreparedRequest> {
+    async prepare(
+      call: Assembled,
+      input: ToolCallInput,
+      deadline: AbortSignal,
+    ): Promise<Omit<PreparedRequest, 'hash'>> {
       const request = requestOf(call, input);
       await ctx.authorize(request.url, deadline);
       const headers: Record<string, string> = { ...VIEW_HEADERS };

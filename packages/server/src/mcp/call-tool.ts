@@ -1,23 +1,33 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { engineErrors, requestHash } from '@maitento/engine';
+import { engineErrors } from '@maitento/engine';
 import { isMtError, type MtError } from '@maitento/errors';
-import { isPreparedRequest, type ToolCallInput, type ToolCallResult, toolResultText } from '@maitento/gateway';
+import {
+  type ApprovalUse,
+  callInputOf,
+  isPreparedRequest,
+  type ToolCallInput,
+  type ToolCallResult,
+  toolResultText,
+} from '@maitento/gateway';
 import type { Connector, Tool } from '@maitento/lang';
 import {
   type ApprovalRecord,
+  apiKeyDeleted,
   canonicalJson,
+  consumeApproval,
   expireApprovals,
   findApproval,
   findUnusedCallApproval,
   insertApproval,
+  markApprovalDelivered,
   type StoredVersion,
-  useCallApproval,
   wakeTopics,
 } from '@maitento/store';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { gatewayErrors } from '@maitento/gateway';
 import { serverErrors } from '../errors.js';
 import type { ServerContext } from '../internal/context.js';
-import { toolCredential } from '../internal/tool-credential.js';
+import { cacheSecrets, toolCredential } from '../internal/tool-credential.js';
 import type { McpSettings } from './settings.js';
 import { loadScopeTool, type McpScope } from './tools.js';
 
@@ -26,6 +36,8 @@ export interface McpCall {
   ctx: ServerContext;
   settings: McpSettings;
   scope: McpScope;
+  /** The session's key: a call made after a wait is refused when it was deleted meanwhile. */
+  keyId: string;
   name: string;
   arguments: unknown;
   /** Ends the wait (the request was cancelled, the session closed or the task was cancelled). */
@@ -49,16 +61,18 @@ function gatewayResult(result: ToolCallResult): CallToolResult {
 
 type Loaded = { tool: StoredVersion<Tool>; connector: StoredVersion<Connector> };
 
-async function callInput(call: McpCall, loaded: Loaded): Promise<ToolCallInput> {
+function callInput(call: McpCall, loaded: Loaded, approvalId?: string): Promise<ToolCallInput> {
   const { ctx, scope } = call;
-  return {
+  return callInputOf({
     tool: loaded.tool.resource,
     connector: loaded.connector.resource,
     arguments: call.arguments,
-    credential: await toolCredential(ctx.cache, scope.namespace, loaded.tool.resource),
+    readSecret: cacheSecrets(ctx.cache, scope.namespace),
     caller: scope.namespace,
     signal: call.signal,
-  };
+    // The call's identity is its approval: the hash covers it, and a retry carries the same Idempotency-Key.
+    ...(approvalId === undefined ? {} : { idempotencyKey: `mcp:${approvalId}` }),
+  });
 }
 
 /** The key of approvals of one call outside a run: the canonical arguments' sha256 (the tool is its own column). */
@@ -126,7 +140,12 @@ async function waitForAnswer(call: McpCall, approval: ApprovalRecord): Promise<A
 }
 
 // Finds the unused approval of this call (same namespace, tool and arguments) or asks for a new one.
-async function approvalFor(call: McpCall, tool: Tool, key: string, hash: string): Promise<ApprovalRecord> {
+async function approvalFor(
+  call: McpCall,
+  tool: Tool,
+  key: string,
+  fresh: { id: string; hash: string },
+): Promise<ApprovalRecord> {
   const { ctx, scope, settings } = call;
   return ctx.db.transaction(async (tx) => {
     // Two identical calls at once ask once: the second waits here and then finds the first one's approval.
@@ -134,21 +153,53 @@ async function approvalFor(call: McpCall, tool: Tool, key: string, hash: string)
     const found = await findUnusedCallApproval(tx, scope.namespace, tool.name, key);
     if (found !== undefined) return found;
     return insertApproval(tx, {
-      id: randomUUID(),
+      id: fresh.id,
       namespace: scope.namespace,
       runId: null,
       toolCallId: key,
       functionName: tool.name,
       ...(scope.agent === undefined ? {} : { agentName: scope.agent }),
       argumentsJson: canonicalJson(call.arguments ?? {}),
-      requestHash: hash,
+      requestHash: fresh.hash,
       ...(settings.approvalTtlMs === undefined ? {} : { ttlSeconds: settings.approvalTtlMs / 1000 }),
     });
   });
 }
 
-// Delivers an answered (or expired) approval's outcome, once: the approved call is made with exactly the request shown.
-async function deliver(call: McpCall, loaded: Loaded, key: string, answered: ApprovalRecord): Promise<CallToolResult> {
+// The approval's last word before sending, after the wait: the tool and connector versions still enabled, the
+// session's key and the secret still there, then the approval consumed by the statement that checks its hash.
+function approvalUse(call: McpCall, loaded: Loaded, approval: ApprovalRecord): ApprovalUse {
+  const { ctx, scope } = call;
+  const tool = loaded.tool.resource;
+  return {
+    hash: approval.requestHash,
+    async consume(hash) {
+      await ctx.cache.sync();
+      try {
+        await ctx.cache.loadCallableTool(scope.namespace, tool.name, loaded.tool.version);
+      } catch (error) {
+        if (isMtError(error)) return error;
+        throw error;
+      }
+      if (await apiKeyDeleted(ctx.db, scope.namespace, call.keyId)) {
+        return engineErrors.create('api:calls:key-deleted', { keyId: call.keyId, tool: tool.name });
+      }
+      const credential = await toolCredential(ctx.cache, scope.namespace, tool);
+      if (credential !== undefined && 'missing' in credential) {
+        return gatewayErrors.create('api:gateway:secret-not-found', {
+          secret: credential.missing.secret,
+          connector: loaded.connector.resource.name,
+        });
+      }
+      if (await consumeApproval(ctx.db, approval.id, hash)) return undefined;
+      return serverErrors.create('api:mcp:approval-used', { tool: tool.name, id: approval.id });
+    },
+  };
+}
+
+// Delivers an answered (or expired) approval's outcome, once: the approved call is made with exactly the request
+// shown, only through the gateway's callApproved.
+async function deliver(call: McpCall, loaded: Loaded, answered: ApprovalRecord): Promise<CallToolResult> {
   const { ctx } = call;
   const tool = loaded.tool.resource.name;
   let approval = answered;
@@ -156,7 +207,12 @@ async function deliver(call: McpCall, loaded: Loaded, key: string, answered: App
     await expireApprovals(ctx.db, { id: approval.id });
     approval = { ...approval, status: 'Expired' };
   }
-  if (!(await useCallApproval(ctx.db, approval.id, key, `${key}:used`))) {
+  // An approval made outside a run lives MT_APPROVAL_TTL (an hour by default), answered or not, until used.
+  if (approval.status === 'Approved' && !approval.expired) {
+    const input = await callInput(call, loaded, approval.id);
+    return gatewayResult(await ctx.gateway.callApproved(input, approvalUse(call, loaded, approval)));
+  }
+  if (!(await markApprovalDelivered(ctx.db, approval.id))) {
     return errorResult(serverErrors.create('api:mcp:approval-used', { tool, id: approval.id }));
   }
   if (approval.status === 'Rejected') {
@@ -164,37 +220,25 @@ async function deliver(call: McpCall, loaded: Loaded, key: string, answered: App
       engineErrors.create('api:approvals:rejected', { tool, reason: approval.reason ?? '(none given)' }),
     );
   }
-  if (approval.status !== 'Approved') {
-    return errorResult(
-      serverErrors.create('api:mcp:approval-expired', { tool, id: approval.id, expiresAt: approval.expiresAt ?? '' }),
-    );
-  }
-  const input = await callInput(call, loaded);
-  input.approval = { id: approval.id };
-  const prepared = await ctx.gateway.prepare(input);
-  if (!isPreparedRequest(prepared)) return gatewayResult(prepared);
-  if (requestHash(prepared, input.credential) !== approval.requestHash) {
-    return errorResult(engineErrors.create('api:approvals:request-changed', { tool }));
-  }
-  // A retry of the approved call carries the same upstream Idempotency-Key.
-  return gatewayResult(await ctx.gateway.call({ ...input, idempotencyKey: `mcp:${approval.id}` }));
+  return errorResult(
+    serverErrors.create('api:mcp:approval-expired', { tool, id: approval.id, expiresAt: approval.expiresAt ?? '' }),
+  );
 }
 
 async function callWithApproval(call: McpCall, loaded: Loaded): Promise<CallToolResult> {
-  const input = await callInput(call, loaded);
+  // The id is chosen first: it is the call's identity, so the hash the person approves covers it.
+  const id = randomUUID();
+  const input = await callInput(call, loaded, id);
   // A call that cannot be made (bad arguments, a blocked address, a missing secret) is answered at once.
   const prepared = await call.ctx.gateway.prepare(input);
   if (!isPreparedRequest(prepared)) return gatewayResult(prepared);
-  const key = callKey(call.arguments);
   const tool = loaded.tool.resource;
-  const approval = await waitForAnswer(
-    call,
-    await approvalFor(call, tool, key, requestHash(prepared, input.credential)),
-  );
+  const key = callKey(call.arguments);
+  const approval = await waitForAnswer(call, await approvalFor(call, tool, key, { id, hash: prepared.hash }));
   if (approval.status === 'Pending' && !approval.expired) {
     return errorResult(serverErrors.create('api:mcp:approval-pending', { tool: tool.name, id: approval.id }));
   }
-  return deliver(call, loaded, key, approval);
+  return deliver(call, loaded, approval);
 }
 
 /**

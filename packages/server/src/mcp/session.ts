@@ -112,7 +112,7 @@ export function openSession(
 
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const { name, task } = request.params;
-    const base = { ctx, settings, scope, name, arguments: request.params.arguments ?? {} };
+    const base = { ctx, settings, scope, keyId, name, arguments: request.params.arguments ?? {} };
     if (task !== undefined && extra.taskStore !== undefined) {
       const taskStore = extra.taskStore;
       const created = await taskStore.createTask({ ttl: extra.taskRequestedTtl ?? null, pollInterval: 1000 });

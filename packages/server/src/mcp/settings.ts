@@ -8,7 +8,7 @@ export interface McpSettings {
   approvalPollMs: number;
   /** How often a waiting call that has a progressToken sends a progress notification. */
   progressMs: number;
-  /** How long a new approval waits for an answer before it expires (undefined: no expiry). */
+  /** How long a new approval is valid, answered or not, unless used (default {@link DEFAULT_MCP_APPROVAL_TTL_MS}). */
   approvalTtlMs?: number;
   /**
    * How often the namespaces of open sessions are checked for tool changes (`tools/list_changed`) when no wake-up
@@ -20,6 +20,9 @@ export interface McpSettings {
   /** The most sessions one API key holds open at once. */
   sessionsPerKey: number;
 }
+
+/** How long an approval made over MCP stays valid when MT_APPROVAL_TTL is unset: one hour. */
+export const DEFAULT_MCP_APPROVAL_TTL_MS = 3_600_000;
 
 function envSeconds(name: string): number | undefined {
   const raw = process.env[name]?.trim();
@@ -38,7 +41,8 @@ export function mcpSettingsFromEnv(overrides: Partial<McpSettings> = {}): McpSet
     approvalWaitMs: envSeconds('MT_MCP_APPROVAL_WAIT') ?? 45_000,
     approvalPollMs: 2_000,
     progressMs: 5_000,
-    approvalTtlMs: envSeconds('MT_APPROVAL_TTL'),
+    // An approval made outside a run has no run to end it: without MT_APPROVAL_TTL it lives an hour (docs/mcp.md).
+    approvalTtlMs: envSeconds('MT_APPROVAL_TTL') ?? DEFAULT_MCP_APPROVAL_TTL_MS,
     listChangedPollMs: envSeconds('MT_MCP_LIST_POLL') ?? 5_000,
     sessionIdleMs: envSeconds('MT_MCP_SESSION_IDLE') ?? 30 * 60_000,
     sessionsPerKey: limitFromEnv('MT_MCP_SESSIONS_PER_KEY', 20),

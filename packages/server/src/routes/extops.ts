@@ -1,10 +1,10 @@
-import { gatewayErrors } from '@maitento/gateway';
+import { callInputOf, gatewayErrors } from '@maitento/gateway';
 import { listTools, type StoredVersion } from '@maitento/store';
 import type { ExtopRecord, OperationRequest, Tool } from '@maitento/sdk';
 import type { FastifyInstance } from 'fastify';
 import { serverErrors } from '../errors.js';
 import type { ServerContext } from '../internal/context.js';
-import { toolCredential } from '../internal/tool-credential.js';
+import { cacheSecrets } from '../internal/tool-credential.js';
 import { storeReads, versionedRoutes } from '../internal/versioned-routes.js';
 import { operation, responses } from '../schemas/shared.js';
 
@@ -59,20 +59,20 @@ export async function extopRoutes(app: FastifyInstance, ctx: ServerContext): Pro
       if (tool.resource.requiresApproval) {
         throw gatewayErrors.create('api:approvals:required', { tool: tool.resource.name });
       }
-      const credential = await toolCredential(ctx.cache, namespace, tool.resource);
       // A client that retries a call sends the same Idempotency-Key; the gateway derives the upstream's key
       // from it, so the upstream can tell the retry from a new call.
       const clientKey = request.headers['idempotency-key'];
-      const result = await ctx.gateway.call({
+      const input = await callInputOf({
         tool: tool.resource,
         connector: connector.resource,
         arguments: request.body.arguments,
-        credential,
+        readSecret: cacheSecrets(ctx.cache, namespace),
         caller: namespace,
         ...(typeof clientKey === 'string' && clientKey !== ''
           ? { idempotencyKey: `${namespace}:${tool.resource.name}:${clientKey}` }
           : {}),
       });
+      const result = await ctx.gateway.call(input);
       // Response headers stay out: a model never sees them either (toolResultText), and they may set cookies.
       return {
         ok: result.ok,

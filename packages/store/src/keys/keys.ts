@@ -94,3 +94,13 @@ export async function authenticateApiKey(db: Queryable, key: string): Promise<Ke
   if (!row || !timingSafeEqual(bytes(row.key_hash), hash)) return undefined;
   return { keyId: row.id, namespace: row.namespace, role: row.role };
 }
+
+/**
+ * Whether the stored key `id` of `namespace` has been deleted (one indexed read, made right before a call that
+ * waited). An id that names no stored key by design, a platform token's (`platform-token`), is never deleted.
+ */
+export async function apiKeyDeleted(db: Queryable, namespace: string, id: string): Promise<boolean> {
+  if (!isUuid(id)) return false;
+  const { rows } = await db.query('SELECT 1 FROM mt_api_keys WHERE namespace = $1 AND id = $2', [namespace, id]);
+  return rows.length === 0;
+}

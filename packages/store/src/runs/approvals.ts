@@ -7,8 +7,11 @@ export interface ApprovalRecord {
   id: string;
   namespace: string;
   runId: string | null;
+  /** The model's id of the call (shown, never used to find the approval); for an MCP call, its call key. */
   toolCallId: string;
   step: number | null;
+  /** The call's index within its model turn: with the run and `step`, the call's identity. */
+  callIndex: number | null;
   functionName: string;
   agentName: string | null;
   argumentsJson: string;
@@ -19,14 +22,16 @@ export interface ApprovalRecord {
   answeredByKeyName: string | null;
   answeredAt: string | null;
   expiresAt: string | null;
+  /** When the call it covers consumed it (null: unused). */
+  usedAt: string | null;
   /** True when `expiresAt` has passed (by the database's clock). */
   expired: boolean;
   createdAt: string;
 }
 
 const COLUMNS =
-  'id, namespace, run_id, tool_call_id, step, function_name, agent_name, arguments_json, request_hash, status, ' +
-  'reason, answered_by_key_id, answered_by_key_name, answered_at, expires_at, created_at, ' +
+  'id, namespace, run_id, tool_call_id, step, call_index, function_name, agent_name, arguments_json, request_hash, ' +
+  'status, reason, answered_by_key_id, answered_by_key_name, answered_at, expires_at, used_at, created_at, ' +
   'COALESCE(expires_at <= now(), false) AS expired';
 
 // Selects the changed rows of a CTE and wakes `approval:<id>` for each, at commit.
@@ -38,6 +43,7 @@ interface ApprovalRow {
   run_id: string | null;
   tool_call_id: string;
   step: number | null;
+  call_index: number | null;
   function_name: string;
   agent_name: string | null;
   arguments_json: string;
@@ -48,6 +54,7 @@ interface ApprovalRow {
   answered_by_key_name: string | null;
   answered_at: Date | null;
   expires_at: Date | null;
+  used_at: Date | null;
   expired: boolean;
   created_at: Date;
 }
@@ -59,6 +66,7 @@ function toRecord(row: ApprovalRow): ApprovalRecord {
     runId: row.run_id,
     toolCallId: row.tool_call_id,
     step: row.step,
+    callIndex: row.call_index,
     functionName: row.function_name,
     agentName: row.agent_name,
     argumentsJson: row.arguments_json,
@@ -69,6 +77,7 @@ function toRecord(row: ApprovalRow): ApprovalRecord {
     answeredByKeyName: row.answered_by_key_name,
     answeredAt: row.answered_at === null ? null : iso(row.answered_at),
     expiresAt: row.expires_at === null ? null : iso(row.expires_at),
+    usedAt: row.used_at === null ? null : iso(row.used_at),
     expired: row.expired,
     createdAt: iso(row.created_at),
   };
@@ -83,6 +92,7 @@ export async function insertApproval(
     runId: string | null;
     toolCallId: string;
     step?: number;
+    callIndex?: number;
     functionName: string;
     agentName?: string;
     argumentsJson: string;
@@ -92,8 +102,9 @@ export async function insertApproval(
 ): Promise<ApprovalRecord> {
   const { rows } = await db.query<ApprovalRow>(
     'INSERT INTO mt_approvals (id, namespace, run_id, tool_call_id, step, function_name, agent_name, arguments_json, ' +
-      "request_hash, status, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'Pending', " +
-      `CASE WHEN $10::float8 IS NULL THEN NULL ELSE now() + make_interval(secs => $10::float8) END) RETURNING ${COLUMNS}`,
+      "request_hash, status, expires_at, call_index) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'Pending', " +
+      'CASE WHEN $10::float8 IS NULL THEN NULL ELSE now() + make_interval(secs => $10::float8) END, $11) ' +
+      `RETURNING ${COLUMNS}`,
     [
       approval.id,
       approval.namespace,
@@ -105,6 +116,7 @@ export async function insertApproval(
       approval.argumentsJson,
       approval.requestHash,
       approval.ttlSeconds ?? null,
+      approval.callIndex ?? null,
     ],
   );
   return toRecord(rows[0]!);
@@ -174,8 +186,8 @@ export async function expireApprovals(db: Queryable, only?: { id: string }): Pro
 }
 
 /**
- * The newest approval made outside a run (run_id NULL) for one tool and one call key, that no call has used
- * yet: Pending or answered. Undefined when there is none.
+ * The newest approval made outside a run (run_id NULL) for one tool and one call key that no call has used yet:
+ * Pending or answered. Undefined when there is none.
  */
 export async function findUnusedCallApproval(
   db: Queryable,
@@ -185,20 +197,41 @@ export async function findUnusedCallApproval(
 ): Promise<ApprovalRecord | undefined> {
   const { rows } = await db.query<ApprovalRow>(
     `SELECT ${COLUMNS} FROM mt_approvals WHERE namespace = $1 AND run_id IS NULL AND function_name = $2 ` +
-      'AND tool_call_id = $3 ORDER BY created_at DESC, id DESC LIMIT 1',
+      'AND tool_call_id = $3 AND used_at IS NULL ORDER BY created_at DESC, id DESC LIMIT 1',
     [namespace, functionName, callKey],
   );
   return rows[0] && toRecord(rows[0]);
 }
 
 /**
- * Marks an answered approval made outside a run as used, once: its `tool_call_id` moves from `callKey` to
- * `usedKey` in one conditional UPDATE, so of concurrent users exactly one gets true.
+ * Consumes an Approved approval for a request of `requestHash`, in the one statement that checks it: Approved,
+ * the same hash, unused (or, with `again`, used before by this same call, which is being retried with its
+ * idempotency key) and, for an approval made outside a run, not expired. Of concurrent consumers exactly one
+ * gets true.
  */
-export async function useCallApproval(db: Queryable, id: string, callKey: string, usedKey: string): Promise<boolean> {
+export async function consumeApproval(
+  db: Queryable,
+  id: string,
+  requestHash: string,
+  options: { again?: boolean } = {},
+): Promise<boolean> {
   const { rows } = await db.query(
-    "UPDATE mt_approvals SET tool_call_id = $3 WHERE id = $1 AND run_id IS NULL AND tool_call_id = $2 AND status <> 'Pending' RETURNING id",
-    [id, callKey, usedKey],
+    "UPDATE mt_approvals SET used_at = COALESCE(used_at, now()) WHERE id = $1 AND status = 'Approved' " +
+      'AND request_hash = $2 AND (used_at IS NULL OR $3::boolean) ' +
+      'AND (run_id IS NOT NULL OR expires_at IS NULL OR expires_at > now()) RETURNING id',
+    [id, requestHash, options.again === true],
+  );
+  return rows.length === 1;
+}
+
+/**
+ * Marks an answered approval as delivered without a call (a rejection or an expiry told to its caller), once: of
+ * concurrent callers exactly one gets true.
+ */
+export async function markApprovalDelivered(db: Queryable, id: string): Promise<boolean> {
+  const { rows } = await db.query(
+    "UPDATE mt_approvals SET used_at = now() WHERE id = $1 AND status <> 'Pending' AND used_at IS NULL RETURNING id",
+    [id],
   );
   return rows.length === 1;
 }
