@@ -6,7 +6,7 @@ import { type ApprovalView, expectWholeEvents } from './helpers/api.js';
 import { runsRepoFiles } from './helpers/config-repo.js';
 import { type LocalMcpServer, type LocalMcpTool, startLocalMcpServer } from './helpers/mcp-upstream.js';
 import type { WorkerProcess } from './helpers/processes.js';
-import { FAST_RECOVERY, type RunsStack, startRunsStack } from './helpers/stack.js';
+import { type RunsStack, startRunsStack } from './helpers/stack.js';
 
 // Calls of a remote MCP server's tools carry no idempotency key, so none may be made twice: not after a model
 // reuses a call id (an approval belongs to one call of one turn), not after the worker making it is killed
@@ -94,7 +94,7 @@ beforeAll(async () => {
   scripts = await mkdtemp(join(tmpdir(), 'mt-e2e-mcp-recovery-'));
   mcp = await startLocalMcpServer([createIssue, closeOrder]);
   stack = await startRunsStack({
-    env: { ...FAST_RECOVERY, MT_WORKER_CONCURRENCY: '1', MT_SCRIPTED_MODELS: scripts },
+    env: { MT_WORKER_CONCURRENCY: '1', MT_SCRIPTED_MODELS: scripts },
   });
   const secret = await stack.api.request('POST', '/v1/secrets', { name: 'tracker-key', value: TRACKER_SECRET });
   expect(secret.status, JSON.stringify(secret.body)).toBe(201);
