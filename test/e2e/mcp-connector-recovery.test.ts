@@ -153,7 +153,7 @@ describe('MCP-connector calls in runs', { timeout: 90_000 }, () => {
     await worker.kill();
     stack.workers.splice(stack.workers.indexOf(worker), 1);
     release();
-    // The server's worker is let go; once the dead worker's lease has run out, it resumes the run.
+    // The server's worker is let go; once the dead worker's job has missed its heartbeat, pg-boss retries it there.
     stack.openai.open('busy');
     const run = await stack.api.waitForEnd(started.body.id, 60_000);
     expect(run.status, JSON.stringify(run)).toBe('Completed');
