@@ -16,6 +16,7 @@ export {
   type LookupCallback,
 } from './agent/egress-agent.js';
 export { addressBlockedError, egressErrors } from './errors.js';
+export { BoundedMap } from './internal/bounded-map.js';
 export {
   blockedNameSuffixes,
   blockedNames,

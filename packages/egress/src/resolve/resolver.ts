@@ -1,4 +1,5 @@
 import { lookup } from 'node:dns/promises';
+import { BoundedMap } from '../internal/bounded-map.js';
 
 /** One answer of a name lookup. */
 export type ResolvedAddress = { address: string; family: 4 | 6 };
@@ -34,14 +35,13 @@ export function createCachingResolver(
 ): Resolver {
   const ttlMs = options.ttlMs ?? 10_000;
   const maxEntries = options.maxEntries ?? 1_000;
-  const cache = new Map<string, { at: number; answer: Promise<ResolvedAddress[]> }>();
+  const cache = new BoundedMap<string, { at: number; answer: Promise<ResolvedAddress[]> }>(maxEntries);
   return (hostname) => {
     const key = hostname.toLowerCase();
     const now = Date.now();
     const hit = cache.get(key);
     if (hit && now - hit.at < ttlMs) return hit.answer.then((list) => list.map((a) => ({ ...a })));
     const answer = resolver(hostname);
-    if (cache.size >= maxEntries) cache.delete(cache.keys().next().value as string);
     cache.set(key, { at: now, answer });
     answer.catch(() => {
       if (cache.get(key)?.answer === answer) cache.delete(key);

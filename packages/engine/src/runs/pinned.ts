@@ -1,9 +1,9 @@
+import { BoundedMap } from '@maitento/egress';
 import type { Agent, Connector, Interaction, InteractionAgentTools, ResourceKind, Tool } from '@maitento/lang';
 import { interactionTools } from '@maitento/lang';
 import { getAnyVersion, type Queryable, type StoredVersion } from '@maitento/store';
 import type { VersionRef } from '../api/types.js';
 import { engineErrors } from '../errors.js';
-import { Lru } from '../internal/lru.js';
 import { type CallReads, findVersion } from './call-reads.js';
 
 /** Every version a run uses, loaded. */
@@ -24,8 +24,8 @@ export interface PinnedSet {
  * same objects. `enabled` in a cached version is stale by design; it is read through `reads` before each call.
  */
 export class PinnedLoader {
-  readonly #versions = new Lru<string, StoredVersion<unknown>>(2000);
-  readonly #sets = new Lru<string, PinnedSet>(500);
+  readonly #versions = new BoundedMap<string, StoredVersion<unknown>>(2000);
+  readonly #sets = new BoundedMap<string, PinnedSet>(500);
 
   constructor(
     private readonly db: Queryable,

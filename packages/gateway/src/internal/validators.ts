@@ -1,3 +1,4 @@
+import { BoundedMap } from '@maitento/egress';
 import type { JsonSchema } from '@maitento/lang';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
@@ -26,9 +27,11 @@ function compile(schema: JsonSchema): ValidateFunction {
  * least recently used dropped past `limit`, each with its own Ajv instance.
  */
 export class ValidatorCache {
-  readonly #entries = new Map<string, ValidateFunction>();
+  readonly #entries: BoundedMap<string, ValidateFunction>;
 
-  constructor(readonly limit: number) {}
+  constructor(readonly limit: number) {
+    this.#entries = new BoundedMap(limit);
+  }
 
   /** How many validators are kept. */
   get size(): number {
@@ -39,13 +42,10 @@ export class ValidatorCache {
   get(schema: JsonSchema): ValidateFunction {
     const key = JSON.stringify(schema);
     let validate = this.#entries.get(key);
-    if (validate !== undefined) {
-      this.#entries.delete(key);
-    } else {
+    if (validate === undefined) {
       validate = compile(schema);
-      if (this.#entries.size >= this.limit) this.#entries.delete(this.#entries.keys().next().value as string);
+      this.#entries.set(key, validate);
     }
-    this.#entries.set(key, validate);
     return validate;
   }
 }

@@ -1,4 +1,4 @@
-import { authorizeUrl, type EgressPolicy, type Resolver } from '@maitento/egress';
+import { authorizeUrl, BoundedMap, type EgressPolicy, type Resolver } from '@maitento/egress';
 import { abortable } from '../internal/deadline.js';
 
 /**
@@ -13,14 +13,13 @@ export type Authorizer = (url: URL, signal: AbortSignal, origin?: string) => Pro
  * address again when it opens a connection, so a name that changes to a private address is still refused.
  */
 export function createAuthorizer(policy: EgressPolicy, resolver: Resolver | undefined, ttlMs: number): Authorizer {
-  const passed = new Map<string, number>();
+  const passed = new BoundedMap<string, number>(10_000);
   return async (url, signal, origin = url.origin) => {
     const until = passed.get(origin);
     const now = Date.now();
     if (until !== undefined && until > now) return;
     await abortable(authorizeUrl(url, policy, resolver), signal);
     if (ttlMs > 0) {
-      if (passed.size > 10_000) passed.clear();
       passed.set(origin, now + ttlMs);
     }
   };

@@ -1,3 +1,4 @@
+import { BoundedMap } from '@maitento/egress';
 import type { Json } from '@maitento/lang';
 
 /** Replaces every form of the secrets in a text with `[secret]`. */
@@ -15,7 +16,7 @@ const formsOf = new WeakMap<Redactor, readonly string[]>();
 const MIN_CUT_PREFIX = 4;
 
 // The same secret is used call after call: its redactor is built once.
-const cache = new Map<string, Redactor>();
+const cache = new BoundedMap<string, Redactor>(1_000);
 
 /** A redactor for `secrets`: their raw, URL-encoded (both styles, either hex case) and JSON-escaped forms. */
 export function createRedactor(secrets: readonly string[]): Redactor {
@@ -24,7 +25,6 @@ export function createRedactor(secrets: readonly string[]): Redactor {
   let redactor = cache.get(key);
   if (redactor === undefined) {
     redactor = buildRedactor(secrets);
-    if (cache.size >= 1_000) cache.delete(cache.keys().next().value as string);
     cache.set(key, redactor);
   }
   return redactor;

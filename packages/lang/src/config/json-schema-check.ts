@@ -1,3 +1,4 @@
+import { BoundedMap } from '@maitento/egress';
 import { Ajv, type ErrorObject } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { Connector, JsonSchema } from './resources.js';
@@ -26,8 +27,7 @@ interface SchemaProblem {
 
 // Repos repeat schemas (one response shape for many endpoints), so verdicts are kept by the schema's JSON
 // text for the life of the process.
-const cache = new Map<string, SchemaProblem[]>();
-const CACHE_LIMIT = 10_000;
+const cache = new BoundedMap<string, SchemaProblem[]>(10_000);
 
 function pointerParts(pointer: string): string[] {
   if (pointer === '') return [];
@@ -138,7 +138,6 @@ export function schemaProblems(schema: JsonSchema): SchemaProblem[] {
     problems = [{ at: typeof $schema === 'string' ? ['$schema'] : [], detail }];
   }
   walkProblems(schema, schema, [], problems);
-  if (cache.size >= CACHE_LIMIT) cache.clear();
   cache.set(key, problems);
   return problems;
 }

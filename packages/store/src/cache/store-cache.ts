@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { BoundedMap } from '@maitento/egress';
 import type { Db } from '../db/db.js';
 import { storeErrors } from '../errors.js';
 import { authenticateApiKey, type KeyIdentity } from '../keys/keys.js';
@@ -13,9 +14,9 @@ export interface StoreCacheOptions {
   secretKey: SecretKeys;
   /** How long a decrypted secret value is kept at most (default 60 s); 0 keeps none. */
   secretMaxAgeMs?: number;
-  /** Most stored versions kept (default 5000); the oldest goes first. */
+  /** Most stored versions kept (default 5000); the least recently used goes first. */
   maxVersions?: number;
-  /** Most API keys kept (default 10000). */
+  /** Most API keys kept (default 10000); the least recently used goes first. */
   maxKeys?: number;
   /** The clock, for tests of the secret max age. */
   now?: () => number;
@@ -77,11 +78,6 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
-function setBounded<K, V>(map: Map<K, V>, key: K, value: V, max: number): void {
-  if (map.size >= max && !map.has(key)) map.delete(map.keys().next().value as K);
-  map.set(key, value);
-}
-
 /** Creates the cache of `db`'s call-path reads (the same on PostgreSQL and on PGlite). */
 export async function createStoreCache(db: Db, options: StoreCacheOptions): Promise<StoreCache> {
   const secretMaxAgeMs = options.secretMaxAgeMs ?? 60_000;
@@ -89,9 +85,9 @@ export async function createStoreCache(db: Db, options: StoreCacheOptions): Prom
   const maxKeys = options.maxKeys ?? 10_000;
   const now = options.now ?? Date.now;
 
-  const versions = new Map<string, Frozen>();
+  const versions = new BoundedMap<string, Frozen>(maxVersions);
   const states = new Map<string, Map<string, NameState>>();
-  const keys = new Map<string, KeyIdentity>();
+  const keys = new BoundedMap<string, KeyIdentity>(maxKeys);
   const secrets = new Map<string, Map<string, SecretValue & { expires: number }>>();
   // Bumped whenever the mutable entries are forgotten, so a read that started before does not store what it found.
   let generation = 0;
@@ -171,7 +167,7 @@ export async function createStoreCache(db: Db, options: StoreCacheOptions): Prom
     if (stored === undefined || stored.hash !== loaded.hash) {
       const { enabled: _, ...immutable } = loaded;
       stored = deepFreeze(immutable);
-      setBounded(versions, versionKey, stored, maxVersions);
+      versions.set(versionKey, stored);
     }
     if (fresh(started)) {
       const names = states.get(namespace) ?? new Map<string, NameState>();
@@ -200,7 +196,7 @@ export async function createStoreCache(db: Db, options: StoreCacheOptions): Prom
       // Unknown keys are not remembered: a key created a moment ago must work at once.
       if (identity === undefined) return undefined;
       const frozen = Object.freeze(identity);
-      if (fresh(started)) setBounded(keys, hash, frozen, maxKeys);
+      if (fresh(started)) keys.set(hash, frozen);
       return frozen;
     },
 
