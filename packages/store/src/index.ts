@@ -19,6 +19,7 @@ export {
   generateApiKey,
   listApiKeys,
 } from './keys/keys.js';
+export { isUuid } from './internal/uuid.js';
 export type { ApiKeyInfo, CreatedApiKey, KeyIdentity, KeyRole } from './keys/keys.js';
 export {
   isPlatformToken,

@@ -7,14 +7,13 @@ import {
   expireApprovals,
   findApproval,
 } from '@maitento/store';
+import { isUuid } from '@maitento/store';
 import type { ApprovalAnswer } from '../api/types.js';
 import { engineErrors } from '../errors.js';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 /** Reads an approval of the namespace, or throws `api:approvals:not-found`. */
 export async function approvalOrThrow(db: Db, namespace: string, id: string): Promise<ApprovalRecord> {
-  const found = UUID.test(id) ? await findApproval(db, id, namespace) : undefined;
+  const found = isUuid(id) ? await findApproval(db, id, namespace) : undefined;
   if (found === undefined) throw engineErrors.create('api:approvals:not-found', { id });
   return found;
 }

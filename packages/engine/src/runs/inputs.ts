@@ -1,8 +1,7 @@
 import { didYouMean, type FunctionBinding, type Json, type JsonSchema } from '@maitento/lang';
+import { isUuid } from '@maitento/store';
 import { engineErrors } from '../errors.js';
 import type { PinnedSet } from './pinned.js';
-
-const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 function isEmpty(value: unknown): boolean {
   return value === undefined || value === null || value === '';
@@ -139,7 +138,7 @@ export function checkInputs(pinned: PinnedSet, given: Record<string, unknown>): 
       }
       continue;
     }
-    if (typeof value !== 'string' || !GUID.test(value)) {
+    if (typeof value !== 'string' || !isUuid(value)) {
       throw engineErrors.create('api:interactions:input-invalid', {
         detail: `requires valid GUID for secret ID ${a.name} - but value is: ${shown(value)}`,
       });

@@ -13,6 +13,7 @@ import {
   runApprovals,
   runExists,
 } from '@maitento/store';
+import { isUuid } from '@maitento/store';
 import { answerApproval, approvalOrThrow } from '../approvals/answer.js';
 import { RUN_EVENTS_MAX_PAGE, RUN_EVENTS_PAGE } from '../api/engine.js';
 import type {
@@ -33,8 +34,6 @@ import { checkInputs } from './inputs.js';
 import type { PinnedLoader } from './pinned.js';
 import { approvalView, runSummary, runView } from './views.js';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 function pendingOf(approvals: ApprovalRecord[]): ApprovalRecord | undefined {
   return approvals.find((a) => a.status === 'Pending');
 }
@@ -48,7 +47,7 @@ export class RunService {
   ) {}
 
   private async record(namespace: string, id: string): Promise<RunRecord> {
-    const run = UUID.test(id) ? await findRun(this.deps.db, id, namespace) : undefined;
+    const run = isUuid(id) ? await findRun(this.deps.db, id, namespace) : undefined;
     if (run === undefined) throw engineErrors.create('api:runs:not-found', { id });
     return run;
   }
@@ -126,7 +125,7 @@ export class RunService {
       } catch {
         after = undefined;
       }
-      if (typeof after?.createdAt !== 'string' || typeof after.id !== 'string' || !UUID.test(after.id)) {
+      if (typeof after?.createdAt !== 'string' || typeof after.id !== 'string' || !isUuid(after.id)) {
         throw engineErrors.create('api:runs:invalid-cursor', { cursor: query.cursor });
       }
     }
@@ -149,7 +148,7 @@ export class RunService {
 
   async listEvents(namespace: string, id: string, after = 0, limit = RUN_EVENTS_PAGE): Promise<RunEvent[]> {
     // Only whether it is there: a stream reads a page at a time, and the run's inputs and result are not needed.
-    if (!UUID.test(id) || !(await runExists(this.deps.db, id, namespace))) {
+    if (!isUuid(id) || !(await runExists(this.deps.db, id, namespace))) {
       throw engineErrors.create('api:runs:not-found', { id });
     }
     const page = Math.min(Math.max(Math.floor(limit), 1), RUN_EVENTS_MAX_PAGE);
@@ -230,7 +229,7 @@ export class RunService {
 
   async listApprovals(namespace: string, query: ListApprovalsQuery): Promise<ApprovalView[]> {
     const status = query.status === 'all' ? undefined : (query.status ?? 'Pending');
-    if (query.runId !== undefined && !UUID.test(query.runId)) return [];
+    if (query.runId !== undefined && !isUuid(query.runId)) return [];
     const records = await listApprovalRecords(this.deps.db, namespace, {
       status,
       runId: query.runId,
