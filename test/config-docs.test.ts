@@ -58,6 +58,31 @@ function envExampleVariables(): string[] {
   return sorted([...read('.env.example').matchAll(/^#? ?([A-Z][A-Z0-9_]*)=/gm)].map((m) => m[1]));
 }
 
+/** The files of `pkg`'s sources that read `process.env`, and the variables they name as text. */
+function environmentReaders(pkg: string): { files: string[]; names: string[] } {
+  const files: string[] = [];
+  const names: string[] = [];
+  for (const file of sourceFiles(join(root, 'packages', pkg, 'src'))) {
+    const text = readFileSync(file, 'utf8');
+    if (!text.includes('process.env')) continue;
+    files.push(file.slice(root.length).replaceAll('\\', '/'));
+    for (const m of text.matchAll(/(?:process\.env\.|')((?:MT|OPENAI|ANTHROPIC|DATABASE)_[A-Z0-9_]+)/g))
+      names.push(m[1]);
+  }
+  return { files, names: sorted(names) };
+}
+
+describe('settings', () => {
+  it('the engine and the server each read the environment in one module, and no variable in both', () => {
+    const engine = environmentReaders('engine');
+    const server = environmentReaders('server');
+    expect(engine.files).toEqual(['packages/engine/src/engine/settings.ts']);
+    expect(server.files).toEqual(['packages/server/src/server/settings.ts']);
+    expect(engine.names).toContain('MT_APPROVAL_TTL');
+    expect(server.names.filter((name) => engine.names.includes(name))).toEqual([]);
+  });
+});
+
 describe('docs/configuration.md', () => {
   const docs = documented();
   const deployment = sorted([...docs].filter(([, by]) => /mt serve|mt worker|compose/.test(by)).map(([name]) => name));

@@ -6,6 +6,7 @@ export { engineErrors } from './errors.js';
 export type { EngineErrorCode } from './errors.js';
 export { createEngine, runWorker } from './engine/create-engine.js';
 export type { EngineOptions, RunningEngine } from './engine/create-engine.js';
+export { approvalTtlMsFromEnv } from './engine/settings.js';
 export { modelsFromEnvironment, parseModelSpec } from './models/resolve.js';
 export type { ModelResolver, ResolvedModel } from './models/resolve.js';
 export { scriptedModel, scriptEndedText } from './models/scripted.js';

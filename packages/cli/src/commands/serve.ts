@@ -44,7 +44,8 @@ Environment:
           port,
           host: flags.host,
           dataDir: flags.data,
-          logger: { level: process.env.MT_LOG_LEVEL ?? 'info', stream: process.stderr },
+          // The level is the server's MT_LOG_LEVEL (read in its settings module).
+          logger: { stream: process.stderr },
           message: (line) => io.err(line),
         });
       } catch (error) {

@@ -3,7 +3,6 @@ import type { Db, SecretKeys, StoreCache } from '@maitento/store';
 import type { Engine } from '../api/engine.js';
 import { engineErrors } from '../errors.js';
 import { type EngineLogger, silentLogger } from '../internal/logger.js';
-import { envNumber, envOptional, runInputMaxBytes } from '../internal/settings.js';
 import type { EngineDeps } from '../loop/context.js';
 import { type ModelResolver, modelsFromEnvironment } from '../models/resolve.js';
 import { openCallReads } from '../runs/call-reads.js';
@@ -11,6 +10,7 @@ import { PinnedLoader } from '../runs/pinned.js';
 import { RunService } from '../runs/service.js';
 import { openRunQueue, type RunWakeups } from '../worker/queue.js';
 import { RunWorker } from '../worker/run-worker.js';
+import { engineSettingsFromEnv } from './settings.js';
 
 /** Options of {@link createEngine}. */
 export interface EngineOptions {
@@ -56,7 +56,7 @@ export interface RunningEngine extends Engine {
 /** Creates the run engine on `db`; with `worker`, this process also executes runs. */
 export async function createEngine(options: EngineOptions): Promise<RunningEngine> {
   const log = options.logger ?? silentLogger;
-  const ttlSeconds = envOptional('MT_APPROVAL_TTL');
+  const settings = engineSettingsFromEnv();
   const reads = await openCallReads(options.db, options.secretKey, options.cache);
   const deps: EngineDeps = {
     db: options.db,
@@ -64,10 +64,10 @@ export async function createEngine(options: EngineOptions): Promise<RunningEngin
     reads: reads.reads,
     gateway: options.gateway,
     models: options.models ?? modelsFromEnvironment(),
-    maxSteps: options.maxSteps ?? envNumber('MT_MAX_STEPS', 20),
-    modelRetries: options.modelRetries ?? Math.floor(envNumber('MT_MODEL_RETRIES', 2)),
-    approvalTtlMs: options.approvalTtlMs ?? (ttlSeconds === undefined ? undefined : ttlSeconds * 1000),
-    runInputMaxBytes: options.runInputMaxBytes ?? runInputMaxBytes(),
+    maxSteps: options.maxSteps ?? settings.maxSteps,
+    modelRetries: options.modelRetries ?? settings.modelRetries,
+    approvalTtlMs: options.approvalTtlMs ?? settings.approvalTtlMs,
+    runInputMaxBytes: options.runInputMaxBytes ?? settings.runInputMaxBytes,
   };
   const loader = new PinnedLoader(options.db, reads.reads);
   let queue: Awaited<ReturnType<typeof openRunQueue>>;
@@ -84,7 +84,7 @@ export async function createEngine(options: EngineOptions): Promise<RunningEngin
       loader,
       queue,
       {
-        concurrency: options.worker.concurrency ?? envNumber('MT_WORKER_CONCURRENCY', 8),
+        concurrency: options.worker.concurrency ?? settings.workerConcurrency,
         drainMs: options.drainMs ?? 60_000,
       },
       log,

@@ -3,6 +3,7 @@ import { createOpenAI } from '@ai-sdk/openai';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { MODEL_PROVIDERS } from '@maitento/lang';
 import type { LanguageModel } from 'ai';
+import { envText as env } from '../engine/settings.js';
 import { engineErrors } from '../errors.js';
 import { scriptedModel } from './scripted.js';
 
@@ -19,11 +20,6 @@ export type ModelResolver = (spec: string) => ResolvedModel;
 export function parseModelSpec(spec: string): { provider: string; name: string } {
   const at = spec.indexOf(':');
   return at < 0 ? { provider: spec, name: '' } : { provider: spec.slice(0, at), name: spec.slice(at + 1) };
-}
-
-function env(name: string): string | undefined {
-  const value = process.env[name]?.trim();
-  return value === '' ? undefined : value;
 }
 
 // A local server (vLLM, Ollama, llama.cpp) behind a base URL often wants no key; the SDK wants one.

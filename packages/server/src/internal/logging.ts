@@ -1,4 +1,5 @@
 import type { FastifyServerOptions } from 'fastify';
+import { logLevelFromEnv } from '../server/settings.js';
 
 /** Log paths censored in every log line: the API key header and any secret value. */
 export const REDACTED_PATHS = [
@@ -16,7 +17,7 @@ export function loggerOptions(logger: FastifyServerOptions['logger'] | undefined
   if (logger === false) return false;
   const base = typeof logger === 'object' && logger !== null ? logger : {};
   return {
-    level: process.env.MT_LOG_LEVEL ?? 'info',
+    level: logLevelFromEnv(),
     ...base,
     redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
   } as FastifyServerOptions['logger'];

@@ -33,10 +33,3 @@ export class PerKeyLimit {
     };
   }
 }
-
-/** A whole number of at least 1 from the environment variable `name`, or `fallback` when unset or unusable. */
-export function limitFromEnv(name: string, fallback: number): number {
-  const raw = process.env[name]?.trim();
-  const value = raw === undefined || raw === '' ? Number.NaN : Number(raw);
-  return Number.isInteger(value) && value >= 1 ? value : fallback;
-}

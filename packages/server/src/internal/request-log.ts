@@ -2,12 +2,6 @@ import type { FastifyInstance } from 'fastify';
 
 const VERBOSE = new Set(['debug', 'trace']);
 
-/** Requests slower than this many milliseconds are logged at info (`MT_LOG_SLOW_MS`, default 1000). */
-export function slowRequestMs(env: NodeJS.ProcessEnv = process.env): number {
-  const value = Number(env.MT_LOG_SLOW_MS);
-  return Number.isFinite(value) && value >= 0 && env.MT_LOG_SLOW_MS !== '' ? value : 1000;
-}
-
 /**
  * Logs one line per finished request instead of fastify's two: at warn when it failed (5xx) or was slower than
  * `slowMs`, at debug otherwise, so a server at the default info level writes nothing for a request that went

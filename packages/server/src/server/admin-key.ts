@@ -9,6 +9,7 @@ import {
   openDatabase,
   storeErrors,
 } from '@maitento/store';
+import { databaseUrlFromEnv } from './settings.js';
 
 /** Options of {@link createAdminKey}; the database is found as `startServer` finds it. */
 export interface CreateAdminKeyOptions {
@@ -37,7 +38,7 @@ export interface CreatedAdminKey {
  * A namespace that does not exist is `api:namespaces:not-found`.
  */
 export async function createAdminKey(options: CreateAdminKeyOptions = {}): Promise<CreatedAdminKey> {
-  const databaseUrl = options.databaseUrl ?? (process.env.DATABASE_URL || undefined);
+  const databaseUrl = options.databaseUrl ?? databaseUrlFromEnv();
   const namespace = options.namespace ?? DEFAULT_NAMESPACE;
   const db = await openDatabase(
     databaseUrl ? { databaseUrl } : { dataDir: join(options.dataDir ?? DEFAULT_DATA_DIR, 'pglite') },

@@ -25,15 +25,14 @@ import { logInternalErrors } from '../internal/internal-errors.js';
 import { watchKeys } from '../internal/key-watch.js';
 import { lazyEngine } from '../internal/lazy-engine.js';
 import { markOptionalBodies, takesOptionalBody } from '../internal/optional-body.js';
-import { limitFromEnv } from '../internal/per-key-limit.js';
 import { loggerOptions } from '../internal/logging.js';
-import { registerRequestLog, slowRequestMs } from '../internal/request-log.js';
+import { registerRequestLog } from '../internal/request-log.js';
 import { formatSchemaError, installValidators } from '../internal/validation.js';
 import { registerAuth } from '../plugins/auth.js';
 import { frameworkErrorHandler, registerErrorHandler } from '../plugins/error-handler.js';
 import { registerIdempotency } from '../plugins/idempotency.js';
 import { mcpRoutes } from '../mcp/mcp-routes.js';
-import { type McpSettings, mcpSettingsFromEnv } from '../mcp/settings.js';
+import type { McpSettings } from '../mcp/settings.js';
 import { agentRoutes } from '../routes/agents.js';
 import { approvalRoutes } from '../routes/approvals.js';
 import { connectorRoutes } from '../routes/connectors.js';
@@ -47,6 +46,7 @@ import { runRoutes } from '../routes/runs.js';
 import { secretRoutes } from '../routes/secrets.js';
 import { addSharedSchemas, MAX_NAME_LENGTH } from '../schemas/shared.js';
 import { platformCalls } from '../internal/platform-calls.js';
+import { mcpSettingsFromEnv, runStreamsPerKeyFromEnv, slowRequestMsFromEnv } from './settings.js';
 
 /** Options of {@link createServer}. */
 export interface ServerOptions {
@@ -175,7 +175,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
   const ctx: ServerContext = {
     engine,
     streamTiming: { ...DEFAULT_STREAM_TIMING, ...options.streamTiming },
-    runStreamsPerKey: options.runStreamsPerKey ?? limitFromEnv('MT_RUN_STREAMS_PER_KEY', 20),
+    runStreamsPerKey: options.runStreamsPerKey ?? runStreamsPerKeyFromEnv(),
     wakeups,
     keys: watchKeys(options.db, wakeups, { warn: (obj, msg) => keyLog.target?.warn(obj, msg) }),
     db: options.db,
@@ -223,7 +223,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
     if (body === '') return done(null, undefined);
     jsonParser(request, String(body), done);
   });
-  registerRequestLog(app, slowRequestMs());
+  registerRequestLog(app, slowRequestMsFromEnv());
   addSharedSchemas(app);
   installValidators(app);
   registerErrorHandler(app, bodyLimit);

@@ -11,6 +11,7 @@ import {
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import { join } from 'node:path';
 import { bootstrapDatabase, createServer, type ServerOptions } from './create-server.js';
+import { bootstrapKeyFromEnv, databaseUrlFromEnv, publicUrlFromEnv, secretKeysFromEnv } from './settings.js';
 
 /** Options of {@link startServer}; every one has a default from the environment. */
 export interface StartServerOptions {
@@ -68,13 +69,13 @@ async function checkKeys(db: Db, keyring: SecretKeyring, message: (line: string)
  * key, builds the server and listens; refuses to start on PostgreSQL without `MT_SECRET_KEY`.
  */
 export async function startServer(options: StartServerOptions = {}): Promise<RunningServer> {
-  const env = process.env;
+  const env = secretKeysFromEnv();
   const message = options.message ?? ((line: string) => process.stderr.write(`${line}\n`));
-  const databaseUrl = options.databaseUrl ?? (env.DATABASE_URL || undefined);
+  const databaseUrl = options.databaseUrl ?? databaseUrlFromEnv();
   const dataDir = options.dataDir ?? DEFAULT_DATA_DIR;
   const key = resolveSecretKey({
-    value: options.secretKey ?? env.MT_SECRET_KEY,
-    previous: options.previousSecretKeys ?? env.MT_SECRET_KEY_PREVIOUS,
+    value: options.secretKey ?? env.value,
+    previous: options.previousSecretKeys ?? env.previous,
     dataDir: databaseUrl ? undefined : dataDir,
   });
   if (key.warning) message(`warning: ${key.warning}`);
@@ -88,7 +89,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
       db,
       secretKey: key.keyring,
       egress: options.egress,
-      platformOrigin: options.platformOrigin ?? (env.MT_PUBLIC_URL || undefined),
+      platformOrigin: options.platformOrigin ?? publicUrlFromEnv(),
       logger: options.logger,
       worker: options.worker ?? {},
       bootstrap: false,
@@ -97,7 +98,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     await app.listen({ port: options.port ?? 8080, host });
     // Only a server that listens makes (and prints) the first admin key: one that cannot start loses none.
     await bootstrapDatabase(db, {
-      bootstrapKey: options.bootstrapKey ?? (env.MT_BOOTSTRAP_KEY || undefined),
+      bootstrapKey: options.bootstrapKey ?? bootstrapKeyFromEnv(),
       onBootstrapKey: (k) =>
         message(`Created namespace "default" and its first admin key (shown once, keep it):\n  ${k}`),
     });

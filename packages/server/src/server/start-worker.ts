@@ -13,6 +13,7 @@ import {
 } from '@maitento/store';
 import { logInternalErrors } from '../internal/internal-errors.js';
 import { platformCalls } from '../internal/platform-calls.js';
+import { publicUrlFromEnv, secretKeysFromEnv } from './settings.js';
 
 /** Options of {@link startWorker}; every one has a default from the environment. */
 export interface StartWorkerOptions {
@@ -45,17 +46,17 @@ export interface RunningWorker {
  * as the server does (same egress rules, same platform tokens), and takes runs from the queue.
  */
 export async function startWorker(options: StartWorkerOptions): Promise<RunningWorker> {
-  const env = process.env;
+  const env = secretKeysFromEnv();
   const key = resolveSecretKey({
-    value: options.secretKey ?? env.MT_SECRET_KEY,
-    previous: env.MT_SECRET_KEY_PREVIOUS,
+    value: options.secretKey ?? env.value,
+    previous: env.previous,
   });
   const db = await openDatabase({ databaseUrl: options.databaseUrl });
   try {
     await migrate(db);
     // Refuses to start (api:secrets:key-id-missing) when stored secrets are under a key this worker lacks.
     await checkSecretKeys(db, key.keyring);
-    const platformOrigin = options.platformOrigin ?? (env.MT_PUBLIC_URL || undefined);
+    const platformOrigin = options.platformOrigin ?? publicUrlFromEnv();
     const gateway = createGateway({
       policy: egressPolicyFromEnv(),
       resolver: options.resolver,

@@ -1,0 +1,83 @@
+import { approvalTtlMsFromEnv } from '@maitento/engine';
+import type { McpSettings } from '../mcp/settings.js';
+
+// The one module of the server that reads the environment (docs/configuration.md). The engine reads its own
+// (MT_APPROVAL_TTL included, taken from it here); the egress rules (MT_EGRESS_*) are read by @maitento/egress.
+
+/** How long an approval made over MCP stays valid when MT_APPROVAL_TTL is unset: one hour. */
+export const DEFAULT_MCP_APPROVAL_TTL_MS = 3_600_000;
+
+// Unset and empty are the same: not set.
+function envText(name: string): string | undefined {
+  return process.env[name] || undefined;
+}
+
+function envSeconds(name: string): number | undefined {
+  const raw = process.env[name]?.trim();
+  if (raw === undefined || raw === '') return undefined;
+  const value = Number(raw);
+  return Number.isFinite(value) && value > 0 ? value * 1000 : undefined;
+}
+
+// A whole number of at least 1, or `fallback` when unset or unusable.
+function envLimit(name: string, fallback: number): number {
+  const raw = process.env[name]?.trim();
+  const value = raw === undefined || raw === '' ? Number.NaN : Number(raw);
+  return Number.isInteger(value) && value >= 1 ? value : fallback;
+}
+
+/** `DATABASE_URL`: PostgreSQL's connection string, or undefined for the embedded PGlite. */
+export function databaseUrlFromEnv(): string | undefined {
+  return envText('DATABASE_URL');
+}
+
+/** `MT_PUBLIC_URL`: this server's public origin, the only target of `auth = "Maitento"` connectors. */
+export function publicUrlFromEnv(): string | undefined {
+  return envText('MT_PUBLIC_URL');
+}
+
+/** `MT_BOOTSTRAP_KEY`: the first admin key on an empty database. */
+export function bootstrapKeyFromEnv(): string | undefined {
+  return envText('MT_BOOTSTRAP_KEY');
+}
+
+/** `MT_SECRET_KEY` and `MT_SECRET_KEY_PREVIOUS`: the master key and the keys a rotation moves away from. */
+export function secretKeysFromEnv(): { value: string | undefined; previous: string | undefined } {
+  return { value: process.env.MT_SECRET_KEY, previous: process.env.MT_SECRET_KEY_PREVIOUS };
+}
+
+/** `MT_LOG_LEVEL`: the server's log level (default info). */
+export function logLevelFromEnv(): string {
+  return process.env.MT_LOG_LEVEL ?? 'info';
+}
+
+/** `MT_LOG_SLOW_MS`: requests slower than this many milliseconds are logged at info (default 1000). */
+export function slowRequestMsFromEnv(): number {
+  const raw = process.env.MT_LOG_SLOW_MS;
+  const value = Number(raw);
+  return Number.isFinite(value) && value >= 0 && raw !== '' ? value : 1000;
+}
+
+/** `MT_RUN_STREAMS_PER_KEY`: the most run event streams one API key holds open at once (default 20). */
+export function runStreamsPerKeyFromEnv(): number {
+  return envLimit('MT_RUN_STREAMS_PER_KEY', 20);
+}
+
+/**
+ * The MCP settings from the environment: `MT_MCP_APPROVAL_WAIT`, `MT_MCP_LIST_POLL`, `MT_MCP_SESSION_IDLE` (seconds),
+ * `MT_APPROVAL_TTL` (the engine's reader), `MT_MCP_SESSIONS_PER_KEY`.
+ */
+export function mcpSettingsFromEnv(overrides: Partial<McpSettings> = {}): McpSettings {
+  return {
+    // Under the 60 s request timeout of the SDK's clients (and of most hosts), so the answer arrives in time.
+    approvalWaitMs: envSeconds('MT_MCP_APPROVAL_WAIT') ?? 45_000,
+    approvalPollMs: 2_000,
+    progressMs: 5_000,
+    // An approval made outside a run has no run to end it: without MT_APPROVAL_TTL it lives an hour (docs/mcp.md).
+    approvalTtlMs: approvalTtlMsFromEnv() ?? DEFAULT_MCP_APPROVAL_TTL_MS,
+    listChangedPollMs: envSeconds('MT_MCP_LIST_POLL') ?? 5_000,
+    sessionIdleMs: envSeconds('MT_MCP_SESSION_IDLE') ?? 30 * 60_000,
+    sessionsPerKey: envLimit('MT_MCP_SESSIONS_PER_KEY', 20),
+    ...overrides,
+  };
+}
