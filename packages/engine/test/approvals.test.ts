@@ -1,5 +1,6 @@
+import { ordersRepo } from '@maitento/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeWorld, ordersRepo, startUpstream, waitFor, type World } from './helpers.js';
+import { makeWorld, startUpstream, waitFor, type World } from './helpers.js';
 
 let world: World;
 let upstream: Awaited<ReturnType<typeof startUpstream>>;
@@ -12,7 +13,7 @@ beforeAll(async () => {
   upstream = await startUpstream(() => ({ body: { refunded: true } }));
   world = await makeWorld();
   await world.secret('orders-key', 'sk-orders-123');
-  await world.deployFiles(ordersRepo(upstream.url));
+  await world.deployFiles(ordersRepo({ origin: upstream.url }));
 });
 afterAll(async () => {
   await world?.close();
@@ -67,7 +68,7 @@ describe('approvals', () => {
     expect(done.status).toBe('Completed');
     const posts = upstream.seen.filter((s) => s.method === 'POST');
     expect(posts).toHaveLength(1);
-    expect(posts[0]!.url).toBe('/orders/A-1001/refunds');
+    expect(posts[0]!.url).toBe('/orders/A-1001/refund');
     expect(JSON.parse(posts[0]!.body)).toEqual({ amount: 12.5, reason: 'Blue mug arrived smashed' });
     const events = await engine.listEvents(world.ns, started.id);
     const rejected = events.filter((e) => e.type === 'tool-result')[0]!.data;

@@ -1,3 +1,4 @@
+import { ordersRepo } from '@maitento/testkit';
 import { randomUUID } from 'node:crypto';
 import { isPreparedRequest } from '@maitento/gateway';
 import { engineErrors } from '@maitento/engine';
@@ -10,7 +11,7 @@ import {
   insertApproval,
 } from '@maitento/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeWorld, ordersRepo, startUpstream, waitFor, type World } from './helpers.js';
+import { makeWorld, startUpstream, waitFor, type World } from './helpers.js';
 
 // Models reuse tool call ids (`call_0` in every turn, even twice in one turn): an approval belongs to one call of
 // one turn, the call's identity being (run, turn, index), never the model's id.
@@ -29,7 +30,7 @@ beforeAll(async () => {
   world = await makeWorld();
   await world.secret('orders-key', 'sk-orders-123');
   // get-order is a GET (no Idempotency-Key header) that needs a person's approval.
-  const files = ordersRepo(upstream.url).map((f) =>
+  const files = ordersRepo({ origin: upstream.url }).map((f) =>
     f.path.endsWith('get-order.mtr') ? { ...f, content: `${f.content}requiresApproval = true\n` } : f,
   );
   await world.deployFiles(files);

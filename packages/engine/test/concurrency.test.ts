@@ -2,11 +2,11 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createOpenAI } from '@ai-sdk/openai';
 import { type ModelResolver, RUN_QUEUE, type RunEvent } from '@maitento/engine';
-import { createFakeOpenAI, type FakeModelRequest, type FakeModelServer } from '@maitento/testkit';
+import { createFakeOpenAI, type FakeModelRequest, type FakeModelServer, ordersRepo } from '@maitento/testkit';
 import { openWakeups } from '@maitento/store';
 import { PgBoss } from 'pg-boss';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeWorld, ordersRepo, startUpstream, waitFor, type World } from './helpers.js';
+import { makeWorld, startUpstream, waitFor, type World } from './helpers.js';
 
 let world: World;
 let upstream: Awaited<ReturnType<typeof startUpstream>>;
@@ -20,7 +20,7 @@ beforeAll(async () => {
   });
   world = await makeWorld();
   await world.secret('orders-key', 'sk-orders-123');
-  await world.deployFiles(ordersRepo(upstream.url, { model: 'openai:fake', refundApproval: false }));
+  await world.deployFiles(ordersRepo({ origin: upstream.url, model: 'openai:fake', refundApproval: false }));
 });
 afterAll(async () => {
   await world?.close();

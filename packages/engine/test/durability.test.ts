@@ -1,3 +1,4 @@
+import { ordersRepo } from '@maitento/testkit';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createOpenAI } from '@ai-sdk/openai';
@@ -5,7 +6,7 @@ import { modelsFromEnvironment, RUN_QUEUE } from '@maitento/engine';
 import { createApiKey, deleteApiKey } from '@maitento/store';
 import { PgBoss } from 'pg-boss';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freshPglite, makeWorld, ordersRepo, startUpstream, waitFor, type World } from './helpers.js';
+import { freshPglite, makeWorld, startUpstream, waitFor, type World } from './helpers.js';
 
 let world: World;
 let upstream: Awaited<ReturnType<typeof startUpstream>>;
@@ -17,7 +18,7 @@ beforeAll(async () => {
   upstream = await startUpstream((req) => ({ body: { order: req.url } }));
   world = await makeWorld();
   await world.secret('orders-key', 'sk-orders-123');
-  await world.deployFiles(ordersRepo(upstream.url));
+  await world.deployFiles(ordersRepo({ origin: upstream.url }));
 });
 afterAll(async () => {
   await world?.close();
@@ -30,7 +31,7 @@ describe('durability', () => {
       { toolCalls: [{ name: 'refund-order', arguments: { request: { amount: 1, reason: 'r' } } }] },
       { text: 'done' },
     ]);
-    await world.deployFiles(ordersRepo(upstream.url, { refundApproval: false }));
+    await world.deployFiles(ordersRepo({ origin: upstream.url, refundApproval: false }));
     const first = await world.engine();
     upstream.delayMs = 1500;
     const started = await first.startRun(world.ns, 'refund', { inputs: { message: 'x', orderId: 'K-1' } });
@@ -52,7 +53,7 @@ describe('durability', () => {
     expect(types.filter((t) => t === 'tool-call-started')).toHaveLength(1);
     expect(types.filter((t) => t === 'tool-result')).toHaveLength(1);
     await second.close();
-    await world.deployFiles(ordersRepo(upstream.url));
+    await world.deployFiles(ordersRepo({ origin: upstream.url }));
   });
 
   it('does not retry a started call after the stop when the key that started the run was deleted meanwhile', async () => {
@@ -60,7 +61,7 @@ describe('durability', () => {
       { toolCalls: [{ name: 'refund-order', arguments: { request: { amount: 2, reason: 'r' } } }] },
       { text: 'done' },
     ]);
-    await world.deployFiles(ordersRepo(upstream.url, { refundApproval: false }));
+    await world.deployFiles(ordersRepo({ origin: upstream.url, refundApproval: false }));
     const key = await createApiKey(world.db, world.ns, { role: 'user', name: 'leaving' });
     // A stop past its drain deadline cuts the call off: the run is handed on with the call started and no result.
     const first = await world.engine({ drainMs: 100 });
@@ -84,7 +85,7 @@ describe('durability', () => {
     const result = (await second.listEvents(world.ns, run.id)).find((e) => e.type === 'tool-result')!;
     expect(result.data.code).toBe('api:calls:key-deleted');
     await second.close();
-    await world.deployFiles(ordersRepo(upstream.url));
+    await world.deployFiles(ordersRepo({ origin: upstream.url }));
   });
 
   it('heartbeats a run it holds longer than the 10 s heartbeat: pg-boss does not retry it, one POST', async () => {
@@ -92,7 +93,7 @@ describe('durability', () => {
       { toolCalls: [{ name: 'refund-order', arguments: { request: { amount: 1, reason: 'r' } } }] },
       { text: 'done' },
     ]);
-    await world.deployFiles(ordersRepo(upstream.url, { refundApproval: false }));
+    await world.deployFiles(ordersRepo({ origin: upstream.url, refundApproval: false }));
     const engine = await world.engine();
     upstream.delayMs = 14_000;
     try {
@@ -108,7 +109,7 @@ describe('durability', () => {
     } finally {
       upstream.delayMs = 0;
       await engine.close();
-      await world.deployFiles(ordersRepo(upstream.url));
+      await world.deployFiles(ordersRepo({ origin: upstream.url }));
     }
   }, 60_000);
 
@@ -148,9 +149,9 @@ describe('durability', () => {
       ['openai:fail', 'api:models:error'],
       ['openai:garbage', 'api:models:invalid-response'],
     ] as const) {
-      await world.deployFiles(ordersRepo(upstream.url, { model: spec }));
+      await world.deployFiles(ordersRepo({ origin: upstream.url, model: spec }));
       const failing = await engine.startRun(world.ns, 'support', { inputs: { message: 'x' } });
-      await world.deployFiles(ordersRepo(upstream.url));
+      await world.deployFiles(ordersRepo({ origin: upstream.url }));
       world.script('support', [{ text: 'fine' }]);
       const fine = await engine.startRun(world.ns, 'support', { inputs: { message: 'y' } });
       const [a, b] = await Promise.all([waitFor(engine, world.ns, failing.id), waitFor(engine, world.ns, fine.id)]);
@@ -172,7 +173,7 @@ describe('durability', () => {
     try {
       earlier.script('support', [{ text: 'adopted' }]);
       await earlier.secret('orders-key', 'k');
-      await earlier.deployFiles(ordersRepo(upstream.url));
+      await earlier.deployFiles(ordersRepo({ origin: upstream.url }));
       const api = await earlier.engine({ worker: false });
       const started = await api.startRun(earlier.ns, 'support', { inputs: { message: 'x' } });
       await api.close();
@@ -196,7 +197,7 @@ describe('durability', () => {
     try {
       pglite.script('support', [get('G-1'), { text: 'on pglite' }]);
       await pglite.secret('orders-key', 'k');
-      await pglite.deployFiles(ordersRepo(upstream.url));
+      await pglite.deployFiles(ordersRepo({ origin: upstream.url }));
       let begin = performance.now();
       const engine = await pglite.engine();
       const startMs = performance.now() - begin;

@@ -1,3 +1,4 @@
+import { ordersRepo } from '@maitento/testkit';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { compileRepo } from '@maitento/lang';
 import { createEgressPolicy } from '@maitento/egress';
@@ -11,7 +12,7 @@ import {
   rotateSecretKeys,
 } from '@maitento/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeWorld, ordersRepo, type Seen, startUpstream, waitFor, type World } from './helpers.js';
+import { makeWorld, type Seen, startUpstream, waitFor, type World } from './helpers.js';
 
 // Secrets chosen by the run (inputs.functions.auth) and secrets changing under runs: each test runs the real
 // engine on PostgreSQL with the scripted model against a real upstream on 127.0.0.1 that records the key it got.
@@ -86,7 +87,7 @@ beforeAll(async () => {
   ids.beta = await world.secret('beta-shop', 'sk-beta-shop-key');
   await createNamespace(world.db, 'other');
   ids.other = (await createSecret(world.db, world.secretKey, 'other', { name: 'other-key', value: 'sk-other-ns' })).id;
-  await world.deployFiles([...ordersRepo(upstream.url), ...extraFiles]);
+  await world.deployFiles([...ordersRepo({ origin: upstream.url }), ...extraFiles]);
 });
 
 afterAll(async () => {
@@ -229,7 +230,7 @@ describe('secrets chosen by the run', () => {
           path: 'interactions/one-shot/other.mtr',
           content: `agent = { name = "S" agent = @ref("other-agent") }\ntask = "%%message%%"\ninputs.prompts = [ { name = "message" description = "m" required = true } ]\n`,
         },
-        ...ordersRepo(upstream.url),
+        ...ordersRepo({ origin: upstream.url }),
       ],
       { egress: createEgressPolicy({ allow: '127.0.0.1/32' }), knownSecrets: ['orders-key', 'other-key'] },
     );
@@ -267,7 +268,7 @@ describe('secrets changing under runs', () => {
     await rotateSecret(world.db, world.secretKey, world.ns, ids.orders, 'sk-tool-own-key-v2');
     await engine.answerRunApproval(world.ns, started.id, undefined, { decision: 'approve', by });
     expect((await waitFor(engine, world.ns, started.id)).status).toBe('Completed');
-    const refunds = upstream.seen.filter((s) => s.url.startsWith('/orders/P-1/refunds'));
+    const refunds = upstream.seen.filter((s) => s.url.startsWith('/orders/P-1/refund'));
     expect(refunds.map((c) => c.headers['x-api-key'])).toEqual(['sk-tool-own-key-v2']);
     await rotateSecret(world.db, world.secretKey, world.ns, ids.orders, 'sk-tool-own-key');
   });

@@ -1,6 +1,7 @@
+import { ordersRepo } from '@maitento/testkit';
 import { setVersionEnabled } from '@maitento/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeWorld, ordersRepo, startUpstream, waitFor, type World } from './helpers.js';
+import { makeWorld, startUpstream, waitFor, type World } from './helpers.js';
 
 let world: World;
 let upstream: Awaited<ReturnType<typeof startUpstream>>;
@@ -9,7 +10,7 @@ beforeAll(async () => {
   upstream = await startUpstream((req) => ({ body: { order: req.url, status: 'shipped' } }));
   world = await makeWorld();
   await world.secret('orders-key', 'sk-orders-123');
-  await world.deployFiles(ordersRepo(upstream.url));
+  await world.deployFiles(ordersRepo({ origin: upstream.url }));
 });
 afterAll(async () => {
   await world?.close();
@@ -142,7 +143,7 @@ describe('runs', () => {
     const started = await engine.startRun(world.ns, 'support', { inputs: { message: 'pin' } });
     const pinnedTool = started.versions.find((v) => v.kind === 'connector' && v.name === 'orders-get')!;
     // A new connector version pointing elsewhere: the run must keep its own.
-    await world.deployFiles(ordersRepo(`${upstream.url}/moved`));
+    await world.deployFiles(ordersRepo({ origin: `${upstream.url}/moved` }));
     await waitFor(engine, world.ns, started.id, (r) => r.status !== 'Running', 10_000).catch(() => undefined);
     upstream.delayMs = 0;
     const run = await engine.getRun(world.ns, started.id);

@@ -10,10 +10,10 @@ import {
   setVersionEnabled,
   type StoreCache,
 } from '@maitento/store';
-import { createTestDatabase, type TestDatabase } from '@maitento/testkit';
+import { createTestDatabase, type TestDatabase, ordersRepo } from '@maitento/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningEngine } from '@maitento/engine';
-import { makeWorld, ordersRepo, type Seen, startUpstream, waitFor, type World } from './helpers.js';
+import { makeWorld, type Seen, startUpstream, waitFor, type World } from './helpers.js';
 
 let database: TestDatabase;
 let world: World;
@@ -68,7 +68,7 @@ beforeAll(async () => {
   database = await createTestDatabase('mt_engine_cache');
   world = await makeWorld(createPgDb(database.url));
   await world.secret('orders-key', 'sk-orders-key');
-  await world.deployFiles(ordersRepo(upstream.url));
+  await world.deployFiles(ordersRepo({ origin: upstream.url }));
   dbB = recording(createPgDb(database.url));
   cacheA = await createStoreCache(world.db, { secretKey: world.secretKey });
   cacheB = await createStoreCache(dbB, { secretKey: world.secretKey });

@@ -7,7 +7,7 @@ import { createEngine, type Engine, type ModelResolver, modelsFromEnvironment, s
 import { createGateway } from '@maitento/gateway';
 import { createServer, type ServerOptions } from '@maitento/server';
 import { createPgDb, type Db, migrate } from '@maitento/store';
-import { createTestDatabase, startRecordingUpstream, type TestDatabase } from '@maitento/testkit';
+import { createTestDatabase, ordersRepo, startRecordingUpstream, type TestDatabase } from '@maitento/testkit';
 import type { FastifyInstance } from 'fastify';
 import { auth, localResolver } from './helpers.js';
 
@@ -72,66 +72,15 @@ export interface RunsWorld {
 /** The secret value the orders upstream expects; it must never show in a run, an event or an approval. */
 export const ORDERS_SECRET = `sk-orders-${randomBytes(8).toString('hex')}`;
 
+// The orders repo of testkit, and an agent whose model waits at a gate (to hold a run in flight).
 function repoFiles(origin: string) {
   return [
-    {
-      path: 'connectors/open-api/orders-get.mtr',
-      content: `method = "GET"
-url = "${origin}/orders/{orderId}"
-description = "One order by its id"
-auth = "Header"
-parameters.path = [ { name = "orderId" description = "The order id" } ]
-`,
-    },
-    {
-      path: 'connectors/open-api/orders-refund.mtr',
-      content: `method = "POST"
-url = "${origin}/orders/{orderId}/refund"
-description = "Refunds an amount of an order"
-auth = "Header"
-parameters.path = [ { name = "orderId" description = "The order id" } ]
-schema.request = {
-  type = "object"
-  properties = { amount = { type = "number" } reason = { type = "string" } }
-  required = ["amount", "reason"]
-  additionalProperties = false
-}
-`,
-    },
-    {
-      path: 'external-operations/open-api/get-order.mtr',
-      content: `connector = @ref("orders-get")
-guidance = "Looks up an order."
-auth = { header = "X-Api-Key" secret = @ref("orders-key") }
-`,
-    },
-    {
-      path: 'external-operations/open-api/refund-order.mtr',
-      content: `connector = @ref("orders-refund")
-guidance = "Refunds an order."
-auth = { header = "X-Api-Key" secret = @ref("orders-key") }
-requiresApproval = true
-`,
-    },
-    {
-      path: 'agents/support-agent.mtr',
-      content: `model = "scripted:support"
-instructions = "Help customers."
-functions = [ { ref = @ref("get-order") }, { ref = @ref("refund-order") } ]
-`,
-    },
+    ...ordersRepo({ origin }),
     {
       path: 'agents/slow-agent.mtr',
       content: `model = "scripted:gated"
 instructions = "Take your time."
 functions = [ { ref = @ref("get-order") } ]
-`,
-    },
-    {
-      path: 'interactions/one-shot/support.mtr',
-      content: `agent = { name = "Support" agent = @ref("support-agent") }
-task = "A customer writes: %%message%%"
-inputs.prompts = [ { name = "message" description = "What the customer wrote" required = true } ]
 `,
     },
     {

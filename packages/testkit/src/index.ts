@@ -16,6 +16,7 @@ export type {
   FakeToolCall,
   FakeTurn,
 } from './fake-models.js';
+export { type OrdersRepoOptions, ordersRepo, type RepoFile } from './orders-repo.js';
 export { copyPgliteTemplate, pgliteTemplate } from './pglite-template.js';
 export { selfSignedCertificate } from './tls.js';
 export { startTcpProxy } from './tcp-proxy.js';

@@ -1,12 +1,7 @@
 import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-
-/** One file of a config repo. */
-export interface RepoFile {
-  path: string;
-  content: string;
-}
+import { ordersRepo, type RepoFile } from '@maitento/testkit';
 
 /** Choices of {@link runsRepoFiles}. */
 export interface RunsRepoOptions {
@@ -23,14 +18,13 @@ export interface RunsRepoOptions {
 }
 
 /**
- * A small config repo modelled on the example repo at the root (weather, the support desk with
- * get-order and refund-order that requires approval), with every connector on a local upstream,
- * plus a ticket tool (a POST without approval) and the weather flow on an Anthropic model.
+ * A small config repo modelled on the example repo at the root (weather, and testkit's orders repo: the support
+ * desk with get-order and refund-order that requires approval), with every connector on a local upstream, plus a
+ * ticket tool (a POST without approval) and the weather flow on an Anthropic model.
  */
 export function runsRepoFiles(options: RunsRepoOptions): RepoFile[] {
   const { origin } = options;
   const forecastPath = options.forecastPath ?? '/v1/forecast';
-  const refundPath = options.refundPath ?? '/orders/{orderId}/refund';
   const openai = options.openaiModel ?? 'openai:gpt-4o-mini';
   const anthropic = options.anthropicModel ?? 'anthropic:claude-sonnet-4-5';
   const weatherAgent = (model: string) => `model = "${model}"
@@ -60,6 +54,8 @@ inputs.functions.binding = [
 ]
 `;
   return [
+    // The orders connectors, tools and support agent (secret orders-api-key, as in the example repo).
+    ...ordersRepo({ origin, model: openai, secret: 'orders-api-key', refundPath: options.refundPath }),
     {
       path: 'connectors/open-api/open-meteo-forecast.mtr',
       content: `method = "GET"
@@ -71,37 +67,6 @@ parameters.query = [
   { name = "current" description = "Comma-separated list of current weather variables" },
   { name = "temperature_unit" description = "celsius or fahrenheit" }
 ]
-`,
-    },
-    {
-      path: 'connectors/open-api/orders-get-order.mtr',
-      content: `method = "GET"
-url = "${origin}/orders/{orderId}"
-description = "One order of the shop: its items, amounts, status and delivery address"
-auth = "Header"
-parameters.path = [
-  { name = "orderId" description = "The order's id, for example A-1001" }
-]
-`,
-    },
-    {
-      path: 'connectors/open-api/orders-refund-order.mtr',
-      content: `method = "POST"
-url = "${origin}${refundPath}"
-description = "Refunds an amount of an order to the customer"
-auth = "Header"
-parameters.path = [
-  { name = "orderId" description = "The order's id, for example A-1001" }
-]
-schema.request = {
-  type = "object"
-  properties = {
-    amount = { type = "number" description = "The amount to refund" exclusiveMinimum = 0 }
-    reason = { type = "string" description = "Why, in words the customer will read" }
-  }
-  required = ["amount", "reason"]
-  additionalProperties = false
-}
 `,
     },
     {
@@ -127,27 +92,6 @@ guidance = "Gets the current temperature, the wind speed and the WMO weather cod
 `,
     },
     {
-      path: 'external-operations/open-api/get-order.mtr',
-      content: `connector = @ref("orders-get-order")
-guidance = "Gets one order by its id (such as A-1001). Use it before you answer any question about an order."
-auth = {
-  header = "X-Api-Key"
-  secret = @ref("orders-api-key")
-}
-`,
-    },
-    {
-      path: 'external-operations/open-api/refund-order.mtr',
-      content: `connector = @ref("orders-refund-order")
-guidance = "Refunds an amount of an order. Look the order up first and refund no more than was paid."
-auth = {
-  header = "X-Api-Key"
-  secret = @ref("orders-api-key")
-}
-requiresApproval = true
-`,
-    },
-    {
       path: 'external-operations/open-api/create-ticket.mtr',
       content: `connector = @ref("tickets-create")
 guidance = "Opens a support ticket with a one-line subject."
@@ -155,16 +99,6 @@ guidance = "Opens a support ticket with a one-line subject."
     },
     { path: 'agents/weather-assistant.mtr', content: weatherAgent(openai) },
     { path: 'agents/weather-assistant-claude.mtr', content: weatherAgent(anthropic) },
-    {
-      path: 'agents/support-agent.mtr',
-      content: `model = "${openai}"
-instructions = "You are the support desk of an online shop. Look up the customer's order before you answer. Refund only damaged items."
-functions = [
-  { ref = @ref("get-order") },
-  { ref = @ref("refund-order") }
-]
-`,
-    },
     {
       path: 'agents/ticket-agent.mtr',
       content: `model = "${openai}"
