@@ -3,7 +3,8 @@ import { createGateway, type Gateway, type ToolCallInput, toolResultText } from 
 import type { Connector, FunctionBinding, Tool } from '@maitento/lang';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { currentWeather, knowledgeSearch, openMeteoForecast, searchHandbook } from './helpers/resources.js';
-import { json, startUpstream, type Upstream } from './helpers/upstream.js';
+import { startRecordingUpstream, type Upstream } from '@maitento/testkit';
+import { json } from './helpers/upstream.js';
 
 // An attacker's view of one call: the model's arguments, the upstream's answers and DNS are hostile.
 
@@ -30,7 +31,8 @@ let gateway: Gateway;
 let quick: Gateway;
 
 beforeAll(async () => {
-  upstream = await startUpstream((req, res, body) => {
+  upstream = await startRecordingUpstream((req, res) => {
+    const { body } = req;
     const url = new URL(req.url ?? '/', 'http://x');
     const key = String(req.headers['x-api-key'] ?? '');
     switch (url.pathname) {
@@ -86,13 +88,13 @@ beforeAll(async () => {
         res.end(`{"__proto__":{"polluted":"${key}"},"kept":true}`);
         return;
       case '/reset':
-        req.socket.destroy();
+        res.socket?.destroy();
         return;
       default:
         json(res, 200, { url: req.url, body, method: req.method });
     }
   });
-  elsewhere = await startUpstream((req, res) => json(res, 200, { url: req.url }), { host: '127.0.0.2' });
+  elsewhere = await startRecordingUpstream((req, res) => json(res, 200, { url: req.url }), { host: '127.0.0.2' });
   const policy = createEgressPolicy({ allow: '127.0.0.1/32' });
   gateway = createGateway({ policy, resolver });
   quick = createGateway({ policy, resolver, timeoutMs: 300 });
@@ -138,7 +140,7 @@ function probe(path: string, extra: Partial<ToolCallInput> = {}, via: Gateway = 
 }
 
 function received(from = upstream) {
-  return from.received.length;
+  return from.requests.length;
 }
 
 describe('arguments that try to reach bound fields', () => {
@@ -216,7 +218,7 @@ describe('arguments that try to reach bound fields', () => {
       },
     });
     expect(result.ok).toBe(true);
-    const sent = new URL(upstream.received.at(-1)?.url ?? '', 'http://x').searchParams;
+    const sent = new URL(upstream.requests.at(-1)?.url ?? '', 'http://x').searchParams;
     expect(sent.getAll('current')).toEqual(['temperature_2m,wind_speed_10m,weather_code']);
     expect(sent.get('temperature_unit')).toBe('celsius&current=precipitation#x');
   });
@@ -266,7 +268,7 @@ describe('path values that try to leave their segment', () => {
   ])('encodes %j into one segment', async (value, path) => {
     const result = await order(value);
     expect(result.ok, JSON.stringify(result)).toBe(true);
-    expect(upstream.received.at(-1)?.url).toBe(path);
+    expect(upstream.requests.at(-1)?.url).toBe(path);
   });
 
   it('refuses a path value that is not well-formed Unicode as an invalid argument, not a transport failure', async () => {
@@ -325,7 +327,7 @@ describe('hostile Location headers', () => {
   it('follows a relative Location on the same origin, with the credential', async () => {
     const result = await to('../plain?x=1');
     expect(result.ok).toBe(true);
-    expect(upstream.received.at(-1)).toMatchObject({ url: '/plain?x=1', headers: { 'x-api-key': secret } });
+    expect(upstream.requests.at(-1)).toMatchObject({ url: '/plain?x=1', headers: { 'x-api-key': secret } });
   });
 
   it('sends no credential to another origin reached through a scheme-relative Location', async () => {
@@ -333,8 +335,8 @@ describe('hostile Location headers', () => {
     try {
       const result = await probe(`/to?l=${encodeURIComponent(`//127.0.0.2:${elsewhere.port}/landed`)}`, {}, allowBoth);
       expect(result.ok).toBe(true);
-      expect(elsewhere.received.at(-1)?.url).toBe('/landed');
-      expect(elsewhere.received.at(-1)?.headers['x-api-key']).toBeUndefined();
+      expect(elsewhere.requests.at(-1)?.url).toBe('/landed');
+      expect(elsewhere.requests.at(-1)?.headers['x-api-key']).toBeUndefined();
     } finally {
       await allowBoth.close();
     }

@@ -2,7 +2,8 @@ import { createEgressPolicy } from '@maitento/egress';
 import { createGateway, type Gateway, gatewayErrors, isPreparedRequest, type ToolCallInput } from '@maitento/gateway';
 import type { Connector, Tool } from '@maitento/lang';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { json, startUpstream, type Upstream } from './helpers/upstream.js';
+import { startRecordingUpstream, type Upstream } from '@maitento/testkit';
+import { json } from './helpers/upstream.js';
 
 let upstream: Upstream;
 // The platform's own origin takes only auth = "Maitento" calls: header-auth calls go to another server.
@@ -11,8 +12,8 @@ let gateway: Gateway;
 let tokens = 0;
 
 beforeAll(async () => {
-  upstream = await startUpstream((_req, res) => json(res, 200, { done: true }));
-  platformApi = await startUpstream((_req, res) => json(res, 200, { done: true }));
+  upstream = await startRecordingUpstream((_req, res) => json(res, 200, { done: true }));
+  platformApi = await startRecordingUpstream((_req, res) => json(res, 200, { done: true }));
   gateway = createGateway({
     policy: createEgressPolicy({ allow: '127.0.0.1/32' }),
     // Every call gets a fresh platform token, as a real server issues them.
@@ -79,16 +80,16 @@ describe('the approval hash and callApproved', () => {
 
   it('sends an auth = "Maitento" call that requires approval after approval, although its platform token is new', async () => {
     const approved = await hashOf(input('Maitento'));
-    const before = platformApi.received.length;
+    const before = platformApi.requests.length;
     const result = await gateway.callApproved(input('Maitento'), { hash: approved, ...allow });
     expect(result.ok, JSON.stringify(result)).toBe(true);
-    expect(platformApi.received.slice(before)).toHaveLength(1);
-    expect(platformApi.received.at(-1)!.headers.authorization).toBe(`Bearer mt-token-${tokens}`);
+    expect(platformApi.requests.slice(before)).toHaveLength(1);
+    expect(platformApi.requests.at(-1)!.headers.authorization).toBe(`Bearer mt-token-${tokens}`);
   });
 
   it('sends nothing when the request differs from the approved one, or when consume refuses', async () => {
     const approved = await hashOf(input('Header'));
-    const before = upstream.received.length;
+    const before = upstream.requests.length;
     const changed = await gateway.callApproved(input('Header', { arguments: { request: { amount: 500 } } }), {
       hash: approved,
       ...allow,
@@ -99,12 +100,12 @@ describe('the approval hash and callApproved', () => {
       consume: async () => gatewayErrors.create('api:gateway:secret-not-found', { secret: 's', connector: 'c' }),
     });
     expect(refused).toMatchObject({ ok: false, code: 'api:gateway:secret-not-found' });
-    expect(upstream.received.length).toBe(before);
+    expect(upstream.requests.length).toBe(before);
   });
 
   it('refuses a tool that requires approval through call(), sending nothing', async () => {
-    const before = upstream.received.length;
+    const before = upstream.requests.length;
     expect(await gateway.call(input('Header'))).toMatchObject({ ok: false, code: 'api:approvals:required' });
-    expect(upstream.received.length).toBe(before);
+    expect(upstream.requests.length).toBe(before);
   });
 });

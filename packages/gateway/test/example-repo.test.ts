@@ -7,7 +7,8 @@ import { createGateway, type Gateway, isPreparedRequest } from '@maitento/gatewa
 import { type CompiledRepo, compileRepo, readConfigRepo } from '@maitento/lang';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fakeResolver } from './helpers/resolver.js';
-import { json, startUpstream, type Upstream } from './helpers/upstream.js';
+import { startRecordingUpstream, type Upstream } from '@maitento/testkit';
+import { json } from './helpers/upstream.js';
 
 // The top-level example repo, compiled by the real compiler, with each https://HOST rewritten to http://HOST:PORT
 // (the same names, resolved by a resolver the test controls to a server on 127.0.0.1).
@@ -18,7 +19,7 @@ let repo: CompiledRepo;
 let gateway: Gateway;
 
 beforeAll(async () => {
-  upstream = await startUpstream((req, res) => json(res, 200, { ok: true, url: req.url }));
+  upstream = await startRecordingUpstream((req, res) => json(res, 200, { ok: true, url: req.url }));
   dir = mkdtempSync(join(tmpdir(), 'mt-gateway-repo-'));
   for (const folder of ['connectors', 'external-operations', 'agents', 'interactions']) {
     cpSync(join(root, folder), join(dir, folder), { recursive: true });
@@ -76,7 +77,7 @@ describe('the compiled example repo through the gateway', () => {
     if (!isPreparedRequest(prepared)) throw new Error(JSON.stringify(prepared));
     const result = await gateway.callApproved(input, { hash: prepared.hash, consume: async () => undefined });
     expect(result.ok, JSON.stringify(result)).toBe(true);
-    const received = upstream.received.at(-1)!;
+    const received = upstream.requests.at(-1)!;
     expect(received).toMatchObject({
       method: 'POST',
       url: '/orders/A-1001/refund',
@@ -96,7 +97,7 @@ describe('the compiled example repo through the gateway', () => {
       runBindings,
     });
     expect(result.ok, JSON.stringify(result)).toBe(true);
-    expect(JSON.parse(upstream.received.at(-1)!.body)).toEqual({ query: 'parental leave', partitionId: 'kb-staff' });
+    expect(JSON.parse(upstream.requests.at(-1)!.body)).toEqual({ query: 'parental leave', partitionId: 'kb-staff' });
   });
 
   it('current-weather: the weather interaction binding default fills temperature_unit when the run leaves it out', async () => {
@@ -110,7 +111,7 @@ describe('the compiled example repo through the gateway', () => {
       runBindings,
     });
     expect(result.ok, JSON.stringify(result)).toBe(true);
-    expect(upstream.received.at(-1)!.url).toBe(
+    expect(upstream.requests.at(-1)!.url).toBe(
       '/v1/forecast?latitude=48.85&longitude=2.35&current=temperature_2m%2Cwind_speed_10m%2Cweather_code&temperature_unit=celsius',
     );
   });

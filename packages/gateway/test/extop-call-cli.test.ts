@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { json, startUpstream, type Upstream } from './helpers/upstream.js';
+import { startRecordingUpstream, type Upstream } from '@maitento/testkit';
+import { json } from './helpers/upstream.js';
 
 // The real `mt` (built by `npx tsc -b`, as `npm test` does first) on copies of the top-level example repo.
 const root = fileURLToPath(new URL('../../../', import.meta.url));
@@ -48,7 +49,8 @@ function run(
 }
 
 beforeAll(async () => {
-  upstream = await startUpstream((req, res, body) => {
+  upstream = await startRecordingUpstream((req, res) => {
+    const { body } = req;
     json(res, 200, { path: req.url, echoedKey: req.headers['x-api-key'] ?? null, body });
   });
   const local = `http://127.0.0.1:${upstream.port}`;
@@ -69,7 +71,7 @@ const weatherArgs = JSON.stringify({ additionalInputs: { 'query.latitude': 51.50
 
 describe('mt extop-call', () => {
   it('calls current-weather against a local server and prints the result as JSON', async () => {
-    const before = upstream.received.length;
+    const before = upstream.requests.length;
     const out = await run(
       ['extop-call', 'current-weather', '--args', weatherArgs, '--repo', localRepo, '--json'],
       allow,
@@ -77,7 +79,7 @@ describe('mt extop-call', () => {
     expect(out.code, out.stderr).toBe(0);
     const result = JSON.parse(out.stdout);
     expect(result).toMatchObject({ ok: true, status: 200 });
-    const [received] = upstream.received.slice(before);
+    const [received] = upstream.requests.slice(before);
     expect(received.method).toBe('GET');
     expect(received.url).toBe(
       '/v1/forecast?latitude=51.5072&longitude=-0.1276&current=temperature_2m%2Cwind_speed_10m%2Cweather_code',
@@ -100,22 +102,22 @@ describe('mt extop-call', () => {
       allow,
     );
     expect(out.code, out.stderr).toBe(0);
-    expect(upstream.received.at(-1)?.headers['x-api-key']).toBe('k-supersecret');
+    expect(upstream.requests.at(-1)?.headers['x-api-key']).toBe('k-supersecret');
     expect(JSON.parse(out.stdout).body).toMatchObject({ path: '/orders/A-1001', echoedKey: '[secret]' });
     expect(out.stdout + out.stderr).not.toContain('k-supersecret');
   });
 
   it('does not echo a --secret written without its NAME= (most likely the value itself)', async () => {
-    const before = upstream.received.length;
+    const before = upstream.requests.length;
     const out = await run(['extop-call', 'get-order', '--secret', 'k-typed-alone', '--repo', localRepo], allow);
     expect(out.code).toBe(1);
     expect(out.stderr).toContain('--secret');
     expect(out.stdout + out.stderr).not.toContain('k-typed-alone');
-    expect(upstream.received.length).toBe(before);
+    expect(upstream.requests.length).toBe(before);
   });
 
   it('without the secret says it could not be found, sends nothing and exits 1', async () => {
-    const before = upstream.received.length;
+    const before = upstream.requests.length;
     const out = await run(
       ['extop-call', 'get-order', '--args', '{"additionalInputs":{"path.orderId":"A-1"}}', '--repo', localRepo],
       allow,
@@ -124,7 +126,7 @@ describe('mt extop-call', () => {
     expect(out.stderr).toContain(
       'error [api:gateway:secret-not-found]: Could not find secret orders-api-key for connector orders-get-order',
     );
-    expect(upstream.received.length).toBe(before);
+    expect(upstream.requests.length).toBe(before);
   });
 
   it('fills a run-input binding from --input (the interaction that binds it is found) and an auth input picks the secret', async () => {
@@ -142,7 +144,7 @@ describe('mt extop-call', () => {
       allow,
     );
     expect(search.code, search.stderr).toBe(0);
-    expect(JSON.parse(upstream.received.at(-1)?.body ?? '')).toEqual({ query: 'holidays', partitionId: 'kb-7' });
+    expect(JSON.parse(upstream.requests.at(-1)?.body ?? '')).toEqual({ query: 'holidays', partitionId: 'kb-7' });
     const shop = await run(
       [
         'extop-call',
@@ -159,11 +161,11 @@ describe('mt extop-call', () => {
       allow,
     );
     expect(shop.code, shop.stderr).toBe(0);
-    expect(upstream.received.at(-1)?.headers['x-api-key']).toBe('k-second');
+    expect(upstream.requests.at(-1)?.headers['x-api-key']).toBe('k-second');
   });
 
   it('refuses a body that does not match the schema before sending, exit 1', async () => {
-    const before = upstream.received.length;
+    const before = upstream.requests.length;
     const out = await run(
       [
         'extop-call',
@@ -181,7 +183,7 @@ describe('mt extop-call', () => {
     );
     expect(out.code).toBe(1);
     expect(JSON.parse(out.stdout)).toMatchObject({ ok: false, code: 'api:gateway:request-invalid' });
-    expect(upstream.received.length).toBe(before);
+    expect(upstream.requests.length).toBe(before);
   });
 
   it('refuses a tool that requires approval unless --approve is given, and then makes the call', async () => {
@@ -197,24 +199,24 @@ describe('mt extop-call', () => {
       localRepo,
       '--json',
     ];
-    const before = upstream.received.length;
+    const before = upstream.requests.length;
     const refused = await run(args, allow);
     expect(refused.code).toBe(1);
     expect(JSON.parse(refused.stdout)).toMatchObject({ ok: false, code: 'api:approvals:required' });
-    expect(upstream.received.length).toBe(before);
+    expect(upstream.requests.length).toBe(before);
 
     // Without --json the refusal says what to do by hand: pass --approve.
     const told = await run(args.slice(0, -1), allow);
     expect(told.code).toBe(1);
     expect(told.stderr).toContain('error [api:approvals:required]');
     expect(told.stderr).toContain('pass --approve to approve this call yourself');
-    expect(upstream.received.length).toBe(before);
+    expect(upstream.requests.length).toBe(before);
 
     const approved = await run([...args, '--approve'], allow);
     expect(approved.code, approved.stderr).toBe(0);
     expect(JSON.parse(approved.stdout)).toMatchObject({ ok: true, status: 200 });
-    expect(upstream.received.length).toBe(before + 1);
-    expect(upstream.received.at(-1)?.url).toBe('/orders/A-1001/refund');
+    expect(upstream.requests.length).toBe(before + 1);
+    expect(upstream.requests.at(-1)?.url).toBe('/orders/A-1001/refund');
   });
 
   it('--dry-run prints the exact request for the real open-meteo URL, resolving through MT_RESOLVE, sending nothing', async () => {
@@ -272,14 +274,14 @@ describe('mt extop-call', () => {
   });
 
   it('with the default policy refuses a call that resolves to the local server, which sees nothing', async () => {
-    const before = upstream.received.length;
+    const before = upstream.requests.length;
     const connections = upstream.connections;
     const out = await run(['extop-call', 'current-weather', '--args', weatherArgs, '--repo', exampleRepo, '--json'], {
       MT_RESOLVE: 'api.open-meteo.com=127.0.0.1',
     });
     expect(out.code).toBe(1);
     expect(JSON.parse(out.stdout)).toMatchObject({ ok: false, code: 'api:connectors:address-blocked' });
-    expect(upstream.received.length).toBe(before);
+    expect(upstream.requests.length).toBe(before);
     expect(upstream.connections).toBe(connections);
   });
 

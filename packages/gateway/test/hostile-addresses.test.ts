@@ -3,7 +3,8 @@ import { createGateway, type Gateway } from '@maitento/gateway';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fakeResolver } from './helpers/resolver.js';
 import { getOrder, ordersGetOrder } from './helpers/resources.js';
-import { json, startUpstream, type Upstream } from './helpers/upstream.js';
+import { startRecordingUpstream, type Upstream } from '@maitento/testkit';
+import { json } from './helpers/upstream.js';
 
 const credential = { header: 'X-Api-Key', value: 'shop-key-123' };
 const resolver = fakeResolver({
@@ -17,7 +18,7 @@ let second: Upstream;
 let gateway: Gateway;
 
 beforeAll(async () => {
-  upstream = await startUpstream((req, res) => {
+  upstream = await startRecordingUpstream((req, res) => {
     const target = new URL(req.url ?? '/', 'http://x').searchParams.get('to');
     if (target) {
       res.writeHead(302, { location: target });
@@ -25,7 +26,7 @@ beforeAll(async () => {
     } else json(res, 200, { ok: true });
   });
   // Also loopback, but outside the allow-list (127.0.0.1/32): a stand-in for any private address.
-  second = await startUpstream((_req, res) => json(res, 200, { reached: true }), { host: '127.0.0.2' });
+  second = await startRecordingUpstream((_req, res) => json(res, 200, { reached: true }), { host: '127.0.0.2' });
   gateway = createGateway({ policy: createEgressPolicy({ allow: '127.0.0.1/32' }), resolver });
 });
 
@@ -70,7 +71,7 @@ describe('addresses refused at call time', () => {
   it('refuses 127.0.0.2 when only 127.0.0.1/32 is allowed, and the server there sees nothing', async () => {
     const result = await call(`http://second.example.com:${second.port}`);
     expect(result.code).toBe('api:connectors:address-blocked');
-    expect(second.received).toEqual([]);
+    expect(second.requests).toEqual([]);
     expect(second.connections).toBe(0);
   });
 
@@ -89,7 +90,7 @@ describe('redirect hops are checked like the first call', () => {
     ['localhost', () => `http://localhost:${upstream.port}/x`],
   ] as const) {
     it(`refuses a redirect to ${label}`, async () => {
-      const before = upstream.received.length;
+      const before = upstream.requests.length;
       const result = await gateway.call({
         tool: getOrder,
         connector: ordersGetOrder(`http://orders.example.com:${upstream.port}`),
@@ -106,8 +107,8 @@ describe('redirect hops are checked like the first call', () => {
       redirecting.connector.url += `?to=${encodeURIComponent(target())}`;
       const refused = await gateway.call(redirecting);
       expect(refused).toMatchObject({ ok: false, code: 'api:connectors:address-blocked' });
-      expect(upstream.received.length).toBe(before + 2);
-      expect(second.received).toEqual([]);
+      expect(upstream.requests.length).toBe(before + 2);
+      expect(second.requests).toEqual([]);
     });
   }
 
@@ -132,7 +133,7 @@ describe('a name whose address changes', () => {
       if (address === undefined) throw Object.assign(new Error('ENOTFOUND'), { code: 'ENOTFOUND' });
       return [{ address, family: 4 as const }];
     };
-    const closing = await startUpstream((_req, res) => json(res, 200, { ok: true }, { connection: 'close' }));
+    const closing = await startRecordingUpstream((_req, res) => json(res, 200, { ok: true }, { connection: 'close' }));
     const own = createGateway({ policy: createEgressPolicy({ allow: '127.0.0.1/32' }), resolver: flipping });
     try {
       const first = await own.call({
@@ -150,7 +151,7 @@ describe('a name whose address changes', () => {
         credential,
       });
       expect(second).toMatchObject({ ok: false, code: 'api:connectors:address-blocked' });
-      expect(closing.received.map((r) => r.url)).toEqual(['/orders/A-1']);
+      expect(closing.requests.map((r) => r.url)).toEqual(['/orders/A-1']);
     } finally {
       await own.close();
       await closing.close();
@@ -161,18 +162,18 @@ describe('a name whose address changes', () => {
 describe('path values', () => {
   for (const value of ['..', '.', '%2e%2e', '%2E%2e', '%2e', '.%2E', '%252e%252e', 'a\u0000b', 'line\nbreak', '']) {
     it(`refuses the path value ${JSON.stringify(value)} and sends nothing`, async () => {
-      const before = upstream.received.length;
+      const before = upstream.requests.length;
       const result = await call(`http://orders.example.com:${upstream.port}`, value);
       expect(result.ok).toBe(false);
       expect(result.code).toBe('api:gateway:path-invalid');
-      expect(upstream.received.length).toBe(before);
+      expect(upstream.requests.length).toBe(before);
     });
   }
 
   it('percent-encodes a path value, slashes and query characters included', async () => {
-    const before = upstream.received.length;
+    const before = upstream.requests.length;
     const result = await call(`http://orders.example.com:${upstream.port}`, "a/b?c=d#e f'");
     expect(result.ok).toBe(true);
-    expect(upstream.received[before].url).toBe('/orders/a%2Fb%3Fc%3Dd%23e%20f%27');
+    expect(upstream.requests[before].url).toBe('/orders/a%2Fb%3Fc%3Dd%23e%20f%27');
   });
 });

@@ -3,7 +3,8 @@ import { createEgressPolicy } from '@maitento/egress';
 import { createGateway, type Gateway, toolResultText } from '@maitento/gateway';
 import type { Connector, Tool } from '@maitento/lang';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { json, startUpstream, type Upstream } from './helpers/upstream.js';
+import { startRecordingUpstream, type Upstream } from '@maitento/testkit';
+import { json } from './helpers/upstream.js';
 
 const big = 'x'.repeat(300_000);
 const bomb = gzipSync(Buffer.alloc(64 * 1024 * 1024));
@@ -12,7 +13,8 @@ let gateway: Gateway;
 let quick: Gateway;
 
 beforeAll(async () => {
-  upstream = await startUpstream((req, res, body) => {
+  upstream = await startRecordingUpstream((req, res) => {
+    const { body } = req;
     const url = new URL(req.url ?? '/', 'http://x');
     switch (url.pathname) {
       case '/slow-headers':
@@ -219,10 +221,10 @@ describe('statuses and redirects', () => {
   it('follows five redirects and refuses the sixth', async () => {
     const five = await gateway.call({ tool, connector: connector('/hops?n=5'), arguments: {} });
     expect(five).toMatchObject({ ok: true, body: { arrived: true } });
-    const before = upstream.received.length;
+    const before = upstream.requests.length;
     const six = await gateway.call({ tool, connector: connector('/hops?n=6'), arguments: {} });
     expect(six).toMatchObject({ ok: false, code: 'api:gateway:too-many-redirects' });
-    expect(upstream.received.length - before).toBe(6);
+    expect(upstream.requests.length - before).toBe(6);
   });
 
   it('turns a POST into a GET without body on 303, and keeps method and body on 307', async () => {
@@ -235,16 +237,16 @@ describe('statuses and redirects', () => {
       });
     const other = await post('/see-other');
     expect(other.body).toMatchObject({ body: '' });
-    expect(upstream.received.at(-1)).toMatchObject({ method: 'GET', body: '' });
-    expect(upstream.received.at(-1)?.headers['content-type']).toBeUndefined();
-    const before = upstream.received.length;
+    expect(upstream.requests.at(-1)).toMatchObject({ method: 'GET', body: '' });
+    expect(upstream.requests.at(-1)?.headers['content-type']).toBeUndefined();
+    const before = upstream.requests.length;
     const kept = await post('/temporary');
     // Both hops of this one call, so the two keys compared below come from the same call's two requests.
-    expect(upstream.received.slice(before).map((r) => r.url)).toEqual(['/temporary', '/echo']);
-    expect(upstream.received.at(-1)).toMatchObject({ method: 'POST', body: '{"amount":1,"reason":"r"}' });
-    expect(upstream.received.at(-2)?.headers['idempotency-key']).toMatch(/^mt-[A-Za-z0-9_-]{32}$/);
-    expect(upstream.received.at(-1)?.headers['idempotency-key']).toBe(
-      upstream.received.at(-2)?.headers['idempotency-key'],
+    expect(upstream.requests.slice(before).map((r) => r.url)).toEqual(['/temporary', '/echo']);
+    expect(upstream.requests.at(-1)).toMatchObject({ method: 'POST', body: '{"amount":1,"reason":"r"}' });
+    expect(upstream.requests.at(-2)?.headers['idempotency-key']).toMatch(/^mt-[A-Za-z0-9_-]{32}$/);
+    expect(upstream.requests.at(-1)?.headers['idempotency-key']).toBe(
+      upstream.requests.at(-2)?.headers['idempotency-key'],
     );
     expect(kept.ok).toBe(true);
   });
@@ -252,7 +254,7 @@ describe('statuses and redirects', () => {
 
 describe('schemas', () => {
   it('refuses a body that does not match schema.request, lists what is wrong, and never reaches the endpoint', async () => {
-    const before = upstream.received.length;
+    const before = upstream.requests.length;
     const result = await gateway.call({
       tool,
       connector: connector('/refund', { method: 'POST', schema: refundSchema }),
@@ -264,11 +266,11 @@ describe('schemas', () => {
       error:
         'The call to test-tool was not sent because its arguments do not match: request.reason is required; request.amount must be number',
     });
-    expect(upstream.received.length).toBe(before);
+    expect(upstream.requests.length).toBe(before);
   });
 
   it('checks typed and required query parameters before sending', async () => {
-    const before = upstream.received.length;
+    const before = upstream.requests.length;
     const result = await gateway.call({
       tool,
       connector: connector('/typed', {
@@ -287,14 +289,14 @@ describe('schemas', () => {
     expect(result.error).toContain(
       'query.limit is required; query.ratio must be a number; query.flag must be true or false',
     );
-    expect(upstream.received.length).toBe(before);
+    expect(upstream.requests.length).toBe(before);
   });
 
   it('sends no body without schema.request, even for a POST', async () => {
     const result = await gateway.call({ tool, connector: connector('/echo', { method: 'POST' }), arguments: {} });
     expect(result.ok).toBe(true);
-    expect(upstream.received.at(-1)).toMatchObject({ method: 'POST', body: '' });
-    expect(upstream.received.at(-1)?.headers['content-type']).toBeUndefined();
+    expect(upstream.requests.at(-1)).toMatchObject({ method: 'POST', body: '' });
+    expect(upstream.requests.at(-1)?.headers['content-type']).toBeUndefined();
   });
 
   it('checks the response against schema.response', async () => {
@@ -350,10 +352,10 @@ describe('secrets and idempotency', () => {
     // Each key is read from the request that call made: a call that sent nothing would fail here, not read the
     // previous call's request again.
     const sent = async (key: string) => {
-      const before = upstream.received.length;
+      const before = upstream.requests.length;
       expect((await post(key)).ok, key).toBe(true);
-      expect(upstream.received.length, key).toBe(before + 1);
-      return upstream.received.at(-1)?.headers['idempotency-key'];
+      expect(upstream.requests.length, key).toBe(before + 1);
+      return upstream.requests.at(-1)?.headers['idempotency-key'];
     };
     const first = await sent('run-1:call-1');
     const retry = await sent('run-1:call-1');
@@ -361,10 +363,10 @@ describe('secrets and idempotency', () => {
     expect(first).toMatch(/^mt-[A-Za-z0-9_-]{32}$/);
     expect(retry).toBe(first);
     expect(other).not.toBe(first);
-    const before = upstream.received.length;
+    const before = upstream.requests.length;
     await gateway.call({ tool, connector: connector('/echo'), arguments: {}, idempotencyKey: 'run-1:call-3' });
-    expect(upstream.received.length).toBe(before + 1);
-    expect(upstream.received.at(-1)).toMatchObject({ method: 'GET' });
-    expect(upstream.received.at(-1)?.headers['idempotency-key']).toBeUndefined();
+    expect(upstream.requests.length).toBe(before + 1);
+    expect(upstream.requests.at(-1)).toMatchObject({ method: 'GET' });
+    expect(upstream.requests.at(-1)?.headers['idempotency-key']).toBeUndefined();
   });
 });

@@ -4,7 +4,8 @@ import { type CompiledRepo, compileRepo, type Json } from '@maitento/lang';
 import { Ajv } from 'ajv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fakeResolver } from './helpers/resolver.js';
-import { json, startUpstream, type Upstream } from './helpers/upstream.js';
+import { startRecordingUpstream, type Upstream } from '@maitento/testkit';
+import { json } from './helpers/upstream.js';
 
 // A connector whose body has optional fields at every depth (top level, inside a required object, inside an
 // object nested in it, inside array items, a whole optional object), a required field that allows null, an
@@ -93,7 +94,7 @@ let repo: CompiledRepo;
 let gateway: Gateway;
 
 beforeAll(async () => {
-  upstream = await startUpstream((_req, res) => json(res, 200, { ok: true }));
+  upstream = await startRecordingUpstream((_req, res) => json(res, 200, { ok: true }));
   const policy = createEgressPolicy({ allow: '127.0.0.1/32' });
   repo = compileRepo(
     [
@@ -126,7 +127,7 @@ describe('null arguments of optional fields, with the definition the compiler pr
 
     const result = await gateway.call({ ...resources(), arguments: args });
     expect(result.ok, JSON.stringify(result)).toBe(true);
-    const received = upstream.received.at(-1)!;
+    const received = upstream.requests.at(-1)!;
     // Optional fields that were null are not sent at any depth; the required field that allows null keeps it.
     expect(JSON.parse(received.body)).toEqual({
       name: 'x',

@@ -3,7 +3,8 @@ import { createGateway, type Gateway } from '@maitento/gateway';
 import type { Connector, Tool } from '@maitento/lang';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fakeResolver } from './helpers/resolver.js';
-import { json, startUpstream, type Upstream } from './helpers/upstream.js';
+import { startRecordingUpstream, type Upstream } from '@maitento/testkit';
+import { json } from './helpers/upstream.js';
 
 let platform: Upstream;
 let outside: Upstream;
@@ -11,14 +12,14 @@ let gateway: Gateway;
 const tokensIssued: string[] = [];
 
 beforeAll(async () => {
-  platform = await startUpstream((req, res) => {
+  platform = await startRecordingUpstream((req, res) => {
     const to = new URL(req.url ?? '/', 'http://x').searchParams.get('to');
     if (to) {
       res.writeHead(302, { location: to });
       res.end();
     } else json(res, 200, { knowledge: ['a'] });
   });
-  outside = await startUpstream((_req, res) => json(res, 200, {}));
+  outside = await startRecordingUpstream((_req, res) => json(res, 200, {}));
   gateway = createGateway({
     // The default policy: loopback is refused for everything but the platform's own origin.
     policy: createEgressPolicy(),
@@ -66,7 +67,7 @@ describe('auth = "Maitento"', () => {
   it("signs the call with a platform token toward the platform's own origin", async () => {
     const result = await gateway.call({ tool, connector: connector(`${platform.origin}/v1/knowledge`), arguments: {} });
     expect(result).toMatchObject({ ok: true, body: { knowledge: ['a'] } });
-    expect(platform.received.at(-1)?.headers.authorization).toBe(`Bearer ${tokensIssued.at(-1)}`);
+    expect(platform.requests.at(-1)?.headers.authorization).toBe(`Bearer ${tokensIssued.at(-1)}`);
     expect(JSON.stringify(result)).not.toContain(tokensIssued.at(-1));
   });
 
@@ -80,7 +81,7 @@ describe('auth = "Maitento"', () => {
       expect(result, url).toMatchObject({ ok: false, code: 'api:connectors:address-blocked' });
     }
     expect(tokensIssued.length).toBe(issued);
-    expect(outside.received).toEqual([]);
+    expect(outside.requests).toEqual([]);
   });
 
   it('refuses a redirect that leaves the platform origin, and the token never leaves', async () => {
@@ -91,7 +92,7 @@ describe('auth = "Maitento"', () => {
       arguments: {},
     });
     expect(result).toMatchObject({ ok: false, code: 'api:connectors:address-blocked' });
-    expect(outside.received).toEqual([]);
+    expect(outside.requests).toEqual([]);
   });
 
   it('refuses every Maitento connector when the gateway has no platform configured', async () => {

@@ -3,8 +3,8 @@ import { createGateway, type Gateway } from '@maitento/gateway';
 import type { Connector, Tool } from '@maitento/lang';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fakeResolver } from './helpers/resolver.js';
-import { selfSignedCertificate } from '@maitento/testkit';
-import { json, startUpstream, type Upstream } from './helpers/upstream.js';
+import { selfSignedCertificate, startRecordingUpstream, type Upstream } from '@maitento/testkit';
+import { json } from './helpers/upstream.js';
 
 // Three servers on 127.0.0.1: the configured HTTPS origin, another HTTPS port, and plain HTTP. Two names
 // (orders.example.test and other.example.test) resolve to the same address, so "another host" is a real other origin.
@@ -16,8 +16,8 @@ let plain: Upstream;
 let gateway: Gateway;
 
 function redirector(
-  req: Parameters<Parameters<typeof startUpstream>[0]>[0],
-  res: Parameters<Parameters<typeof startUpstream>[0]>[1],
+  req: Parameters<Parameters<typeof startRecordingUpstream>[0]>[0],
+  res: Parameters<Parameters<typeof startRecordingUpstream>[0]>[1],
 ) {
   const url = new URL(req.url ?? '/', 'http://x');
   const to = url.searchParams.get('to');
@@ -29,9 +29,9 @@ function redirector(
 
 beforeAll(async () => {
   tls = selfSignedCertificate(['orders.example.test', 'other.example.test']);
-  origin = await startUpstream(redirector, { tls });
-  otherPort = await startUpstream(redirector, { tls });
-  plain = await startUpstream(redirector);
+  origin = await startRecordingUpstream(redirector, { tls });
+  otherPort = await startRecordingUpstream(redirector, { tls });
+  plain = await startRecordingUpstream(redirector);
   gateway = createGateway({ policy: createEgressPolicy({ allow: '127.0.0.1/32' }), resolver, tls: { ca: tls.cert } });
 });
 
@@ -104,7 +104,7 @@ describe('the credential on redirects', () => {
     ] as const) {
       it(`${header}: a redirect to ${label}`, async () => {
         const { urls, sentAtEnd } = cases()[label];
-        const marks = [origin, otherPort, plain].map((s) => s.received.length);
+        const marks = [origin, otherPort, plain].map((s) => s.requests.length);
         const result = await gateway.call({
           tool,
           connector: connector(chain(urls)),
@@ -113,7 +113,7 @@ describe('the credential on redirects', () => {
         });
         expect(result.ok, JSON.stringify(result)).toBe(true);
         const received = [origin, otherPort, plain]
-          .flatMap((s, i) => s.received.slice(marks[i]))
+          .flatMap((s, i) => s.requests.slice(marks[i]))
           .sort((a, b) => a.url.length - b.url.length);
         // Every hop was made, and the credential went to the first (the configured URL) and, only when allowed, the last.
         expect(received).toHaveLength(urls.length);

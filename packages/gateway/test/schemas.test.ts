@@ -2,13 +2,14 @@ import { createEgressPolicy } from '@maitento/egress';
 import { createGateway, type Gateway } from '@maitento/gateway';
 import type { Connector, JsonSchema, Tool } from '@maitento/lang';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { json, startUpstream, type Upstream } from './helpers/upstream.js';
+import { startRecordingUpstream, type Upstream } from '@maitento/testkit';
+import { json } from './helpers/upstream.js';
 
 let upstream: Upstream;
 let gateway: Gateway;
 
 beforeAll(async () => {
-  upstream = await startUpstream((_req, res, body) => json(res, 200, { got: JSON.parse(body || 'null') }));
+  upstream = await startRecordingUpstream(({ body }, res) => json(res, 200, { got: JSON.parse(body || 'null') }));
   gateway = createGateway({ policy: createEgressPolicy({ allow: '127.0.0.1/32' }) });
 });
 afterAll(async () => {

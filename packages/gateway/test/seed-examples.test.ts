@@ -19,7 +19,8 @@ import {
   refundOrder,
   searchHandbook,
 } from './helpers/resources.js';
-import { json, startUpstream, type Upstream } from './helpers/upstream.js';
+import { startRecordingUpstream, type Upstream } from '@maitento/testkit';
+import { json } from './helpers/upstream.js';
 
 // The seed's hosts resolve (through a resolver the test controls) to a real server on 127.0.0.1, so every call
 // goes through name resolution, the address check and the pinned connection, exactly as in production.
@@ -35,7 +36,7 @@ let strict: Gateway;
 const BASE_HEADERS = { 'user-agent': 'Maitento/0.1', accept: 'application/json, */*;q=0.5' };
 
 beforeAll(async () => {
-  upstream = await startUpstream((req, res) => {
+  upstream = await startRecordingUpstream((req, res) => {
     if (req.url?.startsWith('/v1/forecast')) json(res, 200, { current: { temperature_2m: 14.2 } });
     else if (req.url?.startsWith('/orders/')) json(res, 200, { id: 'A-1001', status: 'shipped' });
     else json(res, 200, { results: [{ title: 'Holidays' }] });
@@ -51,7 +52,7 @@ afterAll(async () => {
 });
 
 function since(count: number) {
-  return upstream.received.slice(count);
+  return upstream.requests.slice(count);
 }
 
 const examples = () => {
@@ -155,7 +156,7 @@ describe('the seed examples through the gateway', () => {
   for (const name of ['current-weather', 'get-order', 'refund-order', 'search-handbook'] as const) {
     it(`${name}: sends exactly the request the seed describes and returns the 2xx body`, async () => {
       const { input, expected } = examples()[name];
-      const before = upstream.received.length;
+      const before = upstream.requests.length;
       const result = await asApproved(allowed, input);
       expect(result.ok, JSON.stringify(result)).toBe(true);
       expect(result.status).toBe(200);
@@ -171,7 +172,7 @@ describe('the seed examples through the gateway', () => {
 
     it(`${name}: is refused with the default policy and the server sees nothing`, async () => {
       const { input } = examples()[name];
-      const before = upstream.received.length;
+      const before = upstream.requests.length;
       const connections = upstream.connections;
       const result = await asApproved(strict, input);
       expect(result).toMatchObject({ ok: false, code: 'api:connectors:address-blocked' });
@@ -184,7 +185,7 @@ describe('the seed examples through the gateway', () => {
   it('search-handbook: a missing run input falls back to the binding default', async () => {
     const { input } = examples()['search-handbook'];
     const binding = { ...input.runBindings[0].binding, default: 'kb-default' };
-    const before = upstream.received.length;
+    const before = upstream.requests.length;
     const result = await allowed.call({ ...input, runBindings: [{ binding, value: '' }] });
     expect(result.ok).toBe(true);
     expect(JSON.parse(since(before)[0].body)).toEqual({
@@ -195,7 +196,7 @@ describe('the seed examples through the gateway', () => {
 
   it('an inputs.functions.auth credential replaces the tool one: the run header and value are sent', async () => {
     const { input } = examples()['get-order'];
-    const before = upstream.received.length;
+    const before = upstream.requests.length;
     const result = await allowed.call({ ...input, credential: { header: 'Authorization', value: 'second-shop-key' } });
     expect(result.ok).toBe(true);
     const [received] = since(before);
@@ -205,7 +206,7 @@ describe('the seed examples through the gateway', () => {
 
   it('a missing secret gives "Could not find secret … for connector …" and sends nothing', async () => {
     const { input } = examples()['get-order'];
-    const before = upstream.received.length;
+    const before = upstream.requests.length;
     const connections = upstream.connections;
     const result = await allowed.call({
       ...input,
@@ -222,7 +223,7 @@ describe('the seed examples through the gateway', () => {
 
   it('a Header connector called with no secret at all is api:connectors:secret-missing and sends nothing', async () => {
     const { input } = examples()['get-order'];
-    const before = upstream.received.length;
+    const before = upstream.requests.length;
     const result = await allowed.call({ ...input, credential: undefined });
     expect(result).toMatchObject({ ok: false, code: 'api:connectors:secret-missing' });
     expect(result.error).toContain('get-order calls the Header connector orders-get-order');
@@ -231,7 +232,7 @@ describe('the seed examples through the gateway', () => {
 
   it('current-weather: an argument naming the bound query.current is refused and nothing is sent', async () => {
     const { input } = examples()['current-weather'];
-    const before = upstream.received.length;
+    const before = upstream.requests.length;
     const result = await allowed.call({
       ...input,
       arguments: { additionalInputs: { 'query.latitude': 1, 'query.longitude': 2, 'query.current': 'x' } },
@@ -245,7 +246,7 @@ describe('the seed examples through the gateway', () => {
 
   it('refuses to call a tool that requires approval through call(), sending nothing', async () => {
     const { input } = examples()['refund-order'];
-    const before = upstream.received.length;
+    const before = upstream.requests.length;
     const result = await allowed.call(input);
     expect(result).toMatchObject({ ok: false, code: 'api:approvals:required' });
     expect(result.error).toContain('refund-order needs a person to approve each call');
@@ -254,7 +255,7 @@ describe('the seed examples through the gateway', () => {
 
   it('prepare runs every step but sending: the exact request with the secret masked, and nothing sent', async () => {
     const { input } = examples()['refund-order'];
-    const before = upstream.received.length;
+    const before = upstream.requests.length;
     const prepared = await allowed.prepare(input);
     if (!isPreparedRequest(prepared)) throw new Error(JSON.stringify(prepared));
     expect(prepared.view).toEqual({

@@ -22,4 +22,4 @@ export { selfSignedCertificate } from './tls.js';
 export { startTcpProxy } from './tcp-proxy.js';
 export type { TcpProxy } from './tcp-proxy.js';
 export { startRecordingUpstream } from './upstream.js';
-export type { Upstream, UpstreamHandler, UpstreamRequest } from './upstream.js';
+export type { Upstream, UpstreamHandler, UpstreamOptions, UpstreamRequest } from './upstream.js';

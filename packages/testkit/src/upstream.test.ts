@@ -1,4 +1,6 @@
+import { get } from 'node:https';
 import { afterEach, describe, expect, it } from 'vitest';
+import { selfSignedCertificate } from './tls.js';
 import { startRecordingUpstream, type Upstream } from './upstream.js';
 
 let upstream: Upstream | undefined;
@@ -39,5 +41,31 @@ describe('startRecordingUpstream', () => {
     await expect(upstream.waitFor((r) => r.url === '/b', 50)).rejects.toThrow(
       /no matching request in 50 ms; saw \["GET \/a"\]/,
     );
+  });
+
+  it('listens on another loopback address, and over HTTPS, counting connections', async () => {
+    upstream = await startRecordingUpstream(undefined, { host: '127.0.0.2' });
+    expect(upstream.origin).toBe(`http://127.0.0.2:${upstream.port}`);
+    expect(upstream.connections).toBe(0);
+    await fetch(`${upstream.origin}/a`, { headers: { connection: 'close' } });
+    expect(upstream.connections).toBe(1);
+    await upstream.close();
+
+    const tls = selfSignedCertificate(['upstream.test']);
+    upstream = await startRecordingUpstream(undefined, { tls });
+    expect(upstream.origin).toBe(`https://127.0.0.1:${upstream.port}`);
+    const port = upstream.port;
+    const body = await new Promise<string>((resolve, reject) => {
+      get({ host: '127.0.0.1', port, path: '/secure', servername: 'upstream.test', ca: tls.cert }, (res) => {
+        let text = '';
+        res.on('data', (c) => {
+          text += c;
+        });
+        res.on('end', () => resolve(text));
+      }).on('error', reject);
+    });
+    expect(body).toBe('{"ok":true}');
+    expect(upstream.requests.map((r) => r.url)).toEqual(['/secure']);
+    expect(upstream.connections).toBe(1);
   });
 });

@@ -1,4 +1,5 @@
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import { createRequestLog } from './request-log.js';
 
@@ -10,7 +11,7 @@ export interface UpstreamRequest {
   headers: IncomingHttpHeaders;
   /** The body as text ('' when none). */
   body: string;
-  /** The client's port on 127.0.0.1, to find the process that sent it. */
+  /** The client's port, to find the process that sent it. */
   remotePort: number;
 }
 
@@ -21,12 +22,15 @@ export type UpstreamHandler = (
   req: IncomingMessage,
 ) => undefined | Promise<undefined | unknown> | unknown;
 
-/** A real HTTP server on 127.0.0.1 standing in for a tool's upstream API; it records every request. */
+/** A real HTTP server on a loopback address standing in for a tool's upstream API; it records every request. */
 export interface Upstream {
-  /** `http://127.0.0.1:PORT`. */
+  /** `http://127.0.0.1:PORT` (`https://` with `tls`, the `host` given). */
   origin: string;
+  host: string;
   port: number;
   requests: UpstreamRequest[];
+  /** How many connections clients have opened to it. */
+  readonly connections: number;
   /** Replaces the handler. */
   setHandler(handler: UpstreamHandler): void;
   /** Resolves with the first request that matches, waiting for it. */
@@ -40,12 +44,23 @@ function answerOk(_request: UpstreamRequest, res: ServerResponse): void {
   res.end('{"ok":true}');
 }
 
+/** Where a recording upstream listens: `host` (default 127.0.0.1), and HTTPS with `tls`'s key and certificate. */
+export interface UpstreamOptions {
+  host?: string;
+  tls?: { key: string; cert: string };
+}
+
 /** Starts a recording upstream on 127.0.0.1 that answers with `handler` (by default `{"ok":true}`). */
-export async function startRecordingUpstream(handler: UpstreamHandler = answerOk): Promise<Upstream> {
+export async function startRecordingUpstream(
+  handler: UpstreamHandler = answerOk,
+  options: UpstreamOptions = {},
+): Promise<Upstream> {
+  const host = options.host ?? '127.0.0.1';
   let current = handler;
+  let connections = 0;
   const log = createRequestLog<UpstreamRequest>();
   const sockets = new Set<Socket>();
-  const server = createServer(async (req, res) => {
+  const listener = async (req: IncomingMessage, res: ServerResponse) => {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     const request: UpstreamRequest = {
@@ -62,17 +77,23 @@ export async function startRecordingUpstream(handler: UpstreamHandler = answerOk
       if (!res.headersSent) res.statusCode = 500;
       res.end();
     }
-  });
-  server.on('connection', (s) => {
+  };
+  const server = options.tls ? createTlsServer(options.tls, listener) : createServer(listener);
+  server.on('connection', (s: Socket) => {
+    connections++;
     sockets.add(s);
     s.on('close', () => sockets.delete(s));
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
   const port = (server.address() as AddressInfo).port;
   return {
-    origin: `http://127.0.0.1:${port}`,
+    origin: `${options.tls ? 'https' : 'http'}://${host}:${port}`,
+    host,
     port,
     requests: log.requests,
+    get connections() {
+      return connections;
+    },
     setHandler: (h) => {
       current = h;
     },
