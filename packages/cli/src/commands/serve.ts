@@ -51,9 +51,9 @@ Environment:
       } catch (error) {
         throw new CommandExit(reportError(io, error));
       }
-      const store = process.env.DATABASE_URL
-        ? 'PostgreSQL (DATABASE_URL)'
-        : `PGlite in ${flags.data ?? '.maitento/data'}`;
+      // The server read DATABASE_URL; its database says which it chose.
+      const store =
+        running.db.driver === 'pg' ? 'PostgreSQL (DATABASE_URL)' : `PGlite in ${flags.data ?? '.maitento/data'}`;
       io.err(`listening on ${running.url} (data: ${store})`);
       await runUntilSignal(io, running);
     });
