@@ -21,7 +21,7 @@ export type ModelResponse = {
 /** A tool call's stored outcome, as `tool-result` carries it. */
 export type ToolResultData = {
   toolCallId: string;
-  /** The call's index in its turn; events stored before schema 7 lack it (readers fall back to `toolCallId`). */
+  /** The call's index in its turn; events stored before schema 9 lack it (readers fall back to `toolCallId`). */
   index: number;
   name: string;
   ok: boolean;

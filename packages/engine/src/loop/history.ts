@@ -28,7 +28,7 @@ export interface Turn {
   results: Map<number, StoredResult>;
 }
 
-// The index an event names; an event stored before indexes were (schema 6 and older) names the model's id only.
+// The index an event names; an event stored before indexes were (before schema 9) names the model's id only.
 function indexOf(turn: Turn, data: { toolCallId: string; index?: number }): number {
   if (typeof data.index === 'number') return data.index;
   return turn.calls.findIndex((call) => call.id === data.toolCallId);
