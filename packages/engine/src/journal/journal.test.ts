@@ -54,15 +54,29 @@ describe('the journal guard', () => {
   it('an expected-seq write resolves false when an event came in between, and the next read has that event', async () => {
     const { id, journal } = await claimedRun('worker-a/1');
     expect((await journal.events()).map((e) => e.seq)).toEqual([1]);
-    const seq = await journal.storedSeq(1);
+    const seq = journal.ownSeq;
+    expect(seq).toBe(1);
     // Someone else (an answer, here any writer while the run is Running) appends after the attempt read seq 1.
     expect(await appendToRun(db, id, ['Running'], [toolCallStarted({ id: 'c', index: 0, name: 'x' })])).toBe(2);
     expect(await journal.append([runWaiting(['c'])], seq)).toBe(false);
     expect(await findRun(db, id)).toMatchObject({ status: 'Running', claim: 'worker-a/1', lastSeq: 2 });
     expect((await journal.events()).map((e) => e.type)).toEqual(['run-started', 'tool-call-started']);
     // With the seq as it now stands, the same write goes through and sets the status its event implies.
-    expect(await journal.append([runWaiting(['c'])], await journal.storedSeq(2))).toBe(true);
+    expect(journal.ownSeq).toBe(2);
+    expect(await journal.append([runWaiting(['c'])], journal.ownSeq)).toBe(true);
     expect(await findRun(db, id)).toMatchObject({ status: 'PendingApproval', lastSeq: 3 });
+  });
+
+  it("counts only this attempt's own appends: an append by someone else between two of its own is seen", async () => {
+    const { id, journal } = await claimedRun('worker-a/1');
+    await journal.events();
+    expect(await journal.append([toolCallStarted({ id: 'c', index: 0, name: 'x' })])).toBe(true);
+    expect(await appendToRun(db, id, ['Running'], [toolCallStarted({ id: 'd', index: 1, name: 'x' })])).toBe(3);
+    // Joined to a transaction, as an approval-requested is: its seq is not compared with what the attempt knows.
+    await db.transaction((tx) => journal.append([toolCallStarted({ id: 'e', index: 2, name: 'x' })], undefined, tx));
+    expect(journal.ownSeq).toBe(3);
+    expect(await journal.append([runWaiting(['e'])], journal.ownSeq)).toBe(false);
+    expect(await findRun(db, id)).toMatchObject({ status: 'Running', lastSeq: 4 });
   });
 
   it('writes the status the last event implies, and a status guard refuses a run that left those statuses', async () => {

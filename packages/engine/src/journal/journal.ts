@@ -49,6 +49,8 @@ export async function readEvents(db: Queryable, runId: string, after = 0, limit?
 export class AttemptJournal {
   // The events as this attempt knows them; undefined again when they may be stale.
   #known: JournalEvent[] | undefined;
+  // The run's last seq if only this attempt appended since it last read the events.
+  #ownSeq: number;
 
   constructor(
     private readonly db: Queryable,
@@ -57,6 +59,15 @@ export class AttemptJournal {
     events: RunEventRecord[],
   ) {
     this.#known = typed(events);
+    this.#ownSeq = events[events.length - 1]?.seq ?? 0;
+  }
+
+  /**
+   * The run's last seq if nobody but this attempt appended since it last read the events: an append with it as
+   * `expectSeq` fails when anyone else did (an answer stored between this attempt's own appends).
+   */
+  get ownSeq(): number {
+    return this.#ownSeq;
   }
 
   /**
@@ -69,6 +80,7 @@ export class AttemptJournal {
     const fence = { claim: this.claim, expectSeq };
     const seq = await appendRunEvents(tx ?? this.db, this.runId, fence, events, statusChange(events));
     if (seq !== false) {
+      this.#ownSeq += events.length;
       const known = this.#known;
       const last = known?.[known.length - 1]?.seq ?? 0;
       if (known === undefined || tx !== undefined || seq !== last + events.length) this.#known = undefined;
@@ -92,12 +104,10 @@ export class AttemptJournal {
    * append's seq shows that someone else appended meanwhile (an answer), or an append joined a transaction.
    */
   async events(): Promise<JournalEvent[]> {
-    this.#known ??= await readEvents(this.db, this.runId);
+    if (this.#known === undefined) {
+      this.#known = await readEvents(this.db, this.runId);
+      this.#ownSeq = this.#known[this.#known.length - 1]?.seq ?? 0;
+    }
     return this.#known;
-  }
-
-  /** The seq of the run's last stored event, read from the store (`after` is one the caller knows is stored). */
-  async storedSeq(after: number): Promise<number> {
-    return after + (await listRunEvents(this.db, this.runId, after)).length;
   }
 }

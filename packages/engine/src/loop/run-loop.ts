@@ -46,7 +46,6 @@ export async function advanceRun(
   for (;;) {
     if (isCancelled()) return cancelled(ctx);
     const events = await ctx.journal.events();
-    const lastSeq = events[events.length - 1]?.seq ?? 0;
     const turns = readTurns(events);
     const last = turns[turns.length - 1];
     const open = last?.calls.filter((call) => !last.results.has(call.index)) ?? [];
@@ -61,8 +60,9 @@ export async function advanceRun(
         else if (outcome !== 'done') return fail(ctx, outcome.fail);
       }
       if (waiting.length === 0) continue;
-      // Wait only if nothing (an answer, a cancel) was stored since these events were read.
-      const seq = await ctx.journal.storedSeq(lastSeq);
+      // Wait only if nothing (an answer, a cancel) was stored since these events were read but this execution's own
+      // appends (an approval answered at once is stored between them).
+      const seq = ctx.journal.ownSeq;
       // The pause is an event of its own, stored with the status: a follower stops on it, never on a status it
       // might read before the run's other calls of the turn are made.
       if (await ctx.journal.append([runWaiting(waiting)], seq)) return 'waiting';
