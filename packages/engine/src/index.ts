@@ -1,11 +1,12 @@
 export type * from './api/types.js';
-export type { Engine } from './api/engine.js';
+export type { Engine, RunningEngine } from './api/engine.js';
 export { RUN_EVENTS_MAX_PAGE, RUN_EVENTS_PAGE } from './api/engine.js';
-export { TERMINAL_STATUSES } from './api/types.js';
+export { RUN_STATUSES, TERMINAL_RUN_STATUSES as TERMINAL_STATUSES } from '@maitento/store';
+export { TERMINAL_EVENT_TYPES } from './journal/events.js';
 export { engineErrors } from './errors.js';
 export type { EngineErrorCode } from './errors.js';
 export { createEngine, runWorker } from './engine/create-engine.js';
-export type { EngineOptions, RunningEngine } from './engine/create-engine.js';
+export type { EngineOptions } from './engine/create-engine.js';
 export { approvalTtlMsFromEnv } from './engine/settings.js';
 export { modelsFromEnvironment, parseModelSpec } from './models/resolve.js';
 export type { ModelResolver, ResolvedModel } from './models/resolve.js';

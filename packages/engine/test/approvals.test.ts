@@ -1,3 +1,4 @@
+import type { Db, Queryable } from '@maitento/store';
 import { ordersRepo } from '@maitento/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeWorld, startUpstream, waitFor, type World } from './helpers.js';
@@ -19,6 +20,34 @@ afterAll(async () => {
   await world?.close();
   await upstream?.close();
 });
+
+// The database as a worker sees it, where a person answers an approval the moment the transaction storing it commits
+// (before the worker stores run-waiting): the fastest answer there can be.
+function answeredAtOnce(db: Db, answer: (approvalId: string) => Promise<unknown>): Db {
+  return new Proxy(db, {
+    get(target, prop) {
+      if (prop === 'transaction') {
+        return async <T>(fn: (tx: Queryable) => Promise<T>): Promise<T> => {
+          let approvalId: string | undefined;
+          const result = await target.transaction((tx) =>
+            fn({
+              exec: (sql) => tx.exec(sql),
+              query: async <R>(text: string, params?: unknown[]) => {
+                const answered = await tx.query<R>(text, params);
+                if (text.startsWith('INSERT INTO mt_approvals')) approvalId = (answered.rows[0] as { id: string }).id;
+                return answered;
+              },
+            }),
+          );
+          if (approvalId !== undefined) await answer(approvalId);
+          return result;
+        };
+      }
+      const value = Reflect.get(target, prop, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}
 
 describe('approvals', () => {
   it('waits, takes a rejection with a reason, asks again for the redraft, and makes exactly the approved call once', async () => {
@@ -186,5 +215,27 @@ describe('approvals', () => {
     const finished = await waitFor(engine, world.ns, waiting.id);
     expect(finished).toMatchObject({ status: 'Completed', result: 'Refunded 7.' });
     expect(await active()).toBe(0);
+  });
+
+  it('does not lose an answer stored between the approval and run-waiting: the run goes on and makes the call once', async () => {
+    // Only this test's worker executes runs: it is the one that sees the answer come at once.
+    for (const engine of world.engines.splice(0)) await engine.close();
+    world.script('support', [refund(7), { text: 'Refunded 7.' }]);
+    const api = await world.engine({ worker: false });
+    const worker = await world.engine({
+      db: answeredAtOnce(world.db, (id) => api.answerApproval(world.ns, id, { decision: 'approve', by })),
+    });
+    try {
+      const before = upstream.seen.length;
+      const started = await api.startRun(world.ns, 'refund', { inputs: { message: 'mug', orderId: 'A-1003' } });
+      const done = await waitFor(worker, world.ns, started.id, (run) => run.status === 'Completed', 5000);
+      expect(done.result).toBe('Refunded 7.');
+      expect(upstream.seen.length - before).toBe(1);
+      const types = (await api.listEvents(world.ns, started.id)).map((e) => e.type);
+      expect(types).not.toContain('run-waiting');
+    } finally {
+      // The answering worker must not answer any other approval.
+      for (const engine of world.engines.splice(0)) await engine.close();
+    }
   });
 });

@@ -30,7 +30,7 @@ export { Deploys } from './resources/deploy.js';
 export type { DeployParams } from './resources/deploy.js';
 export { Extops } from './resources/extops.js';
 export type { ExtopCallParams } from './resources/extops.js';
-export { InteractionRuns, TERMINAL_RUN_STATUSES } from './resources/interaction-runs.js';
+export { InteractionRuns } from './resources/interaction-runs.js';
 export type { RunEventsParams, RunParams, StartRunParams } from './resources/interaction-runs.js';
 export { Interactions } from './resources/interactions.js';
 export { Keys } from './resources/keys.js';

@@ -87,14 +87,17 @@ export {
   listRunEvents,
   listRunSummaries,
   RESULT_SUMMARY_CHARS,
+  RUN_STATUSES,
   runExists,
   requestCancel,
+  TERMINAL_RUN_STATUSES,
 } from './runs/runs.js';
 export type {
   NewRunEvent,
   RunEventRecord,
   RunFence,
   RunRecord,
+  RunStatus,
   RunStatusChange,
   RunSummaryRecord,
 } from './runs/runs.js';

@@ -1,10 +1,11 @@
+import { APPROVAL_STATUSES } from '@maitento/sdk';
 import { Option } from 'commander';
 import { type ApiFlags, addConnectionOptions, addJsonOption, withClient } from '../internal/api.js';
 import { printJson } from '../internal/output.js';
 import { approvalTable } from '../internal/run-output.js';
 import type { RegisterCommand } from './index.js';
 
-const STATUSES = ['Pending', 'Approved', 'Rejected', 'Expired', 'all'] as const;
+const STATUSES = [...APPROVAL_STATUSES, 'all'] as const;
 
 /** `mt approval-list [--status S] [--run ID]`: the calls waiting for a person (or answered ones). */
 export const register: RegisterCommand = (program, io) => {

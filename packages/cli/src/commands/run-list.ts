@@ -1,10 +1,9 @@
+import { RUN_STATUSES } from '@maitento/sdk';
 import { InvalidArgumentError, Option } from 'commander';
 import { type ApiFlags, addConnectionOptions, addJsonOption, withClient } from '../internal/api.js';
 import { printJson } from '../internal/output.js';
 import { formatTable } from '../internal/table.js';
 import type { RegisterCommand } from './index.js';
-
-const STATUSES = ['Running', 'PendingApproval', 'Completed', 'Failed', 'Cancelled'] as const;
 
 function parseLimit(value: string): number {
   if (!/^[1-9][0-9]*$/.test(value) || Number(value) > 200)
@@ -14,7 +13,7 @@ function parseLimit(value: string): number {
 
 interface ListFlags extends ApiFlags {
   interaction?: string;
-  status?: (typeof STATUSES)[number];
+  status?: (typeof RUN_STATUSES)[number];
   limit?: number;
   cursor?: string;
 }
@@ -25,7 +24,7 @@ export const register: RegisterCommand = (program, io) => {
     .command('run-list')
     .description('List runs, newest first, one page at a time')
     .option('--interaction <name>', 'only runs of this interaction')
-    .addOption(new Option('--status <status>', 'only runs in this status').choices(STATUSES))
+    .addOption(new Option('--status <status>', 'only runs in this status').choices(RUN_STATUSES))
     .option('--limit <n>', 'at most this many (default 50, at most 200)', parseLimit)
     .option('--cursor <cursor>', 'the next page, as the previous page printed');
   addJsonOption(addConnectionOptions(command)).action(async (flags: ListFlags) => {

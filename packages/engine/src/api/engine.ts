@@ -51,3 +51,9 @@ export interface Engine {
   /** Stops this process's workers (if any) and the queue; the database stays open. */
   close(): Promise<void>;
 }
+
+/** The engine as `createEngine` returns it: the server's {@link Engine}, plus its worker's id. */
+export interface RunningEngine extends Engine {
+  /** This process's worker id (for its log lines), or null without a worker. */
+  readonly workerId: string | null;
+}

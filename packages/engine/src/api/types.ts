@@ -2,11 +2,13 @@
 // their events and approvals. @maitento/sdk declares the same shapes as TypeBox schemas (the wire's one
 // declaration); packages/server/src/schemas/same-types.ts fails the build when the two differ.
 
-/** Where a run stands. */
-export type RunStatus = 'Running' | 'PendingApproval' | 'Completed' | 'Failed' | 'Cancelled';
+import type { RunStatus } from '@maitento/store';
+import type { RunEventType } from '../journal/events.js';
 
-/** Statuses a run does not leave. */
-export const TERMINAL_STATUSES: readonly RunStatus[] = ['Completed', 'Failed', 'Cancelled'];
+// Declared once below the wire: the statuses by the store (whose statements use them), the event types by the
+// journal's union of events.
+export type { RunStatus } from '@maitento/store';
+export type { RunEventType } from '../journal/events.js';
 
 /** Where an approval stands. */
 export type ApprovalStatus = 'Pending' | 'Approved' | 'Rejected' | 'Expired';
@@ -87,20 +89,7 @@ export interface RunSummary {
   updatedAt: string;
 }
 
-/** The kinds of stored steps of a run. */
-export type RunEventType =
-  | 'run-started'
-  | 'model-response'
-  | 'tool-call-started'
-  | 'tool-result'
-  | 'approval-requested'
-  | 'approval-answered'
-  | 'run-waiting'
-  | 'run-completed'
-  | 'run-failed'
-  | 'run-cancelled';
-
-/** One stored step of a run; `seq` counts from 1 and is the SSE event id. */
+/** One stored step of a run as the wire shows it (the journal's `JournalEvent`, its data an open map); `seq` counts from 1 and is the SSE event id. */
 export interface RunEvent {
   seq: number;
   type: RunEventType;

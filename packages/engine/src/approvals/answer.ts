@@ -1,6 +1,5 @@
 import {
   answerApprovalRecord,
-  appendRunEvents,
   type ApprovalRecord,
   type Db,
   type Queryable,
@@ -10,6 +9,8 @@ import {
 import { isUuid } from '@maitento/store';
 import type { ApprovalAnswer } from '../api/types.js';
 import { engineErrors } from '../errors.js';
+import { approvalAnswered, runFailed } from '../journal/events.js';
+import { appendToRun } from '../journal/journal.js';
 
 /** Reads an approval of the namespace, or throws `api:approvals:not-found`. */
 export async function approvalOrThrow(db: Db, namespace: string, id: string): Promise<ApprovalRecord> {
@@ -18,19 +19,18 @@ export async function approvalOrThrow(db: Db, namespace: string, id: string): Pr
   return found;
 }
 
+/** Fails the run of an expired approval (`api:approvals:expired`), if it has one and has not ended. */
+export async function failExpired(db: Queryable, approval: ApprovalRecord): Promise<void> {
+  if (approval.runId === null) return;
+  const error = engineErrors.create('api:approvals:expired', { id: approval.id, expiresAt: approval.expiresAt ?? '' });
+  await appendToRun(db, approval.runId, ['PendingApproval', 'Running'], [runFailed(error)]);
+}
+
 /** Marks an approval Expired and fails its run (`api:approvals:expired`), in one transaction. */
 export async function expireApproval(db: Db, approval: ApprovalRecord): Promise<void> {
-  const error = engineErrors.create('api:approvals:expired', { id: approval.id, expiresAt: approval.expiresAt ?? '' });
   await db.transaction(async (tx) => {
     await expireApprovals(tx, { id: approval.id });
-    if (approval.runId === null) return;
-    await appendRunEvents(
-      tx,
-      approval.runId,
-      { statuses: ['PendingApproval', 'Running'] },
-      [{ type: 'run-failed', data: { code: error.code, message: error.message } }],
-      { status: 'Failed', error: { code: error.code, message: error.message } },
-    );
+    await failExpired(tx, approval);
   });
 }
 
@@ -57,26 +57,7 @@ export async function answerApproval(
       keyName: answer.by.keyName,
     });
     if (record === undefined || record.runId === null) return record;
-    await appendRunEvents(
-      tx,
-      record.runId,
-      { statuses: ['PendingApproval', 'Running'] },
-      [
-        {
-          type: 'approval-answered',
-          data: {
-            approvalId: record.id,
-            toolCallId: record.toolCallId,
-            index: record.callIndex,
-            decision: answer.decision,
-            reason: record.reason,
-            by: { keyId: answer.by.keyId, keyName: answer.by.keyName },
-            at: record.answeredAt,
-          },
-        },
-      ],
-      { status: 'Running' },
-    );
+    await appendToRun(tx, record.runId, ['PendingApproval', 'Running'], [approvalAnswered(record, answer)]);
     await queueRun(tx, record.runId);
     return record;
   });

@@ -1,6 +1,6 @@
 import type { Gateway } from '@maitento/gateway';
 import type { Db, SecretKeys, StoreCache } from '@maitento/store';
-import type { Engine } from '../api/engine.js';
+import type { RunningEngine } from '../api/engine.js';
 import { engineErrors } from '../errors.js';
 import { type EngineLogger, silentLogger } from '../internal/logger.js';
 import type { EngineDeps } from '../loop/context.js';
@@ -47,12 +47,6 @@ export interface EngineOptions {
   logger?: EngineLogger;
 }
 
-/** The engine as {@link createEngine} returns it: the server's {@link Engine}, plus its worker's id. */
-export interface RunningEngine extends Engine {
-  /** This process's worker id (for its log lines), or null without a worker. */
-  readonly workerId: string | null;
-}
-
 /** Creates the run engine on `db`; with `worker`, this process also executes runs. */
 export async function createEngine(options: EngineOptions): Promise<RunningEngine> {
   const log = options.logger ?? silentLogger;
@@ -92,24 +86,11 @@ export async function createEngine(options: EngineOptions): Promise<RunningEngin
     );
     await worker.start();
   }
-  const service = new RunService(deps, loader, queue);
-  return {
-    workerId: worker?.owner ?? null,
-    startRun: (ns, name, input, by) => service.startRun(ns, name, input, by),
-    getRun: (ns, id) => service.getRun(ns, id),
-    listRuns: (ns, query) => service.listRuns(ns, query),
-    listEvents: (ns, id, after, limit) => service.listEvents(ns, id, after, limit),
-    cancelRun: (ns, id) => service.cancelRun(ns, id),
-    answerRunApproval: (ns, runId, approvalId, answer) => service.answerRunApproval(ns, runId, approvalId, answer),
-    answerApproval: (ns, id, answer) => service.answerApproval(ns, id, answer),
-    getApproval: (ns, id) => service.getApproval(ns, id),
-    listApprovals: (ns, query) => service.listApprovals(ns, query),
-    async close() {
-      await worker?.stop();
-      await queue.stop(5000);
-      await reads.close();
-    },
-  };
+  return new RunService(deps, loader, queue, worker?.owner ?? null, async () => {
+    await worker?.stop();
+    await queue.stop(5000);
+    await reads.close();
+  });
 }
 
 /**

@@ -1,13 +1,6 @@
 import type { Gateway } from '@maitento/gateway';
-import type {
-  Db,
-  NewRunEvent,
-  Queryable,
-  RunEventRecord,
-  RunRecord,
-  RunStatusChange,
-  SecretKeys,
-} from '@maitento/store';
+import type { Db, RunRecord, SecretKeys } from '@maitento/store';
+import type { AttemptJournal } from '../journal/journal.js';
 import type { ModelResolver } from '../models/resolve.js';
 import type { CallReads } from '../runs/call-reads.js';
 import type { PinnedSet } from '../runs/pinned.js';
@@ -25,13 +18,6 @@ export interface EngineDeps {
   approvalTtlMs: number | undefined;
   /** The largest a run's inputs may be, in bytes of their JSON text. */
   runInputMaxBytes: number;
-}
-
-/** Thrown when this attempt no longer holds the run (a later attempt claimed it, or it ended meanwhile). */
-export class ClaimLost extends Error {
-  constructor(runId: string) {
-    super(`run ${runId} is no longer held by this attempt`);
-  }
 }
 
 /** Thrown at a step boundary when the worker stops: the run is handed on, not failed. */
@@ -54,16 +40,6 @@ export interface RunContext extends EngineDeps {
    * against the worker's limit on runs doing engine work.
    */
   outside<T>(call: Promise<T>): Promise<T>;
-  /**
-   * Appends events (and a status change) fenced by this attempt's claim; with `expectSeq`, only if no
-   * other event was stored since (a waiting run must not miss an answer or a cancel). Resolves false
-   * when that extra condition failed; throws {@link ClaimLost} when the claim is gone. `tx` joins the
-   * caller's transaction.
-   */
-  write(events: NewRunEvent[], change?: RunStatusChange, expectSeq?: number, tx?: Queryable): Promise<boolean>;
-  /**
-   * The run's events: read once, then kept up to date by this worker's own writes; read again whenever a
-   * write's seq shows that someone else appended meanwhile (an answer), or a write joined a transaction.
-   */
-  events(): Promise<RunEventRecord[]>;
+  /** The run's journal as this attempt writes it (fenced by its claim). */
+  journal: AttemptJournal;
 }

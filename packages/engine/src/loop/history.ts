@@ -1,5 +1,5 @@
 import type { ModelMessage } from 'ai';
-import type { RunEventRecord } from '@maitento/store';
+import type { JournalEvent } from '../journal/events.js';
 
 /** One tool call of a model turn; its identity is (run, turn, `index`), never the model's `id` alone. */
 export interface TurnCall {
@@ -28,33 +28,29 @@ export interface Turn {
   results: Map<number, StoredResult>;
 }
 
-// The index an event names; an event stored before indexes were (schema 6 and older) names the model's id only.
-function indexOf(turn: Turn, data: Record<string, unknown>): number {
+// The index an event names; an event stored before indexes were (before schema 9) names the model's id only.
+function indexOf(turn: Turn, data: { toolCallId: string; index?: number }): number {
   if (typeof data.index === 'number') return data.index;
-  return turn.calls.findIndex((call) => call.id === String(data.toolCallId));
+  return turn.calls.findIndex((call) => call.id === data.toolCallId);
 }
 
 /** The run's model turns, rebuilt from its stored events. */
-export function readTurns(events: RunEventRecord[]): Turn[] {
+export function readTurns(events: JournalEvent[]): Turn[] {
   const turns: Turn[] = [];
   for (const event of events) {
-    const data = event.data;
     const turn = turns[turns.length - 1];
     if (event.type === 'model-response') {
       turns.push({
         step: turns.length + 1,
-        text: String(data.text ?? ''),
-        calls: ((data.toolCalls as Omit<TurnCall, 'index'>[] | undefined) ?? []).map((call, index) => ({
-          ...call,
-          index,
-        })),
+        text: event.data.text ?? '',
+        calls: (event.data.toolCalls ?? []).map((call, index) => ({ ...call, index })),
         started: new Set(),
         results: new Map(),
       });
     } else if (event.type === 'tool-call-started' && turn) {
-      turn.started.add(indexOf(turn, data));
+      turn.started.add(indexOf(turn, event.data));
     } else if (event.type === 'tool-result' && turn) {
-      turn.results.set(indexOf(turn, data), { ok: data.ok === true, result: String(data.result ?? '') });
+      turn.results.set(indexOf(turn, event.data), { ok: event.data.ok === true, result: event.data.result ?? '' });
     }
   }
   return turns;

@@ -2,17 +2,8 @@ import { generateText, jsonSchema, type LanguageModel, type ToolSet, tool, wrapL
 import type { JSONSchema7, LanguageModelV4, LanguageModelV4Content } from '@ai-sdk/provider';
 import { classifyModelError } from '../models/classify.js';
 import type { RunContext } from './context.js';
-import { conversation, type Turn, type TurnCall } from './history.js';
-
-/** What one model turn stored: the `model-response` event's data. */
-export interface ModelResponse {
-  text: string;
-  toolCalls: Omit<TurnCall, 'index'>[];
-  usage: { inputTokens: number | null; outputTokens: number | null };
-  durationMs: number;
-  model: string;
-  scripted: boolean;
-}
+import type { ModelResponse } from '../journal/events.js';
+import { conversation, type Turn } from './history.js';
 
 // Built once per pinned set (itself cached per run shape): the definitions are immutable.
 const toolSets = new WeakMap<object, ToolSet>();

@@ -1,26 +1,30 @@
 import { isMtError, type MtError } from '@maitento/errors';
-import { listRunEvents } from '@maitento/store';
 import { engineErrors } from '../errors.js';
+import {
+  modelResponse,
+  runCancelled,
+  runCompleted,
+  runFailed,
+  runWaiting,
+  toolCallStarted,
+} from '../journal/events.js';
 import { fillTask } from '../runs/inputs.js';
 import { HandedOn, type RunContext } from './context.js';
 import { readTurns } from './history.js';
 import { modelTurn } from './model-turn.js';
-import { approvalsByCall, callIdentity, handleCall, needsApprovals, startedEvent } from './tool-calls.js';
+import { approvalsByCall, callIdentity, handleCall, needsApprovals } from './tool-calls.js';
 
 /** Why a run's execution stopped in this worker. */
 export type StopReason = 'ended' | 'waiting';
 
 async function fail(ctx: RunContext, error: MtError): Promise<StopReason> {
-  await ctx.write([{ type: 'run-failed', data: { code: error.code, message: error.message } }], {
-    status: 'Failed',
-    error: { code: error.code, message: error.message },
-  });
+  await ctx.journal.append([runFailed(error)]);
   return 'ended';
 }
 
 /** Stores the run's cancellation (its worker saw the cancel request between steps). */
 export async function cancelled(ctx: RunContext): Promise<StopReason> {
-  await ctx.write([{ type: 'run-cancelled', data: {} }], { status: 'Cancelled' });
+  await ctx.journal.append([runCancelled()]);
   return 'ended';
 }
 
@@ -41,8 +45,7 @@ export async function advanceRun(
   const startedHere = new Set<string>();
   for (;;) {
     if (isCancelled()) return cancelled(ctx);
-    const events = await ctx.events();
-    const lastSeq = events[events.length - 1]?.seq ?? 0;
+    const events = await ctx.journal.events();
     const turns = readTurns(events);
     const last = turns[turns.length - 1];
     const open = last?.calls.filter((call) => !last.results.has(call.index)) ?? [];
@@ -57,13 +60,12 @@ export async function advanceRun(
         else if (outcome !== 'done') return fail(ctx, outcome.fail);
       }
       if (waiting.length === 0) continue;
-      // Wait only if nothing (an answer, a cancel) was stored since these events were read.
-      const after = (await listRunEvents(ctx.db, ctx.run.id, lastSeq)).length;
-      const seq = lastSeq + after;
+      // Wait only if nothing (an answer, a cancel) was stored since these events were read but this execution's own
+      // appends (an approval answered at once is stored between them).
+      const seq = ctx.journal.ownSeq;
       // The pause is an event of its own, stored with the status: a follower stops on it, never on a status it
       // might read before the run's other calls of the turn are made.
-      const pause = { type: 'run-waiting', data: { toolCallIds: waiting } } as const;
-      if (await ctx.write([pause], { status: 'PendingApproval' }, seq)) return 'waiting';
+      if (await ctx.journal.append([runWaiting(waiting)], seq)) return 'waiting';
       continue;
     }
     if (turns.length >= ctx.maxSteps) {
@@ -85,15 +87,9 @@ export async function advanceRun(
             }),
       );
     }
-    const event = { type: 'model-response', data: { step: turns.length + 1, ...response } };
+    const event = modelResponse(turns.length + 1, response);
     if (response.toolCalls.length === 0) {
-      await ctx.write(
-        [event, { type: 'run-completed', data: { result: response.text, scripted: response.scripted } }],
-        {
-          status: 'Completed',
-          result: response.text,
-        },
-      );
+      await ctx.journal.append([event, runCompleted(response.text, response.scripted)]);
       return 'ended';
     }
     // The turn's first call, when it is made without asking anyone, is marked started in the same write: one
@@ -103,11 +99,11 @@ export async function advanceRun(
       (t) => t.definition.name === first.name && !t.tool.requiresApproval,
     );
     if (!direct) {
-      await ctx.write([event]);
+      await ctx.journal.append([event]);
       continue;
     }
     const call = { ...first, index: 0 };
     startedHere.add(callIdentity(ctx, turns.length + 1, 0));
-    await ctx.write([event, startedEvent(call)]);
+    await ctx.journal.append([event, toolCallStarted(call)]);
   }
 }

@@ -3,8 +3,9 @@ import { isMtError, type MtError } from '@maitento/errors';
 import { isPreparedRequest, type ToolCallInput, type ToolCallResult, toolResultText } from '@maitento/gateway';
 import { didYouMean, type InteractionTool } from '@maitento/lang';
 import { type ApprovalRecord, consumeApproval, insertApproval, runApprovals } from '@maitento/store';
-import { approvalView } from '../runs/views.js';
 import { engineErrors } from '../errors.js';
+import { approvalRequested, toolCallStarted, toolResult } from '../journal/events.js';
+import { approvalView } from '../runs/views.js';
 import type { RunContext } from './context.js';
 import type { Turn, TurnCall } from './history.js';
 import {
@@ -29,27 +30,13 @@ async function storeResult(
   result: ToolCallResult | LocalResult,
   durationMs: number,
 ): Promise<void> {
-  await ctx.write([
-    {
-      type: 'tool-result',
-      data: {
-        toolCallId: call.id,
-        index: call.index,
-        name: call.name,
-        ok: result.ok,
-        status: 'status' in result ? (result.status ?? null) : null,
-        result: toolResultText(result),
-        code: result.code ?? null,
-        durationMs,
-      },
-    },
-  ]);
-}
-
-/** The `tool-call-started` event of a call (the model's id for display, the index for identity). */
-export function startedEvent(call: TurnCall) {
-  const data = { toolCallId: call.id, index: call.index, name: call.name, arguments: call.arguments ?? null };
-  return { type: 'tool-call-started', data } as const;
+  const outcome = {
+    ok: result.ok,
+    status: 'status' in result ? (result.status ?? null) : null,
+    result: toolResultText(result),
+    code: result.code ?? null,
+  };
+  await ctx.journal.append([toolResult(call, outcome, durationMs)]);
 }
 
 /** A call's identity: run, model turn and index within the turn; its upstream Idempotency-Key derives from it. */
@@ -59,7 +46,7 @@ export function callIdentity(ctx: RunContext, step: number, index: number): stri
 
 async function started(ctx: RunContext, turn: Turn, call: TurnCall): Promise<void> {
   if (turn.started.has(call.index)) return;
-  await ctx.write([startedEvent(call)]);
+  await ctx.journal.append([toolCallStarted(call)]);
   turn.started.add(call.index);
 }
 
@@ -159,17 +146,7 @@ async function requestApproval(
       requestHash: prepared.hash,
       ttlSeconds: ttl === undefined ? undefined : ttl / 1000,
     });
-    await ctx.write(
-      [
-        {
-          type: 'approval-requested',
-          data: { toolCallId: call.id, index: call.index, approval: approvalView(record) },
-        },
-      ],
-      undefined,
-      undefined,
-      tx,
-    );
+    await ctx.journal.append([approvalRequested(call, approvalView(record))], undefined, tx);
   });
   return 'waiting';
 }

@@ -1,12 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import {
   type ApprovalRecord,
-  appendRunEvents,
   expireApprovals,
   findRun,
   insertRun,
   listApprovalRecords,
-  listRunEvents,
   listRunSummaries,
   type RunRecord,
   requestCancel,
@@ -15,19 +13,20 @@ import {
 } from '@maitento/store';
 import { isUuid } from '@maitento/store';
 import { answerApproval, approvalOrThrow } from '../approvals/answer.js';
-import { RUN_EVENTS_MAX_PAGE, RUN_EVENTS_PAGE } from '../api/engine.js';
+import { RUN_EVENTS_MAX_PAGE, RUN_EVENTS_PAGE, type RunningEngine } from '../api/engine.js';
 import type {
   ApprovalAnswer,
   ApprovalView,
   ListApprovalsQuery,
   ListRunsQuery,
   RunEvent,
-  RunEventType,
   RunPage,
   RunView,
   StartRunInput,
 } from '../api/types.js';
 import { engineErrors } from '../errors.js';
+import { runCancelled, runStarted } from '../journal/events.js';
+import { appendToRun, readEvents } from '../journal/journal.js';
 import type { EngineDeps } from '../loop/context.js';
 import type { RunQueue } from '../worker/queue.js';
 import { checkInputs } from './inputs.js';
@@ -38,12 +37,16 @@ function pendingOf(approvals: ApprovalRecord[]): ApprovalRecord | undefined {
   return approvals.find((a) => a.status === 'Pending');
 }
 
-/** What the API asks of runs and approvals, on the store and the queue. */
-export class RunService {
+/** The engine's API (declared by {@link RunningEngine}), on the store and the queue: what `createEngine` returns. */
+export class RunService implements RunningEngine {
   constructor(
     private readonly deps: EngineDeps,
     private readonly loader: PinnedLoader,
     private readonly queue: RunQueue,
+    /** This process's worker id, or null without a worker. */
+    readonly workerId: string | null,
+    /** Stops the worker (if any), the queue and the reads. */
+    readonly close: () => Promise<void>,
   ) {}
 
   private async record(namespace: string, id: string): Promise<RunRecord> {
@@ -94,15 +97,12 @@ export class RunService {
           interactive,
           startedByKeyId: startedBy?.keyId,
         },
-        {
-          type: 'run-started',
-          data: {
-            interaction: { name: interaction.name, version: interaction.version },
-            versions,
-            inputs,
-            interactive,
-          },
-        },
+        runStarted({
+          interaction: { name: interaction.name, version: interaction.version },
+          versions,
+          inputs,
+          interactive,
+        }),
       );
       // insertRun's statement has notified `runs`.
       await this.queue.send(id, tx, true);
@@ -152,8 +152,7 @@ export class RunService {
       throw engineErrors.create('api:runs:not-found', { id });
     }
     const page = Math.min(Math.max(Math.floor(limit), 1), RUN_EVENTS_MAX_PAGE);
-    const events = await listRunEvents(this.deps.db, id, after, page);
-    return events.map((e) => ({ seq: e.seq, type: e.type as RunEventType, at: e.at, data: e.data }));
+    return readEvents(this.deps.db, id, after, page);
   }
 
   async cancelRun(namespace: string, id: string): Promise<RunView> {
@@ -163,13 +162,7 @@ export class RunService {
       if (found === undefined) return undefined;
       if (found.status === 'PendingApproval') {
         // No worker holds a waiting run: it is cancelled here, and its pending approval expires.
-        const done = await appendRunEvents(
-          tx,
-          id,
-          { statuses: ['PendingApproval'] },
-          [{ type: 'run-cancelled', data: {} }],
-          { status: 'Cancelled' },
-        );
+        const done = await appendToRun(tx, id, ['PendingApproval'], [runCancelled()]);
         if (done !== false) {
           for (const approval of await runApprovals(tx, id)) {
             if (approval.status === 'Pending') await expireApprovals(tx, { id: approval.id });

@@ -1,5 +1,5 @@
 import type { ApprovalRecord, RunRecord, RunSummaryRecord } from '@maitento/store';
-import type { ApprovalStatus, ApprovalView, RunStatus, RunSummary, RunView, VersionRef } from '../api/types.js';
+import type { ApprovalStatus, ApprovalView, RunSummary, RunView, VersionRef } from '../api/types.js';
 
 /** An approval as the API shows it. */
 export function approvalView(record: ApprovalRecord): ApprovalView {
@@ -23,7 +23,7 @@ export function approvalView(record: ApprovalRecord): ApprovalView {
 
 /** A run as the API shows it; `pending` is its Pending approval, shown while it waits. */
 export function runView(record: RunRecord, pending?: ApprovalRecord): RunView {
-  const status = record.status as RunStatus;
+  const status = record.status;
   return {
     id: record.id,
     interaction: { name: record.interaction, version: record.interactionVersion },
@@ -41,7 +41,7 @@ export function runView(record: RunRecord, pending?: ApprovalRecord): RunView {
 
 /** A run as a list shows it: no inputs or versions, the result cut to a summary. */
 export function runSummary(record: RunSummaryRecord): RunSummary {
-  const status = record.status as RunStatus;
+  const status = record.status;
   return {
     id: record.id,
     interaction: { name: record.interaction, version: record.interactionVersion },

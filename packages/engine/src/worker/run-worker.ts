@@ -1,18 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import {
-  appendRunEvents,
-  cancelRequested,
-  claimRun,
-  expireApprovals,
-  findRun,
-  listRunEvents,
-  type RunEventRecord,
-  type RunRecord,
-} from '@maitento/store';
-import { engineErrors } from '../errors.js';
+import { cancelRequested, claimRun, expireApprovals, type RunEventRecord, type RunRecord } from '@maitento/store';
+import { failExpired } from '../approvals/answer.js';
 import type { EngineLogger } from '../internal/logger.js';
-import { ClaimLost, type EngineDeps, HandedOn, type RunContext } from '../loop/context.js';
+import { AttemptJournal, ClaimLost } from '../journal/journal.js';
+import { type EngineDeps, HandedOn, type RunContext } from '../loop/context.js';
 import { advanceRun, cancelled } from '../loop/run-loop.js';
 import type { PinnedLoader, PinnedSet } from '../runs/pinned.js';
 import type { RunJob, RunQueue, RunWakeups } from './queue.js';
@@ -105,22 +97,7 @@ export class RunWorker {
   /** Fails the runs whose approval expired. */
   async expireApprovals(): Promise<void> {
     const db = this.deps.db;
-    for (const approval of await expireApprovals(db)) {
-      if (approval.runId === null) continue;
-      const error = engineErrors.create('api:approvals:expired', {
-        id: approval.id,
-        expiresAt: approval.expiresAt ?? '',
-      });
-      await db.transaction((tx) =>
-        appendRunEvents(
-          tx,
-          approval.runId!,
-          { statuses: ['PendingApproval', 'Running'] },
-          [{ type: 'run-failed', data: { code: error.code, message: error.message } }],
-          { status: 'Failed', error: { code: error.code, message: error.message } },
-        ),
-      );
-    }
+    for (const approval of await expireApprovals(db)) await failExpired(db, approval);
   }
 
   /** Executes one attempt of a run's job; never throws for the run's own failures. */
@@ -155,8 +132,6 @@ export class RunWorker {
     const { db } = this.deps;
     const runId = run.id;
     const pinned: PinnedSet = await this.loader.load(run.namespace, run.versions);
-    // The events as this worker knows them (read with the claim); undefined again when they may be stale.
-    let known: RunEventRecord[] | undefined = events;
     const ctx: RunContext = {
       ...this.deps,
       run,
@@ -171,32 +146,7 @@ export class RunWorker {
           this.#outside--;
         }
       },
-      async write(events, change, expectSeq, tx) {
-        // One statement, atomic on its own: no transaction of its own needed.
-        const seq = await appendRunEvents(tx ?? db, runId, { claim: attempt, expectSeq }, events, change);
-        if (seq !== false) {
-          const last = known?.[known.length - 1]?.seq ?? 0;
-          if (known === undefined || tx !== undefined || seq !== last + events.length) known = undefined;
-          else {
-            const at = new Date().toISOString();
-            known.push(
-              ...events.map((event, index) => ({ seq: last + index + 1, type: event.type, data: event.data, at })),
-            );
-          }
-          return true;
-        }
-        known = undefined;
-        // The extra condition failed, not necessarily the claim: the run row tells which.
-        if (expectSeq !== undefined && !tx) {
-          const now = await findRun(db, runId);
-          if (now?.claim === attempt && now.status === 'Running') return false;
-        }
-        throw new ClaimLost(runId);
-      },
-      async events() {
-        known ??= await listRunEvents(db, runId);
-        return known;
-      },
+      journal: new AttemptJournal(db, runId, attempt, events),
     };
     try {
       if (run.cancelRequested) await cancelled(ctx);

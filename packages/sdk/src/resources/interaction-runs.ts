@@ -6,12 +6,10 @@ import { parseSse } from '../core/sse.js';
 import type { Static } from 'typebox';
 import type { ListRunEventsParams, ListRunsParams, RunAnswerParams, RunEvent, RunPage, RunView } from '../types.js';
 import type { StartRunBodySchema } from '../wire/requests.js';
+import { TERMINAL_EVENT_TYPES } from '../wire/schemas.js';
 import { APIResource } from './resource.js';
 
-/** Statuses a run does not leave. */
-export const TERMINAL_RUN_STATUSES: readonly RunView['status'][] = ['Completed', 'Failed', 'Cancelled'];
-
-const TERMINAL_EVENTS = new Set(['run-completed', 'run-failed', 'run-cancelled']);
+const TERMINAL_EVENTS = new Set<string>(TERMINAL_EVENT_TYPES);
 
 /**
  * Parameters of {@link InteractionRuns.start}: `inputs` by name (prompt, binding and auth inputs; an auth input

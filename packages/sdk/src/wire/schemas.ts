@@ -30,6 +30,12 @@ const jsonSchema = Type.Unsafe<{ [key: string]: Json } | boolean>({});
 export const RESOURCE_KINDS = ['connector', 'tool', 'agent', 'interaction'] as const;
 /** Run statuses. */
 export const RUN_STATUSES = ['Running', 'PendingApproval', 'Completed', 'Failed', 'Cancelled'] as const;
+/** Statuses a run does not leave. */
+export const TERMINAL_RUN_STATUSES = [
+  'Completed',
+  'Failed',
+  'Cancelled',
+] as const satisfies readonly (typeof RUN_STATUSES)[number][];
 /** Approval statuses. */
 export const APPROVAL_STATUSES = ['Pending', 'Approved', 'Rejected', 'Expired'] as const;
 /** The kinds of stored steps of a run. */
@@ -45,6 +51,12 @@ export const RUN_EVENT_TYPES = [
   'run-failed',
   'run-cancelled',
 ] as const;
+/** Event types after which a run has ended (its event stream ends there). */
+export const TERMINAL_EVENT_TYPES = [
+  'run-completed',
+  'run-failed',
+  'run-cancelled',
+] as const satisfies readonly (typeof RUN_EVENT_TYPES)[number][];
 
 // Diagnostics and errors.
 

@@ -1,10 +1,10 @@
-import type { Engine, RunEvent } from '@maitento/engine';
+import { type Engine, type RunEvent, type RunEventType, TERMINAL_EVENT_TYPES } from '@maitento/engine';
 import { isMtError, type MtError } from '@maitento/errors';
 import { type Wakeups, wakeTopics } from '@maitento/store';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 
 /** Event types after which a run's stream ends. */
-const TERMINAL_EVENTS = new Set(['run-completed', 'run-failed', 'run-cancelled']);
+const TERMINAL_EVENTS = new Set<RunEventType>(TERMINAL_EVENT_TYPES);
 
 /** How many events a stream reads at once: a long transcript is read and written out a page at a time. */
 export const STREAM_PAGE = 100;

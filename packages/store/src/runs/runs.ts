@@ -3,6 +3,15 @@ import { iso } from '../internal/rows.js';
 import type { Pin } from '../resources/hash.js';
 import { WAKE_CHANNEL } from '../wake/notify.js';
 
+/** Where a run stands: the one declaration below the wire (the engine re-exports it; same-types.ts checks it is the SDK's). */
+export const RUN_STATUSES = ['Running', 'PendingApproval', 'Completed', 'Failed', 'Cancelled'] as const;
+
+/** One of {@link RUN_STATUSES}. */
+export type RunStatus = (typeof RUN_STATUSES)[number];
+
+/** Statuses a run does not leave. */
+export const TERMINAL_RUN_STATUSES = ['Completed', 'Failed', 'Cancelled'] as const satisfies readonly RunStatus[];
+
 /** A run as stored in `mt_runs`. */
 export interface RunRecord {
   id: string;
@@ -12,7 +21,7 @@ export interface RunRecord {
   versions: Pin[];
   inputs: Record<string, unknown>;
   interactive: boolean;
-  status: string;
+  status: RunStatus;
   result: string | null;
   errorCode: string | null;
   errorMessage: string | null;
@@ -43,11 +52,11 @@ export interface NewRunEvent {
  * Who may write a run: the attempt whose fencing token the run holds, while it is Running (with `expectSeq`: only
  * if no event was stored since and no cancel was requested), or anyone while the run has one of `statuses`.
  */
-export type RunFence = { claim: string; expectSeq?: number } | { statuses: string[] };
+export type RunFence = { claim: string; expectSeq?: number } | { statuses: RunStatus[] };
 
 /** A status change written with events. */
 export interface RunStatusChange {
-  status: string;
+  status: RunStatus;
   result?: string | null;
   error?: { code: string; message: string } | null;
 }
@@ -64,7 +73,7 @@ interface RunRow {
   versions: Pin[];
   inputs: Record<string, unknown>;
   interactive: boolean;
-  status: string;
+  status: RunStatus;
   result: string | null;
   error_code: string | null;
   error_message: string | null;
@@ -155,7 +164,7 @@ export interface RunSummaryRecord {
   interaction: string;
   interactionVersion: number;
   interactive: boolean;
-  status: string;
+  status: RunStatus;
   /** The first {@link RESULT_SUMMARY_CHARS} characters of the result. */
   resultSummary: string | null;
   /** The result is longer than its summary. */
@@ -176,7 +185,7 @@ interface RunSummaryRow {
   interaction: string;
   interaction_version: number;
   interactive: boolean;
-  status: string;
+  status: RunStatus;
   result_summary: string | null;
   result_truncated: boolean | null;
   error_code: string | null;
@@ -193,7 +202,7 @@ interface RunSummaryRow {
 export async function listRunSummaries(
   db: Queryable,
   namespace: string,
-  filter: { interaction?: string; status?: string; limit: number; after?: { createdAt: string; id: string } },
+  filter: { interaction?: string; status?: RunStatus; limit: number; after?: { createdAt: string; id: string } },
 ): Promise<RunSummaryRecord[]> {
   const { rows } = await db.query<RunSummaryRow>(
     'SELECT r.id, r.interaction, r.interaction_version, r.interactive, r.status, ' +

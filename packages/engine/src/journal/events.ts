@@ -1,0 +1,165 @@
+// A run's events as a typed union, with one constructor per kind: every event the engine stores is built here,
+// and the status change an event implies is decided here too (a run-failed always fails the run, and so on).
+// The wire declares the same types by name (@maitento/sdk RUN_EVENT_TYPES; same-types.ts checks them equal); the
+// wire's `data` stays an open map, since a client must read events stored by older versions too.
+import type { ApprovalRecord, RunStatusChange } from '@maitento/store';
+import type { ApprovalAnswer, ApprovalView, VersionRef } from '../api/types.js';
+
+/** A call as the events name it: the model's id (for display), its index in the turn (its identity), its tool. */
+export type EventCall = { id: string; index: number; name: string; arguments?: unknown };
+
+/** What a model turn answered: the data of `model-response` without its step. */
+export type ModelResponse = {
+  text: string;
+  toolCalls: { id: string; name: string; arguments: unknown }[];
+  usage: { inputTokens: number | null; outputTokens: number | null };
+  durationMs: number;
+  model: string;
+  scripted: boolean;
+};
+
+/** A tool call's stored outcome, as `tool-result` carries it. */
+export type ToolResultData = {
+  toolCallId: string;
+  /** The call's index in its turn; events stored before schema 9 lack it (readers fall back to `toolCallId`). */
+  index: number;
+  name: string;
+  ok: boolean;
+  status: number | null;
+  result: string;
+  code: string | null;
+  durationMs: number;
+};
+
+/** One event of a run's journal, before it is stored. */
+export type RunEventInput =
+  | {
+      type: 'run-started';
+      data: {
+        interaction: { name: string; version: number };
+        versions: VersionRef[];
+        inputs: Record<string, unknown>;
+        interactive: boolean;
+      };
+    }
+  | { type: 'model-response'; data: ModelResponse & { step: number } }
+  | { type: 'tool-call-started'; data: { toolCallId: string; index: number; name: string; arguments: unknown } }
+  | { type: 'tool-result'; data: ToolResultData }
+  | { type: 'approval-requested'; data: { toolCallId: string; index: number; approval: ApprovalView } }
+  | {
+      type: 'approval-answered';
+      data: {
+        approvalId: string;
+        toolCallId: string | null;
+        index: number | null;
+        decision: ApprovalAnswer['decision'];
+        reason: string | null;
+        by: { keyId: string; keyName: string };
+        at: string | null;
+      };
+    }
+  | { type: 'run-waiting'; data: { toolCallIds: string[] } }
+  | { type: 'run-completed'; data: { result: string; scripted: boolean } }
+  | { type: 'run-failed'; data: { code: string; message: string } }
+  | { type: 'run-cancelled'; data: Record<string, never> };
+
+/** One stored event of a run's journal; `seq` counts from 1. */
+export type JournalEvent = RunEventInput & { seq: number; at: string };
+
+/** The kinds of events. */
+export type RunEventType = RunEventInput['type'];
+
+/** Event types after which a run has ended (a stream of its events ends there). */
+export const TERMINAL_EVENT_TYPES = [
+  'run-completed',
+  'run-failed',
+  'run-cancelled',
+] as const satisfies readonly RunEventType[];
+
+/** The first event of a run. */
+export function runStarted(data: Extract<RunEventInput, { type: 'run-started' }>['data']): RunEventInput {
+  return { type: 'run-started', data };
+}
+
+/** A model turn's answer, as turn `step` (from 1). */
+export function modelResponse(step: number, response: ModelResponse): RunEventInput {
+  return { type: 'model-response', data: { step, ...response } };
+}
+
+/** A call about to be made (the model's id for display, the index for identity). */
+export function toolCallStarted(call: EventCall): RunEventInput {
+  const data = { toolCallId: call.id, index: call.index, name: call.name, arguments: call.arguments ?? null };
+  return { type: 'tool-call-started', data };
+}
+
+/** A call's outcome. */
+export function toolResult(
+  call: EventCall,
+  outcome: { ok: boolean; status: number | null; result: string; code: string | null },
+  durationMs: number,
+): RunEventInput {
+  return {
+    type: 'tool-result',
+    data: { toolCallId: call.id, index: call.index, name: call.name, ...outcome, durationMs },
+  };
+}
+
+/** A person is asked about a call. */
+export function approvalRequested(call: EventCall, approval: ApprovalView): RunEventInput {
+  return { type: 'approval-requested', data: { toolCallId: call.id, index: call.index, approval } };
+}
+
+/** A person answered an approval (the run becomes Running again). */
+export function approvalAnswered(record: ApprovalRecord, answer: ApprovalAnswer): RunEventInput {
+  return {
+    type: 'approval-answered',
+    data: {
+      approvalId: record.id,
+      toolCallId: record.toolCallId,
+      index: record.callIndex,
+      decision: answer.decision,
+      reason: record.reason,
+      by: { keyId: answer.by.keyId, keyName: answer.by.keyName },
+      at: record.answeredAt,
+    },
+  };
+}
+
+/** The run waits for a person about these calls (it becomes PendingApproval). */
+export function runWaiting(toolCallIds: string[]): RunEventInput {
+  return { type: 'run-waiting', data: { toolCallIds } };
+}
+
+/** The run's final answer (it becomes Completed). */
+export function runCompleted(result: string, scripted: boolean): RunEventInput {
+  return { type: 'run-completed', data: { result, scripted } };
+}
+
+/** The run failed with a registry error (it becomes Failed). */
+export function runFailed(error: { code: string; message: string }): RunEventInput {
+  return { type: 'run-failed', data: { code: error.code, message: error.message } };
+}
+
+/** The run was cancelled (it becomes Cancelled). */
+export function runCancelled(): RunEventInput {
+  return { type: 'run-cancelled', data: {} };
+}
+
+/** The status change the last of `events` implies, if any: the journal writes it with them. */
+export function statusChange(events: readonly RunEventInput[]): RunStatusChange | undefined {
+  const last = events[events.length - 1];
+  switch (last?.type) {
+    case 'run-completed':
+      return { status: 'Completed', result: last.data.result };
+    case 'run-failed':
+      return { status: 'Failed', error: last.data };
+    case 'run-cancelled':
+      return { status: 'Cancelled' };
+    case 'run-waiting':
+      return { status: 'PendingApproval' };
+    case 'approval-answered':
+      return { status: 'Running' };
+    default:
+      return undefined;
+  }
+}

@@ -1,0 +1,113 @@
+// The one place a run's events are appended, read and guarded. Who may append is the guard: the attempt holding
+// the run's claim (a worker executing it, {@link AttemptJournal}), or anyone while the run has one of the given
+// statuses (a cancel, an answer, an expiry: no attempt holds a waiting run, {@link appendToRun}). Each append is
+// one statement with the status change its events imply ({@link statusChange}).
+import {
+  appendRunEvents,
+  findRun,
+  listRunEvents,
+  type Queryable,
+  type RunEventRecord,
+  type RunStatus,
+} from '@maitento/store';
+import { type JournalEvent, type RunEventInput, statusChange } from './events.js';
+
+/** Thrown when this attempt no longer holds the run (a later attempt claimed it, or it ended meanwhile). */
+export class ClaimLost extends Error {
+  constructor(runId: string) {
+    super(`run ${runId} is no longer held by this attempt`);
+  }
+}
+
+// The one cast from the store's open records: every event is written through events.ts's constructors.
+function typed(records: RunEventRecord[]): JournalEvent[] {
+  return records as JournalEvent[];
+}
+
+/**
+ * Appends events to a run while it has one of `statuses`, with the status change they imply; resolves with the
+ * run's new last seq, or false (nothing written) when it has none of them.
+ */
+export function appendToRun(
+  db: Queryable,
+  runId: string,
+  statuses: RunStatus[],
+  events: RunEventInput[],
+): Promise<number | false> {
+  return appendRunEvents(db, runId, { statuses }, events, statusChange(events));
+}
+
+/** The run's events with `seq > after`, in order: at most `limit` of them (all when undefined). */
+export async function readEvents(db: Queryable, runId: string, after = 0, limit?: number): Promise<JournalEvent[]> {
+  return typed(await listRunEvents(db, runId, after, limit));
+}
+
+/**
+ * A run's journal as one attempt (the holder of the run's claim) writes it: appends fenced by the claim, and the
+ * events read with the claim, kept up to date by this attempt's own appends.
+ */
+export class AttemptJournal {
+  // The events as this attempt knows them; undefined again when they may be stale.
+  #known: JournalEvent[] | undefined;
+  // The run's last seq if only this attempt appended since it last read the events.
+  #ownSeq: number;
+
+  constructor(
+    private readonly db: Queryable,
+    readonly runId: string,
+    readonly claim: string,
+    events: RunEventRecord[],
+  ) {
+    this.#known = typed(events);
+    this.#ownSeq = events[events.length - 1]?.seq ?? 0;
+  }
+
+  /**
+   * The run's last seq if nobody but this attempt appended since it last read the events: an append with it as
+   * `expectSeq` fails when anyone else did (an answer stored between this attempt's own appends).
+   */
+  get ownSeq(): number {
+    return this.#ownSeq;
+  }
+
+  /**
+   * Appends events (and the status change they imply) fenced by this attempt's claim; with `expectSeq`, only if no
+   * other event was stored since (a waiting run must not miss an answer or a cancel). Resolves false when that
+   * extra condition failed; throws {@link ClaimLost} when the claim is gone. `tx` joins the caller's transaction.
+   */
+  async append(events: RunEventInput[], expectSeq?: number, tx?: Queryable): Promise<boolean> {
+    // One statement, atomic on its own: no transaction of its own needed.
+    const fence = { claim: this.claim, expectSeq };
+    const seq = await appendRunEvents(tx ?? this.db, this.runId, fence, events, statusChange(events));
+    if (seq !== false) {
+      this.#ownSeq += events.length;
+      const known = this.#known;
+      const last = known?.[known.length - 1]?.seq ?? 0;
+      if (known === undefined || tx !== undefined || seq !== last + events.length) this.#known = undefined;
+      else {
+        const at = new Date().toISOString();
+        known.push(...events.map((event, index) => ({ ...event, seq: last + index + 1, at })));
+      }
+      return true;
+    }
+    this.#known = undefined;
+    // The extra condition failed, not necessarily the claim: the run row tells which.
+    if (expectSeq !== undefined && !tx) {
+      const now = await findRun(this.db, this.runId);
+      if (now?.claim === this.claim && now.status === 'Running') return false;
+    }
+    throw new ClaimLost(this.runId);
+  }
+
+  /**
+   * The run's events: read with the claim, then kept up to date by this attempt's appends; read again whenever an
+   * append's seq shows that someone else appended meanwhile (an answer), or an append joined a transaction.
+   */
+  async events(): Promise<JournalEvent[]> {
+    if (this.#known === undefined) {
+      this.#known = await readEvents(this.db, this.runId);
+      this.#ownSeq = this.#known[this.#known.length - 1]?.seq ?? 0;
+    }
+    return this.#known;
+  }
+}
