@@ -129,7 +129,7 @@ describe('wake-ups on PostgreSQL', () => {
     const appended = woken(w, `run:${runId}`);
     expect(await appendRunEvents(db, runId, { statuses: ['Running'] }, [{ type: 'x', data: {} }])).toBe(2);
     await appended;
-    const cancelled = woken(w, `run:${runId}`);
+    const cancelled = woken(w, `cancel:${runId}`);
     expect(await requestCancel(db, 'wake', runId)).toBeDefined();
     await cancelled;
 

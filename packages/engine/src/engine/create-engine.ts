@@ -35,7 +35,7 @@ export interface EngineOptions {
   approvalTtlMs?: number;
   /**
    * The process's wake-ups (the store's `Wakeups`): the worker fetches on `runs` and learns of a cancel on
-   * `run:<id>`. Without them (or while they are not listening) it polls every 2 s.
+   * `cancel:<id>`. Without them (or while they are not listening) it polls every 2 s.
    */
   wakeups?: RunWakeups;
   /** How long a stop waits for tool calls in flight before aborting them (default 60 s, above a call's deadline). */

@@ -169,7 +169,7 @@ export class RunService implements RunningEngine {
           }
         }
       } else {
-        // requestCancel's statement woke the worker holding the run (`run:<id>`); a queued run is cancelled by its
+        // requestCancel's statement woke the worker holding the run (`cancel:<id>`); a queued run is cancelled by its
         // job, like an answer.
         await this.queue.send(id, tx);
       }

@@ -1,6 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { cancelRequested, claimRun, expireApprovals, type RunEventRecord, type RunRecord } from '@maitento/store';
+import {
+  cancelRequested,
+  claimRun,
+  expireApprovals,
+  type RunEventRecord,
+  type RunRecord,
+  wakeTopics,
+} from '@maitento/store';
 import { failExpired } from '../approvals/answer.js';
 import type { EngineLogger } from '../internal/logger.js';
 import { AttemptJournal, ClaimLost } from '../journal/journal.js';
@@ -119,7 +126,7 @@ export class RunWorker {
       if (held.cancelled) return;
       this.pollCancels().catch((error) => this.log.error({ err: error, runId }, 'reading a cancel failed'));
     };
-    held.unsubscribe = this.wakeups?.on(`run:${runId}`, onCancel);
+    held.unsubscribe = this.wakeups?.on(wakeTopics.cancel(runId), onCancel);
     try {
       await this.advance(claimed.run, claimed.events, held, attempt);
     } finally {

@@ -336,14 +336,14 @@ export async function cancelRequested(db: Queryable, ids: string[]): Promise<str
 }
 
 /**
- * Marks a run's cancel as requested if it has not ended, and wakes `run:<id>` at commit; resolves with the run as
+ * Marks a run's cancel as requested if it has not ended, and wakes `cancel:<id>` at commit; resolves with the run as
  * it was, or undefined.
  */
 export async function requestCancel(db: Queryable, namespace: string, id: string): Promise<RunRecord | undefined> {
   const { rows } = await db.query<RunRow>(
     `WITH run AS (UPDATE mt_runs SET cancel_requested = true, updated_at = now() WHERE id = $1 AND namespace = $2 ` +
       `AND status IN ('Running', 'PendingApproval') RETURNING ${COLUMNS}) ` +
-      `SELECT *, pg_notify('${WAKE_CHANNEL}', 'run:' || id::text) AS woken FROM run`,
+      `SELECT *, pg_notify('${WAKE_CHANNEL}', 'cancel:' || id::text) AS woken FROM run`,
     [id, namespace],
   );
   return rows[0] && toRecord(rows[0]);

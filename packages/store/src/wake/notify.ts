@@ -7,8 +7,13 @@ export const WAKE_CHANNEL = 'mt_wake';
 export const wakeTopics = {
   /** A run was queued or needs a worker. */
   runs: 'runs',
-  /** An event was appended to run `id`, or its cancel was requested. */
+  /** An event was appended to run `id`. */
   run: (id: string) => `run:${id}`,
+  /**
+   * Run `id`'s cancel was requested: a topic of its own, so the worker holding the run is not woken by the run's
+   * own appends (one read of the cancel flag a step saved).
+   */
+  cancel: (id: string) => `cancel:${id}`,
   /** Approval `id` was answered or expired. */
   approval: (id: string) => `approval:${id}`,
   /** API key `id` was deleted. */
