@@ -78,7 +78,7 @@ async function makeCall(
   tool: InteractionTool,
   options: MakeOptions,
 ): Promise<void> {
-  // The reads wait for the cache's sync (nothing while its lease holds; a disable or rotation answered before is
+  // The reads wait for the cache's sync (one read of the cache epoch: a disable or rotation answered before is
   // seen), then come from the cache; only the call itself must wait for tool-call-started.
   const reads = ctx.reads
     .sync()
@@ -235,7 +235,7 @@ export function needsApprovals(ctx: RunContext, calls: TurnCall[]): boolean {
 
 /**
  * The run's approvals by call identity within the run (turn and index, {@link approvalKey}); an approval stored
- * before indexes were (schema 6 and older) is keyed by its turn and the first call of that turn with its id.
+ * before indexes were (before schema 9) is keyed by its turn and the first call of that turn with its id.
  */
 export async function approvalsByCall(ctx: RunContext, turn: Turn): Promise<Map<string, ApprovalRecord>> {
   const byCall = new Map<string, ApprovalRecord>();
