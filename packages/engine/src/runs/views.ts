@@ -21,37 +21,38 @@ export function approvalView(record: ApprovalRecord): ApprovalView {
   };
 }
 
-/** A run as the API shows it; `pending` is its Pending approval, shown while it waits. */
-export function runView(record: RunRecord, pending?: ApprovalRecord): RunView {
-  const status = record.status;
+type RunBase = Pick<RunView, 'id' | 'interaction' | 'status' | 'interactive' | 'error' | 'createdAt' | 'updatedAt'>;
+
+// What a run's full view and its summary in a list both show.
+function runBase(record: RunRecord | RunSummaryRecord): RunBase {
   return {
     id: record.id,
     interaction: { name: record.interaction, version: record.interactionVersion },
-    status,
+    status: record.status,
     interactive: record.interactive,
-    inputs: record.inputs,
-    result: record.result,
     error: record.errorCode === null ? null : { code: record.errorCode, message: record.errorMessage ?? '' },
-    pendingApproval: status === 'PendingApproval' && pending !== undefined ? approvalView(pending) : null,
-    versions: record.versions as VersionRef[],
     createdAt: record.createdAt,
     updatedAt: record.updatedAt,
   };
 }
 
+/** A run as the API shows it; `pending` is its Pending approval, shown while it waits. */
+export function runView(record: RunRecord, pending?: ApprovalRecord): RunView {
+  return {
+    ...runBase(record),
+    inputs: record.inputs,
+    result: record.result,
+    pendingApproval: record.status === 'PendingApproval' && pending !== undefined ? approvalView(pending) : null,
+    versions: record.versions as VersionRef[],
+  };
+}
+
 /** A run as a list shows it: no inputs or versions, the result cut to a summary. */
 export function runSummary(record: RunSummaryRecord): RunSummary {
-  const status = record.status;
   return {
-    id: record.id,
-    interaction: { name: record.interaction, version: record.interactionVersion },
-    status,
-    interactive: record.interactive,
+    ...runBase(record),
     result: record.resultSummary,
     resultTruncated: record.resultTruncated,
-    error: record.errorCode === null ? null : { code: record.errorCode, message: record.errorMessage ?? '' },
-    pendingApprovalId: status === 'PendingApproval' ? record.pendingApprovalId : null,
-    createdAt: record.createdAt,
-    updatedAt: record.updatedAt,
+    pendingApprovalId: record.status === 'PendingApproval' ? record.pendingApprovalId : null,
   };
 }
