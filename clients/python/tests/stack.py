@@ -153,6 +153,8 @@ functions = [ {{ ref = @ref("get-order") }}, {{ ref = @ref("refund-order") }} ]
 task = "A customer writes: %%message%%"
 inputs.prompts = [ {{ name = "message" description = "What the customer wrote" required = true }} ]
 '''
+    # Tutorial 03's refund desk, for the example that approves from code: the full refund, then a redraft.
+    files["interactions/one-shot/refund-desk.mtr"] = files["interactions/one-shot/redraft-flow.mtr"]
     return files
 
 
