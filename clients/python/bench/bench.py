@@ -24,13 +24,21 @@ IMPORTS = 15
 CALLS = 300
 
 
-def import_ms() -> list[float]:
-    code = "import time; t = time.perf_counter(); import maitento; print((time.perf_counter() - t) * 1000)"
-    return [float(subprocess.check_output([sys.executable, "-c", code], text=True)) for _ in range(IMPORTS)]
+def _timed(statements: str) -> float:
+    code = f"import time; t = time.perf_counter(); {statements}; print((time.perf_counter() - t) * 1000)"
+    return float(subprocess.check_output([sys.executable, "-c", code], text=True))
+
+
+def import_ms(statements: str) -> list[float]:
+    """Wall time of `statements` in a fresh interpreter, IMPORTS times (the .pyc files are written by the first)."""
+    _timed(statements)
+    return [_timed(statements) for _ in range(IMPORTS)]
 
 
 def main() -> None:
-    imports = import_ms()
+    imports = import_ms("import maitento")
+    first_client = import_ms("import maitento; maitento.Maitento('http://127.0.0.1:1', 'k')")
+    plain_httpx = import_ms("import httpx")
     from maitento import Maitento
 
     work = Path(tempfile.mkdtemp(prefix="mt-bench-"))
@@ -65,7 +73,12 @@ def main() -> None:
         serve.stop()
         upstream.close()
     p50_sdk, p50_raw = statistics.median(sdk), statistics.median(plain)
-    print(f"import maitento: median {statistics.median(imports):.1f} ms, min {min(imports):.1f} ms ({IMPORTS} runs)")
+    for label, times in (
+        ("import maitento", imports),
+        ("import maitento + the first Maitento() (loads pydantic and the models)", first_client),
+        ("import httpx alone, for scale", plain_httpx),
+    ):
+        print(f"{label}: median {statistics.median(times):.1f} ms, min {min(times):.1f} ms ({IMPORTS} runs)")
     print(f"interaction_runs.get p50 {p50_sdk:.3f} ms, raw httpx GET + json p50 {p50_raw:.3f} ms")
     print(f"overhead p50 {p50_sdk - p50_raw:.3f} ms ({CALLS} calls each, concurrency 1)")
 

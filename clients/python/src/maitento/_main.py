@@ -3,33 +3,36 @@
 from __future__ import annotations
 
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 import httpx
 
 from ._base import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT
 from ._client import AsyncAPIClient, SyncAPIClient
-from .resources import (
-    Agents,
-    Approvals,
-    AsyncAgents,
-    AsyncApprovals,
-    AsyncConnectors,
-    AsyncDeploys,
-    AsyncExtops,
-    AsyncInteractionRuns,
-    AsyncInteractions,
-    AsyncKeys,
-    AsyncNamespaces,
-    AsyncSecrets,
-    Connectors,
-    Deploys,
-    Extops,
-    InteractionRuns,
-    Interactions,
-    Keys,
-    Namespaces,
-    Secrets,
-)
+
+if TYPE_CHECKING:
+    from .resources import (
+        Agents,
+        Approvals,
+        AsyncAgents,
+        AsyncApprovals,
+        AsyncConnectors,
+        AsyncDeploys,
+        AsyncExtops,
+        AsyncInteractionRuns,
+        AsyncInteractions,
+        AsyncKeys,
+        AsyncNamespaces,
+        AsyncSecrets,
+        Connectors,
+        Deploys,
+        Extops,
+        InteractionRuns,
+        Interactions,
+        Keys,
+        Namespaces,
+        Secrets,
+    )
 
 
 class Maitento(SyncAPIClient):
@@ -47,7 +50,21 @@ class Maitento(SyncAPIClient):
         http_client: httpx.Client | None = None,
     ) -> None:
         super().__init__(api_url, api_key, timeout=timeout, max_retries=max_retries, http_client=http_client)
-        self.connectors = Connectors(self)
+        # The resources (and the models they validate with, pydantic's) load with the first client, not at import.
+        from .resources import (
+            Agents,
+            Approvals,
+            Connectors,
+            Deploys,
+            Extops,
+            InteractionRuns,
+            Interactions,
+            Keys,
+            Namespaces,
+            Secrets,
+        )
+
+        self.connectors: Connectors = Connectors(self)
         self.extops = Extops(self)
         self.agents = Agents(self)
         self.interactions = Interactions(self)
@@ -81,7 +98,20 @@ class AsyncMaitento(AsyncAPIClient):
         http_client: httpx.AsyncClient | None = None,
     ) -> None:
         super().__init__(api_url, api_key, timeout=timeout, max_retries=max_retries, http_client=http_client)
-        self.connectors = AsyncConnectors(self)
+        from .resources import (
+            AsyncAgents,
+            AsyncApprovals,
+            AsyncConnectors,
+            AsyncDeploys,
+            AsyncExtops,
+            AsyncInteractionRuns,
+            AsyncInteractions,
+            AsyncKeys,
+            AsyncNamespaces,
+            AsyncSecrets,
+        )
+
+        self.connectors: AsyncConnectors = AsyncConnectors(self)
         self.extops = AsyncExtops(self)
         self.agents = AsyncAgents(self)
         self.interactions = AsyncInteractions(self)
