@@ -14,7 +14,9 @@ if [ ! -x "$VENV/bin/python" ]; then
 fi
 # Installed again when pyproject.toml is newer than the last install (a new dependency).
 if [ ! -f "$VENV/.installed" ] || [ "$PY_DIR/pyproject.toml" -nt "$VENV/.installed" ]; then
-  "$VENV/bin/pip" install --quiet --retries 1 -e "$PY_DIR[test]"
+  # The build backend first, so neither this install nor `python -m build` needs an isolated build environment.
+  "$VENV/bin/pip" install --quiet --retries 0 hatchling editables
+  "$VENV/bin/pip" install --quiet --retries 0 --no-build-isolation -e "$PY_DIR[test]"
   touch "$VENV/.installed"
 fi
 # `--venv-only`: .ci/run makes the environment before `npm test`, nothing else.
@@ -28,6 +30,6 @@ echo "=== pytest (clients/python)" >&2
 echo "=== python -m build (clients/python)" >&2
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-"$VENV/bin/python" -m build --outdir "$out" "$PY_DIR" >/dev/null
+"$VENV/bin/python" -m build --no-isolation --outdir "$out" "$PY_DIR" >/dev/null
 ls "$out"/maitento-*.whl "$out"/maitento-*.tar.gz >/dev/null
 echo "=== built $(cd "$out" && ls | tr '\n' ' ')" >&2
