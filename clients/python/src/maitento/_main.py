@@ -1,0 +1,131 @@
+"""`Maitento` and `AsyncMaitento`: the clients, each resource a namespace (`mt.interaction_runs.start(...)`)."""
+
+from __future__ import annotations
+
+from types import TracebackType
+from typing import TYPE_CHECKING
+
+import httpx
+
+from ._base import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT
+from ._client import AsyncAPIClient, SyncAPIClient
+
+if TYPE_CHECKING:
+    from .resources import (
+        Agents,
+        Approvals,
+        AsyncAgents,
+        AsyncApprovals,
+        AsyncConnectors,
+        AsyncDeploys,
+        AsyncExtops,
+        AsyncInteractionRuns,
+        AsyncInteractions,
+        AsyncKeys,
+        AsyncNamespaces,
+        AsyncSecrets,
+        Connectors,
+        Deploys,
+        Extops,
+        InteractionRuns,
+        Interactions,
+        Keys,
+        Namespaces,
+        Secrets,
+    )
+
+
+class Maitento(SyncAPIClient):
+    """The Maitento API client. `api_url` and `api_key` default to `MT_API_URL` and `MT_API_KEY`; one
+    httpx client is kept for every call (close it with `close()` or `with Maitento() as mt:`). Connection
+    errors, 408, 429 and 5xx are retried `max_retries` times; `timeout` is the time limit of one try (s)."""
+
+    def __init__(
+        self,
+        api_url: str | None = None,
+        api_key: str | None = None,
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        max_retries: int = DEFAULT_MAX_RETRIES,
+        http_client: httpx.Client | None = None,
+    ) -> None:
+        super().__init__(api_url, api_key, timeout=timeout, max_retries=max_retries, http_client=http_client)
+        # The resources (and the models they validate with, pydantic's) load with the first client, not at import.
+        from .resources import (
+            Agents,
+            Approvals,
+            Connectors,
+            Deploys,
+            Extops,
+            InteractionRuns,
+            Interactions,
+            Keys,
+            Namespaces,
+            Secrets,
+        )
+
+        self.connectors: Connectors = Connectors(self)
+        self.extops = Extops(self)
+        self.agents = Agents(self)
+        self.interactions = Interactions(self)
+        self.interaction_runs = InteractionRuns(self)
+        self.approvals = Approvals(self)
+        self.secrets = Secrets(self)
+        self.keys = Keys(self)
+        self.namespaces = Namespaces(self)
+        self.deploy = Deploys(self)
+
+    def __enter__(self) -> Maitento:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        self.close()
+
+
+class AsyncMaitento(AsyncAPIClient):
+    """The Maitento API client for asyncio: the same resources as `Maitento`, awaited
+    (`async with AsyncMaitento() as mt:`)."""
+
+    def __init__(
+        self,
+        api_url: str | None = None,
+        api_key: str | None = None,
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        max_retries: int = DEFAULT_MAX_RETRIES,
+        http_client: httpx.AsyncClient | None = None,
+    ) -> None:
+        super().__init__(api_url, api_key, timeout=timeout, max_retries=max_retries, http_client=http_client)
+        from .resources import (
+            AsyncAgents,
+            AsyncApprovals,
+            AsyncConnectors,
+            AsyncDeploys,
+            AsyncExtops,
+            AsyncInteractionRuns,
+            AsyncInteractions,
+            AsyncKeys,
+            AsyncNamespaces,
+            AsyncSecrets,
+        )
+
+        self.connectors: AsyncConnectors = AsyncConnectors(self)
+        self.extops = AsyncExtops(self)
+        self.agents = AsyncAgents(self)
+        self.interactions = AsyncInteractions(self)
+        self.interaction_runs = AsyncInteractionRuns(self)
+        self.approvals = AsyncApprovals(self)
+        self.secrets = AsyncSecrets(self)
+        self.keys = AsyncKeys(self)
+        self.namespaces = AsyncNamespaces(self)
+        self.deploy = AsyncDeploys(self)
+
+    async def __aenter__(self) -> AsyncMaitento:
+        return self
+
+    async def __aexit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        await self.close()

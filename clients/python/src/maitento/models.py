@@ -1,0 +1,722 @@
+"""Pydantic models of the Maitento REST API, generated from its OpenAPI document: do not edit.
+
+Regenerate with `python scripts/generate_models.py URL_OF/openapi.json`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class MaitentoModel(BaseModel):
+    """Base of every model: Python names, the wire's camelCase as aliases, unknown fields kept. A model's
+    validator is built on its first use, not at import."""
+
+    model_config = ConfigDict(populate_by_name=True, extra="allow", defer_build=True)
+
+
+class Diagnostic(MaitentoModel):
+    """Diagnostic."""
+
+    code: str
+    severity: Literal["error", "warning"]
+    message: str
+    file: str
+    line: int
+    column: int
+    end_line: int | None = Field(None, alias="endLine")
+    end_column: int | None = Field(None, alias="endColumn")
+    hint: str | None = Field(None)
+
+
+class Error(MaitentoModel):
+    """Every error: a message, a stable code, and for a refused deploy its diagnostics"""
+
+    error: str
+    code: str
+    diagnostics: list[Diagnostic] | None = Field(None)
+
+
+class ConnectorMcp(MaitentoModel):
+    """ConnectorMcp."""
+
+    url: str
+    tool: str
+
+
+class ConnectorParametersPathItem(MaitentoModel):
+    """ConnectorParametersPathItem."""
+
+    name: str
+    description: str | None = Field(None)
+    required: bool
+    type: Literal["string", "number", "integer", "boolean"]
+
+
+class ConnectorParametersQueryItem(MaitentoModel):
+    """ConnectorParametersQueryItem."""
+
+    name: str
+    description: str | None = Field(None)
+    required: bool
+    type: Literal["string", "number", "integer", "boolean"]
+
+
+class ConnectorParameters(MaitentoModel):
+    """ConnectorParameters."""
+
+    path: list[ConnectorParametersPathItem]
+    query: list[ConnectorParametersQueryItem]
+
+
+class ConnectorSchema(MaitentoModel):
+    """ConnectorSchema."""
+
+    request: Any = Field(None)
+    response: Any = Field(None)
+
+
+class Connector(MaitentoModel):
+    """Connector."""
+
+    kind: Literal["connector"]
+    name: str
+    method: Literal["GET", "POST", "PUT", "PATCH", "DELETE"]
+    url: str
+    mcp: ConnectorMcp | None = Field(None)
+    description: str
+    parameters: ConnectorParameters
+    schema_: ConnectorSchema = Field(alias="schema")
+    auth: Literal["None", "Header", "Maitento"]
+
+
+class ToolBindings(MaitentoModel):
+    """ToolBindings."""
+
+    request: dict[str, Any]
+    query: dict[str, Any]
+    path: dict[str, Any]
+
+
+class ToolAuth(MaitentoModel):
+    """ToolAuth."""
+
+    header: str
+    secret: str
+
+
+class Tool(MaitentoModel):
+    """Tool."""
+
+    kind: Literal["tool"]
+    name: str
+    connector: str
+    guidance: str
+    bindings: ToolBindings
+    auth: ToolAuth | None = Field(None)
+    requires_approval: bool = Field(alias="requiresApproval")
+
+
+class ToolDefinition(MaitentoModel):
+    """Exactly what a model is sent for the tool"""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+
+class DeployPlanChangesItem(MaitentoModel):
+    """DeployPlanChangesItem."""
+
+    kind: Literal["connector", "tool", "agent", "interaction"]
+    name: str
+    action: Literal["create", "update", "unchanged"]
+    version: int
+    previous_version: int | None = Field(None, alias="previousVersion")
+    changed: list[str] | None = Field(None)
+    breaking: list[str]
+
+
+class DeployPlan(MaitentoModel):
+    """DeployPlan."""
+
+    applied: bool
+    changes: list[DeployPlanChangesItem]
+
+
+class VersionState(MaitentoModel):
+    """VersionState."""
+
+    name: str
+    version: int
+    enabled: bool
+
+
+class VersionSummary(MaitentoModel):
+    """VersionSummary."""
+
+    version: int
+    enabled: bool
+    created_at: str = Field(alias="createdAt")
+
+
+class Secret(MaitentoModel):
+    """A secret by id and name; its value is never returned"""
+
+    id: str
+    name: str
+    created_at: str = Field(alias="createdAt")
+    updated_at: str = Field(alias="updatedAt")
+
+
+class AgentFunctionsItem(MaitentoModel):
+    """AgentFunctionsItem."""
+
+    ref: str
+
+
+class Agent(MaitentoModel):
+    """Agent."""
+
+    kind: Literal["agent"]
+    name: str
+    model: str
+    instructions: str
+    summary: str | None = Field(None)
+    functions: list[AgentFunctionsItem]
+
+
+class InteractionAgent(MaitentoModel):
+    """InteractionAgent."""
+
+    name: str
+    agent: str
+
+
+class InteractionInputsPromptsItem(MaitentoModel):
+    """InteractionInputsPromptsItem."""
+
+    name: str
+    description: str | None = Field(None)
+    required: bool
+    default: str | None = Field(None)
+
+
+class InteractionInputsFunctionsBindingItem(MaitentoModel):
+    """InteractionInputsFunctionsBindingItem."""
+
+    name: str
+    function: str
+    agent: str | None = Field(None)
+    target: str
+    type: Literal["request", "query", "path"]
+    required: bool
+    default: Any = Field(None)
+    description: str | None = Field(None)
+
+
+class InteractionInputsFunctionsAuthItem(MaitentoModel):
+    """InteractionInputsFunctionsAuthItem."""
+
+    name: str
+    function: str
+    agent: str | None = Field(None)
+    header: str
+    required: bool
+    secret: str | None = Field(None)
+    description: str | None = Field(None)
+
+
+class InteractionInputsFunctions(MaitentoModel):
+    """InteractionInputsFunctions."""
+
+    binding: list[InteractionInputsFunctionsBindingItem]
+    auth: list[InteractionInputsFunctionsAuthItem]
+
+
+class InteractionInputs(MaitentoModel):
+    """InteractionInputs."""
+
+    prompts: list[InteractionInputsPromptsItem]
+    functions: InteractionInputsFunctions
+
+
+class InteractionFunctionsOpenApiItem(MaitentoModel):
+    """InteractionFunctionsOpenApiItem."""
+
+    name: str | None = Field(None)
+    ref: str
+
+
+class InteractionFunctions(MaitentoModel):
+    """InteractionFunctions."""
+
+    open_api: list[InteractionFunctionsOpenApiItem] = Field(alias="openApi")
+
+
+class Interaction(MaitentoModel):
+    """Interaction."""
+
+    kind: Literal["interaction"]
+    name: str
+    agent: InteractionAgent
+    task: str
+    inputs: InteractionInputs
+    functions: InteractionFunctions
+
+
+class InteractionInput(MaitentoModel):
+    """One input a run gives: a prompt (fills %%name%%), a binding (written into a tool call) or an auth input (a secret id)"""
+
+    name: str
+    kind: Literal["prompt", "binding", "auth"]
+    required: bool
+    description: str | None = Field(None)
+    default: Any = Field(None)
+    function: str | None = Field(None)
+    agent: str | None = Field(None)
+    target: str | None = Field(None)
+    type: Literal["request", "query", "path"] | None = Field(None)
+    header: str | None = Field(None)
+    secret: str | None = Field(None)
+
+
+class ToolPin(MaitentoModel):
+    """ToolPin."""
+
+    name: str
+    version: int
+
+
+class Actor(MaitentoModel):
+    """The API key that answered: its id and name"""
+
+    key_id: str = Field(alias="keyId")
+    key_name: str = Field(alias="keyName")
+
+
+class Approval(MaitentoModel):
+    """One call waiting for a person, as it is shown (never a secret)"""
+
+    id: str
+    run_id: str | None = Field(alias="runId", description="The run that waits on it; null for an approval made outside a run")
+    function_name: str = Field(alias="functionName")
+    arguments_json: str = Field(alias="argumentsJson", description="JSON text: the model's arguments and the run inputs written into the call")
+    status: Literal["Pending", "Approved", "Rejected", "Expired"]
+    agent_name: str | None = Field(alias="agentName")
+    reason: str | None = Field(description="The reason given with a rejection")
+    answered_by: Actor | None = Field(alias="answeredBy")
+    answered_at: str | None = Field(alias="answeredAt")
+    expires_at: str | None = Field(alias="expiresAt")
+    created_at: str = Field(alias="createdAt")
+
+
+class RunInteraction(MaitentoModel):
+    """RunInteraction."""
+
+    name: str
+    version: int
+
+
+class RunError(MaitentoModel):
+    """RunError."""
+
+    code: str
+    message: str
+
+
+class RunVersionsItem(MaitentoModel):
+    """RunVersionsItem."""
+
+    kind: Literal["connector", "tool", "agent", "interaction"]
+    name: str
+    version: int
+
+
+class Run(MaitentoModel):
+    """A run of an interaction"""
+
+    id: str
+    interaction: RunInteraction
+    status: Literal["Running", "PendingApproval", "Completed", "Failed", "Cancelled"]
+    interactive: bool = Field(description="False for an app run: nobody can be asked to approve")
+    inputs: dict[str, Any] = Field(description="The inputs as given (secret inputs are secret ids, never values)")
+    result: str | None = Field(description="The final answer of a Completed run")
+    error: RunError | None
+    pending_approval: Approval | None = Field(alias="pendingApproval")
+    versions: list[RunVersionsItem] = Field(description="Every version the run uses, pinned when it started")
+    created_at: str = Field(alias="createdAt")
+    updated_at: str = Field(alias="updatedAt")
+
+
+class RunSummaryInteraction(MaitentoModel):
+    """RunSummaryInteraction."""
+
+    name: str
+    version: int
+
+
+class RunSummaryError(MaitentoModel):
+    """RunSummaryError."""
+
+    code: str
+    message: str
+
+
+class RunSummary(MaitentoModel):
+    """A run in a list: no inputs or versions, its result cut to 200 characters (GET /v1/runs/{id} has all)"""
+
+    id: str
+    interaction: RunSummaryInteraction
+    status: Literal["Running", "PendingApproval", "Completed", "Failed", "Cancelled"]
+    interactive: bool = Field(description="False for an app run: nobody can be asked to approve")
+    result: str | None = Field(description="The first 200 characters of the final answer of a Completed run")
+    result_truncated: bool = Field(alias="resultTruncated", description="True when the result is longer than the summary in result")
+    error: RunSummaryError | None
+    pending_approval_id: str | None = Field(alias="pendingApprovalId", description="The approval the run waits on while PendingApproval")
+    created_at: str = Field(alias="createdAt")
+    updated_at: str = Field(alias="updatedAt")
+
+
+class RunEvent(MaitentoModel):
+    """One stored step of a run; seq counts from 1 and is the SSE event id"""
+
+    seq: int
+    type: Literal["run-started", "model-response", "tool-call-started", "tool-result", "approval-requested", "approval-answered", "run-waiting", "run-completed", "run-failed", "run-cancelled"]
+    at: str
+    data: dict[str, Any]
+
+
+class ResourceSummary(MaitentoModel):
+    """ResourceSummary."""
+
+    name: str
+    latest_version: int = Field(alias="latestVersion")
+    enabled: bool
+
+
+class ExtopSummary(MaitentoModel):
+    """ExtopSummary."""
+
+    name: str
+    latest_version: int = Field(alias="latestVersion")
+    enabled: bool
+    callable: bool = Field(description="False while the latest version or its pinned connector version is disabled")
+    reason: str | None = Field(None, description="Why the tool cannot be called")
+
+
+class ConnectorRecord(MaitentoModel):
+    """ConnectorRecord."""
+
+    name: str
+    version: int
+    enabled: bool
+    created_at: str = Field(alias="createdAt")
+    hash: str
+    resource: Connector
+
+
+class ExtopRecordConnector(MaitentoModel):
+    """ExtopRecordConnector."""
+
+    name: str
+    version: int
+
+
+class ExtopRecord(MaitentoModel):
+    """ExtopRecord."""
+
+    name: str
+    version: int
+    enabled: bool
+    created_at: str = Field(alias="createdAt")
+    hash: str
+    connector: ExtopRecordConnector
+    resource: Tool
+    definition: ToolDefinition | None = Field(None)
+
+
+class AgentRecord(MaitentoModel):
+    """AgentRecord."""
+
+    name: str
+    version: int
+    enabled: bool
+    created_at: str = Field(alias="createdAt")
+    hash: str
+    model: str
+    summary: str | None = Field(None)
+    instructions: str
+    tools: list[ToolPin]
+    resource: Agent
+
+
+class InteractionRecordAgent(MaitentoModel):
+    """The agent as the interaction names it, the agent resource and its pinned version"""
+
+    name: str
+    agent: str
+    version: int
+
+
+class InteractionRecord(MaitentoModel):
+    """InteractionRecord."""
+
+    name: str
+    version: int
+    enabled: bool
+    created_at: str = Field(alias="createdAt")
+    hash: str
+    agent: InteractionRecordAgent = Field(description="The agent as the interaction names it, the agent resource and its pinned version")
+    task: str
+    inputs: list[InteractionInput]
+    tools: list[ToolPin] = Field(description="Every tool a run may call: the agent's own and the interaction's functions.openApi")
+    resource: Interaction
+
+
+class RunPage(MaitentoModel):
+    """RunPage."""
+
+    runs: list[RunSummary]
+    next_cursor: str | None = Field(alias="nextCursor")
+
+
+class KeyInfo(MaitentoModel):
+    """KeyInfo."""
+
+    id: str
+    name: str | None
+    role: Literal["admin", "user"]
+    created_at: str = Field(alias="createdAt")
+
+
+class CreatedKey(MaitentoModel):
+    """CreatedKey."""
+
+    id: str
+    name: str | None
+    role: Literal["admin", "user"]
+    created_at: str = Field(alias="createdAt")
+    key: str
+
+
+class CreatedNamespaceKey(MaitentoModel):
+    """CreatedNamespaceKey."""
+
+    id: str
+    key: str
+    role: Literal["admin"]
+
+
+class CreatedNamespace(MaitentoModel):
+    """CreatedNamespace."""
+
+    name: str
+    key: CreatedNamespaceKey
+
+
+class ExtopCallResultTruncated(MaitentoModel):
+    """Set when the body was cut at `limit` bytes; `size` is the whole size when declared"""
+
+    limit: int
+    size: int | None = Field(None)
+
+
+class ExtopCallResult(MaitentoModel):
+    """ExtopCallResult."""
+
+    ok: bool
+    status: int | None = Field(None)
+    body: Any = Field(None)
+    truncated: ExtopCallResultTruncated | None = Field(None, description="Set when the body was cut at `limit` bytes; `size` is the whole size when declared")
+    error: str | None = Field(None)
+    code: str | None = Field(None)
+
+
+class SecretKeyStatus(MaitentoModel):
+    """SecretKeyStatus."""
+
+    current_key_id: str = Field(alias="currentKeyId", description="The master key new secrets are wrapped under (MT_SECRET_KEY)")
+    secrets_by_key_id: dict[str, int] = Field(alias="secretsByKeyId", description="How many secrets each master key id holds")
+    unused_previous_key_ids: list[str] = Field(alias="unusedPreviousKeyIds", description="Keys of MT_SECRET_KEY_PREVIOUS no secret is under any more: they can be retired")
+
+
+class SecretKeyRotation(MaitentoModel):
+    """SecretKeyRotation."""
+
+    key_id: str = Field(alias="keyId", description="The master key every data key is now wrapped under")
+    rewrapped: int = Field(description="Data keys re-wrapped by this call (values untouched)")
+    converted: int = Field(description="Secrets stored before envelope encryption, converted by this call")
+    batches: int = Field(description="Batches committed")
+    status: SecretKeyStatus
+
+
+class RotateSecretKeyBody(MaitentoModel):
+    """RotateSecretKeyBody."""
+
+    batch_size: int | None = Field(None, alias="batchSize")
+
+
+class ApproveApprovalBody(MaitentoModel):
+    """ApproveApprovalBody."""
+
+    reason: str | None = Field(None)
+
+
+class RejectApprovalBody(MaitentoModel):
+    """RejectApprovalBody."""
+
+    reason: str | None = Field(None)
+
+
+class DeployBodyFilesItem(MaitentoModel):
+    """DeployBodyFilesItem."""
+
+    path: str
+    content: str
+
+
+class DeployBody(MaitentoModel):
+    """DeployBody."""
+
+    files: list[DeployBodyFilesItem]
+    dry_run: bool | None = Field(None, alias="dryRun")
+
+
+class CallExtopBody(MaitentoModel):
+    """CallExtopBody."""
+
+    arguments: dict[str, Any]
+    version: int | None = Field(None)
+
+
+class StartRunBody(MaitentoModel):
+    """StartRunBody."""
+
+    inputs: dict[str, Any] | None = Field(None, description="Prompt, binding and auth inputs by name (auth inputs are secret ids)")
+    interactive: bool | None = Field(None, description="Default true; false is an app run with nobody to ask")
+    version: int | None = Field(None)
+
+
+class CreateKeyBody(MaitentoModel):
+    """CreateKeyBody."""
+
+    name: str | None = Field(None)
+    role: Literal["admin", "user"]
+
+
+class CreateNamespaceBody(MaitentoModel):
+    """CreateNamespaceBody."""
+
+    name: str
+
+
+class ApproveRunBody(MaitentoModel):
+    """ApproveRunBody."""
+
+    approval_id: str | None = Field(None, alias="approvalId", description="Default: the one the run waits on")
+    reason: str | None = Field(None, description="Required to reject: the model is told it")
+
+
+class CancelRunBody(MaitentoModel):
+    """CancelRunBody."""
+
+    pass
+
+
+class RejectRunBody(MaitentoModel):
+    """RejectRunBody."""
+
+    approval_id: str | None = Field(None, alias="approvalId", description="Default: the one the run waits on")
+    reason: str | None = Field(None, description="Required to reject: the model is told it")
+
+
+class CreateSecretBody(MaitentoModel):
+    """CreateSecretBody."""
+
+    name: str
+    value: str
+
+
+class RotateSecretBody(MaitentoModel):
+    """RotateSecretBody."""
+
+    value: str
+
+
+__all__ = [
+    "MaitentoModel",
+    "Actor",
+    "Agent",
+    "AgentFunctionsItem",
+    "AgentRecord",
+    "Approval",
+    "ApproveApprovalBody",
+    "ApproveRunBody",
+    "CallExtopBody",
+    "CancelRunBody",
+    "Connector",
+    "ConnectorMcp",
+    "ConnectorParameters",
+    "ConnectorParametersPathItem",
+    "ConnectorParametersQueryItem",
+    "ConnectorRecord",
+    "ConnectorSchema",
+    "CreateKeyBody",
+    "CreateNamespaceBody",
+    "CreateSecretBody",
+    "CreatedKey",
+    "CreatedNamespace",
+    "CreatedNamespaceKey",
+    "DeployBody",
+    "DeployBodyFilesItem",
+    "DeployPlan",
+    "DeployPlanChangesItem",
+    "Diagnostic",
+    "Error",
+    "ExtopCallResult",
+    "ExtopCallResultTruncated",
+    "ExtopRecord",
+    "ExtopRecordConnector",
+    "ExtopSummary",
+    "Interaction",
+    "InteractionAgent",
+    "InteractionFunctions",
+    "InteractionFunctionsOpenApiItem",
+    "InteractionInput",
+    "InteractionInputs",
+    "InteractionInputsFunctions",
+    "InteractionInputsFunctionsAuthItem",
+    "InteractionInputsFunctionsBindingItem",
+    "InteractionInputsPromptsItem",
+    "InteractionRecord",
+    "InteractionRecordAgent",
+    "KeyInfo",
+    "RejectApprovalBody",
+    "RejectRunBody",
+    "ResourceSummary",
+    "RotateSecretBody",
+    "RotateSecretKeyBody",
+    "Run",
+    "RunError",
+    "RunEvent",
+    "RunInteraction",
+    "RunPage",
+    "RunSummary",
+    "RunSummaryError",
+    "RunSummaryInteraction",
+    "RunVersionsItem",
+    "Secret",
+    "SecretKeyRotation",
+    "SecretKeyStatus",
+    "StartRunBody",
+    "Tool",
+    "ToolAuth",
+    "ToolBindings",
+    "ToolDefinition",
+    "ToolPin",
+    "VersionState",
+    "VersionSummary",
+]

@@ -1,0 +1,350 @@
+"""`mt.interaction_runs`: start runs, follow them (paging, the live event stream), cancel them, answer approvals."""
+
+from __future__ import annotations
+
+import builtins
+
+import asyncio
+import inspect
+import json
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Literal
+
+import httpx_sse
+
+from .._base import path, with_query, without_none
+from .._errors import APIConnectionError, APIStatusError, MaitentoError, error_from_body
+from .._retry import retry_delay
+from ..models import Run, RunEvent, RunPage, RunSummary
+
+if TYPE_CHECKING:
+    from .._client import AsyncAPIClient, SyncAPIClient
+
+RunStatus = Literal["Running", "PendingApproval", "Completed", "Failed", "Cancelled"]
+TERMINAL_EVENTS = frozenset({"run-completed", "run-failed", "run-cancelled"})
+
+
+def _start_body(inputs: dict[str, Any] | None, interactive: bool | None, version: int | None) -> dict[str, Any]:
+    return without_none({"inputs": inputs, "interactive": interactive, "version": version})
+
+
+def _answer_body(approval_id: str | None, reason: str | None) -> dict[str, Any]:
+    return without_none({"approvalId": approval_id, "reason": reason})
+
+
+def _reconnectable(error: MaitentoError) -> bool:
+    if isinstance(error, APIStatusError):
+        return error.status in (408, 429) or error.status >= 500
+    return isinstance(error, APIConnectionError)
+
+
+def _stream_error(data: str, route: str) -> APIStatusError:
+    """An `event: error` of the stream, as the error class of its status."""
+    try:
+        body: Any = json.loads(data)
+    except ValueError:
+        body = {"error": data, "code": "api:sdk:unexpected-response"}
+    status = body.get("status") if isinstance(body, dict) else None
+    return error_from_body(status if isinstance(status, int) else 502, body, "GET", route, None)
+
+
+class _EventCursor:
+    """What the live stream has handed out: the last seq, and failures in a row without a new event."""
+
+    def __init__(self, after: int, max_reconnects: int) -> None:
+        self.after = after
+        self.failures = 0
+        self.max_reconnects = max_reconnects
+        self.last_error: MaitentoError | None = None
+
+    def accept(self, sse: httpx_sse.ServerSentEvent, route: str) -> RunEvent | None:
+        if sse.event == "error":
+            raise _stream_error(sse.data, route)
+        event = RunEvent.model_validate_json(sse.data)
+        if event.seq <= self.after:
+            return None
+        self.after = event.seq
+        self.failures = 0
+        return event
+
+    def failed(self, error: MaitentoError | None, url: str) -> float:
+        """Counts a dropped connection; raises when too many came in a row, else says how long to wait."""
+        if error is not None:
+            self.last_error = error
+        self.failures += 1
+        if self.failures > self.max_reconnects:
+            raise self.last_error or APIConnectionError(url, "the stream ended before the run did")
+        return retry_delay(self.failures)
+
+
+class RunsPage:
+    """One page of runs (`runs`, `next_cursor`); iterating it goes on through every following page."""
+
+    def __init__(self, page: RunPage, fetch: Callable[[str | None], RunPage]) -> None:
+        self.runs: builtins.list[RunSummary] = page.runs
+        self.next_cursor: str | None = page.next_cursor
+        self._first = page
+        self._fetch = fetch
+
+    def has_next_page(self) -> bool:
+        return self.next_cursor is not None
+
+    def iter_pages(self) -> Iterator[RunPage]:
+        page = self._first
+        while True:
+            yield page
+            if page.next_cursor is None:
+                return
+            page = self._fetch(page.next_cursor)
+
+    def __iter__(self) -> Iterator[RunSummary]:
+        for page in self.iter_pages():
+            yield from page.runs
+
+
+class AsyncRunsPage:
+    """One page of runs (`runs`, `next_cursor`); `async for` goes on through every following page."""
+
+    def __init__(self, page: RunPage, fetch: Callable[[str | None], Awaitable[RunPage]]) -> None:
+        self.runs: builtins.list[RunSummary] = page.runs
+        self.next_cursor: str | None = page.next_cursor
+        self._first = page
+        self._fetch = fetch
+
+    def has_next_page(self) -> bool:
+        return self.next_cursor is not None
+
+    async def iter_pages(self) -> AsyncIterator[RunPage]:
+        page = self._first
+        while True:
+            yield page
+            if page.next_cursor is None:
+                return
+            page = await self._fetch(page.next_cursor)
+
+    async def __aiter__(self) -> AsyncIterator[RunSummary]:
+        async for page in self.iter_pages():
+            for run in page.runs:
+                yield run
+
+
+class InteractionRuns:
+    """`mt.interaction_runs`: start runs of interactions, follow them, cancel them and answer their approvals."""
+
+    def __init__(self, client: SyncAPIClient) -> None:
+        self._client = client
+
+    def start(
+        self,
+        name: str,
+        *,
+        inputs: dict[str, Any] | None = None,
+        interactive: bool | None = None,
+        version: int | None = None,
+        idempotency_key: str | None = None,
+    ) -> Run:
+        """Starts a run (returned as stored, usually `Running`). A retried start carries one Idempotency-Key."""
+        route = path("/v1/interactions/{}/runs", name)
+        body = _start_body(inputs, interactive, version)
+        return Run.model_validate(self._client.request("POST", route, body, idempotency_key=idempotency_key))
+
+    def get(self, run_id: str) -> Run:
+        """One run as it stands now."""
+        return Run.model_validate(self._client.request("GET", path("/v1/runs/{}", run_id)))
+
+    def list(
+        self,
+        *,
+        interaction: str | None = None,
+        status: RunStatus | None = None,
+        limit: int | None = None,
+        cursor: str | None = None,
+    ) -> RunsPage:
+        """The namespace's runs, newest first, as summaries; iterate the page to go through all of them."""
+
+        def fetch(next_cursor: str | None) -> RunPage:
+            query = {"interaction": interaction, "status": status, "limit": limit, "cursor": next_cursor}
+            return RunPage.model_validate(self._client.request("GET", with_query("/v1/runs", query)))
+
+        return RunsPage(fetch(cursor), fetch)
+
+    def cancel(self, run_id: str) -> Run:
+        """Cancels a run that has not ended (`api:runs:already-ended`, 409, for one that has)."""
+        return Run.model_validate(self._client.request("POST", path("/v1/runs/{}/cancel", run_id)))
+
+    def approve(self, run_id: str, *, approval_id: str | None = None) -> Run:
+        """Approves the call the run waits on (or the approval named): exactly that call is made."""
+        route = path("/v1/runs/{}/approve", run_id)
+        return Run.model_validate(self._client.request("POST", route, _answer_body(approval_id, None)))
+
+    def reject(self, run_id: str, *, reason: str, approval_id: str | None = None) -> Run:
+        """Rejects the call the run waits on with a reason; the model is told it and may redraft."""
+        route = path("/v1/runs/{}/reject", run_id)
+        return Run.model_validate(self._client.request("POST", route, _answer_body(approval_id, reason)))
+
+    def list_events(self, run_id: str, *, after: int | None = None, limit: int | None = None) -> builtins.list[RunEvent]:
+        """One page of the stored events with `seq` above `after`, in order; one request, no waiting."""
+        route = with_query(path("/v1/runs/{}/events", run_id), {"after": after or None, "limit": limit})
+        return [RunEvent.model_validate(x) for x in self._client.request("GET", route)]
+
+    def events(
+        self, run_id: str, *, after: int = 0, max_reconnects: int = 5, idle_timeout: float = 45.0
+    ) -> Iterator[RunEvent]:
+        """The run's events as they happen, ending after `run-completed`, `run-failed` or `run-cancelled`.
+        A dropped connection (or one silent for `idle_timeout` s) is reopened with `Last-Event-ID`, so no
+        event is lost or repeated; `max_reconnects` failures in a row without a new event raise."""
+        route = path("/v1/runs/{}/stream", run_id)
+        cursor = _EventCursor(after, max_reconnects)
+        while True:
+            error: MaitentoError | None = None
+            try:
+                with self._client.stream_events(route, str(cursor.after), idle_timeout) as source:
+                    for sse in source.iter_sse():
+                        event = cursor.accept(sse, route)
+                        if event is None:
+                            continue
+                        yield event
+                        if event.type in TERMINAL_EVENTS:
+                            return
+            except MaitentoError as caught:
+                if not _reconnectable(caught):
+                    raise
+                error = caught
+            # The stream ended before the run did (a dropped connection, a server restarting): reopen it.
+            time.sleep(cursor.failed(error, self._client.api_url + route))
+
+    def run(
+        self,
+        name: str,
+        *,
+        inputs: dict[str, Any] | None = None,
+        interactive: bool | None = None,
+        version: int | None = None,
+        on_waiting: Callable[[Run], object] | None = None,
+    ) -> Run:
+        """Starts a run and follows it to its end: calls `on_waiting(run)` once for every approval it waits
+        on (a redraft after a rejection is a new approval), and returns the finished run."""
+        run = self.start(name, inputs=inputs, interactive=interactive, version=version)
+        asked: set[str] = set()
+        for event in self.events(run.id):
+            if event.type != "run-waiting":
+                continue
+            current = self.get(run.id)
+            pending = current.pending_approval
+            if current.status == "PendingApproval" and pending is not None and pending.id not in asked:
+                asked.add(pending.id)
+                if on_waiting is not None:
+                    on_waiting(current)
+        return self.get(run.id)
+
+
+class AsyncInteractionRuns:
+    """`mt.interaction_runs` of `AsyncMaitento`: the same methods as `InteractionRuns`, awaited."""
+
+    def __init__(self, client: AsyncAPIClient) -> None:
+        self._client = client
+
+    async def start(
+        self,
+        name: str,
+        *,
+        inputs: dict[str, Any] | None = None,
+        interactive: bool | None = None,
+        version: int | None = None,
+        idempotency_key: str | None = None,
+    ) -> Run:
+        """Starts a run (returned as stored, usually `Running`). A retried start carries one Idempotency-Key."""
+        route = path("/v1/interactions/{}/runs", name)
+        body = _start_body(inputs, interactive, version)
+        return Run.model_validate(await self._client.request("POST", route, body, idempotency_key=idempotency_key))
+
+    async def get(self, run_id: str) -> Run:
+        """One run as it stands now."""
+        return Run.model_validate(await self._client.request("GET", path("/v1/runs/{}", run_id)))
+
+    async def list(
+        self,
+        *,
+        interaction: str | None = None,
+        status: RunStatus | None = None,
+        limit: int | None = None,
+        cursor: str | None = None,
+    ) -> AsyncRunsPage:
+        """The namespace's runs, newest first, as summaries; `async for` over the page goes through all."""
+
+        async def fetch(next_cursor: str | None) -> RunPage:
+            query = {"interaction": interaction, "status": status, "limit": limit, "cursor": next_cursor}
+            return RunPage.model_validate(await self._client.request("GET", with_query("/v1/runs", query)))
+
+        return AsyncRunsPage(await fetch(cursor), fetch)
+
+    async def cancel(self, run_id: str) -> Run:
+        """Cancels a run that has not ended (`api:runs:already-ended`, 409, for one that has)."""
+        return Run.model_validate(await self._client.request("POST", path("/v1/runs/{}/cancel", run_id)))
+
+    async def approve(self, run_id: str, *, approval_id: str | None = None) -> Run:
+        """Approves the call the run waits on (or the approval named): exactly that call is made."""
+        route = path("/v1/runs/{}/approve", run_id)
+        return Run.model_validate(await self._client.request("POST", route, _answer_body(approval_id, None)))
+
+    async def reject(self, run_id: str, *, reason: str, approval_id: str | None = None) -> Run:
+        """Rejects the call the run waits on with a reason; the model is told it and may redraft."""
+        route = path("/v1/runs/{}/reject", run_id)
+        return Run.model_validate(await self._client.request("POST", route, _answer_body(approval_id, reason)))
+
+    async def list_events(
+        self, run_id: str, *, after: int | None = None, limit: int | None = None
+    ) -> builtins.list[RunEvent]:
+        """One page of the stored events with `seq` above `after`, in order; one request, no waiting."""
+        route = with_query(path("/v1/runs/{}/events", run_id), {"after": after or None, "limit": limit})
+        return [RunEvent.model_validate(x) for x in await self._client.request("GET", route)]
+
+    async def events(
+        self, run_id: str, *, after: int = 0, max_reconnects: int = 5, idle_timeout: float = 45.0
+    ) -> AsyncIterator[RunEvent]:
+        """The run's events as they happen (see `InteractionRuns.events`), resumed with `Last-Event-ID`."""
+        route = path("/v1/runs/{}/stream", run_id)
+        cursor = _EventCursor(after, max_reconnects)
+        while True:
+            error: MaitentoError | None = None
+            try:
+                async with self._client.stream_events(route, str(cursor.after), idle_timeout) as source:
+                    async for sse in source.aiter_sse():
+                        event = cursor.accept(sse, route)
+                        if event is None:
+                            continue
+                        yield event
+                        if event.type in TERMINAL_EVENTS:
+                            return
+            except MaitentoError as caught:
+                if not _reconnectable(caught):
+                    raise
+                error = caught
+            await asyncio.sleep(cursor.failed(error, self._client.api_url + route))
+
+    async def run(
+        self,
+        name: str,
+        *,
+        inputs: dict[str, Any] | None = None,
+        interactive: bool | None = None,
+        version: int | None = None,
+        on_waiting: Callable[[Run], object] | None = None,
+    ) -> Run:
+        """Starts a run and follows it to its end, calling (and awaiting, when it is a coroutine function)
+        `on_waiting(run)` once for every approval it waits on; returns the finished run."""
+        run = await self.start(name, inputs=inputs, interactive=interactive, version=version)
+        asked: set[str] = set()
+        async for event in self.events(run.id):
+            if event.type != "run-waiting":
+                continue
+            current = await self.get(run.id)
+            pending = current.pending_approval
+            if current.status == "PendingApproval" and pending is not None and pending.id not in asked:
+                asked.add(pending.id)
+                if on_waiting is not None:
+                    result = on_waiting(current)
+                    if inspect.isawaitable(result):
+                        await result
+        return await self.get(run.id)
