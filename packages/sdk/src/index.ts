@@ -44,3 +44,4 @@ export * from './wire/schemas.js';
 export * from './wire/access.js';
 export * from './wire/records.js';
 export * from './wire/requests.js';
+export * from './wire/files.js';
