@@ -377,8 +377,9 @@ export async function listFiles(
   const limit = options.limit ?? 100;
   await requireFileSystem(db, namespace, id);
   const { rows } = await db.query<FileRow>(
-    `SELECT ${FILE_COLUMNS} FROM mt_files WHERE file_system_id = $1 AND starts_with(path, $2) AND path > $3 ` +
-      'ORDER BY path LIMIT $4',
+    // `path >= prefix` starts the walk of the primary key at the prefix (every path with it sorts there or after).
+    `SELECT ${FILE_COLUMNS} FROM mt_files WHERE file_system_id = $1 AND path >= $2 AND starts_with(path, $2) ` +
+      'AND path > $3 ORDER BY path LIMIT $4',
     [id, prefix, after, limit + 1],
   );
   const page = rows.slice(0, limit).map(fileInfo);
