@@ -25,7 +25,8 @@ import { DEFAULT_STREAM_TIMING, type EventStreamTiming } from '../internal/event
 import { logInternalErrors } from '../internal/internal-errors.js';
 import { watchKeys } from '../internal/key-watch.js';
 import { lazyEngine } from '../internal/lazy-engine.js';
-import { markOptionalBodies, publishFileRoutes, takesOptionalBody } from '../internal/optional-body.js';
+import { publishFileRoutes } from '../internal/openapi-files.js';
+import { markOptionalBodies, takesOptionalBody } from '../internal/optional-body.js';
 import { loggerOptions } from '../internal/logging.js';
 import { registerRequestLog } from '../internal/request-log.js';
 import { formatSchemaError, installValidators } from '../internal/validation.js';
