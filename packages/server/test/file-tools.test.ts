@@ -214,4 +214,19 @@ describe.each([
     });
     expect(listed.json().files).toEqual([]);
   });
+
+  it('refuse a .. path from the model at the gateway or the server, with a code, writing nothing', async () => {
+    const id = await createFs('guarded-notes');
+    const results = await run(id, [
+      // A .. in the body's path reaches the server, which refuses it; in a path parameter the gateway does.
+      { toolCalls: [{ name: 'write-file', arguments: { request: { path: '../escape.md', content: 'x' } } }] },
+      { toolCalls: [{ name: 'read-file', arguments: { additionalInputs: { 'path.path': '../escape.md' } } }] },
+      { text: 'I cannot write outside the notes.' },
+    ]);
+    expect(results[0].data).toMatchObject({ ok: false, status: 400 });
+    expect(String(results[0].data.result)).toContain('api:files:path-invalid');
+    expect(results[1].data).toMatchObject({ ok: false, code: 'api:gateway:path-invalid' });
+    const listed = await app.inject({ method: 'GET', url: `/v1/file-systems/${id}/files`, headers: auth(adminKey) });
+    expect(listed.json().files).toEqual([]);
+  });
 });
