@@ -3,6 +3,7 @@
 // example config, and runs the support desk on an example orders API, stopping to ask a person before the
 // refund is made. `npm start -- --yes` approves without asking (CI); `--help` lists the options.
 import { randomBytes } from 'node:crypto';
+import { createServer as createNetServer } from 'node:net';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -154,9 +155,13 @@ async function main() {
   // The demo's admin key: the first key of a new database, or made below when the database has others.
   const keyFile = join(dataDir, 'demo-admin.key');
   const demoKey = (existsSync(keyFile) ? readFileSync(keyFile, 'utf8').trim() : '') || store.generateApiKey();
+  // The server's own URL is its platform URL (what the example's file tools, auth = "Maitento", call), so
+  // the port is chosen before it starts.
+  const port = await freePort();
   const running = await withProgress(firstStart ? 'Creating and starting the database' : 'Starting', () =>
     serverPkg.startServer({
-      port: 0,
+      port,
+      platformOrigin: `http://127.0.0.1:${port}`,
       dataDir,
       bootstrapKey: demoKey,
       logger: { level: 'error', stream: process.stderr },
@@ -183,7 +188,7 @@ async function main() {
     const secret = await ordersSecret(mt, ordersKey);
     detail(`Secret orders-api-key stored (id ${secret.id}). The server keeps it encrypted and sends it in the`);
     detail('X-Api-Key header of each orders call; the agent, its model, the run and its logs never see it.');
-    const files = await demoRepoFiles(ROOT, { ordersUrl: orders.url, model });
+    const files = await demoRepoFiles(ROOT, { ordersUrl: orders.url, model, platformUrl: running.url });
     const plan = await mt.deploy.create({ files });
     const counts = {};
     for (const change of plan.changes) counts[change.action] = (counts[change.action] ?? 0) + 1;
@@ -265,3 +270,12 @@ main().catch((error) => {
   if (error.hint) say(`Hint: ${error.hint}`);
   process.exit(1);
 });
+
+/** A port free on 127.0.0.1 right now. */
+async function freePort() {
+  const probe = createNetServer();
+  await new Promise((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address();
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}

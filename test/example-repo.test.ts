@@ -26,6 +26,15 @@ describe('the example config repo at the top level', () => {
         'external-operations/open-api/refund-order.mtr',
         'interactions/one-shot/ask-handbook.mtr',
         'interactions/one-shot/support-any-shop.mtr',
+        // One file system id for three tools (docs/file-systems.md).
+        'connectors/open-api/notes-list-files.mtr',
+        'connectors/open-api/notes-read-file.mtr',
+        'connectors/open-api/notes-write-file.mtr',
+        'external-operations/open-api/list-files.mtr',
+        'external-operations/open-api/read-file.mtr',
+        'external-operations/open-api/write-file.mtr',
+        'agents/note-keeper.mtr',
+        'interactions/one-shot/keep-notes.mtr',
       ]),
     );
   });

@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { createTestDatabase, type TestDatabase } from '@maitento/testkit';
@@ -28,6 +29,8 @@ import {
 //   MT_SCRIPTED_MODELS, so runs need no model key and always take the same steps.
 // - The orders API of tutorial 2 (docs/tutorials/code/orders-api.ts, the file the tutorial shows) runs on a
 //   free port instead of 3000.
+// - The file tools of tutorial 5 (auth = "Maitento") call the server's own URL, http://127.0.0.1:8080 in the
+//   tutorial: the server runs on a free port chosen first, with MT_PUBLIC_URL its own URL, and the files name it.
 
 const TEAPOT_SHOP_KEY = `teapot-${randomBytes(8).toString('hex')}`;
 const CUP_SHOP_KEY = `cup-${randomBytes(8).toString('hex')}`;
@@ -56,6 +59,21 @@ const SCRIPTS: Record<string, unknown[]> = {
     { text: 'Lisbon: clear sky, mild, a light breeze.' },
   ],
   'support-agent': [getOrder, { text: 'Here is what I found about your order A-1001.' }],
+  // Tutorial 5 plays the same turns in two runs, each bound to its own file system: the second one's list is
+  // empty and its read of notes/boiler.md fails, since that note is in the first file system only.
+  'note-keeper': [
+    { toolCalls: [{ name: 'list-files', arguments: { additionalInputs: { 'query.prefix': 'notes/' } } }] },
+    { toolCalls: [{ name: 'read-file', arguments: { additionalInputs: { 'path.path': 'notes/boiler.md' } } }] },
+    {
+      toolCalls: [
+        {
+          name: 'write-file',
+          arguments: { request: { path: 'notes/2026-12-01.md', content: '# 1 December\nThe boiler was fixed.\n' } },
+        },
+      ],
+    },
+    { text: 'Noted in notes/2026-12-01.md.' },
+  ],
   'refund-agent': [
     getOrder,
     refund(49.9, 'Your glass kettle arrived with a cracked lid: a full refund.'),
@@ -72,6 +90,15 @@ let upstream: Upstream;
 let orders: { child: ChildProcess; origin: string };
 let server: ServeProcess;
 let options: TutorialOptions;
+
+/** A port free on 127.0.0.1 right now (the server's own URL must be known before it starts, for MT_PUBLIC_URL). */
+async function freePort(): Promise<number> {
+  const probe = createNetServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as { port: number };
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
 
 /** Starts the tutorial's own orders API file on a free port and waits for its `listening on` line. */
 async function startOrdersApi(): Promise<{ child: ChildProcess; origin: string }> {
@@ -104,6 +131,7 @@ function rewrite(path: string, text: string): string {
   return text
     .replaceAll('https://api.open-meteo.com', upstream.origin)
     .replaceAll('http://127.0.0.1:3000', orders.origin)
+    .replaceAll('http://127.0.0.1:8080', server.url)
     .replace(/^model = "openai:gpt-4o-mini"$/m, `model = "scripted:${agent}"`);
 }
 
@@ -125,13 +153,21 @@ beforeAll(async () => {
   upstream = await startUpstream();
   orders = await startOrdersApi();
   const adminKey = `mt_tutorial_${randomBytes(18).toString('hex')}`;
-  server = await startServe(home, {
-    DATABASE_URL: db.url,
-    MT_SECRET_KEY: randomBytes(32).toString('hex'),
-    MT_BOOTSTRAP_KEY: adminKey,
-    MT_EGRESS_ALLOW: '127.0.0.1',
-    MT_SCRIPTED_MODELS: scripts,
-  });
+  const port = await freePort();
+  const publicUrl = `http://127.0.0.1:${port}`;
+  server = await startServe(
+    home,
+    {
+      DATABASE_URL: db.url,
+      MT_SECRET_KEY: randomBytes(32).toString('hex'),
+      MT_BOOTSTRAP_KEY: adminKey,
+      MT_EGRESS_ALLOW: '127.0.0.1',
+      MT_SCRIPTED_MODELS: scripts,
+      MT_PUBLIC_URL: publicUrl,
+    },
+    ['--port', String(port)],
+  );
+  expect(server.url).toBe(publicUrl);
   options = {
     repo,
     home,
@@ -142,6 +178,7 @@ beforeAll(async () => {
       MT_API_URL: server.url,
       MT_API_KEY: adminKey,
       MT_EGRESS_ALLOW: '127.0.0.1',
+      MT_PUBLIC_URL: publicUrl,
       TEAPOT_SHOP_KEY,
       CUP_SHOP_KEY,
     },
@@ -231,4 +268,19 @@ describe('docs/tutorials run as written', () => {
     const order = await fetch(`${orders.origin}/orders/A-1001`, { headers: { 'x-api-key': TEAPOT_SHOP_KEY } });
     expect(((await order.json()) as { refunded: number }).refunded).toBe(30);
   }, 60_000);
+
+  it('05-notes-in-a-file-system: three file tools share the bound file system; another file system sees nothing', async () => {
+    const output = await run('05-notes-in-a-file-system.md');
+    expect(output).toMatch(/list-files returned \(HTTP 200\): .*notes\/boiler\.md/);
+    expect(output).toMatch(/read-file returned \(HTTP 200\): .*Serviced in November by Heatwise/);
+    expect(output).toMatch(/write-file returned \(HTTP 201\)/);
+    expect(output).toContain('# 1 December\nThe boiler was fixed.');
+    // The second run, bound to other-team: an empty list, the first file system's note not found.
+    expect(output).toMatch(/list-files returned \(HTTP 200\): \{"files":\[\],"nextCursor":null\}/);
+    expect(output).toMatch(/read-file failed \(HTTP 404\): .*No file notes\/boiler\.md in file system/);
+    // `mt fs-ls other-team --json`, the one pretty-printed array of the output: only the second run's note.
+    const otherList = /^\[\n[\s\S]*?^\]$/m.exec(output);
+    expect(otherList, output).not.toBeNull();
+    expect(JSON.parse(otherList?.[0] ?? '[]').map((f: { path: string }) => f.path)).toEqual(['notes/2026-12-01.md']);
+  }, 90_000);
 });

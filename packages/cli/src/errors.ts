@@ -64,6 +64,11 @@ export const cliErrors = defineErrors({
     message: 'mt worker needs DATABASE_URL: a worker alone runs against PostgreSQL',
     hint: 'set DATABASE_URL and MT_SECRET_KEY as for `mt serve`; with the embedded database, `mt serve` runs the worker itself',
   },
+  'api:cli:file-system-not-found': {
+    status: 404,
+    message: 'no file system named or with id {fileSystem} in this namespace',
+    hint: '`mt fs-ls` shows the file systems; `mt fs-create NAME` makes one',
+  },
   'api:cli:secret-not-found': {
     status: 404,
     message: 'no secret named or with id {secret} in this namespace',

@@ -48,6 +48,7 @@ describe('mt agent-* and interaction-*', { timeout: 60_000 }, () => {
     expect(json.code).toBe(0);
     expect(JSON.parse(json.stdout).map((i: { name: string }) => i.name)).toEqual([
       'ask-handbook',
+      'keep-notes',
       'support-any-shop',
       'weather',
     ]);

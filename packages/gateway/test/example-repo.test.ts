@@ -36,7 +36,8 @@ beforeAll(async () => {
   };
   walk(dir);
   const policy = createEgressPolicy({ allow: '127.0.0.1/32' });
-  repo = compileRepo(await readConfigRepo(dir), { egress: policy });
+  // The file tools (auth = "Maitento") name mt serve's default address, the platform's own API here.
+  repo = compileRepo(await readConfigRepo(dir), { egress: policy, platformOrigin: 'http://127.0.0.1:8080' });
   const resolver = fakeResolver({
     'api.open-meteo.com': '127.0.0.1',
     'orders.example.com': '127.0.0.1',

@@ -40,7 +40,16 @@ function run(
     execFile(
       mt,
       args,
-      { env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env }, timeout: 20_000 },
+      {
+        // MT_PUBLIC_URL: the example repo's file tools (auth = "Maitento") name mt serve's default address.
+        env: {
+          PATH: process.env.PATH ?? '',
+          HOME: process.env.HOME ?? '',
+          MT_PUBLIC_URL: 'http://127.0.0.1:8080',
+          ...env,
+        },
+        timeout: 20_000,
+      },
       (error, stdout, stderr) => {
         resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
       },

@@ -4,6 +4,7 @@ import { isRetryableStatus, retryDelayMs, sleep } from './core/retry.js';
 import { Agents } from './resources/agents.js';
 import { Approvals } from './resources/approvals.js';
 import { Connectors } from './resources/connectors.js';
+import { FileSystems } from './resources/file-systems.js';
 import { Deploys } from './resources/deploy.js';
 import { Extops } from './resources/extops.js';
 import { InteractionRuns } from './resources/interaction-runs.js';
@@ -44,6 +45,16 @@ export interface RequestSpec {
   body?: unknown;
 }
 
+/** One request for {@link Maitento.requestRaw}: a body sent as it is, and headers of its own. */
+export interface RawRequestSpec {
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  /** The path, built with the `path` template so its parameters are encoded. */
+  path: string;
+  /** Sent as is (bytes or text), with the `content-type` of `headers`. */
+  body?: Uint8Array | string;
+  headers?: Record<string, string>;
+}
+
 const DEFAULT_TIMEOUT_MS = 60_000;
 
 /** The Maitento API client; each resource is a namespace (`mt.connectors.list()`). */
@@ -62,6 +73,7 @@ export class Maitento {
   readonly interactions: Interactions;
   readonly interactionRuns: InteractionRuns;
   readonly approvals: Approvals;
+  readonly fileSystems: FileSystems;
   readonly #apiKey: string | undefined;
   readonly #fetch: typeof fetch;
 
@@ -90,6 +102,7 @@ export class Maitento {
     this.interactions = new Interactions(this);
     this.interactionRuns = new InteractionRuns(this);
     this.approvals = new Approvals(this);
+    this.fileSystems = new FileSystems(this);
   }
 
   /**
@@ -97,13 +110,24 @@ export class Maitento {
    * connection errors, timeouts, 408, 429 and 5xx with the same idempotency key.
    */
   async request<T>(spec: RequestSpec, options: RequestOptions = {}): Promise<T> {
+    const headers: Record<string, string> = {};
+    if (spec.body !== undefined) headers['content-type'] = 'application/json';
+    const body = spec.body === undefined ? undefined : JSON.stringify(spec.body);
+    const response = await this.requestRaw({ method: spec.method, path: spec.path, body, headers }, options);
+    return (await readBody(response)) as T;
+  }
+
+  /**
+   * Sends one request with a body as it is (a file's bytes) and resolves with the successful answer, its body
+   * unread (bytes or text, as the caller wants it); retried and refused as {@link Maitento.request} is.
+   */
+  async requestRaw(spec: RawRequestSpec, options: RequestOptions = {}): Promise<Response> {
     const url = this.baseUrl + spec.path;
     const maxRetries = options.maxRetries ?? this.maxRetries;
-    const headers: Record<string, string> = { accept: 'application/json' };
+    const headers: Record<string, string> = { accept: 'application/json', ...spec.headers };
     if (this.#apiKey !== undefined) headers.authorization = `Bearer ${this.#apiKey}`;
-    if (spec.body !== undefined) headers['content-type'] = 'application/json';
     if (spec.method !== 'GET') headers['idempotency-key'] = options.idempotencyKey ?? `mt-${randomUUID()}`;
-    const body = spec.body === undefined ? undefined : JSON.stringify(spec.body);
+    const body = spec.body;
     for (let attempt = 0; ; attempt++) {
       let response: Response;
       try {
@@ -116,7 +140,7 @@ export class Maitento {
         }
         throw error;
       }
-      if (response.ok) return (await readBody(response)) as T;
+      if (response.ok) return response;
       if (isRetryableStatus(response.status) && attempt < maxRetries) {
         await response.body?.cancel();
         await sleep(retryDelayMs(attempt + 1, response.headers), options.signal);
@@ -181,9 +205,13 @@ export class Maitento {
     options.signal?.addEventListener('abort', onAbort, { once: true });
     try {
       const response = await this.#fetch(url, { ...init, signal: controller.signal });
-      // The body is read here so that a server stalling mid-body also counts against the time limit.
-      const text = await response.text();
-      return new Response(text === '' ? null : text, { status: response.status, headers: response.headers });
+      // The body is read here so that a server stalling mid-body also counts against the time limit; as bytes,
+      // so a file's content comes through unchanged.
+      const bytes = await response.arrayBuffer();
+      const status = response.status;
+      // A 204 or 304 answer may not carry a body.
+      const empty = bytes.byteLength === 0 || status === 204 || status === 304;
+      return new Response(empty ? null : bytes, { status, headers: response.headers });
     } catch (error) {
       if (options.signal?.aborted) throw options.signal.reason;
       if (controller.signal.aborted) throw new APITimeoutError(url, timeoutMs);

@@ -1,5 +1,5 @@
 export { Maitento } from './client.js';
-export type { ClientOptions, RequestOptions, RequestSpec } from './client.js';
+export type { ClientOptions, RawRequestSpec, RequestOptions, RequestSpec } from './client.js';
 export {
   APIConnectionError,
   APIError,
@@ -29,6 +29,18 @@ export { Connectors } from './resources/connectors.js';
 export { Deploys } from './resources/deploy.js';
 export type { DeployParams } from './resources/deploy.js';
 export { Extops } from './resources/extops.js';
+export { FileSystems } from './resources/file-systems.js';
+export type {
+  CreateFileSystemParams,
+  FileContent,
+  FileInfo,
+  FilePage,
+  FileSystem,
+  ListFilesParams,
+  MoveFileParams,
+  WriteFileOptions,
+  WriteTextParams,
+} from './resources/file-systems.js';
 export type { ExtopCallParams } from './resources/extops.js';
 export { InteractionRuns } from './resources/interaction-runs.js';
 export type { RunEventsParams, RunParams, StartRunParams } from './resources/interaction-runs.js';
@@ -44,3 +56,4 @@ export * from './wire/schemas.js';
 export * from './wire/access.js';
 export * from './wire/records.js';
 export * from './wire/requests.js';
+export * from './wire/files.js';

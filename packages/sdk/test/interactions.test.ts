@@ -16,6 +16,8 @@ beforeAll(async () => {
   db = await createTestDatabase('mt_sdk_ai');
   server = await startServer({
     port: 0,
+    // The example repo's file tools (auth = \"Maitento\") call the platform at mt serve's default address.
+    platformOrigin: 'http://127.0.0.1:8080',
     databaseUrl: db.url,
     secretKey: randomBytes(32).toString('hex'),
     bootstrapKey: ADMIN_KEY,
@@ -36,6 +38,7 @@ describe('mt.agents and mt.interactions', () => {
   it('lists, gets and lists the versions of agents', async () => {
     expect((await mt.agents.list()).map((a) => a.name)).toEqual([
       'handbook-assistant',
+      'note-keeper',
       'support-agent',
       'weather-assistant',
     ]);
@@ -56,7 +59,7 @@ describe('mt.agents and mt.interactions', () => {
       ['partitionId', 'binding', true],
     ]);
     expect(interaction.tools).toEqual([{ name: 'search-handbook', version: 1 }]);
-    expect((await mt.interactions.list()).length).toBe(3);
+    expect((await mt.interactions.list()).length).toBe(4);
     expect((await mt.interactions.versions('ask-handbook')).map((v) => v.version)).toEqual([1]);
   });
 

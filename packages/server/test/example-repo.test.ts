@@ -7,7 +7,8 @@ const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 let server: TestServer;
 
 beforeAll(async () => {
-  server = await startTestServer();
+  // The example's file tools (auth = "Maitento") call the platform at mt serve's default address.
+  server = await startTestServer({ server: { platformOrigin: 'http://127.0.0.1:8080' } });
 });
 
 afterAll(async () => {
@@ -33,7 +34,7 @@ describe('the example repo at the top of this repository', () => {
     expect(diagnostics.length).toBeGreaterThan(0);
     expect(diagnostics.every((d) => d.code === 'api:secrets:not-found')).toBe(true);
     // The secrets the repo names, from the compiled resources (not from message text).
-    const compiled = compileRepo(files);
+    const compiled = compileRepo(files, { platformOrigin: 'http://127.0.0.1:8080' });
     const missing = new Set<string>([
       ...compiled.tools.flatMap((t) => (t.auth ? [t.auth.secret] : [])),
       ...compiled.interactions.flatMap((i) => i.inputs.functions.auth.flatMap((a) => (a.secret ? [a.secret] : []))),

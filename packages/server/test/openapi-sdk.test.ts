@@ -75,10 +75,19 @@ function parametersSchema(operation: Operation, where: 'path' | 'query'): Schema
   };
 }
 
-/** `schema` as parameters can carry it: without `additionalProperties`. */
+/**
+ * `schema` as parameters can carry it: without `additionalProperties`, and fastify's wildcard parameter `*` (the
+ * rest of a file's URL) under the name the document gives it, `path`.
+ */
 function asParameters(schema: unknown): Schema | undefined {
   if (schema === undefined) return undefined;
   const { additionalProperties: _dropped, ...rest } = plain(schema);
+  const properties = rest.properties as Record<string, Schema> | undefined;
+  if (properties?.['*']) {
+    const { '*': wildcard, ...named } = properties;
+    rest.properties = { ...named, path: wildcard };
+    rest.required = (rest.required as string[]).map((name) => (name === '*' ? 'path' : name));
+  }
   return rest;
 }
 

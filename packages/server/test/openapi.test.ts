@@ -10,6 +10,7 @@ interface Operation {
   responses: Record<string, Content>;
   requestBody?: Content;
   parameters: { name: string; in: string; required: boolean }[];
+  operationId?: string;
 }
 
 // Every `METHOD /path` in a table row of docs/rest-api.md, in OpenAPI's `{param}` form.
@@ -45,16 +46,20 @@ describe('the OpenAPI document', () => {
         const success = codes.find((code) => code.startsWith('2'));
         expect(success, `${method} ${path}`).toBeDefined();
         if (success !== '204') {
-          // The run event stream is the one answer that is not JSON: Server-Sent Events, each a RunEvent.
+          // The run event stream is not JSON but Server-Sent Events, each a RunEvent; a file is its own bytes.
           const content = operation.responses[success!].content;
           const schema = path.endsWith('/stream')
             ? content['text/event-stream'].schema
-            : content['application/json'].schema;
+            : operation.operationId === 'getFile'
+              ? content['*/*'].schema
+              : content['application/json'].schema;
           expect(schema, `${method} ${path}`).toBeTruthy();
         }
         expect(operation.responses['4XX']?.content['application/json'].schema, `${method} ${path}`).toBeTruthy();
         if (method === 'put' || (method === 'post' && !/\/(disable|enable)$/.test(path))) {
-          expect(operation.requestBody?.content['application/json'].schema, `${method} ${path} body`).toBeTruthy();
+          // A file PUT takes the file itself, of any media type.
+          const type = operation.operationId === 'putFile' ? '*/*' : 'application/json';
+          expect(operation.requestBody?.content[type].schema, `${method} ${path} body`).toBeTruthy();
         }
         for (const name of path.match(/\{([a-z]+)\}/g) ?? []) {
           const param = operation.parameters.find((p) => `{${p.name}}` === name);

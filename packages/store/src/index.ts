@@ -116,3 +116,27 @@ export type { ApprovalRecord } from './runs/approvals.js';
 export { notifyWake, WAKE_CHANNEL, wakeTopics } from './wake/notify.js';
 export { openWakeups } from './wake/wakeups.js';
 export type { WakeLogger, Wakeups, WakeupsOptions } from './wake/wakeups.js';
+export { fileErrors } from './files/errors.js';
+export {
+  createFileSystem,
+  DEFAULT_FILE_LIMITS,
+  deleteFile,
+  deleteFileSystem,
+  etagOf,
+  getFile,
+  getFileSystem,
+  listFiles,
+  listFileSystems,
+  MAX_PATH_BYTES,
+  moveFile,
+  normalizeFilePath,
+  putFile,
+} from './files/file-systems.js';
+export type {
+  FileInfo,
+  FileLimits,
+  FilePage,
+  FileSystemInfo,
+  StoredFile,
+  WriteCondition,
+} from './files/file-systems.js';

@@ -32,6 +32,8 @@ describe('migrations', () => {
       'mt_api_keys',
       'mt_approvals',
       'mt_cache_epoch',
+      'mt_file_systems',
+      'mt_files',
       'mt_idempotency_keys',
       'mt_migrations',
       'mt_namespaces',

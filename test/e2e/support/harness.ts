@@ -35,8 +35,13 @@ export interface RunOptions {
 
 /** The environment every `mt` process starts from: no settings of the person running the tests. */
 export function cleanEnv(home: string): Record<string, string> {
-  return { PATH: process.env.PATH ?? '', HOME: home, NODE_OPTIONS: '' };
+  // MT_PUBLIC_URL as the example repo's README says to set it: its file tools (auth = "Maitento") call the
+  // platform at mt serve's default address, and `mt check`, `mt deploy` and the server refuse them without it.
+  return { PATH: process.env.PATH ?? '', HOME: home, NODE_OPTIONS: '', MT_PUBLIC_URL: EXAMPLE_PUBLIC_URL };
 }
+
+/** The platform URL the example repo's `auth = "Maitento"` tools name: `mt serve`'s default address. */
+export const EXAMPLE_PUBLIC_URL = 'http://127.0.0.1:8080';
 
 /** Runs the real `mt` process as a user would and collects its output and exit code. */
 export function runMt(args: string[], options: RunOptions & { home: string }): Promise<MtResult> {

@@ -22,6 +22,10 @@ import { register as extopVersionDisable } from './extop-version-disable.js';
 import { register as extopVersionEnable } from './extop-version-enable.js';
 import { register as extopVersions } from './extop-versions.js';
 import { register as fmt } from './fmt.js';
+import { register as fsCreate } from './fs-create.js';
+import { register as fsGet } from './fs-get.js';
+import { register as fsLs } from './fs-ls.js';
+import { register as fsPut } from './fs-put.js';
 import { register as interactionApprove } from './interaction-approve.js';
 import { register as interactionCancel } from './interaction-cancel.js';
 import { register as interactionGet } from './interaction-get.js';
@@ -73,6 +77,10 @@ export const commands: RegisterCommand[] = [
   extopVersionEnable,
   extopVersions,
   fmt,
+  fsCreate,
+  fsGet,
+  fsLs,
+  fsPut,
   interactionApprove,
   interactionCancel,
   interactionGet,

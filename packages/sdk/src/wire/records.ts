@@ -9,6 +9,7 @@ import {
   SecretKeyRotationSchema,
   SecretKeyStatusSchema,
 } from './access.js';
+import { fileWireSchemas } from './files.js';
 import {
   ActorSchema,
   AgentSchema,
@@ -143,4 +144,5 @@ export const wireSchemas = [
   ExtopCallResultSchema,
   SecretKeyStatusSchema,
   SecretKeyRotationSchema,
+  ...fileWireSchemas,
 ] as const;

@@ -1,7 +1,7 @@
 import type { EgressPolicy } from '@maitento/egress';
 import type { Engine } from '@maitento/engine';
 import type { Gateway } from '@maitento/gateway';
-import type { Db, KeyIdentity, KeyRole, SecretKeys, StoreCache, Wakeups } from '@maitento/store';
+import type { Db, FileLimits, KeyIdentity, KeyRole, SecretKeys, StoreCache, Wakeups } from '@maitento/store';
 import type { EventStreamTiming } from './event-stream.js';
 import type { KeyWatch } from './key-watch.js';
 
@@ -26,6 +26,8 @@ export interface ServerContext {
   wakeups: Wakeups;
   /** Ends what a key opened (streams, MCP sessions) when the key is deleted. */
   keys: KeyWatch;
+  /** The largest file and the most one file system may hold, in bytes. */
+  fileLimits: FileLimits;
 }
 
 /** Who may call a route: a role of the key's namespace, or `operator` (an admin key of `default`). */

@@ -6,6 +6,7 @@ import {
   bootstrap,
   createStoreCache,
   type Db,
+  type FileLimits,
   migrate,
   openWakeups,
   type SecretKeys,
@@ -24,6 +25,7 @@ import { DEFAULT_STREAM_TIMING, type EventStreamTiming } from '../internal/event
 import { logInternalErrors } from '../internal/internal-errors.js';
 import { watchKeys } from '../internal/key-watch.js';
 import { lazyEngine } from '../internal/lazy-engine.js';
+import { publishFileRoutes } from '../internal/openapi-files.js';
 import { markOptionalBodies, takesOptionalBody } from '../internal/optional-body.js';
 import { loggerOptions } from '../internal/logging.js';
 import { registerRequestLog } from '../internal/request-log.js';
@@ -43,10 +45,11 @@ import { interactionRoutes } from '../routes/interactions.js';
 import { keyRoutes } from '../routes/keys.js';
 import { namespaceRoutes } from '../routes/namespaces.js';
 import { runRoutes } from '../routes/runs.js';
+import { fileSystemRoutes } from '../routes/file-systems.js';
 import { secretRoutes } from '../routes/secrets.js';
 import { addSharedSchemas, MAX_NAME_LENGTH } from '../schemas/shared.js';
 import { platformCalls } from '../internal/platform-calls.js';
-import { mcpSettingsFromEnv, runStreamsPerKeyFromEnv, slowRequestMsFromEnv } from './settings.js';
+import { fileLimitsFromEnv, mcpSettingsFromEnv, runStreamsPerKeyFromEnv, slowRequestMsFromEnv } from './settings.js';
 
 /** Options of {@link createServer}. */
 export interface ServerOptions {
@@ -95,6 +98,8 @@ export interface ServerOptions {
   mcp?: Partial<McpSettings>;
   /** How long a request holds its Idempotency-Key without renewal (default 220 s; tests shorten it). */
   idempotencyLeaseSeconds?: number;
+  /** The limits of files and file systems; default from `MT_FILE_MAX_BYTES` and `MT_FILE_SYSTEM_MAX_BYTES`. */
+  fileLimits?: Partial<FileLimits>;
 }
 
 function printBootstrapKey(key: string): void {
@@ -184,6 +189,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
     gateway,
     egress,
     platformOrigin: options.platformOrigin,
+    fileLimits: fileLimitsFromEnv(options.fileLimits),
   };
   const bodyLimit = options.bodyLimit ?? 10 * 1024 * 1024;
   const app = Fastify({
@@ -255,6 +261,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
     transformObject: (document) => {
       const openapi = 'openapiObject' in document ? document.openapiObject : document.swaggerObject;
       markOptionalBodies(openapi, optionalBodies);
+      publishFileRoutes(openapi);
       return openapi;
     },
   });
@@ -275,6 +282,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
         secretRoutes,
         runRoutes,
         approvalRoutes,
+        fileSystemRoutes,
       ]) {
         await routes(v1, ctx);
       }

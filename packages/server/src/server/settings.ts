@@ -1,4 +1,5 @@
 import { approvalTtlMsFromEnv } from '@maitento/engine';
+import { DEFAULT_FILE_LIMITS, type FileLimits } from '@maitento/store';
 import type { McpSettings } from '../mcp/settings.js';
 
 // The one module of the server that reads the environment (docs/configuration.md). The engine reads its own
@@ -56,6 +57,18 @@ export function slowRequestMsFromEnv(): number {
   const raw = process.env.MT_LOG_SLOW_MS;
   const value = Number(raw);
   return Number.isFinite(value) && value >= 0 && raw !== '' ? value : 1000;
+}
+
+/**
+ * `MT_FILE_MAX_BYTES` and `MT_FILE_SYSTEM_MAX_BYTES`: the largest file and the most all files of one file system may
+ * hold, in bytes (default 10 MiB and 1 GiB), with `overrides` (tests) taking precedence.
+ */
+export function fileLimitsFromEnv(overrides: Partial<FileLimits> = {}): FileLimits {
+  return {
+    maxFileBytes: overrides.maxFileBytes ?? envLimit('MT_FILE_MAX_BYTES', DEFAULT_FILE_LIMITS.maxFileBytes),
+    maxFileSystemBytes:
+      overrides.maxFileSystemBytes ?? envLimit('MT_FILE_SYSTEM_MAX_BYTES', DEFAULT_FILE_LIMITS.maxFileSystemBytes),
+  };
 }
 
 /** `MT_RUN_STREAMS_PER_KEY`: the most run event streams one API key holds open at once (default 20). */
