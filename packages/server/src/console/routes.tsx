@@ -140,6 +140,8 @@ export async function consoleRoutes(app: FastifyInstance, ctx: ServerContext): P
   await app.register(cookie);
   await app.register(formbody);
   await app.register(helmet, {
+    // Under `no-referrer` a browser sends `Origin: null` with a form, and the Origin check could not tell ours.
+    referrerPolicy: { policy: 'same-origin' },
     contentSecurityPolicy: {
       useDefaults: false,
       directives: {
