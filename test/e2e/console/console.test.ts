@@ -143,7 +143,7 @@ describe('the web console', { timeout: 60_000 }, () => {
     expect(main).toContain('A-3001');
     expect(main).toContain('The lamp arrived broken');
     expect(main).toContain('Support');
-    expect(main).toContain('•••• (secret');
+    expect(main).toContain('•••• (secret orders-api-key)');
 
     // Reject without a reason: the error is next to the field, nothing is answered.
     const [empty] = await Promise.all([

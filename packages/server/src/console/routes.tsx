@@ -6,7 +6,7 @@ import rateLimit from '@fastify/rate-limit';
 import { type ApprovalView, RUN_STATUSES, type RunEvent, type RunStatus, TERMINAL_EVENT_TYPES } from '@maitento/engine';
 import { isMtError, type MtError } from '@maitento/errors';
 import type { PreparedRequestView } from '@maitento/gateway';
-import { findApproval, listResources, listVersions, setVersionEnabled } from '@maitento/store';
+import { findApproval, getVersion, listResources, listVersions, setVersionEnabled } from '@maitento/store';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { serverErrors } from '../errors.js';
 import { answeringActor } from '../internal/actor.js';
@@ -303,6 +303,15 @@ export async function consoleRoutes(app: FastifyInstance, ctx: ServerContext): P
     );
   });
 
+  /** The name of the secret a run's tool sends (its own `auth`), or where it comes from (a run input). */
+  async function toolSecretName(namespace: string, runId: string, tool: string): Promise<string> {
+    const run = await engine.getRun(namespace, runId);
+    const pinned = run.versions.find((v) => v.kind === 'tool' && v.name === tool);
+    if (pinned === undefined) return 'of a run input';
+    const stored = await getVersion(ctx.db, namespace, 'tool', tool, pinned.version);
+    return stored.resource.auth?.secret ?? 'of a run input';
+  }
+
   async function approvalPage(
     request: FastifyRequest,
     reply: FastifyReply,
@@ -315,6 +324,9 @@ export async function consoleRoutes(app: FastifyInstance, ctx: ServerContext): P
     const record = await findApproval(ctx.db, approval.id, namespace);
     const events = approval.runId ? await engine.listEvents(namespace, approval.runId, 0, 1000) : [];
     const { request: prepared, modelText } = approvalContext(events, approval.id);
+    const secretName = approval.runId
+      ? await toolSecretName(namespace, approval.runId, approval.functionName)
+      : undefined;
     let shown: { request?: unknown; additionalInputs?: unknown } = {};
     try {
       shown = JSON.parse(approval.argumentsJson);
@@ -327,6 +339,7 @@ export async function consoleRoutes(app: FastifyInstance, ctx: ServerContext): P
         <ApprovalPage
           chrome={await chrome(request, 'approvals')}
           detail={{ approval, request: prepared, hash: record?.requestHash ?? '', shown, modelText, ...extra }}
+          secretName={secretName}
         />,
       ),
       status,

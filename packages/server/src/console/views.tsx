@@ -159,7 +159,9 @@ function when(iso: string | null): string {
 export function ApprovalsPage(props: { chrome: Chrome; approvals: ApprovalView[]; notice?: string }) {
   return (
     <Layout title="Approvals" chrome={props.chrome}>
-      <h1>Approvals</h1>
+      <h1 id="approvals-heading" tabindex={-1} autofocus={props.notice !== undefined}>
+        Approvals
+      </h1>
       {props.notice ? <p role="status">{props.notice}</p> : null}
       {props.approvals.length === 0 ? (
         <p>No approval is pending.</p>
@@ -216,7 +218,7 @@ export interface ApprovalDetail {
 
 /** Shows a masked header value: a secret as `•••• (secret NAME)`. */
 export function shownHeader(value: string, secretName: string | undefined): string {
-  return value.includes('[secret]') ? `•••• (secret ${secretName ?? 'value'})` : value;
+  return value.replaceAll('[secret]', `•••• (secret ${secretName ?? 'value'})`);
 }
 
 function Json(props: { value: unknown; label: string }) {
