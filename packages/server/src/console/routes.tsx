@@ -132,6 +132,10 @@ function approvalContext(
  */
 export async function consoleRoutes(app: FastifyInstance, ctx: ServerContext): Promise<void> {
   const { engine } = ctx;
+  // Pages for people, not operations of the REST API: kept out of the OpenAPI document.
+  app.addHook('onRoute', (route) => {
+    route.schema = { ...route.schema, hide: true };
+  });
   const assets = loadAssets();
   const open = new Set<OpenStream>();
   app.addHook('onClose', async () => {
