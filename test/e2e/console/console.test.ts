@@ -127,13 +127,14 @@ describe('the web console', { timeout: 60_000 }, () => {
   it('3. shows an approval with its URL, bindings and inputs, never the secret; reject needs a reason; approve completes the run with one call', async () => {
     const page = await admin.newPage();
     await signIn(page, base, stack.adminKey);
+    // The inbox is open before the approval exists: it appears without a reload, within 2 s.
+    await page.goto(`${base}/console/approvals`);
     const run = await startRun('The lamp of order A-3001 arrived broken, please refund it.');
     const first = await pendingOf(run.id);
-    const shownAt = Date.now();
-    await page.goto(`${base}/console/approvals`);
+    const pendingAt = Date.now();
     const row = page.locator(`#approval-${first.id}`);
-    await expect.poll(() => row.count(), { timeout: 2000 }).toBe(1);
-    expect(Date.now() - shownAt).toBeLessThan(2000);
+    await row.waitFor({ timeout: 2000 });
+    expect(Date.now() - pendingAt).toBeLessThan(2000);
     expect(await page.locator('nav').textContent()).toMatch(/Approvals \([1-9]\d* pending\)/);
     await Promise.all([page.waitForURL(new RegExp(first.id)), row.locator('a').first().click()]);
     const main = (await page.locator('main').textContent()) ?? '';
@@ -246,6 +247,15 @@ describe('the web console', { timeout: 60_000 }, () => {
     await stack.api.waitForEnd(on.body.id);
     const onResult = (await stack.api.events(on.body.id)).find((e) => e.type === 'tool-result');
     expect(onResult?.data).toMatchObject({ ok: true });
+
+    // The runs list filters by agent (the runs that pinned a version of it).
+    await page.goto(`${base}/console/runs?agent=weather-assistant`);
+    const listed = (await page.locator('main tbody').textContent()) ?? '';
+    expect(listed).toContain(off.body.id.slice(0, 8));
+    expect(listed).toContain(on.body.id.slice(0, 8));
+    expect(listed).not.toContain('support-desk');
+    await page.goto(`${base}/console/runs?agent=support-agent&status=Completed`);
+    expect(await page.locator('main tbody').textContent()).not.toContain('weather');
     await page.close();
   });
 

@@ -21,6 +21,8 @@ import {
   ApprovalsPage,
   type Chrome,
   ErrorPage,
+  InboxRows,
+  PendingCount,
   fragment,
   LoginPage,
   page,
@@ -316,6 +318,15 @@ export async function consoleRoutes(app: FastifyInstance, ctx: ServerContext): P
     return stored.resource.auth?.secret ?? 'of a run input';
   }
 
+  // The inbox's rows alone, for an open inbox to refresh itself.
+  app.get('/console/approvals/rows', async (request, reply) => {
+    const approvals = await pendingOldestFirst(request.identity.namespace);
+    return html(
+      reply,
+      fragment(<InboxRows approvals={approvals} />) + fragment(<PendingCount count={approvals.length} oob />),
+    );
+  });
+
   async function approvalPage(
     request: FastifyRequest,
     reply: FastifyReply,
@@ -404,14 +415,16 @@ export async function consoleRoutes(app: FastifyInstance, ctx: ServerContext): P
   app.get<{ Querystring: { status?: string; interaction?: string; agent?: string; cursor?: string } }>(
     '/console/runs',
     async (request, reply) => {
-      const { status, interaction, cursor } = request.query;
+      const { status, interaction, agent, cursor } = request.query;
       const filters = {
         status: RUN_STATUSES.includes(status as RunStatus) ? status : undefined,
         interaction: interaction?.trim() || undefined,
+        agent: agent?.trim() || undefined,
       };
       const result = await engine.listRuns(request.identity.namespace, {
         ...(filters.status ? { status: filters.status as RunStatus } : {}),
         ...(filters.interaction ? { interaction: filters.interaction } : {}),
+        ...(filters.agent ? { agent: filters.agent } : {}),
         ...(cursor ? { cursor } : {}),
         limit: 50,
       });

@@ -49,7 +49,7 @@ function Csrf(props: { token: string }) {
 
 function Layout(props: { title: string; chrome: Chrome; children: ComponentChildren; live?: boolean }) {
   const { chrome } = props;
-  const link = (name: Chrome['current'], href: string, label: string) => (
+  const link = (name: Chrome['current'], href: string, label: ComponentChildren) => (
     <li>
       <a href={href} aria-current={chrome.current === name ? 'page' : undefined}>
         {label}
@@ -65,7 +65,13 @@ function Layout(props: { title: string; chrome: Chrome; children: ComponentChild
         <p class="brand">Maitento console</p>
         <nav aria-label="Console">
           <ul>
-            {link('approvals', '/console/approvals', `Approvals (${chrome.pendingCount} pending)`)}
+            {link(
+              'approvals',
+              '/console/approvals',
+              <>
+                Approvals (<PendingCount count={chrome.pendingCount} /> pending)
+              </>,
+            )}
             {link('runs', '/console/runs', 'Runs')}
             {link('resources', '/console/resources', 'Resources')}
           </ul>
@@ -155,14 +161,38 @@ function when(iso: string | null): string {
         .replace(/Z$/, ' UTC');
 }
 
-/** The approvals inbox: pending ones, oldest first. */
+/** How often an open inbox asks for its rows again (htmx; without JavaScript, reload the page). */
+export const INBOX_REFRESH = 'every 1s';
+
+/** The approvals inbox: pending ones, oldest first, kept current while it is open. */
 export function ApprovalsPage(props: { chrome: Chrome; approvals: ApprovalView[]; notice?: string }) {
   return (
-    <Layout title="Approvals" chrome={props.chrome}>
+    <Layout title="Approvals" chrome={props.chrome} live>
       <h1 id="approvals-heading" tabindex={-1} autofocus={props.notice !== undefined}>
         Approvals
       </h1>
       {props.notice ? <p role="status">{props.notice}</p> : null}
+      {/* Morphed in place, so focus and the reading position stay where they were. */}
+      <div id="inbox" hx-get="/console/approvals/rows" hx-trigger={INBOX_REFRESH} hx-swap="innerMorph">
+        <InboxRows approvals={props.approvals} />
+      </div>
+    </Layout>
+  );
+}
+
+/** The count of pending approvals in the navigation; `oob` when an inbox refresh swaps it out of band. */
+export function PendingCount(props: { count: number; oob?: boolean }) {
+  return (
+    <span id="pending-count" hx-swap-oob={props.oob ? 'true' : undefined}>
+      {props.count}
+    </span>
+  );
+}
+
+/** The inbox's table (or the line saying none is pending): the part an open inbox refreshes. */
+export function InboxRows(props: { approvals: ApprovalView[] }) {
+  return (
+    <>
       {props.approvals.length === 0 ? (
         <p>No approval is pending.</p>
       ) : (
@@ -192,7 +222,7 @@ export function ApprovalsPage(props: { chrome: Chrome; approvals: ApprovalView[]
           </tbody>
         </table>
       )}
-    </Layout>
+    </>
   );
 }
 
