@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { startTcpProxy, type TcpProxy } from '@maitento/testkit';
 import pg from 'pg';
-import type { Browser, BrowserContext } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApprovalView, RunView } from '../helpers/api.js';
 import { runsRepoFiles } from '../helpers/config-repo.js';
@@ -66,6 +66,11 @@ async function pendingOf(id: string, notId?: string): Promise<ApprovalView> {
   );
   expect(run.status, JSON.stringify(run)).toBe('PendingApproval');
   return run.pendingApproval as ApprovalView;
+}
+
+/** `npm run docs:console-screenshots` (MT_CONSOLE_SCREENSHOTS=1) saves the README's pictures as the tests pass by. */
+async function screenshot(page: Page, file: string): Promise<void> {
+  if (process.env.MT_CONSOLE_SCREENSHOTS) await page.screenshot({ path: `docs/images/${file}`, fullPage: true });
 }
 
 const refundCalls = (order: string) => stack.upstream.requests.filter((r) => r.url.endsWith(`/${order}/refund`));
@@ -135,6 +140,7 @@ describe('the web console', { timeout: 60_000 }, () => {
     const row = page.locator(`#approval-${first.id}`);
     await row.waitFor({ timeout: 2000 });
     expect(Date.now() - pendingAt).toBeLessThan(2000);
+    await screenshot(page, 'console-inbox.png');
     expect(await page.locator('nav').textContent()).toMatch(/Approvals \([1-9]\d* pending\)/);
     await Promise.all([page.waitForURL(new RegExp(first.id)), row.locator('a').first().click()]);
     const main = (await page.locator('main').textContent()) ?? '';
@@ -196,9 +202,12 @@ describe('the web console', { timeout: 60_000 }, () => {
     expect(approved.status, JSON.stringify(approved.body)).toBe(200);
     await stack.api.waitForEnd(run.id);
     await expect.poll(() => page.locator('#run-status').textContent(), { timeout: 15_000 }).toBe('Completed');
+    // An ended run has nothing to cancel: the button goes with the last step.
+    await expect.poll(() => page.locator('#run-cancel').count()).toBe(0);
     const events = await stack.api.events(run.id);
     const ids = await rows.evaluateAll((items) => items.map((li) => li.id));
     expect(ids).toEqual(events.map((e) => `step-${e.seq}`));
+    await screenshot(page, 'console-run.png');
     await page.close();
   });
 

@@ -20,6 +20,7 @@ import {
   ApprovalPage,
   ApprovalsPage,
   type Chrome,
+  EndedControls,
   ErrorPage,
   InboxRows,
   PendingCount,
@@ -89,9 +90,10 @@ function sseData(html: string): string {
 export function consoleStepFrame(event: RunEvent, status: string | undefined): string {
   let html = fragment(<StepItem event={event} />);
   if (status !== undefined) html += fragment(<RunStatusLine status={status} oob />);
-  let frame = `id: ${event.seq}\n${sseData(html)}\n`;
-  if (TERMINAL.has(event.type)) frame += 'event: done\ndata: ended\n\n';
-  return frame;
+  const ended = TERMINAL.has(event.type);
+  if (ended) html += fragment(<EndedControls />);
+  const frame = `id: ${event.seq}\n${sseData(html)}\n`;
+  return ended ? `${frame}event: done\ndata: ended\n\n` : frame;
 }
 
 function statusAfter(event: RunEvent): string | undefined {

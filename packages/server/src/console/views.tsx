@@ -27,7 +27,8 @@ export function fragment(node: JSX.Element): string {
   return renderToString(node);
 }
 
-function Document(props: { title: string; children: ComponentChildren; live?: boolean }) {
+/** `live`: the page loads htmx (`poll`), or htmx and its SSE extension (`sse`); otherwise no JavaScript. */
+function Document(props: { title: string; children: ComponentChildren; live?: 'poll' | 'sse' }) {
   return (
     <html lang="en">
       <head>
@@ -36,7 +37,7 @@ function Document(props: { title: string; children: ComponentChildren; live?: bo
         <title>{`${props.title} · Maitento console`}</title>
         <link rel="stylesheet" href="/console/assets/console.css" />
         {props.live ? <script src="/console/assets/htmx.min.js" defer /> : null}
-        {props.live ? <script src="/console/assets/hx-sse.min.js" defer /> : null}
+        {props.live === 'sse' ? <script src="/console/assets/hx-sse.min.js" defer /> : null}
       </head>
       <body>{props.children}</body>
     </html>
@@ -47,7 +48,7 @@ function Csrf(props: { token: string }) {
   return <input type="hidden" name="_csrf" value={props.token} />;
 }
 
-function Layout(props: { title: string; chrome: Chrome; children: ComponentChildren; live?: boolean }) {
+function Layout(props: { title: string; chrome: Chrome; children: ComponentChildren; live?: 'poll' | 'sse' }) {
   const { chrome } = props;
   const link = (name: Chrome['current'], href: string, label: ComponentChildren) => (
     <li>
@@ -167,7 +168,7 @@ export const INBOX_REFRESH = 'every 1s';
 /** The approvals inbox: pending ones, oldest first, kept current while it is open. */
 export function ApprovalsPage(props: { chrome: Chrome; approvals: ApprovalView[]; notice?: string }) {
   return (
-    <Layout title="Approvals" chrome={props.chrome} live>
+    <Layout title="Approvals" chrome={props.chrome} live="poll">
       <h1 id="approvals-heading" tabindex={-1} autofocus={props.notice !== undefined}>
         Approvals
       </h1>
@@ -557,6 +558,16 @@ export function StepItem(props: { event: RunEvent }) {
   );
 }
 
+/** What a run page no longer needs once the run has ended (Cancel, the reload link), removed out of band. */
+export function EndedControls() {
+  return (
+    <>
+      <div id="run-cancel" hx-swap-oob="delete" />
+      <div id="run-reload" hx-swap-oob="delete" />
+    </>
+  );
+}
+
 /** The run status line, swapped out of band as the run moves on. */
 export function RunStatusLine(props: { status: string; oob?: boolean }) {
   return (
@@ -578,7 +589,7 @@ export function RunPage(props: { chrome: Chrome; run: RunView; events: RunEvent[
         'hx-swap': 'beforeend',
       };
   return (
-    <Layout title={`Run ${run.id.slice(0, 8)}`} chrome={props.chrome} live={!props.ended}>
+    <Layout title={`Run ${run.id.slice(0, 8)}`} chrome={props.chrome} live={props.ended ? undefined : 'sse'}>
       <h1>
         Run {run.id.slice(0, 8)} of {run.interaction.name} v{run.interaction.version}
       </h1>
@@ -589,7 +600,7 @@ export function RunPage(props: { chrome: Chrome; run: RunView; events: RunEvent[
         </span>
       </p>
       {!props.ended ? (
-        <form method="post" action={`/console/runs/${run.id}/cancel`}>
+        <form id="run-cancel" method="post" action={`/console/runs/${run.id}/cancel`}>
           <Csrf token={props.chrome.csrfToken} />
           <button type="submit">Cancel this run</button>
         </form>
@@ -619,7 +630,7 @@ export function RunPage(props: { chrome: Chrome; run: RunView; events: RunEvent[
         ))}
       </ol>
       {!props.ended ? (
-        <p>
+        <p id="run-reload">
           <a href={`/console/runs/${run.id}`}>Reload the steps</a> (they appear by themselves with JavaScript on).
         </p>
       ) : null}
