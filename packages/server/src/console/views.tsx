@@ -486,9 +486,27 @@ export function RunsPage(props: {
   );
 }
 
+/** The fields of a step's `data` a page shows (the wire's `data` is an open map; every field may be absent). */
+interface StepData {
+  step?: number;
+  text?: string;
+  toolCalls?: { name: string }[];
+  name?: string;
+  ok?: boolean;
+  status?: number | null;
+  durationMs?: number;
+  code?: string | null;
+  approval?: ApprovalView;
+  decision?: string;
+  by?: { keyName?: string };
+  reason?: string | null;
+  result?: string;
+  message?: string;
+}
+
 function StepBody(props: { event: RunEvent }) {
-  const { type, data } = props.event;
-  const d = data as Record<string, any>;
+  const { type } = props.event;
+  const d = props.event.data as StepData;
   switch (type) {
     case 'run-started':
       return <span>Run started</span>;
@@ -498,7 +516,7 @@ function StepBody(props: { event: RunEvent }) {
           <span>Model turn {String(d.step)}</span>
           {d.text ? <blockquote class="model-text">{String(d.text)}</blockquote> : null}
           {Array.isArray(d.toolCalls) && d.toolCalls.length > 0 ? (
-            <span> asks for {d.toolCalls.map((c: { name: string }) => c.name).join(', ')}</span>
+            <span> asks for {d.toolCalls.map((c) => c.name).join(', ')}</span>
           ) : null}
         </>
       );
@@ -513,7 +531,8 @@ function StepBody(props: { event: RunEvent }) {
         </span>
       );
     case 'approval-requested': {
-      const a = d.approval as ApprovalView;
+      const a = d.approval;
+      if (a === undefined) return <span>Approval asked</span>;
       return (
         <span>
           Approval asked for {a.functionName}: <a href={`/console/approvals/${a.id}`}>open the approval</a>
