@@ -13,6 +13,7 @@ import { answeringActor } from '../internal/actor.js';
 import { listRunnableVersions } from '../internal/resource-reads.js';
 import type { ServerContext } from '../internal/context.js';
 import { type OpenStream, resumePoint, streamRunEvents } from '../internal/event-stream.js';
+import { PerKeyLimit } from '../internal/per-key-limit.js';
 import { allowed } from '../plugins/auth.js';
 import { loadAssets } from './assets.js';
 import { type ConsoleSession, closeSession, findSession, openSession, SESSION_TTL_MS } from './sessions.js';
@@ -142,8 +143,13 @@ export async function consoleRoutes(app: FastifyInstance, ctx: ServerContext): P
   });
   const assets = loadAssets();
   const open = new Set<OpenStream>();
-  app.addHook('onClose', async () => {
-    for (const stream of open) stream.stop();
+  // The console's live streams count against the same per-key limit as the REST API's (MT_RUN_STREAMS_PER_KEY).
+  const streamsPerKey = new PerKeyLimit(ctx.runStreamsPerKey, (max) =>
+    serverErrors.create('api:runs:too-many-streams', { max }),
+  );
+  // Open streams would otherwise hold the server's close until their runs end.
+  app.addHook('preClose', async () => {
+    for (const stream of [...open]) stream.stop();
   });
   await app.register(cookie);
   await app.register(formbody);
@@ -468,19 +474,25 @@ export async function consoleRoutes(app: FastifyInstance, ctx: ServerContext): P
       const namespace = request.identity.namespace;
       const run = await engine.getRun(namespace, request.params.id);
       const after = Number(request.query.after);
-      await streamRunEvents(request, reply, {
-        engine,
-        namespace,
-        runId: run.id,
-        // Last-Event-ID (a reconnect) wins over ?after=: no step is sent twice or skipped.
-        after: resumePoint(request.headers['last-event-id'], Number.isSafeInteger(after) ? after : undefined) ?? 0,
-        ended: ENDED.includes(run.status),
-        timing: ctx.streamTiming,
-        open,
-        wakeups: ctx.wakeups,
-        endWhen: (stop) => ctx.keys.watch(request.identity.keyId, () => stop()),
-        format: (event) => consoleStepFrame(event, statusAfter(event)),
-      });
+      const release = streamsPerKey.acquire(request.identity.keyId);
+      try {
+        await streamRunEvents(request, reply, {
+          engine,
+          namespace,
+          runId: run.id,
+          // Last-Event-ID (a reconnect) wins over ?after=: no step is sent twice or skipped.
+          after: resumePoint(request.headers['last-event-id'], Number.isSafeInteger(after) ? after : undefined) ?? 0,
+          ended: ENDED.includes(run.status),
+          timing: ctx.streamTiming,
+          open,
+          wakeups: ctx.wakeups,
+          // A deleted key's streams end at once (the key watch of the REST streams and MCP sessions).
+          endWhen: (stop) => ctx.keys.watch(request.identity.keyId, () => stop()),
+          format: (event) => consoleStepFrame(event, statusAfter(event)),
+        });
+      } finally {
+        release();
+      }
     },
   );
 
