@@ -122,8 +122,22 @@ describe('the web console', { timeout: 60_000 }, () => {
     expect(made.status, JSON.stringify(made.body)).toBe(201);
     await signIn(page, base, made.body.key);
     expect(await page.locator('header').textContent()).toContain('short-lived');
+    // It watches a run that waits on its model, over the live stream.
+    const run = await startRun('[gate:key-deleted] What is the status of order A-1101?');
+    await stack.openai.reached('key-deleted');
+    const isLive = (url: string) => url.includes(`/console/runs/${run.id}/live`);
+    const live = page.waitForResponse((r) => isLive(r.url()));
+    await page.goto(`${base}/console/runs/${run.id}`);
+    expect((await live).status()).toBe(200);
+    const ended = page.waitForEvent('requestfinished', { predicate: (r) => isLive(r.url()), timeout: 10_000 });
+    const retried = page.waitForResponse((r) => isLive(r.url()) && r.status() !== 200, { timeout: 15_000 });
     const deleted = await stack.api.request('DELETE', `/v1/keys/${made.body.id}`);
     expect(deleted.status, JSON.stringify(deleted.body)).toBeLessThan(300);
+    // The open stream ends at once, and its reconnection is refused: the session went with the key.
+    await ended;
+    expect((await retried).status()).toBe(401);
+    stack.openai.open('key-deleted');
+    await stack.api.waitForEnd(run.id);
     await page.goto(`${base}/console/approvals`);
     expect(new URL(page.url()).pathname).toBe('/console/login');
     await context.close();
