@@ -181,6 +181,7 @@ async function main() {
     const apiKey = await demoAdminKey(store, running.db, keyFile, demoKey);
     detail(`The REST API listens on ${running.url}; the demo talks to it with the SDK (@maitento/sdk).`);
     note(`Its admin key is in ${join(shownData, 'demo-admin.key')}.`);
+    note(`The web console is at ${running.url}/console; sign in there with that key.`);
     const mt = new Maitento({ baseUrl: running.url, apiKey });
 
     // 3. The secret and the config.
@@ -223,6 +224,7 @@ async function main() {
         detail(`The agent wants to call ${approval.functionName} with:`);
         say(indentJson(JSON.parse(approval.argumentsJson)));
         detail('Nothing has been sent to the orders API yet. If you approve, exactly this call is made, once.');
+        detail(`Approve it in the terminal, or at ${running.url}/console/approvals (sign in with the admin key).`);
         const choice = await decide(flags, approval);
         if (choice.noAnswer) {
           noAnswer = true;

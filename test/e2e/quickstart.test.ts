@@ -76,6 +76,7 @@ describe('npm start (the quick start)', { timeout: 120_000 }, () => {
     expect(out).toContain('a scripted stand-in plays the agent: scripted-models/support-demo.json');
     expect(out).toContain('MT_EGRESS_ALLOW=127.0.0.1/32');
     expect(out).toContain('--yes was given: approving without asking.');
+    expect(out).toMatch(/Approve it in the terminal, or at http:\/\/127\.0\.0\.1:\d+\/console\/approvals/);
     expect(out).toMatch(/Run [0-9a-f-]{36}: Completed\./);
     expect(out.match(/POST \/orders\/A-1001\/refund -> 201/g)).toHaveLength(1);
     expect(out).toContain('It made refund R-1: 49.90 EUR on order A-1001.');

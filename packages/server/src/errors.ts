@@ -30,6 +30,33 @@ export const serverErrors = defineErrors({
     message: 'This key may not {action}: it needs the {role} role',
     hint: 'Use an admin key of this namespace',
   },
+  'api:console:signed-out': {
+    status: 401,
+    message: 'Sign in to the console first: this session has ended or never began',
+    hint: 'Open /console/login and sign in with an API key',
+  },
+  'api:console:csrf-invalid': {
+    status: 403,
+    message: "The form did not carry this session's CSRF token; nothing was changed",
+    hint: 'Reload the page and send the form again',
+  },
+  'api:console:origin-refused': {
+    status: 403,
+    message: 'A console form may only be posted from the console itself (Origin {origin}); nothing was changed',
+  },
+  'api:console:too-many-sign-ins': {
+    status: 429,
+    message: 'More than {max} sign-in tries in a minute from this address; wait a minute',
+  },
+  'api:console:reason-invalid': {
+    status: 400,
+    message: 'A rejection needs a reason of 1 to {max} characters (this one has {length})',
+  },
+  'api:console:request-changed': {
+    status: 409,
+    message: 'The call of approval {id} is not the one this page showed; nothing was answered',
+    hint: 'Reload the approval and read the call again',
+  },
   'api:deploy:invalid': {
     status: 422,
     message: 'The config repo has {count} error(s); nothing was deployed',

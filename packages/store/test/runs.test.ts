@@ -310,6 +310,22 @@ describe.each(backends)('runs SQL on %s', (_name, open) => {
     expect(Object.keys(listed.get(long!)!)).not.toContain('inputs');
   });
 
+  it('filters runs by an agent they pinned (any version), not by a connector or tool of that name', async () => {
+    await createNamespace(db, 'by-agent');
+    const [helper, other, tool] = await Promise.all([1, 2, 3].map(() => newRun(db, 'by-agent')));
+    const pin = (id: string, versions: unknown[]) =>
+      db.query('UPDATE mt_runs SET versions = $2::jsonb WHERE id = $1', [id, JSON.stringify(versions)]);
+    await pin(helper!, [
+      { kind: 'interaction', name: 'support', version: 1 },
+      { kind: 'agent', name: 'helper', version: 3 },
+    ]);
+    await pin(other!, [{ kind: 'agent', name: 'other', version: 1 }]);
+    await pin(tool!, [{ kind: 'tool', name: 'helper', version: 1 }]);
+    const listed = await listRunSummaries(db, 'by-agent', { agent: 'helper', limit: 10 });
+    expect(listed.map((r) => r.id)).toEqual([helper]);
+    expect(await listRunSummaries(db, 'by-agent', { limit: 10 })).toHaveLength(3);
+  });
+
   it('pages runs newest first with the (createdAt, id) cursor, each once, filtered by interaction and status', async () => {
     await createNamespace(db, 'paging');
     const ids: string[] = [];

@@ -9,6 +9,8 @@ export interface TcpProxy {
   freeze(): void;
   /** Forwards again, first everything held while frozen. */
   thaw(): void;
+  /** Closes every open connection (both sides see it dropped); new connections are forwarded as before. */
+  cut(): void;
   /** Connections accepted so far. */
   readonly accepted: number;
   /** Closes the proxy and every connection through it. */
@@ -72,6 +74,9 @@ export async function startTcpProxy(
       for (const pipe of pipes) {
         for (const chunk of pipe.held.splice(0)) if (!pipe.to.destroyed) pipe.to.write(chunk);
       }
+    },
+    cut() {
+      for (const socket of sockets) socket.destroy();
     },
     get accepted() {
       return accepted;

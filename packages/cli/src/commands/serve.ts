@@ -55,6 +55,7 @@ Environment:
       const store =
         running.db.driver === 'pg' ? 'PostgreSQL (DATABASE_URL)' : `PGlite in ${flags.data ?? '.maitento/data'}`;
       io.err(`listening on ${running.url} (data: ${store})`);
+      io.err(`web console: ${running.url}/console (approvals at ${running.url}/console/approvals)`);
       await runUntilSignal(io, running);
     });
 };

@@ -110,6 +110,8 @@ export interface StartRunInput {
 /** Filters of `GET /v1/runs`. */
 export interface ListRunsQuery {
   interaction?: string;
+  /** Only runs whose pinned versions include this agent. */
+  agent?: string;
   status?: RunStatus;
   /** At most this many (default 50, at most 200). */
   limit?: number;

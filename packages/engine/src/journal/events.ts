@@ -2,6 +2,7 @@
 // and the status change an event implies is decided here too (a run-failed always fails the run, and so on).
 // The wire declares the same types by name (@maitento/sdk RUN_EVENT_TYPES; same-types.ts checks them equal); the
 // wire's `data` stays an open map, since a client must read events stored by older versions too.
+import type { PreparedRequestView } from '@maitento/gateway';
 import type { ApprovalRecord, RunStatusChange } from '@maitento/store';
 import type { ApprovalAnswer, ApprovalView, VersionRef } from '../api/types.js';
 
@@ -45,7 +46,11 @@ export type RunEventInput =
   | { type: 'model-response'; data: ModelResponse & { step: number } }
   | { type: 'tool-call-started'; data: { toolCallId: string; index: number; name: string; arguments: unknown } }
   | { type: 'tool-result'; data: ToolResultData }
-  | { type: 'approval-requested'; data: { toolCallId: string; index: number; approval: ApprovalView } }
+  | {
+      type: 'approval-requested';
+      /** `request`: the prepared call's masked view (method, final URL, headers, body) a person approves; absent before schema 10. */
+      data: { toolCallId: string; index: number; approval: ApprovalView; request?: PreparedRequestView };
+    }
   | {
       type: 'approval-answered';
       data: {
@@ -105,8 +110,12 @@ export function toolResult(
 }
 
 /** A person is asked about a call. */
-export function approvalRequested(call: EventCall, approval: ApprovalView): RunEventInput {
-  return { type: 'approval-requested', data: { toolCallId: call.id, index: call.index, approval } };
+export function approvalRequested(
+  call: EventCall,
+  approval: ApprovalView,
+  request: PreparedRequestView,
+): RunEventInput {
+  return { type: 'approval-requested', data: { toolCallId: call.id, index: call.index, approval, request } };
 }
 
 /** A person answered an approval (the run becomes Running again). */

@@ -146,7 +146,7 @@ async function requestApproval(
       requestHash: prepared.hash,
       ttlSeconds: ttl === undefined ? undefined : ttl / 1000,
     });
-    await ctx.journal.append([approvalRequested(call, approvalView(record))], undefined, tx);
+    await ctx.journal.append([approvalRequested(call, approvalView(record), prepared.view)], undefined, tx);
   });
   return 'waiting';
 }

@@ -131,6 +131,7 @@ export class RunService implements RunningEngine {
     }
     const records = await listRunSummaries(this.deps.db, namespace, {
       interaction: query.interaction,
+      agent: query.agent,
       status: query.status,
       limit: limit + 1,
       after,

@@ -113,6 +113,8 @@ export const StartRunBodySchema = Type.Object(
 export const ListRunsQuerySchema = Type.Object(
   {
     interaction: Type.Optional(Type.String({ minLength: 1, maxLength: 1000 })),
+    /** Only runs whose pinned versions include this agent. */
+    agent: Type.Optional(Type.String({ minLength: 1, maxLength: 1000 })),
     status: Type.Optional(stringEnum(RUN_STATUSES)),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200 })),
     cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 500 })),

@@ -42,6 +42,8 @@ export interface RunStreamSpec {
   wakeups: Wakeups;
   /** Subscribes the stream's `stop` to what ends it early (its key deleted); returns the unsubscribe. */
   endWhen?: (stop: (error?: MtError) => void) => () => void;
+  /** How an event is written (default {@link formatSseEvent}; the console writes HTML rows). */
+  format?: (event: RunEvent) => string;
 }
 
 /** An error told on a stream that has started: an `error` event with the registry error's message, code, status. */
@@ -76,6 +78,7 @@ export async function streamRunEvents(
   spec: RunStreamSpec,
 ): Promise<void> {
   const { engine, namespace, runId, timing } = spec;
+  const format = spec.format ?? formatSseEvent;
   reply.hijack();
   const raw = reply.raw;
   raw.writeHead(200, {
@@ -129,7 +132,7 @@ export async function streamRunEvents(
       woken = false;
       const events = await engine.listEvents(namespace, runId, after, STREAM_PAGE);
       for (const event of events) {
-        await write(formatSseEvent(event));
+        await write(format(event));
         after = event.seq;
         if (TERMINAL_EVENTS.has(event.type)) return;
       }

@@ -9,7 +9,7 @@ const ROLE_ACTIONS: Record<RouteRole, string> = {
   operator: 'manage namespaces',
 };
 
-function allowed(identity: FastifyRequest['identity'], role: RouteRole): boolean {
+export function allowed(identity: FastifyRequest['identity'], role: RouteRole): boolean {
   if (role === 'user') return true;
   if (role === 'admin') return identity.role === 'admin';
   return identity.role === 'admin' && identity.namespace === DEFAULT_NAMESPACE;

@@ -35,6 +35,7 @@ import { frameworkErrorHandler, registerErrorHandler } from '../plugins/error-ha
 import { registerIdempotency } from '../plugins/idempotency.js';
 import { mcpRoutes } from '../mcp/mcp-routes.js';
 import type { McpSettings } from '../mcp/settings.js';
+import { consoleRoutes } from '../console/routes.js';
 import { agentRoutes } from '../routes/agents.js';
 import { approvalRoutes } from '../routes/approvals.js';
 import { connectorRoutes } from '../routes/connectors.js';
@@ -291,5 +292,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
   );
   // MCP over Streamable HTTP at /mcp and /mcp/agents/{name}, with the same API keys (docs/mcp.md).
   await app.register(async (mcp) => mcpRoutes(mcp, ctx, mcpSettingsFromEnv(options.mcp)));
+  // The web console at /console: pages for people, on the same keys, roles and operations (docs/console.md).
+  await app.register(async (web) => consoleRoutes(web, ctx));
   return app;
 }

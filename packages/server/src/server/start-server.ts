@@ -96,15 +96,18 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     });
     const host = options.host ?? '127.0.0.1';
     await app.listen({ port: options.port ?? 8080, host });
+    const address = app.server.address();
+    const port = typeof address === 'object' && address !== null ? address.port : options.port;
+    const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
     // Only a server that listens makes (and prints) the first admin key: one that cannot start loses none.
     await bootstrapDatabase(db, {
       bootstrapKey: options.bootstrapKey ?? bootstrapKeyFromEnv(),
       onBootstrapKey: (k) =>
-        message(`Created namespace "default" and its first admin key (shown once, keep it):\n  ${k}`),
+        message(
+          `Created namespace "default" and its first admin key (shown once, keep it):\n  ${k}\n` +
+            `Sign in to the web console at ${url}/console with it.`,
+        ),
     });
-    const address = app.server.address();
-    const port = typeof address === 'object' && address !== null ? address.port : options.port;
-    const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
     const started = app;
     return {
       app: started,

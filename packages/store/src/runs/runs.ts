@@ -202,7 +202,14 @@ interface RunSummaryRow {
 export async function listRunSummaries(
   db: Queryable,
   namespace: string,
-  filter: { interaction?: string; status?: RunStatus; limit: number; after?: { createdAt: string; id: string } },
+  filter: {
+    interaction?: string;
+    /** Only runs that pinned this agent (a version of it). */
+    agent?: string;
+    status?: RunStatus;
+    limit: number;
+    after?: { createdAt: string; id: string };
+  },
 ): Promise<RunSummaryRecord[]> {
   const { rows } = await db.query<RunSummaryRow>(
     'SELECT r.id, r.interaction, r.interaction_version, r.interactive, r.status, ' +
@@ -213,6 +220,7 @@ export async function listRunSummaries(
       'FROM mt_runs r WHERE r.namespace = $1 AND ($2::text IS NULL OR r.interaction = $2) ' +
       'AND ($3::text IS NULL OR r.status = $3) ' +
       'AND ($4::timestamptz IS NULL OR (r.created_at, r.id) < ($4::timestamptz, $5::uuid)) ' +
+      "AND ($7::text IS NULL OR r.versions @> jsonb_build_array(jsonb_build_object('kind', 'agent', 'name', $7::text))) " +
       'ORDER BY r.created_at DESC, r.id DESC LIMIT $6',
     [
       namespace,
@@ -221,6 +229,7 @@ export async function listRunSummaries(
       filter.after?.createdAt ?? null,
       filter.after?.id ?? null,
       filter.limit,
+      filter.agent ?? null,
     ],
   );
   return rows.map((row) => ({
