@@ -470,7 +470,8 @@ supervisor every 2 s, the fallback polls; aim ≤ 8: **${f.statementsPerRun <= 8
 \`INSERT\` of the same JSON on the same pool: ${f.appendRatio}× (aim ≤ 1.5×: **${f.appendRatio <= 1.5 ? 'met' : 'not met'}**);
 HOT updates of \`mt_runs\` so far: ${f.hotUpdates}. Where a run's statements go (\`BENCH_QUERIES=1\` lists them): the interaction
 read; the start's transaction (\`BEGIN\`, the run's \`INSERT\` with its \`runs\` notify, pg-boss's job insert,
-\`COMMIT\`); pg-boss's fetch (one, or two when the fetch loop looks again at once); the claim, which reads the events too; the
+\`COMMIT\`); pg-boss's fetch (two when the worker's limit lets it take one run at a time: a full batch, of one, makes the
+loop look again at once, and that look finds nothing); the claim, which reads the events too; the
 five step writes; the job's complete. No epoch read of its own: the writes of \`tool-call-started\` read it.
 
 Aim: under 3 ms of engine overhead a step at p50 (a durable single-row write to PostgreSQL costs ~0.3 ms here):
