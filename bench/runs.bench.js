@@ -439,8 +439,8 @@ it includes waiting to be taken, so with ${f.runs} runs at once it is mostly que
 The engine's overhead per step is measured in-process: the model (the provider's \`doGenerate\`, HTTP included) and
 the gateway's \`call\` are timed, and the overhead is the time between one outside call's end and the next one's start
 — what the engine does between two steps: store the step just made (one statement: the fenced \`UPDATE mt_runs\`
-and the events insert), rebuild the conversation from the events it keeps, store \`tool-call-started\` while
-syncing the store cache (one round trip on its LISTEN connection, sent together with that write) and take from it
+and the events insert), rebuild the conversation from the events it keeps, store \`tool-call-started\` (the same statement reads the
+cache epoch, which brings the store cache up to date: no round trip of its own) and take from the cache
 whether the pinned versions are still enabled and the credential, assemble the next call. Four such gaps a run. The engine is given a \`StoreCache\` as \`mt
 serve\` gives it its own.
 
@@ -457,8 +457,8 @@ engine process used ${ms(f.cpuMsPerRun)} ms of CPU a run (${ms(f.sysMsPerRun)} m
 ${Math.round(f.eventLoopUtilization * 100)}% of the time.
 
 Overhead by what comes next, one at a time: ${ms(f.seqBeforeToolP50)} ms before a tool call (store the model's
-turn with the call's \`tool-call-started\` and, at the same time, the cache's sync round trip, a \`SELECT 1\` on its
-own connection; \`enabled\` and the credential then come from memory),
+turn with the call's \`tool-call-started\`, which reads the cache epoch in the same statement; \`enabled\` and
+the credential then come from memory),
 ${ms(f.seqBeforeModelP50)} ms before a model call (store the tool result, rebuild the conversation, the AI SDK's own
 preparation). A durable single-row write (an autocommit \`INSERT\`) on the same database in the same run: p50
 ${ms(f.writeP50)} ms (~0.3 ms on a quiet machine).
@@ -469,14 +469,16 @@ supervisor every 2 s, the fallback polls; aim ≤ 8: **${f.statementsPerRun <= 8
 \`UPDATE mt_runs\` with the events insert, one statement) p50 ${ms(f.appendP50)} ms against ${ms(f.plainInsertP50)} ms for a plain
 \`INSERT\` of the same JSON on the same pool: ${f.appendRatio}× (aim ≤ 1.5×: **${f.appendRatio <= 1.5 ? 'met' : 'not met'}**);
 HOT updates of \`mt_runs\` so far: ${f.hotUpdates}. Where a run's statements go (\`BENCH_QUERIES=1\` lists them): the interaction
-read; the start's transaction (\`BEGIN\`, the run's \`INSERT\`, pg-boss's job insert, the \`runs\` notify, \`COMMIT\`); two
-fetches; the claim, which reads the events too; the five step writes; the job's complete.
+read; the start's transaction (\`BEGIN\`, the run's \`INSERT\` with its \`runs\` notify, pg-boss's job insert,
+\`COMMIT\`); pg-boss's fetch (two when the worker's limit lets it take one run at a time: a full batch, of one, makes the
+loop look again at once, and that look finds nothing); the claim, which reads the events too; the
+five step writes; the job's complete. No epoch read of its own: the writes of \`tool-call-started\` read it.
 
 Aim: under 3 ms of engine overhead a step at p50 (a durable single-row write to PostgreSQL costs ~0.3 ms here):
 **${met ? 'met' : 'not met'}** (${ms(f.overheadP50)} ms under load, ${ms(f.seqOverheadP50)} ms alone).
 
 Where the rest goes: one PostgreSQL round trip before each call (the step's append: the fenced \`UPDATE mt_runs\`
-and the events insert in one commit; before a tool call the cache's sync runs beside it), and the engine's CPU work
+and the events insert in one commit; before a tool call it also reads the cache epoch), and the engine's CPU work
 between two calls, 0.1–0.5 ms. Under ${f.runs} runs at once a step also waits for the one event loop behind the other
 runs doing engine work: that wait is what the worker's limit on them bounds (docs/runs.md).
 

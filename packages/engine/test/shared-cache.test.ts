@@ -116,7 +116,7 @@ describe("the engine's calls through the store cache", () => {
     expect(callsTo('D-3')).toHaveLength(1);
   });
 
-  it('a warmed tool call runs one statement of its own, the cache epoch, between its turn and its tool-result write', async () => {
+  it("a warmed tool call runs no statement of its own: its turn's write reads the cache epoch", async () => {
     const warm = await runToEnd(['W-1', 'W-2']);
     expect(warm.results.map((r) => r.ok)).toEqual([true, true]);
     statements.length = 0;
@@ -134,15 +134,15 @@ describe("the engine's calls through the store cache", () => {
     const turns = appends.filter((a) => a.types.includes('"tool-call-started"'));
     expect(turns).toHaveLength(2);
     for (const turn of turns) {
-      // Between storing the turn (with tool-call-started) and storing the result: at most the epoch read (it is
-      // sent together with the turn's write, so it may come before it).
-      const rest = own.slice(turn.i + 1);
-      const result = rest.findIndex((s) => s.sql.startsWith('WITH run AS (UPDATE mt_runs SET last_seq'));
-      expect(String(rest[result]?.params[11])).toContain('"tool-result"');
-      expect(rest.slice(0, result).every((s) => s.sql.includes('mt_cache_epoch'))).toBe(true);
+      // The turn's write (with tool-call-started) reads the epoch; the next statement is the call's result.
+      expect(turn.s.sql).toContain('mt_cache_epoch');
+      const next = own[turn.i + 1];
+      expect(next?.sql.startsWith('WITH run AS (UPDATE mt_runs SET last_seq')).toBe(true);
+      expect(String(next?.params[11])).toContain('"tool-result"');
     }
+    // No other statement reads it, and the cache made no sync of its own.
     expect(own.filter((s) => s.sql.includes('mt_cache_epoch'))).toHaveLength(2);
-    expect(cacheB.syncs - syncsBefore).toBe(2);
+    expect(cacheB.syncs - syncsBefore).toBe(0);
   });
 
   it("hands the gateway the cache's frozen version objects, the same for every call, so one plan serves them", async () => {

@@ -121,6 +121,25 @@ describe('createStoreCache', () => {
     await cache.sync();
     expect((await cache.loadCallableTool('default', 'get-order')).tool.enabled).toBe(true);
   });
+
+  it('takes an epoch observed by a statement of its own like a sync: a moved one forgets, an older one is ignored', async () => {
+    await cache.sync();
+    const key = await createApiKey(other, 'default', { role: 'user' });
+    expect(await cache.authenticateApiKey(key.key)).toMatchObject({ keyId: key.id });
+    await other.query('DELETE FROM mt_api_keys WHERE id = $1', [key.id]);
+    const { rows } = await other.query<{ epoch: string }>('SELECT epoch FROM mt_cache_epoch');
+    const moved = BigInt(rows[0]!.epoch);
+    // An epoch read before the deletion (as a late answer would be) changes nothing: the key is still kept.
+    cache.observe(moved - 1n);
+    const before = queries;
+    expect(await cache.authenticateApiKey(key.key)).toMatchObject({ keyId: key.id });
+    expect(queries).toBe(before);
+    // The epoch after it, observed without a statement of the cache's own: the key is read again, and is gone.
+    cache.observe(moved);
+    expect(queries).toBe(before);
+    expect(await cache.authenticateApiKey(key.key)).toBeUndefined();
+    expect(queries).toBe(before + 1);
+  });
 });
 
 describe('createStoreCache on PGlite', () => {

@@ -51,6 +51,8 @@ export class AttemptJournal {
   #known: JournalEvent[] | undefined;
   // The run's last seq if only this attempt appended since it last read the events.
   #ownSeq: number;
+  // The cache epoch its last append read in the same statement, until taken (see takeEpoch).
+  #epoch: bigint | undefined;
 
   constructor(
     private readonly db: Queryable,
@@ -78,7 +80,16 @@ export class AttemptJournal {
   async append(events: RunEventInput[], expectSeq?: number, tx?: Queryable): Promise<boolean> {
     // One statement, atomic on its own: no transaction of its own needed.
     const fence = { claim: this.claim, expectSeq };
-    const seq = await appendRunEvents(tx ?? this.db, this.runId, fence, events, statusChange(events));
+    this.#epoch = undefined;
+    // The write of a `tool-call-started` (alone or with its turn's model response) precedes the call at once: it
+    // reads the cache epoch for the call's reads in the same statement. Not in a caller's transaction.
+    const observe =
+      tx === undefined && events.some((event) => event.type === 'tool-call-started')
+        ? (epoch: bigint) => {
+            this.#epoch = epoch;
+          }
+        : undefined;
+    const seq = await appendRunEvents(tx ?? this.db, this.runId, fence, events, statusChange(events), observe);
     if (seq !== false) {
       this.#ownSeq += events.length;
       const known = this.#known;
@@ -97,6 +108,17 @@ export class AttemptJournal {
       if (now?.claim === this.claim && now.status === 'Running') return false;
     }
     throw new ClaimLost(this.runId);
+  }
+
+  /**
+   * The cache epoch (`mt_cache_epoch`) that this attempt's last append read in its own statement, once: undefined
+   * when that append stored no `tool-call-started`, failed or joined a transaction, or when it was taken already. A tool call whose
+   * `tool-call-started` that append stored takes it as its store cache's sync, with no round trip of its own.
+   */
+  takeEpoch(): bigint | undefined {
+    const epoch = this.#epoch;
+    this.#epoch = undefined;
+    return epoch;
   }
 
   /**

@@ -50,6 +50,21 @@ async function started(ctx: RunContext, turn: Turn, call: TurnCall): Promise<voi
   turn.started.add(call.index);
 }
 
+/**
+ * Marks the call started (unless its turn's write did, just before) and brings the store cache up to date for its
+ * reads: with the cache epoch that the write of `tool-call-started` read in its own statement (one round trip for
+ * both), else with a sync of its own (a resumed call, or a write inside a transaction).
+ */
+async function startAndSync(ctx: RunContext, turn: Turn, call: TurnCall, resumed: boolean): Promise<void> {
+  // Started by an earlier pickup: no write of this execution read the epoch for it.
+  if (resumed) return ctx.reads.sync();
+  // A no-op when this execution stored it with the turn's model response, which was then its last append.
+  await started(ctx, turn, call);
+  const epoch = ctx.journal.takeEpoch();
+  if (epoch !== undefined) ctx.reads.observe(epoch);
+  else await ctx.reads.sync();
+}
+
 /** How a call is made: with the approval it needs, and whether it resumes a call an earlier pickup started. */
 interface MakeOptions {
   approved?: ApprovalRecord;
@@ -78,17 +93,13 @@ async function makeCall(
   tool: InteractionTool,
   options: MakeOptions,
 ): Promise<void> {
-  // The reads wait for the cache's sync (one read of the cache epoch: a disable or rotation answered before is
-  // seen), then come from the cache; only the call itself must wait for tool-call-started.
-  const reads = ctx.reads
-    .sync()
-    .then(() =>
-      Promise.all([
-        disabledResult(ctx, tool),
-        callInput(ctx, tool, call.arguments, callIdentity(ctx, turn.step, call.index), ctx.signal),
-      ]),
-    );
-  const [, [disabled, input]] = await Promise.all([started(ctx, turn, call), reads]);
+  // The reads come from the cache once it saw the cache epoch read by the write of tool-call-started (a disable
+  // or rotation answered before that write is seen).
+  await startAndSync(ctx, turn, call, options.resumed);
+  const [disabled, input] = await Promise.all([
+    disabledResult(ctx, tool),
+    callInput(ctx, tool, call.arguments, callIdentity(ctx, turn.step, call.index), ctx.signal),
+  ]);
   const begin = performance.now();
   const elapsed = () => Math.round(performance.now() - begin);
   if (disabled) return storeResult(ctx, call, disabled, elapsed());

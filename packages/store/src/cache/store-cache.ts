@@ -44,6 +44,12 @@ export interface StoreCache {
    * `api:store:unavailable` when the database does not answer in time.
    */
   sync(): Promise<void>;
+  /**
+   * Applies an epoch read by a statement of the caller's own (the engine's write of a tool call's
+   * `tool-call-started`, which selects it in the same statement), as a `sync` whose read answered with it:
+   * the reads after it see every change committed before that statement, with no round trip of their own.
+   */
+  observe(epoch: bigint): void;
   /** Epoch reads made by `sync` so far. */
   readonly syncs: number;
   /** {@link authenticateApiKey}, cached by the key's sha256 until the epoch moves. */
@@ -64,6 +70,8 @@ export interface StoreCache {
 }
 
 type Frozen = Omit<StoredVersion, 'enabled'>;
+
+const EPOCH_READ = 'SELECT epoch FROM mt_cache_epoch';
 
 interface NameState {
   latest?: number;
@@ -106,18 +114,22 @@ export async function createStoreCache(db: Db, options: StoreCacheOptions): Prom
     secrets.clear();
   }
 
+  // An epoch read (by `sync` or a caller's own statement): the mutable entries go when it moved. An older read
+  // answered late is ignored: the epoch only grows.
+  function apply(read: bigint): void {
+    if (epoch !== undefined && read <= epoch) return;
+    epoch = read;
+    forgetMutable();
+  }
+
   function readEpoch(): Promise<void> {
     syncs++;
     const writes = db.writes?.();
     const done: Promise<void> = db
-      .query<{ epoch: unknown }>('SELECT epoch FROM mt_cache_epoch')
+      .query<{ epoch: unknown }>(EPOCH_READ)
       .then(({ rows }) => {
         seenWrites = writes;
-        const read = BigInt(String(rows[0].epoch));
-        // An older read answered late is ignored: the epoch only grows.
-        if (epoch !== undefined && read <= epoch) return;
-        epoch = read;
-        forgetMutable();
+        apply(BigInt(String(rows[0].epoch)));
       })
       .finally(() => {
         if (current === done) current = undefined;
@@ -182,6 +194,8 @@ export async function createStoreCache(db: Db, options: StoreCacheOptions): Prom
 
   return {
     sync,
+
+    observe: apply,
 
     get syncs() {
       return syncs;

@@ -253,7 +253,9 @@ export async function listRunSummaries(
  * `fence` holds; resolves with the run's new `last_seq`, or false (nothing written) when it does not.
  * One statement (the UPDATE and the insert as data-modifying CTEs, and the wake-up `run:<id>` sent at commit),
  * so it is atomic on its own: one round trip, no transaction needed; in a caller's transaction it commits or
- * rolls back with it.
+ * rolls back with it. With `observeEpoch`, the same statement reads the cache epoch (`mt_cache_epoch`, schema 7)
+ * and hands it over when the append was made: a tool call that follows at once takes it as its store cache's sync
+ * (`StoreCache.observe`) instead of a round trip of its own.
  */
 export async function appendRunEvents(
   tx: Queryable,
@@ -261,9 +263,10 @@ export async function appendRunEvents(
   fence: RunFence,
   events: NewRunEvent[],
   change?: RunStatusChange,
+  observeEpoch?: (epoch: bigint) => void,
 ): Promise<number | false> {
   const byClaim = 'claim' in fence;
-  const { rows } = await tx.query<{ last_seq: number }>(
+  const { rows } = await tx.query<{ last_seq: number; epoch: unknown }>(
     'WITH run AS (UPDATE mt_runs SET last_seq = last_seq + $2, updated_at = now(), ' +
       'status = COALESCE($3, status), ' +
       'result = CASE WHEN $4::boolean THEN $5 ELSE result END, ' +
@@ -275,7 +278,8 @@ export async function appendRunEvents(
       'added AS (INSERT INTO mt_run_events (run_id, seq, type, data) ' +
       'SELECT $1, run.last_seq - $2 + e.n, e.type, e.data FROM run, ' +
       'json_to_recordset($12::json) AS e(n int, type text, data json)) ' +
-      `SELECT last_seq, pg_notify('${WAKE_CHANNEL}', 'run:' || $1::text) AS woken FROM run`,
+      `SELECT last_seq, pg_notify('${WAKE_CHANNEL}', 'run:' || $1::text) AS woken` +
+      `${observeEpoch === undefined ? '' : ', (SELECT epoch FROM mt_cache_epoch) AS epoch'} FROM run`,
     [
       runId,
       events.length,
@@ -292,7 +296,9 @@ export async function appendRunEvents(
     ],
   );
   const row = rows[0];
-  return row ? row.last_seq : false;
+  if (row === undefined) return false;
+  observeEpoch?.(BigInt(String(row.epoch)));
+  return row.last_seq;
 }
 
 /** The events of a run with `seq > after`, in order: at most `limit` of them (all when undefined). */
