@@ -116,3 +116,15 @@ export type { ApprovalRecord } from './runs/approvals.js';
 export { notifyWake, WAKE_CHANNEL, wakeTopics } from './wake/notify.js';
 export { openWakeups } from './wake/wakeups.js';
 export type { WakeLogger, Wakeups, WakeupsOptions } from './wake/wakeups.js';
+export {
+  createKnowledgeBase,
+  DEFAULT_KB_LANGUAGE,
+  deleteKnowledgeBase,
+  getKnowledgeBase,
+  listKnowledgeBases,
+} from './knowledge/knowledge-bases.js';
+export type { KnowledgeBase } from './knowledge/knowledge-bases.js';
+export { deleteDocument, getDocument, listDocuments, putDocument } from './knowledge/documents.js';
+export type { KnowledgeDocument, NewChunk } from './knowledge/documents.js';
+export { searchKnowledgeBase } from './knowledge/search.js';
+export type { KnowledgeSearchResult } from './knowledge/search.js';
