@@ -9,6 +9,7 @@ import { Extops } from './resources/extops.js';
 import { InteractionRuns } from './resources/interaction-runs.js';
 import { Interactions } from './resources/interactions.js';
 import { Keys } from './resources/keys.js';
+import { KnowledgeBases } from './resources/knowledge-bases.js';
 import { Namespaces } from './resources/namespaces.js';
 import { Secrets } from './resources/secrets.js';
 
@@ -42,6 +43,8 @@ export interface RequestSpec {
   /** The path, built with the `path` template so its parameters are encoded. */
   path: string;
   body?: unknown;
+  /** Sends `body` (bytes or text) as it is with this content type, instead of as JSON. */
+  contentType?: string;
 }
 
 const DEFAULT_TIMEOUT_MS = 60_000;
@@ -62,6 +65,7 @@ export class Maitento {
   readonly interactions: Interactions;
   readonly interactionRuns: InteractionRuns;
   readonly approvals: Approvals;
+  readonly knowledgeBases: KnowledgeBases;
   readonly #apiKey: string | undefined;
   readonly #fetch: typeof fetch;
 
@@ -90,6 +94,7 @@ export class Maitento {
     this.interactions = new Interactions(this);
     this.interactionRuns = new InteractionRuns(this);
     this.approvals = new Approvals(this);
+    this.knowledgeBases = new KnowledgeBases(this);
   }
 
   /**
@@ -101,9 +106,14 @@ export class Maitento {
     const maxRetries = options.maxRetries ?? this.maxRetries;
     const headers: Record<string, string> = { accept: 'application/json' };
     if (this.#apiKey !== undefined) headers.authorization = `Bearer ${this.#apiKey}`;
-    if (spec.body !== undefined) headers['content-type'] = 'application/json';
+    if (spec.body !== undefined) headers['content-type'] = spec.contentType ?? 'application/json';
     if (spec.method !== 'GET') headers['idempotency-key'] = options.idempotencyKey ?? `mt-${randomUUID()}`;
-    const body = spec.body === undefined ? undefined : JSON.stringify(spec.body);
+    const body =
+      spec.body === undefined
+        ? undefined
+        : spec.contentType === undefined
+          ? JSON.stringify(spec.body)
+          : (spec.body as string | Uint8Array<ArrayBuffer>);
     for (let attempt = 0; ; attempt++) {
       let response: Response;
       try {

@@ -44,3 +44,6 @@ export * from './wire/schemas.js';
 export * from './wire/access.js';
 export * from './wire/records.js';
 export * from './wire/requests.js';
+export * from './wire/knowledge.js';
+export { KnowledgeBases } from './resources/knowledge-bases.js';
+export type { AddDocumentParams } from './resources/knowledge-bases.js';

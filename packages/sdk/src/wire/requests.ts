@@ -5,6 +5,13 @@
 // the server compiles (packages/server/src/schemas/same-types.ts). They have no `$id`: each is written inline
 // into the operation that takes it. `requestSchemas` names them by operationId.
 import { type Static, type TSchema, Type } from 'typebox';
+import {
+  AddDocumentQuerySchema,
+  CreateKnowledgeBaseBodySchema,
+  DocumentParamsSchema,
+  SearchKnowledgeBaseBodySchema,
+  SearchKnowledgeBodySchema,
+} from './knowledge.js';
 import { APPROVAL_STATUSES, type Json, RUN_STATUSES, stringEnum } from './schemas.js';
 
 /** The longest resource name a path may carry (a deployed file path is at most 1000 characters). */
@@ -162,12 +169,13 @@ export const ApprovalAnswerBodySchema = Type.Object(
 
 /** What one operation takes besides headers: its path parameters, query and body schemas. */
 export interface RequestSchemas {
-  params?: typeof NameParamsSchema | typeof VersionParamsSchema | typeof IdParamsSchema;
+  params?: typeof NameParamsSchema | typeof VersionParamsSchema | typeof IdParamsSchema | typeof DocumentParamsSchema;
   querystring?:
     | typeof ListRunsQuerySchema
     | typeof RunEventsQuerySchema
     | typeof ListRunEventsQuerySchema
-    | typeof ListApprovalsQuerySchema;
+    | typeof ListApprovalsQuerySchema
+    | typeof AddDocumentQuerySchema;
   body?:
     | typeof CreateNamespaceBodySchema
     | typeof CreateKeyBodySchema
@@ -179,7 +187,10 @@ export interface RequestSchemas {
     | typeof StartRunBodySchema
     | typeof CancelRunBodySchema
     | typeof RunAnswerBodySchema
-    | typeof ApprovalAnswerBodySchema;
+    | typeof ApprovalAnswerBodySchema
+    | typeof CreateKnowledgeBaseBodySchema
+    | typeof SearchKnowledgeBaseBodySchema
+    | typeof SearchKnowledgeBodySchema;
 }
 
 /**
@@ -233,6 +244,16 @@ export const requestSchemas = {
   getApproval: { params: IdParamsSchema },
   approveApproval: { params: IdParamsSchema, body: ApprovalAnswerBodySchema },
   rejectApproval: { params: IdParamsSchema, body: ApprovalAnswerBodySchema },
+  createKnowledgeBase: { body: CreateKnowledgeBaseBodySchema },
+  listKnowledgeBases: {},
+  getKnowledgeBase: { params: IdParamsSchema },
+  deleteKnowledgeBase: { params: IdParamsSchema },
+  addKnowledgeDocument: { params: IdParamsSchema, querystring: AddDocumentQuerySchema },
+  listKnowledgeDocuments: { params: IdParamsSchema },
+  getKnowledgeDocument: { params: DocumentParamsSchema },
+  deleteKnowledgeDocument: { params: DocumentParamsSchema },
+  searchKnowledgeBase: { params: IdParamsSchema, body: SearchKnowledgeBaseBodySchema },
+  searchKnowledge: { body: SearchKnowledgeBodySchema },
 } satisfies Record<string, RequestSchemas>;
 
 /** The operationId of every operation of the REST API. */

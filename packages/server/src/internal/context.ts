@@ -24,6 +24,8 @@ export interface ServerContext {
   runStreamsPerKey: number;
   /** The process's wake-ups (`mt_wake`): what waits (streams, MCP approval waits, list changes) subscribes here. */
   wakeups: Wakeups;
+  /** The largest document a knowledge base takes, in bytes (MT_KB_DOCUMENT_LIMIT, default 20 MiB). */
+  knowledgeDocumentLimit: number;
   /** Ends what a key opened (streams, MCP sessions) when the key is deleted. */
   keys: KeyWatch;
 }

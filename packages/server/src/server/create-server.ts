@@ -25,6 +25,7 @@ import { logInternalErrors } from '../internal/internal-errors.js';
 import { watchKeys } from '../internal/key-watch.js';
 import { lazyEngine } from '../internal/lazy-engine.js';
 import { markOptionalBodies, takesOptionalBody } from '../internal/optional-body.js';
+import { markRawBodies } from '../internal/raw-bodies.js';
 import { loggerOptions } from '../internal/logging.js';
 import { registerRequestLog } from '../internal/request-log.js';
 import { formatSchemaError, installValidators } from '../internal/validation.js';
@@ -41,12 +42,18 @@ import { extopRoutes } from '../routes/extops.js';
 import { healthRoutes } from '../routes/health.js';
 import { interactionRoutes } from '../routes/interactions.js';
 import { keyRoutes } from '../routes/keys.js';
+import { knowledgeBaseRoutes } from '../routes/knowledge-bases.js';
 import { namespaceRoutes } from '../routes/namespaces.js';
 import { runRoutes } from '../routes/runs.js';
 import { secretRoutes } from '../routes/secrets.js';
 import { addSharedSchemas, MAX_NAME_LENGTH } from '../schemas/shared.js';
 import { platformCalls } from '../internal/platform-calls.js';
-import { mcpSettingsFromEnv, runStreamsPerKeyFromEnv, slowRequestMsFromEnv } from './settings.js';
+import {
+  knowledgeDocumentLimitFromEnv,
+  mcpSettingsFromEnv,
+  runStreamsPerKeyFromEnv,
+  slowRequestMsFromEnv,
+} from './settings.js';
 
 /** Options of {@link createServer}. */
 export interface ServerOptions {
@@ -95,6 +102,8 @@ export interface ServerOptions {
   mcp?: Partial<McpSettings>;
   /** How long a request holds its Idempotency-Key without renewal (default 220 s; tests shorten it). */
   idempotencyLeaseSeconds?: number;
+  /** The largest document a knowledge base takes, in bytes (default `MT_KB_DOCUMENT_LIMIT` or 20 MiB). */
+  knowledgeDocumentLimit?: number;
 }
 
 function printBootstrapKey(key: string): void {
@@ -184,6 +193,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
     gateway,
     egress,
     platformOrigin: options.platformOrigin,
+    knowledgeDocumentLimit: options.knowledgeDocumentLimit ?? knowledgeDocumentLimitFromEnv(),
   };
   const bodyLimit = options.bodyLimit ?? 10 * 1024 * 1024;
   const app = Fastify({
@@ -255,6 +265,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
     transformObject: (document) => {
       const openapi = 'openapiObject' in document ? document.openapiObject : document.swaggerObject;
       markOptionalBodies(openapi, optionalBodies);
+      markRawBodies(openapi);
       return openapi;
     },
   });
@@ -275,6 +286,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
         secretRoutes,
         runRoutes,
         approvalRoutes,
+        knowledgeBaseRoutes,
       ]) {
         await routes(v1, ctx);
       }
