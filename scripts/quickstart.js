@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { createServer as createNetServer } from 'node:net';
 import { parseArgs } from 'node:util';
 import { demoRepoFiles, pickModel, prepareScripts } from './quickstart/example-repo.js';
 import { startOrdersApi } from './quickstart/orders-api.js';
@@ -37,6 +38,15 @@ Options:
   --model <spec>   the support agent's model, such as openai:gpt-4o-mini (default: OpenAI or Anthropic when
                    OPENAI_API_KEY or ANTHROPIC_API_KEY is set, else the scripted stand-in)
   --help           this text`;
+
+/** A port nobody listens on now, for the demo server, whose own URL its handbook search calls. */
+async function freePort() {
+  const probe = createNetServer();
+  await new Promise((done) => probe.listen(0, '127.0.0.1', done));
+  const { port } = probe.address();
+  await new Promise((done) => probe.close(done));
+  return port;
+}
 
 function parseFlags() {
   try {
@@ -154,9 +164,12 @@ async function main() {
   // The demo's admin key: the first key of a new database, or made below when the database has others.
   const keyFile = join(dataDir, 'demo-admin.key');
   const demoKey = (existsSync(keyFile) ? readFileSync(keyFile, 'utf8').trim() : '') || store.generateApiKey();
+  const demoPort = await freePort();
   const running = await withProgress(firstStart ? 'Creating and starting the database' : 'Starting', () =>
     serverPkg.startServer({
-      port: 0,
+      port: demoPort,
+      // The example handbook search calls the demo server itself (auth = "Maitento").
+      platformOrigin: `http://127.0.0.1:${demoPort}`,
       dataDir,
       bootstrapKey: demoKey,
       logger: { level: 'error', stream: process.stderr },
@@ -183,7 +196,7 @@ async function main() {
     const secret = await ordersSecret(mt, ordersKey);
     detail(`Secret orders-api-key stored (id ${secret.id}). The server keeps it encrypted and sends it in the`);
     detail('X-Api-Key header of each orders call; the agent, its model, the run and its logs never see it.');
-    const files = await demoRepoFiles(ROOT, { ordersUrl: orders.url, model });
+    const files = await demoRepoFiles(ROOT, { ordersUrl: orders.url, platformUrl: running.url, model });
     const plan = await mt.deploy.create({ files });
     const counts = {};
     for (const change of plan.changes) counts[change.action] = (counts[change.action] ?? 0) + 1;

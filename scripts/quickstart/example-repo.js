@@ -5,6 +5,8 @@ import { join } from 'node:path';
 import { readConfigRepo } from '@maitento/lang';
 
 const ORDERS_HOST = 'https://orders.example.com';
+// The handbook search calls Maitento's own API (auth = "Maitento") at mt serve's default address.
+const EXAMPLE_PLATFORM_URL = 'http://127.0.0.1:8080';
 const SUPPORT_AGENT = 'agents/support-agent.mtr';
 /** The scripted stand-in's name: `scripted-models/support-demo.json` of the repository. */
 export const SCRIPT_NAME = 'support-demo';
@@ -28,12 +30,13 @@ export function pickModel(flagModel, env = process.env) {
 
 /**
  * Reads the example config repo at `root` and returns its files with the orders API's host replaced by
- * `ordersUrl` and the support agent's model by `model` (nothing is written to the repository).
+ * `ordersUrl`, the platform's own address (the handbook search) by `platformUrl` and the support agent's model
+ * by `model` (nothing is written to the repository).
  */
-export async function demoRepoFiles(root, { ordersUrl, model }) {
+export async function demoRepoFiles(root, { ordersUrl, platformUrl, model }) {
   const files = await readConfigRepo(root);
   return files.map((file) => {
-    let content = file.content.replaceAll(ORDERS_HOST, ordersUrl);
+    let content = file.content.replaceAll(ORDERS_HOST, ordersUrl).replaceAll(EXAMPLE_PLATFORM_URL, platformUrl);
     if (file.path === SUPPORT_AGENT) content = content.replace(/^model = ".*"$/m, `model = "${model}"`);
     return { path: file.path, content };
   });

@@ -36,7 +36,13 @@ const drivers: [string, () => Promise<{ db: Db; done: () => Promise<void> }>][] 
     async () => {
       const database: TestDatabase = await createTestDatabase('mt_store_knowledge');
       const db = createPgDb(database.url);
-      return { db, done: async () => (await db.close(), await database.drop()) };
+      return {
+        db,
+        done: async () => {
+          await db.close();
+          await database.drop();
+        },
+      };
     },
   ],
   [
@@ -45,7 +51,13 @@ const drivers: [string, () => Promise<{ db: Db; done: () => Promise<void> }>][] 
       const dir = mkdtempSync(join(tmpdir(), 'mt-kb-pglite-'));
       await copyPgliteTemplate(join(dir, 'db'));
       const db = await createPgliteDb(join(dir, 'db'));
-      return { db, done: async () => (await db.close(), rmSync(dir, { recursive: true, force: true })) };
+      return {
+        db,
+        done: async () => {
+          await db.close();
+          rmSync(dir, { recursive: true, force: true });
+        },
+      };
     },
   ],
 ];

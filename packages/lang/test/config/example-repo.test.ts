@@ -3,12 +3,14 @@ import { compileRepo, interactionTools, readConfigRepo } from '@maitento/lang';
 import { describe, expect, it } from 'vitest';
 
 const root = fileURLToPath(new URL('../../../../', import.meta.url));
+// The handbook search calls Maitento's own API (auth = "Maitento") at mt serve's default address.
+const options = { platformOrigin: 'http://127.0.0.1:8080' };
 
 describe('the example config repo at the top level', () => {
   it('reads only the resource folders and compiles without any diagnostic', async () => {
     const files = await readConfigRepo(root);
     expect(files.every((f) => /^(connectors|external-operations|agents|interactions)\//.test(f.path))).toBe(true);
-    const repo = compileRepo(files);
+    const repo = compileRepo(files, options);
     expect(repo.diagnostics).toEqual([]);
     expect(repo.ok).toBe(true);
     expect(repo.sources.map((s) => `${s.kind}:${s.name}`)).toEqual(
@@ -30,7 +32,7 @@ describe('the example config repo at the top level', () => {
   });
 
   it('gives current-weather the seed arguments: latitude, longitude and a nullable unit, never current', async () => {
-    const repo = compileRepo(await readConfigRepo(root));
+    const repo = compileRepo(await readConfigRepo(root), options);
     expect(repo.definitions.get('current-weather')).toEqual({
       name: 'current-weather',
       description:
@@ -62,7 +64,7 @@ describe('the example config repo at the top level', () => {
   });
 
   it('gives refund-order the argumentsJson shape of the seed approval: request and path.orderId', async () => {
-    const repo = compileRepo(await readConfigRepo(root));
+    const repo = compileRepo(await readConfigRepo(root), options);
     const definition = repo.definitions.get('refund-order');
     expect(definition?.parameters).toEqual({
       type: 'object',
@@ -94,7 +96,7 @@ describe('the example config repo at the top level', () => {
   });
 
   it('removes the fields an interaction binds to run inputs from the tools its agent sees', async () => {
-    const repo = compileRepo(await readConfigRepo(root));
+    const repo = compileRepo(await readConfigRepo(root), options);
     const weather = repo.interactions.find((i) => i.name === 'weather')!;
     const [agent] = interactionTools(weather, repo);
     expect(agent.agentName).toBe('Weather');
