@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { createTestDatabase, type TestDatabase } from '@maitento/testkit';
@@ -28,6 +29,8 @@ import {
 //   MT_SCRIPTED_MODELS, so runs need no model key and always take the same steps.
 // - The orders API of tutorial 2 (docs/tutorials/code/orders-api.ts, the file the tutorial shows) runs on a
 //   free port instead of 3000.
+// - The server runs on a free port instead of 8080, with MT_PUBLIC_URL set to it: tutorial 4's
+//   `auth = "Maitento"` connector calls http://127.0.0.1:8080, which becomes that URL.
 
 const TEAPOT_SHOP_KEY = `teapot-${randomBytes(8).toString('hex')}`;
 const CUP_SHOP_KEY = `cup-${randomBytes(8).toString('hex')}`;
@@ -54,6 +57,10 @@ const SCRIPTS: Record<string, unknown[]> = {
       ],
     },
     { text: 'Lisbon: clear sky, mild, a light breeze.' },
+  ],
+  'handbook-assistant': [
+    { toolCalls: [{ name: 'search-handbook', arguments: { request: { query: 'How long is parental leave?' } } }] },
+    { text: 'Parents have 16 weeks of paid parental leave (leave.md, "Leave > Parental leave").' },
   ],
   'support-agent': [getOrder, { text: 'Here is what I found about your order A-1001.' }],
   'refund-agent': [
@@ -99,11 +106,21 @@ async function startOrdersApi(): Promise<{ child: ChildProcess; origin: string }
   return { child, origin };
 }
 
+/** A port nobody listens on now. */
+async function freePort(): Promise<number> {
+  const probe = createNetServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as { port: number };
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
+
 function rewrite(path: string, text: string): string {
   const agent = basename(path, '.mtr');
   return text
     .replaceAll('https://api.open-meteo.com', upstream.origin)
     .replaceAll('http://127.0.0.1:3000', orders.origin)
+    .replaceAll('http://127.0.0.1:8080', server.url)
     .replace(/^model = "openai:gpt-4o-mini"$/m, `model = "scripted:${agent}"`);
 }
 
@@ -125,13 +142,20 @@ beforeAll(async () => {
   upstream = await startUpstream();
   orders = await startOrdersApi();
   const adminKey = `mt_tutorial_${randomBytes(18).toString('hex')}`;
-  server = await startServe(home, {
-    DATABASE_URL: db.url,
-    MT_SECRET_KEY: randomBytes(32).toString('hex'),
-    MT_BOOTSTRAP_KEY: adminKey,
-    MT_EGRESS_ALLOW: '127.0.0.1',
-    MT_SCRIPTED_MODELS: scripts,
-  });
+  const port = await freePort();
+  const publicUrl = `http://127.0.0.1:${port}`;
+  server = await startServe(
+    home,
+    {
+      DATABASE_URL: db.url,
+      MT_PUBLIC_URL: publicUrl,
+      MT_SECRET_KEY: randomBytes(32).toString('hex'),
+      MT_BOOTSTRAP_KEY: adminKey,
+      MT_EGRESS_ALLOW: '127.0.0.1',
+      MT_SCRIPTED_MODELS: scripts,
+    },
+    ['--port', String(port)],
+  );
   options = {
     repo,
     home,
@@ -142,6 +166,7 @@ beforeAll(async () => {
       MT_API_URL: server.url,
       MT_API_KEY: adminKey,
       MT_EGRESS_ALLOW: '127.0.0.1',
+      MT_PUBLIC_URL: publicUrl,
       TEAPOT_SHOP_KEY,
       CUP_SHOP_KEY,
     },
@@ -230,5 +255,17 @@ describe('docs/tutorials run as written', () => {
     // Two refunds of 15 in all (one by the CLI, one by the SDK), none of 49.9: the orders API says so.
     const order = await fetch(`${orders.origin}/orders/A-1001`, { headers: { 'x-api-key': TEAPOT_SHOP_KEY } });
     expect(((await order.json()) as { refunded: number }).refunded).toBe(30);
+  }, 60_000);
+
+  it('04-handbook-assistant: a knowledge base, the handbook added and searched, and a run that searches the bound one', async () => {
+    const output = await run('04-handbook-assistant.md');
+    expect(output).toMatch(/leave\.md: 2 passages/);
+    expect(output).toMatch(/equipment\.html: 2 passages/);
+    expect(output).toContain('added 2 of 2 files to handbook');
+    // The person's search found the passage that answers the question, under its headings.
+    expect(output).toMatch(/leave\.md > Leave > Parental leave \(#1, score/);
+    // The run's search reached the server's own API with the bound knowledge base, and found that passage.
+    expect(output).toMatch(/search-handbook returned \(HTTP 200\): .*16 weeks of paid parental leave/);
+    expect(output).toContain('Parents have 16 weeks of paid parental leave');
   }, 60_000);
 });
