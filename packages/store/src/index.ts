@@ -128,3 +128,5 @@ export { deleteDocument, getDocument, listDocuments, putDocument } from './knowl
 export type { KnowledgeDocument, NewChunk } from './knowledge/documents.js';
 export { searchKnowledgeBase } from './knowledge/search.js';
 export type { KnowledgeSearchResult } from './knowledge/search.js';
+export { chunksToEmbed, hasEmbeddings, hybridSearchKnowledgeBase, storeEmbeddings } from './knowledge/embeddings.js';
+export type { ChunkToEmbed } from './knowledge/embeddings.js';

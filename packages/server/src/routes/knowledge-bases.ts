@@ -4,13 +4,17 @@ import {
   deleteKnowledgeBase,
   getDocument,
   getKnowledgeBase,
+  hasEmbeddings,
+  hybridSearchKnowledgeBase,
+  type KnowledgeSearchResult,
   listDocuments,
   listKnowledgeBases,
   putDocument,
   searchKnowledgeBase,
 } from '@maitento/store';
 import type { OperationRequest } from '@maitento/sdk';
-import type { FastifyInstance } from 'fastify';
+import { embedQuery } from '@maitento/engine';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { serverErrors } from '../errors.js';
 import type { ServerContext } from '../internal/context.js';
 import { documentChunks, documentType } from '../knowledge/extract.js';
@@ -18,6 +22,36 @@ import { operation, responses } from '../schemas/shared.js';
 
 /** How many passages a search returns when the request does not say. */
 const DEFAULT_SEARCH_LIMIT = 5;
+
+/**
+ * One search: hybrid (full-text and vectors, fused) when an embedding model is configured and some passage of the
+ * knowledge base has a vector, else full-text alone. A query the model fails to embed is searched by full-text
+ * search alone, and the failure logged.
+ */
+async function search(
+  ctx: ServerContext,
+  request: FastifyRequest,
+  knowledgeBaseId: string,
+  query: string,
+  limit = DEFAULT_SEARCH_LIMIT,
+): Promise<KnowledgeSearchResult[]> {
+  const { namespace } = request.identity;
+  const fullText = () => searchKnowledgeBase(ctx.db, namespace, knowledgeBaseId, { query, limit });
+  if (!ctx.embeddingModel) return fullText();
+  await getKnowledgeBase(ctx.db, namespace, knowledgeBaseId);
+  if (!(await hasEmbeddings(ctx.db, knowledgeBaseId))) return fullText();
+  let vector: number[];
+  try {
+    vector = await embedQuery(ctx.embeddingModel, query);
+  } catch (error) {
+    request.log.warn(
+      { reason: error instanceof Error ? error.message : String(error) },
+      'the search query could not be embedded; full-text search alone answers',
+    );
+    return fullText();
+  }
+  return hybridSearchKnowledgeBase(ctx.db, namespace, knowledgeBaseId, { query, limit, vector });
+}
 
 /**
  * `/v1/knowledge-bases`: an admin creates knowledge bases and adds documents (plain text, Markdown, HTML, PDF,
@@ -64,7 +98,10 @@ export async function knowledgeBaseRoutes(app: FastifyInstance, ctx: ServerConte
           contentType: type,
           bytes: body.length,
           chunks,
+          // With an embedding model the passages wait for their vectors (full-text search finds them already).
+          embedding: ctx.embeddingModel !== undefined,
         });
+        ctx.embeddingWorker?.wake();
         return reply.status(201).send(document);
       },
     );
@@ -112,11 +149,7 @@ export async function knowledgeBaseRoutes(app: FastifyInstance, ctx: ServerConte
     },
     async (request) => {
       const { partitionId, query, limit } = request.body;
-      const results = await searchKnowledgeBase(ctx.db, request.identity.namespace, partitionId, {
-        query,
-        limit: limit ?? DEFAULT_SEARCH_LIMIT,
-      });
-      return { results };
+      return { results: await search(ctx, request, partitionId, query, limit) };
     },
   );
 
@@ -161,11 +194,7 @@ export async function knowledgeBaseRoutes(app: FastifyInstance, ctx: ServerConte
       },
     },
     async (request) => {
-      const results = await searchKnowledgeBase(ctx.db, request.identity.namespace, request.params.id, {
-        query: request.body.query,
-        limit: request.body.limit ?? DEFAULT_SEARCH_LIMIT,
-      });
-      return { results };
+      return { results: await search(ctx, request, request.params.id, request.body.query, request.body.limit) };
     },
   );
 

@@ -1,6 +1,13 @@
 import swagger from '@fastify/swagger';
 import { type EgressPolicy, egressPolicyFromEnv, type Resolver } from '@maitento/egress';
-import { createEngine, type Engine, type EngineOptions } from '@maitento/engine';
+import {
+  createEngine,
+  type EmbeddingModel,
+  type Engine,
+  type EngineOptions,
+  embeddingModelFromEnv,
+  startEmbeddingWorker,
+} from '@maitento/engine';
 import { createGateway, type Gateway } from '@maitento/gateway';
 import {
   bootstrap,
@@ -104,6 +111,11 @@ export interface ServerOptions {
   idempotencyLeaseSeconds?: number;
   /** The largest document a knowledge base takes, in bytes (default `MT_KB_DOCUMENT_LIMIT` or 20 MiB). */
   knowledgeDocumentLimit?: number;
+  /**
+   * The embedding model of knowledge bases: with one, documents' passages get vectors (in this process's worker,
+   * when it has one) and searches fuse full-text and vector rankings; `null` for none. Default `MT_EMBEDDING_MODEL`.
+   */
+  embeddingModel?: EmbeddingModel | null;
 }
 
 function printBootstrapKey(key: string): void {
@@ -195,6 +207,17 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
     platformOrigin: options.platformOrigin,
     knowledgeDocumentLimit: options.knowledgeDocumentLimit ?? knowledgeDocumentLimitFromEnv(),
   };
+  const embeddingModel = options.embeddingModel === undefined ? embeddingModelFromEnv() : options.embeddingModel;
+  if (embeddingModel) {
+    ctx.embeddingModel = embeddingModel;
+    if (options.worker) {
+      ctx.embeddingWorker = startEmbeddingWorker({
+        db: options.db,
+        model: embeddingModel,
+        logger: { warn: (obj, msg) => engineLog.target?.warn(obj, msg) },
+      });
+    }
+  }
   const bodyLimit = options.bodyLimit ?? 10 * 1024 * 1024;
   const app = Fastify({
     logger: loggerOptions(options.logger),
@@ -218,6 +241,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
   });
   // The engine's workers stop before the gateway they call through closes.
   app.addHook('onClose', async () => {
+    await ctx.embeddingWorker?.close();
     if (ownsEngine) await engine.close();
   });
   app.addHook('onClose', async () => {
