@@ -264,8 +264,8 @@ scan where a server has the extension (not built; see [knowledge-bases.md](knowl
 
 Full-text search at this size is not an index lookup either: the OR of a question's words matches a large share
 of the passages (here more than usual: the synthetic passages draw their words from one page's vocabulary), and
-each match is scored (distinct words held, `ts_rank_cd`). Both modes' p95 at 100,000 passages is above the default
-statement wait (`MT_DB_TIMEOUT_MS`, 1.5 s) on this loaded machine, which the bench raises to measure them: a
+each match is scored (distinct words held, \`ts_rank_cd\`). Both modes' p95 at 100,000 passages is above the default
+statement wait (\`MT_DB_TIMEOUT_MS\`, 1.5 s) on this loaded machine, which the bench raises to measure them: a
 deployment with knowledge bases that large raises it too. Cutting the scored candidates (a first pass on the
 rarest words) is the next step for full-text search; pgvector's index for vectors.
 <!-- /bench:knowledge -->`;
