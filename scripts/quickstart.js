@@ -7,6 +7,7 @@ import { createServer as createNetServer } from 'node:net';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { createServer as createNetServer } from 'node:net';
 import { parseArgs } from 'node:util';
 import { demoRepoFiles, pickModel, prepareScripts } from './quickstart/example-repo.js';
 import { startOrdersApi } from './quickstart/orders-api.js';
@@ -38,6 +39,15 @@ Options:
   --model <spec>   the support agent's model, such as openai:gpt-4o-mini (default: OpenAI or Anthropic when
                    OPENAI_API_KEY or ANTHROPIC_API_KEY is set, else the scripted stand-in)
   --help           this text`;
+
+/** A port nobody listens on now, for the demo server, whose own URL its handbook search calls. */
+async function freePort() {
+  const probe = createNetServer();
+  await new Promise((done) => probe.listen(0, '127.0.0.1', done));
+  const { port } = probe.address();
+  await new Promise((done) => probe.close(done));
+  return port;
+}
 
 function parseFlags() {
   try {

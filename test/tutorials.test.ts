@@ -31,6 +31,8 @@ import {
 //   free port instead of 3000.
 // - The file tools of tutorial 5 (auth = "Maitento") call the server's own URL, http://127.0.0.1:8080 in the
 //   tutorial: the server runs on a free port chosen first, with MT_PUBLIC_URL its own URL, and the files name it.
+// - The server runs on a free port instead of 8080, with MT_PUBLIC_URL set to it: tutorial 4's
+//   `auth = "Maitento"` connector calls http://127.0.0.1:8080, which becomes that URL.
 
 const TEAPOT_SHOP_KEY = `teapot-${randomBytes(8).toString('hex')}`;
 const CUP_SHOP_KEY = `cup-${randomBytes(8).toString('hex')}`;
@@ -57,6 +59,10 @@ const SCRIPTS: Record<string, unknown[]> = {
       ],
     },
     { text: 'Lisbon: clear sky, mild, a light breeze.' },
+  ],
+  'handbook-assistant': [
+    { toolCalls: [{ name: 'search-handbook', arguments: { request: { query: 'How long is parental leave?' } } }] },
+    { text: 'Parents have 16 weeks of paid parental leave (leave.md, "Leave > Parental leave").' },
   ],
   'support-agent': [getOrder, { text: 'Here is what I found about your order A-1001.' }],
   // Tutorial 5 plays the same turns in two runs, each bound to its own file system: the second one's list is
@@ -269,6 +275,17 @@ describe('docs/tutorials run as written', () => {
     expect(((await order.json()) as { refunded: number }).refunded).toBe(30);
   }, 60_000);
 
+  it('04-handbook-assistant: a knowledge base, the handbook added and searched, and a run that searches the bound one', async () => {
+    const output = await run('04-handbook-assistant.md');
+    expect(output).toMatch(/leave\.md: 2 passages/);
+    expect(output).toMatch(/equipment\.html: 2 passages/);
+    expect(output).toContain('added 2 of 2 files to handbook');
+    // The person's search found the passage that answers the question, under its headings.
+    expect(output).toMatch(/leave\.md > Leave > Parental leave \(#1, score/);
+    // The run's search reached the server's own API with the bound knowledge base, and found that passage.
+    expect(output).toMatch(/search-handbook returned \(HTTP 200\): .*16 weeks of paid parental leave/);
+    expect(output).toContain('Parents have 16 weeks of paid parental leave');
+  }, 60_000);
   it('05-notes-in-a-file-system: three file tools share the bound file system; another file system sees nothing', async () => {
     const output = await run('05-notes-in-a-file-system.md');
     expect(output).toMatch(/list-files returned \(HTTP 200\): .*notes\/boiler\.md/);

@@ -20,6 +20,8 @@ const SECRET_KEY = 'b'.repeat(64);
 let database: TestDatabase;
 let db: Db;
 let home: string;
+// The example handbook search calls Maitento's own API (auth = "Maitento") at mt serve's default address.
+const PLATFORM = 'http://127.0.0.1:8080';
 let servers: ServerProcess[] = [];
 let adminKey: string;
 let repo: string;
@@ -35,7 +37,11 @@ interface Change {
 }
 
 function mt(args: string[], server: ServerProcess, options: RunOptions = {}) {
-  return runMt(args, { home, ...options, env: { MT_API_URL: server.url, MT_API_KEY: adminKey, ...options.env } });
+  return runMt(args, {
+    home,
+    ...options,
+    env: { MT_API_URL: server.url, MT_API_KEY: adminKey, MT_PUBLIC_URL: PLATFORM, ...options.env },
+  });
 }
 
 async function plan(dir: string, server = servers[0], dryRun = true): Promise<Change[]> {
@@ -83,7 +89,7 @@ beforeAll(async () => {
   db = createPgDb(database.url);
   home = await tempHome();
   // Four servers start at once on the empty database: one migration, one first key, all listening.
-  const env = { DATABASE_URL: database.url, MT_SECRET_KEY: SECRET_KEY };
+  const env = { DATABASE_URL: database.url, MT_SECRET_KEY: SECRET_KEY, MT_PUBLIC_URL: PLATFORM };
   servers = await Promise.all([1, 2, 3, 4].map(() => startServeProcess([], { home, env })));
   const announced = servers.map((s) => /first admin key \(shown once, keep it\):\n\s+(mt_\S+)/.exec(s.log())?.[1]);
   expect(announced.filter(Boolean)).toHaveLength(1);

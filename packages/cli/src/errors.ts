@@ -74,4 +74,14 @@ export const cliErrors = defineErrors({
     message: 'no secret named or with id {secret} in this namespace',
     hint: '`mt secret-list` shows the secrets',
   },
+  'api:cli:kb-not-found': {
+    status: 404,
+    message: 'no knowledge base named or with id {kb} in this namespace',
+    hint: '`mt kb-list` shows the knowledge bases; `mt kb-create NAME` makes one',
+  },
+  'api:cli:kb-file-type': {
+    status: 400,
+    message: '{file} is not a file a knowledge base reads (.md, .markdown, .txt, .text, .html, .htm, .pdf)',
+    hint: 'Convert it to one of these, or rename a text file to .txt',
+  },
 });

@@ -4,6 +4,7 @@ import { Maitento } from '@maitento/sdk';
 import { createTestDatabase, type TestDatabase } from '@maitento/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  EXAMPLE_PLATFORM_URL,
   ROOT,
   requireBuiltCli,
   runMt,
@@ -26,7 +27,7 @@ beforeAll(async () => {
   requireBuiltCli();
   db = await createTestDatabase('mt_cli_ai');
   home = await tempHome();
-  server = await startServer(db.url, ADMIN_KEY, home);
+  server = await startServer(db.url, ADMIN_KEY, home, { MT_PUBLIC_URL: EXAMPLE_PLATFORM_URL });
   const client = new Maitento({ baseUrl: server.url, apiKey: ADMIN_KEY, maxRetries: 0 });
   await client.secrets.create({ name: 'orders-api-key', value: 'v' });
   await client.deploy.create({ files: await readConfigRepo(ROOT) });

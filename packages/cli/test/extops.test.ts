@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { createTestDatabase, type TestDatabase } from '@maitento/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  EXAMPLE_PLATFORM_URL,
   ROOT,
   requireBuiltCli,
   runMt,
@@ -21,7 +22,10 @@ let repo: string;
 let server: ServerProcess;
 
 function mt(args: string[]) {
-  return runMt(args, { home, env: { MT_API_URL: server.url, MT_API_KEY: ADMIN_KEY } });
+  return runMt(args, {
+    home,
+    env: { MT_API_URL: server.url, MT_API_KEY: ADMIN_KEY, MT_PUBLIC_URL: EXAMPLE_PLATFORM_URL },
+  });
 }
 
 beforeAll(async () => {
@@ -32,7 +36,7 @@ beforeAll(async () => {
   for (const folder of ['connectors', 'external-operations']) {
     await cp(join(ROOT, folder), join(repo, folder), { recursive: true });
   }
-  server = await startServer(db.url, ADMIN_KEY, home);
+  server = await startServer(db.url, ADMIN_KEY, home, { MT_PUBLIC_URL: EXAMPLE_PLATFORM_URL });
   expect((await mt(['secret-create', 'orders-api-key', '--value', 'v'])).code).toBe(0);
   expect((await mt(['deploy', repo])).code).toBe(0);
   // A second version of the tool, with other guidance.

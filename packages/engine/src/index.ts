@@ -15,3 +15,7 @@ export type { ScriptTurn } from './models/scripted.js';
 export { RUN_QUEUE } from './worker/queue.js';
 export type { RunWakeups } from './worker/queue.js';
 export type { EngineLogger } from './internal/logger.js';
+export { embeddingModelFromEnv, embedQuery, embedTexts, unit } from './knowledge/embedding-model.js';
+export { startEmbeddingWorker } from './knowledge/embedding-worker.js';
+export type { EmbeddingWorker, EmbeddingWorkerLogger } from './knowledge/embedding-worker.js';
+export type { EmbeddingModel } from 'ai';

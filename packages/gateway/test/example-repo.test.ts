@@ -15,11 +15,14 @@ import { json } from './helpers/upstream.js';
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 let dir: string;
 let upstream: Upstream;
+// Maitento's own API, which the handbook search (auth = "Maitento") calls: a server of its own, the platform.
+let platform: Upstream;
 let repo: CompiledRepo;
 let gateway: Gateway;
 
 beforeAll(async () => {
   upstream = await startRecordingUpstream((req, res) => json(res, 200, { ok: true, url: req.url }));
+  platform = await startRecordingUpstream((_req, res) => json(res, 200, { results: [] }));
   dir = mkdtempSync(join(tmpdir(), 'mt-gateway-repo-'));
   for (const folder of ['connectors', 'external-operations', 'agents', 'interactions']) {
     cpSync(join(root, folder), join(dir, folder), { recursive: true });
@@ -30,25 +33,31 @@ beforeAll(async () => {
       if (statSync(path).isDirectory()) walk(path);
       else {
         const text = readFileSync(path, 'utf8');
-        writeFileSync(path, text.replace(/https:\/\/([a-z0-9.-]+)\//g, `http://$1:${upstream.port}/`));
+        const local = text.replace('http://127.0.0.1:8080/', `http://127.0.0.1:${platform.port}/`);
+        writeFileSync(path, local.replace(/https:\/\/([a-z0-9.-]+)\//g, `http://$1:${upstream.port}/`));
       }
     }
   };
   walk(dir);
   const policy = createEgressPolicy({ allow: '127.0.0.1/32' });
-  // The file tools (auth = "Maitento") name mt serve's default address, the platform's own API here.
-  repo = compileRepo(await readConfigRepo(dir), { egress: policy, platformOrigin: 'http://127.0.0.1:8080' });
+  const platformOrigin = `http://127.0.0.1:${platform.port}`;
+  repo = compileRepo(await readConfigRepo(dir), { egress: policy, platformOrigin });
   const resolver = fakeResolver({
     'api.open-meteo.com': '127.0.0.1',
     'orders.example.com': '127.0.0.1',
     'handbook.example.com': '127.0.0.1',
   });
-  gateway = createGateway({ policy, resolver });
+  gateway = createGateway({
+    policy,
+    resolver,
+    platform: { origin: platformOrigin, token: async ({ caller }) => `platform-token-of-${caller}` },
+  });
 });
 
 afterAll(async () => {
   await gateway.close();
   await upstream.close();
+  await platform.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -87,7 +96,7 @@ describe('the compiled example repo through the gateway', () => {
     expect(received.headers['x-api-key']).toBe('key-1');
   });
 
-  it('search-handbook: the ask-handbook binding fills partitionId from the run input', async () => {
+  it('search-handbook: the ask-handbook binding fills partitionId from the run input, and a platform token signs it', async () => {
     const interaction = repo.interactions.find((i) => i.name === 'ask-handbook')!;
     const runBindings = interaction.inputs.functions.binding
       .filter((b) => b.function === 'search-handbook')
@@ -96,9 +105,13 @@ describe('the compiled example repo through the gateway', () => {
       ...resources('search-handbook'),
       arguments: { request: { query: 'parental leave' } },
       runBindings,
+      caller: 'default',
     });
     expect(result.ok, JSON.stringify(result)).toBe(true);
-    expect(JSON.parse(upstream.requests.at(-1)!.body)).toEqual({ query: 'parental leave', partitionId: 'kb-staff' });
+    const sent = platform.requests.at(-1)!;
+    expect(sent.url).toBe('/v1/knowledge-bases/search');
+    expect(JSON.parse(sent.body)).toEqual({ query: 'parental leave', partitionId: 'kb-staff' });
+    expect(sent.headers.authorization).toBe('Bearer platform-token-of-default');
   });
 
   it('current-weather: the weather interaction binding default fills temperature_unit when the run leaves it out', async () => {

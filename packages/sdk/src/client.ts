@@ -10,6 +10,7 @@ import { Extops } from './resources/extops.js';
 import { InteractionRuns } from './resources/interaction-runs.js';
 import { Interactions } from './resources/interactions.js';
 import { Keys } from './resources/keys.js';
+import { KnowledgeBases } from './resources/knowledge-bases.js';
 import { Namespaces } from './resources/namespaces.js';
 import { Secrets } from './resources/secrets.js';
 
@@ -43,6 +44,8 @@ export interface RequestSpec {
   /** The path, built with the `path` template so its parameters are encoded. */
   path: string;
   body?: unknown;
+  /** Sends `body` (bytes or text) as it is with this content type, instead of as JSON. */
+  contentType?: string;
 }
 
 /** One request for {@link Maitento.requestRaw}: a body sent as it is, and headers of its own. */
@@ -74,6 +77,7 @@ export class Maitento {
   readonly interactionRuns: InteractionRuns;
   readonly approvals: Approvals;
   readonly fileSystems: FileSystems;
+  readonly knowledgeBases: KnowledgeBases;
   readonly #apiKey: string | undefined;
   readonly #fetch: typeof fetch;
 
@@ -103,6 +107,7 @@ export class Maitento {
     this.interactionRuns = new InteractionRuns(this);
     this.approvals = new Approvals(this);
     this.fileSystems = new FileSystems(this);
+    this.knowledgeBases = new KnowledgeBases(this);
   }
 
   /**
@@ -111,8 +116,14 @@ export class Maitento {
    */
   async request<T>(spec: RequestSpec, options: RequestOptions = {}): Promise<T> {
     const headers: Record<string, string> = {};
-    if (spec.body !== undefined) headers['content-type'] = 'application/json';
-    const body = spec.body === undefined ? undefined : JSON.stringify(spec.body);
+    if (spec.body !== undefined) headers['content-type'] = spec.contentType ?? 'application/json';
+    // A body with its own content type (a document's bytes or text) goes as it is; any other as JSON.
+    const body =
+      spec.body === undefined
+        ? undefined
+        : spec.contentType === undefined
+          ? JSON.stringify(spec.body)
+          : (spec.body as string | Uint8Array<ArrayBuffer>);
     const response = await this.requestRaw({ method: spec.method, path: spec.path, body, headers }, options);
     return (await readBody(response)) as T;
   }

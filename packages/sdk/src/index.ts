@@ -57,3 +57,6 @@ export * from './wire/access.js';
 export * from './wire/records.js';
 export * from './wire/requests.js';
 export * from './wire/files.js';
+export * from './wire/knowledge.js';
+export { KnowledgeBases } from './resources/knowledge-bases.js';
+export type { AddDocumentParams } from './resources/knowledge-bases.js';

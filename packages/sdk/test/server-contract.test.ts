@@ -31,6 +31,8 @@ beforeAll(async () => {
     databaseUrl: db.url,
     secretKey: randomBytes(32).toString('hex'),
     bootstrapKey: ADMIN_KEY,
+    // The example repo's handbook search calls Maitento's own API at mt serve's default address.
+    platformOrigin: 'http://127.0.0.1:8080',
     logger: false,
     message: () => {},
   });

@@ -120,5 +120,20 @@ export const serverErrors = defineErrors({
     message: 'This API key already has {max} run event streams open; no more are opened for it',
     hint: 'Close a stream you no longer read; MT_RUN_STREAMS_PER_KEY sets the limit',
   },
+  'api:knowledge:unsupported-type': {
+    status: 415,
+    message: 'A document is sent as text/plain, text/markdown, text/html or application/pdf, not {type}',
+    hint: 'Set Content-Type to the type of the file (`mt kb-add` does it from the file name)',
+  },
+  'api:knowledge:unreadable': {
+    status: 422,
+    message: 'Document {name} could not be read as {type}: {reason}; nothing was stored',
+    hint: 'Check that the file is what its Content-Type says (a PDF that opens, UTF-8 text)',
+  },
+  'api:knowledge:empty': {
+    status: 422,
+    message: 'Document {name} holds no text; nothing was stored',
+    hint: 'A PDF of scanned pages has no text layer: run it through OCR first',
+  },
   'api:server:internal': { status: 500, message: 'Internal server error' },
 });

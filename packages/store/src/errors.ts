@@ -52,6 +52,24 @@ export const storeErrors = defineErrors({
       '{kind} {name} holds a NUL character (\\u0000) or a lone surrogate (\\ud800-\\udfff), which cannot be stored',
     hint: 'Remove that escape (or byte) from the file: text must be valid Unicode without NUL',
   },
+  'api:knowledge:not-found': {
+    status: 404,
+    message: 'No knowledge base {id} in this namespace',
+    hint: 'List them with `mt kb-list`; a knowledge base of another namespace is not visible here',
+  },
+  'api:knowledge:exists': {
+    status: 409,
+    message: 'A knowledge base named {name} already exists in this namespace',
+  },
+  'api:knowledge:language-unknown': {
+    status: 400,
+    message: 'No text search language {language} on this database; it has: {known}',
+    hint: 'Leave language out for english, or name one of the listed ones',
+  },
+  'api:knowledge:document-not-found': {
+    status: 404,
+    message: 'No document {id} in knowledge base {knowledgeBase}',
+  },
   'api:store:data-locked': {
     status: 409,
     message: 'The data folder {dir} is in use by another Maitento process (pid {pid}, lock file {file})',

@@ -140,3 +140,17 @@ export type {
   StoredFile,
   WriteCondition,
 } from './files/file-systems.js';
+export {
+  createKnowledgeBase,
+  DEFAULT_KB_LANGUAGE,
+  deleteKnowledgeBase,
+  getKnowledgeBase,
+  listKnowledgeBases,
+} from './knowledge/knowledge-bases.js';
+export type { KnowledgeBase } from './knowledge/knowledge-bases.js';
+export { deleteDocument, getDocument, listDocuments, putDocument } from './knowledge/documents.js';
+export type { KnowledgeDocument, NewChunk } from './knowledge/documents.js';
+export { searchKnowledgeBase } from './knowledge/search.js';
+export type { KnowledgeSearchResult } from './knowledge/search.js';
+export { chunksToEmbed, hasEmbeddings, hybridSearchKnowledgeBase, storeEmbeddings } from './knowledge/embeddings.js';
+export type { ChunkToEmbed } from './knowledge/embeddings.js';

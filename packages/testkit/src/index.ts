@@ -23,3 +23,5 @@ export { startTcpProxy } from './tcp-proxy.js';
 export type { TcpProxy } from './tcp-proxy.js';
 export { startRecordingUpstream } from './upstream.js';
 export type { Upstream, UpstreamHandler, UpstreamOptions, UpstreamRequest } from './upstream.js';
+export { fakeEmbedding, startFakeEmbeddings } from './fake-embeddings.js';
+export type { FakeEmbeddings } from './fake-embeddings.js';

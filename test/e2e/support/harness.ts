@@ -82,11 +82,30 @@ export interface ServerProcess {
   stop: () => Promise<void>;
 }
 
-/** Starts the real `mt serve --port 0` on Postgres `databaseUrl` and waits for its `listening on` line. */
-export function startServer(databaseUrl: string, bootstrapKey: string, home: string): Promise<ServerProcess> {
+/**
+ * The platform URL the example config repo's `auth = "Maitento"` connectors call (mt serve's default address):
+ * `MT_PUBLIC_URL` of a server, and of `mt check` or `mt deploy`, that takes the example repo.
+ */
+export const EXAMPLE_PLATFORM_URL = 'http://127.0.0.1:8080';
+
+/**
+ * Starts the real `mt serve --port 0` on Postgres `databaseUrl` (with `env` added to its environment) and waits
+ * for its `listening on` line.
+ */
+export function startServer(
+  databaseUrl: string,
+  bootstrapKey: string,
+  home: string,
+  env: Record<string, string> = {},
+): Promise<ServerProcess> {
   return startServeProcess([], {
     home,
-    env: { DATABASE_URL: databaseUrl, MT_BOOTSTRAP_KEY: bootstrapKey, MT_SECRET_KEY: randomBytes(32).toString('hex') },
+    env: {
+      DATABASE_URL: databaseUrl,
+      MT_BOOTSTRAP_KEY: bootstrapKey,
+      MT_SECRET_KEY: randomBytes(32).toString('hex'),
+      ...env,
+    },
   });
 }
 

@@ -38,6 +38,10 @@ import { register as interactionVersions } from './interaction-versions.js';
 import { register as keyCreate } from './key-create.js';
 import { register as keyDelete } from './key-delete.js';
 import { register as keyList } from './key-list.js';
+import { register as kbAdd } from './kb-add.js';
+import { register as kbCreate } from './kb-create.js';
+import { register as kbList } from './kb-list.js';
+import { register as kbSearch } from './kb-search.js';
 import { register as login } from './login.js';
 import { register as mcpConfig } from './mcp-config.js';
 import { register as namespaceCreate } from './namespace-create.js';
@@ -93,6 +97,10 @@ export const commands: RegisterCommand[] = [
   keyCreate,
   keyDelete,
   keyList,
+  kbAdd,
+  kbCreate,
+  kbList,
+  kbSearch,
   login,
   mcpConfig,
   namespaceCreate,

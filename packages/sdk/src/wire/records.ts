@@ -1,6 +1,7 @@
 // The answers of the read routes of versioned resources (lists and one stored version), declared once like
 // ./schemas.ts: the server answers with these schemas, the SDK's types are their `Static` types.
 import { Type } from 'typebox';
+import { knowledgeWireSchemas } from './knowledge.js';
 import {
   CreatedKeySchema,
   CreatedNamespaceSchema,
@@ -145,4 +146,5 @@ export const wireSchemas = [
   SecretKeyStatusSchema,
   SecretKeyRotationSchema,
   ...fileWireSchemas,
+  ...knowledgeWireSchemas,
 ] as const;

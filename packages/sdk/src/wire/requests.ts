@@ -12,6 +12,13 @@ import {
   MoveFileBodySchema,
   WriteFileBodySchema,
 } from './files.js';
+import {
+  AddDocumentQuerySchema,
+  CreateKnowledgeBaseBodySchema,
+  DocumentParamsSchema,
+  SearchKnowledgeBaseBodySchema,
+  SearchKnowledgeBodySchema,
+} from './knowledge.js';
 import { APPROVAL_STATUSES, type Json, RUN_STATUSES, stringEnum } from './schemas.js';
 
 /** The longest resource name a path may carry (a deployed file path is at most 1000 characters). */
@@ -171,13 +178,19 @@ export const ApprovalAnswerBodySchema = Type.Object(
 
 /** What one operation takes besides headers: its path parameters, query and body schemas. */
 export interface RequestSchemas {
-  params?: typeof NameParamsSchema | typeof VersionParamsSchema | typeof IdParamsSchema | typeof FileParamsSchema;
+  params?:
+    | typeof NameParamsSchema
+    | typeof VersionParamsSchema
+    | typeof IdParamsSchema
+    | typeof FileParamsSchema
+    | typeof DocumentParamsSchema;
   querystring?:
     | typeof ListRunsQuerySchema
     | typeof RunEventsQuerySchema
     | typeof ListRunEventsQuerySchema
     | typeof ListApprovalsQuerySchema
-    | typeof ListFilesQuerySchema;
+    | typeof ListFilesQuerySchema
+    | typeof AddDocumentQuerySchema;
   body?:
     | typeof CreateNamespaceBodySchema
     | typeof CreateKeyBodySchema
@@ -192,7 +205,10 @@ export interface RequestSchemas {
     | typeof ApprovalAnswerBodySchema
     | typeof CreateFileSystemBodySchema
     | typeof MoveFileBodySchema
-    | typeof WriteFileBodySchema;
+    | typeof WriteFileBodySchema
+    | typeof CreateKnowledgeBaseBodySchema
+    | typeof SearchKnowledgeBaseBodySchema
+    | typeof SearchKnowledgeBodySchema;
 }
 
 /**
@@ -256,6 +272,16 @@ export const requestSchemas = {
   getFile: { params: FileParamsSchema },
   deleteFile: { params: FileParamsSchema },
   moveFile: { params: IdParamsSchema, body: MoveFileBodySchema },
+  createKnowledgeBase: { body: CreateKnowledgeBaseBodySchema },
+  listKnowledgeBases: {},
+  getKnowledgeBase: { params: IdParamsSchema },
+  deleteKnowledgeBase: { params: IdParamsSchema },
+  addKnowledgeDocument: { params: IdParamsSchema, querystring: AddDocumentQuerySchema },
+  listKnowledgeDocuments: { params: IdParamsSchema },
+  getKnowledgeDocument: { params: DocumentParamsSchema },
+  deleteKnowledgeDocument: { params: DocumentParamsSchema },
+  searchKnowledgeBase: { params: IdParamsSchema, body: SearchKnowledgeBaseBodySchema },
+  searchKnowledge: { body: SearchKnowledgeBodySchema },
 } satisfies Record<string, RequestSchemas>;
 
 /** The operationId of every operation of the REST API. */

@@ -1,5 +1,5 @@
 import type { EgressPolicy } from '@maitento/egress';
-import type { Engine } from '@maitento/engine';
+import type { EmbeddingModel, EmbeddingWorker, Engine } from '@maitento/engine';
 import type { Gateway } from '@maitento/gateway';
 import type { Db, FileLimits, KeyIdentity, KeyRole, SecretKeys, StoreCache, Wakeups } from '@maitento/store';
 import type { EventStreamTiming } from './event-stream.js';
@@ -24,6 +24,12 @@ export interface ServerContext {
   runStreamsPerKey: number;
   /** The process's wake-ups (`mt_wake`): what waits (streams, MCP approval waits, list changes) subscribes here. */
   wakeups: Wakeups;
+  /** The embedding model of knowledge bases (MT_EMBEDDING_MODEL); none: full-text search alone. */
+  embeddingModel?: EmbeddingModel;
+  /** This process's embedding worker, woken when a document is added (none without a worker or a model). */
+  embeddingWorker?: EmbeddingWorker;
+  /** The largest document a knowledge base takes, in bytes (MT_KB_DOCUMENT_LIMIT, default 20 MiB). */
+  knowledgeDocumentLimit: number;
   /** Ends what a key opened (streams, MCP sessions) when the key is deleted. */
   keys: KeyWatch;
   /** The largest file and the most one file system may hold, in bytes. */

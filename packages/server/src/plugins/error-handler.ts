@@ -23,7 +23,8 @@ export function registerErrorHandler(app: FastifyInstance, bodyLimit: number): v
     if (!mtError && error.validation) {
       mtError = serverErrors.create('api:request:invalid', { detail: error.message });
     } else if (!mtError && typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500) {
-      mtError = fastifyClientError(error, bodyLimit, request.headers['content-type']);
+      // A route may take larger bodies than the server's default (a knowledge base's documents).
+      mtError = fastifyClientError(error, request.routeOptions.bodyLimit ?? bodyLimit, request.headers['content-type']);
     }
     if (!mtError) {
       request.log.error({ err: error }, 'request failed');

@@ -1,6 +1,13 @@
 import swagger from '@fastify/swagger';
 import { type EgressPolicy, egressPolicyFromEnv, type Resolver } from '@maitento/egress';
-import { createEngine, type Engine, type EngineOptions } from '@maitento/engine';
+import {
+  createEngine,
+  type EmbeddingModel,
+  type Engine,
+  type EngineOptions,
+  embeddingModelFromEnv,
+  startEmbeddingWorker,
+} from '@maitento/engine';
 import { createGateway, type Gateway } from '@maitento/gateway';
 import {
   bootstrap,
@@ -27,6 +34,7 @@ import { watchKeys } from '../internal/key-watch.js';
 import { lazyEngine } from '../internal/lazy-engine.js';
 import { publishFileRoutes } from '../internal/openapi-files.js';
 import { markOptionalBodies, takesOptionalBody } from '../internal/optional-body.js';
+import { markRawBodies } from '../internal/raw-bodies.js';
 import { loggerOptions } from '../internal/logging.js';
 import { registerRequestLog } from '../internal/request-log.js';
 import { formatSchemaError, installValidators } from '../internal/validation.js';
@@ -44,13 +52,20 @@ import { extopRoutes } from '../routes/extops.js';
 import { healthRoutes } from '../routes/health.js';
 import { interactionRoutes } from '../routes/interactions.js';
 import { keyRoutes } from '../routes/keys.js';
+import { knowledgeBaseRoutes } from '../routes/knowledge-bases.js';
 import { namespaceRoutes } from '../routes/namespaces.js';
 import { runRoutes } from '../routes/runs.js';
 import { fileSystemRoutes } from '../routes/file-systems.js';
 import { secretRoutes } from '../routes/secrets.js';
 import { addSharedSchemas, MAX_NAME_LENGTH } from '../schemas/shared.js';
 import { platformCalls } from '../internal/platform-calls.js';
-import { fileLimitsFromEnv, mcpSettingsFromEnv, runStreamsPerKeyFromEnv, slowRequestMsFromEnv } from './settings.js';
+import {
+  fileLimitsFromEnv,
+  knowledgeDocumentLimitFromEnv,
+  mcpSettingsFromEnv,
+  runStreamsPerKeyFromEnv,
+  slowRequestMsFromEnv,
+} from './settings.js';
 
 /** Options of {@link createServer}. */
 export interface ServerOptions {
@@ -101,6 +116,13 @@ export interface ServerOptions {
   idempotencyLeaseSeconds?: number;
   /** The limits of files and file systems; default from `MT_FILE_MAX_BYTES` and `MT_FILE_SYSTEM_MAX_BYTES`. */
   fileLimits?: Partial<FileLimits>;
+  /** The largest document a knowledge base takes, in bytes (default `MT_KB_DOCUMENT_LIMIT` or 20 MiB). */
+  knowledgeDocumentLimit?: number;
+  /**
+   * The embedding model of knowledge bases: with one, documents' passages get vectors (in this process's worker,
+   * when it has one) and searches fuse full-text and vector rankings; `null` for none. Default `MT_EMBEDDING_MODEL`.
+   */
+  embeddingModel?: EmbeddingModel | null;
 }
 
 function printBootstrapKey(key: string): void {
@@ -191,7 +213,19 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
     egress,
     platformOrigin: options.platformOrigin,
     fileLimits: fileLimitsFromEnv(options.fileLimits),
+    knowledgeDocumentLimit: options.knowledgeDocumentLimit ?? knowledgeDocumentLimitFromEnv(),
   };
+  const embeddingModel = options.embeddingModel === undefined ? embeddingModelFromEnv() : options.embeddingModel;
+  if (embeddingModel) {
+    ctx.embeddingModel = embeddingModel;
+    if (options.worker) {
+      ctx.embeddingWorker = startEmbeddingWorker({
+        db: options.db,
+        model: embeddingModel,
+        logger: { warn: (obj, msg) => engineLog.target?.warn(obj, msg) },
+      });
+    }
+  }
   const bodyLimit = options.bodyLimit ?? 10 * 1024 * 1024;
   const app = Fastify({
     logger: loggerOptions(options.logger),
@@ -215,6 +249,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
   });
   // The engine's workers stop before the gateway they call through closes.
   app.addHook('onClose', async () => {
+    await ctx.embeddingWorker?.close();
     if (ownsEngine) await engine.close();
   });
   app.addHook('onClose', async () => {
@@ -263,6 +298,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
       const openapi = 'openapiObject' in document ? document.openapiObject : document.swaggerObject;
       markOptionalBodies(openapi, optionalBodies);
       publishFileRoutes(openapi);
+      markRawBodies(openapi);
       return openapi;
     },
   });
@@ -284,6 +320,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
         runRoutes,
         approvalRoutes,
         fileSystemRoutes,
+        knowledgeBaseRoutes,
       ]) {
         await routes(v1, ctx);
       }

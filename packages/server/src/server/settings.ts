@@ -94,3 +94,11 @@ export function mcpSettingsFromEnv(overrides: Partial<McpSettings> = {}): McpSet
     ...overrides,
   };
 }
+
+/** The default largest document a knowledge base takes: 20 MiB. */
+export const DEFAULT_KB_DOCUMENT_LIMIT = 20 * 1024 * 1024;
+
+/** `MT_KB_DOCUMENT_LIMIT`: the largest document a knowledge base takes, in bytes (default 20 MiB). */
+export function knowledgeDocumentLimitFromEnv(): number {
+  return envLimit('MT_KB_DOCUMENT_LIMIT', DEFAULT_KB_DOCUMENT_LIMIT);
+}

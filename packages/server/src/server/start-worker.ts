@@ -1,5 +1,11 @@
 import { egressPolicyFromEnv, type Resolver } from '@maitento/egress';
-import { type EngineLogger, type RunningEngine, runWorker } from '@maitento/engine';
+import {
+  type EngineLogger,
+  embeddingModelFromEnv,
+  type RunningEngine,
+  runWorker,
+  startEmbeddingWorker,
+} from '@maitento/engine';
 import { createGateway, type Gateway } from '@maitento/gateway';
 import {
   checkSecretKeys,
@@ -82,11 +88,15 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
         ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
         ...(options.logger ? { logger: options.logger } : {}),
       });
+      // Passages of knowledge bases get their vectors here too, when an embedding model is configured.
+      const model = embeddingModelFromEnv();
+      const embedding = model ? startEmbeddingWorker({ db, model, logger: options.logger }) : undefined;
       return {
         engine,
         gateway,
         db,
         async close() {
+          await embedding?.close();
           await engine.close();
           await wakeups?.close();
           await cache.close();

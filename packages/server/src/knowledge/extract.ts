@@ -1,0 +1,76 @@
+import { convert, type FormatCallback } from 'html-to-text';
+import { extractText, getDocumentProxy } from 'unpdf';
+import { serverErrors } from '../errors.js';
+import { type Chunk, chunkText } from './chunk.js';
+
+/** The content types a knowledge base takes, as sent in Content-Type (without parameters). */
+export const DOCUMENT_TYPES = ['text/plain', 'text/markdown', 'text/html', 'application/pdf'] as const;
+
+/** One of {@link DOCUMENT_TYPES}. */
+export type DocumentType = (typeof DOCUMENT_TYPES)[number];
+
+// An HTML heading becomes a Markdown one, so the chunker follows HTML's structure as it follows Markdown's.
+const heading: FormatCallback = (elem, walk, builder) => {
+  const level = Number(elem.name?.slice(1)) || 1;
+  builder.openBlock({ leadingLineBreaks: 2 });
+  builder.addLiteral(`${'#'.repeat(level)} `);
+  walk(elem.children, builder);
+  builder.closeBlock({ trailingLineBreaks: 2 });
+};
+
+const HTML_OPTIONS = {
+  wordwrap: false as const,
+  formatters: { heading },
+  selectors: [
+    ...['h1', 'h2', 'h3', 'h4', 'h5', 'h6'].map((selector) => ({ selector, format: 'heading' })),
+    { selector: 'a', options: { ignoreHref: true } },
+    { selector: 'img', format: 'skip' },
+  ],
+};
+
+function unreadable(name: string, type: string, error: unknown) {
+  const reason = error instanceof Error ? error.message : String(error);
+  return serverErrors.create('api:knowledge:unreadable', { name, type, reason });
+}
+
+// A PDF's text page by page: each page is a section titled with its number.
+async function pdfChunks(name: string, body: Buffer): Promise<Chunk[]> {
+  let pages: string[];
+  try {
+    const pdf = await getDocumentProxy(new Uint8Array(body));
+    pages = (await extractText(pdf, { mergePages: false })).text;
+  } catch (error) {
+    throw unreadable(name, 'application/pdf', error);
+  }
+  return pages.flatMap((page, i) => chunkText(page, { headings: false, title: `Page ${i + 1}` }));
+}
+
+/**
+ * The chunks of document `name`: its text taken from `body` by `type` (PDF through unpdf, HTML through
+ * html-to-text, Markdown and plain text as they are) and split by {@link chunkText}. A body that cannot be read
+ * is `api:knowledge:unreadable`, one with no text `api:knowledge:empty`.
+ */
+export async function documentChunks(name: string, type: DocumentType, body: Buffer): Promise<Chunk[]> {
+  let chunks: Chunk[];
+  if (type === 'application/pdf') {
+    chunks = await pdfChunks(name, body);
+  } else {
+    let text: string;
+    try {
+      text = new TextDecoder('utf-8', { fatal: true }).decode(body);
+    } catch (error) {
+      throw unreadable(name, type, error);
+    }
+    if (text.includes('\u0000')) throw unreadable(name, type, new Error('the text holds a NUL character'));
+    if (type === 'text/html') chunks = chunkText(convert(text, HTML_OPTIONS));
+    else chunks = chunkText(text, { headings: type === 'text/markdown' });
+  }
+  if (chunks.length === 0) throw serverErrors.create('api:knowledge:empty', { name });
+  return chunks;
+}
+
+/** The document type of a Content-Type header, or undefined when it is none of {@link DOCUMENT_TYPES}. */
+export function documentType(contentType: string | undefined): DocumentType | undefined {
+  const type = contentType?.split(';')[0].trim().toLowerCase();
+  return DOCUMENT_TYPES.find((known) => known === type);
+}

@@ -1,0 +1,161 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  createKnowledgeBase,
+  createNamespace,
+  createPgDb,
+  createPgliteDb,
+  type Db,
+  deleteDocument,
+  deleteKnowledgeBase,
+  getKnowledgeBase,
+  listDocuments,
+  listKnowledgeBases,
+  migrate,
+  putDocument,
+  searchKnowledgeBase,
+} from '@maitento/store';
+import { copyPgliteTemplate, createTestDatabase, type TestDatabase } from '@maitento/testkit';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const handbook = [
+  { title: 'Leave', text: 'Every employee has 25 days of annual leave a year. Ask your manager before booking it.' },
+  {
+    title: 'Leave > Sick leave',
+    text: 'Tell your manager on the first morning you are ill. A doctor’s note is needed after three days.',
+  },
+  { title: 'Expenses', text: 'Train tickets are refunded in second class. Keep every receipt for the expense report.' },
+  { title: 'Equipment', text: 'A laptop is issued on the first day; a second screen on request.' },
+];
+
+// The same store functions on PostgreSQL (a database of its own) and on PGlite (a copy of the empty template).
+const drivers: [string, () => Promise<{ db: Db; done: () => Promise<void> }>][] = [
+  [
+    'PostgreSQL',
+    async () => {
+      const database: TestDatabase = await createTestDatabase('mt_store_knowledge');
+      const db = createPgDb(database.url);
+      return {
+        db,
+        done: async () => {
+          await db.close();
+          await database.drop();
+        },
+      };
+    },
+  ],
+  [
+    'PGlite',
+    async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'mt-kb-pglite-'));
+      await copyPgliteTemplate(join(dir, 'db'));
+      const db = await createPgliteDb(join(dir, 'db'));
+      return {
+        db,
+        done: async () => {
+          await db.close();
+          rmSync(dir, { recursive: true, force: true });
+        },
+      };
+    },
+  ],
+];
+
+describe.each(drivers)('knowledge bases on %s', (_driver, open) => {
+  let db: Db;
+  let done: () => Promise<void>;
+  let kb: string;
+
+  beforeAll(async () => {
+    ({ db, done } = await open());
+    await migrate(db);
+    await createNamespace(db, 'default');
+    await createNamespace(db, 'other');
+    kb = (await createKnowledgeBase(db, 'default', { name: 'handbook', description: 'Staff handbook' })).id;
+    await putDocument(db, 'default', kb, {
+      name: 'handbook.md',
+      contentType: 'text/markdown',
+      bytes: 400,
+      chunks: handbook,
+    });
+  }, 120_000);
+
+  afterAll(async () => done?.());
+
+  it('finds the passage that shares only some words of a question, with its document, title and position', async () => {
+    const results = await searchKnowledgeBase(db, 'default', kb, {
+      query: 'How many days of holiday leave do I get each year?',
+      limit: 5,
+    });
+    expect(results[0]).toMatchObject({
+      title: 'Leave',
+      position: 0,
+      document: { name: 'handbook.md' },
+      text: expect.stringContaining('25 days'),
+    });
+    expect(results[0].score).toBeGreaterThan(0);
+    expect(results.map((r) => r.title)).toEqual(['Leave', 'Leave > Sick leave', 'Equipment']);
+  });
+
+  it('ranks a quoted phrase above passages that have its words apart', async () => {
+    const results = await searchKnowledgeBase(db, 'default', kb, { query: '"sick leave" manager', limit: 5 });
+    expect(results[0].title).toBe('Leave > Sick leave');
+    const plain = await searchKnowledgeBase(db, 'default', kb, { query: 'manager', limit: 5 });
+    expect(plain.map((r) => r.title).sort()).toEqual(['Leave', 'Leave > Sick leave']);
+  });
+
+  it('finds nothing for a question of stop words only, and limits the results', async () => {
+    expect(await searchKnowledgeBase(db, 'default', kb, { query: 'what is the', limit: 5 })).toEqual([]);
+    expect(await searchKnowledgeBase(db, 'default', kb, { query: 'leave receipt laptop', limit: 2 })).toHaveLength(2);
+  });
+
+  it('replaces a document of the same name whole', async () => {
+    const replaced = await putDocument(db, 'default', kb, {
+      name: 'handbook.md',
+      contentType: 'text/markdown',
+      bytes: 50,
+      chunks: [{ title: 'Leave', text: 'Every employee has 30 days of annual leave.' }],
+    });
+    expect(replaced.chunkCount).toBe(1);
+    const docs = await listDocuments(db, 'default', kb);
+    expect(docs.map((d) => [d.name, d.chunkCount])).toEqual([['handbook.md', 1]]);
+    const results = await searchKnowledgeBase(db, 'default', kb, { query: 'annual leave receipt', limit: 5 });
+    expect(results.map((r) => r.text)).toEqual(['Every employee has 30 days of annual leave.']);
+    expect((await getKnowledgeBase(db, 'default', kb)).chunkCount).toBe(1);
+    await deleteDocument(db, 'default', kb, replaced.id);
+    expect(await searchKnowledgeBase(db, 'default', kb, { query: 'annual leave', limit: 5 })).toEqual([]);
+    await expect(deleteDocument(db, 'default', kb, replaced.id)).rejects.toMatchObject({
+      code: 'api:knowledge:document-not-found',
+    });
+  });
+
+  it('keeps a knowledge base to its namespace, refuses a taken name and an unknown language', async () => {
+    await expect(searchKnowledgeBase(db, 'other', kb, { query: 'leave', limit: 5 })).rejects.toMatchObject({
+      code: 'api:knowledge:not-found',
+    });
+    await expect(
+      putDocument(db, 'other', kb, { name: 'x.md', contentType: 'text/markdown', bytes: 1, chunks: handbook }),
+    ).rejects.toMatchObject({ code: 'api:knowledge:not-found' });
+    expect(await listKnowledgeBases(db, 'other')).toEqual([]);
+    await expect(createKnowledgeBase(db, 'default', { name: 'handbook' })).rejects.toMatchObject({
+      code: 'api:knowledge:exists',
+    });
+    await expect(createKnowledgeBase(db, 'default', { name: 'x', language: 'klingon' })).rejects.toMatchObject({
+      code: 'api:knowledge:language-unknown',
+    });
+    const french = await createKnowledgeBase(db, 'default', { name: 'manuel', language: 'french' });
+    await putDocument(db, 'default', french.id, {
+      name: 'conges.md',
+      contentType: 'text/markdown',
+      bytes: 10,
+      chunks: [{ title: 'Congés', text: 'Les salariés ont droit à vingt-cinq jours de congés payés.' }],
+    });
+    const found = await searchKnowledgeBase(db, 'default', french.id, { query: 'combien de congé payé ?', limit: 5 });
+    expect(found.map((r) => r.document.name)).toEqual(['conges.md']);
+    await deleteKnowledgeBase(db, 'default', french.id);
+    await expect(searchKnowledgeBase(db, 'default', french.id, { query: 'congé', limit: 5 })).rejects.toMatchObject({
+      code: 'api:knowledge:not-found',
+    });
+  });
+});
