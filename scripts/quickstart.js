@@ -3,7 +3,6 @@
 // example config, and runs the support desk on an example orders API, stopping to ask a person before the
 // refund is made. `npm start -- --yes` approves without asking (CI); `--help` lists the options.
 import { randomBytes } from 'node:crypto';
-import { createServer as createNetServer } from 'node:net';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -282,12 +281,3 @@ main().catch((error) => {
   if (error.hint) say(`Hint: ${error.hint}`);
   process.exit(1);
 });
-
-/** A port free on 127.0.0.1 right now. */
-async function freePort() {
-  const probe = createNetServer();
-  await new Promise((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address();
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}

@@ -26,12 +26,10 @@ beforeAll(async () => {
   db = await createTestDatabase('mt_sdk');
   server = await startServer({
     port: 0,
-    // The example repo's file tools (auth = \"Maitento\") call the platform at mt serve's default address.
-    platformOrigin: 'http://127.0.0.1:8080',
     databaseUrl: db.url,
     secretKey: randomBytes(32).toString('hex'),
     bootstrapKey: ADMIN_KEY,
-    // The example repo's handbook search calls Maitento's own API at mt serve's default address.
+    // The example repo's handbook search and file tools call Maitento's own API at mt serve's default address.
     platformOrigin: 'http://127.0.0.1:8080',
     logger: false,
     message: () => {},
