@@ -36,8 +36,12 @@ function Document(props: { title: string; children: ComponentChildren; live?: 'p
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <title>{`${props.title} · Maitento console`}</title>
         <link rel="stylesheet" href="/console/assets/console.css" />
-        {props.live ? <script src="/console/assets/htmx.min.js" defer /> : null}
-        {props.live === 'sse' ? <script src="/console/assets/hx-sse.min.js" defer /> : null}
+        {/* Not `defer`: htmx starts on DOMContentLoaded only if the document is still loading when it runs; a
+            deferred htmx (from the cache) starts on a timer that can fire before a deferred hx-sse.min.js has
+            arrived, and the page then never connects its live stream. Classic scripts in <head> run in order
+            before DOMContentLoaded. */}
+        {props.live ? <script src="/console/assets/htmx.min.js" /> : null}
+        {props.live === 'sse' ? <script src="/console/assets/hx-sse.min.js" /> : null}
       </head>
       <body>{props.children}</body>
     </html>
