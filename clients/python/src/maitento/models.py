@@ -553,6 +553,82 @@ class SecretKeyRotation(MaitentoModel):
     status: SecretKeyStatus
 
 
+class FileSystem(MaitentoModel):
+    """A file system of the namespace: files by path"""
+
+    id: str = Field(description="What a run binds (fileSystemId) and every file path is under")
+    name: str
+    description: str
+    files: int = Field(description="How many files it holds")
+    bytes: int = Field(description="The sum of its files' sizes")
+    created_at: str = Field(alias="createdAt")
+
+
+class FileInfo(MaitentoModel):
+    """A file, without its content"""
+
+    path: str = Field(description="Normalised, relative to the file system (notes/today.md)")
+    size: int = Field(description="In bytes")
+    content_type: str = Field(alias="contentType", description="The Content-Type it was written with")
+    etag: str = Field(description="A strong ETag (quoted), for If-Match")
+    created_at: str = Field(alias="createdAt")
+    updated_at: str = Field(alias="updatedAt")
+
+
+class FilePage(MaitentoModel):
+    """One page of files in byte order of their paths"""
+
+    files: list[FileInfo]
+    next_cursor: str | None = Field(alias="nextCursor")
+
+
+class KnowledgeBase(MaitentoModel):
+    """KnowledgeBase."""
+
+    id: str
+    name: str
+    description: str
+    language: str = Field(description="The PostgreSQL text search configuration (english by default)")
+    document_count: int = Field(alias="documentCount")
+    chunk_count: int = Field(alias="chunkCount")
+    created_at: str = Field(alias="createdAt")
+
+
+class KnowledgeDocument(MaitentoModel):
+    """KnowledgeDocument."""
+
+    id: str
+    name: str
+    content_type: str = Field(alias="contentType")
+    bytes: int
+    chunk_count: int = Field(alias="chunkCount")
+    status: Literal["embedding", "ready"]
+    created_at: str = Field(alias="createdAt")
+
+
+class KnowledgeSearchResultDocument(MaitentoModel):
+    """KnowledgeSearchResultDocument."""
+
+    id: str
+    name: str
+
+
+class KnowledgeSearchResult(MaitentoModel):
+    """KnowledgeSearchResult."""
+
+    text: str
+    score: float = Field(description="Higher is better; comparable only within one search")
+    title: str = Field(description="The headings the passage is under (for a PDF, its page)")
+    position: int = Field(description="The passage's place in its document, from 0")
+    document: KnowledgeSearchResultDocument
+
+
+class KnowledgeSearch(MaitentoModel):
+    """KnowledgeSearch."""
+
+    results: list[KnowledgeSearchResult]
+
+
 class RotateSecretKeyBody(MaitentoModel):
     """RotateSecretKeyBody."""
 
@@ -592,6 +668,30 @@ class CallExtopBody(MaitentoModel):
     version: int | None = Field(None)
 
 
+class CreateFileSystemBody(MaitentoModel):
+    """CreateFileSystemBody."""
+
+    name: str
+    description: str | None = Field(None)
+
+
+class WriteFileBody(MaitentoModel):
+    """WriteFileBody."""
+
+    path: str = Field(description="The file's path, relative to the file system")
+    content: str = Field(description="The text of the file (stored as UTF-8)")
+    content_type: str | None = Field(None, alias="contentType", description="Default text/plain; charset=utf-8")
+    if_match: str | None = Field(None, alias="ifMatch", description="Write only over the file at this ETag (* : any)")
+
+
+class MoveFileBody(MaitentoModel):
+    """MoveFileBody."""
+
+    from_: str = Field(alias="from")
+    to: str
+    overwrite: bool | None = Field(None, description="Replace a file already at `to` (default false: 409)")
+
+
 class StartRunBody(MaitentoModel):
     """StartRunBody."""
 
@@ -605,6 +705,29 @@ class CreateKeyBody(MaitentoModel):
 
     name: str | None = Field(None)
     role: Literal["admin", "user"]
+
+
+class CreateKnowledgeBaseBody(MaitentoModel):
+    """CreateKnowledgeBaseBody."""
+
+    name: str
+    description: str | None = Field(None)
+    language: str | None = Field(None, description="A PostgreSQL text search configuration: english (the default), french, german, simple, ...")
+
+
+class SearchKnowledgeBody(MaitentoModel):
+    """SearchKnowledgeBody."""
+
+    partition_id: str = Field(alias="partitionId", description="The id of the knowledge base")
+    query: str = Field(description="A question or a few words; \"quoted\" phrases rank higher")
+    limit: int | None = Field(None, description="At most this many passages (default 5)")
+
+
+class SearchKnowledgeBaseBody(MaitentoModel):
+    """SearchKnowledgeBaseBody."""
+
+    query: str = Field(description="A question or a few words; \"quoted\" phrases rank higher")
+    limit: int | None = Field(None, description="At most this many passages (default 5)")
 
 
 class CreateNamespaceBody(MaitentoModel):
@@ -664,7 +787,9 @@ __all__ = [
     "ConnectorParametersQueryItem",
     "ConnectorRecord",
     "ConnectorSchema",
+    "CreateFileSystemBody",
     "CreateKeyBody",
+    "CreateKnowledgeBaseBody",
     "CreateNamespaceBody",
     "CreateSecretBody",
     "CreatedKey",
@@ -681,6 +806,9 @@ __all__ = [
     "ExtopRecord",
     "ExtopRecordConnector",
     "ExtopSummary",
+    "FileInfo",
+    "FilePage",
+    "FileSystem",
     "Interaction",
     "InteractionAgent",
     "InteractionFunctions",
@@ -694,6 +822,12 @@ __all__ = [
     "InteractionRecord",
     "InteractionRecordAgent",
     "KeyInfo",
+    "KnowledgeBase",
+    "KnowledgeDocument",
+    "KnowledgeSearch",
+    "KnowledgeSearchResult",
+    "KnowledgeSearchResultDocument",
+    "MoveFileBody",
     "RejectApprovalBody",
     "RejectRunBody",
     "ResourceSummary",
@@ -708,6 +842,8 @@ __all__ = [
     "RunSummaryError",
     "RunSummaryInteraction",
     "RunVersionsItem",
+    "SearchKnowledgeBaseBody",
+    "SearchKnowledgeBody",
     "Secret",
     "SecretKeyRotation",
     "SecretKeyStatus",
@@ -719,4 +855,5 @@ __all__ = [
     "ToolPin",
     "VersionState",
     "VersionSummary",
+    "WriteFileBody",
 ]
