@@ -64,7 +64,10 @@ beforeAll(async () => {
   });
   const local = `http://127.0.0.1:${upstream.port}`;
   localRepo = copyExampleRepo((text) =>
-    text.replace(/https:\/\/(api\.open-meteo\.com|orders\.example\.com|handbook\.example\.com)/g, local),
+    text
+      .replace(/https:\/\/(api\.open-meteo\.com|orders\.example\.com|handbook\.example\.com)/g, local)
+      // The handbook search calls Maitento's own API (auth = "Maitento"): here the upstream plays the platform.
+      .replace('http://127.0.0.1:8080', local),
   );
   exampleRepo = copyExampleRepo();
 });
@@ -150,10 +153,21 @@ describe('mt extop-call', () => {
         '--repo',
         localRepo,
       ],
-      allow,
+      // By hand, an auth = "Maitento" tool sends the caller's own key to the platform's URL.
+      { ...allow, MT_PUBLIC_URL: `http://127.0.0.1:${upstream.port}`, MT_API_KEY: 'mt_own_key' },
     );
     expect(search.code, search.stderr).toBe(0);
     expect(JSON.parse(upstream.requests.at(-1)?.body ?? '')).toEqual({ query: 'holidays', partitionId: 'kb-7' });
+    expect(upstream.requests.at(-1)?.headers.authorization).toBe('Bearer mt_own_key');
+    // Without a key to send, it says what to set, and nothing is sent.
+    const before = upstream.requests.length;
+    const keyless = await run(
+      ['extop-call', 'search-handbook', '--args', '{"request":{"query":"x"}}', '--input', 'partitionId=kb-7', '--repo', localRepo],
+      { ...allow, MT_PUBLIC_URL: `http://127.0.0.1:${upstream.port}` },
+    );
+    expect(keyless.code).toBe(2);
+    expect(keyless.stderr).toContain('MT_API_KEY');
+    expect(upstream.requests.length).toBe(before);
     const shop = await run(
       [
         'extop-call',

@@ -211,7 +211,21 @@ async function extopCall(io: Io, toolName: string, flags: Flags): Promise<void> 
   const readSecret = async (ref: { id: string } | { name: string }) => secrets.get('id' in ref ? ref.id : ref.name);
   const credential = await credentialOf({ tool, run, readSecret });
 
-  const gateway = createGateway({ policy: egressPolicyFromEnv(), resolver: resolverFromEnv(process.env.MT_RESOLVE) });
+  // A tool with `auth = "Maitento"` calls the server's own API (MT_PUBLIC_URL); called by hand, it sends the
+  // caller's own key (MT_API_KEY) where a run would send a platform token of its namespace.
+  const publicUrl = process.env.MT_PUBLIC_URL?.trim() || undefined;
+  const ownKey = process.env.MT_API_KEY?.trim() || undefined;
+  if (connector.auth === 'Maitento' && (publicUrl === undefined || ownKey === undefined)) {
+    throw invalid(
+      `${tool.name} calls Maitento's own API (auth = "Maitento"): set MT_PUBLIC_URL to the server's URL and MT_API_KEY to the key the call is made with`,
+    );
+  }
+  const gateway = createGateway({
+    policy: egressPolicyFromEnv(),
+    resolver: resolverFromEnv(process.env.MT_RESOLVE),
+    platform:
+      publicUrl === undefined || ownKey === undefined ? undefined : { origin: publicUrl, token: async () => ownKey },
+  });
   try {
     // As a deploy does: an MCP connector's arguments are the remote tool's, listed from its server first.
     if (connector.mcp !== undefined) {

@@ -42,7 +42,8 @@ const broken = {
 
 describe('mt check', () => {
   it('passes the example repo at the top level with exit code 0 and a summary line', async () => {
-    const result = await run(['check', root]);
+    // Its handbook search and file tools (auth = "Maitento") call the server's own URL, mt serve's default address.
+    const result = await run(['check', root], { MT_PUBLIC_URL: 'http://127.0.0.1:8080' });
     expect(result.stderr).toMatch(/^ok: \d+ resources checked, 0 errors, 0 warnings\n$/);
     expect(result.code).toBe(0);
   });
