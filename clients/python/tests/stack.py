@@ -201,9 +201,18 @@ class Serve:
             psql(f'DROP DATABASE IF EXISTS "{self.database}" WITH (FORCE)')
 
 
+def free_port() -> int:
+    """A port no one listens on now (the server binds it a moment later)."""
+    with socket.create_server(("127.0.0.1", 0)) as probe:
+        port: int = probe.getsockname()[1]
+        return port
+
+
 def start_serve(home: Path, backend: str, scripts: Path, extra_env: dict[str, str] | None = None) -> Serve:
-    """Starts `mt serve --port 0` on a fresh PostgreSQL database (`postgres`) or PGlite in `home` (`pglite`)."""
+    """Starts `mt serve` on a free port on a fresh PostgreSQL database (`postgres`) or PGlite in `home`
+    (`pglite`), with that address as `MT_PUBLIC_URL`, so `auth = "Maitento"` connectors may call it."""
     admin_key = "mt_pytest_" + secrets.token_hex(18)
+    port = free_port()
     env = {
         "PATH": os.environ.get("PATH", ""),
         "HOME": str(home),
@@ -212,6 +221,7 @@ def start_serve(home: Path, backend: str, scripts: Path, extra_env: dict[str, st
         "MT_BOOTSTRAP_KEY": admin_key,
         "MT_EGRESS_ALLOW": "127.0.0.1",
         "MT_SCRIPTED_MODELS": str(scripts),
+        "MT_PUBLIC_URL": f"http://127.0.0.1:{port}",
         **(extra_env or {}),
     }
     database = None
@@ -220,7 +230,7 @@ def start_serve(home: Path, backend: str, scripts: Path, extra_env: dict[str, st
         psql(f'CREATE DATABASE "{database}"')
         env["DATABASE_URL"] = re.sub(r"/[^/]*$", f"/{database}", PG_URL)
     process = subprocess.Popen(
-        [node(), str(MT), "serve", "--port", "0", "--host", "127.0.0.1"],
+        [node(), str(MT), "serve", "--port", str(port), "--host", "127.0.0.1"],
         cwd=home, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
     )
     log: list[str] = []

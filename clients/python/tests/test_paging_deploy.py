@@ -15,6 +15,8 @@ from .conftest import Stack
 from .stack import write_repo
 
 RUNS = 250
+# The example repo's `auth = "Maitento"` connectors call `mt serve`'s default address; the test's server is elsewhere.
+EXAMPLE_PLATFORM = "http://127.0.0.1:8080"
 
 
 def test_paging_over_250_runs(stack: Stack, mt: Maitento, tmp_path: Path) -> None:
@@ -43,10 +45,12 @@ def test_paging_over_250_runs(stack: Stack, mt: Maitento, tmp_path: Path) -> Non
 def test_deploy_the_example_repo_dry_run_first(stack: Stack, repo_root: Path) -> None:
     with Maitento(stack.url, stack.key) as admin:
         created = admin.namespaces.create(name="example-" + secrets.token_hex(4))
+    files = [{**f, "content": f["content"].replace(EXAMPLE_PLATFORM, stack.url)} for f in read_config_repo(repo_root)]
+    assert "interactions/one-shot/support-any-shop.mtr" in [f["path"] for f in files]
     with Maitento(stack.url, created.key.key) as mt:
         # The example repo's tools name secrets that must exist first; without them the deploy is refused.
         with pytest.raises(UnprocessableEntityError) as refused:
-            mt.deploy.folder(repo_root, dry_run=True)
+            mt.deploy.create(files=files, dry_run=True)
         assert refused.value.diagnostics
         diagnostics = refused.value.diagnostics
         assert diagnostics and {d["code"] for d in diagnostics} == {"api:secrets:not-found"}
@@ -55,15 +59,13 @@ def test_deploy_the_example_repo_dry_run_first(stack: Stack, repo_root: Path) ->
             "external-operations/open-api/refund-order.mtr",
         }
         mt.secrets.create(name="orders-api-key", value="example-" + secrets.token_hex(8))
-        files = read_config_repo(repo_root)
-        assert "interactions/one-shot/support-any-shop.mtr" in [f["path"] for f in files]
-        plan = mt.deploy.folder(repo_root, dry_run=True)
+        plan = mt.deploy.create(files=files, dry_run=True)
         assert plan.applied is False
         assert plan.changes and all(c.action == "create" for c in plan.changes)
         assert mt.interactions.list() == []
-        applied = mt.deploy.folder(repo_root)
+        applied = mt.deploy.create(files=files)
         assert applied.applied is True
         assert [(c.kind, c.name) for c in applied.changes] == [(c.kind, c.name) for c in plan.changes]
         assert {i.name for i in mt.interactions.list()} >= {"support-any-shop", "weather", "ask-handbook"}
-        again = mt.deploy.folder(repo_root, dry_run=True)
+        again = mt.deploy.create(files=files, dry_run=True)
         assert all(c.action == "unchanged" for c in again.changes)

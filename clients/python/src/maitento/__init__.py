@@ -14,6 +14,7 @@ from ._errors import (
     MaitentoError,
     NotFoundError,
     PermissionDeniedError,
+    PreconditionFailedError,
     RateLimitError,
     UnprocessableEntityError,
 )
@@ -51,6 +52,7 @@ __all__ = [
     "MaitentoError",
     "NotFoundError",
     "PermissionDeniedError",
+    "PreconditionFailedError",
     "RateLimitError",
     "Run",
     "RunEvent",

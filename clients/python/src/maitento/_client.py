@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any
 
@@ -92,15 +92,36 @@ class SyncAPIClient:
         max_retries: int | None = None,
     ) -> Any:
         """Sends one request and returns its parsed JSON (None for an empty answer)."""
+        response = self.send(
+            method, route, body, idempotency_key=idempotency_key, timeout=timeout, max_retries=max_retries
+        )
+        return _body_of(response)
+
+    def send(
+        self,
+        method: str,
+        route: str,
+        body: Any = None,
+        *,
+        content: bytes | None = None,
+        headers: Mapping[str, str] | None = None,
+        idempotency_key: str | None = None,
+        timeout: float | None = None,
+        max_retries: int | None = None,
+    ) -> httpx.Response:
+        """Sends one request (a JSON `body`, or raw `content` with its `headers`) and returns the successful
+        answer, read; retries as `request` does and raises the `MaitentoError` of an error answer."""
         s = self._settings
         url = s.api_url + route
-        headers = {**self._headers, **s.prepare(method, idempotency_key, body)}
+        sent = {**self._headers, **s.prepare(method, idempotency_key, body), **(headers or {})}
         limit = s.timeout if timeout is None else timeout
         retries = s.max_retries if max_retries is None else max_retries
         attempt = 0
         while True:
             try:
-                response = self._http.request(method, url, json=body, headers=headers, timeout=limit)
+                response = self._http.request(
+                    method, url, json=body, content=content, headers=sent, timeout=limit
+                )
             except httpx.TransportError as error:
                 if attempt < retries:
                     attempt += 1
@@ -108,7 +129,7 @@ class SyncAPIClient:
                     continue
                 raise _connection_error(url, error, limit) from error
             if response.is_success:
-                return _body_of(response)
+                return response
             if is_retryable_status(response.status_code) and attempt < retries:
                 attempt += 1
                 time.sleep(retry_delay(attempt, response.headers))
@@ -170,15 +191,36 @@ class AsyncAPIClient:
         max_retries: int | None = None,
     ) -> Any:
         """Sends one request and returns its parsed JSON (None for an empty answer)."""
+        response = await self.send(
+            method, route, body, idempotency_key=idempotency_key, timeout=timeout, max_retries=max_retries
+        )
+        return _body_of(response)
+
+    async def send(
+        self,
+        method: str,
+        route: str,
+        body: Any = None,
+        *,
+        content: bytes | None = None,
+        headers: Mapping[str, str] | None = None,
+        idempotency_key: str | None = None,
+        timeout: float | None = None,
+        max_retries: int | None = None,
+    ) -> httpx.Response:
+        """Sends one request (a JSON `body`, or raw `content` with its `headers`) and returns the successful
+        answer, read; retries as `request` does and raises the `MaitentoError` of an error answer."""
         s = self._settings
         url = s.api_url + route
-        headers = {**self._headers, **s.prepare(method, idempotency_key, body)}
+        sent = {**self._headers, **s.prepare(method, idempotency_key, body), **(headers or {})}
         limit = s.timeout if timeout is None else timeout
         retries = s.max_retries if max_retries is None else max_retries
         attempt = 0
         while True:
             try:
-                response = await self._http.request(method, url, json=body, headers=headers, timeout=limit)
+                response = await self._http.request(
+                    method, url, json=body, content=content, headers=sent, timeout=limit
+                )
             except httpx.TransportError as error:
                 if attempt < retries:
                     attempt += 1
@@ -186,7 +228,7 @@ class AsyncAPIClient:
                     continue
                 raise _connection_error(url, error, limit) from error
             if response.is_success:
-                return _body_of(response)
+                return response
             if is_retryable_status(response.status_code) and attempt < retries:
                 attempt += 1
                 await asyncio.sleep(retry_delay(attempt, response.headers))

@@ -14,6 +14,7 @@ __all__ = [
     "PermissionDeniedError",
     "NotFoundError",
     "ConflictError",
+    "PreconditionFailedError",
     "UnprocessableEntityError",
     "RateLimitError",
     "InternalServerError",
@@ -75,6 +76,11 @@ class ConflictError(APIStatusError):
     """409: the request conflicts with the current state (an approval answered already, a run that ended)."""
 
 
+class PreconditionFailedError(APIStatusError):
+    """412: a condition of the request does not hold: a file write's `If-Match` / `If-None-Match`
+    (`api:files:precondition-failed`); read the file again for its current ETag."""
+
+
 class UnprocessableEntityError(APIStatusError):
     """422: the config or the input is invalid; `diagnostics` lists a refused deploy's findings."""
 
@@ -125,6 +131,7 @@ _BY_STATUS: dict[int, type[APIStatusError]] = {
     403: PermissionDeniedError,
     404: NotFoundError,
     409: ConflictError,
+    412: PreconditionFailedError,
     422: UnprocessableEntityError,
     429: RateLimitError,
 }

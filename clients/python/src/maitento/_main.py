@@ -19,17 +19,21 @@ if TYPE_CHECKING:
         AsyncConnectors,
         AsyncDeploys,
         AsyncExtops,
+        AsyncFileSystems,
         AsyncInteractionRuns,
         AsyncInteractions,
         AsyncKeys,
+        AsyncKnowledgeBases,
         AsyncNamespaces,
         AsyncSecrets,
         Connectors,
         Deploys,
         Extops,
+        FileSystems,
         InteractionRuns,
         Interactions,
         Keys,
+        KnowledgeBases,
         Namespaces,
         Secrets,
     )
@@ -57,9 +61,11 @@ class Maitento(SyncAPIClient):
             Connectors,
             Deploys,
             Extops,
+            FileSystems,
             InteractionRuns,
             Interactions,
             Keys,
+            KnowledgeBases,
             Namespaces,
             Secrets,
         )
@@ -74,6 +80,8 @@ class Maitento(SyncAPIClient):
         self.keys = Keys(self)
         self.namespaces = Namespaces(self)
         self.deploy = Deploys(self)
+        self.knowledge_bases = KnowledgeBases(self)
+        self.file_systems = FileSystems(self)
 
     def __enter__(self) -> Maitento:
         return self
@@ -104,9 +112,11 @@ class AsyncMaitento(AsyncAPIClient):
             AsyncConnectors,
             AsyncDeploys,
             AsyncExtops,
+            AsyncFileSystems,
             AsyncInteractionRuns,
             AsyncInteractions,
             AsyncKeys,
+            AsyncKnowledgeBases,
             AsyncNamespaces,
             AsyncSecrets,
         )
@@ -121,6 +131,8 @@ class AsyncMaitento(AsyncAPIClient):
         self.keys = AsyncKeys(self)
         self.namespaces = AsyncNamespaces(self)
         self.deploy = AsyncDeploys(self)
+        self.knowledge_bases = AsyncKnowledgeBases(self)
+        self.file_systems = AsyncFileSystems(self)
 
     async def __aenter__(self) -> AsyncMaitento:
         return self

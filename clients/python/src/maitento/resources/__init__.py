@@ -12,6 +12,8 @@ from ._async import (
     Secrets as AsyncSecrets,
 )
 from ._sync import Agents, Approvals, Connectors, Deploys, Extops, Interactions, Keys, Namespaces, Secrets
+from .file_systems import AsyncFileSystems, FileContent, FileSystems
+from .knowledge_bases import AsyncKnowledgeBases, KnowledgeBases
 from .runs import AsyncInteractionRuns, AsyncRunsPage, InteractionRuns, RunsPage
 
 __all__ = [
@@ -22,18 +24,23 @@ __all__ = [
     "AsyncConnectors",
     "AsyncDeploys",
     "AsyncExtops",
+    "AsyncFileSystems",
     "AsyncInteractionRuns",
     "AsyncInteractions",
     "AsyncKeys",
+    "AsyncKnowledgeBases",
     "AsyncNamespaces",
     "AsyncRunsPage",
     "AsyncSecrets",
     "Connectors",
     "Deploys",
     "Extops",
+    "FileContent",
+    "FileSystems",
     "InteractionRuns",
     "Interactions",
     "Keys",
+    "KnowledgeBases",
     "Namespaces",
     "RunsPage",
     "Secrets",
