@@ -270,9 +270,9 @@ statement wait (\`MT_DB_TIMEOUT_MS\`, 1.5 s).
 
 Hybrid adds the exact vector ranking: a dot product with every vector of the knowledge base, written as one
 arithmetic expression over the array's elements (two to three times faster than \`sum(a * b)\` over the two arrays
-unnested per row, the form before), top 50 taken on the passages alone. Its cost still grows with the passages:
-at 100,000 passages on a loaded machine it may pass the default statement wait, which the bench raises to
-measure it. A deployment with knowledge bases that large and an embedding model uses pgvector's index where the
+unnested per row, the form before, and in real arithmetic as the column), top 50 taken on the passages alone.
+Its cost still grows with the passages (every vector is read): at 100,000 passages on a more loaded machine it
+can pass the default statement wait, which the bench raises so as to measure it rather than fail. A deployment with knowledge bases that large and an embedding model uses pgvector's index where the
 server has the extension ([knowledge-bases.md](knowledge-bases.md#embeddings)), or raises \`MT_DB_TIMEOUT_MS\`.
 <!-- /bench:knowledge -->`;
 const docPath = join(root, 'docs/performance.md');
