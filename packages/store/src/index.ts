@@ -154,3 +154,11 @@ export { searchKnowledgeBase } from './knowledge/search.js';
 export type { KnowledgeSearchResult } from './knowledge/search.js';
 export { chunksToEmbed, hasEmbeddings, hybridSearchKnowledgeBase, storeEmbeddings } from './knowledge/embeddings.js';
 export type { ChunkToEmbed } from './knowledge/embeddings.js';
+export {
+  chooseVectorSearch,
+  detectVectorSupport,
+  exactVectorSearch,
+  pgvectorSearch,
+  pgvectorSql,
+} from './knowledge/vector-search.js';
+export type { VectorHit, VectorSearch, VectorSearchKind, VectorSupport } from './knowledge/vector-search.js';

@@ -14,7 +14,12 @@ import {
   listKnowledgeBases,
   migrate,
   putDocument,
+  chooseVectorSearch,
+  detectVectorSupport,
+  exactVectorSearch,
+  pgvectorSql,
   searchKnowledgeBase,
+  storeEmbeddings,
 } from '@maitento/store';
 import { copyPgliteTemplate, createTestDatabase, type TestDatabase } from '@maitento/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -157,5 +162,84 @@ describe.each(drivers)('knowledge bases on %s', (_driver, open) => {
     await expect(searchKnowledgeBase(db, 'default', french.id, { query: 'congé', limit: 5 })).rejects.toMatchObject({
       code: 'api:knowledge:not-found',
     });
+  });
+  it('ranks within the chunks that hold the most words of the query, and still finds a quoted phrase', async () => {
+    const many = (await createKnowledgeBase(db, 'default', { name: 'many' })).id;
+    // 40 chunks hold one word of the query, 10 hold three ("annual", "carry", "leave"), one holds the phrase.
+    const chunks = [
+      ...Array.from({ length: 40 }, (_, i) => ({ title: '', text: `Leave rule number ${i}.` })),
+      ...Array.from({ length: 10 }, (_, i) => ({ title: '', text: `Annual leave: carry ${i} days at most.` })),
+      { title: 'Best', text: 'Annual leave you carry over is the leave you carry: annual, annual, carry.' },
+      { title: '', text: 'Sick leave needs a note.' },
+    ];
+    await putDocument(db, 'default', many, { name: 'rules.md', contentType: 'text/markdown', bytes: 1, chunks });
+    const top = await searchKnowledgeBase(db, 'default', many, { query: 'Can I carry annual leave?', limit: 3 });
+    expect(top.map((r) => r.position)).toHaveLength(3);
+    expect(top[0].title).toBe('Best');
+    expect(top.slice(1).every((r) => r.text.startsWith('Annual leave: carry'))).toBe(true);
+    // "sick leave" as a phrase scores 2 more than its words: found though it holds fewer words than ten others.
+    const phrase = await searchKnowledgeBase(db, 'default', many, {
+      query: '"sick leave" annual carry',
+      limit: 2,
+    });
+    expect(phrase[0].text).toBe('Sick leave needs a note.');
+    // A one-word query ranks every chunk that holds it (51 of them here, under the bound of scored candidates).
+    const one = await searchKnowledgeBase(db, 'default', many, { query: 'leave', limit: 100 });
+    expect(one).toHaveLength(52);
+    await deleteKnowledgeBase(db, 'default', many);
+  });
+
+  it('finds the nearest vectors exactly, in one knowledge base, skipping other dimensions', async () => {
+    const vectors = (await createKnowledgeBase(db, 'default', { name: 'vectors' })).id;
+    const other = (await createKnowledgeBase(db, 'default', { name: 'vectors-other' })).id;
+    const chunks = Array.from({ length: 6 }, (_, i) => ({ title: '', text: `passage ${i}` }));
+    const doc = await putDocument(db, 'default', vectors, {
+      name: 'v.md',
+      contentType: 'text/markdown',
+      bytes: 1,
+      chunks,
+      embedding: true,
+    });
+    const otherDoc = await putDocument(db, 'default', other, {
+      name: 'o.md',
+      contentType: 'text/markdown',
+      bytes: 1,
+      chunks: [{ title: '', text: 'elsewhere' }],
+      embedding: true,
+    });
+    const angle = (a: number) => [Math.cos(a), Math.sin(a), 0];
+    await storeEmbeddings(db, [
+      ...[0, 1, 2, 3].map((position) => ({ documentId: doc.id, position, vector: angle(position * 0.4) })),
+      { documentId: doc.id, position: 4, vector: [1, 0] },
+      { documentId: otherDoc.id, position: 0, vector: angle(0.1) },
+    ]);
+    const query = angle(0.5);
+    const found = await exactVectorSearch.nearest(db, vectors, query, 3);
+    expect(found.map((hit) => hit.position)).toEqual([1, 2, 0]);
+    const dot = (v: number[]) => v.reduce((sum, x, i) => sum + x * query[i], 0);
+    for (const hit of found) expect(hit.similarity).toBeCloseTo(dot(angle(hit.position * 0.4)), 5);
+    expect(found[0]).toMatchObject({ documentName: 'v.md', text: 'passage 1' });
+    // Position 4 (two dimensions) and 5 (no vector yet) are never compared; the other knowledge base is not read.
+    expect((await exactVectorSearch.nearest(db, vectors, query, 10)).map((hit) => hit.position).sort()).toEqual([
+      0, 1, 2, 3,
+    ]);
+    await deleteKnowledgeBase(db, 'default', vectors);
+    await deleteKnowledgeBase(db, 'default', other);
+  });
+
+  it('detects that this database has no pgvector and takes the exact path', async () => {
+    const support = await detectVectorSupport(db);
+    // Neither PostgreSQL 15 from Debian here nor PGlite ships the extension.
+    expect(support).toEqual({ available: false, installed: false });
+    expect(chooseVectorSearch(support).kind).toBe('exact');
+    expect(chooseVectorSearch({ available: true, installed: false }).kind).toBe('exact');
+    expect(chooseVectorSearch({ available: true, installed: true }).kind).toBe('pgvector');
+    // The pgvector query names the dimension in its cast and in the predicate of the HNSW index it is meant for.
+    const sql = pgvectorSql(1536);
+    expect(sql).toContain('ORDER BY (c.embedding::vector(1536)) <#> $2::real[]::vector(1536)');
+    expect(sql).toContain('array_length(c.embedding, 1) = 1536');
+    expect(() => pgvectorSql(0)).toThrow(RangeError);
+    // Without the extension that query cannot run: the type is unknown, which is why the exact path is chosen.
+    await expect(db.query(sql, [kb, '{1}', 1])).rejects.toThrow();
   });
 });

@@ -1,7 +1,16 @@
 import type { EgressPolicy } from '@maitento/egress';
 import type { EmbeddingModel, EmbeddingWorker, Engine } from '@maitento/engine';
 import type { Gateway } from '@maitento/gateway';
-import type { Db, FileLimits, KeyIdentity, KeyRole, SecretKeys, StoreCache, Wakeups } from '@maitento/store';
+import type {
+  Db,
+  FileLimits,
+  KeyIdentity,
+  KeyRole,
+  SecretKeys,
+  StoreCache,
+  VectorSearch,
+  Wakeups,
+} from '@maitento/store';
 import type { EventStreamTiming } from './event-stream.js';
 import type { KeyWatch } from './key-watch.js';
 
@@ -26,6 +35,8 @@ export interface ServerContext {
   wakeups: Wakeups;
   /** The embedding model of knowledge bases (MT_EMBEDDING_MODEL); none: full-text search alone. */
   embeddingModel?: EmbeddingModel;
+  /** How a hybrid search finds the nearest vectors: pgvector where the database has it installed, else exact. */
+  vectorSearch: VectorSearch;
   /** This process's embedding worker, woken when a document is added (none without a worker or a model). */
   embeddingWorker?: EmbeddingWorker;
   /** The largest document a knowledge base takes, in bytes (MT_KB_DOCUMENT_LIMIT, default 20 MiB). */

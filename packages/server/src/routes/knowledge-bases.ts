@@ -50,7 +50,12 @@ async function search(
     );
     return fullText();
   }
-  return hybridSearchKnowledgeBase(ctx.db, namespace, knowledgeBaseId, { query, limit, vector });
+  return hybridSearchKnowledgeBase(ctx.db, namespace, knowledgeBaseId, {
+    query,
+    limit,
+    vector,
+    vectorSearch: ctx.vectorSearch,
+  });
 }
 
 /**

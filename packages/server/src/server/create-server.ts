@@ -11,7 +11,9 @@ import {
 import { createGateway, type Gateway } from '@maitento/gateway';
 import {
   bootstrap,
+  chooseVectorSearch,
   createStoreCache,
+  detectVectorSupport,
   type Db,
   type FileLimits,
   migrate,
@@ -200,6 +202,8 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
   // With a worker the engine starts now; without one, at the first request that needs it.
   const engine = options.engine ?? (options.worker ? await makeEngine() : lazyEngine(makeEngine));
   const keyLog: { target?: FastifyBaseLogger } = {};
+  // pgvector where the database has it installed, else exact vector search: never required (docs/knowledge-bases.md).
+  const vectorSupport = await detectVectorSupport(options.db);
   const ctx: ServerContext = {
     engine,
     streamTiming: { ...DEFAULT_STREAM_TIMING, ...options.streamTiming },
@@ -214,6 +218,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
     platformOrigin: options.platformOrigin,
     fileLimits: fileLimitsFromEnv(options.fileLimits),
     knowledgeDocumentLimit: options.knowledgeDocumentLimit ?? knowledgeDocumentLimitFromEnv(),
+    vectorSearch: chooseVectorSearch(vectorSupport),
   };
   const embeddingModel = options.embeddingModel === undefined ? embeddingModelFromEnv() : options.embeddingModel;
   if (embeddingModel) {
@@ -238,6 +243,16 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
     schemaErrorFormatter: formatSchemaError,
   });
   gatewayLog.target = app.log;
+  if (ctx.embeddingModel) {
+    app.log.info(
+      { vectorSearch: ctx.vectorSearch.kind, pgvectorAvailable: vectorSupport.available },
+      ctx.vectorSearch.kind === 'pgvector'
+        ? 'knowledge bases: vectors are searched with pgvector'
+        : vectorSupport.available
+          ? 'knowledge bases: vectors are searched exactly; CREATE EXTENSION vector in this database enables pgvector'
+          : 'knowledge bases: vectors are searched exactly (this server has no pgvector)',
+    );
+  }
   engineLog.target = app.log;
   wakeLog.target = app.log;
   keyLog.target = app.log;

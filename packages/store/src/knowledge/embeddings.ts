@@ -1,6 +1,7 @@
 import type { Db, Queryable } from '../db/db.js';
 import { knowledgeBaseLanguage } from './knowledge-bases.js';
 import { type KnowledgeSearchResult, searchKnowledgeBase } from './search.js';
+import { exactVectorSearch, type VectorSearch } from './vector-search.js';
 
 /** A passage that waits for its vector: its place and the text to embed (its title, then its text). */
 export interface ChunkToEmbed {
@@ -52,25 +53,6 @@ export async function storeEmbeddings(
   });
 }
 
-interface VectorRow {
-  document_id: string;
-  document_name: string;
-  position: number;
-  title: string;
-  text: string;
-  similarity: number | string;
-}
-
-// The exact nearest passages by the dot product of unit vectors (their cosine), computed over every passage of the
-// knowledge base that has a vector: no extension needed, the same on PostgreSQL and PGlite.
-const VECTOR_SQL = `
-SELECT c.document_id, d.name AS document_name, c.position, c.title, c.text,
-  (SELECT sum(a * b) FROM unnest(c.embedding, $2::real[]) AS t(a, b)) AS similarity
-FROM mt_kb_chunks c JOIN mt_kb_documents d ON d.id = c.document_id
-WHERE c.knowledge_base_id = $1 AND c.embedding IS NOT NULL
-ORDER BY similarity DESC, d.name, c.position
-LIMIT $3`;
-
 /** How far down each ranking is read before fusing, and the k of reciprocal rank fusion. */
 const FUSION_DEPTH = 50;
 const RRF_K = 60;
@@ -78,24 +60,26 @@ const RRF_K = 60;
 /**
  * Hybrid search: the full-text ranking and the vector ranking (the passages nearest to `vector`, the query's unit
  * embedding) of knowledge base `knowledgeBaseId`, each read `FUSION_DEPTH` deep, fused by reciprocal rank fusion
- * (score: the sum over rankings of 1 / (60 + rank)).
+ * (score: the sum over rankings of 1 / (60 + rank)). The vector ranking comes from `vectorSearch` (exact unless
+ * told: see `chooseVectorSearch`).
  */
 export async function hybridSearchKnowledgeBase(
   db: Queryable,
   namespace: string,
   knowledgeBaseId: string,
-  input: { query: string; limit: number; vector: number[] },
+  input: { query: string; limit: number; vector: number[]; vectorSearch?: VectorSearch },
 ): Promise<KnowledgeSearchResult[]> {
   await knowledgeBaseLanguage(db, namespace, knowledgeBaseId);
   const fullText = await searchKnowledgeBase(db, namespace, knowledgeBaseId, {
     query: input.query,
     limit: FUSION_DEPTH,
   });
-  const { rows } = await db.query<VectorRow>(VECTOR_SQL, [
+  const nearest = await (input.vectorSearch ?? exactVectorSearch).nearest(
+    db,
     knowledgeBaseId,
-    `{${input.vector.join(',')}}`,
+    input.vector,
     FUSION_DEPTH,
-  ]);
+  );
   const fused = new Map<string, KnowledgeSearchResult>();
   const add = (result: Omit<KnowledgeSearchResult, 'score'>, rank: number) => {
     const key = `${result.document.id}:${result.position}`;
@@ -104,8 +88,8 @@ export async function hybridSearchKnowledgeBase(
     fused.set(key, found);
   };
   for (const [rank, { score: _score, ...result }] of fullText.entries()) add(result, rank);
-  for (const [rank, row] of rows.entries()) {
-    const document = { id: row.document_id, name: row.document_name };
+  for (const [rank, row] of nearest.entries()) {
+    const document = { id: row.documentId, name: row.documentName };
     add({ text: row.text, title: row.title, position: row.position, document }, rank);
   }
   return [...fused.values()]
