@@ -268,7 +268,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
   registerRequestLog(app, slowRequestMsFromEnv());
   addSharedSchemas(app);
   installValidators(app);
-  registerErrorHandler(app, bodyLimit);
+  registerErrorHandler(app, bodyLimit, MAX_NAME_LENGTH);
   // Operations that take a request without a body, found as their routes are added, for the document.
   const optionalBodies = new Set<string>();
   app.addHook('onRoute', (route) => {
