@@ -35,6 +35,7 @@ import { lazyEngine } from '../internal/lazy-engine.js';
 import { publishFileRoutes } from '../internal/openapi-files.js';
 import { markOptionalBodies, takesOptionalBody } from '../internal/optional-body.js';
 import { markRawBodies } from '../internal/raw-bodies.js';
+import { declareHeaders } from '../internal/openapi-headers.js';
 import { loggerOptions } from '../internal/logging.js';
 import { registerRequestLog } from '../internal/request-log.js';
 import { formatSchemaError, installValidators } from '../internal/validation.js';
@@ -299,6 +300,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
       markOptionalBodies(openapi, optionalBodies);
       publishFileRoutes(openapi);
       markRawBodies(openapi);
+      declareHeaders(openapi);
       return openapi;
     },
   });
