@@ -17,14 +17,17 @@ interface Operation {
 
 let server: TestServer;
 let components: Record<string, Schema>;
+let doc: { tags?: { name: string; description?: string }[]; info: { contact?: unknown } };
 const operations: { method: string; path: string; op: Operation }[] = [];
 const byId = (id: string) => operations.find((o) => o.op.operationId === id)!.op;
 
 beforeAll(async () => {
   server = await startTestServer();
-  const doc = (await server.app.inject({ method: 'GET', url: '/openapi.json' })).json();
+  doc = (await server.app.inject({ method: 'GET', url: '/openapi.json' })).json();
   components = doc.components.schemas;
-  for (const [path, methods] of Object.entries(doc.paths as Record<string, Record<string, Operation>>)) {
+  for (const [path, methods] of Object.entries(
+    (doc as unknown as { paths: unknown }).paths as Record<string, Record<string, Operation>>,
+  )) {
     for (const [method, op] of Object.entries(methods)) operations.push({ method: method.toUpperCase(), path, op });
   }
 });
@@ -144,6 +147,22 @@ describe('formats', () => {
     for (const record of [secret, keys[0]]) {
       expect(record.id).toMatch(uuid);
       expect(record.createdAt).toMatch(dateTime);
+    }
+  });
+});
+
+describe('the document as a whole', () => {
+  it('declares every tag its operations use, each with a description, and a contact', () => {
+    const used = new Set(operations.flatMap(({ op }) => (op as { tags?: string[] }).tags ?? []));
+    expect(doc.tags?.map((t) => t.name).sort()).toEqual([...used].sort());
+    for (const tag of doc.tags ?? []) expect(tag.description, tag.name).toBeTruthy();
+    expect(doc.info.contact).toMatchObject({ url: 'https://github.com/maitento/maitento/issues' });
+  });
+
+  it("describes the cursors of paged lists as the previous page's nextCursor", () => {
+    for (const id of ['listRuns', 'listFiles']) {
+      const cursor = byId(id).parameters?.find((p) => p.name === 'cursor') as { description?: string } | undefined;
+      expect(cursor?.description, id).toContain('nextCursor');
     }
   });
 });

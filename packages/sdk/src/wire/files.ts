@@ -59,7 +59,13 @@ export const ListFilesQuerySchema = Type.Object(
   {
     prefix: Type.Optional(Type.String({ maxLength: 1024 })),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
-    cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 2000 })),
+    cursor: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 2000,
+        description: 'Opaque: the nextCursor of the previous page, unchanged (none for the first page)',
+      }),
+    ),
   },
   { additionalProperties: false },
 );

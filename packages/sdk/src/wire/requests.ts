@@ -124,7 +124,13 @@ export const ListRunsQuerySchema = Type.Object(
     agent: Type.Optional(Type.String({ minLength: 1, maxLength: 1000 })),
     status: Type.Optional(stringEnum(RUN_STATUSES)),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200 })),
-    cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 500 })),
+    cursor: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 500,
+        description: 'Opaque: the nextCursor of the previous page, unchanged (none for the first page)',
+      }),
+    ),
   },
   { additionalProperties: false },
 );

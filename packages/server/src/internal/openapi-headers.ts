@@ -6,6 +6,23 @@ type Operation = {
   responses?: Record<string, { headers?: Record<string, unknown>; content?: Record<string, Record<string, unknown>> }>;
 };
 
+/** The document's tags, one per group of routes (each route names its own in `schema.tags`). */
+export const OPENAPI_TAGS = [
+  { name: 'health', description: 'Whether the server and its database answer (no API key needed)' },
+  { name: 'namespaces', description: 'Namespaces: separate sets of resources, keys and secrets' },
+  { name: 'keys', description: "API keys of the key's namespace and their roles" },
+  { name: 'deploy', description: 'Deploy a config repo: connectors, tools, agents and interactions as new versions' },
+  { name: 'connectors', description: 'Connectors: the HTTP calls (or remote MCP tools) tools are made of' },
+  { name: 'extops', description: 'Tools (external operations): list, read, enable, disable and call them' },
+  { name: 'agents', description: 'Agents: a model, its instructions and its tools' },
+  { name: 'interactions', description: 'Interactions: the tasks runs are started from' },
+  { name: 'secrets', description: 'Secrets tools send as credentials (values never returned) and the master key' },
+  { name: 'runs', description: 'Runs of interactions: start, read, follow their events, cancel, answer approvals' },
+  { name: 'approvals', description: 'Calls waiting for a person: list, read, approve, reject' },
+  { name: 'file-systems', description: 'File systems runs read and write through file tools' },
+  { name: 'knowledge', description: 'Knowledge bases: documents, passages and search' },
+];
+
 /** The operation that streams a run's events as Server-Sent Events, resumed with `Last-Event-ID`. */
 export const EVENT_STREAM_OPERATION = 'streamRunEvents';
 
