@@ -85,6 +85,14 @@ function operationMarkdown(method, path, op) {
       response.description && response.description !== 'Default Response' ? ` (${response.description})` : '';
     lines.push(`  - ${status}: ${shape}${description}`);
     lines.push(...inlineFields(schema, '    '));
+    // A stream's events (the media type's x-event-schema) and the headers an answer may carry.
+    for (const [type, mediaType] of Object.entries(response.content ?? {})) {
+      if (mediaType['x-event-schema'])
+        lines.push(`    - each event of ${type}: ${typeOf(mediaType['x-event-schema'])}`);
+    }
+    for (const [name, header] of Object.entries(response.headers ?? {})) {
+      lines.push(`    - header \`${name}\`${header.description ? `: ${header.description}` : ''}`);
+    }
   }
   return lines;
 }

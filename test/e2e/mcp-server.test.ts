@@ -144,11 +144,14 @@ describe('mt serve as an MCP server, with the SDK client', () => {
     const otherKey = JSON.parse(created.stdout).key.key as string;
     const other = await connect(otherKey);
     expect((await other.listTools()).tools).toEqual([]);
-    const call = await other.callTool({
-      name: 'get-order',
-      arguments: { additionalInputs: { 'path.orderId': 'A-1001' } },
-    });
-    expect([call.isError, JSON.parse(text(call)).code]).toEqual([true, 'api:extops:not-found']);
+    // Another namespace's tool is an unknown tool: JSON-RPC -32602 (invalid params), with the code as data.
+    const refused = await other
+      .callTool({ name: 'get-order', arguments: { additionalInputs: { 'path.orderId': 'A-1001' } } })
+      .then(
+        () => undefined,
+        (e: unknown) => e as { code?: number; data?: unknown },
+      );
+    expect([refused?.code, refused?.data]).toEqual([-32602, { code: 'api:extops:not-found' }]);
     const mine = await connect();
     const res = await fetch(`${stack.servers[0].url}/mcp`, {
       method: 'POST',

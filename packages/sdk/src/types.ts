@@ -1,6 +1,7 @@
 import type { Static } from 'typebox';
 import type {
   ApprovalAnswerBodySchema,
+  ApprovalRejectBodySchema,
   CreateKeyBodySchema,
   CreateNamespaceBodySchema,
   CreateSecretBodySchema,
@@ -11,6 +12,7 @@ import type {
   RotateSecretBodySchema,
   RotateSecretKeyBodySchema,
   RunAnswerBodySchema,
+  RunRejectBodySchema,
 } from './wire/requests.js';
 import type { CreatedKeySchema, CreatedNamespaceSchema, ExtopCallResultSchema, KeyInfoSchema } from './wire/access.js';
 import type {
@@ -170,8 +172,14 @@ export type ListRunEventsParams = Static<typeof ListRunEventsQuerySchema>;
  */
 export type RunAnswerParams = Static<typeof RunAnswerBodySchema>;
 
+/** The body of rejecting a run's approval: `approvalId` (default: the one the run waits on) and the `reason`. */
+export type RunRejectParams = Static<typeof RunRejectBodySchema>;
+
 /** Filters of `mt.approvals.list`: `status` (default `Pending`), `runId`, `limit`. */
 export type ListApprovalsParams = Static<typeof ListApprovalsQuerySchema>;
 
 /** The body of answering an approval: the `reason`, required to reject. */
 export type ApprovalAnswerParams = Static<typeof ApprovalAnswerBodySchema>;
+
+/** The body of rejecting an approval: the `reason` the model is told. */
+export type ApprovalRejectParams = Static<typeof ApprovalRejectBodySchema>;

@@ -4,6 +4,11 @@ import { defineErrors } from '@maitento/errors';
 export const serverErrors = defineErrors({
   'api:request:invalid': { status: 400, message: '{detail}' },
   'api:request:not-found': { status: 404, message: 'No route {method} {url}' },
+  'api:request:method-not-allowed': {
+    status: 405,
+    message: 'No route {method} {url}; this path takes {allow}',
+    hint: 'Use one of the methods in the Allow header',
+  },
   'api:request:too-large': { status: 413, message: 'The request body is larger than {limit} bytes' },
   'api:request:unsupported-media-type': {
     status: 415,

@@ -7,7 +7,7 @@ import { createPgDb, type Db } from '@maitento/store';
 import { createTestDatabase, type TestDatabase } from '@maitento/testkit';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auth, sampleFiles } from './helpers.js';
@@ -74,6 +74,17 @@ async function connect(key = adminKey, path = '/mcp'): Promise<Client> {
   );
   clients.push(client);
   return client;
+}
+
+// A tools/call of a name the endpoint does not serve: a JSON-RPC error -32602 (invalid params), not a tool result.
+async function expectUnknownTool(call: Promise<unknown>): Promise<void> {
+  const error = await call.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(McpError);
+  expect((error as McpError).code).toBe(ErrorCode.InvalidParams);
+  expect((error as McpError).data).toEqual({ code: 'api:extops:not-found' });
 }
 
 const text = (result: { content?: unknown }) => (result.content as { type: string; text: string }[])[0]?.text ?? '';
@@ -151,6 +162,70 @@ describe('Maitento as an MCP server', () => {
     expect(tools.find((t) => t.name === 'refund-order')?.execution).toEqual({ taskSupport: 'optional' });
   });
 
+  it('gives each tool a title and annotations derived from its method and approval', async () => {
+    const client = await connect();
+    const { tools } = await client.listTools();
+    const byName = new Map(tools.map((t) => [t.name, t]));
+    // get-order: a GET without approval; refund-order: a POST that needs a person's approval.
+    expect(byName.get('get-order')?.title).toBe('Get order');
+    expect(byName.get('get-order')?.annotations).toEqual({
+      title: 'Get order',
+      readOnlyHint: true,
+      destructiveHint: false,
+      idempotentHint: true,
+      openWorldHint: true,
+    });
+    expect(byName.get('refund-order')?.title).toBe('Refund order');
+    expect(byName.get('refund-order')?.annotations).toEqual({
+      title: 'Refund order',
+      readOnlyHint: false,
+      destructiveHint: true,
+      idempotentHint: false,
+      openWorldHint: true,
+    });
+    // A PUT and a DELETE tool, in a namespace of their own.
+    const created = await rest('POST', '/v1/namespaces', { name: 'annotated' });
+    expect(created.status).toBe(201);
+    const key = created.body.key.key as string;
+    const origin = `http://orders.example.test:${(upstream.address() as AddressInfo).port}`;
+    const connector = (name: string, method: string) => ({
+      path: `connectors/open-api/${name}.mtr`,
+      content: `method = "${method}"\nurl = "${origin}/notes/{noteId}"\ndescription = "${method} a note"\nparameters.path = [ { name = "noteId" description = "The note id" type = "string" } ]\n`,
+    });
+    const tool = (name: string, ref: string) => ({
+      path: `external-operations/open-api/${name}.mtr`,
+      content: `connector = @ref("${ref}")\nguidance = "Changes a note."\n`,
+    });
+    const deployed = await rest(
+      'POST',
+      '/v1/deploy',
+      {
+        files: [
+          connector('notes-put', 'PUT'),
+          connector('notes-delete', 'DELETE'),
+          tool('replace_note', 'notes-put'),
+          tool('delete-note', 'notes-delete'),
+        ],
+      },
+      key,
+    );
+    expect(deployed.status, JSON.stringify(deployed.body)).toBe(200);
+    const listed = new Map((await (await connect(key)).listTools()).tools.map((t) => [t.name, t]));
+    expect(listed.get('replace_note')?.title).toBe('Replace note');
+    expect(listed.get('replace_note')?.annotations).toMatchObject({
+      readOnlyHint: false,
+      destructiveHint: false,
+      idempotentHint: true,
+      openWorldHint: true,
+    });
+    expect(listed.get('delete-note')?.annotations).toMatchObject({
+      readOnlyHint: false,
+      destructiveHint: true,
+      idempotentHint: true,
+      openWorldHint: true,
+    });
+  });
+
   it('calls a tool through the gateway with its secret, and the echoed secret comes back masked', async () => {
     const client = await connect();
     const result = await client.callTool({
@@ -176,10 +251,9 @@ describe('Maitento as an MCP server', () => {
     expect(seen.length).toBe(before);
   });
 
-  it('answers an unknown tool and bad arguments with isError results naming their codes', async () => {
+  it('answers an unknown tool with JSON-RPC -32602, and bad arguments with an isError result naming its code', async () => {
     const client = await connect();
-    const unknown = await client.callTool({ name: 'no-such-tool', arguments: {} });
-    expect([unknown.isError, JSON.parse(text(unknown)).code]).toEqual([true, 'api:extops:not-found']);
+    await expectUnknownTool(client.callTool({ name: 'no-such-tool', arguments: {} }));
     const bad = await client.callTool({ name: 'get-order', arguments: { nope: 1 } });
     expect([bad.isError, JSON.parse(text(bad)).code]).toEqual([true, 'api:gateway:argument-unknown']);
   });
@@ -188,8 +262,7 @@ describe('Maitento as an MCP server', () => {
     const client = await connect(adminKey, '/mcp/agents/support-agent');
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name)).toEqual(['get-order']);
-    const other = await client.callTool({ name: 'refund-order', arguments: {} });
-    expect([other.isError, JSON.parse(text(other)).code]).toEqual([true, 'api:extops:not-found']);
+    await expectUnknownTool(client.callTool({ name: 'refund-order', arguments: {} }));
     await expect(connect(adminKey, '/mcp/agents/nobody')).rejects.toThrow(/404|api:agents:not-found/);
   });
 
@@ -199,11 +272,9 @@ describe('Maitento as an MCP server', () => {
     const otherKey = created.body.key.key as string;
     const other = await connect(otherKey);
     expect((await other.listTools()).tools).toEqual([]);
-    const refused = await other.callTool({
-      name: 'get-order',
-      arguments: { additionalInputs: { 'path.orderId': 'A' } },
-    });
-    expect([refused.isError, JSON.parse(text(refused)).code]).toEqual([true, 'api:extops:not-found']);
+    await expectUnknownTool(
+      other.callTool({ name: 'get-order', arguments: { additionalInputs: { 'path.orderId': 'A' } } }),
+    );
     // Another key on the session an admin key opened.
     const mine = await connect();
     const sessionId = (mine.transport as StreamableHTTPClientTransport).sessionId;

@@ -60,17 +60,22 @@ interface Operation {
 
 /**
  * The object schema the path or query parameters `where` of `operation` were made from: @fastify/swagger turns
- * each property into one parameter (its schema, its name, whether it is required, its description), and drops
+ * each property into one parameter (its schema, its name, whether it is required, its description moved out of
+ * its schema onto the parameter), and drops
  * `additionalProperties`, which OpenAPI parameters cannot say.
  */
 function parametersSchema(operation: Operation, where: 'path' | 'query'): Schema | undefined {
   const parameters = (operation.parameters ?? []).filter((parameter) => parameter.in === where);
   if (parameters.length === 0) return undefined;
-  for (const parameter of parameters) expect(parameter.description).toBe(parameter.schema.description);
   const required = parameters.filter((parameter) => parameter.required).map((parameter) => parameter.name);
+  // A property's description is moved from its schema to the parameter: put back where it was declared.
+  const declared = (parameter: Parameter) =>
+    parameter.description === undefined
+      ? parameter.schema
+      : { ...parameter.schema, description: parameter.description };
   return {
     type: 'object',
-    properties: Object.fromEntries(parameters.map((parameter) => [parameter.name, parameter.schema])),
+    properties: Object.fromEntries(parameters.map((parameter) => [parameter.name, declared(parameter)])),
     ...(required.length > 0 ? { required } : {}),
   };
 }

@@ -638,13 +638,13 @@ class RotateSecretKeyBody(MaitentoModel):
 class ApproveApprovalBody(MaitentoModel):
     """ApproveApprovalBody."""
 
-    reason: str | None = Field(None)
+    reason: str | None = Field(None, description="Why: the model is told it")
 
 
 class RejectApprovalBody(MaitentoModel):
     """RejectApprovalBody."""
 
-    reason: str | None = Field(None)
+    reason: str = Field(description="Why: the model is told it")
 
 
 class DeployBodyFilesItem(MaitentoModel):
@@ -740,7 +740,7 @@ class ApproveRunBody(MaitentoModel):
     """ApproveRunBody."""
 
     approval_id: str | None = Field(None, alias="approvalId", description="Default: the one the run waits on")
-    reason: str | None = Field(None, description="Required to reject: the model is told it")
+    reason: str | None = Field(None, description="Why: the model is told it")
 
 
 class CancelRunBody(MaitentoModel):
@@ -753,7 +753,7 @@ class RejectRunBody(MaitentoModel):
     """RejectRunBody."""
 
     approval_id: str | None = Field(None, alias="approvalId", description="Default: the one the run waits on")
-    reason: str | None = Field(None, description="Required to reject: the model is told it")
+    reason: str = Field(description="Why: the model is told it")
 
 
 class CreateSecretBody(MaitentoModel):

@@ -1,6 +1,6 @@
 import type { RequestOptions } from '../client.js';
 import { path } from '../core/path.js';
-import type { ApprovalAnswerParams, ApprovalView, ListApprovalsParams } from '../types.js';
+import type { ApprovalAnswerParams, ApprovalRejectParams, ApprovalView, ListApprovalsParams } from '../types.js';
 import { APIResource } from './resource.js';
 
 /** `mt.approvals`: calls waiting for a person, in a run or not; each is answered once. */
@@ -24,11 +24,7 @@ export class Approvals extends APIResource {
   }
 
   /** Rejects with a reason; the call is not made. */
-  async reject(
-    id: string,
-    params: ApprovalAnswerParams & { reason: string },
-    options?: RequestOptions,
-  ): Promise<ApprovalView> {
+  async reject(id: string, params: ApprovalRejectParams, options?: RequestOptions): Promise<ApprovalView> {
     return this.client.request({ method: 'POST', path: path`/v1/approvals/${id}/reject`, body: params }, options);
   }
 }

@@ -4,7 +4,15 @@ import { path } from '../core/path.js';
 import { retryDelayMs, sleep } from '../core/retry.js';
 import { parseSse } from '../core/sse.js';
 import type { Static } from 'typebox';
-import type { ListRunEventsParams, ListRunsParams, RunAnswerParams, RunEvent, RunPage, RunView } from '../types.js';
+import type {
+  ListRunEventsParams,
+  ListRunsParams,
+  RunAnswerParams,
+  RunEvent,
+  RunRejectParams,
+  RunPage,
+  RunView,
+} from '../types.js';
 import type { StartRunBodySchema } from '../wire/requests.js';
 import { TERMINAL_EVENT_TYPES } from '../wire/schemas.js';
 import { APIResource } from './resource.js';
@@ -76,7 +84,7 @@ export class InteractionRuns extends APIResource {
   }
 
   /** Rejects the call the run waits on with a reason; the model is told it and may redraft. */
-  async reject(id: string, params: RunAnswerParams & { reason: string }, options?: RequestOptions): Promise<RunView> {
+  async reject(id: string, params: RunRejectParams, options?: RequestOptions): Promise<RunView> {
     return this.client.request({ method: 'POST', path: path`/v1/runs/${id}/reject`, body: params }, options);
   }
 

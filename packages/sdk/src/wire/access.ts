@@ -1,12 +1,13 @@
 // The answers of the key, namespace, secret-key and tool-call routes, declared once like ./schemas.ts.
 import { Type } from 'typebox';
+import { timestamp, uuid } from './formats.js';
 import { type Json, ref, stringEnum } from './schemas.js';
 
 const keyProperties = {
-  id: Type.String(),
+  id: uuid(),
   name: Type.Union([Type.String(), Type.Null()]),
   role: stringEnum(['admin', 'user']),
-  createdAt: Type.String(),
+  createdAt: timestamp(),
 };
 
 /** An API key as listed: never the key itself. */
@@ -19,7 +20,7 @@ export const CreatedKeySchema = Type.Object({ ...keyProperties, key: Type.String
 export const CreatedNamespaceSchema = Type.Object(
   {
     name: Type.String(),
-    key: Type.Object({ id: Type.String(), key: Type.String(), role: stringEnum(['admin']) }),
+    key: Type.Object({ id: uuid(), key: Type.String(), role: stringEnum(['admin']) }),
   },
   { $id: 'CreatedNamespace' },
 );

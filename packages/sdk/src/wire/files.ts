@@ -1,17 +1,18 @@
 // File systems and their files (docs/file-systems.md), declared once like ./schemas.ts and ./requests.ts: the
 // answers (with an `$id`, published as components) and what requests carry (inline in their operations).
 import { Type } from 'typebox';
+import { timestamp, uuid } from './formats.js';
 import { ref } from './schemas.js';
 
 /** A file system of the namespace: its id is what a run binds as `fileSystemId`. */
 export const FileSystemSchema = Type.Object(
   {
-    id: Type.String({ description: 'What a run binds (fileSystemId) and every file path is under' }),
+    id: uuid('What a run binds (fileSystemId) and every file path is under'),
     name: Type.String(),
     description: Type.String(),
     files: Type.Integer({ description: 'How many files it holds' }),
     bytes: Type.Integer({ description: "The sum of its files' sizes" }),
-    createdAt: Type.String(),
+    createdAt: timestamp(),
   },
   { $id: 'FileSystem', description: 'A file system of the namespace: files by path' },
 );
@@ -23,8 +24,8 @@ export const FileInfoSchema = Type.Object(
     size: Type.Integer({ description: 'In bytes' }),
     contentType: Type.String({ description: 'The Content-Type it was written with' }),
     etag: Type.String({ description: 'A strong ETag (quoted), for If-Match' }),
-    createdAt: Type.String(),
-    updatedAt: Type.String(),
+    createdAt: timestamp(),
+    updatedAt: timestamp(),
   },
   { $id: 'FileInfo', description: 'A file, without its content' },
 );
@@ -58,7 +59,13 @@ export const ListFilesQuerySchema = Type.Object(
   {
     prefix: Type.Optional(Type.String({ maxLength: 1024 })),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
-    cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 2000 })),
+    cursor: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 2000,
+        description: 'Opaque: the nextCursor of the previous page, unchanged (none for the first page)',
+      }),
+    ),
   },
   { additionalProperties: false },
 );

@@ -1,6 +1,7 @@
 // Knowledge bases: the answers of /v1/knowledge-bases and what its requests carry, declared once like ./schemas.ts
 // and ./requests.ts. The store's types are checked equal to them (packages/server/src/schemas/same-types.ts).
 import { type Static, Type } from 'typebox';
+import { timestamp, uuid } from './formats.js';
 import { ref, stringEnum } from './schemas.js';
 
 /** The statuses of a document: `embedding` while its chunks wait for vectors, `ready` once searchable in every mode. */
@@ -9,13 +10,13 @@ export const DOCUMENT_STATUSES = ['embedding', 'ready'] as const;
 /** A knowledge base; its id is what a run binds as `partitionId`. */
 export const KnowledgeBaseSchema = Type.Object(
   {
-    id: Type.String({ format: 'uuid' }),
+    id: uuid(),
     name: Type.String(),
     description: Type.String(),
     language: Type.String({ description: 'The PostgreSQL text search configuration (english by default)' }),
     documentCount: Type.Integer(),
     chunkCount: Type.Integer(),
-    createdAt: Type.String(),
+    createdAt: timestamp(),
   },
   { $id: 'KnowledgeBase' },
 );
@@ -23,13 +24,13 @@ export const KnowledgeBaseSchema = Type.Object(
 /** A document of a knowledge base, as stored in chunks. */
 export const KnowledgeDocumentSchema = Type.Object(
   {
-    id: Type.String({ format: 'uuid' }),
+    id: uuid(),
     name: Type.String(),
     contentType: Type.String(),
     bytes: Type.Integer(),
     chunkCount: Type.Integer(),
     status: stringEnum(DOCUMENT_STATUSES),
-    createdAt: Type.String(),
+    createdAt: timestamp(),
   },
   { $id: 'KnowledgeDocument' },
 );
@@ -41,7 +42,7 @@ export const KnowledgeSearchResultSchema = Type.Object(
     score: Type.Number({ description: 'Higher is better; comparable only within one search' }),
     title: Type.String({ description: 'The headings the passage is under (for a PDF, its page)' }),
     position: Type.Integer({ description: "The passage's place in its document, from 0" }),
-    document: Type.Object({ id: Type.String({ format: 'uuid' }), name: Type.String() }),
+    document: Type.Object({ id: uuid(), name: Type.String() }),
   },
   { $id: 'KnowledgeSearchResult' },
 );

@@ -1,6 +1,7 @@
 // The answers of the read routes of versioned resources (lists and one stored version), declared once like
 // ./schemas.ts: the server answers with these schemas, the SDK's types are their `Static` types.
 import { Type } from 'typebox';
+import { timestamp } from './formats.js';
 import { knowledgeWireSchemas } from './knowledge.js';
 import {
   CreatedKeySchema,
@@ -54,7 +55,7 @@ const versionProperties = {
   name: Type.String(),
   version: Type.Integer(),
   enabled: Type.Boolean(),
-  createdAt: Type.String(),
+  createdAt: timestamp(),
   hash: Type.String(),
 };
 

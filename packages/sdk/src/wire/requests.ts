@@ -124,7 +124,13 @@ export const ListRunsQuerySchema = Type.Object(
     agent: Type.Optional(Type.String({ minLength: 1, maxLength: 1000 })),
     status: Type.Optional(stringEnum(RUN_STATUSES)),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200 })),
-    cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 500 })),
+    cursor: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 500,
+        description: 'Opaque: the nextCursor of the previous page, unchanged (none for the first page)',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -147,16 +153,25 @@ export const ListRunEventsQuerySchema = Type.Object(
 /** The body of `POST /v1/runs/{id}/cancel`: nothing (it may be sent empty). */
 export const CancelRunBodySchema = Type.Object({}, { additionalProperties: false });
 
-/** The body of `POST /v1/runs/{id}/approve` and `/reject` (it may be sent empty). */
+/** The approval a run's answer is for (default: the one the run waits on). */
+const answeredApprovalId = Type.String({
+  minLength: 1,
+  maxLength: 100,
+  description: 'Default: the one the run waits on',
+});
+
+/** The reason of a rejection, which the model is told. */
+const rejectionReason = Type.String({ minLength: 1, maxLength: 4000, description: 'Why: the model is told it' });
+
+/** The body of `POST /v1/runs/{id}/approve` (it may be sent empty). */
 export const RunAnswerBodySchema = Type.Object(
-  {
-    approvalId: Type.Optional(
-      Type.String({ minLength: 1, maxLength: 100, description: 'Default: the one the run waits on' }),
-    ),
-    reason: Type.Optional(
-      Type.String({ minLength: 1, maxLength: 4000, description: 'Required to reject: the model is told it' }),
-    ),
-  },
+  { approvalId: Type.Optional(answeredApprovalId), reason: Type.Optional(rejectionReason) },
+  { additionalProperties: false },
+);
+
+/** The body of `POST /v1/runs/{id}/reject`: the `reason` is required. */
+export const RunRejectBodySchema = Type.Object(
+  { approvalId: Type.Optional(answeredApprovalId), reason: rejectionReason },
   { additionalProperties: false },
 );
 
@@ -170,11 +185,14 @@ export const ListApprovalsQuerySchema = Type.Object(
   { additionalProperties: false },
 );
 
-/** The body of `POST /v1/approvals/{id}/approve` and `/reject` (it may be sent empty). */
+/** The body of `POST /v1/approvals/{id}/approve` (it may be sent empty). */
 export const ApprovalAnswerBodySchema = Type.Object(
-  { reason: Type.Optional(Type.String({ minLength: 1, maxLength: 4000 })) },
+  { reason: Type.Optional(rejectionReason) },
   { additionalProperties: false },
 );
+
+/** The body of `POST /v1/approvals/{id}/reject`: the `reason` is required. */
+export const ApprovalRejectBodySchema = Type.Object({ reason: rejectionReason }, { additionalProperties: false });
 
 /** What one operation takes besides headers: its path parameters, query and body schemas. */
 export interface RequestSchemas {
@@ -202,7 +220,9 @@ export interface RequestSchemas {
     | typeof StartRunBodySchema
     | typeof CancelRunBodySchema
     | typeof RunAnswerBodySchema
+    | typeof RunRejectBodySchema
     | typeof ApprovalAnswerBodySchema
+    | typeof ApprovalRejectBodySchema
     | typeof CreateFileSystemBodySchema
     | typeof MoveFileBodySchema
     | typeof WriteFileBodySchema
@@ -257,11 +277,11 @@ export const requestSchemas = {
   streamRunEvents: { params: IdParamsSchema, querystring: RunEventsQuerySchema },
   cancelRun: { params: IdParamsSchema, body: CancelRunBodySchema },
   approveRun: { params: IdParamsSchema, body: RunAnswerBodySchema },
-  rejectRun: { params: IdParamsSchema, body: RunAnswerBodySchema },
+  rejectRun: { params: IdParamsSchema, body: RunRejectBodySchema },
   listApprovals: { querystring: ListApprovalsQuerySchema },
   getApproval: { params: IdParamsSchema },
   approveApproval: { params: IdParamsSchema, body: ApprovalAnswerBodySchema },
-  rejectApproval: { params: IdParamsSchema, body: ApprovalAnswerBodySchema },
+  rejectApproval: { params: IdParamsSchema, body: ApprovalRejectBodySchema },
   createFileSystem: { body: CreateFileSystemBodySchema },
   listFileSystems: {},
   getFileSystem: { params: IdParamsSchema },

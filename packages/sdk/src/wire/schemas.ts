@@ -3,6 +3,7 @@
 // The server imports these; @maitento/lang's resource types and the engine's api types are checked equal to
 // them at compile time (packages/server/src/schemas/same-types.ts).
 import { type Static, type TSchema, type TUnsafe, Type } from 'typebox';
+import { timestamp, uuid } from './formats.js';
 
 /** Any JSON value. */
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
@@ -244,13 +245,13 @@ export const VersionStateSchema = Type.Object(
 
 /** One stored version in a list. */
 export const VersionSummarySchema = Type.Object(
-  { version: Type.Integer(), enabled: Type.Boolean(), createdAt: Type.String() },
+  { version: Type.Integer(), enabled: Type.Boolean(), createdAt: timestamp() },
   { $id: 'VersionSummary' },
 );
 
 /** A secret by id and name; its value is never returned. */
 export const SecretSchema = Type.Object(
-  { id: Type.String({ format: 'uuid' }), name: Type.String(), createdAt: Type.String(), updatedAt: Type.String() },
+  { id: uuid(), name: Type.String(), createdAt: timestamp(), updatedAt: timestamp() },
   { $id: 'Secret', description: 'A secret by id and name; its value is never returned' },
 );
 
@@ -265,8 +266,8 @@ export const ActorSchema = Type.Object(
 /** One call waiting for a person, as it is shown (never a secret). */
 export const ApprovalSchema = Type.Object(
   {
-    id: Type.String(),
-    runId: nullable(Type.String(), 'The run that waits on it; null for an approval made outside a run'),
+    id: uuid(),
+    runId: nullable(uuid(), 'The run that waits on it; null for an approval made outside a run'),
     functionName: Type.String(),
     argumentsJson: Type.String({
       description: "JSON text: the model's arguments and the run inputs written into the call",
@@ -275,9 +276,9 @@ export const ApprovalSchema = Type.Object(
     agentName: nullable(Type.String()),
     reason: nullable(Type.String(), 'The reason given with a rejection'),
     answeredBy: nullable(ref(ActorSchema)),
-    answeredAt: nullable(Type.String()),
-    expiresAt: nullable(Type.String()),
-    createdAt: Type.String(),
+    answeredAt: nullable(timestamp()),
+    expiresAt: nullable(timestamp()),
+    createdAt: timestamp(),
   },
   { $id: 'Approval', description: 'One call waiting for a person, as it is shown (never a secret)' },
 );
@@ -295,7 +296,7 @@ export const VersionRefSchema = Type.Object({
 /** A run of an interaction. */
 export const RunSchema = Type.Object(
   {
-    id: Type.String(),
+    id: uuid(),
     interaction: Type.Object({ name: Type.String(), version: Type.Integer() }),
     status: stringEnum(RUN_STATUSES),
     interactive: Type.Boolean({ description: 'False for an app run: nobody can be asked to approve' }),
@@ -308,8 +309,8 @@ export const RunSchema = Type.Object(
     error: nullable(RunErrorSchema),
     pendingApproval: nullable(ref(ApprovalSchema)),
     versions: Type.Array(VersionRefSchema, { description: 'Every version the run uses, pinned when it started' }),
-    createdAt: Type.String(),
-    updatedAt: Type.String(),
+    createdAt: timestamp(),
+    updatedAt: timestamp(),
   },
   { $id: 'Run', description: 'A run of an interaction' },
 );
@@ -317,16 +318,16 @@ export const RunSchema = Type.Object(
 /** A run as a list shows it: no inputs or versions, its result cut to a summary (the run's own GET has all). */
 export const RunSummarySchema = Type.Object(
   {
-    id: Type.String(),
+    id: uuid(),
     interaction: Type.Object({ name: Type.String(), version: Type.Integer() }),
     status: stringEnum(RUN_STATUSES),
     interactive: Type.Boolean({ description: 'False for an app run: nobody can be asked to approve' }),
     result: nullable(Type.String(), 'The first 200 characters of the final answer of a Completed run'),
     resultTruncated: Type.Boolean({ description: 'True when the result is longer than the summary in result' }),
     error: nullable(RunErrorSchema),
-    pendingApprovalId: nullable(Type.String(), 'The approval the run waits on while PendingApproval'),
-    createdAt: Type.String(),
-    updatedAt: Type.String(),
+    pendingApprovalId: nullable(uuid(), 'The approval the run waits on while PendingApproval'),
+    createdAt: timestamp(),
+    updatedAt: timestamp(),
   },
   {
     $id: 'RunSummary',
@@ -336,6 +337,6 @@ export const RunSummarySchema = Type.Object(
 
 /** One stored step of a run; `seq` counts from 1 and is the SSE event id. */
 export const RunEventSchema = Type.Object(
-  { seq: Type.Integer(), type: stringEnum(RUN_EVENT_TYPES), at: Type.String(), data: unknownMap },
+  { seq: Type.Integer(), type: stringEnum(RUN_EVENT_TYPES), at: timestamp(), data: unknownMap },
   { $id: 'RunEvent', description: 'One stored step of a run; seq counts from 1 and is the SSE event id' },
 );

@@ -1,3 +1,4 @@
+import { engineErrors } from '@maitento/engine';
 import type { FastifyRequest } from 'fastify';
 
 /** A `preValidation` hook: a POST whose body fields are all optional may be sent with no body at all. */
@@ -6,11 +7,15 @@ export async function emptyBodyIsEmptyObject(request: FastifyRequest): Promise<v
 }
 
 /**
- * The same for a body the route requires but whose missing fields its handler reports with a code of its own
- * (a rejection without its reason: `api:approvals:reason-required`); the document keeps such a body required.
+ * A rejection's `preValidation` hook: its body and `reason` are required (and so published), but one sent without
+ * a reason (or with no body) answers the rule's own code, 422 `api:approvals:reason-required`, as the engine does
+ * for a blank one, rather than a schema error.
  */
-export async function emptyBodyReportedByHandler(request: FastifyRequest): Promise<void> {
-  await emptyBodyIsEmptyObject(request);
+export async function rejectionNeedsReason(request: FastifyRequest): Promise<void> {
+  const body = request.body;
+  if (body === undefined || body === null || (typeof body === 'object' && !('reason' in body))) {
+    throw engineErrors.create('api:approvals:reason-required');
+  }
 }
 
 /**

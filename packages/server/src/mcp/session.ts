@@ -5,13 +5,16 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import {
   type CallToolResult,
   CallToolRequestSchema,
+  ErrorCode,
   ListToolsRequestSchema,
+  McpError,
   type Task,
 } from '@modelcontextprotocol/sdk/types.js';
+import { isMtError } from '@maitento/errors';
 import type { ServerContext } from '../internal/context.js';
 import { callMcpTool } from './call-tool.js';
 import type { McpSettings } from './settings.js';
-import { listScopeTools, type McpScope } from './tools.js';
+import { listScopeTools, loadScopeTool, type McpScope, toolAnnotations, toolTitle } from './tools.js';
 
 // The in-memory task store of one session, which also stops a task's wait when the client cancels it.
 class SessionTaskStore extends InMemoryTaskStore {
@@ -45,6 +48,20 @@ export interface SessionHooks {
   onOpened(id: string, session: McpSession): void;
   onClosed(id: string): void;
   onInternal(err: unknown): void;
+}
+
+/**
+ * A tools/call of a name the endpoint does not serve is a bad request, not a failed call: JSON-RPC -32602
+ * (invalid params), as the MCP specification answers it. Other refusals (a disabled version) stay tool results.
+ */
+async function refuseUnknownTool(ctx: ServerContext, scope: McpScope, name: string): Promise<void> {
+  try {
+    await loadScopeTool(ctx, scope, name);
+  } catch (error) {
+    if (isMtError(error) && error.code === 'api:extops:not-found') {
+      throw new McpError(ErrorCode.InvalidParams, error.message, { code: error.code });
+    }
+  }
 }
 
 const SERVER_INFO = { name: 'maitento', version: '0.1.0' };
@@ -102,8 +119,10 @@ export function openSession(
     return {
       tools: tools.map((t) => ({
         name: t.definition.name,
+        title: toolTitle(t.definition.name),
         description: t.definition.description,
         inputSchema: t.definition.parameters as { type: 'object'; [key: string]: unknown },
+        annotations: { title: toolTitle(t.definition.name), ...toolAnnotations(t) },
         // A call that waits for a person fits the tasks extension; clients without it still call it plainly.
         ...(t.requiresApproval ? { execution: { taskSupport: 'optional' as const } } : {}),
       })),
@@ -112,6 +131,7 @@ export function openSession(
 
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const { name, task } = request.params;
+    await refuseUnknownTool(ctx, scope, name);
     const base = { ctx, settings, scope, keyId, name, arguments: request.params.arguments ?? {} };
     if (task !== undefined && extra.taskStore !== undefined) {
       const taskStore = extra.taskStore;

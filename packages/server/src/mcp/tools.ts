@@ -1,4 +1,5 @@
-import type { Agent, Connector, Tool, ToolDefinition } from '@maitento/lang';
+import type { Agent, Connector, HttpMethod, Tool, ToolDefinition } from '@maitento/lang';
+import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import { getAnyVersion, listTools, type StoredVersion, storeErrors } from '@maitento/store';
 import { serverErrors } from '../errors.js';
 import type { ServerContext } from '../internal/context.js';
@@ -14,6 +15,8 @@ export interface McpScope {
 export interface McpToolEntry {
   definition: ToolDefinition;
   requiresApproval: boolean;
+  /** The HTTP method of the tool's connector (POST for a remote MCP server's tool). */
+  method: HttpMethod;
   name: string;
   /** The pinned version (an agent's); undefined for the latest. */
   version?: number;
@@ -28,10 +31,19 @@ export async function loadAgent(ctx: ServerContext, namespace: string, name: str
 
 async function entry(ctx: ServerContext, namespace: string, name: string, version?: number): Promise<McpToolEntry> {
   const stored = await ctx.cache.getVersion(namespace, 'tool', name, version);
+  // The connector version the tool version pins, as a call resolves it (its method is the tool's contract).
+  const pin = stored.pins.find((p) => p.kind === 'connector');
+  const connector = await ctx.cache.getVersion(
+    namespace,
+    'connector',
+    pin?.name ?? stored.resource.connector,
+    pin?.version,
+  );
   // Every deployed tool version has its definition; a missing one would be a store bug, so it is not listed.
   return {
     definition: stored.definition as ToolDefinition,
     requiresApproval: stored.resource.requiresApproval,
+    method: connector.resource.method,
     name: stored.name,
     ...(version === undefined ? {} : { version }),
   };
@@ -67,4 +79,23 @@ export async function loadScopeTool(
   const pin = agent.pins.find((p) => p.kind === 'tool' && p.name === name);
   if (pin === undefined) throw storeErrors.create('api:extops:not-found', { name, version: '' });
   return ctx.cache.loadCallableTool(scope.namespace, name, pin.version);
+}
+
+/** A tool's display name, from its name: `refund-order` is "Refund order". */
+export function toolTitle(name: string): string {
+  const words = name.replace(/[-_.]+/g, ' ').trim();
+  return words.charAt(0).toUpperCase() + words.slice(1);
+}
+
+/**
+ * A tool's MCP annotations, from its contract: a GET only reads; a call that needs a person's approval, or a
+ * DELETE, may destroy; GET, PUT and DELETE may be repeated with the same effect; every tool reaches an outside API.
+ */
+export function toolAnnotations(entry: Pick<McpToolEntry, 'method' | 'requiresApproval'>): ToolAnnotations {
+  return {
+    readOnlyHint: entry.method === 'GET',
+    destructiveHint: entry.requiresApproval || entry.method === 'DELETE',
+    idempotentHint: entry.method === 'GET' || entry.method === 'PUT' || entry.method === 'DELETE',
+    openWorldHint: true,
+  };
 }

@@ -1,5 +1,6 @@
 import { isMtError } from '@maitento/errors';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import FindMyWay, { type HTTPMethod } from 'find-my-way';
 import { serverErrors } from '../errors.js';
 
 // Fastify's own 4xx errors (bad JSON, empty body, size, media type) get a registry code too.
@@ -12,12 +13,27 @@ function fastifyClientError(error: FastifyError, bodyLimit: number, contentType:
   return serverErrors.create('api:request:invalid', { detail: error.message });
 }
 
+const BEARER_REFUSALS = new Set(['api:auth:missing-key', 'api:auth:invalid-key']);
+
 /**
  * Installs the one error handler: registry errors answer `{ error, code }` (plus `diagnostics` when the
  * error carries them) with their status; validation and other client errors answer 400 with a code;
- * anything else is logged and answers 500 without details. Unknown routes answer 404 with a code.
+ * anything else is logged and answers 500 without details. Unknown routes answer 404 with a code; a known
+ * path asked with a method it does not take answers 405 with `Allow` (not under /console, whose pages answer 404).
  */
-export function registerErrorHandler(app: FastifyInstance, bodyLimit: number): void {
+export function registerErrorHandler(app: FastifyInstance, bodyLimit: number, maxParamLength: number): void {
+  // The routes' methods by path, matched the way fastify's router matches a URL (it has no lookup by URL).
+  const methodsByPath = FindMyWay({ maxParamLength, defaultRoute: () => {} });
+  const methods = new Set<string>();
+  app.addHook('onRoute', (route) => {
+    for (const method of Array.isArray(route.method) ? route.method : [route.method]) {
+      if (methodsByPath.hasRoute(method as HTTPMethod, route.url)) continue;
+      methodsByPath.on(method as HTTPMethod, route.url, () => {});
+      methods.add(method);
+    }
+  });
+  const allowedMethods = (path: string): string[] =>
+    [...methods].filter((method) => methodsByPath.find(method as HTTPMethod, path) !== null).sort();
   app.setErrorHandler((error: FastifyError, request, reply) => {
     let mtError = isMtError(error) ? error : undefined;
     if (!mtError && error.validation) {
@@ -32,12 +48,24 @@ export function registerErrorHandler(app: FastifyInstance, bodyLimit: number): v
     } else if (mtError.status >= 500) {
       request.log.error({ code: mtError.code }, mtError.message);
     }
+    // A missing or refused API key (REST and /mcp) names the scheme to use, as RFC 9110 asks of a 401.
+    if (BEARER_REFUSALS.has(mtError.code)) reply.header('www-authenticate', 'Bearer realm="maitento"');
     const body: Record<string, unknown> = { error: mtError.message, code: mtError.code };
     const details = mtError.details as { diagnostics?: unknown } | undefined;
     if (details?.diagnostics !== undefined) body.diagnostics = details.diagnostics;
     return reply.status(mtError.status).send(body);
   });
   app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0];
+    const allow = path.startsWith('/console') ? [] : allowedMethods(path);
+    if (allow.length > 0) {
+      const error = serverErrors.create('api:request:method-not-allowed', {
+        method: request.method,
+        url: path,
+        allow: allow.join(', '),
+      });
+      return reply.status(405).header('allow', allow.join(', ')).send(error.toJSON());
+    }
     const error = serverErrors.create('api:request:not-found', {
       method: request.method,
       url: request.url.split('?')[0],

@@ -12,8 +12,10 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { serverErrors } from '../errors.js';
 import type { ServerContext } from '../internal/context.js';
 
-const METHODS = new Set(['POST', 'PUT', 'DELETE']);
-const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
+/** The methods whose requests may carry an `Idempotency-Key` (the document declares it on them). */
+export const IDEMPOTENT_METHODS: ReadonlySet<string> = new Set(['POST', 'PUT', 'DELETE']);
+/** What an `Idempotency-Key` may be: 1 to 255 visible ASCII characters. */
+export const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 
 interface IdempotencyState {
   scope?: IdempotencyScope;
@@ -36,7 +38,7 @@ declare module 'fastify' {
 }
 
 function headerKey(request: FastifyRequest): string | undefined {
-  if (!METHODS.has(request.method)) return undefined;
+  if (!IDEMPOTENT_METHODS.has(request.method)) return undefined;
   const value = request.headers['idempotency-key'];
   return value === undefined ? undefined : String(value);
 }
@@ -125,7 +127,7 @@ export function registerIdempotency(app: FastifyInstance, ctx: ServerContext, op
   app.addHook('preHandler', async (request, reply) => {
     const key = headerKey(request);
     if (key === undefined) return;
-    if (!KEY_PATTERN.test(key)) {
+    if (!IDEMPOTENCY_KEY_PATTERN.test(key)) {
       throw serverErrors.create('api:request:invalid', {
         detail: 'The Idempotency-Key header must be 1 to 255 visible ASCII characters',
       });

@@ -2,7 +2,7 @@ import type { OperationRequest } from '@maitento/sdk';
 import type { FastifyInstance } from 'fastify';
 import { answeringActor } from '../internal/actor.js';
 import type { ServerContext } from '../internal/context.js';
-import { emptyBodyIsEmptyObject, emptyBodyReportedByHandler } from '../internal/optional-body.js';
+import { emptyBodyIsEmptyObject, rejectionNeedsReason } from '../internal/optional-body.js';
 import { operation, responses } from '../schemas/shared.js';
 
 /** `/v1/approvals`: the calls waiting for a person, in a run or not, each answered once. */
@@ -47,7 +47,7 @@ export async function approvalRoutes(app: FastifyInstance, ctx: ServerContext): 
               : 'Reject with a reason; the call is not made',
           response: responses({ 200: { $ref: 'Approval#' } }),
         },
-        preValidation: decision === 'approve' ? emptyBodyIsEmptyObject : emptyBodyReportedByHandler,
+        preValidation: decision === 'approve' ? emptyBodyIsEmptyObject : rejectionNeedsReason,
       },
       async (request) => {
         const by = await answeringActor(ctx.db, request);

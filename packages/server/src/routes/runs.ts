@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { serverErrors } from '../errors.js';
 import { answeringActor } from '../internal/actor.js';
 import type { ServerContext } from '../internal/context.js';
-import { emptyBodyIsEmptyObject, emptyBodyReportedByHandler } from '../internal/optional-body.js';
+import { emptyBodyIsEmptyObject, rejectionNeedsReason } from '../internal/optional-body.js';
 import { type OpenStream, resumePoint, streamRunEvents } from '../internal/event-stream.js';
 import { PerKeyLimit } from '../internal/per-key-limit.js';
 import { operation, responses } from '../schemas/shared.js';
@@ -100,8 +100,18 @@ export async function runRoutes(app: FastifyInstance, ctx: ServerContext): Promi
           'then live, until the run ends; resume with Last-Event-ID or ?after=',
         response: responses({
           200: {
-            description: 'text/event-stream; each event is one RunEvent',
-            content: { 'text/event-stream': { schema: { $ref: 'RunEvent#' } } },
+            description:
+              'A text/event-stream (Server-Sent Events), not one JSON value. Each event is framed as `id: <seq>`, ' +
+              '`event: <type>`, `data: <one RunEvent as JSON>`, then a blank line; its data follows the RunEvent ' +
+              'schema (named under x-event-schema). Lines starting with `:` are keep-alive comments. A failure ' +
+              'after the stream began is one `event: error` whose data is `{ error, code, status }`. The stream ends after the ' +
+              "run's terminal event.",
+            content: {
+              'text/event-stream': {
+                schema: { type: 'string', description: 'Server-Sent Events; each data line is one RunEvent' },
+                'x-event-schema': { $ref: 'RunEvent#' },
+              },
+            },
           },
         }),
       },
@@ -159,7 +169,7 @@ export async function runRoutes(app: FastifyInstance, ctx: ServerContext): Promi
               : 'Reject the call the run waits on, with a reason the model is told; it may redraft',
           response: responses({ 200: { $ref: 'Run#' } }),
         },
-        preValidation: decision === 'approve' ? emptyBodyIsEmptyObject : emptyBodyReportedByHandler,
+        preValidation: decision === 'approve' ? emptyBodyIsEmptyObject : rejectionNeedsReason,
       },
       async (request) => {
         const by = await answeringActor(ctx.db, request);

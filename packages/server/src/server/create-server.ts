@@ -37,6 +37,7 @@ import { lazyEngine } from '../internal/lazy-engine.js';
 import { publishFileRoutes } from '../internal/openapi-files.js';
 import { markOptionalBodies, takesOptionalBody } from '../internal/optional-body.js';
 import { markRawBodies } from '../internal/raw-bodies.js';
+import { declareHeaders, OPENAPI_TAGS } from '../internal/openapi-headers.js';
 import { loggerOptions } from '../internal/logging.js';
 import { registerRequestLog } from '../internal/request-log.js';
 import { formatSchemaError, installValidators } from '../internal/validation.js';
@@ -283,7 +284,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
   registerRequestLog(app, slowRequestMsFromEnv());
   addSharedSchemas(app);
   installValidators(app);
-  registerErrorHandler(app, bodyLimit);
+  registerErrorHandler(app, bodyLimit, MAX_NAME_LENGTH);
   // Operations that take a request without a body, found as their routes are added, for the document.
   const optionalBodies = new Set<string>();
   app.addHook('onRoute', (route) => {
@@ -297,7 +298,9 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
         version: '0.1.0',
         description: 'Deploy connectors and tools, manage secrets and keys, call tools through the gateway',
         license: { name: 'Apache-2.0', url: 'https://www.apache.org/licenses/LICENSE-2.0' },
+        contact: { name: 'Maitento', url: 'https://github.com/maitento/maitento/issues' },
       },
+      tags: OPENAPI_TAGS,
       // The public URL when the operator set one (MT_PUBLIC_URL), else the address `mt serve` listens on by default.
       servers: [
         options.platformOrigin
@@ -314,6 +317,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
       markOptionalBodies(openapi, optionalBodies);
       publishFileRoutes(openapi);
       markRawBodies(openapi);
+      declareHeaders(openapi);
       return openapi;
     },
   });
