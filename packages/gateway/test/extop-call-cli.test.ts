@@ -11,6 +11,9 @@ import { json } from './helpers/upstream.js';
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 const mt = join(root, 'node_modules/.bin/mt');
 let upstream: Upstream;
+/** Plays Maitento's own API (MT_PUBLIC_URL) for the example's auth = "Maitento" tools. */
+let platform: Upstream;
+let platformUrl: string;
 let localRepo: string;
 let exampleRepo: string;
 
@@ -41,11 +44,12 @@ function run(
       mt,
       args,
       {
-        // MT_PUBLIC_URL: the example repo's file tools (auth = "Maitento") name mt serve's default address.
+        // MT_PUBLIC_URL: the example repo's handbook and file tools (auth = "Maitento") call the server's own URL,
+        // mt serve's default address in the repo, the platform upstream's in the copies.
         env: {
           PATH: process.env.PATH ?? '',
           HOME: process.env.HOME ?? '',
-          MT_PUBLIC_URL: 'http://127.0.0.1:8080',
+          MT_PUBLIC_URL: platformUrl,
           ...env,
         },
         timeout: 20_000,
@@ -58,6 +62,8 @@ function run(
 }
 
 beforeAll(async () => {
+  platform = await startRecordingUpstream((_req, res) => json(res, 200, { results: [] }));
+  platformUrl = `http://127.0.0.1:${platform.port}`;
   upstream = await startRecordingUpstream((req, res) => {
     const { body } = req;
     json(res, 200, { path: req.url, echoedKey: req.headers['x-api-key'] ?? null, body });
@@ -66,14 +72,14 @@ beforeAll(async () => {
   localRepo = copyExampleRepo((text) =>
     text
       .replace(/https:\/\/(api\.open-meteo\.com|orders\.example\.com|handbook\.example\.com)/g, local)
-      // The handbook search calls Maitento's own API (auth = "Maitento"): here the upstream plays the platform.
-      .replace('http://127.0.0.1:8080', local),
+      .replaceAll('http://127.0.0.1:8080', platformUrl),
   );
-  exampleRepo = copyExampleRepo();
+  exampleRepo = copyExampleRepo((text) => text.replaceAll('http://127.0.0.1:8080', platformUrl));
 });
 
 afterAll(async () => {
   await upstream.close();
+  await platform.close();
   rmSync(localRepo, { recursive: true, force: true });
   rmSync(exampleRepo, { recursive: true, force: true });
 });
@@ -154,20 +160,29 @@ describe('mt extop-call', () => {
         localRepo,
       ],
       // By hand, an auth = "Maitento" tool sends the caller's own key to the platform's URL.
-      { ...allow, MT_PUBLIC_URL: `http://127.0.0.1:${upstream.port}`, MT_API_KEY: 'mt_own_key' },
+      { ...allow, MT_API_KEY: 'mt_own_key' },
     );
     expect(search.code, search.stderr).toBe(0);
-    expect(JSON.parse(upstream.requests.at(-1)?.body ?? '')).toEqual({ query: 'holidays', partitionId: 'kb-7' });
-    expect(upstream.requests.at(-1)?.headers.authorization).toBe('Bearer mt_own_key');
+    expect(JSON.parse(platform.requests.at(-1)?.body ?? '')).toEqual({ query: 'holidays', partitionId: 'kb-7' });
+    expect(platform.requests.at(-1)?.headers.authorization).toBe('Bearer mt_own_key');
     // Without a key to send, it says what to set, and nothing is sent.
-    const before = upstream.requests.length;
+    const before = platform.requests.length;
     const keyless = await run(
-      ['extop-call', 'search-handbook', '--args', '{"request":{"query":"x"}}', '--input', 'partitionId=kb-7', '--repo', localRepo],
-      { ...allow, MT_PUBLIC_URL: `http://127.0.0.1:${upstream.port}` },
+      [
+        'extop-call',
+        'search-handbook',
+        '--args',
+        '{"request":{"query":"x"}}',
+        '--input',
+        'partitionId=kb-7',
+        '--repo',
+        localRepo,
+      ],
+      allow,
     );
-    expect(keyless.code).toBe(2);
+    expect(keyless.code).toBe(1);
     expect(keyless.stderr).toContain('MT_API_KEY');
-    expect(upstream.requests.length).toBe(before);
+    expect(platform.requests.length).toBe(before);
     const shop = await run(
       [
         'extop-call',
