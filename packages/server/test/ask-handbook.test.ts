@@ -9,7 +9,7 @@ import { createEgressPolicy } from '@maitento/egress';
 import { readConfigRepo } from '@maitento/lang';
 import { createServer } from '@maitento/server';
 import { createPgDb, createPgliteDb, type Db } from '@maitento/store';
-import { copyPgliteTemplate, createTestDatabase } from '@maitento/testkit';
+import { databaseDrivers } from '@maitento/testkit';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auth } from './helpers.js';
@@ -35,37 +35,7 @@ interface Seen {
   body: { partitionId?: string; query?: string };
 }
 
-const drivers: [string, () => Promise<{ db: Db; done: () => Promise<void> }>][] = [
-  [
-    'PostgreSQL',
-    async () => {
-      const database = await createTestDatabase('mt_ask_handbook');
-      const db = createPgDb(database.url);
-      return {
-        db,
-        done: async () => {
-          await db.close();
-          await database.drop();
-        },
-      };
-    },
-  ],
-  [
-    'PGlite',
-    async () => {
-      const dir = mkdtempSync(join(tmpdir(), 'mt-ask-handbook-'));
-      await copyPgliteTemplate(join(dir, 'db'));
-      const db = await createPgliteDb(join(dir, 'db'));
-      return {
-        db,
-        done: async () => {
-          await db.close();
-          rmSync(dir, { recursive: true, force: true });
-        },
-      };
-    },
-  ],
-];
+const drivers = databaseDrivers('mt_ask_handbook', { pg: createPgDb, pglite: createPgliteDb });
 
 describe.each(drivers)('ask-handbook on %s', { timeout: 60_000 }, (_driver, open) => {
   let db: Db;

@@ -1,12 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { createOpenAI } from '@ai-sdk/openai';
 import { createEgressPolicy } from '@maitento/egress';
 import { createServer } from '@maitento/server';
 import { createPgDb, createPgliteDb, type Db } from '@maitento/store';
-import { copyPgliteTemplate, createTestDatabase, type FakeEmbeddings, startFakeEmbeddings } from '@maitento/testkit';
+import { databaseDrivers, type FakeEmbeddings, startFakeEmbeddings } from '@maitento/testkit';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auth } from './helpers.js';
@@ -32,37 +29,7 @@ The working time is 38 hours a week, between 7 and 19 o'clock.
 A laptop is issued on the first day.
 `;
 
-const drivers: [string, () => Promise<{ db: Db; done: () => Promise<void> }>][] = [
-  [
-    'PostgreSQL',
-    async () => {
-      const database = await createTestDatabase('mt_kb_ranking');
-      const db = createPgDb(database.url);
-      return {
-        db,
-        done: async () => {
-          await db.close();
-          await database.drop();
-        },
-      };
-    },
-  ],
-  [
-    'PGlite',
-    async () => {
-      const dir = mkdtempSync(join(tmpdir(), 'mt-kb-ranking-'));
-      await copyPgliteTemplate(join(dir, 'db'));
-      const db = await createPgliteDb(join(dir, 'db'));
-      return {
-        db,
-        done: async () => {
-          await db.close();
-          rmSync(dir, { recursive: true, force: true });
-        },
-      };
-    },
-  ],
-];
+const drivers = databaseDrivers('mt_kb_ranking', { pg: createPgDb, pglite: createPgliteDb });
 
 describe.each(drivers)('knowledge ranking on %s', { timeout: 60_000 }, (_driver, open) => {
   let db: Db;

@@ -1,6 +1,3 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import {
   createKnowledgeBase,
   createNamespace,
@@ -21,7 +18,7 @@ import {
   searchKnowledgeBase,
   storeEmbeddings,
 } from '@maitento/store';
-import { copyPgliteTemplate, createTestDatabase, type TestDatabase } from '@maitento/testkit';
+import { databaseDrivers } from '@maitento/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const handbook = [
@@ -35,37 +32,7 @@ const handbook = [
 ];
 
 // The same store functions on PostgreSQL (a database of its own) and on PGlite (a copy of the empty template).
-const drivers: [string, () => Promise<{ db: Db; done: () => Promise<void> }>][] = [
-  [
-    'PostgreSQL',
-    async () => {
-      const database: TestDatabase = await createTestDatabase('mt_store_knowledge');
-      const db = createPgDb(database.url);
-      return {
-        db,
-        done: async () => {
-          await db.close();
-          await database.drop();
-        },
-      };
-    },
-  ],
-  [
-    'PGlite',
-    async () => {
-      const dir = mkdtempSync(join(tmpdir(), 'mt-kb-pglite-'));
-      await copyPgliteTemplate(join(dir, 'db'));
-      const db = await createPgliteDb(join(dir, 'db'));
-      return {
-        db,
-        done: async () => {
-          await db.close();
-          rmSync(dir, { recursive: true, force: true });
-        },
-      };
-    },
-  ],
-];
+const drivers = databaseDrivers('mt_store_knowledge', { pg: createPgDb, pglite: createPgliteDb });
 
 describe.each(drivers)('knowledge bases on %s', (_driver, open) => {
   let db: Db;

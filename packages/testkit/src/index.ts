@@ -18,6 +18,8 @@ export type {
 } from './fake-models.js';
 export { type OrdersRepoOptions, ordersRepo, type RepoFile } from './orders-repo.js';
 export { copyPgliteTemplate, pgliteTemplate } from './pglite-template.js';
+export { databaseDrivers } from './database-drivers.js';
+export type { OpenedDatabase } from './database-drivers.js';
 export { selfSignedCertificate } from './tls.js';
 export { startTcpProxy } from './tcp-proxy.js';
 export type { TcpProxy } from './tcp-proxy.js';
