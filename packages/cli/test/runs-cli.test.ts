@@ -237,6 +237,11 @@ describe('mt interaction-run and the commands that follow a run', { timeout: 60_
     expect([twice.code, twice.stderr]).toEqual([1, expect.stringContaining('error [api:runs:already-ended]')]);
     const page = await mtJson<{ runs: RunSummary[]; nextCursor: string | null }>(['run-list', '--status', 'Cancelled']);
     expect(page.runs.map((r) => r.id)).toEqual([runId]);
+    // --agent: the runs that pinned a version of that agent.
+    const byAgent = await mtJson<{ runs: RunSummary[] }>(['run-list', '--status', 'Cancelled', '--agent', 'desk']);
+    expect(byAgent.runs.map((r) => r.id)).toEqual([runId]);
+    const otherAgent = await mtJson<{ runs: RunSummary[] }>(['run-list', '--status', 'Cancelled', '--agent', 'broken']);
+    expect(otherAgent.runs).toEqual([]);
     const table = await mt(['run-list', '--interaction', 'desk', '--limit', '1']);
     expect(table.stdout).toMatch(
       new RegExp(`^ID +INTERACTION +STATUS +CREATED +UPDATED\\n${runId} +desk@1 +Cancelled`),

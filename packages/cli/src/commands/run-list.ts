@@ -13,17 +13,19 @@ function parseLimit(value: string): number {
 
 interface ListFlags extends ApiFlags {
   interaction?: string;
+  agent?: string;
   status?: (typeof RUN_STATUSES)[number];
   limit?: number;
   cursor?: string;
 }
 
-/** `mt run-list [--interaction NAME] [--status S] [--limit N] [--cursor C]`: runs, newest first. */
+/** `mt run-list [--interaction NAME] [--agent NAME] [--status S] [--limit N] [--cursor C]`: runs, newest first. */
 export const register: RegisterCommand = (program, io) => {
   const command = program
     .command('run-list')
     .description('List runs, newest first, one page at a time')
     .option('--interaction <name>', 'only runs of this interaction')
+    .option('--agent <name>', 'only runs that pinned a version of this agent')
     .addOption(new Option('--status <status>', 'only runs in this status').choices(RUN_STATUSES))
     .option('--limit <n>', 'at most this many (default 50, at most 200)', parseLimit)
     .option('--cursor <cursor>', 'the next page, as the previous page printed');
@@ -31,6 +33,7 @@ export const register: RegisterCommand = (program, io) => {
     await withClient(io, flags, async (client) => {
       const page = await client.interactionRuns.list({
         interaction: flags.interaction,
+        agent: flags.agent,
         status: flags.status,
         limit: flags.limit,
         cursor: flags.cursor,
