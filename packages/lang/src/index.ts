@@ -23,3 +23,15 @@ export type { InteractionAgentTools, InteractionTool, ToolSources } from './conf
 export { AJV_OPTIONS } from './config/json-schema-check.js';
 export { MODEL_PROVIDERS, parseModel } from './config/agent-checks.js';
 export type { ModelProvider, ModelRef } from './config/agent-checks.js';
+// ---- editors (the language server of `mt lsp`) ----
+export { classifyPath } from './config/repo-layout.js';
+export type { Property, RefKind, Shape } from './config/shape.js';
+export {
+  describeProperty,
+  describeShape,
+  editorContext,
+  fileShape,
+  refKindAt,
+  shapeAt,
+} from './editor/context.js';
+export type { EditorContext, ShapeStep, Word } from './editor/context.js';

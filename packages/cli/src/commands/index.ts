@@ -43,6 +43,7 @@ import { register as kbCreate } from './kb-create.js';
 import { register as kbList } from './kb-list.js';
 import { register as kbSearch } from './kb-search.js';
 import { register as login } from './login.js';
+import { register as lsp } from './lsp.js';
 import { register as mcpConfig } from './mcp-config.js';
 import { register as namespaceCreate } from './namespace-create.js';
 import { register as runList } from './run-list.js';
@@ -102,6 +103,7 @@ export const commands: RegisterCommand[] = [
   kbList,
   kbSearch,
   login,
+  lsp,
   mcpConfig,
   namespaceCreate,
   runList,

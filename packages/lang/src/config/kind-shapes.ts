@@ -10,8 +10,10 @@ export const INPUT_NAME = /^[A-Za-z_][A-Za-z0-9_-]*$/;
 const str: Shape = { type: 'string' };
 const bool: Shape = { type: 'boolean' };
 const json: Shape = { type: 'json' };
-const req = (shape: Shape): Property => ({ shape, required: true });
-const opt = (shape: Shape): Property => ({ shape });
+// `doc` is what editors show for the property (completion, hover); the shape itself says its type and values.
+const req = (shape: Shape, doc?: string): Property =>
+  doc ? { shape, required: true, doc } : { shape, required: true };
+const opt = (shape: Shape, doc?: string): Property => (doc ? { shape, doc } : { shape });
 
 const nonEmpty: Shape = { type: 'string', check: (v) => (v.trim() === '' ? 'must not be empty' : undefined) };
 
@@ -38,23 +40,38 @@ const connector: Shape = {
   type: 'object',
   name: 'a connector',
   properties: {
-    method: req({ type: 'string', values: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] }),
-    url: req(nonEmpty),
-    description: req({ type: 'string', maxLength: MAX_DESCRIPTION }),
-    parameters: opt({
-      type: 'object',
-      name: 'parameters',
-      properties: {
-        path: opt({ type: 'array', items: parameter }),
-        query: opt({ type: 'array', items: parameter }),
+    method: req({ type: 'string', values: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] }, 'The HTTP method of the call.'),
+    url: req(nonEmpty, 'The full http(s):// URL; `{name}` marks a path parameter (in the path only).'),
+    description: req({ type: 'string', maxLength: MAX_DESCRIPTION }, 'What the endpoint does, 500 characters at most.'),
+    parameters: opt(
+      {
+        type: 'object',
+        name: 'parameters',
+        properties: {
+          path: opt(
+            { type: 'array', items: parameter },
+            'The path parameters, each `{name}` of the url; required by default.',
+          ),
+          query: opt({ type: 'array', items: parameter }, 'The query parameters; optional by default.'),
+        },
       },
-    }),
-    schema: opt({
-      type: 'object',
-      name: 'schema',
-      properties: { request: opt({ type: 'schema' }), response: opt({ type: 'schema' }) },
-    }),
-    auth: opt({ type: 'string', values: ['None', 'Header', 'Maitento'] }),
+      'The path and query parameters of the call.',
+    ),
+    schema: opt(
+      {
+        type: 'object',
+        name: 'schema',
+        properties: {
+          request: opt({ type: 'schema' }, 'JSON Schema of the request body; without it no body is sent.'),
+          response: opt({ type: 'schema' }, 'JSON Schema the response must match.'),
+        },
+      },
+      'JSON Schemas of the request body and of the response.',
+    ),
+    auth: opt(
+      { type: 'string', values: ['None', 'Header', 'Maitento'] },
+      '"None" (default), "Header" (a tool or run gives the secret) or "Maitento" (the platform\'s own API).',
+    ),
   },
 };
 
@@ -82,9 +99,12 @@ const mcpConnector: Shape = {
   type: 'object',
   name: 'an MCP connector',
   properties: {
-    url: req(nonEmpty),
-    tool: req(mcpToolName),
-    description: opt({ type: 'string', maxLength: MAX_DESCRIPTION }),
+    url: req(nonEmpty, 'The URL of the remote MCP server (Streamable HTTP).'),
+    tool: req(mcpToolName, 'The name the MCP server lists the tool under.'),
+    description: opt(
+      { type: 'string', maxLength: MAX_DESCRIPTION },
+      "What the tool does; the remote tool's description when absent.",
+    ),
     auth: opt({
       type: 'string',
       values: ['None', 'Header'],
@@ -109,23 +129,32 @@ const tool: Shape = {
   type: 'object',
   name: 'a tool',
   properties: {
-    connector: req({ type: 'ref', kind: 'connector' }),
-    guidance: req(nonEmpty),
-    bindings: opt({
-      type: 'object',
-      name: 'bindings',
-      properties: {
-        request: opt({ type: 'map', values: json }),
-        query: opt({ type: 'map', values: json }),
-        path: opt({ type: 'map', values: json }),
+    connector: req({ type: 'ref', kind: 'connector' }, 'The connector the tool calls.'),
+    guidance: req(nonEmpty, 'When and how to use the tool: the description the model reads.'),
+    bindings: opt(
+      {
+        type: 'object',
+        name: 'bindings',
+        properties: {
+          request: opt({ type: 'map', values: json }, 'Fixed body values (`bindings.request:address/city`).'),
+          query: opt({ type: 'map', values: json }, 'Fixed query parameters.'),
+          path: opt({ type: 'map', values: json }, 'Fixed path parameters.'),
+        },
       },
-    }),
-    auth: opt({
-      type: 'object',
-      name: "a tool's auth",
-      properties: { header: req(nonEmpty), secret: req({ type: 'ref', kind: 'secret' }) },
-    }),
-    requiresApproval: opt(bool),
+      'Fixed values Maitento adds to every call; the model never sees them.',
+    ),
+    auth: opt(
+      {
+        type: 'object',
+        name: "a tool's auth",
+        properties: {
+          header: req(nonEmpty, 'The header the secret is sent in.'),
+          secret: req({ type: 'ref', kind: 'secret' }, 'The secret whose value is sent.'),
+        },
+      },
+      'The secret sent in a header, for a connector with auth = "Header".',
+    ),
+    requiresApproval: opt(bool, 'true: a person approves each call first (default false).'),
   },
 };
 
@@ -134,13 +163,23 @@ const agent: Shape = {
   name: 'an agent',
   properties: {
     // Which providers exist is checked once the agent is built (agent-checks.ts), with its own codes.
-    model: req(str),
-    instructions: req(str),
-    summary: opt(str),
-    functions: opt({
-      type: 'array',
-      items: { type: 'object', name: 'a function', properties: { ref: req({ type: 'ref', kind: 'tool' }) } },
-    }),
+    model: req(
+      str,
+      '`provider:name`, such as "openai:gpt-4o-mini"; providers: openai, anthropic, openai-compatible, scripted.',
+    ),
+    instructions: req(str, 'The system prompt.'),
+    summary: opt(str, 'What other agents read about this agent.'),
+    functions: opt(
+      {
+        type: 'array',
+        items: {
+          type: 'object',
+          name: 'a function',
+          properties: { ref: req({ type: 'ref', kind: 'tool' }, 'The tool.') },
+        },
+      },
+      'The tools the agent may call, each once: `[ { ref = @ref("<tool>") } ]`.',
+    ),
   },
 };
 
@@ -183,41 +222,62 @@ const interaction: Shape = {
   type: 'object',
   name: 'an interaction',
   properties: {
-    agent: req({
-      type: 'object',
-      name: "the interaction's agent",
-      properties: { name: req(nonEmpty), agent: req({ type: 'ref', kind: 'agent' }) },
-    }),
-    task: req(nonEmpty),
-    inputs: opt({
-      type: 'object',
-      name: 'inputs',
-      properties: {
-        prompts: opt({ type: 'array', items: prompt }),
-        functions: opt({
-          type: 'object',
-          name: 'inputs.functions',
-          properties: {
-            binding: opt({ type: 'array', items: binding }),
-            auth: opt({ type: 'array', items: authInput }),
-          },
-        }),
+    agent: req(
+      {
+        type: 'object',
+        name: "the interaction's agent",
+        properties: {
+          name: req(nonEmpty, 'How runs and approvals name the agent.'),
+          agent: req({ type: 'ref', kind: 'agent' }, 'The agent.'),
+        },
       },
-    }),
-    functions: opt({
-      type: 'object',
-      name: 'functions',
-      properties: {
-        openApi: opt({
-          type: 'array',
-          items: {
-            type: 'object',
-            name: 'a functions.openApi entry',
-            properties: { name: opt(str), ref: req({ type: 'ref', kind: 'tool' }) },
-          },
-        }),
+      'The agent that runs the task: `{ name = "Support" agent = @ref("<agent>") }`.',
+    ),
+    task: req(nonEmpty, 'The task, with `%%input%%` placeholders.'),
+    inputs: opt(
+      {
+        type: 'object',
+        name: 'inputs',
+        properties: {
+          prompts: opt(
+            { type: 'array', items: prompt },
+            'Text run inputs: `[ { name description required default } ]`.',
+          ),
+          functions: opt(
+            {
+              type: 'object',
+              name: 'inputs.functions',
+              properties: {
+                binding: opt({ type: 'array', items: binding }, 'Run inputs written straight into a tool call.'),
+                auth: opt({ type: 'array', items: authInput }, "Run inputs that carry a secret's id."),
+              },
+            },
+            'Run inputs for tool calls.',
+          ),
+        },
       },
-    }),
+      'The run inputs of the interaction.',
+    ),
+    functions: opt(
+      {
+        type: 'object',
+        name: 'functions',
+        properties: {
+          openApi: opt(
+            {
+              type: 'array',
+              items: {
+                type: 'object',
+                name: 'a functions.openApi entry',
+                properties: { name: opt(str), ref: req({ type: 'ref', kind: 'tool' }, 'The tool.') },
+              },
+            },
+            'Tools handed to every agent: `[ { name ref = @ref("<tool>") } ]`.',
+          ),
+        },
+      },
+      'The tools the interaction gives its agents.',
+    ),
   },
 };
 

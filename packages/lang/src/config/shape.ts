@@ -44,6 +44,8 @@ export type Shape =
 export interface Property {
   shape: Shape;
   required?: boolean;
+  /** What the property is for, shown by editors (completion, hover). */
+  doc?: string;
 }
 
 /** A `@ref` found where the shape expects one, to resolve once every resource is known. */

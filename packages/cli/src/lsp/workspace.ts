@@ -1,0 +1,147 @@
+import { readFile } from 'node:fs/promises';
+import { join, relative, sep } from 'node:path';
+import type { EgressPolicy } from '@maitento/egress';
+import {
+  type CompiledRepo,
+  classifyPath,
+  compileRepo,
+  type Diagnostic,
+  filesUnder,
+  parseMtr,
+  readConfigRepo,
+  TOP_FOLDERS,
+} from '@maitento/lang';
+
+/** One config repo of the workspace: its files as on disk (`.mtr` and the `.json` files `@json` names). */
+export interface Repo {
+  /** Absolute path of the repo's root folder. */
+  root: string;
+  disk: Map<string, string>;
+  compiled?: CompiledRepo;
+}
+
+/** Where a `.mtr` file belongs: a config repo and its path in it, or no repo (then only its syntax is checked). */
+export interface Place {
+  repo?: Repo;
+  /** Path relative to the repo root, with `/`; for a file of no repo, its absolute path. */
+  rel: string;
+}
+
+const TOP = new Set<string>(TOP_FOLDERS);
+
+/**
+ * The `.mtr` files of the workspace folders, grouped by config repo, with the texts of open documents winning
+ * over the disk. A file's config repo is the folder above the first resource folder (`connectors/`, `agents/`,
+ * ...) on its path inside its workspace folder: what `mt check` would be pointed at.
+ */
+export class WorkspaceIndex {
+  readonly repos = new Map<string, Repo>();
+  /** `.mtr` files of no config repo, by absolute path: their disk text. */
+  readonly loose = new Map<string, string>();
+  /** Open documents by absolute path: their text in the editor. */
+  readonly open = new Map<string, string>();
+
+  constructor(
+    private readonly folders: string[],
+    private readonly options: { egress?: EgressPolicy; platformOrigin?: string } = {},
+  ) {}
+
+  /** The repo root of an absolute `.mtr` path, or undefined when it is in no resource folder of a workspace folder. */
+  rootOf(path: string): string | undefined {
+    for (const folder of this.folders) {
+      const rel = relative(folder, path);
+      if (rel === '' || rel.startsWith('..') || rel.startsWith(sep) || /^[A-Za-z]:/.test(rel)) continue;
+      const parts = rel.split(sep);
+      for (let i = 0; i < parts.length - 1; i++) {
+        if (TOP.has(parts[i])) return join(folder, ...parts.slice(0, i));
+      }
+    }
+    return undefined;
+  }
+
+  /** Reads every `.mtr` file of the workspace folders (and the `.json` files their repos name). */
+  async index(): Promise<void> {
+    for (const folder of this.folders) {
+      const paths = await filesUnder(folder, ['.mtr']).catch(() => [] as string[]);
+      for (const rel of paths) {
+        const path = join(folder, ...rel.split('/'));
+        const root = this.rootOf(path);
+        if (root === undefined) {
+          const text = await readFile(path, 'utf8').catch(() => undefined);
+          if (text !== undefined) this.loose.set(path, text);
+        } else await this.repoAt(root);
+      }
+    }
+  }
+
+  private async repoAt(root: string): Promise<Repo> {
+    let repo = this.repos.get(root);
+    if (repo) return repo;
+    repo = { root, disk: new Map() };
+    this.repos.set(root, repo);
+    for (const file of await readConfigRepo(root).catch(() => [])) repo.disk.set(file.path, file.content);
+    return repo;
+  }
+
+  /** Where an absolute path belongs; reads its repo from disk the first time one of its files is seen. */
+  async place(path: string): Promise<Place> {
+    const root = this.rootOf(path);
+    if (root === undefined) return { rel: path };
+    const repo = await this.repoAt(root);
+    return { repo, rel: relative(root, path).split(sep).join('/') };
+  }
+
+  /** The text of an absolute path: the open document's, else the disk's as last read. */
+  text(path: string): string | undefined {
+    const open = this.open.get(path);
+    if (open !== undefined) return open;
+    const root = this.rootOf(path);
+    if (root === undefined) return this.loose.get(path);
+    return this.repos.get(root)?.disk.get(relative(root, path).split(sep).join('/'));
+  }
+
+  /** Applies a watcher event: the file was created or changed (read it again) or deleted. */
+  async fileChanged(path: string, deleted: boolean): Promise<Place> {
+    const place = await this.place(path);
+    const text = deleted ? undefined : await readFile(path, 'utf8').catch(() => undefined);
+    const files = place.repo ? place.repo.disk : this.loose;
+    if (text === undefined) files.delete(place.rel);
+    else files.set(place.rel, text);
+    return place;
+  }
+
+  /** The files of a repo as the compiler gets them: disk texts with open documents over them. */
+  files(repo: Repo): { path: string; content: string }[] {
+    const files = new Map(repo.disk);
+    for (const [path, text] of this.open) {
+      if (this.rootOf(path) === repo.root) files.set(relative(repo.root, path).split(sep).join('/'), text);
+    }
+    return [...files.entries()].map(([path, content]) => ({ path, content }));
+  }
+
+  /** Compiles a repo with the very compiler `mt check` and `mt deploy` use; keeps the result for lookups. */
+  compile(repo: Repo): CompiledRepo {
+    repo.compiled = compileRepo(this.files(repo), this.options);
+    return repo.compiled;
+  }
+
+  /** The syntax diagnostics of a file of no repo. */
+  checkLoose(path: string): Diagnostic[] {
+    return parseMtr(this.text(path) ?? '', path).diagnostics;
+  }
+
+  /** Every resource of a repo (also never-opened files), by kind: its name and repo-relative path. */
+  resources(repo: Repo): { kind: string; name: string; file: string }[] {
+    const out: { kind: string; name: string; file: string }[] = [];
+    const seen = new Set<string>();
+    for (const { path } of this.files(repo)) {
+      const place = classifyPath(path);
+      if (!place) continue;
+      const key = `${place.kind}\u0000${place.name}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      out.push({ kind: place.kind, name: place.name, file: path });
+    }
+    return out.sort((a, b) => a.name.localeCompare(b.name));
+  }
+}
