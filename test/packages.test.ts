@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -8,7 +8,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 // where the project lives (docs/decisions.md: the project's home) and under which license.
 const root = fileURLToPath(new URL('../', import.meta.url));
 const HOME = 'https://github.com/maitento/maitento';
-const packageDirs = readdirSync(join(root, 'packages')).map((name) => `packages/${name}`);
+// Every npm workspace: the packages and the VS Code extension (editors/vscode).
+const packageDirs: string[] = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).workspaces;
 
 interface Packed {
   name: string;
