@@ -279,6 +279,17 @@ describe('mt lsp --stdio', () => {
     expect(refLabels).not.toContain('open-meteo-forecast');
     expect(new Set(refLabels).size).toBe(refLabels.length);
 
+    // `@` where a value starts: the directive that value takes (a tool reference here).
+    await replace(server, uri, 'model = "openai:gpt-4o-mini"\nfunctions = [ { ref = @ } ]\n');
+    const directives = await server.connection.sendRequest(CompletionRequest.type, {
+      textDocument: { uri },
+      position: { line: 1, character: 'functions = [ { ref = @'.length },
+      context: { triggerKind: 2, triggerCharacter: '@' },
+    });
+    expect((Array.isArray(directives) ? directives : []).map((i) => [i.label, i.textEdit?.newText])).toEqual([
+      ['@ref', '@ref("$1")'],
+    ]);
+
     const line = 'functions = [ { ref = @ref("current-weather") } ]';
     await replace(server, uri, `model = "openai:gpt-4o-mini"\n${line}\n`);
     const at = { line: 1, character: line.indexOf('current-weather') + 2 };

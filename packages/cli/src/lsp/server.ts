@@ -6,6 +6,7 @@ import {
   type CompiledRepo,
   type Diagnostic,
   describeProperty,
+  describeShape,
   editorContext,
   fileShape,
   formatMtr,
@@ -22,6 +23,7 @@ import {
   DiagnosticSeverity,
   DidChangeWatchedFilesNotification,
   FileChangeType,
+  InsertTextFormat,
   type Diagnostic as LspDiagnostic,
   LSPErrorCodes,
   type Location,
@@ -284,6 +286,31 @@ export function startServer(connection: Connection): void {
               textEdit: { range, newText: name },
             }),
           );
+      }
+      if (context.at === 'value') {
+        // `@` typed where a value starts: the directives that value takes.
+        const line = text.slice(text.lastIndexOf('\n', offset - 1) + 1, offset);
+        const typed = /@[A-Za-z_]*$/.exec(line)?.[0];
+        const value = shapeAt(shape, context.path)?.shape;
+        if (typed === undefined || !value) return [];
+        const takes =
+          value.type === 'ref'
+            ? ['ref']
+            : value.type === 'json' || value.type === 'schema'
+              ? ['json']
+              : value.type === 'map' && value.values.type === 'json'
+                ? ['json']
+                : [];
+        const range: Range = { start: document.positionAt(offset - typed.length), end: position };
+        return takes.map(
+          (name): CompletionItem => ({
+            label: `@${name}`,
+            kind: CompletionItemKind.Function,
+            detail: name === 'ref' ? describeShape(value) : 'the value of a .json file of the repo',
+            textEdit: { range, newText: `@${name}("$1")` },
+            insertTextFormat: InsertTextFormat.Snippet,
+          }),
+        );
       }
       if (context.at === 'ref') {
         const kind = refKindAt(shape, context.path);

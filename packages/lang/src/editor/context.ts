@@ -19,11 +19,13 @@ export interface Word {
  * - `key`: a property name goes here (or is there: `word`); `path` leads to the object that holds it,
  *   `present` are the names that object has already;
  * - `ref`: inside `@ref(...)` of the property at `path`; `word` is the string written so far, if any;
- * - `other`: anywhere else (a value, a comment).
+ * - `value`: where the value at `path` starts (after `=`, or in an array), nothing of it written yet;
+ * - `other`: anywhere else (inside a value, a comment).
  */
 export type EditorContext =
   | { at: 'key'; path: ShapeStep[]; present: string[]; word?: Word }
   | { at: 'ref'; path: ShapeStep[]; word?: Word }
+  | { at: 'value'; path: ShapeStep[] }
   | { at: 'other' };
 
 interface Frame {
@@ -143,6 +145,7 @@ export function editorContext(text: string, offset: number): EditorContext {
     if (!theWord && previous === 'LParen') return { at: 'ref', path: scanner.valuePath() };
     return { at: 'other' };
   }
+  if (!word && top.mode === 'value') return { at: 'value', path: scanner.valuePath() };
   if (top.type !== 'object' || top.mode !== 'key') return { at: 'other' };
 
   // The object's other keys, also those after the place: read on until the object closes (the word is skipped,
