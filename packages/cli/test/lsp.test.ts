@@ -321,6 +321,24 @@ describe('mt lsp --stdio', () => {
     expect(none).toBeNull();
   });
 
+  it('checks a file opened from outside the workspace folders with the config repo around it', async () => {
+    const outside = mkdtempSync(join(tmpdir(), 'mt-lsp-outside-'));
+    try {
+      cpSync(seedDir, outside, { recursive: true });
+      const path = join(outside, 'agents/weather-agent-functions.mtr');
+      const text =
+        'model = "openai:gpt-4o-mini"\ninstructions = "Hi"\nfunctions = [ { ref = @ref("current-weathr") } ]\n';
+      const uri = await open(server, path, text);
+      await server.waitFor(uri, (d) =>
+        d.some((x) => x.code === 'mtr:ref:unknown' && x.message.includes('current-weathr')),
+      );
+      await replace(server, uri, text.replace('current-weathr', 'current-weather'));
+      await server.waitFor(uri, (d) => d.length === 0);
+    } finally {
+      rmSync(outside, { recursive: true, force: true });
+    }
+  });
+
   it("5. formatting is the formatter's output, idempotent, and nothing for a broken file", async () => {
     const path = join(ws, 'loose/messy.mtr');
     const text = readFileSync(path, 'utf8');
@@ -406,15 +424,28 @@ describe('mt lsp --stdio', () => {
   });
 
   it('7b. a cancelled request answers RequestCancelled (-32800)', async () => {
-    const uri = uriOf(join(ws, 'loose/messy.mtr'));
+    // Formatting 5 MB takes long enough that the cancel, sent right after the request, arrives while it runs.
+    const entry = 'description = "a fairly long line of text to make the file big, again and again"\n';
+    const uri = await open(
+      server,
+      join(ws, 'loose/big-to-cancel.mtr'),
+      entry.repeat(Math.ceil((5 * 1024 * 1024) / entry.length)),
+    );
     const source = new CancellationTokenSource();
     const pending = server.connection.sendRequest(
-      CompletionRequest.type,
-      { textDocument: { uri }, position: { line: 0, character: 0 } },
+      DocumentFormattingRequest.type,
+      { textDocument: { uri }, options: { tabSize: 2, insertSpaces: true } },
       source.token,
     );
     source.cancel();
     await expect(pending).rejects.toMatchObject({ code: -32800 });
+    // The server goes on answering.
+    const uriMessy = uriOf(join(ws, 'loose/messy.mtr'));
+    const items = await server.connection.sendRequest(CompletionRequest.type, {
+      textDocument: { uri: uriMessy },
+      position: { line: 0, character: 0 },
+    });
+    expect(items).toEqual([]);
   });
 
   it('7c. exits 0 after shutdown and exit', async () => {

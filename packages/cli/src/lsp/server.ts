@@ -86,6 +86,9 @@ function guarded<P, R>(
     if (token.isCancellationRequested) return cancelled();
     try {
       const result = await handler(params);
+      // Read what arrived while the handler ran (the event loop polls I/O before the next setImmediate): a cancel
+      // sent during a long request is honoured rather than answered with a result the client dropped.
+      await new Promise((resolve) => setImmediate(resolve));
       return token.isCancellationRequested ? cancelled() : result;
     } catch (error) {
       return new ResponseError(-32603, error instanceof Error ? error.message : String(error));

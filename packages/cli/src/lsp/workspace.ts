@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { join, relative, sep } from 'node:path';
+import { isAbsolute, join, relative, sep } from 'node:path';
 import type { EgressPolicy } from '@maitento/egress';
 import {
   type CompiledRepo,
@@ -46,15 +46,24 @@ export class WorkspaceIndex {
     private readonly options: { egress?: EgressPolicy; platformOrigin?: string } = {},
   ) {}
 
-  /** The repo root of an absolute `.mtr` path, or undefined when it is in no resource folder of a workspace folder. */
+  /**
+   * The repo root of an absolute `.mtr` path, or undefined when it is in no resource folder. Inside a workspace
+   * folder: the folder above the first resource folder under it. Outside any (a file opened on its own): the
+   * nearest folder above a resource folder whose layout fits the path (`<root>/agents/x.mtr`).
+   */
   rootOf(path: string): string | undefined {
     for (const folder of this.folders) {
       const rel = relative(folder, path);
-      if (rel === '' || rel.startsWith('..') || rel.startsWith(sep) || /^[A-Za-z]:/.test(rel)) continue;
+      if (rel === '' || rel.startsWith('..') || isAbsolute(rel)) continue;
       const parts = rel.split(sep);
       for (let i = 0; i < parts.length - 1; i++) {
         if (TOP.has(parts[i])) return join(folder, ...parts.slice(0, i));
       }
+      return undefined;
+    }
+    const parts = path.split(sep);
+    for (let i = parts.length - 2; i > 0; i--) {
+      if (TOP.has(parts[i]) && classifyPath(parts.slice(i).join('/'))) return parts.slice(0, i).join(sep) || sep;
     }
     return undefined;
   }
