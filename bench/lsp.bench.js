@@ -211,6 +211,14 @@ try {
   const [load1, load5] = loadavg();
   const ms = (n) => `${n.toFixed(1)} ms`;
   const bestCompile = Math.min(...compileMs);
+  const aims = [
+    ['initial index < 2 s', indexMs < 2000],
+    ['keystroke check p95 < 150 ms', k.p95 - 150 < 150],
+    ['completion p95 < 50 ms', c.p95 < 50],
+  ];
+  const missed = aims.filter(([, met]) => !met).map(([aim]) => aim);
+  const verdict =
+    missed.length === 0 ? 'Every aim of #26 is met in this run.' : `Aims not met in this run: ${missed.join('; ')}.`;
   const section = `<!-- bench:lsp -->
 ## Language server (\`npm run bench:lsp\`)
 
@@ -230,6 +238,8 @@ waits after the last change, so the check itself is the time minus 150 ms. Compl
 | the same without the 150 ms wait, p95 | ${ms(k.p95 - 150)} | < 150 ms |
 | completion, p50 / p95 (${COMPLETIONS} requests) | ${ms(c.p50)} / ${ms(c.p95)} | p95 < 50 ms |
 | server memory after the run: RSS / peak RSS | ${memory.rss.toFixed(0)} MB / ${memory.peak.toFixed(0)} MB | |
+
+${verdict}
 
 Each keystroke compiles the whole repo again (docs/decisions.md), so its cost is the warm \`compileRepo\` baseline
 plus the protocol. Measured on Node.js ${process.versions.node}, ${cpus} CPUs; load average at the end of the run
