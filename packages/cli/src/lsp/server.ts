@@ -211,9 +211,12 @@ export function startServer(connection: Connection): void {
         watchers: [{ globPattern: '**/*.mtr' }],
       });
     }
-    ready = ready.then(() => {
-      for (const repo of index.repos.values()) checkRepo(repo);
-    });
+    // A failure is logged and never leaves `ready` rejected: every request awaits it.
+    ready = ready
+      .then(() => {
+        for (const repo of index.repos.values()) checkRepo(repo);
+      })
+      .catch((error) => connection.console.error(`maitento: the first check failed: ${String(error)}`));
   });
 
   connection.onDidChangeWatchedFiles(async (params) => {
@@ -221,7 +224,11 @@ export function startServer(connection: Connection): void {
     for (const change of params.changes) {
       const path = pathOf(change.uri);
       if (!path?.endsWith('.mtr') || index.open.has(path)) continue;
-      await index.fileChanged(path, change.type === FileChangeType.Deleted);
+      try {
+        await index.fileChanged(path, change.type === FileChangeType.Deleted);
+      } catch (error) {
+        connection.console.error(`maitento: reading ${path} failed: ${String(error)}`);
+      }
       if (change.type === FileChangeType.Deleted && !index.rootOf(path)) push(path, [], false);
       schedule(path);
     }
