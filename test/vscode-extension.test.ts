@@ -60,6 +60,11 @@ describe('the VS Code extension package', () => {
     files = await unzip(out);
   }, 120_000);
 
+  it('type-checks against the VS Code API and vscode-languageclient (tsc -p editors/vscode)', async () => {
+    const tsc = require.resolve('typescript/bin/tsc');
+    await expect(run(process.execPath, [tsc, '-p', extensionDir], { timeout: 120_000 })).resolves.toBeDefined();
+  }, 120_000);
+
   it('8. vsce package builds a .vsix holding the manifest, grammar, language configuration and bundle', () => {
     const manifest = JSON.parse(files.get('extension/package.json')?.toString() ?? '{}');
     expect(manifest.contributes.languages[0]).toMatchObject({ id: 'maitento', extensions: ['.mtr'] });
