@@ -1,5 +1,8 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { readConfigRepo } from '@maitento/lang';
 import { Maitento } from '@maitento/sdk';
@@ -15,12 +18,12 @@ let db: TestDatabase;
 let server: RunningServer;
 let mt: Maitento;
 
-function cli(args: string[]) {
+function cli(args: string[], cwd = root) {
   return new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
     execFile(
       process.execPath,
       [`${root}packages/cli/bin/mt.js`, ...args],
-      { env: { PATH: process.env.PATH ?? '', MT_API_URL: server.url, MT_API_KEY: ADMIN_KEY }, timeout: 30_000 },
+      { cwd, env: { PATH: process.env.PATH ?? '', MT_API_URL: server.url, MT_API_KEY: ADMIN_KEY }, timeout: 30_000 },
       (error, stdout, stderr) => resolve({ code: error ? Number(error.code) : 0, stdout, stderr }),
     );
   });
@@ -54,7 +57,23 @@ beforeAll(async () => {
 afterAll(async () => {
   await server?.close();
   await db?.drop();
+  for (const dir of repos) rmSync(dir, { recursive: true, force: true });
 });
+
+// A config repo of one tool whose connector calls `host`.
+const repos: string[] = [];
+function repoCalling(host: string): string {
+  const repo = mkdtempSync(join(tmpdir(), 'mt-messages-'));
+  repos.push(repo);
+  mkdirSync(join(repo, 'connectors/open-api'), { recursive: true });
+  mkdirSync(join(repo, 'external-operations/open-api'), { recursive: true });
+  writeFileSync(
+    join(repo, 'connectors/open-api/ping.mtr'),
+    `method = "GET"\nurl = "http://${host}/ping"\ndescription = "Pings"\n`,
+  );
+  writeFileSync(join(repo, 'external-operations/open-api/ping.mtr'), 'connector = @ref("ping")\nguidance = "Pings."\n');
+  return repo;
+}
 
 describe('a misspelt name gets a did-you-mean', () => {
   it('mt interaction-run wether: error [api:interactions:not-found] ... did you mean "weather"?', async () => {
@@ -82,5 +101,39 @@ describe('a misspelt name gets a did-you-mean', () => {
     expect(await messageOf(mt.agents.get('support-agent', { version: 9 }))).toBe(
       'No agent support-agent version 9 in this namespace',
     );
+  });
+});
+
+describe('hints that point at the fix', () => {
+  it('a secret name where an id belongs points at mt secret-list', async () => {
+    const res = await cli([
+      'interaction-run',
+      'support-any-shop',
+      '--input',
+      'message=hi',
+      '--input',
+      'shopKey=orders-api-key',
+    ]);
+    expect(res.code).toBe(1);
+    expect(res.stderr).toContain(
+      "error [api:interactions:input-invalid]: requires valid GUID for secret ID shopKey - but value is: orders-api-key; pass the secret's id, not its name (`mt secret-list` shows them)",
+    );
+  });
+
+  it('plain localhost is named as itself, not as "names ending in .localhost"', async () => {
+    const res = await cli(['check', repoCalling('localhost:3000')]);
+    expect(res.code).toBe(1);
+    expect(res.stdout + res.stderr).toContain('hint: localhost is a special-use or internal name, never a public one.');
+    expect(res.stdout + res.stderr).not.toContain('.localhost');
+  });
+
+  it('a name that does not resolve (mt extop-call) mentions MT_RESOLVE', async () => {
+    // `.example` is reserved (RFC 2606): no public DNS answers it, on line or off.
+    const res = await cli(['extop-call', 'ping', '--dry-run'], repoCalling('api.no-such-host.example'));
+    expect(res.code).toBe(1);
+    expect(res.stderr).toMatch(
+      /^error \[api:egress:name-not-resolved\]: Maitento could not resolve api\.no-such-host\.example: /m,
+    );
+    expect(res.stderr).toContain('`MT_RESOLVE=HOST=IP mt extop-call ... --dry-run` gives the name a fixed address');
   });
 });
