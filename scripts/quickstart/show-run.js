@@ -6,6 +6,14 @@ function short(text, max = 300) {
   return flat.length > max ? `${flat.slice(0, max)}...` : flat;
 }
 
+/** Who answered: the key's name, and for `bootstrap` what that name is (the demo answers with that key). */
+function approver(by) {
+  if (by?.keyName === undefined) return 'a person';
+  if (by.keyName === 'bootstrap')
+    return "bootstrap (the name of the first admin key, made at the server's first start)";
+  return by.keyName;
+}
+
 function describe(event) {
   const data = event.data;
   switch (event.type) {
@@ -33,7 +41,7 @@ function describe(event) {
     case 'approval-answered':
       detail(
         data.decision === 'approve'
-          ? `Approved by ${data.by?.keyName ?? 'a person'}: the exact call shown is made now.`
+          ? `Approved by ${approver(data.by)}: the exact call shown is made now.`
           : `Rejected (${data.reason}): the call is not made, and the agent is told why.`,
       );
       break;
