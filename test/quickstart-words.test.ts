@@ -4,13 +4,16 @@ import { createRunPrinter } from '../scripts/quickstart/show-run.js';
 // issue #22, item 7: the demo's "Approved by bootstrap" says what bootstrap is.
 afterEach(() => vi.restoreAllMocks());
 
-function printed(by: unknown): string {
+function printed(by: unknown, event?: { type: string; data: unknown }): string {
   const out: string[] = [];
   vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => {
     out.push(String(chunk));
     return true;
   });
-  createRunPrinter({}).print({ seq: 1, type: 'approval-answered', data: { decision: 'approve', by } });
+  createRunPrinter({}).print({
+    seq: 1,
+    ...(event ?? { type: 'approval-answered', data: { decision: 'approve', by } }),
+  });
   vi.restoreAllMocks();
   return out.join('');
 }
@@ -24,5 +27,20 @@ describe('the demo names who approved', () => {
 
   it('names any other key as it is', () => {
     expect(printed({ keyId: 'k2', keyName: 'back-office' })).toContain('Approved by back-office: the exact call');
+  });
+});
+
+describe('the demo explains a version above 1', () => {
+  const started = (version: number) =>
+    printed(undefined, { type: 'run-started', data: { interaction: { name: 'support-any-shop', version } } });
+
+  it('says why a rerun runs version 2', () => {
+    expect(started(2)).toContain(
+      'Run started: interaction support-any-shop version 2. (A deploy that changes a resource stores it as a new version;',
+    );
+  });
+
+  it('says nothing more about version 1', () => {
+    expect(started(1).trim()).toBe('Run started: interaction support-any-shop version 1.');
   });
 });

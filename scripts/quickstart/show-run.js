@@ -18,7 +18,12 @@ function describe(event) {
   const data = event.data;
   switch (event.type) {
     case 'run-started':
-      detail(`Run started: interaction ${data.interaction.name} version ${data.interaction.version}.`);
+      detail(
+        `Run started: interaction ${data.interaction.name} version ${data.interaction.version}.` +
+          (data.interaction.version > 1
+            ? " (A deploy that changes a resource stores it as a new version; the demo deploys at every start, and its copy of the config points at the orders API on this start's port.)"
+            : ''),
+      );
       break;
     case 'model-response': {
       const who = data.scripted ? 'The agent (scripted stand-in)' : `The agent (${data.model})`;
