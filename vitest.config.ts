@@ -15,6 +15,8 @@ export default defineConfig({
   resolve: { alias },
   test: {
     include: ['packages/*/src/**/*.test.ts', 'packages/*/test/**/*.test.ts', 'test/**/*.test.ts'],
+    // One check that PostgreSQL is there (MT_TEST_PG_URL), before any file runs.
+    globalSetup: ['test/global-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',

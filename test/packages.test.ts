@@ -1,5 +1,5 @@
-import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { execFile, execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -56,4 +56,43 @@ describe('the packages', () => {
       expect(readFileSync(join(root, dir, 'LICENSE'), 'utf8'), dir).toContain('Apache License');
     }
   });
+});
+
+// The packages as other people's tools read them (issue #23): "are the types wrong" and publint, each packing
+// the package itself. The SDK is checked for every resolution (CommonJS under node16 included); the CLI is an
+// ES module with an executable, so for ESM resolutions only.
+function tool(bin: string, args: string[]) {
+  return new Promise<{ ok: boolean; out: string }>((resolve) => {
+    execFile(join(root, 'node_modules/.bin', bin), args, { cwd: root, timeout: 90_000 }, (error, stdout, stderr) => {
+      resolve({ ok: !error, out: `${stdout}${stderr}` });
+    });
+  });
+}
+
+describe('attw --pack and publint --strict', () => {
+  it.each([
+    ['packages/sdk', []],
+    ['packages/cli', ['--profile', 'esm-only']],
+  ])(
+    '%s: no problems',
+    async (dir, profile) => {
+      const [attw, publint] = await Promise.all([
+        tool('attw', ['--pack', dir, '--format', 'ascii', ...profile]),
+        tool('publint', ['--strict', dir]),
+      ]);
+      expect(attw.ok, attw.out).toBe(true);
+      // Each problem attw finds is a line with a warning sign; for the CLI only the CommonJS one, which its
+      // profile ignores (it is an ES module), may be there.
+      if (profile.length === 0) expect(attw.out).toContain('No problems found');
+      const problems = attw.out.split('\n').filter((line) => /⚠️|❌|🔴|💀|🥴|🐛|❗️|🚭/u.test(line));
+      for (const line of problems) {
+        expect(line).toMatch(
+          /^(\(ignored per resolution\) ⚠️ A require call resolved|node16 \(from CJS\): \(ignored\))/,
+        );
+      }
+      expect(publint.out).toContain('All good!');
+      expect(publint.ok, publint.out).toBe(true);
+    },
+    120_000,
+  );
 });

@@ -6,11 +6,24 @@ function short(text, max = 300) {
   return flat.length > max ? `${flat.slice(0, max)}...` : flat;
 }
 
+/** Who answered: the key's name, and for `bootstrap` what that name is (the demo answers with that key). */
+function approver(by) {
+  if (by?.keyName === undefined) return 'a person';
+  if (by.keyName === 'bootstrap')
+    return "bootstrap (the name of the first admin key, made at the server's first start)";
+  return by.keyName;
+}
+
 function describe(event) {
   const data = event.data;
   switch (event.type) {
     case 'run-started':
-      detail(`Run started: interaction ${data.interaction.name} version ${data.interaction.version}.`);
+      detail(
+        `Run started: interaction ${data.interaction.name} version ${data.interaction.version}.` +
+          (data.interaction.version > 1
+            ? " (A deploy that changes a resource stores it as a new version; the demo deploys at every start, and its copy of the config points at the orders API on this start's port.)"
+            : ''),
+      );
       break;
     case 'model-response': {
       const who = data.scripted ? 'The agent (scripted stand-in)' : `The agent (${data.model})`;
@@ -33,7 +46,7 @@ function describe(event) {
     case 'approval-answered':
       detail(
         data.decision === 'approve'
-          ? `Approved by ${data.by?.keyName ?? 'a person'}: the exact call shown is made now.`
+          ? `Approved by ${approver(data.by)}: the exact call shown is made now.`
           : `Rejected (${data.reason}): the call is not made, and the agent is told why.`,
       );
       break;

@@ -25,7 +25,7 @@ export const egressErrors = defineErrors({
   'api:egress:name-not-resolved': {
     status: 502,
     message: 'Maitento could not resolve {host}: {reason}.',
-    hint: 'Check the host name in the connector URL and that the name exists in public DNS.',
+    hint: 'Check the host name in the connector URL and that the name exists in public DNS. To try a tool offline, `MT_RESOLVE=HOST=IP mt extop-call ... --dry-run` gives the name a fixed address (the address rules still apply).',
   },
 });
 

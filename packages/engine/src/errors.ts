@@ -2,7 +2,10 @@ import { defineErrors } from '@maitento/errors';
 
 /** Errors of runs, models and approvals. */
 export const engineErrors = defineErrors({
-  'api:interactions:not-found': { status: 404, message: 'No interaction {name}{version} in this namespace' },
+  'api:interactions:not-found': {
+    status: 404,
+    message: 'No interaction {name}{version} in this namespace{suggestion}',
+  },
   'api:interactions:input-required': {
     status: 422,
     message: 'Input {name} is required: {what}',

@@ -107,7 +107,8 @@ describe('runs', () => {
       engine.startRun(world.ns, 'refund', { inputs: { message: 'x', orderId: 'A-1', shopKey: 'second-shop-api-key' } }),
     ).rejects.toMatchObject({
       code: 'api:interactions:input-invalid',
-      message: 'requires valid GUID for secret ID shopKey - but value is: second-shop-api-key',
+      message:
+        "requires valid GUID for secret ID shopKey - but value is: second-shop-api-key; pass the secret's id, not its name (`mt secret-list` shows them)",
     });
     await expect(
       engine.startRun(world.ns, 'refund', { inputs: { message: 'x', orderId: 'A-1', verbose: 'maybe' } }),

@@ -78,7 +78,7 @@ export const serverErrors = defineErrors({
     message:
       'The MCP server of connector {connector} ({file}) at {url} has no tool {tool}{suggestion}; it has: {known}. Nothing was deployed',
   },
-  'api:agents:not-found': { status: 404, message: 'No agent {name}{version} in this namespace' },
+  'api:agents:not-found': { status: 404, message: 'No agent {name}{version} in this namespace{suggestion}' },
   // api:interactions:not-found is the engine's (engineErrors): a code is defined once.
   'api:approvals:person-required': {
     status: 403,

@@ -31,7 +31,7 @@ export const storeErrors = defineErrors({
     hint: 'Give that key as MT_SECRET_KEY_PREVIOUS (or MT_SECRET_KEY) and finish the rotation with `mt secret-key-rotate`',
   },
   'api:connectors:not-found': { status: 404, message: 'No connector {name}{version} in this namespace' },
-  'api:extops:not-found': { status: 404, message: 'No tool {name}{version} in this namespace' },
+  'api:extops:not-found': { status: 404, message: 'No tool {name}{version} in this namespace{suggestion}' },
   'api:connectors:version-disabled': {
     status: 409,
     message: 'Version {version} of connector {name} is disabled; calls pinned to it are refused',

@@ -59,6 +59,7 @@ export {
   listResources,
   listTools,
   listVersions,
+  nameSuggestion,
   setVersionEnabled,
 } from './resources/versions.js';
 export type {

@@ -87,7 +87,7 @@ function chooseInteraction(
   );
 }
 
-function printResult(io: Io, result: ToolCallResult, json: boolean): void {
+async function printResult(io: Io, result: ToolCallResult, json: boolean): Promise<void> {
   if (json) {
     const { ok, status, body, error, code, truncated, request } = result;
     printJson(io, { ok, status, body, error, code, truncated, request });
@@ -99,6 +99,11 @@ function printResult(io: Io, result: ToolCallResult, json: boolean): void {
   // The gateway's message speaks of runs; called by hand, the caller may approve the call themselves.
   if (result.code === 'api:approvals:required') {
     io.err('hint: pass --approve to approve this call yourself: it is then made, once, with your own --secret');
+  }
+  // A tool's result carries the error's message and code, not its hint: the registry's, which names MT_RESOLVE.
+  if (result.code === 'api:egress:name-not-resolved') {
+    const { egressErrors } = await import('@maitento/egress');
+    io.err(`hint: ${egressErrors.specs['api:egress:name-not-resolved'].hint}`);
   }
   if (result.body !== undefined && result.body !== '') {
     io.out(typeof result.body === 'string' ? result.body : JSON.stringify(result.body, null, 2));
@@ -242,7 +247,7 @@ async function extopCall(io: Io, toolName: string, flags: Flags): Promise<void> 
     if (flags.dryRun) {
       const prepared = await gateway.prepare(input);
       if (!isPreparedRequest(prepared)) {
-        printResult(io, prepared, flags.json === true);
+        await printResult(io, prepared, flags.json === true);
         throw new CommandExit(ExitCode.UserError);
       }
       if (flags.json) printJson(io, { ok: true, request: prepared.view });
@@ -255,7 +260,7 @@ async function extopCall(io: Io, toolName: string, flags: Flags): Promise<void> 
       return;
     }
     const result = await callOnce(gateway, input, flags.approve === true);
-    printResult(io, result, flags.json === true);
+    await printResult(io, result, flags.json === true);
     if (!result.ok) throw new CommandExit(ExitCode.UserError);
   } finally {
     await gateway.close();

@@ -83,9 +83,9 @@ export function checkHostName(
   // An operator's allow-list entry lifts the name rules only; the addresses are still judged.
   if (allow?.allowsName(name)) return { ok: true };
   for (const suffix of blockedNameSuffixes) {
-    if (name === suffix || name.endsWith(`.${suffix}`)) {
-      return { ok: false, reason: `names ending in .${suffix} are not public` };
-    }
+    // Plain `localhost` is named as itself: "names ending in .localhost" would send the reader looking for a dot.
+    if (name === suffix) return { ok: false, reason: `${name} is a special-use or internal name, never a public one` };
+    if (name.endsWith(`.${suffix}`)) return { ok: false, reason: `names ending in .${suffix} are not public` };
   }
   if (labels.length < 2) return { ok: false, reason: 'a name without a dot is an internal name' };
   if (/^(\d+|0x[0-9a-f]*)$/.test(labels[labels.length - 1])) {

@@ -22,13 +22,39 @@ async function readScript(name: string, dir: string): Promise<ScriptTurn[]> {
       detail: `no script file ${file}`,
     });
   }
-  const turns: unknown = JSON.parse(text);
-  if (!Array.isArray(turns)) {
-    throw engineErrors.create('api:models:invalid-response', {
-      model: `scripted:${name}`,
-      detail: `${file} is not a JSON array of turns`,
-    });
+  const fail = (detail: string) =>
+    engineErrors.create('api:models:invalid-response', { model: `scripted:${name}`, detail: `${file}: ${detail}` });
+  let turns: unknown;
+  try {
+    turns = JSON.parse(text);
+  } catch (error) {
+    throw fail(`not valid JSON (${(error as Error).message})`);
   }
+  if (!Array.isArray(turns)) throw fail('not a JSON array of turns');
+  // A mistyped turn fails the run here, naming the file and the turn, rather than playing as "no more turns".
+  turns.forEach((turn: unknown, index) => {
+    const at = `turn ${index + 1}`;
+    const shape = 'a turn is {"text": "..."} or {"toolCalls": [{"name": "...", "arguments": {...}}]}';
+    if (typeof turn !== 'object' || turn === null || Array.isArray(turn))
+      throw fail(`${at} is not an object; ${shape}`);
+    const keys = Object.keys(turn);
+    const unknown = keys.filter((key) => key !== 'text' && key !== 'toolCalls');
+    if (unknown.length > 0) throw fail(`${at} has an unknown key "${unknown[0]}"; ${shape}`);
+    if (keys.length !== 1) throw fail(`${at} needs exactly one of "text" and "toolCalls"; ${shape}`);
+    if ('text' in turn && typeof turn.text !== 'string') throw fail(`${at}: "text" is not a string`);
+    if ('toolCalls' in turn) {
+      const calls = turn.toolCalls;
+      if (!Array.isArray(calls) || calls.length === 0) throw fail(`${at}: "toolCalls" is not a non-empty array`);
+      calls.forEach((call: unknown, c) => {
+        if (typeof call !== 'object' || call === null || typeof (call as { name?: unknown }).name !== 'string') {
+          throw fail(`${at}, tool call ${c + 1} has no "name"`);
+        }
+        const extra = Object.keys(call).filter((key) => !['name', 'arguments', 'id'].includes(key));
+        if (extra.length > 0)
+          throw fail(`${at}, tool call ${c + 1} has an unknown key "${extra[0]}" (name, arguments, id)`);
+      });
+    }
+  });
   return turns as ScriptTurn[];
 }
 

@@ -140,7 +140,8 @@ export function checkInputs(pinned: PinnedSet, given: Record<string, unknown>): 
     }
     if (typeof value !== 'string' || !isUuid(value)) {
       throw engineErrors.create('api:interactions:input-invalid', {
-        detail: `requires valid GUID for secret ID ${a.name} - but value is: ${shown(value)}`,
+        // A secret's name is the usual mistake: say where the ids are.
+        detail: `requires valid GUID for secret ID ${a.name} - but value is: ${shown(value)}; pass the secret's id, not its name (\`mt secret-list\` shows them)`,
       });
     }
     out[a.name] = value.toLowerCase();

@@ -11,7 +11,7 @@ import {
   runApprovals,
   runExists,
 } from '@maitento/store';
-import { isUuid } from '@maitento/store';
+import { isUuid, nameSuggestion } from '@maitento/store';
 import { answerApproval, approvalOrThrow } from '../approvals/answer.js';
 import { RUN_EVENTS_MAX_PAGE, RUN_EVENTS_PAGE, type RunningEngine } from '../api/engine.js';
 import type {
@@ -76,6 +76,7 @@ export class RunService implements RunningEngine {
       throw engineErrors.create('api:interactions:not-found', {
         name,
         version: input.version === undefined ? '' : ` version ${input.version}`,
+        suggestion: await nameSuggestion(this.deps.db, namespace, 'interaction', name),
       });
     }
     const versions = await this.loader.resolve(namespace, interaction);

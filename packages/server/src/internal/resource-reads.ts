@@ -20,8 +20,8 @@ export type StoredRunnable<R> = Omit<StoredVersion<R>, 'definition'>;
 export type RunnableOf<K extends RunnableKind> = ResourceOf<K>;
 
 function notFound(kind: RunnableKind): NotFoundError {
-  return (name, version) => {
-    const params = { name, version: version === undefined ? '' : ` version ${version}` };
+  return (name, version, suggestion) => {
+    const params = { name, version: version === undefined ? '' : ` version ${version}`, suggestion };
     return kind === 'agent'
       ? serverErrors.create('api:agents:not-found', params)
       : engineErrors.create('api:interactions:not-found', params);

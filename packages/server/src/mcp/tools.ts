@@ -25,7 +25,7 @@ export interface McpToolEntry {
 /** The latest version of the agent of `scope`, or `api:agents:not-found`. */
 export async function loadAgent(ctx: ServerContext, namespace: string, name: string): Promise<StoredVersion<Agent>> {
   const agent = await getAnyVersion<Agent>(ctx.db, namespace, 'agent', name);
-  if (agent === undefined) throw serverErrors.create('api:agents:not-found', { name, version: '' });
+  if (agent === undefined) throw serverErrors.create('api:agents:not-found', { name, version: '', suggestion: '' });
   return agent;
 }
 
@@ -77,7 +77,7 @@ export async function loadScopeTool(
   if (scope.agent === undefined) return ctx.cache.loadCallableTool(scope.namespace, name);
   const agent = await loadAgent(ctx, scope.namespace, scope.agent);
   const pin = agent.pins.find((p) => p.kind === 'tool' && p.name === name);
-  if (pin === undefined) throw storeErrors.create('api:extops:not-found', { name, version: '' });
+  if (pin === undefined) throw storeErrors.create('api:extops:not-found', { name, version: '', suggestion: '' });
   return ctx.cache.loadCallableTool(scope.namespace, name, pin.version);
 }
 

@@ -1,4 +1,12 @@
-import type { Agent, Connector, Interaction, ResourceKind, Tool, ToolDefinition } from '@maitento/lang';
+import {
+  type Agent,
+  type Connector,
+  didYouMean,
+  type Interaction,
+  type ResourceKind,
+  type Tool,
+  type ToolDefinition,
+} from '@maitento/lang';
 import type { Queryable } from '../db/db.js';
 import { storeErrors } from '../errors.js';
 import { iso } from '../internal/rows.js';
@@ -44,12 +52,35 @@ export type ResourceOf<K extends ResourceKind> = K extends 'connector'
       ? Agent
       : Interaction;
 
-/** Makes the error for a resource, or one version of it, that is not there (each kind's package owns its code). */
-export type NotFoundError = (name: string, version?: number) => Error;
+/**
+ * Makes the error for a resource, or one version of it, that is not there (each kind's package owns its code);
+ * `suggestion` is {@link nameSuggestion}'s `; did you mean "weather"?`, or ''.
+ */
+export type NotFoundError = (name: string, version: number | undefined, suggestion: string) => Error;
+
+/**
+ * `; did you mean "NAME"?` when a resource of `kind` in `namespace` has a name close to `name` (and `name` itself
+ * is not one: a missing version of an existing name gets ''), else ''. The `{suggestion}` of the not-found codes.
+ */
+export async function nameSuggestion(
+  db: Queryable,
+  namespace: string,
+  kind: ResourceKind,
+  name: string,
+): Promise<string> {
+  const { rows } = await db.query<{ name: string }>(
+    'SELECT DISTINCT name FROM mt_resource_versions WHERE namespace = $1 AND kind = $2 ORDER BY name',
+    [namespace, kind],
+  );
+  const names = rows.map((row) => row.name);
+  if (names.includes(name)) return '';
+  const guess = didYouMean(name, names);
+  return guess === undefined ? '' : `; did you mean "${guess}"?`;
+}
 
 function notFound(kind: VersionedKind): NotFoundError {
-  return (name, version) => {
-    const params = { name, version: version === undefined ? '' : ` version ${version}` };
+  return (name, version, suggestion) => {
+    const params = { name, version: version === undefined ? '' : ` version ${version}`, suggestion };
     return kind === 'connector'
       ? storeErrors.create('api:connectors:not-found', params)
       : storeErrors.create('api:extops:not-found', params);
@@ -171,7 +202,10 @@ export async function getVersion(
   notFoundError?: NotFoundError,
 ): Promise<StoredVersion> {
   const stored = await getAnyVersion(db, namespace, kind, name, version);
-  if (!stored) throw (notFoundError ?? notFound(kind as VersionedKind))(name, version);
+  if (!stored) {
+    const suggestion = await nameSuggestion(db, namespace, kind, name);
+    throw (notFoundError ?? notFound(kind as VersionedKind))(name, version, suggestion);
+  }
   return stored;
 }
 
@@ -201,7 +235,10 @@ export async function listVersions(
       'WHERE namespace = $1 AND kind = $2 AND name = $3 ORDER BY version DESC',
     [namespace, kind, name],
   );
-  if (rows.length === 0) throw (notFoundError ?? notFound(kind as VersionedKind))(name);
+  if (rows.length === 0) {
+    const suggestion = await nameSuggestion(db, namespace, kind, name);
+    throw (notFoundError ?? notFound(kind as VersionedKind))(name, undefined, suggestion);
+  }
   return rows.map((row) => ({ version: row.version, enabled: row.enabled, createdAt: iso(row.created_at) }));
 }
 
@@ -221,6 +258,6 @@ export async function setVersionEnabled(
       `SELECT pg_notify('${WAKE_CHANNEL}', 'resources:' || $1::text) FROM changed`,
     [namespace, kind, name, version, enabled],
   );
-  if (rows.length === 0) throw notFound(kind)(name, version);
+  if (rows.length === 0) throw notFound(kind)(name, version, await nameSuggestion(db, namespace, kind, name));
   return { name, version, enabled };
 }

@@ -1,0 +1,46 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { createRunPrinter } from '../scripts/quickstart/show-run.js';
+
+// issue #22, item 7: the demo's "Approved by bootstrap" says what bootstrap is.
+afterEach(() => vi.restoreAllMocks());
+
+function printed(by: unknown, event?: { type: string; data: unknown }): string {
+  const out: string[] = [];
+  vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => {
+    out.push(String(chunk));
+    return true;
+  });
+  createRunPrinter({}).print({
+    seq: 1,
+    ...(event ?? { type: 'approval-answered', data: { decision: 'approve', by } }),
+  });
+  vi.restoreAllMocks();
+  return out.join('');
+}
+
+describe('the demo names who approved', () => {
+  it('says that bootstrap is the first admin key', () => {
+    expect(printed({ keyId: 'k1', keyName: 'bootstrap' })).toContain(
+      "Approved by bootstrap (the name of the first admin key, made at the server's first start): the exact call shown is made now.",
+    );
+  });
+
+  it('names any other key as it is', () => {
+    expect(printed({ keyId: 'k2', keyName: 'back-office' })).toContain('Approved by back-office: the exact call');
+  });
+});
+
+describe('the demo explains a version above 1', () => {
+  const started = (version: number) =>
+    printed(undefined, { type: 'run-started', data: { interaction: { name: 'support-any-shop', version } } });
+
+  it('says why a rerun runs version 2', () => {
+    expect(started(2)).toContain(
+      'Run started: interaction support-any-shop version 2. (A deploy that changes a resource stores it as a new version;',
+    );
+  });
+
+  it('says nothing more about version 1', () => {
+    expect(started(1).trim()).toBe('Run started: interaction support-any-shop version 1.');
+  });
+});
