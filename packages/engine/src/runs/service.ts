@@ -65,6 +65,7 @@ export class RunService implements RunningEngine {
     name: string,
     input: StartRunInput,
     startedBy?: { keyId: string },
+    context?: { traceparent?: string },
   ): Promise<RunView> {
     // Before anything is read or stored: a run's inputs are stored twice (the row and run-started) and read often.
     const size = Buffer.byteLength(JSON.stringify(input.inputs ?? {}), 'utf8');
@@ -83,6 +84,7 @@ export class RunService implements RunningEngine {
     const inputs = checkInputs(pinned, input.inputs ?? {});
     const id = randomUUID();
     const interactive = input.interactive ?? true;
+    const trace = this.deps.telemetry?.allocate(context?.traceparent);
     // The run and its job commit together: a run is never Running without a job.
     const run = await this.deps.db.transaction(async (tx) => {
       const inserted = await insertRun(
@@ -96,6 +98,7 @@ export class RunService implements RunningEngine {
           inputs,
           interactive,
           startedByKeyId: startedBy?.keyId,
+          trace,
         },
         runStarted({
           interaction: { name: interaction.name, version: interaction.version },
