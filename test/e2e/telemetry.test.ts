@@ -250,7 +250,7 @@ async function consoleRunPage(runId: string): Promise<string> {
   const signedIn = await fetch(`${base}/console/login`, {
     method: 'POST',
     redirect: 'manual',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: csrfCookie },
+    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: csrfCookie, origin: base },
     body: new URLSearchParams({ _csrf: csrf, key: stack.adminKey }).toString(),
   });
   expect(signedIn.status).toBe(303);
