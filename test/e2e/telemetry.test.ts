@@ -302,7 +302,8 @@ afterAll(async () => {
   await receiver?.close();
 });
 
-describe('OpenTelemetry of runs', { timeout: 60_000 }, () => {
+// Generous timeouts: every restart of mt serve is slow on a loaded machine.
+describe('OpenTelemetry of runs', { timeout: 180_000 }, () => {
   it('a run with two tool calls is one trace of exactly this tree, with the scripted model’s tokens', async () => {
     const run = await tracedRun('[two]');
     expect((await stack.api.waitForEnd(run.id)).status).toBe('Completed');

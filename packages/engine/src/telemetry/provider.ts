@@ -10,6 +10,11 @@ export const FLUSH_DEADLINE_MS = 4000;
 /** Spans kept while the collector does not take them; more are dropped. */
 const MAX_QUEUED_SPANS = 2048;
 const WARN_EVERY_MS = 60_000;
+/**
+ * How long one export (with the exporter's retries) may take. Its timers keep the process alive, so this also bounds
+ * how long a stopping process lingers after the flush when the collector is down.
+ */
+const EXPORT_TIMEOUT_MS = 3000;
 
 /**
  * Trace and span ids that are chosen before the span exists: a run's root span and an approval's span are emitted
@@ -137,7 +142,7 @@ export async function startProviders(
   const { MeterProvider, PeriodicExportingMetricReader } = sdkMetrics;
   const resource = resources.resourceFromAttributes({ 'service.name': settings.serviceName });
   const ids = new PresetIdGenerator(new RandomIdGenerator());
-  const common = { headers: settings.headers, timeoutMillis: 10_000 };
+  const common = { headers: settings.headers, timeoutMillis: EXPORT_TIMEOUT_MS };
 
   let tracerProvider: InstanceType<typeof TracerProvider> | undefined;
   if (settings.tracesUrl !== undefined) {
@@ -156,7 +161,7 @@ export async function startProviders(
           maxQueueSize: MAX_QUEUED_SPANS,
           maxExportBatchSize: 512,
           scheduledDelayMillis: 1000,
-          exportTimeoutMillis: 10_000,
+          exportTimeoutMillis: EXPORT_TIMEOUT_MS,
         }),
       ],
     });
@@ -174,7 +179,7 @@ export async function startProviders(
         new PeriodicExportingMetricReader({
           exporter,
           exportIntervalMillis: settings.metricIntervalMs,
-          exportTimeoutMillis: Math.min(settings.metricIntervalMs, 10_000),
+          exportTimeoutMillis: Math.min(settings.metricIntervalMs, EXPORT_TIMEOUT_MS),
         }),
       ],
     });
