@@ -465,11 +465,31 @@ describe('OpenTelemetry of runs', { timeout: 180_000 }, () => {
     expect(all.includes(reason)).toBe(false);
   });
 
+  it('a run cancelled while it waits: its approval span (expired) and its root span (cancelled) are emitted', async () => {
+    const run = await tracedRun('[refund]');
+    const paused = await stack.api.waitForRun(run.id, (r) => r.status !== 'Running');
+    expect(paused.status).toBe('PendingApproval');
+    const approvalId = (paused.pendingApproval as { id: string }).id;
+    const cancelled = await stack.api.request('POST', `/v1/runs/${run.id}/cancel`, {});
+    expect(cancelled.status, JSON.stringify(cancelled.body)).toBe(200);
+    const { root, spans } = await traceOf(receiver, run.id);
+    expect(root.attributes['error.type']).toBe('cancelled');
+    expect(spans.map((s) => s.name).sort()).toEqual([
+      'await_approval refund-order',
+      'chat gpt-4o-mini',
+      'invoke_agent Tracer',
+    ]);
+    const wait = spans.find((s) => s.name.startsWith('await_approval'))!;
+    expect(wait.parentSpanId).toBe(root.spanId);
+    expect(wait.attributes).toMatchObject({
+      'maitento.approval.id': approvalId,
+      'maitento.approval.decision': 'expired',
+    });
+  });
+
   it('metrics arrive with their units, bucket boundaries and attributes, none carrying a run id', async () => {
-    await until('metrics with an approval wait', () =>
-      receiver.received.some((r) => r.path === '/v1/metrics' && r.body.includes('maitento.approval.wait'))
-        ? true
-        : undefined,
+    await until('metrics with the cancelled run’s approval wait', () =>
+      receiver.received.some((r) => r.path === '/v1/metrics' && r.body.includes('"expired"')) ? true : undefined,
     );
     const runIds = (await stack.api.request<{ runs: { id: string }[] }>('GET', '/v1/runs?limit=200')).body.runs.map(
       (r) => r.id,
@@ -513,7 +533,7 @@ describe('OpenTelemetry of runs', { timeout: 180_000 }, () => {
     const decisions = new Set(
       seen.get('maitento.approval.wait')!.attributes.map((a) => a['maitento.approval.decision']),
     );
-    expect([...decisions].sort()).toEqual(['approved', 'rejected']);
+    expect([...decisions].sort()).toEqual(['approved', 'expired', 'rejected']);
     for (const [, entry] of seen)
       for (const attrs of entry.attributes) {
         expect(Object.keys(attrs)).not.toContain('gen_ai.conversation.id');

@@ -30,6 +30,7 @@ import { appendToRun, readEvents } from '../journal/journal.js';
 import type { EngineDeps } from '../loop/context.js';
 import type { RunQueue } from '../worker/queue.js';
 import { checkInputs } from './inputs.js';
+import { traceEndedElsewhere } from '../telemetry/index.js';
 import type { PinnedLoader } from './pinned.js';
 import { approvalView, runSummary, runView } from './views.js';
 
@@ -161,6 +162,8 @@ export class RunService implements RunningEngine {
 
   async cancelRun(namespace: string, id: string): Promise<RunView> {
     const run = await this.record(namespace, id);
+    // The approvals a cancel of a waiting run expired, for its telemetry (undefined: the run was not ended here).
+    let expired: ApprovalRecord[] | undefined;
     const marked = await this.deps.db.transaction(async (tx) => {
       const found = await requestCancel(tx, namespace, id);
       if (found === undefined) return undefined;
@@ -168,8 +171,9 @@ export class RunService implements RunningEngine {
         // No worker holds a waiting run: it is cancelled here, and its pending approval expires.
         const done = await appendToRun(tx, id, ['PendingApproval'], [runCancelled()]);
         if (done !== false) {
+          expired = [];
           for (const approval of await runApprovals(tx, id)) {
-            if (approval.status === 'Pending') await expireApprovals(tx, { id: approval.id });
+            if (approval.status === 'Pending') expired.push(...(await expireApprovals(tx, { id: approval.id })));
           }
         }
       } else {
@@ -181,6 +185,10 @@ export class RunService implements RunningEngine {
     });
     if (marked === undefined) throw engineErrors.create('api:runs:already-ended', { id, status: run.status });
     if (marked.status !== 'PendingApproval') this.queue.sent();
+    const telemetry = this.deps.telemetry;
+    if (telemetry !== undefined && expired !== undefined) {
+      await traceEndedElsewhere(telemetry, this.deps.db, this.loader, id, expired, 'cancelled');
+    }
     return this.getRun(namespace, id);
   }
 
