@@ -5,6 +5,7 @@ import { createFakeOpenAI, type FakeModelRequest, type FakeModelServer, type Fak
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api } from './helpers/api.js';
 import { runsRepoFiles } from './helpers/config-repo.js';
+import { type LocalMcpServer, startLocalMcpServer } from './helpers/mcp-upstream.js';
 import { startServe } from './helpers/processes.js';
 import { ORDERS_SECRET, type RunsStack, startRunsStack } from './helpers/stack.js';
 
@@ -151,6 +152,10 @@ function script(request: FakeModelRequest): FakeTurn {
       };
     return { text: `Both orders: ${results.map((r) => r.content).join(' / ')}` };
   }
+  if (task.includes('[mcp]')) {
+    if (results.length === 0) return { toolCalls: [{ name: 'otel-labels', arguments: { request: { repo: 'acme' } } }] };
+    return { text: `Labels: ${results.at(-1)?.content}` };
+  }
   if (task.includes('[refund]')) {
     if (results.length === 0)
       return {
@@ -166,10 +171,20 @@ function script(request: FakeModelRequest): FakeTurn {
   return { text: 'nothing to do' };
 }
 
-/** The repo of the runs stack plus the traced agent: get-order with a binding from a run input and its own secret. */
-function repo(origin: string) {
+/**
+ * The repo of the runs stack plus the traced agent: get-order with a binding from a run input and its own secret, the
+ * refund (approval), and a remote MCP server's tool.
+ */
+function repo(origin: string, mcpUrl: string) {
   return [
     ...runsRepoFiles({ origin }),
+    { path: 'connectors/mcp/otel-labels.mtr', content: `url = "${mcpUrl}"\ntool = "list_labels"\n` },
+    {
+      path: 'external-operations/open-api/otel-labels.mtr',
+      content: `connector = @ref("otel-labels")
+guidance = "Lists the labels of a repository."
+`,
+    },
     {
       path: 'connectors/open-api/otel-orders-get.mtr',
       content: `method = "GET"
@@ -191,7 +206,7 @@ auth = { header = "X-Api-Key" secret = @ref("otel-key") }
       path: 'agents/otel-agent.mtr',
       content: `model = "openai:gpt-4o-mini"
 instructions = "Help customers with their orders."
-functions = [ { ref = @ref("otel-get-order") }, { ref = @ref("refund-order") } ]
+functions = [ { ref = @ref("otel-get-order") }, { ref = @ref("refund-order") }, { ref = @ref("otel-labels") } ]
 `,
     },
     {
@@ -209,6 +224,7 @@ inputs.functions.binding = [
 
 let receiver: Receiver;
 let model: FakeModelServer;
+let mcp: LocalMcpServer;
 let stack: RunsStack;
 /** The value of secret otel-key, sent as X-Api-Key by otel-get-order. */
 const SECRET = `sk-otel-${randomBytes(12).toString('hex')}`;
@@ -282,6 +298,14 @@ async function tracedRun(marker: string) {
 beforeAll(async () => {
   receiver = await startReceiver();
   model = await createFakeOpenAI({ respond: script });
+  mcp = await startLocalMcpServer([
+    {
+      name: 'list_labels',
+      description: 'Lists the labels of a repository',
+      inputSchema: { type: 'object', properties: { repo: { type: 'string' } }, required: ['repo'] },
+      answer: () => 'bug, feature',
+    },
+  ]);
   stack = await startRunsStack({
     deploy: false,
     env: { ...OTEL_ON('http/json', true), OPENAI_BASE_URL: model.url, MT_TRACE_URL_TEMPLATE: TRACE_TEMPLATE },
@@ -293,12 +317,13 @@ beforeAll(async () => {
     const r = await stack.api.request('POST', '/v1/secrets', { name, value });
     expect(r.status, JSON.stringify(r.body)).toBe(201);
   }
-  await stack.api.deploy(repo(stack.upstream.origin));
+  await stack.api.deploy(repo(stack.upstream.origin, mcp.url));
 }, 120_000);
 
 afterAll(async () => {
   await stack?.close();
   await model?.close();
+  await mcp?.close();
   await receiver?.close();
 });
 
@@ -378,6 +403,26 @@ describe('OpenTelemetry of runs', { timeout: 180_000 }, () => {
     // The console's run page links to the trace (MT_TRACE_URL_TEMPLATE).
     const page = await consoleRunPage(run.id);
     expect(page).toContain(`id="run-trace" href="http://jaeger.test:16686/trace/${root.traceId}"`);
+  });
+
+  it('an MCP connector’s call: execute_tool with a POST child span to the MCP server’s URL', async () => {
+    const run = await tracedRun('[mcp]');
+    const ended = await stack.api.waitForEnd(run.id);
+    expect(ended.status, JSON.stringify(ended)).toBe('Completed');
+    const { root, spans } = await traceOf(receiver, run.id);
+    const call = spans.find((s) => s.name === 'execute_tool otel-labels')!;
+    expect(call.parentSpanId).toBe(root.spanId);
+    expect(call.attributes['error.type']).toBeUndefined();
+    const http = spans.filter((s) => s.parentSpanId === call.spanId);
+    expect(http).toHaveLength(1);
+    expect(http[0]).toMatchObject({ name: 'POST', kind: KIND.client });
+    expect(http[0]!.attributes).toEqual({
+      'http.request.method': 'POST',
+      'server.address': '127.0.0.1',
+      'server.port': Number(new URL(mcp.url).port),
+      'url.template': mcp.url,
+      'http.response.status_code': 200,
+    });
   });
 
   it('keeps an incoming traceparent: the run’s root span is its child, in its trace', async () => {

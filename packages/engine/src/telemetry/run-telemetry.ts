@@ -256,7 +256,8 @@ export class RunTelemetry {
         });
         if (http !== undefined) {
           if (status !== undefined) http.setAttribute(ATTR.httpResponseStatusCode, status);
-          if (status === undefined || status >= 400) {
+          // An MCP tools/call answers no HTTP status of its own: only its failure is an error.
+          if (status === undefined ? !result.ok : status >= 400) {
             http.setAttribute(ATTR.errorType, status === undefined ? (result.code ?? 'error') : String(status));
             http.setStatus({ code: SpanStatusCode.ERROR });
           }
