@@ -102,6 +102,12 @@ export const engineErrors = defineErrors({
       'The API key {keyId} on whose behalf {tool} was to be called was deleted meanwhile, so the call was not made',
     hint: 'Start the run (or make the call) again with a key that exists',
   },
+  'api:telemetry:protocol-unsupported': {
+    status: 500,
+    message:
+      'OTEL_EXPORTER_OTLP_PROTOCOL is {protocol}: Maitento exports OTLP over HTTP only (http/protobuf or http/json)',
+    hint: 'Set OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf and point the endpoint at the collector’s HTTP port (4318)',
+  },
   'api:runs:unknown-tool': {
     status: 422,
     message: 'There is no tool named {name}{suggestion}; the tools are: {known}',

@@ -26,6 +26,8 @@ export interface Engine {
     interaction: string,
     input: StartRunInput,
     startedBy?: { keyId: string },
+    /** The caller's W3C trace context: the run's trace continues it when OpenTelemetry is on. */
+    context?: { traceparent?: string },
   ): Promise<RunView>;
   getRun(namespace: string, id: string): Promise<RunView>;
   /** One page of runs as summaries: no inputs, the result cut short (the run's own {@link getRun} has all). */

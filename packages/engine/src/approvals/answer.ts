@@ -20,10 +20,10 @@ export async function approvalOrThrow(db: Db, namespace: string, id: string): Pr
 }
 
 /** Fails the run of an expired approval (`api:approvals:expired`), if it has one and has not ended. */
-export async function failExpired(db: Queryable, approval: ApprovalRecord): Promise<void> {
-  if (approval.runId === null) return;
+export async function failExpired(db: Queryable, approval: ApprovalRecord): Promise<boolean> {
+  if (approval.runId === null) return false;
   const error = engineErrors.create('api:approvals:expired', { id: approval.id, expiresAt: approval.expiresAt ?? '' });
-  await appendToRun(db, approval.runId, ['PendingApproval', 'Running'], [runFailed(error)]);
+  return (await appendToRun(db, approval.runId, ['PendingApproval', 'Running'], [runFailed(error)])) !== false;
 }
 
 /** Marks an approval Expired and fails its run (`api:approvals:expired`), in one transaction. */

@@ -10,7 +10,8 @@ import { PinnedLoader } from '../runs/pinned.js';
 import { RunService } from '../runs/service.js';
 import { openRunQueue, type RunWakeups } from '../worker/queue.js';
 import { RunWorker } from '../worker/run-worker.js';
-import { engineSettingsFromEnv } from './settings.js';
+import { RunTelemetry, startProviders } from '../telemetry/index.js';
+import { engineSettingsFromEnv, telemetrySettingsFromEnv } from './settings.js';
 
 /** Options of {@link createEngine}. */
 export interface EngineOptions {
@@ -51,6 +52,9 @@ export interface EngineOptions {
 export async function createEngine(options: EngineOptions): Promise<RunningEngine> {
   const log = options.logger ?? silentLogger;
   const settings = engineSettingsFromEnv();
+  // OpenTelemetry: nothing is started without an endpoint (docs/telemetry.md); a bad protocol stops the start here.
+  const otel = await startProviders(telemetrySettingsFromEnv(), log);
+  const telemetry = otel === undefined ? undefined : new RunTelemetry(otel);
   const reads = await openCallReads(options.db, options.secretKey, options.cache);
   const deps: EngineDeps = {
     db: options.db,
@@ -62,6 +66,7 @@ export async function createEngine(options: EngineOptions): Promise<RunningEngin
     modelRetries: options.modelRetries ?? settings.modelRetries,
     approvalTtlMs: options.approvalTtlMs ?? settings.approvalTtlMs,
     runInputMaxBytes: options.runInputMaxBytes ?? settings.runInputMaxBytes,
+    telemetry,
   };
   const loader = new PinnedLoader(options.db, reads.reads);
   let queue: Awaited<ReturnType<typeof openRunQueue>>;
@@ -69,6 +74,7 @@ export async function createEngine(options: EngineOptions): Promise<RunningEngin
     queue = await openRunQueue(options.db, (error) => log.error({ err: error }, 'run queue error'), options.wakeups);
   } catch (error) {
     await reads.close();
+    await telemetry?.shutdown();
     throw error;
   }
   let worker: RunWorker | undefined;
@@ -88,8 +94,12 @@ export async function createEngine(options: EngineOptions): Promise<RunningEngin
   }
   return new RunService(deps, loader, queue, worker?.owner ?? null, async () => {
     await worker?.stop();
+    // Meanwhile the spans of the runs just handed on or ended leave, within 4 s (a dead collector does not hold
+    // the stop longer).
+    const flushed = telemetry?.shutdown();
     await queue.stop(5000);
     await reads.close();
+    await flushed;
   });
 }
 

@@ -47,3 +47,68 @@ export function engineSettingsFromEnv(): EngineSettings {
     approvalTtlMs: approvalTtlMsFromEnv(),
   };
 }
+
+/** Where and how OpenTelemetry data goes (docs/telemetry.md); `undefined` endpoints mean that signal is off. */
+export interface TelemetrySettings {
+  /** `OTEL_SDK_DISABLED=true`: nothing starts, whatever else is set. */
+  disabled: boolean;
+  /** `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` as is, else `OTEL_EXPORTER_OTLP_ENDPOINT` + `/v1/traces`. */
+  tracesUrl: string | undefined;
+  /** `OTEL_EXPORTER_OTLP_METRICS_ENDPOINT` as is, else `OTEL_EXPORTER_OTLP_ENDPOINT` + `/v1/metrics`. */
+  metricsUrl: string | undefined;
+  /** `OTEL_EXPORTER_OTLP_PROTOCOL` (default `http/protobuf`), as written: checked by the telemetry module. */
+  protocol: string;
+  /** `OTEL_EXPORTER_OTLP_HEADERS`: `key=value,key2=value2`, values URL-encoded. */
+  headers: Record<string, string>;
+  /** `OTEL_SERVICE_NAME` (default `maitento`). */
+  serviceName: string;
+  /** `OTEL_METRIC_EXPORT_INTERVAL`: milliseconds between metric exports (default 60 000). */
+  metricIntervalMs: number;
+  /** `MAITENTO_OTEL_CAPTURE_CONTENT=true`: tool call arguments and results (masked) on `execute_tool` spans. */
+  captureContent: boolean;
+}
+
+function trimmed(value: string | undefined): string | undefined {
+  const text = value?.trim();
+  return text === '' ? undefined : text;
+}
+
+function signalUrl(own: string | undefined, base: string | undefined, path: string): string | undefined {
+  if (own !== undefined) return own;
+  return base === undefined ? undefined : `${base.replace(/\/+$/, '')}${path}`;
+}
+
+/** Parses `OTEL_EXPORTER_OTLP_HEADERS` (`a=b,c=d`, URL-encoded values); a pair without `=` is skipped. */
+export function parseOtlpHeaders(text: string | undefined): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const pair of (text ?? '').split(',')) {
+    const at = pair.indexOf('=');
+    if (at <= 0) continue;
+    const key = pair.slice(0, at).trim();
+    const raw = pair.slice(at + 1).trim();
+    let value = raw;
+    try {
+      value = decodeURIComponent(raw);
+    } catch {
+      // not URL-encoded: kept as written
+    }
+    if (key !== '') headers[key] = value;
+  }
+  return headers;
+}
+
+/** Reads the OpenTelemetry settings (the standard `OTEL_*` variables Maitento honours, and its own). */
+export function telemetrySettingsFromEnv(): TelemetrySettings {
+  const base = trimmed(process.env.OTEL_EXPORTER_OTLP_ENDPOINT);
+  const interval = Number(trimmed(process.env.OTEL_METRIC_EXPORT_INTERVAL));
+  return {
+    disabled: trimmed(process.env.OTEL_SDK_DISABLED)?.toLowerCase() === 'true',
+    tracesUrl: signalUrl(trimmed(process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT), base, '/v1/traces'),
+    metricsUrl: signalUrl(trimmed(process.env.OTEL_EXPORTER_OTLP_METRICS_ENDPOINT), base, '/v1/metrics'),
+    protocol: trimmed(process.env.OTEL_EXPORTER_OTLP_PROTOCOL) ?? 'http/protobuf',
+    headers: parseOtlpHeaders(process.env.OTEL_EXPORTER_OTLP_HEADERS),
+    serviceName: trimmed(process.env.OTEL_SERVICE_NAME) ?? 'maitento',
+    metricIntervalMs: Number.isFinite(interval) && interval > 0 ? interval : 60_000,
+    captureContent: trimmed(process.env.MAITENTO_OTEL_CAPTURE_CONTENT)?.toLowerCase() === 'true',
+  };
+}

@@ -4,6 +4,7 @@ import type { AttemptJournal } from '../journal/journal.js';
 import type { ModelResolver } from '../models/resolve.js';
 import type { CallReads } from '../runs/call-reads.js';
 import type { PinnedSet } from '../runs/pinned.js';
+import type { RunTelemetry } from '../telemetry/run-telemetry.js';
 
 /** What the engine gives every run it executes. */
 export interface EngineDeps {
@@ -18,6 +19,8 @@ export interface EngineDeps {
   approvalTtlMs: number | undefined;
   /** The largest a run's inputs may be, in bytes of their JSON text. */
   runInputMaxBytes: number;
+  /** Spans and metrics of runs (docs/telemetry.md); undefined when OpenTelemetry is off. */
+  telemetry?: RunTelemetry;
 }
 
 /** Thrown at a step boundary when the worker stops: the run is handed on, not failed. */

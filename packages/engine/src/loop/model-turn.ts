@@ -4,6 +4,7 @@ import { classifyModelError } from '../models/classify.js';
 import type { RunContext } from './context.js';
 import type { ModelResponse } from '../journal/events.js';
 import { conversation, type Turn } from './history.js';
+import { tracedRun } from '../telemetry/index.js';
 
 // Built once per pinned set (itself cached per run shape): the definitions are immutable.
 const toolSets = new WeakMap<object, ToolSet>();
@@ -63,6 +64,7 @@ function withUniqueIds(model: LanguageModel): LanguageModel {
 export async function modelTurn(ctx: RunContext, task: string, turns: Turn[]): Promise<ModelResponse> {
   const spec = ctx.pinned.agent.resource.model;
   const started = performance.now();
+  const span = ctx.telemetry?.chat(tracedRun(ctx));
   try {
     const { model, scripted } = ctx.models(spec);
     const result = await ctx.outside(
@@ -75,16 +77,23 @@ export async function modelTurn(ctx: RunContext, task: string, turns: Turn[]): P
         abortSignal: ctx.modelSignal,
       }),
     );
+    const usage = { inputTokens: result.usage.inputTokens ?? null, outputTokens: result.usage.outputTokens ?? null };
+    span?.end({ responseId: result.response.id, finishReason: result.finishReason, ...usage });
     return {
       text: result.text,
       toolCalls: result.toolCalls.map((call) => ({ id: call.toolCallId, name: call.toolName, arguments: call.input })),
-      usage: { inputTokens: result.usage.inputTokens ?? null, outputTokens: result.usage.outputTokens ?? null },
+      usage,
       durationMs: Math.round(performance.now() - started),
       model: spec,
       scripted,
     };
   } catch (error) {
-    if (ctx.modelSignal.aborted) throw ctx.modelSignal.reason ?? error;
-    throw classifyModelError(spec, error);
+    if (ctx.modelSignal.aborted) {
+      span?.fail('cancelled');
+      throw ctx.modelSignal.reason ?? error;
+    }
+    const failure = classifyModelError(spec, error);
+    span?.fail(failure.code);
+    throw failure;
   }
 }

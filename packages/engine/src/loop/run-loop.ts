@@ -9,6 +9,7 @@ import {
   toolCallStarted,
 } from '../journal/events.js';
 import { fillTask } from '../runs/inputs.js';
+import { tracedRun } from '../telemetry/index.js';
 import { HandedOn, type RunContext } from './context.js';
 import { readTurns } from './history.js';
 import { modelTurn } from './model-turn.js';
@@ -19,12 +20,14 @@ export type StopReason = 'ended' | 'waiting';
 
 async function fail(ctx: RunContext, error: MtError): Promise<StopReason> {
   await ctx.journal.append([runFailed(error)]);
+  ctx.telemetry?.runEnded(tracedRun(ctx), error.code);
   return 'ended';
 }
 
 /** Stores the run's cancellation (its worker saw the cancel request between steps). */
 export async function cancelled(ctx: RunContext): Promise<StopReason> {
   await ctx.journal.append([runCancelled()]);
+  ctx.telemetry?.runEnded(tracedRun(ctx), 'cancelled');
   return 'ended';
 }
 
@@ -90,6 +93,7 @@ export async function advanceRun(
     const event = modelResponse(turns.length + 1, response);
     if (response.toolCalls.length === 0) {
       await ctx.journal.append([event, runCompleted(response.text, response.scripted)]);
+      ctx.telemetry?.runEnded(tracedRun(ctx));
       return 'ended';
     }
     // The turn's first call, when it is made without asking anyone, is marked started in the same write: one

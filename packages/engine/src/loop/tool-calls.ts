@@ -8,6 +8,7 @@ import { approvalRequested, toolCallStarted, toolResult } from '../journal/event
 import { approvalView } from '../runs/views.js';
 import type { RunContext } from './context.js';
 import type { Turn, TurnCall } from './history.js';
+import { tracedRun } from '../telemetry/index.js';
 import {
   actingRefusal,
   callInput,
@@ -96,13 +97,18 @@ async function makeCall(
   // The reads come from the cache once it saw the cache epoch read by the write of tool-call-started (a disable
   // or rotation answered before that write is seen).
   await startAndSync(ctx, turn, call, options.resumed);
+  const span = ctx.telemetry?.tool(tracedRun(ctx), tool, call.id, options.approved?.id);
   const [disabled, input] = await Promise.all([
     disabledResult(ctx, tool),
     callInput(ctx, tool, call.arguments, callIdentity(ctx, turn.step, call.index), ctx.signal),
   ]);
+  if (span !== undefined) input.onSend = span.sending;
   const begin = performance.now();
   const elapsed = () => Math.round(performance.now() - begin);
-  if (disabled) return storeResult(ctx, call, disabled, elapsed());
+  if (disabled) {
+    span?.end(disabled, call.arguments);
+    return storeResult(ctx, call, disabled, elapsed());
+  }
   let result: ToolCallResult | LocalResult;
   if (options.approved !== undefined) {
     const use = approvalUse(ctx, tool, options.approved, options);
@@ -112,6 +118,7 @@ async function makeCall(
     const refused = options.resumed ? await actingRefusal(ctx, tool) : undefined;
     result = refused !== undefined ? localError(refused) : await ctx.outside(ctx.gateway.call(input));
   }
+  span?.end(result, call.arguments);
   if (ctx.signal.aborted) throw ctx.signal.reason;
   await storeResult(ctx, call, result, elapsed());
 }
@@ -214,10 +221,12 @@ export async function handleCall(
     if (approval === undefined) return await requestApproval(ctx, turn, call, tool);
     if (approval.status === 'Pending' && !approval.expired) return 'waiting';
     if (approval.status === 'Approved') {
+      if (!resumed) ctx.telemetry?.approvalEnded(tracedRun(ctx), approval, 'approved');
       await makeCall(ctx, turn, call, tool, { approved: approval, resumed });
       return 'done';
     }
     if (approval.status === 'Rejected') {
+      ctx.telemetry?.approvalEnded(tracedRun(ctx), approval, 'rejected');
       const error = engineErrors.create('api:approvals:rejected', {
         tool: tool.tool.name,
         reason: approval.reason ?? '(none given)',
@@ -225,6 +234,7 @@ export async function handleCall(
       await storeResult(ctx, call, localError(error), 0);
       return 'done';
     }
+    ctx.telemetry?.approvalEnded(tracedRun(ctx), approval, 'expired');
     return {
       fail: engineErrors.create('api:approvals:expired', { id: approval.id, expiresAt: approval.expiresAt ?? '' }),
     };

@@ -30,6 +30,7 @@ import { appendToRun, readEvents } from '../journal/journal.js';
 import type { EngineDeps } from '../loop/context.js';
 import type { RunQueue } from '../worker/queue.js';
 import { checkInputs } from './inputs.js';
+import { traceEndedElsewhere } from '../telemetry/index.js';
 import type { PinnedLoader } from './pinned.js';
 import { approvalView, runSummary, runView } from './views.js';
 
@@ -65,6 +66,7 @@ export class RunService implements RunningEngine {
     name: string,
     input: StartRunInput,
     startedBy?: { keyId: string },
+    context?: { traceparent?: string },
   ): Promise<RunView> {
     // Before anything is read or stored: a run's inputs are stored twice (the row and run-started) and read often.
     const size = Buffer.byteLength(JSON.stringify(input.inputs ?? {}), 'utf8');
@@ -84,6 +86,7 @@ export class RunService implements RunningEngine {
     const inputs = checkInputs(pinned, input.inputs ?? {});
     const id = randomUUID();
     const interactive = input.interactive ?? true;
+    const trace = this.deps.telemetry?.allocate(context?.traceparent);
     // The run and its job commit together: a run is never Running without a job.
     const run = await this.deps.db.transaction(async (tx) => {
       const inserted = await insertRun(
@@ -97,6 +100,7 @@ export class RunService implements RunningEngine {
           inputs,
           interactive,
           startedByKeyId: startedBy?.keyId,
+          trace,
         },
         runStarted({
           interaction: { name: interaction.name, version: interaction.version },
@@ -159,6 +163,8 @@ export class RunService implements RunningEngine {
 
   async cancelRun(namespace: string, id: string): Promise<RunView> {
     const run = await this.record(namespace, id);
+    // The approvals a cancel of a waiting run expired, for its telemetry (undefined: the run was not ended here).
+    let expired: ApprovalRecord[] | undefined;
     const marked = await this.deps.db.transaction(async (tx) => {
       const found = await requestCancel(tx, namespace, id);
       if (found === undefined) return undefined;
@@ -166,8 +172,9 @@ export class RunService implements RunningEngine {
         // No worker holds a waiting run: it is cancelled here, and its pending approval expires.
         const done = await appendToRun(tx, id, ['PendingApproval'], [runCancelled()]);
         if (done !== false) {
+          expired = [];
           for (const approval of await runApprovals(tx, id)) {
-            if (approval.status === 'Pending') await expireApprovals(tx, { id: approval.id });
+            if (approval.status === 'Pending') expired.push(...(await expireApprovals(tx, { id: approval.id })));
           }
         }
       } else {
@@ -179,6 +186,10 @@ export class RunService implements RunningEngine {
     });
     if (marked === undefined) throw engineErrors.create('api:runs:already-ended', { id, status: run.status });
     if (marked.status !== 'PendingApproval') this.queue.sent();
+    const telemetry = this.deps.telemetry;
+    if (telemetry !== undefined && expired !== undefined) {
+      await traceEndedElsewhere(telemetry, this.deps.db, this.loader, id, expired, 'cancelled');
+    }
     return this.getRun(namespace, id);
   }
 

@@ -14,6 +14,7 @@ import { AttemptJournal, ClaimLost } from '../journal/journal.js';
 import { type EngineDeps, HandedOn, type RunContext } from '../loop/context.js';
 import { advanceRun, cancelled } from '../loop/run-loop.js';
 import type { PinnedLoader, PinnedSet } from '../runs/pinned.js';
+import { traceEndedElsewhere } from '../telemetry/index.js';
 import type { RunJob, RunQueue, RunWakeups } from './queue.js';
 
 /** How a worker executes runs. */
@@ -104,7 +105,13 @@ export class RunWorker {
   /** Fails the runs whose approval expired. */
   async expireApprovals(): Promise<void> {
     const db = this.deps.db;
-    for (const approval of await expireApprovals(db)) await failExpired(db, approval);
+    for (const approval of await expireApprovals(db)) {
+      const failed = await failExpired(db, approval);
+      const telemetry = this.deps.telemetry;
+      if (failed && telemetry !== undefined && approval.runId !== null) {
+        await traceEndedElsewhere(telemetry, db, this.loader, approval.runId, [approval], 'api:approvals:expired');
+      }
+    }
   }
 
   /** Executes one attempt of a run's job; never throws for the run's own failures. */

@@ -64,6 +64,7 @@ export async function send(
     let method = call.method;
     let body = call.body;
     let downgraded = false;
+    input.onSend?.();
     for (let hops = 0; ; hops++) {
       const dropBody = body === undefined && call.body !== undefined;
       const credential = call.auth !== undefined && (url === undefined || credentialAllowed(url, template, downgraded));

@@ -71,6 +71,8 @@ export interface ToolCallInput {
   signal?: AbortSignal;
   /** Whom the call is made for (for example the namespace); handed to `platform.token` and nothing else. */
   caller?: string;
+  /** Told once, right before the call's first HTTP request is sent (the engine starts its HTTP span there). */
+  onSend?: () => void;
 }
 
 /** A person's approval of one prepared call, as {@link Gateway.callApproved} uses it. */

@@ -149,6 +149,7 @@ export function createMcpRuntime(ctx: McpContext) {
       } catch (error) {
         return failure(error);
       }
+      input.onSend?.();
       const failed = (error: unknown, operation: 'initialize' | 'tools/call') => {
         const mtError = classifyMcpError(error, {
           tool,

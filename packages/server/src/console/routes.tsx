@@ -6,7 +6,7 @@ import rateLimit from '@fastify/rate-limit';
 import { type ApprovalView, RUN_STATUSES, type RunEvent, type RunStatus, TERMINAL_EVENT_TYPES } from '@maitento/engine';
 import { isMtError, type MtError } from '@maitento/errors';
 import type { PreparedRequestView } from '@maitento/gateway';
-import { findApproval, getVersion, listResources, listVersions, setVersionEnabled } from '@maitento/store';
+import { findApproval, findRun, getVersion, listResources, listVersions, setVersionEnabled } from '@maitento/store';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { serverErrors } from '../errors.js';
 import { answeringActor } from '../internal/actor.js';
@@ -15,6 +15,7 @@ import type { ServerContext } from '../internal/context.js';
 import { type OpenStream, resumePoint, streamRunEvents } from '../internal/event-stream.js';
 import { PerKeyLimit } from '../internal/per-key-limit.js';
 import { allowed } from '../plugins/auth.js';
+import { traceUrlTemplateFromEnv } from '../server/settings.js';
 import { loadAssets } from './assets.js';
 import { type ConsoleSession, closeSession, findSession, openSession, SESSION_TTL_MS } from './sessions.js';
 import {
@@ -142,6 +143,7 @@ export async function consoleRoutes(app: FastifyInstance, ctx: ServerContext): P
     route.schema = { ...route.schema, hide: true };
   });
   const assets = loadAssets();
+  const traceTemplate = traceUrlTemplateFromEnv();
   const open = new Set<OpenStream>();
   // The console's live streams count against the same per-key limit as the REST API's (MT_RUN_STREAMS_PER_KEY).
   const streamsPerKey = new PerKeyLimit(ctx.runStreamsPerKey, (max) =>
@@ -462,9 +464,14 @@ export async function consoleRoutes(app: FastifyInstance, ctx: ServerContext): P
       after = batch[batch.length - 1].seq;
     }
     const ended = ENDED.includes(run.status);
+    // The run's trace, linked only when MT_TRACE_URL_TEMPLATE is set and the run started with OpenTelemetry on.
+    const traceId = traceTemplate === undefined ? null : ((await findRun(ctx.db, run.id, namespace))?.traceId ?? null);
+    const traceUrl = traceId === null ? undefined : traceTemplate?.replaceAll('{traceId}', traceId);
     return html(
       reply,
-      page(<RunPage chrome={await chrome(request, 'runs')} run={run} events={events} ended={ended} />),
+      page(
+        <RunPage chrome={await chrome(request, 'runs')} run={run} events={events} ended={ended} traceUrl={traceUrl} />,
+      ),
     );
   });
 

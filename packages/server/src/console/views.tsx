@@ -601,7 +601,14 @@ export function RunStatusLine(props: { status: string; oob?: boolean }) {
 }
 
 /** One run: inputs, steps (live over SSE while it runs), Cancel. */
-export function RunPage(props: { chrome: Chrome; run: RunView; events: RunEvent[]; ended: boolean }) {
+export function RunPage(props: {
+  chrome: Chrome;
+  run: RunView;
+  events: RunEvent[];
+  ended: boolean;
+  /** The run's trace in the trace backend (MT_TRACE_URL_TEMPLATE), when there is one. */
+  traceUrl?: string;
+}) {
   const { run, events } = props;
   const last = events.length === 0 ? 0 : events[events.length - 1].seq;
   const live = props.ended
@@ -622,6 +629,13 @@ export function RunPage(props: { chrome: Chrome; run: RunView; events: RunEvent[
           <RunStatusLine status={run.status} />
         </span>
       </p>
+      {props.traceUrl !== undefined ? (
+        <p>
+          <a id="run-trace" href={props.traceUrl} rel="noopener noreferrer">
+            Trace of this run
+          </a>
+        </p>
+      ) : null}
       {!props.ended ? (
         <form id="run-cancel" method="post" action={`/console/runs/${run.id}/cancel`}>
           <Csrf token={props.chrome.csrfToken} />

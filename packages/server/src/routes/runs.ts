@@ -44,6 +44,7 @@ export async function runRoutes(app: FastifyInstance, ctx: ServerContext): Promi
         request.params.name,
         { inputs: inputs ?? {}, interactive: interactive ?? true, ...(version === undefined ? {} : { version }) },
         { keyId: request.identity.keyId },
+        { traceparent: request.headers.traceparent as string | undefined },
       );
       return reply.status(201).send(run);
     },

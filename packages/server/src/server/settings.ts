@@ -47,6 +47,14 @@ export function secretKeysFromEnv(): { value: string | undefined; previous: stri
   return { value: process.env.MT_SECRET_KEY, previous: process.env.MT_SECRET_KEY_PREVIOUS };
 }
 
+/**
+ * `MT_TRACE_URL_TEMPLATE`: where the console links a run's trace, `{traceId}` replaced by its trace id (for example
+ * `http://jaeger:16686/trace/{traceId}`); undefined for no link (docs/telemetry.md).
+ */
+export function traceUrlTemplateFromEnv(): string | undefined {
+  return envText('MT_TRACE_URL_TEMPLATE');
+}
+
 /** `MT_LOG_LEVEL`: the server's log level (default info). */
 export function logLevelFromEnv(): string {
   return process.env.MT_LOG_LEVEL ?? 'info';

@@ -30,6 +30,12 @@ export interface RunRecord {
   startedByKeyId: string | null;
   /** The fencing token of the attempt that last claimed the run (see {@link claimRun}). */
   claim: string | null;
+  /** The run's OpenTelemetry trace id (docs/telemetry.md); null when it started with OpenTelemetry off. */
+  traceId: string | null;
+  /** The span id its root span (`invoke_agent`) has, chosen when it started. */
+  rootSpanId: string | null;
+  /** The span of the incoming `traceparent` its root span is a child of, if any. */
+  traceParentSpanId: string | null;
   createdAt: string;
   updatedAt: string;
 }
@@ -63,7 +69,8 @@ export interface RunStatusChange {
 
 const COLUMNS =
   'id, namespace, interaction, interaction_version, versions, inputs, interactive, status, result, error_code, ' +
-  'error_message, last_seq, cancel_requested, started_by_key_id, claim, created_at, updated_at';
+  'error_message, last_seq, cancel_requested, started_by_key_id, claim, trace_id, root_span_id, trace_parent_span_id, ' +
+  'created_at, updated_at';
 
 interface RunRow {
   id: string;
@@ -81,6 +88,9 @@ interface RunRow {
   cancel_requested: boolean;
   started_by_key_id: string | null;
   claim: string | null;
+  trace_id: string | null;
+  root_span_id: string | null;
+  trace_parent_span_id: string | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -102,6 +112,9 @@ function toRecord(row: RunRow): RunRecord {
     cancelRequested: row.cancel_requested,
     startedByKeyId: row.started_by_key_id,
     claim: row.claim,
+    traceId: row.trace_id,
+    rootSpanId: row.root_span_id,
+    traceParentSpanId: row.trace_parent_span_id,
     createdAt: iso(row.created_at),
     updatedAt: iso(row.updated_at),
   };
@@ -118,13 +131,16 @@ export async function insertRun(
     'id' | 'namespace' | 'interaction' | 'interactionVersion' | 'versions' | 'inputs' | 'interactive'
   > & {
     startedByKeyId?: string;
+    /** The run's trace ids, when OpenTelemetry is on. */
+    trace?: { traceId: string; rootSpanId: string; parentSpanId: string | null };
   },
   first: NewRunEvent,
 ): Promise<RunRecord> {
   const { rows } = await db.query<RunRow>(
     'WITH run AS (INSERT INTO mt_runs (id, namespace, interaction, interaction_version, versions, inputs, ' +
-      "interactive, status, started_by_key_id, last_seq) VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7, 'Running', " +
-      `$8, 1) RETURNING ${COLUMNS}), ` +
+      'interactive, status, started_by_key_id, last_seq, trace_id, root_span_id, trace_parent_span_id) ' +
+      "VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7, 'Running', " +
+      `$8, 1, $11, $12, $13) RETURNING ${COLUMNS}), ` +
       'added AS (INSERT INTO mt_run_events (run_id, seq, type, data) SELECT id, 1, $9, $10::json FROM run) ' +
       `SELECT *, pg_notify('${WAKE_CHANNEL}', 'runs') AS woken_runs, pg_notify('${WAKE_CHANNEL}', 'run:' || id::text) AS woken FROM run`,
     [
@@ -138,6 +154,9 @@ export async function insertRun(
       run.startedByKeyId ?? null,
       first.type,
       JSON.stringify(first.data),
+      run.trace?.traceId ?? null,
+      run.trace?.rootSpanId ?? null,
+      run.trace?.parentSpanId ?? null,
     ],
   );
   return toRecord(rows[0]!);
