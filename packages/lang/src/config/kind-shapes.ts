@@ -139,7 +139,12 @@ const agent: Shape = {
     summary: opt(str),
     functions: opt({
       type: 'array',
-      items: { type: 'object', name: 'a function', properties: { ref: req({ type: 'ref', kind: 'tool' }) } },
+      // A tool (`ref`) or another agent (`agent`): exactly one of them, checked in agent-checks.ts.
+      items: {
+        type: 'object',
+        name: 'a function',
+        properties: { ref: opt({ type: 'ref', kind: 'tool' }), agent: opt({ type: 'ref', kind: 'agent' }) },
+      },
     }),
   },
 };
