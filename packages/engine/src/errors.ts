@@ -99,6 +99,16 @@ export const engineErrors = defineErrors({
       'The API key {keyId} on whose behalf {tool} was to be called was deleted meanwhile, so the call was not made',
     hint: 'Start the run (or make the call) again with a key that exists',
   },
+  'api:runs:too-deep': {
+    status: 422,
+    message:
+      'The agent {agent} was not handed the task: this run is {depth} agents deep already, and at most {max} may be nested',
+    hint: 'MT_RUN_MAX_DEPTH sets how deep agents may hand tasks to agents (default 3)',
+  },
+  'api:runs:sub-agent-ended': {
+    status: 422,
+    message: 'The agent {agent} gave no answer: its run {runId} {how}',
+  },
   'api:runs:unknown-tool': {
     status: 422,
     message: 'There is no tool named {name}{suggestion}; the tools are: {known}',

@@ -4,6 +4,7 @@ import {
   cancelRequested,
   claimRun,
   expireApprovals,
+  type Queryable,
   type RunEventRecord,
   type RunRecord,
   wakeTopics,
@@ -104,7 +105,10 @@ export class RunWorker {
   /** Fails the runs whose approval expired. */
   async expireApprovals(): Promise<void> {
     const db = this.deps.db;
-    for (const approval of await expireApprovals(db)) await failExpired(db, approval);
+    const wake = (tx: Queryable, parentRunId: string) => this.queue.send(parentRunId, tx);
+    for (const approval of await expireApprovals(db)) {
+      await db.transaction((tx) => failExpired(tx, approval, wake));
+    }
   }
 
   /** Executes one attempt of a run's job; never throws for the run's own failures. */
@@ -138,7 +142,7 @@ export class RunWorker {
   private async advance(run: RunRecord, events: RunEventRecord[], held: Held, attempt: string) {
     const { db } = this.deps;
     const runId = run.id;
-    const pinned: PinnedSet = await this.loader.load(run.namespace, run.versions);
+    const pinned: PinnedSet = await this.loader.load(run.namespace, run.versions, run.agent ?? undefined);
     const ctx: RunContext = {
       ...this.deps,
       run,
@@ -153,7 +157,14 @@ export class RunWorker {
           this.#outside--;
         }
       },
-      journal: new AttemptJournal(db, runId, attempt, events),
+      journal: new AttemptJournal(
+        db,
+        runId,
+        attempt,
+        events,
+        run.parentRunId === null ? undefined : { db, queue: this.queue },
+      ),
+      queue: this.queue,
     };
     try {
       if (run.cancelRequested) await cancelled(ctx);

@@ -8,7 +8,7 @@ const agent = (functions: string, summary = 'Does things') =>
 const tool = 'connector = @ref("orders")\nguidance = "Reads an order"\n';
 
 describe('agents as tools', () => {
-  it('builds an agent function and describes it to the model by the agent\'s summary, with one task string', () => {
+  it("builds an agent function and describes it to the model by the agent's summary, with one task string", () => {
     const repo = compile({
       'connectors/open-api/orders.mtr': ordersConnector,
       'external-operations/open-api/get-order.mtr': tool,
@@ -81,7 +81,7 @@ describe('agents as tools', () => {
     ]);
   });
 
-  it('lets a binding name an agent the interaction\'s agent hands tasks to, for that agent\'s tools only', () => {
+  it("lets a binding name an agent the interaction's agent hands tasks to, for that agent's tools only", () => {
     const files = (fn: string) => ({
       'connectors/open-api/orders.mtr': ordersConnector,
       'external-operations/open-api/get-order.mtr': tool,

@@ -1,0 +1,254 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ordersRepo, type RepoFile } from '@maitento/testkit';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ApprovalView, RunEvent, RunView } from './helpers/api.js';
+import { writeRepo } from './helpers/config-repo.js';
+import { ORDERS_SECRET, type RunsStack, startRunsStack } from './helpers/stack.js';
+import { runMt } from './support/harness.js';
+
+// Agents as tools on PostgreSQL with the real `mt serve`, the scripted model (a script per agent: the parent's
+// and the child's) and a local upstream: a triage agent hands a refund to a billing agent whose refund tool needs
+// a person's approval.
+let stack: RunsStack;
+let scripts: string;
+
+const FIRST = { amount: 40, reason: 'The lamp arrived broken' };
+const REDRAFT = { amount: 25, reason: 'Part refund: the lamp still works' };
+const refundCall = (request: object) => ({
+  toolCalls: [{ name: 'refund-order', arguments: { request, additionalInputs: { 'path.orderId': 'A-1001' } } }],
+});
+const handTo = (agent: string, task: string) => ({ toolCalls: [{ name: agent, arguments: { task } }] });
+
+const SCRIPTS: Record<string, unknown[]> = {
+  triage: [handTo('billing-agent', 'Refund order A-1001: the lamp arrived broken'), { text: 'Billing handled it.' }],
+  billing: [refundCall(FIRST), { text: 'Refunded 40 for A-1001 (refund R-77).' }],
+  'triage-redraft': [handTo('billing-redraft-agent', 'Refund order A-1001'), { text: 'Billing handled it.' }],
+  'billing-redraft': [refundCall(FIRST), refundCall(REDRAFT), { text: 'Refunded 25 for A-1001.' }],
+  'level-0': [handTo('level-1', 'go deeper'), { text: 'level 0 done' }],
+  'level-1': [handTo('level-2', 'go deeper'), { text: 'level 1 done' }],
+  'level-2': [handTo('level-3', 'go deeper'), { text: 'level 2 done' }],
+  'level-3': [handTo('level-4', 'go deeper'), { text: 'level 3 done without level 4' }],
+  'level-4': [{ text: 'level 4 should never run' }],
+};
+
+function agent(model: string, summary: string, functions: string): string {
+  return `model = "scripted:${model}"\ninstructions = "You do your part."\nsummary = "${summary}"\nfunctions = [ ${functions} ]\n`;
+}
+
+function interaction(agentName: string): string {
+  return `agent = { name = "Triage" agent = @ref("${agentName}") }\ntask = "A customer writes: %%message%%"\ninputs.prompts = [ { name = "message" required = true } ]\n`;
+}
+
+function repoFiles(origin: string): RepoFile[] {
+  const files: RepoFile[] = [
+    ...ordersRepo({ origin, model: 'scripted:support', secret: 'orders-api-key' }),
+    {
+      path: 'agents/triage-agent.mtr',
+      content: agent('triage', 'Routes questions', '{ agent = @ref("billing-agent") }'),
+    },
+    {
+      path: 'agents/billing-agent.mtr',
+      content: agent('billing', 'Refunds orders', '{ ref = @ref("get-order") }, { ref = @ref("refund-order") }'),
+    },
+    {
+      path: 'agents/triage-redraft-agent.mtr',
+      content: agent('triage-redraft', 'Routes questions', '{ agent = @ref("billing-redraft-agent") }'),
+    },
+    {
+      path: 'agents/billing-redraft-agent.mtr',
+      content: agent('billing-redraft', 'Refunds orders', '{ ref = @ref("refund-order") }'),
+    },
+    { path: 'interactions/one-shot/triage.mtr', content: interaction('triage-agent') },
+    { path: 'interactions/one-shot/triage-redraft.mtr', content: interaction('triage-redraft-agent') },
+    { path: 'interactions/one-shot/deep.mtr', content: interaction('level-0') },
+  ];
+  for (let level = 0; level <= 4; level++) {
+    const next = level < 4 ? `{ agent = @ref("level-${level + 1}") }` : '';
+    files.push({ path: `agents/level-${level}.mtr`, content: agent(`level-${level}`, `Level ${level}`, next) });
+  }
+  return files;
+}
+
+beforeAll(async () => {
+  scripts = await mkdtemp(join(tmpdir(), 'mt-e2e-scripts-'));
+  for (const [name, turns] of Object.entries(SCRIPTS)) {
+    await writeFile(join(scripts, `${name}.json`), JSON.stringify(turns));
+  }
+  stack = await startRunsStack({ deploy: false, env: { MT_SCRIPTED_MODELS: scripts } });
+  const secret = await stack.api.request('POST', '/v1/secrets', { name: 'orders-api-key', value: ORDERS_SECRET });
+  expect(secret.status, JSON.stringify(secret.body)).toBe(201);
+  await stack.api.deploy(repoFiles(stack.upstream.origin));
+}, 90_000);
+
+afterAll(async () => {
+  await stack?.close();
+  if (scripts) await rm(scripts, { recursive: true, force: true });
+});
+
+const refunds = () => stack.upstream.requests.filter((r) => r.url.endsWith('/refund'));
+
+async function start(name: string): Promise<RunView> {
+  const started = await stack.api.startRun(name, { message: 'My lamp arrived broken' });
+  expect(started.status, JSON.stringify(started.body)).toBe(201);
+  expect(started.body.parentRunId).toBeNull();
+  return started.body;
+}
+
+async function pendingOf(id: string, notId?: string): Promise<ApprovalView> {
+  const run = await stack.api.waitForRun(
+    id,
+    (r) => r.status === 'PendingApproval' && r.pendingApproval !== null && r.pendingApproval.id !== notId,
+  );
+  return run.pendingApproval as ApprovalView;
+}
+
+async function childrenOf(id: string): Promise<RunView[]> {
+  const listed = await stack.api.request<{ runs: RunView[] }>('GET', '/v1/runs?limit=200');
+  expect(listed.status).toBe(200);
+  return listed.body.runs.filter((r) => r.parentRunId === id);
+}
+
+const started = (events: RunEvent[]) => events.filter((e) => e.type === 'tool-call-started');
+const results = (events: RunEvent[]) => events.filter((e) => e.type === 'tool-result');
+
+describe('agents as tools', { timeout: 60_000 }, () => {
+  it("waits on the child's approval, takes the person's answer of the child's exact call, and completes with the child's answer", async () => {
+    const before = refunds().length;
+    const run = await start('triage');
+    const approval = await pendingOf(run.id);
+    // The parent shows the child's call, and which agent asks.
+    const [child] = await childrenOf(run.id);
+    expect(child).toMatchObject({ parentRunId: run.id, agent: 'billing-agent', status: 'PendingApproval' });
+    expect(approval).toMatchObject({ runId: child!.id, agentName: 'billing-agent', functionName: 'refund-order' });
+    expect(JSON.parse(approval.argumentsJson).request).toEqual(FIRST);
+    const listed = await stack.api.request<{ runs: RunView[] }>('GET', '/v1/runs?status=PendingApproval&limit=200');
+    const parentSummary = listed.body.runs.find((r) => r.id === run.id) as unknown as { pendingApprovalId: string };
+    expect(parentSummary.pendingApprovalId).toBe(approval.id);
+    expect(refunds().length).toBe(before);
+
+    // Approved through the parent: the child's call is made once, exactly as approved.
+    const approved = await stack.api.request('POST', `/v1/runs/${run.id}/approve`, {});
+    expect(approved.status, JSON.stringify(approved.body)).toBe(200);
+    const done = await stack.api.waitForEnd(run.id);
+    expect(done.status, JSON.stringify(done)).toBe('Completed');
+    expect(done.result).toBe('Billing handled it.');
+    expect(refunds().length).toBe(before + 1);
+    expect(JSON.parse(refunds().at(-1)!.body)).toEqual(FIRST);
+    expect(refunds().at(-1)!.headers['x-api-key']).toBe(ORDERS_SECRET);
+
+    const childDone = await stack.api.getRun(child!.id);
+    expect(childDone).toMatchObject({ status: 'Completed', result: 'Refunded 40 for A-1001 (refund R-77).' });
+    // The events are linked both ways: the parent's call names its child, the child's start names the call.
+    const events = await stack.api.events(run.id);
+    expect(started(events).map((e) => e.data)).toEqual([
+      expect.objectContaining({ name: 'billing-agent', index: 0, childRunId: child!.id }),
+    ]);
+    expect(results(events).map((e) => [e.data.ok, e.data.result])).toEqual([
+      [true, 'Refunded 40 for A-1001 (refund R-77).'],
+    ]);
+    const childEvents = await stack.api.events(child!.id);
+    expect(childEvents[0]!.data.parent).toEqual({
+      runId: run.id,
+      step: 1,
+      index: 0,
+      agent: 'billing-agent',
+      task: 'Refund order A-1001: the lamp arrived broken',
+    });
+    expect(childEvents.filter((e) => e.type === 'approval-answered')).toHaveLength(1);
+    expect(JSON.stringify([...events, ...childEvents])).not.toContain(ORDERS_SECRET);
+    expect(await childrenOf(run.id)).toHaveLength(1);
+  });
+
+  it('tells the child of a rejection: it redrafts, the person approves the redraft, and only that call is made', async () => {
+    const before = refunds().length;
+    const run = await start('triage-redraft');
+    const first = await pendingOf(run.id);
+    expect(JSON.parse(first.argumentsJson).request).toEqual(FIRST);
+    const reason = 'Refund at most 25: the lamp still works';
+    const rejected = await stack.api.request('POST', `/v1/runs/${run.id}/reject`, { reason });
+    expect(rejected.status, JSON.stringify(rejected.body)).toBe(200);
+    const second = await pendingOf(run.id, first.id);
+    expect(second.runId).toBe(first.runId);
+    expect(JSON.parse(second.argumentsJson).request).toEqual(REDRAFT);
+    // Answered by the approval's own id (GET /v1/approvals lists the child's approval like any other).
+    const pending = await stack.api.request<ApprovalView[]>('GET', '/v1/approvals');
+    expect(pending.body.map((a) => a.id)).toContain(second.id);
+    const approved = await stack.api.request('POST', `/v1/approvals/${second.id}/approve`, {});
+    expect(approved.status, JSON.stringify(approved.body)).toBe(200);
+    const done = await stack.api.waitForEnd(run.id);
+    expect(done.status, JSON.stringify(done)).toBe('Completed');
+    expect(refunds().length).toBe(before + 1);
+    expect(JSON.parse(refunds().at(-1)!.body)).toEqual(REDRAFT);
+    const childEvents = await stack.api.events(first.runId!);
+    const told = results(childEvents)[0]!;
+    expect(told.data).toMatchObject({ ok: false, code: 'api:approvals:rejected' });
+    expect(String(told.data.result)).toContain(reason);
+    expect(results(await stack.api.events(run.id)).map((e) => e.data.result)).toEqual(['Refunded 25 for A-1001.']);
+  });
+
+  it('cancels the child with the parent, and its pending approval expires', async () => {
+    const before = refunds().length;
+    const run = await start('triage');
+    const approval = await pendingOf(run.id);
+    const cancelled = await stack.api.request<RunView>('POST', `/v1/runs/${run.id}/cancel`, {});
+    expect(cancelled.status, JSON.stringify(cancelled.body)).toBe(200);
+    expect((await stack.api.waitForEnd(run.id)).status).toBe('Cancelled');
+    const child = await stack.api.waitForEnd(approval.runId!);
+    expect(child.status).toBe('Cancelled');
+    const after = await stack.api.request<ApprovalView>('GET', `/v1/approvals/${approval.id}`);
+    expect(after.body.status).toBe('Expired');
+    const late = await stack.api.request('POST', `/v1/approvals/${approval.id}/approve`, {});
+    expect(late.status).toBe(409);
+    expect(refunds().length).toBe(before);
+  });
+
+  it('cancels a parent while its child is running: both end Cancelled', async () => {
+    const run = await start('deep');
+    // Cancelled as soon as its first child exists, whatever it is doing.
+    const deadline = Date.now() + 20_000;
+    while ((await childrenOf(run.id)).length === 0 && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 20));
+    const cancelled = await stack.api.request('POST', `/v1/runs/${run.id}/cancel`, {});
+    // It may have completed meanwhile (the chain is quick): then there is nothing left to cancel.
+    if (cancelled.status === 409) return;
+    expect(cancelled.status, JSON.stringify(cancelled.body)).toBe(200);
+    expect((await stack.api.waitForEnd(run.id)).status).toBe('Cancelled');
+    for (const child of await childrenOf(run.id)) {
+      expect(['Cancelled', 'Completed']).toContain((await stack.api.waitForEnd(child.id)).status);
+    }
+  });
+
+  it('limits the depth: the fourth agent down is not handed a task, and the one above is told why', async () => {
+    const run = await start('deep');
+    const done = await stack.api.waitForEnd(run.id);
+    expect(done).toMatchObject({ status: 'Completed', result: 'level 0 done' });
+    const chain: RunView[] = [done];
+    for (let level = 1; level <= 3; level++) {
+      const children = await childrenOf(chain.at(-1)!.id);
+      expect(children.map((c) => c.agent)).toEqual([`level-${level}`]);
+      chain.push(await stack.api.getRun(children[0]!.id));
+    }
+    expect(await childrenOf(chain[3]!.id)).toEqual([]);
+    const deepest = results(await stack.api.events(chain[3]!.id));
+    expect(deepest.map((e) => e.data.code)).toEqual(['api:runs:too-deep']);
+    expect(chain[3]!.result).toBe('level 3 done without level 4');
+    expect(chain[1]!.result).toBe('level 1 done');
+  });
+
+  it('refuses a cycle of agents at mt check and at deploy, naming the cycle', async () => {
+    const files = [
+      { path: 'agents/a-agent.mtr', content: agent('x', 'A', '{ agent = @ref("b-agent") }') },
+      { path: 'agents/b-agent.mtr', content: agent('x', 'B', '{ agent = @ref("a-agent") }') },
+    ];
+    const dir = await writeRepo(files);
+    const checked = await runMt(['check', dir], { home: stack.home });
+    expect(checked.code).not.toBe(0);
+    expect(checked.stdout + checked.stderr).toContain('mtr:agent:cycle');
+    expect(checked.stdout + checked.stderr).toContain('a-agent -> b-agent -> a-agent');
+    const deployed = await stack.api.request('POST', '/v1/deploy', { files });
+    expect(deployed.status).toBe(422);
+    expect(JSON.stringify(deployed.body)).toContain('a-agent -> b-agent -> a-agent');
+  });
+});
