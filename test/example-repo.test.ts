@@ -35,6 +35,10 @@ describe('the example config repo at the top level', () => {
         'external-operations/open-api/write-file.mtr',
         'agents/note-keeper.mtr',
         'interactions/one-shot/keep-notes.mtr',
+        // Agents as tools (docs/runs.md): a triage agent with a billing sub-agent.
+        'agents/triage-agent.mtr',
+        'agents/billing-agent.mtr',
+        'interactions/one-shot/triage.mtr',
       ]),
     );
   });

@@ -150,14 +150,31 @@ describe('a changed connector pins new versions all the way up', { timeout: 120_
       'open-meteo-forecast',
       ['agent:weather-assistant', 'connector:open-meteo-forecast', 'interaction:weather', 'tool:current-weather'],
     ],
-    // Reaches the interaction through its agent and through inputs.functions.auth.
+    // Reaches the interaction through its agent and through inputs.functions.auth, and the triage interaction through
+    // the agent its agent hands tasks to (triage-agent pins billing-agent).
     [
       'orders-get-order',
-      ['agent:support-agent', 'connector:orders-get-order', 'interaction:support-any-shop', 'tool:get-order'],
+      [
+        'agent:billing-agent',
+        'agent:support-agent',
+        'agent:triage-agent',
+        'connector:orders-get-order',
+        'interaction:support-any-shop',
+        'interaction:triage',
+        'tool:get-order',
+      ],
     ],
     [
       'orders-refund-order',
-      ['agent:support-agent', 'connector:orders-refund-order', 'interaction:support-any-shop', 'tool:refund-order'],
+      [
+        'agent:billing-agent',
+        'agent:support-agent',
+        'agent:triage-agent',
+        'connector:orders-refund-order',
+        'interaction:support-any-shop',
+        'interaction:triage',
+        'tool:refund-order',
+      ],
     ],
   ];
   for (const [connector, expected] of cases) {

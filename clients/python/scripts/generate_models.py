@@ -49,6 +49,12 @@ def pascal(name: str) -> str:
     return "".join(p[:1].upper() + p[1:] for p in parts if p)
 
 
+def _option_name(schema: dict[str, Any], index: int) -> str:
+    """The name suffix of one of several options of a union: its first required field, else its position."""
+    required = schema.get("required") or []
+    return pascal(str(required[0])) if required else f"Option{index + 1}"
+
+
 class Generator:
     def __init__(self, document: dict[str, Any]) -> None:
         self.doc = document
@@ -62,7 +68,11 @@ class Generator:
         for key in ("anyOf", "oneOf"):
             if key in schema:
                 options = [s for s in schema[key] if not _is_null(s)]
-                types = [self.annotation(s, context) for s in options]
+                # Several object options get a model each, named after their first required field (`AgentFunctionsItemRef`).
+                types = [
+                    self.annotation(s, context if len(options) == 1 else context + _option_name(s, i))
+                    for i, s in enumerate(options)
+                ]
                 if len(options) < len(schema[key]):
                     types.append("None")
                 return " | ".join(dict.fromkeys(types))

@@ -51,6 +51,7 @@ describe('mt agent-* and interaction-*', { timeout: 60_000 }, () => {
       'ask-handbook',
       'keep-notes',
       'support-any-shop',
+      'triage',
       'weather',
     ]);
   });

@@ -108,6 +108,16 @@ export const engineErrors = defineErrors({
       'OTEL_EXPORTER_OTLP_PROTOCOL is {protocol}: Maitento exports OTLP over HTTP only (http/protobuf or http/json)',
     hint: 'Set OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf and point the endpoint at the collector’s HTTP port (4318)',
   },
+  'api:runs:too-deep': {
+    status: 422,
+    message:
+      'The agent {agent} was not handed the task: this run is {depth} agents deep already, and at most {max} may be nested',
+    hint: 'MT_RUN_MAX_DEPTH sets how deep agents may hand tasks to agents (default 3)',
+  },
+  'api:runs:sub-agent-ended': {
+    status: 422,
+    message: 'The agent {agent} gave no answer: its run {runId} {how}',
+  },
   'api:runs:unknown-tool': {
     status: 422,
     message: 'There is no tool named {name}{suggestion}; the tools are: {known}',

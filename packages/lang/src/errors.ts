@@ -124,6 +124,21 @@ export const langErrors = defineErrors({
     message: 'model {model} names the provider {provider}, which Maitento cannot run',
     hint: '{suggestion}the providers are openai, anthropic, openai-compatible and scripted',
   },
+  'mtr:agent:function-target': {
+    status: 422,
+    message: 'a function names either a tool (ref) or an agent (agent), one of them',
+    hint: 'write { ref = @ref("a-tool") } for a tool, or { agent = @ref("an-agent") } to hand tasks to another agent',
+  },
+  'mtr:agent:summary-missing': {
+    status: 422,
+    message: 'the agent {agent} has no summary, which the model is shown to know when to hand it a task',
+    hint: 'add summary = "..." to agents/{agent}.mtr: what it does, in one sentence',
+  },
+  'mtr:agent:cycle': {
+    status: 422,
+    message: 'agents hand tasks to each other in a cycle: {cycle}',
+    hint: 'remove one of these agent functions: an agent may hand a task only to agents that never hand it back',
+  },
   'mtr:ref:unknown': {
     status: 422,
     message: '@ref("{name}") names no {kind}',

@@ -19,9 +19,9 @@ export { configRepoFiles, filesUnder, isConfigRepo } from './repo/repo-files.js'
 export { nullable, toolDefinition } from './config/tool-definition.js';
 export type { RunBound } from './config/tool-definition.js';
 export { interactionTools, runBoundFields } from './config/interaction-tools.js';
-export type { InteractionAgentTools, InteractionTool, ToolSources } from './config/interaction-tools.js';
+export type { InteractionAgentTools, InteractionTool, SubAgentTool, ToolSources } from './config/interaction-tools.js';
 export { AJV_OPTIONS } from './config/json-schema-check.js';
-export { MODEL_PROVIDERS, parseModel } from './config/agent-checks.js';
+export { functionName, MODEL_PROVIDERS, parseModel, subAgentsOf } from './config/agent-checks.js';
 export type { ModelProvider, ModelRef } from './config/agent-checks.js';
 // ---- editors (the language server of `mt lsp`) ----
 export { classifyPath } from './config/repo-layout.js';

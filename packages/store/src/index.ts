@@ -110,10 +110,12 @@ export {
   insertApproval,
   listApprovalRecords,
   runApprovals,
+  treeApprovals,
   consumeApproval,
   markApprovalDelivered,
 } from './runs/approvals.js';
 export type { ApprovalRecord } from './runs/approvals.js';
+export { findChildRun, followDescendant, openDescendants, runTree } from './runs/children.js';
 export { notifyWake, WAKE_CHANNEL, wakeTopics } from './wake/notify.js';
 export { openWakeups } from './wake/wakeups.js';
 export type { WakeLogger, Wakeups, WakeupsOptions } from './wake/wakeups.js';

@@ -171,10 +171,16 @@ class Secret(MaitentoModel):
     updated_at: str = Field(alias="updatedAt")
 
 
-class AgentFunctionsItem(MaitentoModel):
-    """AgentFunctionsItem."""
+class AgentFunctionsItemRef(MaitentoModel):
+    """AgentFunctionsItemRef."""
 
-    ref: str
+    ref: str = Field(description="A tool the agent may call")
+
+
+class AgentFunctionsItemAgent(MaitentoModel):
+    """AgentFunctionsItemAgent."""
+
+    agent: str = Field(description="An agent it may hand a task to (agents as tools)")
 
 
 class Agent(MaitentoModel):
@@ -185,7 +191,7 @@ class Agent(MaitentoModel):
     model: str
     instructions: str
     summary: str | None = Field(None)
-    functions: list[AgentFunctionsItem]
+    functions: list[AgentFunctionsItemRef | AgentFunctionsItemAgent]
 
 
 class InteractionAgent(MaitentoModel):
@@ -345,7 +351,9 @@ class Run(MaitentoModel):
     inputs: dict[str, Any] = Field(description="The inputs as given (secret inputs are secret ids, never values)")
     result: str | None = Field(description="The final answer of a Completed run")
     error: RunError | None
-    pending_approval: Approval | None = Field(alias="pendingApproval")
+    pending_approval: Approval | None = Field(alias="pendingApproval", description="The approval the run waits on while PendingApproval; a parent waiting on a child run shows the child's (its runId the child's, its agentName the agent that asks)")
+    parent_run_id: str | None = Field(alias="parentRunId", description="The run whose tool call started this one (an agent handed a task); null at the top")
+    agent: str | None = Field(description="The agent a child run plays; null for a run of the interaction's own agent")
     versions: list[RunVersionsItem] = Field(description="Every version the run uses, pinned when it started")
     created_at: str = Field(alias="createdAt")
     updated_at: str = Field(alias="updatedAt")
@@ -375,7 +383,9 @@ class RunSummary(MaitentoModel):
     result: str | None = Field(description="The first 200 characters of the final answer of a Completed run")
     result_truncated: bool = Field(alias="resultTruncated", description="True when the result is longer than the summary in result")
     error: RunSummaryError | None
-    pending_approval_id: str | None = Field(alias="pendingApprovalId", description="The approval the run waits on while PendingApproval")
+    pending_approval_id: str | None = Field(alias="pendingApprovalId", description="The approval the run waits on while PendingApproval (a child run's, for a parent waiting on it)")
+    parent_run_id: str | None = Field(alias="parentRunId", description="The run whose tool call started this one (an agent handed a task); null at the top")
+    agent: str | None = Field(description="The agent a child run plays; null for a run of the interaction's own agent")
     created_at: str = Field(alias="createdAt")
     updated_at: str = Field(alias="updatedAt")
 
@@ -773,7 +783,8 @@ __all__ = [
     "MaitentoModel",
     "Actor",
     "Agent",
-    "AgentFunctionsItem",
+    "AgentFunctionsItemAgent",
+    "AgentFunctionsItemRef",
     "AgentRecord",
     "Approval",
     "ApproveApprovalBody",

@@ -63,8 +63,15 @@ export interface RunView {
   /** The final answer of a Completed run. */
   result: string | null;
   error: RunError | null;
-  /** The approval the run waits on while PendingApproval; null otherwise. */
+  /**
+   * The approval the run waits on while PendingApproval; null otherwise. A parent waiting on a child run shows the
+   * child's (its `runId` the child's, its `agentName` the agent that asks).
+   */
   pendingApproval: ApprovalView | null;
+  /** The run whose tool call started this one (an agent handed a task); null for a run started by a person or a program. */
+  parentRunId: string | null;
+  /** The agent a child run plays; null for a run of the interaction's own agent. */
+  agent: string | null;
   /** Every version the run uses, pinned when it started. */
   versions: VersionRef[];
   createdAt: string;
@@ -83,8 +90,12 @@ export interface RunSummary {
   /** True when the result is longer than the summary in `result`. */
   resultTruncated: boolean;
   error: RunError | null;
-  /** The id of the approval the run waits on while PendingApproval; null otherwise. */
+  /** The id of the approval the run waits on while PendingApproval (a child run's, for a parent); null otherwise. */
   pendingApprovalId: string | null;
+  /** The run whose tool call started this one; null for a run started by a person or a program. */
+  parentRunId: string | null;
+  /** The agent a child run plays; null for a run of the interaction's own agent. */
+  agent: string | null;
   createdAt: string;
   updatedAt: string;
 }

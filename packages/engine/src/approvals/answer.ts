@@ -20,17 +20,28 @@ export async function approvalOrThrow(db: Db, namespace: string, id: string): Pr
 }
 
 /** Fails the run of an expired approval (`api:approvals:expired`), if it has one and has not ended. */
-export async function failExpired(db: Queryable, approval: ApprovalRecord): Promise<boolean> {
+export async function failExpired(
+  db: Queryable,
+  approval: ApprovalRecord,
+  /** Queues the parent of a child run that failed so (agents as tools). */
+  wakeParent?: (db: Queryable, parentRunId: string) => Promise<void>,
+): Promise<boolean> {
   if (approval.runId === null) return false;
   const error = engineErrors.create('api:approvals:expired', { id: approval.id, expiresAt: approval.expiresAt ?? '' });
-  return (await appendToRun(db, approval.runId, ['PendingApproval', 'Running'], [runFailed(error)])) !== false;
+  return (
+    (await appendToRun(db, approval.runId, ['PendingApproval', 'Running'], [runFailed(error)], wakeParent)) !== false
+  );
 }
 
 /** Marks an approval Expired and fails its run (`api:approvals:expired`), in one transaction. */
-export async function expireApproval(db: Db, approval: ApprovalRecord): Promise<void> {
+export async function expireApproval(
+  db: Db,
+  approval: ApprovalRecord,
+  wakeParent?: (db: Queryable, parentRunId: string) => Promise<void>,
+): Promise<void> {
   await db.transaction(async (tx) => {
     await expireApprovals(tx, { id: approval.id });
-    await failExpired(tx, approval);
+    await failExpired(tx, approval, wakeParent);
   });
 }
 
@@ -64,7 +75,7 @@ export async function answerApproval(
   if (won !== undefined) return won;
   const now = await approvalOrThrow(db, namespace, id);
   if (now.status === 'Pending' && now.expired) {
-    await expireApproval(db, now);
+    await expireApproval(db, now, queueRun);
     throw engineErrors.create('api:approvals:expired', { id, expiresAt: now.expiresAt ?? '' });
   }
   if (now.status === 'Expired' && existing.status === 'Pending') {

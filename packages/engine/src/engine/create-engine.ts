@@ -41,6 +41,8 @@ export interface EngineOptions {
   wakeups?: RunWakeups;
   /** How long a stop waits for tool calls in flight before aborting them (default 60 s, above a call's deadline). */
   drainMs?: number;
+  /** How deep agents may hand tasks to agents (default `MT_RUN_MAX_DEPTH` or 3). */
+  maxDepth?: number;
   /** Retries of a failed model request (default `MT_MODEL_RETRIES` or 2). */
   modelRetries?: number;
   /** The largest a run's inputs may be, in bytes of their JSON text (default `MT_RUN_INPUT_MAX_BYTES` or 256 KiB). */
@@ -67,6 +69,7 @@ export async function createEngine(options: EngineOptions): Promise<RunningEngin
     approvalTtlMs: options.approvalTtlMs ?? settings.approvalTtlMs,
     runInputMaxBytes: options.runInputMaxBytes ?? settings.runInputMaxBytes,
     telemetry,
+    maxDepth: options.maxDepth ?? settings.maxDepth,
   };
   const loader = new PinnedLoader(options.db, reads.reads);
   let queue: Awaited<ReturnType<typeof openRunQueue>>;

@@ -33,6 +33,8 @@ export interface EngineSettings {
   workerConcurrency: number;
   /** `MT_RUN_INPUT_MAX_BYTES`: the largest a run's inputs may be, in bytes of their JSON text (default 256 KiB). */
   runInputMaxBytes: number;
+  /** `MT_RUN_MAX_DEPTH`: how deep agents may hand tasks to agents (default 3: a run, its child, grandchild, great-grandchild). */
+  maxDepth: number;
   /** `MT_APPROVAL_TTL`: how long an approval waits before the run fails, in ms; undefined (unset) for no limit. */
   approvalTtlMs: number | undefined;
 }
@@ -45,6 +47,7 @@ export function engineSettingsFromEnv(): EngineSettings {
     workerConcurrency: positive('MT_WORKER_CONCURRENCY') ?? 8,
     runInputMaxBytes: Math.floor(positive('MT_RUN_INPUT_MAX_BYTES') ?? DEFAULT_RUN_INPUT_MAX_BYTES),
     approvalTtlMs: approvalTtlMsFromEnv(),
+    maxDepth: Math.floor(positive('MT_RUN_MAX_DEPTH') ?? 3),
   };
 }
 

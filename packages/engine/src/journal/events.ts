@@ -41,10 +41,16 @@ export type RunEventInput =
         versions: VersionRef[];
         inputs: Record<string, unknown>;
         interactive: boolean;
+        /** A child run's: the parent's call that started it, the agent it plays and its task. */
+        parent?: { runId: string; step: number; index: number; agent: string; task: string };
       };
     }
   | { type: 'model-response'; data: ModelResponse & { step: number } }
-  | { type: 'tool-call-started'; data: { toolCallId: string; index: number; name: string; arguments: unknown } }
+  | {
+      type: 'tool-call-started';
+      /** `childRunId`: the run a call handing a task to an agent started (agents as tools). */
+      data: { toolCallId: string; index: number; name: string; arguments: unknown; childRunId?: string };
+    }
   | { type: 'tool-result'; data: ToolResultData }
   | {
       type: 'approval-requested';
@@ -92,9 +98,9 @@ export function modelResponse(step: number, response: ModelResponse): RunEventIn
 }
 
 /** A call about to be made (the model's id for display, the index for identity). */
-export function toolCallStarted(call: EventCall): RunEventInput {
+export function toolCallStarted(call: EventCall, childRunId?: string): RunEventInput {
   const data = { toolCallId: call.id, index: call.index, name: call.name, arguments: call.arguments ?? null };
-  return { type: 'tool-call-started', data };
+  return { type: 'tool-call-started', data: childRunId === undefined ? data : { ...data, childRunId } };
 }
 
 /** A call's outcome. */

@@ -4,7 +4,9 @@
 // one statement with the status change its events imply ({@link statusChange}).
 import {
   appendRunEvents,
+  type Db,
   findRun,
+  followDescendant,
   listRunEvents,
   type Queryable,
   type RunEventRecord,
@@ -28,13 +30,31 @@ function typed(records: RunEventRecord[]): JournalEvent[] {
  * Appends events to a run while it has one of `statuses`, with the status change they imply; resolves with the
  * run's new last seq, or false (nothing written) when it has none of them.
  */
-export function appendToRun(
+export async function appendToRun(
   db: Queryable,
   runId: string,
   statuses: RunStatus[],
   events: RunEventInput[],
+  /** Queues a parent run in `db` (a transaction) once this child run ended, so it takes its child's answer. */
+  wakeParent?: (db: Queryable, parentRunId: string) => Promise<void>,
 ): Promise<number | false> {
-  return appendRunEvents(db, runId, { statuses }, events, statusChange(events));
+  const change = statusChange(events);
+  const seq = await appendRunEvents(db, runId, { statuses }, events, change);
+  if (seq === false || change === undefined) return seq;
+  // A child run's ancestors follow it (they show PendingApproval while it waits for a person).
+  const parent = await followDescendant(db, runId, change.status);
+  if (parent !== null && isTerminal(change.status)) await wakeParent?.(db, parent);
+  return seq;
+}
+
+function isTerminal(status: RunStatus): boolean {
+  return status === 'Completed' || status === 'Failed' || status === 'Cancelled';
+}
+
+/** What a child run's journal does with its status changes: its ancestors follow, its parent is queued at its end. */
+export interface ChildLink {
+  db: Db;
+  queue: { send(runId: string, tx?: Queryable): Promise<void>; sent(): void };
 }
 
 /** The run's events with `seq > after`, in order: at most `limit` of them (all when undefined). */
@@ -59,6 +79,8 @@ export class AttemptJournal {
     readonly runId: string,
     readonly claim: string,
     events: RunEventRecord[],
+    /** Set for a child run (one started by another run's call). */
+    private readonly child?: ChildLink,
   ) {
     this.#known = typed(events);
     this.#ownSeq = events[events.length - 1]?.seq ?? 0;
@@ -89,7 +111,19 @@ export class AttemptJournal {
             this.#epoch = epoch;
           }
         : undefined;
-    const seq = await appendRunEvents(tx ?? this.db, this.runId, fence, events, statusChange(events), observe);
+    const change = statusChange(events);
+    const child = this.child;
+    const seq =
+      child !== undefined && change !== undefined && tx === undefined
+        ? await child.db.transaction(async (t) => {
+            const done = await appendRunEvents(t, this.runId, fence, events, change);
+            if (done === false) return false;
+            const parent = await followDescendant(t, this.runId, change.status);
+            if (parent !== null && isTerminal(change.status)) await child.queue.send(parent, t);
+            return done;
+          })
+        : await appendRunEvents(tx ?? this.db, this.runId, fence, events, change, observe);
+    if (seq !== false && child !== undefined && change !== undefined && isTerminal(change.status)) child.queue.sent();
     if (seq !== false) {
       this.#ownSeq += events.length;
       const known = this.#known;

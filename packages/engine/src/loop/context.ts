@@ -5,6 +5,7 @@ import type { ModelResolver } from '../models/resolve.js';
 import type { CallReads } from '../runs/call-reads.js';
 import type { PinnedSet } from '../runs/pinned.js';
 import type { RunTelemetry } from '../telemetry/run-telemetry.js';
+import type { RunQueue } from '../worker/queue.js';
 
 /** What the engine gives every run it executes. */
 export interface EngineDeps {
@@ -21,6 +22,8 @@ export interface EngineDeps {
   runInputMaxBytes: number;
   /** Spans and metrics of runs (docs/telemetry.md); undefined when OpenTelemetry is off. */
   telemetry?: RunTelemetry;
+  /** How deep agents may hand tasks to agents (a top run is 0 deep, its child 1). */
+  maxDepth: number;
 }
 
 /** Thrown at a step boundary when the worker stops: the run is handed on, not failed. */
@@ -45,4 +48,6 @@ export interface RunContext extends EngineDeps {
   outside<T>(call: Promise<T>): Promise<T>;
   /** The run's journal as this attempt writes it (fenced by its claim). */
   journal: AttemptJournal;
+  /** Queues a run (a child this run starts), in the caller's transaction; `sent` after the commit. */
+  queue: Pick<RunQueue, 'send' | 'sent'>;
 }

@@ -20,6 +20,13 @@ export function sdkTools(ctx: RunContext): ToolSet {
       inputSchema: jsonSchema(t.definition.parameters as JSONSchema7),
     });
   }
+  // The agents it may hand a task to: one `task` string each, described by the agent's summary.
+  for (const s of ctx.pinned.agentTools.subAgents) {
+    tools[s.definition.name] ??= tool({
+      description: s.definition.description,
+      inputSchema: jsonSchema(s.definition.parameters as JSONSchema7),
+    });
+  }
   toolSets.set(ctx.pinned, tools);
   return tools;
 }

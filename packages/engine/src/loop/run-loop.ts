@@ -8,11 +8,11 @@ import {
   runWaiting,
   toolCallStarted,
 } from '../journal/events.js';
-import { fillTask } from '../runs/inputs.js';
 import { tracedRun } from '../telemetry/index.js';
 import { HandedOn, type RunContext } from './context.js';
 import { readTurns } from './history.js';
 import { modelTurn } from './model-turn.js';
+import { runTask } from './sub-agents.js';
 import { approvalsByCall, callIdentity, handleCall, needsApprovals } from './tool-calls.js';
 
 /** Why a run's execution stopped in this worker. */
@@ -42,7 +42,7 @@ export async function advanceRun(
   isCancelled: () => boolean,
   isStopping: () => boolean,
 ): Promise<StopReason> {
-  const task = fillTask(ctx.pinned, ctx.run.inputs);
+  const task = await runTask(ctx);
   // The calls this execution marked started: any other started call without a result was begun by a worker that
   // stopped before storing its outcome.
   const startedHere = new Set<string>();
@@ -55,13 +55,20 @@ export async function advanceRun(
     if (last && open.length > 0) {
       const approvals = needsApprovals(ctx, open) ? await approvalsByCall(ctx, last) : new Map();
       const waiting: string[] = [];
+      // A call that handed a task to an agent waits on its child run, and the calls after it wait their turn: the
+      // run stops, holding no worker, until the child's end queues it again (docs/runs.md, "Agents as tools").
+      let child = false;
       for (const call of open) {
         if (isCancelled()) return cancelled(ctx);
         if (isStopping() && !last.started.has(call.index)) throw new HandedOn(ctx.run.id);
         const outcome = await handleCall(ctx, last, call, approvals, startedHere);
         if (outcome === 'waiting') waiting.push(call.id);
-        else if (outcome !== 'done') return fail(ctx, outcome.fail);
+        else if (outcome === 'child') {
+          child = true;
+          break;
+        } else if (outcome !== 'done') return fail(ctx, outcome.fail);
       }
+      if (waiting.length === 0 && child) return 'waiting';
       if (waiting.length === 0) continue;
       // Wait only if nothing (an answer, a cancel) was stored since these events were read but this execution's own
       // appends (an approval answered at once is stored between them).

@@ -9,6 +9,7 @@ import { approvalView } from '../runs/views.js';
 import type { RunContext } from './context.js';
 import type { Turn, TurnCall } from './history.js';
 import { tracedRun } from '../telemetry/index.js';
+import { subAgentCall, subAgentOf } from './sub-agents.js';
 import {
   actingRefusal,
   callInput,
@@ -18,8 +19,11 @@ import {
   shownArguments,
 } from './tool-input.js';
 
-/** What became of one call: done (result stored), waiting for a person, or the run must fail. */
-export type CallOutcome = 'done' | 'waiting' | { fail: MtError };
+/**
+ * What became of one call: done (result stored), waiting for a person, waiting on the child run it started (a
+ * task handed to an agent), or the run must fail.
+ */
+export type CallOutcome = 'done' | 'waiting' | 'child' | { fail: MtError };
 
 function localError(error: MtError): LocalResult {
   return { ok: false, code: error.code, error: error.message };
@@ -187,9 +191,11 @@ export async function handleCall(
 ): Promise<CallOutcome> {
   const tools = ctx.pinned.agentTools.tools;
   const tool = tools.find((t) => t.definition.name === call.name);
+  const agent = tool === undefined ? subAgentOf(ctx, call) : undefined;
+  if (agent !== undefined) return subAgentCall(ctx, turn, call, agent);
   try {
     if (tool === undefined) {
-      const names = tools.map((t) => t.definition.name);
+      const names = [...tools, ...ctx.pinned.agentTools.subAgents].map((t) => t.definition.name);
       const guess = didYouMean(call.name, names);
       const error = engineErrors.create('api:runs:unknown-tool', {
         name: call.name,

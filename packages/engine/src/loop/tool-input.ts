@@ -28,7 +28,12 @@ function isEmpty(value: unknown): boolean {
 
 // The run inputs that feed the run's calls: its interaction, the agent that calls, the values given.
 function runInputs(ctx: RunContext): CallRunInputs {
-  return { interaction: ctx.pinned.interaction.resource, agent: ctx.pinned.agentTools.agent, inputs: ctx.run.inputs };
+  return {
+    interaction: ctx.pinned.interaction.resource,
+    agent: ctx.pinned.agentTools.agent,
+    handedTask: ctx.run.parentRunId !== null,
+    inputs: ctx.run.inputs,
+  };
 }
 
 /** The run-input bindings of `tool` for the run's agent, with the run's values. */

@@ -50,7 +50,10 @@ export class PinnedLoader {
     return getAnyVersion<Interaction>(this.db, namespace, 'interaction', name, version);
   }
 
-  /** Follows the pins of an interaction version: its agent, its and its agent's tools, their connectors. */
+  /**
+   * Follows the pins of an interaction version: its agent, the agents it hands tasks to (and theirs), its and
+   * every such agent's tools, their connectors.
+   */
   async resolve(namespace: string, interaction: StoredVersion<Interaction>): Promise<VersionRef[]> {
     const refs: VersionRef[] = [{ kind: 'interaction', name: interaction.name, version: interaction.version }];
     const seen = new Set<string>();
@@ -75,12 +78,20 @@ export class PinnedLoader {
       return found;
     };
     const toolPins: VersionRef[] = [];
+    const agentPins: VersionRef[] = [];
     for (const pin of interaction.pins) {
-      if (pin.kind === 'agent' && add(pin)) {
-        const agent = await need<Agent>('agent', pin, interaction.name);
-        for (const p of agent.pins) if (p.kind === 'tool') toolPins.push(p);
-      }
+      if (pin.kind === 'agent') agentPins.push(pin);
       if (pin.kind === 'tool') toolPins.unshift(pin);
+    }
+    // An agent's pins of agents (those it hands tasks to) are followed too; cycles are refused at deploy, `add` stops them anyway.
+    for (let i = 0; i < agentPins.length; i++) {
+      const pin = agentPins[i]!;
+      if (!add(pin)) continue;
+      const agent = await need<Agent>('agent', pin, interaction.name);
+      for (const p of agent.pins) {
+        if (p.kind === 'tool') toolPins.push(p);
+        if (p.kind === 'agent') agentPins.push(p);
+      }
     }
     for (const pin of toolPins) {
       if (!add(pin)) continue;
@@ -90,15 +101,18 @@ export class PinnedLoader {
     return refs;
   }
 
-  /** Loads every version of `refs` (a run's pinned list) and the interaction's tools, cached per run shape. */
-  async load(namespace: string, refs: VersionRef[]): Promise<PinnedSet> {
-    const key = `${namespace}\u0000${refs.map((r) => `${r.kind}:${r.name}:${r.version}`).join(',')}`;
+  /**
+   * Loads every version of `refs` (a run's pinned list) and the tools of the agent the run plays (the interaction's,
+   * or `subAgent` for a child run), cached per run shape.
+   */
+  async load(namespace: string, refs: VersionRef[], subAgent?: string): Promise<PinnedSet> {
+    const key = `${namespace}\u0000${subAgent ?? ''}\u0000${refs.map((r) => `${r.kind}:${r.name}:${r.version}`).join(',')}`;
     const cached = this.#sets.get(key);
     if (cached !== undefined) return cached;
     const tools = new Map<string, StoredVersion<Tool>>();
     const connectors = new Map<string, StoredVersion<Connector>>();
     let interaction: StoredVersion<Interaction> | undefined;
-    let agent: StoredVersion<Agent> | undefined;
+    const agents = new Map<string, StoredVersion<Agent>>();
     for (const ref of refs) {
       const loaded = await this.version(namespace, ref);
       if (loaded === undefined) {
@@ -111,16 +125,21 @@ export class PinnedLoader {
         });
       }
       if (ref.kind === 'interaction') interaction = loaded as StoredVersion<Interaction>;
-      else if (ref.kind === 'agent') agent = loaded as StoredVersion<Agent>;
+      else if (ref.kind === 'agent') agents.set(ref.name, loaded as StoredVersion<Agent>);
       else if (ref.kind === 'tool') tools.set(ref.name, loaded as StoredVersion<Tool>);
       else connectors.set(ref.name, loaded as StoredVersion<Connector>);
     }
+    const agent = interaction && agents.get(subAgent ?? interaction.resource.agent.agent);
     if (interaction === undefined || agent === undefined) throw new Error('a run pins no interaction or no agent');
-    const [agentTools] = interactionTools(interaction.resource, {
-      tools: [...tools.values()].map((t) => t.resource),
-      connectors: [...connectors.values()].map((c) => c.resource),
-      agents: [agent.resource],
-    });
+    const [agentTools] = interactionTools(
+      interaction.resource,
+      {
+        tools: [...tools.values()].map((t) => t.resource),
+        connectors: [...connectors.values()].map((c) => c.resource),
+        agents: [...agents.values()].map((a) => a.resource),
+      },
+      subAgent,
+    );
     const set: PinnedSet = { interaction, agent, tools, connectors, versions: refs, agentTools: agentTools! };
     this.#sets.set(key, set);
     return set;

@@ -6,10 +6,14 @@ import {
   insertRun,
   listApprovalRecords,
   listRunSummaries,
+  openDescendants,
+  type Queryable,
   type RunRecord,
   requestCancel,
   runApprovals,
   runExists,
+  runTree,
+  treeApprovals,
 } from '@maitento/store';
 import { isUuid, nameSuggestion } from '@maitento/store';
 import { answerApproval, approvalOrThrow } from '../approvals/answer.js';
@@ -58,7 +62,36 @@ export class RunService implements RunningEngine {
 
   private async view(run: RunRecord): Promise<RunView> {
     if (run.status !== 'PendingApproval') return runView(run);
-    return runView(run, pendingOf(await runApprovals(this.deps.db, run.id)));
+    // Its own pending approval, or that of the child run it waits on (down the chain of children).
+    return runView(run, pendingOf(await treeApprovals(this.deps.db, run.id)));
+  }
+
+  // Cancels one run in `tx`; resolves with the run as it was, or undefined when it had ended.
+  private async cancelOne(
+    tx: Queryable,
+    namespace: string,
+    id: string,
+    ended: Map<string, ApprovalRecord[]>,
+  ): Promise<RunRecord | undefined> {
+    const found = await requestCancel(tx, namespace, id);
+    if (found === undefined) return undefined;
+    if (found.status === 'PendingApproval') {
+      // No worker holds a waiting run: it is cancelled here, and its pending approval expires.
+      const wake = (db: Queryable, parentRunId: string) => this.queue.send(parentRunId, db);
+      const done = await appendToRun(tx, id, ['PendingApproval'], [runCancelled()], wake);
+      if (done !== false) {
+        const expired: ApprovalRecord[] = [];
+        for (const approval of await runApprovals(tx, id)) {
+          if (approval.status === 'Pending') expired.push(...(await expireApprovals(tx, { id: approval.id })));
+        }
+        ended.set(id, expired);
+      }
+    } else {
+      // requestCancel's statement woke the worker holding the run (`cancel:<id>`); a queued run (or a parent waiting
+      // on its child, which holds no worker) is cancelled by its job, like an answer.
+      await this.queue.send(id, tx);
+    }
+    return found;
   }
 
   async startRun(
@@ -163,32 +196,22 @@ export class RunService implements RunningEngine {
 
   async cancelRun(namespace: string, id: string): Promise<RunView> {
     const run = await this.record(namespace, id);
-    // The approvals a cancel of a waiting run expired, for its telemetry (undefined: the run was not ended here).
-    let expired: ApprovalRecord[] | undefined;
+    // The runs a cancel ended here (waiting ones: no worker holds them) and the approvals it expired, for telemetry.
+    const ended = new Map<string, ApprovalRecord[]>();
     const marked = await this.deps.db.transaction(async (tx) => {
-      const found = await requestCancel(tx, namespace, id);
-      if (found === undefined) return undefined;
-      if (found.status === 'PendingApproval') {
-        // No worker holds a waiting run: it is cancelled here, and its pending approval expires.
-        const done = await appendToRun(tx, id, ['PendingApproval'], [runCancelled()]);
-        if (done !== false) {
-          expired = [];
-          for (const approval of await runApprovals(tx, id)) {
-            if (approval.status === 'Pending') expired.push(...(await expireApprovals(tx, { id: approval.id })));
-          }
-        }
-      } else {
-        // requestCancel's statement woke the worker holding the run (`cancel:<id>`); a queued run is cancelled by its
-        // job, like an answer.
-        await this.queue.send(id, tx);
-      }
+      const found = await this.cancelOne(tx, namespace, id, ended);
+      // Cancelling a run cancels the child runs its calls started (agents as tools), down the chain.
+      if (found !== undefined)
+        for (const child of await openDescendants(tx, id)) await this.cancelOne(tx, namespace, child, ended);
       return found;
     });
     if (marked === undefined) throw engineErrors.create('api:runs:already-ended', { id, status: run.status });
-    if (marked.status !== 'PendingApproval') this.queue.sent();
+    this.queue.sent();
     const telemetry = this.deps.telemetry;
-    if (telemetry !== undefined && expired !== undefined) {
-      await traceEndedElsewhere(telemetry, this.deps.db, this.loader, id, expired, 'cancelled');
+    if (telemetry !== undefined) {
+      for (const [runId, expired] of ended) {
+        await traceEndedElsewhere(telemetry, this.deps.db, this.loader, runId, expired, 'cancelled');
+      }
     }
     return this.getRun(namespace, id);
   }
@@ -211,7 +234,8 @@ export class RunService implements RunningEngine {
     if (id === undefined || id === '') {
       // The approval pending when this request is handled: a late duplicate of an answer finds the one it
       // meant already answered (409 below), or, once the model has redrafted, the redraft (docs/runs.md).
-      const approvals = await runApprovals(this.deps.db, runId);
+      // Its own approvals and those of the child runs its calls started: a parent is answered for its child.
+      const approvals = await treeApprovals(this.deps.db, runId);
       const pending = pendingOf(approvals);
       if (pending === undefined) {
         const latest = approvals.at(-1);
@@ -223,7 +247,10 @@ export class RunService implements RunningEngine {
       id = pending.id;
     } else {
       const approval = await approvalOrThrow(this.deps.db, namespace, id);
-      if (approval.runId !== runId) throw engineErrors.create('api:approvals:not-pending-for-run', { id, runId });
+      const tree = approval.runId === runId ? [runId] : await runTree(this.deps.db, runId);
+      if (approval.runId === null || !tree.includes(approval.runId)) {
+        throw engineErrors.create('api:approvals:not-pending-for-run', { id, runId });
+      }
     }
     await this.answerApproval(namespace, id, answer);
     return this.getRun(namespace, runId);

@@ -21,7 +21,10 @@ export function approvalView(record: ApprovalRecord): ApprovalView {
   };
 }
 
-type RunBase = Pick<RunView, 'id' | 'interaction' | 'status' | 'interactive' | 'error' | 'createdAt' | 'updatedAt'>;
+type RunBase = Pick<
+  RunView,
+  'id' | 'interaction' | 'status' | 'interactive' | 'error' | 'parentRunId' | 'agent' | 'createdAt' | 'updatedAt'
+>;
 
 // What a run's full view and its summary in a list both show.
 function runBase(record: RunRecord | RunSummaryRecord): RunBase {
@@ -31,12 +34,17 @@ function runBase(record: RunRecord | RunSummaryRecord): RunBase {
     status: record.status,
     interactive: record.interactive,
     error: record.errorCode === null ? null : { code: record.errorCode, message: record.errorMessage ?? '' },
+    parentRunId: record.parentRunId,
+    agent: record.agent,
     createdAt: record.createdAt,
     updatedAt: record.updatedAt,
   };
 }
 
-/** A run as the API shows it; `pending` is its Pending approval, shown while it waits. */
+/**
+ * A run as the API shows it; `pending` is the Pending approval it waits on (its own, or a child run's: then the
+ * approval's `runId` is the child's and its `agentName` the agent that asks), shown while it waits.
+ */
 export function runView(record: RunRecord, pending?: ApprovalRecord): RunView {
   return {
     ...runBase(record),

@@ -4,6 +4,7 @@ import {
   cancelRequested,
   claimRun,
   expireApprovals,
+  type Queryable,
   type RunEventRecord,
   type RunRecord,
   wakeTopics,
@@ -105,8 +106,9 @@ export class RunWorker {
   /** Fails the runs whose approval expired. */
   async expireApprovals(): Promise<void> {
     const db = this.deps.db;
+    const wake = (tx: Queryable, parentRunId: string) => this.queue.send(parentRunId, tx);
     for (const approval of await expireApprovals(db)) {
-      const failed = await failExpired(db, approval);
+      const failed = await db.transaction((tx) => failExpired(tx, approval, wake));
       const telemetry = this.deps.telemetry;
       if (failed && telemetry !== undefined && approval.runId !== null) {
         await traceEndedElsewhere(telemetry, db, this.loader, approval.runId, [approval], 'api:approvals:expired');
@@ -145,7 +147,7 @@ export class RunWorker {
   private async advance(run: RunRecord, events: RunEventRecord[], held: Held, attempt: string) {
     const { db } = this.deps;
     const runId = run.id;
-    const pinned: PinnedSet = await this.loader.load(run.namespace, run.versions);
+    const pinned: PinnedSet = await this.loader.load(run.namespace, run.versions, run.agent ?? undefined);
     const ctx: RunContext = {
       ...this.deps,
       run,
@@ -160,7 +162,14 @@ export class RunWorker {
           this.#outside--;
         }
       },
-      journal: new AttemptJournal(db, runId, attempt, events),
+      journal: new AttemptJournal(
+        db,
+        runId,
+        attempt,
+        events,
+        run.parentRunId === null ? undefined : { db, queue: this.queue },
+      ),
+      queue: this.queue,
     };
     try {
       if (run.cancelRequested) await cancelled(ctx);

@@ -9,6 +9,11 @@ export interface CallRunInputs {
   interaction: Interaction;
   /** The agent making the call; undefined takes the inputs declared for any agent (a call made by hand). */
   agent?: string;
+  /**
+   * The agent was handed its task by another agent (a child run): only the inputs that name it reach its calls,
+   * never those declared for any agent.
+   */
+  handedTask?: boolean;
   inputs: Record<string, unknown>;
 }
 
@@ -26,7 +31,8 @@ export interface CallParts {
 
 function forThisCall(tool: Tool, run: CallRunInputs) {
   return (input: { function: string; agent?: string }) =>
-    input.function === tool.name && (run.agent === undefined || input.agent === undefined || input.agent === run.agent);
+    input.function === tool.name &&
+    (run.agent === undefined || (input.agent === undefined && !run.handedTask) || input.agent === run.agent);
 }
 
 /** The run-input bindings of `tool` with the run's values (none without run inputs). */

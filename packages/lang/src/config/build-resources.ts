@@ -138,7 +138,9 @@ function agent(name: string, root: TreeObject): Agent {
     name,
     model: text(root.model) ?? '',
     instructions: text(root.instructions) ?? '',
-    functions: list(root.functions).map((f) => ({ ref: ref(f.ref) ?? '' })),
+    functions: list(root.functions).map((f) =>
+      f.agent !== undefined && f.ref === undefined ? { agent: ref(f.agent) ?? '' } : { ref: ref(f.ref) ?? '' },
+    ),
   };
   const summary = text(root.summary);
   if (summary !== undefined) out.summary = summary;

@@ -2,7 +2,7 @@ import { createEgressPolicy, type EgressPolicy } from '@maitento/egress';
 import type { Diagnostic } from '../diagnostics/diagnostic.js';
 import { parseMtr } from '../syntax/parse.js';
 import { checkConnectorAddress } from './address-check.js';
-import { checkAgent } from './agent-checks.js';
+import { checkAgent, checkAgentCycles } from './agent-checks.js';
 import { buildResource } from './build-resources.js';
 import type { Built, CompileContext } from './compile-context.js';
 import { checkConnector } from './connector-checks.js';
@@ -181,6 +181,7 @@ function compile(files: readonly RepoFile[], options: CompileOptions): CompiledR
   }
   for (const { resource, tree } of ctx.tools.values()) checkTool(resource, tree, ctx);
   for (const { resource, tree } of ctx.agents.values()) checkAgent(resource, tree, ctx);
+  checkAgentCycles(ctx);
   for (const { resource, tree } of ctx.interactions.values()) checkInteraction(resource, tree, ctx);
   checkSecrets(ctx);
 

@@ -6,7 +6,8 @@ import {
   overlaps,
   targetsUnknown,
 } from './compile-context.js';
-import type { FunctionAuth, FunctionBinding, Interaction } from './resources.js';
+import { subAgentsOf } from './agent-checks.js';
+import type { Agent, FunctionAuth, FunctionBinding, Interaction } from './resources.js';
 import { didYouMeanText, spanInString } from './report.js';
 import { isTreeObject, rawOf, spanOf, type TreeValue, type ValueTree } from './value-tree.js';
 
@@ -17,8 +18,22 @@ export function givenTools(interaction: Interaction, ctx: CompileContext): { ope
   const agent = ctx.agents.get(interaction.agent.agent)?.resource;
   return {
     openApi: new Set(interaction.functions.openApi.map((f) => f.ref)),
-    own: agent ? new Set(agent.functions.map((f) => f.ref)) : undefined,
+    own: agent ? new Set(agent.functions.flatMap((f) => ('ref' in f ? [f.ref] : []))) : undefined,
   };
+}
+
+/** The agents `main` hands tasks to, directly or through others (never `main` itself). */
+export function reachableAgents(main: string, agents: ReadonlyMap<string, { resource: Agent }>): Set<string> {
+  const found = new Set<string>();
+  const walk = (name: string) => {
+    for (const next of subAgentsOf(agents.get(name)?.resource ?? { functions: [] })) {
+      if (next === main || found.has(next)) continue;
+      found.add(next);
+      walk(next);
+    }
+  };
+  walk(main);
+  return found;
 }
 
 function checkPlaceholders(tree: ValueTree, declared: string[], ctx: CompileContext): void {
@@ -109,7 +124,18 @@ function checkScope(
   const main = interaction.agent.agent;
   const tool = entry.function;
   if (entry.agent !== undefined) {
-    if (entry.agent !== main) {
+    const sub = entry.agent !== main ? ctx.agents.get(entry.agent)?.resource : undefined;
+    if (sub !== undefined && reachableAgents(main, ctx.agents).has(entry.agent)) {
+      // For an agent the interaction's agent hands tasks to: only that agent's own tools (its child runs').
+      if (!sub.functions.some((f) => 'ref' in f && f.ref === tool)) {
+        ctx.reporter.report(
+          'mtr:binding:function-not-given',
+          { what, tool, whom: `the agent ${entry.agent}` },
+          tree.file,
+          spanOf(tree, [...path, 'function']),
+        );
+      }
+    } else if (entry.agent !== main) {
       ctx.reporter.report(
         'mtr:binding:function-not-given',
         { what, tool, whom: `the agent ${entry.agent}; the interaction's agent is ${main}` },

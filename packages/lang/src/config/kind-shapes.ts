@@ -168,17 +168,21 @@ const agent: Shape = {
       '`provider:name`, such as "openai:gpt-4o-mini"; providers: openai, anthropic, openai-compatible, scripted.',
     ),
     instructions: req(str, 'The system prompt.'),
-    summary: opt(str, 'What other agents read about this agent.'),
+    summary: opt(str, 'What other agents read about this agent; required when another agent hands it tasks.'),
     functions: opt(
       {
         type: 'array',
+        // A tool (`ref`) or another agent (`agent`): exactly one of them, checked in agent-checks.ts.
         items: {
           type: 'object',
           name: 'a function',
-          properties: { ref: req({ type: 'ref', kind: 'tool' }, 'The tool.') },
+          properties: {
+            ref: opt({ type: 'ref', kind: 'tool' }, 'A tool the agent may call.'),
+            agent: opt({ type: 'ref', kind: 'agent' }, 'An agent this agent may hand a task to (agents as tools).'),
+          },
         },
       },
-      'The tools the agent may call, each once: `[ { ref = @ref("<tool>") } ]`.',
+      'The tools and agents the agent may call, each once: `[ { ref = @ref("<tool>") }, { agent = @ref("<agent>") } ]`.',
     ),
   },
 };

@@ -78,11 +78,11 @@ export interface Tool {
   requiresApproval: boolean;
 }
 
-/** A function given to an agent. */
-export interface AgentFunction {
-  /** Name of the tool. */
-  ref: string;
-}
+/**
+ * A function given to an agent: a tool (`{ ref = @ref("tool") }`), or another agent it may hand a task to
+ * (`{ agent = @ref("agent") }`: the model sees it as a tool taking one `task` string, described by its `summary`).
+ */
+export type AgentFunction = { ref: string } | { agent: string };
 
 /** An agent (`agents/<name>.mtr`). */
 export interface Agent {

@@ -1,5 +1,5 @@
 import type { CompileContext } from './compile-context.js';
-import { givenTools } from './interaction-checks.js';
+import { givenTools, reachableAgents } from './interaction-checks.js';
 import type { FunctionAuth, Interaction } from './resources.js';
 import { spanOf } from './value-tree.js';
 
@@ -22,6 +22,23 @@ export function checkSecrets(ctx: CompileContext): void {
     for (const { resource: interaction, tree: itree } of ctx.interactions.values()) {
       const given = givenTools(interaction, ctx);
       const viaOpenApi = interaction.functions.openApi.findIndex((f) => f.ref === tool.name);
+      // The agents the interaction's agent hands tasks to: their calls take only the auth inputs naming them.
+      for (const sub of reachableAgents(interaction.agent.agent, ctx.agents)) {
+        const agent = ctx.agents.get(sub)?.resource;
+        if (!agent?.functions.some((f) => 'ref' in f && f.ref === tool.name)) continue;
+        users++;
+        if (interaction.inputs.functions.auth.some((a) => a.function === tool.name && a.agent === sub)) continue;
+        ctx.reporter.report(
+          'api:connectors:secret-missing',
+          {
+            tool: tool.name,
+            connector: connector.name,
+            detail: `the tool has no auth of its own and the interaction ${interaction.name} gives it no secret for the agent ${sub} (an auth input with agent = @ref("${sub}"))`,
+          },
+          itree.file,
+          spanOf(itree, ['agent', 'agent']),
+        );
+      }
       if (viaOpenApi < 0 && !given.own?.has(tool.name)) continue;
       users++;
       if (authFor(interaction, tool.name)) continue;

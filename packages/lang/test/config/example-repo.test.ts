@@ -24,6 +24,10 @@ describe('the example config repo at the top level', () => {
         'tool:search-handbook',
         'agent:handbook-assistant',
         'agent:support-agent',
+        // Agents as tools: the front desk hands billing questions to the billing agent.
+        'agent:triage-agent',
+        'agent:billing-agent',
+        'interaction:triage',
         'interaction:ask-handbook',
         'interaction:support-any-shop',
         'interaction:weather',

@@ -131,7 +131,12 @@ export const AgentSchema = Type.Object(
     model: Type.String(),
     instructions: Type.String(),
     summary: Type.Optional(Type.String()),
-    functions: Type.Array(Type.Object({ ref: Type.String() })),
+    functions: Type.Array(
+      Type.Union([
+        Type.Object({ ref: Type.String({ description: 'A tool the agent may call' }) }),
+        Type.Object({ agent: Type.String({ description: 'An agent it may hand a task to (agents as tools)' }) }),
+      ]),
+    ),
   },
   { $id: 'Agent' },
 );
@@ -307,7 +312,12 @@ export const RunSchema = Type.Object(
     }),
     result: nullable(Type.String(), 'The final answer of a Completed run'),
     error: nullable(RunErrorSchema),
-    pendingApproval: nullable(ref(ApprovalSchema)),
+    pendingApproval: nullable(
+      ref(ApprovalSchema),
+      "The approval the run waits on while PendingApproval; a parent waiting on a child run shows the child's (its runId the child's, its agentName the agent that asks)",
+    ),
+    parentRunId: nullable(uuid(), 'The run whose tool call started this one (an agent handed a task); null at the top'),
+    agent: nullable(Type.String(), "The agent a child run plays; null for a run of the interaction's own agent"),
     versions: Type.Array(VersionRefSchema, { description: 'Every version the run uses, pinned when it started' }),
     createdAt: timestamp(),
     updatedAt: timestamp(),
@@ -325,7 +335,12 @@ export const RunSummarySchema = Type.Object(
     result: nullable(Type.String(), 'The first 200 characters of the final answer of a Completed run'),
     resultTruncated: Type.Boolean({ description: 'True when the result is longer than the summary in result' }),
     error: nullable(RunErrorSchema),
-    pendingApprovalId: nullable(uuid(), 'The approval the run waits on while PendingApproval'),
+    pendingApprovalId: nullable(
+      uuid(),
+      "The approval the run waits on while PendingApproval (a child run's, for a parent waiting on it)",
+    ),
+    parentRunId: nullable(uuid(), 'The run whose tool call started this one (an agent handed a task); null at the top'),
+    agent: nullable(Type.String(), "The agent a child run plays; null for a run of the interaction's own agent"),
     createdAt: timestamp(),
     updatedAt: timestamp(),
   },

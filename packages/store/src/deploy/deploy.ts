@@ -78,6 +78,26 @@ async function previousVersions(
   return new Map(rows.map((row) => [`${row.kind}:${row.name}`, row]));
 }
 
+// By name, except that an agent comes after the agents it hands tasks to (their new versions are its pins); the
+// compiler refused cycles, and a name seen twice (a cycle after all) is simply not waited for.
+function inDependencyOrder(resources: Resource[]): Resource[] {
+  const sorted = [...resources].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const byName = new Map(sorted.map((r) => [r.name, r]));
+  const out: Resource[] = [];
+  const seen = new Set<string>();
+  const visit = (resource: Resource) => {
+    if (seen.has(resource.name)) return;
+    seen.add(resource.name);
+    for (const ref of referencesOf(resource)) {
+      const dependency = ref.kind === resource.kind ? byName.get(ref.name) : undefined;
+      if (dependency !== undefined) visit(dependency);
+    }
+    out.push(resource);
+  };
+  for (const resource of sorted) visit(resource);
+  return out;
+}
+
 /**
  * Deploys compiled resources to `namespace` in one transaction, serialised with other deploys to it:
  * a new version for each resource whose content hash (resource and pinned versions) changed, none for
@@ -111,7 +131,7 @@ export async function deploy(
     const inserts: NewRow[] = [];
     // Kinds in dependency order, so a resource's references already have their new versions.
     for (const kind of KINDS) {
-      for (const resource of [...byKind[kind]].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
+      for (const resource of inDependencyOrder(byKind[kind])) {
         const pins: Pin[] = referencesOf(resource).map((ref) => {
           const version = versions.get(`${ref.kind}:${ref.name}`);
           if (version === undefined) {

@@ -17,7 +17,9 @@ function interactionReferences(interaction: Interaction): Reference[] {
 }
 
 function agentReferences(agent: Agent): Reference[] {
-  return agent.functions.map((fn) => ({ kind: 'tool' as const, name: fn.ref }));
+  return agent.functions.map((fn) =>
+    'ref' in fn ? { kind: 'tool' as const, name: fn.ref } : { kind: 'agent' as const, name: fn.agent },
+  );
 }
 
 /** The resources `resource` references (secrets excluded: they are looked up by name at call time), deduplicated and sorted. */

@@ -140,6 +140,16 @@ export async function runApprovals(db: Queryable, runId: string): Promise<Approv
   return rows.map(toRecord);
 }
 
+/** The approvals of a run and of its descendants (the child runs its calls started, schema 15), oldest first. */
+export async function treeApprovals(db: Queryable, runId: string): Promise<ApprovalRecord[]> {
+  const { rows } = await db.query<ApprovalRow>(
+    'WITH RECURSIVE down(id) AS (SELECT $1::uuid UNION ALL SELECT c.id FROM mt_runs c JOIN down ON c.parent_run_id = down.id) ' +
+      `SELECT ${COLUMNS} FROM mt_approvals WHERE run_id IN (SELECT id FROM down) ORDER BY created_at, id`,
+    [runId],
+  );
+  return rows.map(toRecord);
+}
+
 /** The approvals of a namespace, newest first, filtered by status (all when undefined) and run. */
 export async function listApprovalRecords(
   db: Queryable,

@@ -36,6 +36,14 @@ export interface RunRecord {
   rootSpanId: string | null;
   /** The span of the incoming `traceparent` its root span is a child of, if any. */
   traceParentSpanId: string | null;
+  /** The run whose tool call started this one (an agent handed a task, schema 15), or null. */
+  parentRunId: string | null;
+  /** The parent's call that started it: its model turn and index in the turn. */
+  parentCall: { step: number; index: number } | null;
+  /** The agent this run plays when not the interaction's own (a child run's), or null. */
+  agent: string | null;
+  /** 0 for a run started by a person or a program, the parent's + 1 for a child. */
+  depth: number;
   createdAt: string;
   updatedAt: string;
 }
@@ -67,12 +75,12 @@ export interface RunStatusChange {
   error?: { code: string; message: string } | null;
 }
 
-const COLUMNS =
+export const COLUMNS =
   'id, namespace, interaction, interaction_version, versions, inputs, interactive, status, result, error_code, ' +
   'error_message, last_seq, cancel_requested, started_by_key_id, claim, trace_id, root_span_id, trace_parent_span_id, ' +
-  'created_at, updated_at';
+  'parent_run_id, parent_step, parent_call_index, agent, depth, created_at, updated_at';
 
-interface RunRow {
+export interface RunRow {
   id: string;
   namespace: string;
   interaction: string;
@@ -91,11 +99,16 @@ interface RunRow {
   trace_id: string | null;
   root_span_id: string | null;
   trace_parent_span_id: string | null;
+  parent_run_id: string | null;
+  parent_step: number | null;
+  parent_call_index: number | null;
+  agent: string | null;
+  depth: number;
   created_at: Date;
   updated_at: Date;
 }
 
-function toRecord(row: RunRow): RunRecord {
+export function toRecord(row: RunRow): RunRecord {
   return {
     id: row.id,
     namespace: row.namespace,
@@ -115,6 +128,13 @@ function toRecord(row: RunRow): RunRecord {
     traceId: row.trace_id,
     rootSpanId: row.root_span_id,
     traceParentSpanId: row.trace_parent_span_id,
+    parentRunId: row.parent_run_id,
+    parentCall:
+      row.parent_step === null || row.parent_call_index === null
+        ? null
+        : { step: row.parent_step, index: row.parent_call_index },
+    agent: row.agent,
+    depth: row.depth,
     createdAt: iso(row.created_at),
     updatedAt: iso(row.updated_at),
   };
@@ -133,14 +153,18 @@ export async function insertRun(
     startedByKeyId?: string;
     /** The run's trace ids, when OpenTelemetry is on. */
     trace?: { traceId: string; rootSpanId: string; parentSpanId: string | null };
+    /** A child run: the parent's call that starts it, the agent it plays and its depth. */
+    child?: { parentRunId: string; step: number; index: number; agent: string; depth: number };
   },
   first: NewRunEvent,
 ): Promise<RunRecord> {
+  const child = run.child;
   const { rows } = await db.query<RunRow>(
     'WITH run AS (INSERT INTO mt_runs (id, namespace, interaction, interaction_version, versions, inputs, ' +
-      'interactive, status, started_by_key_id, last_seq, trace_id, root_span_id, trace_parent_span_id) ' +
+      'interactive, status, started_by_key_id, last_seq, trace_id, root_span_id, trace_parent_span_id, ' +
+      'parent_run_id, parent_step, parent_call_index, agent, depth) ' +
       "VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7, 'Running', " +
-      `$8, 1, $11, $12, $13) RETURNING ${COLUMNS}), ` +
+      `$8, 1, $11, $12, $13, $14, $15, $16, $17, $18) RETURNING ${COLUMNS}), ` +
       'added AS (INSERT INTO mt_run_events (run_id, seq, type, data) SELECT id, 1, $9, $10::json FROM run) ' +
       `SELECT *, pg_notify('${WAKE_CHANNEL}', 'runs') AS woken_runs, pg_notify('${WAKE_CHANNEL}', 'run:' || id::text) AS woken FROM run`,
     [
@@ -157,6 +181,11 @@ export async function insertRun(
       run.trace?.traceId ?? null,
       run.trace?.rootSpanId ?? null,
       run.trace?.parentSpanId ?? null,
+      child?.parentRunId ?? null,
+      child?.step ?? null,
+      child?.index ?? null,
+      child?.agent ?? null,
+      child?.depth ?? 0,
     ],
   );
   return toRecord(rows[0]!);
@@ -190,8 +219,12 @@ export interface RunSummaryRecord {
   resultTruncated: boolean;
   errorCode: string | null;
   errorMessage: string | null;
-  /** The id of the approval the run waits on, if any. */
+  /** The id of the approval the run waits on, if any (a child run's, for a parent waiting on its child). */
   pendingApprovalId: string | null;
+  /** The run whose tool call started this one, or null. */
+  parentRunId: string | null;
+  /** The agent a child run plays, or null. */
+  agent: string | null;
   createdAt: string;
   updatedAt: string;
 }
@@ -210,6 +243,8 @@ interface RunSummaryRow {
   error_code: string | null;
   error_message: string | null;
   pending_approval_id: string | null;
+  parent_run_id: string | null;
+  agent: string | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -234,8 +269,13 @@ export async function listRunSummaries(
     'SELECT r.id, r.interaction, r.interaction_version, r.interactive, r.status, ' +
       `left(r.result, ${RESULT_SUMMARY_CHARS}) AS result_summary, ` +
       `char_length(left(r.result, ${RESULT_SUMMARY_CHARS + 1})) > ${RESULT_SUMMARY_CHARS} AS result_truncated, ` +
-      'r.error_code, r.error_message, r.created_at, r.updated_at, ' +
-      "(SELECT a.id FROM mt_approvals a WHERE a.run_id = r.id AND a.status = 'Pending' LIMIT 1) AS pending_approval_id " +
+      'r.error_code, r.error_message, r.created_at, r.updated_at, r.parent_run_id, r.agent, ' +
+      // Its own pending approval, else (a parent waiting on its child) the newest child's, down the chain.
+      "CASE WHEN r.status = 'PendingApproval' THEN (WITH RECURSIVE down(id) AS (SELECT r.id UNION ALL " +
+      'SELECT c.id FROM mt_runs c JOIN down ON c.parent_run_id = down.id) ' +
+      "SELECT a.id FROM mt_approvals a JOIN down ON a.run_id = down.id WHERE a.status = 'Pending' " +
+      'ORDER BY a.created_at LIMIT 1) ' +
+      "ELSE (SELECT a.id FROM mt_approvals a WHERE a.run_id = r.id AND a.status = 'Pending' LIMIT 1) END AS pending_approval_id " +
       'FROM mt_runs r WHERE r.namespace = $1 AND ($2::text IS NULL OR r.interaction = $2) ' +
       'AND ($3::text IS NULL OR r.status = $3) ' +
       'AND ($4::timestamptz IS NULL OR (r.created_at, r.id) < ($4::timestamptz, $5::uuid)) ' +
@@ -262,6 +302,8 @@ export async function listRunSummaries(
     errorCode: row.error_code,
     errorMessage: row.error_message,
     pendingApprovalId: row.pending_approval_id,
+    parentRunId: row.parent_run_id,
+    agent: row.agent,
     createdAt: iso(row.created_at),
     updatedAt: iso(row.updated_at),
   }));

@@ -1,0 +1,99 @@
+// Agents as tools: a call that hands a task to another agent starts a child run (a run like any other: its own
+// events, job, approvals), and the call's result is the child's final answer. The child is found again by the
+// call's identity (run, model turn, index in the turn: a unique index of mt_runs), so a parent resumed after a
+// crash never starts a second child for the same call. The parent holds no worker while its child runs: the
+// child's end queues the parent again, in the transaction that stores it (journal.ts).
+import { randomUUID } from 'node:crypto';
+import { findChildRun, insertRun } from '@maitento/store';
+import { engineErrors } from '../errors.js';
+import { runStarted, toolCallStarted, toolResult } from '../journal/events.js';
+import { fillTask } from '../runs/inputs.js';
+import type { RunContext } from './context.js';
+import type { Turn, TurnCall } from './history.js';
+
+/** What became of a call handing a task to an agent: its result stored, or its child run still going. */
+export type SubAgentOutcome = 'done' | 'child';
+
+/** The task of a run: a child's is the one its parent's call handed it, stored in its `run-started`. */
+export async function runTask(ctx: RunContext): Promise<string> {
+  if (ctx.run.parentRunId === null) return fillTask(ctx.pinned, ctx.run.inputs);
+  const [first] = await ctx.journal.events();
+  return first?.type === 'run-started' ? (first.data.parent?.task ?? '') : '';
+}
+
+/** The agent a call hands its task to, if the call names one of the run's agent's sub-agents. */
+export function subAgentOf(ctx: RunContext, call: TurnCall): string | undefined {
+  return ctx.pinned.agentTools.subAgents.find((s) => s.definition.name === call.name)?.agent;
+}
+
+async function store(ctx: RunContext, call: TurnCall, ok: boolean, result: string, code: string | null) {
+  await ctx.journal.append([toolResult(call, { ok, status: null, result, code }, 0)]);
+}
+
+/** Hands the call's task to `agent` (once), or stores what its child run answered once it ended. */
+export async function subAgentCall(
+  ctx: RunContext,
+  turn: Turn,
+  call: TurnCall,
+  agent: string,
+): Promise<SubAgentOutcome> {
+  const child = await findChildRun(ctx.db, ctx.run.id, turn.step, call.index);
+  if (child === undefined) {
+    const depth = ctx.run.depth + 1;
+    if (depth > ctx.maxDepth) {
+      const error = engineErrors.create('api:runs:too-deep', { agent, depth: ctx.run.depth + 1, max: ctx.maxDepth });
+      await store(ctx, call, false, error.message, error.code);
+      return 'done';
+    }
+    const args = call.arguments as { task?: unknown } | null;
+    const task = typeof args?.task === 'string' ? args.task : JSON.stringify(call.arguments ?? {});
+    const id = randomUUID();
+    const run = ctx.run;
+    const parent = { runId: run.id, step: turn.step, index: call.index, agent, task };
+    // The call's start (naming its child), the child and its job commit together, fenced by this attempt's claim.
+    await ctx.db.transaction(async (tx) => {
+      await ctx.journal.append([toolCallStarted(call, id)], undefined, tx);
+      await insertRun(
+        tx,
+        {
+          id,
+          namespace: run.namespace,
+          interaction: run.interaction,
+          interactionVersion: run.interactionVersion,
+          versions: run.versions,
+          inputs: run.inputs,
+          interactive: run.interactive,
+          child: { parentRunId: run.id, step: turn.step, index: call.index, agent, depth },
+        },
+        runStarted({
+          interaction: { name: run.interaction, version: run.interactionVersion },
+          versions: run.versions,
+          inputs: run.inputs,
+          interactive: run.interactive,
+          parent,
+        }),
+      );
+      await ctx.queue.send(id, tx, true);
+    });
+    ctx.queue.sent();
+    turn.started.add(call.index);
+    return 'child';
+  }
+  switch (child.status) {
+    case 'Completed':
+      await store(ctx, call, true, child.result ?? '', null);
+      return 'done';
+    case 'Failed':
+    case 'Cancelled': {
+      const how =
+        child.status === 'Cancelled'
+          ? 'was cancelled'
+          : `failed: ${child.errorCode ?? ''} ${child.errorMessage ?? ''}`.trimEnd();
+      const error = engineErrors.create('api:runs:sub-agent-ended', { agent, runId: child.id, how });
+      await store(ctx, call, false, error.message, child.errorCode ?? error.code);
+      return 'done';
+    }
+    default:
+      return 'child';
+  }
+}

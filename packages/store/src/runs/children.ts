@@ -1,0 +1,59 @@
+// Runs started by another run's tool call (agents as tools, schema 15): finding a call's child, a run's
+// descendants, and keeping ancestors' status in step with a descendant waiting for a person.
+import type { Queryable } from '../db/db.js';
+import { COLUMNS, type RunRecord, type RunRow, type RunStatus, toRecord } from './runs.js';
+
+/** The child run that the parent's call (model turn `step`, index `index` in it) started, if any. */
+export async function findChildRun(
+  db: Queryable,
+  parentRunId: string,
+  step: number,
+  index: number,
+): Promise<RunRecord | undefined> {
+  const { rows } = await db.query<RunRow>(
+    `SELECT ${COLUMNS} FROM mt_runs WHERE parent_run_id = $1 AND parent_step = $2 AND parent_call_index = $3`,
+    [parentRunId, step, index],
+  );
+  return rows[0] && toRecord(rows[0]);
+}
+
+/** The ids of a run's descendants that have not ended (children, their children...), parents first. */
+export async function openDescendants(db: Queryable, runId: string): Promise<string[]> {
+  const { rows } = await db.query<{ id: string }>(
+    'WITH RECURSIVE down(id, depth) AS (SELECT id, 1 FROM mt_runs WHERE parent_run_id = $1 UNION ALL ' +
+      'SELECT c.id, down.depth + 1 FROM mt_runs c JOIN down ON c.parent_run_id = down.id) ' +
+      "SELECT down.id FROM down JOIN mt_runs r ON r.id = down.id WHERE r.status IN ('Running', 'PendingApproval') " +
+      'ORDER BY down.depth',
+    [runId],
+  );
+  return rows.map((row) => row.id);
+}
+
+/** The ids of a run and all its descendants. */
+export async function runTree(db: Queryable, runId: string): Promise<string[]> {
+  const { rows } = await db.query<{ id: string }>(
+    'WITH RECURSIVE down(id) AS (SELECT $1::uuid UNION ALL ' +
+      'SELECT c.id FROM mt_runs c JOIN down ON c.parent_run_id = down.id) SELECT id FROM down',
+    [runId],
+  );
+  return rows.map((row) => row.id);
+}
+
+/**
+ * Keeps a run's ancestors in step with it after its status became `status`: a descendant waiting for a person makes
+ * its Running ancestors (which wait on it, holding no worker) PendingApproval; any other status makes them Running
+ * again, each unless it waits on an approval of its own. Resolves with the run's parent id (null for a top run).
+ */
+export async function followDescendant(db: Queryable, runId: string, status: RunStatus): Promise<string | null> {
+  const waiting = status === 'PendingApproval';
+  const { rows } = await db.query<{ parent: string | null }>(
+    'WITH RECURSIVE up(id) AS (SELECT parent_run_id FROM mt_runs WHERE id = $1 AND parent_run_id IS NOT NULL ' +
+      'UNION ALL SELECT r.parent_run_id FROM mt_runs r JOIN up ON r.id = up.id WHERE r.parent_run_id IS NOT NULL), ' +
+      'changed AS (UPDATE mt_runs a SET status = $2, updated_at = now() WHERE a.id IN (SELECT id FROM up) ' +
+      'AND a.status = $3 AND ($2 = $4 OR NOT EXISTS (SELECT 1 FROM mt_approvals p ' +
+      "WHERE p.run_id = a.id AND p.status = 'Pending')) RETURNING a.id) " +
+      'SELECT (SELECT parent_run_id FROM mt_runs WHERE id = $1) AS parent, (SELECT count(*) FROM changed) AS n',
+    [runId, waiting ? 'PendingApproval' : 'Running', waiting ? 'Running' : 'PendingApproval', 'PendingApproval'],
+  );
+  return rows[0]?.parent ?? null;
+}

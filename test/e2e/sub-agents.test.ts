@@ -1,0 +1,199 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ApprovalView, RunEvent, RunView } from './helpers/api.js';
+import { writeRepo } from './helpers/config-repo.js';
+import { ORDERS_SECRET, type RunsStack } from './helpers/stack.js';
+import { agent, FIRST, REDRAFT, startSubAgentsStack } from './helpers/sub-agents-repo.js';
+import { defaultUpstreamAnswer } from './helpers/upstream.js';
+import { runMt } from './support/harness.js';
+
+// Agents as tools on PostgreSQL with the real `mt serve`, the scripted model (a script per agent: the parent's
+// and the child's) and a local upstream: a triage agent hands a refund to a billing agent whose refund tool needs
+// a person's approval.
+let stack: RunsStack;
+
+beforeAll(async () => {
+  stack = await startSubAgentsStack();
+}, 90_000);
+
+afterAll(async () => {
+  await stack?.close();
+});
+
+const refunds = () => stack.upstream.requests.filter((r) => r.url.endsWith('/refund'));
+
+async function start(name: string): Promise<RunView> {
+  const started = await stack.api.startRun(name, { message: 'My lamp arrived broken' });
+  expect(started.status, JSON.stringify(started.body)).toBe(201);
+  expect(started.body.parentRunId).toBeNull();
+  return started.body;
+}
+
+async function pendingOf(id: string, notId?: string): Promise<ApprovalView> {
+  const run = await stack.api.waitForRun(
+    id,
+    (r) => r.status === 'PendingApproval' && r.pendingApproval !== null && r.pendingApproval.id !== notId,
+  );
+  return run.pendingApproval as ApprovalView;
+}
+
+async function childrenOf(id: string): Promise<RunView[]> {
+  const listed = await stack.api.request<{ runs: RunView[] }>('GET', '/v1/runs?limit=200');
+  expect(listed.status).toBe(200);
+  return listed.body.runs.filter((r) => r.parentRunId === id);
+}
+
+const started = (events: RunEvent[]) => events.filter((e) => e.type === 'tool-call-started');
+const results = (events: RunEvent[]) => events.filter((e) => e.type === 'tool-result');
+
+describe('agents as tools', { timeout: 60_000 }, () => {
+  it("waits on the child's approval, takes the person's answer of the child's exact call, and completes with the child's answer", async () => {
+    const before = refunds().length;
+    const run = await start('triage');
+    const approval = await pendingOf(run.id);
+    // The parent shows the child's call, and which agent asks.
+    const [child] = await childrenOf(run.id);
+    expect(child).toMatchObject({ parentRunId: run.id, agent: 'billing-agent', status: 'PendingApproval' });
+    expect(approval).toMatchObject({ runId: child!.id, agentName: 'billing-agent', functionName: 'refund-order' });
+    expect(JSON.parse(approval.argumentsJson).request).toEqual(FIRST);
+    const listed = await stack.api.request<{ runs: RunView[] }>('GET', '/v1/runs?status=PendingApproval&limit=200');
+    const parentSummary = listed.body.runs.find((r) => r.id === run.id) as unknown as { pendingApprovalId: string };
+    expect(parentSummary.pendingApprovalId).toBe(approval.id);
+    expect(refunds().length).toBe(before);
+
+    // Approved through the parent: the child's call is made once, exactly as approved.
+    const approved = await stack.api.request('POST', `/v1/runs/${run.id}/approve`, {});
+    expect(approved.status, JSON.stringify(approved.body)).toBe(200);
+    const done = await stack.api.waitForEnd(run.id);
+    expect(done.status, JSON.stringify(done)).toBe('Completed');
+    expect(done.result).toBe('Billing handled it.');
+    expect(refunds().length).toBe(before + 1);
+    expect(JSON.parse(refunds().at(-1)!.body)).toEqual(FIRST);
+    expect(refunds().at(-1)!.headers['x-api-key']).toBe(ORDERS_SECRET);
+
+    const childDone = await stack.api.getRun(child!.id);
+    expect(childDone).toMatchObject({ status: 'Completed', result: 'Refunded 40 for A-1001 (refund R-77).' });
+    // The events are linked both ways: the parent's call names its child, the child's start names the call.
+    const events = await stack.api.events(run.id);
+    expect(started(events).map((e) => e.data)).toEqual([
+      expect.objectContaining({ name: 'billing-agent', index: 0, childRunId: child!.id }),
+    ]);
+    expect(results(events).map((e) => [e.data.ok, e.data.result])).toEqual([
+      [true, 'Refunded 40 for A-1001 (refund R-77).'],
+    ]);
+    const childEvents = await stack.api.events(child!.id);
+    expect(childEvents[0]!.data.parent).toEqual({
+      runId: run.id,
+      step: 1,
+      index: 0,
+      agent: 'billing-agent',
+      task: 'Refund order A-1001: the lamp arrived broken',
+    });
+    expect(childEvents.filter((e) => e.type === 'approval-answered')).toHaveLength(1);
+    expect(JSON.stringify([...events, ...childEvents])).not.toContain(ORDERS_SECRET);
+    expect(await childrenOf(run.id)).toHaveLength(1);
+  });
+
+  it('tells the child of a rejection: it redrafts, the person approves the redraft, and only that call is made', async () => {
+    const before = refunds().length;
+    const run = await start('triage-redraft');
+    const first = await pendingOf(run.id);
+    expect(JSON.parse(first.argumentsJson).request).toEqual(FIRST);
+    const reason = 'Refund at most 25: the lamp still works';
+    const rejected = await stack.api.request('POST', `/v1/runs/${run.id}/reject`, { reason });
+    expect(rejected.status, JSON.stringify(rejected.body)).toBe(200);
+    const second = await pendingOf(run.id, first.id);
+    expect(second.runId).toBe(first.runId);
+    expect(JSON.parse(second.argumentsJson).request).toEqual(REDRAFT);
+    // Answered by the approval's own id (GET /v1/approvals lists the child's approval like any other).
+    const pending = await stack.api.request<ApprovalView[]>('GET', '/v1/approvals');
+    expect(pending.body.map((a) => a.id)).toContain(second.id);
+    const approved = await stack.api.request('POST', `/v1/approvals/${second.id}/approve`, {});
+    expect(approved.status, JSON.stringify(approved.body)).toBe(200);
+    const done = await stack.api.waitForEnd(run.id);
+    expect(done.status, JSON.stringify(done)).toBe('Completed');
+    expect(refunds().length).toBe(before + 1);
+    expect(JSON.parse(refunds().at(-1)!.body)).toEqual(REDRAFT);
+    const childEvents = await stack.api.events(first.runId!);
+    const told = results(childEvents)[0]!;
+    expect(told.data).toMatchObject({ ok: false, code: 'api:approvals:rejected' });
+    expect(String(told.data.result)).toContain(reason);
+    expect(results(await stack.api.events(run.id)).map((e) => e.data.result)).toEqual(['Refunded 25 for A-1001.']);
+  });
+
+  it('cancels the child with the parent, and its pending approval expires', async () => {
+    const before = refunds().length;
+    const run = await start('triage');
+    const approval = await pendingOf(run.id);
+    const cancelled = await stack.api.request<RunView>('POST', `/v1/runs/${run.id}/cancel`, {});
+    expect(cancelled.status, JSON.stringify(cancelled.body)).toBe(200);
+    expect((await stack.api.waitForEnd(run.id)).status).toBe('Cancelled');
+    const child = await stack.api.waitForEnd(approval.runId!);
+    expect(child.status).toBe('Cancelled');
+    const after = await stack.api.request<ApprovalView>('GET', `/v1/approvals/${approval.id}`);
+    expect(after.body.status).toBe('Expired');
+    const late = await stack.api.request('POST', `/v1/approvals/${approval.id}/approve`, {});
+    expect(late.status).toBe(409);
+    expect(refunds().length).toBe(before);
+  });
+
+  it('cancels a parent while its child is running a tool call: both end Cancelled, the parent holding no worker', async () => {
+    let release: () => void = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    stack.upstream.setHandler(async (request, res) => {
+      if (request.url.startsWith('/orders/SLOW-1')) await held;
+      defaultUpstreamAnswer(request, res);
+    });
+    try {
+      const run = await start('triage-slow');
+      await stack.upstream.waitFor((r) => r.url.startsWith('/orders/SLOW-1'), 20_000);
+      // The parent waits on its child without a status of its own: Running, its call to the agent started.
+      expect((await stack.api.getRun(run.id)).status).toBe('Running');
+      const [child] = await childrenOf(run.id);
+      expect(child).toMatchObject({ status: 'Running', agent: 'billing-slow-agent' });
+      const cancelled = await stack.api.request('POST', `/v1/runs/${run.id}/cancel`, {});
+      expect(cancelled.status, JSON.stringify(cancelled.body)).toBe(200);
+      expect((await stack.api.waitForEnd(run.id)).status).toBe('Cancelled');
+      expect((await stack.api.waitForEnd(child!.id)).status).toBe('Cancelled');
+      const events = await stack.api.events(run.id);
+      expect(events.at(-1)!.type).toBe('run-cancelled');
+      expect(results(events)).toEqual([]);
+    } finally {
+      release();
+      stack.upstream.setHandler(defaultUpstreamAnswer);
+    }
+  });
+
+  it('limits the depth: the fourth agent down is not handed a task, and the one above is told why', async () => {
+    const run = await start('deep');
+    const done = await stack.api.waitForEnd(run.id);
+    expect(done).toMatchObject({ status: 'Completed', result: 'level 0 done' });
+    const chain: RunView[] = [done];
+    for (let level = 1; level <= 3; level++) {
+      const children = await childrenOf(chain.at(-1)!.id);
+      expect(children.map((c) => c.agent)).toEqual([`level-${level}`]);
+      chain.push(await stack.api.getRun(children[0]!.id));
+    }
+    expect(await childrenOf(chain[3]!.id)).toEqual([]);
+    const deepest = results(await stack.api.events(chain[3]!.id));
+    expect(deepest.map((e) => e.data.code)).toEqual(['api:runs:too-deep']);
+    expect(chain[3]!.result).toBe('level 3 done without level 4');
+    expect(chain[1]!.result).toBe('level 1 done');
+  });
+
+  it('refuses a cycle of agents at mt check and at deploy, naming the cycle', async () => {
+    const files = [
+      { path: 'agents/a-agent.mtr', content: agent('x', 'A', '{ agent = @ref("b-agent") }') },
+      { path: 'agents/b-agent.mtr', content: agent('x', 'B', '{ agent = @ref("a-agent") }') },
+    ];
+    const dir = await writeRepo(files);
+    const checked = await runMt(['check', dir], { home: stack.home });
+    expect(checked.code).not.toBe(0);
+    expect(checked.stdout + checked.stderr).toContain('mtr:agent:cycle');
+    expect(checked.stdout + checked.stderr).toContain('a-agent -> b-agent -> a-agent');
+    const deployed = await stack.api.request('POST', '/v1/deploy', { files });
+    expect(deployed.status).toBe(422);
+    expect(JSON.stringify(deployed.body)).toContain('a-agent -> b-agent -> a-agent');
+  });
+});
