@@ -35,6 +35,9 @@ describe('the example config repo at the top level', () => {
         'external-operations/open-api/write-file.mtr',
         'agents/note-keeper.mtr',
         'interactions/one-shot/keep-notes.mtr',
+        // An answer in a declared shape (result.schema, docs/runs.md).
+        'agents/order-checker.mtr',
+        'interactions/one-shot/check-refund.mtr',
       ]),
     );
   });

@@ -30,6 +30,11 @@ export const engineErrors = defineErrors({
     message: 'The run took more than {max} model turns without a final answer',
     hint: 'Raise MT_MAX_STEPS, or make the agent’s instructions lead to an answer sooner',
   },
+  'api:runs:result-invalid': {
+    status: 422,
+    message: "The model's answer did not match the interaction's result schema twice: {detail}",
+    hint: "The run's events hold each answer and its errors; make the agent's instructions describe the shape",
+  },
   'api:runs:not-waiting': {
     status: 409,
     message: 'Run {id} is not waiting for an approval (status {status})',

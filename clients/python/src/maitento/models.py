@@ -256,6 +256,12 @@ class InteractionFunctions(MaitentoModel):
     open_api: list[InteractionFunctionsOpenApiItem] = Field(alias="openApi")
 
 
+class InteractionResult(MaitentoModel):
+    """The final answer's shape: a JSON Schema of an object (absent: the answer is text)"""
+
+    schema_: Any = Field(alias="schema")
+
+
 class Interaction(MaitentoModel):
     """Interaction."""
 
@@ -265,6 +271,7 @@ class Interaction(MaitentoModel):
     task: str
     inputs: InteractionInputs
     functions: InteractionFunctions
+    result: InteractionResult | None = Field(None, description="The final answer's shape: a JSON Schema of an object (absent: the answer is text)")
 
 
 class InteractionInput(MaitentoModel):
@@ -343,7 +350,7 @@ class Run(MaitentoModel):
     status: Literal["Running", "PendingApproval", "Completed", "Failed", "Cancelled"]
     interactive: bool = Field(description="False for an app run: nobody can be asked to approve")
     inputs: dict[str, Any] = Field(description="The inputs as given (secret inputs are secret ids, never values)")
-    result: str | None = Field(description="The final answer of a Completed run")
+    result: str | dict[str, Any] | None = Field(description="The final answer of a Completed run: its text, or the object matching the interaction's result.schema when it declares one")
     error: RunError | None
     pending_approval: Approval | None = Field(alias="pendingApproval")
     versions: list[RunVersionsItem] = Field(description="Every version the run uses, pinned when it started")
@@ -384,7 +391,7 @@ class RunEvent(MaitentoModel):
     """One stored step of a run; seq counts from 1 and is the SSE event id"""
 
     seq: int
-    type: Literal["run-started", "model-response", "tool-call-started", "tool-result", "approval-requested", "approval-answered", "run-waiting", "run-completed", "run-failed", "run-cancelled"]
+    type: Literal["run-started", "model-response", "tool-call-started", "tool-result", "approval-requested", "approval-answered", "run-waiting", "result-invalid", "run-completed", "run-failed", "run-cancelled"]
     at: str
     data: dict[str, Any]
 
@@ -821,6 +828,7 @@ __all__ = [
     "InteractionInputsPromptsItem",
     "InteractionRecord",
     "InteractionRecordAgent",
+    "InteractionResult",
     "KeyInfo",
     "KnowledgeBase",
     "KnowledgeDocument",

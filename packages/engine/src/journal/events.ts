@@ -64,7 +64,9 @@ export type RunEventInput =
       };
     }
   | { type: 'run-waiting'; data: { toolCallIds: string[] } }
-  | { type: 'run-completed'; data: { result: string; scripted: boolean } }
+  | { type: 'result-invalid'; data: { step: number; errors: string[] } }
+  /** `structured`: the result is the JSON text of an object matching the interaction's `result.schema`. */
+  | { type: 'run-completed'; data: { result: string; scripted: boolean; structured?: true } }
   | { type: 'run-failed'; data: { code: string; message: string } }
   | { type: 'run-cancelled'; data: Record<string, never> };
 
@@ -139,9 +141,14 @@ export function runWaiting(toolCallIds: string[]): RunEventInput {
   return { type: 'run-waiting', data: { toolCallIds } };
 }
 
-/** The run's final answer (it becomes Completed). */
-export function runCompleted(result: string, scripted: boolean): RunEventInput {
-  return { type: 'run-completed', data: { result, scripted } };
+/** The answer of turn `step` does not match the interaction's result schema: `errors` are sent to the model. */
+export function resultInvalid(step: number, errors: string[]): RunEventInput {
+  return { type: 'result-invalid', data: { step, errors } };
+}
+
+/** The run's final answer (it becomes Completed); `structured`: the JSON text of the result object. */
+export function runCompleted(result: string, scripted: boolean, structured = false): RunEventInput {
+  return { type: 'run-completed', data: structured ? { result, scripted, structured } : { result, scripted } };
 }
 
 /** The run failed with a registry error (it becomes Failed). */
@@ -159,7 +166,7 @@ export function statusChange(events: readonly RunEventInput[]): RunStatusChange 
   const last = events[events.length - 1];
   switch (last?.type) {
     case 'run-completed':
-      return { status: 'Completed', result: last.data.result };
+      return { status: 'Completed', result: last.data.result, structured: last.data.structured === true };
     case 'run-failed':
       return { status: 'Failed', error: last.data };
     case 'run-cancelled':

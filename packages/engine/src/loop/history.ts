@@ -1,5 +1,6 @@
 import type { ModelMessage } from 'ai';
 import type { JournalEvent } from '../journal/events.js';
+import { retryMessage } from './result-shape.js';
 
 /** One tool call of a model turn; its identity is (run, turn, `index`), never the model's `id` alone. */
 export interface TurnCall {
@@ -26,6 +27,8 @@ export interface Turn {
   started: Set<number>;
   /** The stored results by call index. */
   results: Map<number, StoredResult>;
+  /** What the model was told after this turn's answer did not match the result schema (`result-invalid`). */
+  feedback?: string;
 }
 
 // The index an event names; an event stored before indexes were (before schema 9) names the model's id only.
@@ -51,6 +54,8 @@ export function readTurns(events: JournalEvent[]): Turn[] {
       turn.started.add(indexOf(turn, event.data));
     } else if (event.type === 'tool-result' && turn) {
       turn.results.set(indexOf(turn, event.data), { ok: event.data.ok === true, result: event.data.result ?? '' });
+    } else if (event.type === 'result-invalid' && turn) {
+      turn.feedback = retryMessage(event.data.errors ?? []);
     }
   }
   return turns;
@@ -81,6 +86,7 @@ export function conversation(task: string, turns: Turn[]): ModelMessage[] {
         }),
       });
     }
+    if (turn.feedback !== undefined) messages.push({ role: 'user', content: turn.feedback });
   }
   return messages;
 }

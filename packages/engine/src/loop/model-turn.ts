@@ -4,6 +4,7 @@ import { classifyModelError } from '../models/classify.js';
 import type { RunContext } from './context.js';
 import type { ModelResponse } from '../journal/events.js';
 import { conversation, type Turn } from './history.js';
+import { resultOutput, resultSchema } from './result-shape.js';
 
 // Built once per pinned set (itself cached per run shape): the definitions are immutable.
 const toolSets = new WeakMap<object, ToolSet>();
@@ -59,12 +60,22 @@ function withUniqueIds(model: LanguageModel): LanguageModel {
   return found;
 }
 
+// The structured output's text; the SDK sets none when the turn ended on tool calls or an empty answer.
+function readOutput(result: { text: string; output: unknown }): string {
+  try {
+    return typeof result.output === 'string' ? result.output : result.text;
+  } catch {
+    return result.text;
+  }
+}
+
 /** Asks the model for its next turn; throws the run's failure (`api:models:*`) when it cannot answer. */
 export async function modelTurn(ctx: RunContext, task: string, turns: Turn[]): Promise<ModelResponse> {
   const spec = ctx.pinned.agent.resource.model;
   const started = performance.now();
   try {
     const { model, scripted } = ctx.models(spec);
+    const schema = resultSchema(ctx);
     const result = await ctx.outside(
       generateText({
         model: withUniqueIds(model),
@@ -73,10 +84,13 @@ export async function modelTurn(ctx: RunContext, task: string, turns: Turn[]): P
         tools: sdkTools(ctx),
         maxRetries: ctx.modelRetries,
         abortSignal: ctx.modelSignal,
+        ...(schema === undefined ? {} : { output: resultOutput(schema) }),
       }),
     );
+    // With a result schema, a final answer is the structured output's text (a provider may return it apart).
+    const text = schema !== undefined && result.toolCalls.length === 0 ? readOutput(result) : result.text;
     return {
-      text: result.text,
+      text,
       toolCalls: result.toolCalls.map((call) => ({ id: call.toolCallId, name: call.toolName, arguments: call.input })),
       usage: { inputTokens: result.usage.inputTokens ?? null, outputTokens: result.usage.outputTokens ?? null },
       durationMs: Math.round(performance.now() - started),

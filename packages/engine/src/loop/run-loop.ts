@@ -1,17 +1,11 @@
 import { isMtError, type MtError } from '@maitento/errors';
 import { engineErrors } from '../errors.js';
-import {
-  modelResponse,
-  runCancelled,
-  runCompleted,
-  runFailed,
-  runWaiting,
-  toolCallStarted,
-} from '../journal/events.js';
+import { modelResponse, runCancelled, runFailed, runWaiting, toolCallStarted } from '../journal/events.js';
 import { fillTask } from '../runs/inputs.js';
 import { HandedOn, type RunContext } from './context.js';
 import { readTurns } from './history.js';
 import { modelTurn } from './model-turn.js';
+import { finalAnswer } from './result-shape.js';
 import { approvalsByCall, callIdentity, handleCall, needsApprovals } from './tool-calls.js';
 
 /** Why a run's execution stopped in this worker. */
@@ -89,7 +83,9 @@ export async function advanceRun(
     }
     const event = modelResponse(turns.length + 1, response);
     if (response.toolCalls.length === 0) {
-      await ctx.journal.append([event, runCompleted(response.text, response.scripted)]);
+      const { events, retry } = finalAnswer(ctx, turns.length + 1, response, turns);
+      await ctx.journal.append([event, ...events]);
+      if (retry) continue;
       return 'ended';
     }
     // The turn's first call, when it is made without asking anyone, is marked started in the same write: one

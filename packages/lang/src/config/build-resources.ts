@@ -189,7 +189,7 @@ function interaction(name: string, root: TreeObject): Interaction {
     optional(out, 'name', text(f.name));
     return out;
   });
-  return {
+  const out: Interaction = {
     kind: 'interaction',
     name,
     agent: { name: text(agentNode.name) ?? '', agent: ref(agentNode.agent) ?? '' },
@@ -197,6 +197,10 @@ function interaction(name: string, root: TreeObject): Interaction {
     inputs: { prompts, functions: { binding, auth } },
     functions: { openApi },
   };
+  // Only when declared: an interaction without it keeps the JSON (and so the version) it had before.
+  const result = obj(root.result);
+  if (result.schema !== undefined) out.result = { schema: toJson(result.schema) as JsonSchema };
+  return out;
 }
 
 /** How an MCP connector's file is built: given for a file of `connectors/mcp/`, with its remote tool if listed. */

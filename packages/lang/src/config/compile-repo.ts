@@ -7,7 +7,7 @@ import { buildResource } from './build-resources.js';
 import type { Built, CompileContext } from './compile-context.js';
 import { checkConnector } from './connector-checks.js';
 import { checkInteraction } from './interaction-checks.js';
-import { checkRemoteSchema, checkSchema } from './json-schema-check.js';
+import { checkRemoteSchema, checkResultSchema, checkSchema } from './json-schema-check.js';
 import { KIND_SHAPES, MCP_CONNECTOR_SHAPE } from './kind-shapes.js';
 import { type NameIndex, resolveReferences } from './references.js';
 import { classifyPath, createJsonLoader, isKebabCase, type RepoFile, toKebabCase } from './repo-layout.js';
@@ -181,7 +181,10 @@ function compile(files: readonly RepoFile[], options: CompileOptions): CompiledR
   }
   for (const { resource, tree } of ctx.tools.values()) checkTool(resource, tree, ctx);
   for (const { resource, tree } of ctx.agents.values()) checkAgent(resource, tree, ctx);
-  for (const { resource, tree } of ctx.interactions.values()) checkInteraction(resource, tree, ctx);
+  for (const { resource, tree } of ctx.interactions.values()) {
+    checkInteraction(resource, tree, ctx);
+    checkResultSchema(resource.result?.schema, tree, reporter);
+  }
   checkSecrets(ctx);
 
   const definitions = new Map<string, ToolDefinition>();

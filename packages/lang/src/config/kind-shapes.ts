@@ -218,6 +218,7 @@ const interaction: Shape = {
         }),
       },
     }),
+    result: opt({ type: 'object', name: 'result', properties: { schema: req({ type: 'schema' }) } }),
   },
 };
 

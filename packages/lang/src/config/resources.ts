@@ -153,6 +153,8 @@ export interface Interaction {
     functions: { binding: FunctionBinding[]; auth: FunctionAuth[] };
   };
   functions: { openApi: OpenApiFunction[] };
+  /** The shape of the final answer (`result.schema`, an object schema): absent, the answer is text. */
+  result?: { schema: JsonSchema };
 }
 
 /** Any resource. */

@@ -48,6 +48,7 @@ export const RUN_EVENT_TYPES = [
   'approval-requested',
   'approval-answered',
   'run-waiting',
+  'result-invalid',
   'run-completed',
   'run-failed',
   'run-cancelled',
@@ -183,6 +184,12 @@ export const InteractionSchema = Type.Object(
     functions: Type.Object({
       openApi: Type.Array(Type.Object({ name: Type.Optional(Type.String()), ref: Type.String() })),
     }),
+    result: Type.Optional(
+      Type.Object(
+        { schema: jsonSchema },
+        { description: "The final answer's shape: a JSON Schema of an object (absent: the answer is text)" },
+      ),
+    ),
   },
   { $id: 'Interaction' },
 );
@@ -305,7 +312,10 @@ export const RunSchema = Type.Object(
       additionalProperties: true,
       description: 'The inputs as given (secret inputs are secret ids, never values)',
     }),
-    result: nullable(Type.String(), 'The final answer of a Completed run'),
+    result: Type.Union([Type.String(), unknownMap, Type.Null()], {
+      description:
+        "The final answer of a Completed run: its text, or the object matching the interaction's result.schema when it declares one",
+    }),
     error: nullable(RunErrorSchema),
     pendingApproval: nullable(ref(ApprovalSchema)),
     versions: Type.Array(VersionRefSchema, { description: 'Every version the run uses, pinned when it started' }),

@@ -23,6 +23,8 @@ export interface RunRecord {
   interactive: boolean;
   status: RunStatus;
   result: string | null;
+  /** `result` is the JSON text of an object matching the interaction's `result.schema` (schema 14). */
+  resultStructured: boolean;
   errorCode: string | null;
   errorMessage: string | null;
   lastSeq: number;
@@ -58,11 +60,13 @@ export type RunFence = { claim: string; expectSeq?: number } | { statuses: RunSt
 export interface RunStatusChange {
   status: RunStatus;
   result?: string | null;
+  /** With `result`: it is the JSON text of a structured result. */
+  structured?: boolean;
   error?: { code: string; message: string } | null;
 }
 
 const COLUMNS =
-  'id, namespace, interaction, interaction_version, versions, inputs, interactive, status, result, error_code, ' +
+  'id, namespace, interaction, interaction_version, versions, inputs, interactive, status, result, result_structured, error_code, ' +
   'error_message, last_seq, cancel_requested, started_by_key_id, claim, created_at, updated_at';
 
 interface RunRow {
@@ -75,6 +79,7 @@ interface RunRow {
   interactive: boolean;
   status: RunStatus;
   result: string | null;
+  result_structured: boolean;
   error_code: string | null;
   error_message: string | null;
   last_seq: number;
@@ -96,6 +101,7 @@ function toRecord(row: RunRow): RunRecord {
     interactive: row.interactive,
     status: row.status,
     result: row.result,
+    resultStructured: row.result_structured,
     errorCode: row.error_code,
     errorMessage: row.error_message,
     lastSeq: row.last_seq,
@@ -270,6 +276,7 @@ export async function appendRunEvents(
     'WITH run AS (UPDATE mt_runs SET last_seq = last_seq + $2, updated_at = now(), ' +
       'status = COALESCE($3, status), ' +
       'result = CASE WHEN $4::boolean THEN $5 ELSE result END, ' +
+      'result_structured = CASE WHEN $4::boolean THEN $13 ELSE result_structured END, ' +
       'error_code = CASE WHEN $4::boolean THEN $6 ELSE error_code END, ' +
       'error_message = CASE WHEN $4::boolean THEN $7 ELSE error_message END ' +
       "WHERE id = $1 AND (CASE WHEN $8::boolean THEN claim = $9 AND status = 'Running' " +
@@ -293,6 +300,7 @@ export async function appendRunEvents(
       byClaim ? [] : fence.statuses,
       byClaim ? (fence.expectSeq ?? null) : null,
       JSON.stringify(events.map((event, index) => ({ n: index + 1, type: event.type, data: event.data }))),
+      change?.structured === true,
     ],
   );
   const row = rows[0];
