@@ -83,6 +83,7 @@ export {
   cancelRequested,
   claimRun,
   findRun,
+  idleConversations,
   insertRun,
   listRunEvents,
   listRunSummaries,

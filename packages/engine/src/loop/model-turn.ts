@@ -3,7 +3,8 @@ import type { JSONSchema7, LanguageModelV4, LanguageModelV4Content } from '@ai-s
 import { classifyModelError } from '../models/classify.js';
 import type { RunContext } from './context.js';
 import type { ModelResponse } from '../journal/events.js';
-import { conversation, type Turn } from './history.js';
+import { historyMaxCharsFromEnv } from '../engine/settings.js';
+import { fitConversation, type Trimmed, type Turn } from './history.js';
 import { resultOutput, resultSchema } from './result-shape.js';
 
 // Built once per pinned set (itself cached per run shape): the definitions are immutable.
@@ -69,18 +70,28 @@ function readOutput(result: { text: string; output: unknown }): string {
   }
 }
 
-/** Asks the model for its next turn; throws the run's failure (`api:models:*`) when it cannot answer. */
-export async function modelTurn(ctx: RunContext, task: string, turns: Turn[]): Promise<ModelResponse> {
+const historyMaxChars = historyMaxCharsFromEnv();
+
+/**
+ * Asks the model for its next turn; throws the run's failure (`api:models:*`) when it cannot answer. `trimmed`: what
+ * of a long history was left out to fit (docs/runs.md "Long conversations"), stored as `history-trimmed`.
+ */
+export async function modelTurn(
+  ctx: RunContext,
+  task: string,
+  turns: Turn[],
+): Promise<ModelResponse & { trimmed?: Trimmed }> {
   const spec = ctx.pinned.agent.resource.model;
   const started = performance.now();
   try {
     const { model, scripted } = ctx.models(spec);
     const schema = resultSchema(ctx);
+    const { messages, trimmed } = fitConversation(task, turns, historyMaxChars);
     const result = await ctx.outside(
       generateText({
         model: withUniqueIds(model),
         instructions: ctx.pinned.agent.resource.instructions,
-        messages: conversation(task, turns),
+        messages,
         tools: sdkTools(ctx),
         maxRetries: ctx.modelRetries,
         abortSignal: ctx.modelSignal,
@@ -96,6 +107,7 @@ export async function modelTurn(ctx: RunContext, task: string, turns: Turn[]): P
       durationMs: Math.round(performance.now() - started),
       model: spec,
       scripted,
+      ...(trimmed === undefined ? {} : { trimmed }),
     };
   } catch (error) {
     if (ctx.modelSignal.aborted) throw ctx.modelSignal.reason ?? error;

@@ -5,7 +5,14 @@ import type { JsonSchema } from '@maitento/lang';
 import { describeErrors, validatorFor } from '@maitento/gateway';
 import type { OutputInterface } from 'ai';
 import { engineErrors } from '../errors.js';
-import { type ModelResponse, type RunEventInput, resultInvalid, runCompleted, runFailed } from '../journal/events.js';
+import {
+  inputRequested,
+  type ModelResponse,
+  type RunEventInput,
+  resultInvalid,
+  runCompleted,
+  runFailed,
+} from '../journal/events.js';
 import type { RunContext } from './context.js';
 import type { Turn } from './history.js';
 
@@ -79,11 +86,21 @@ export function finalAnswer(
   turns: Turn[],
 ): { events: RunEventInput[]; retry: boolean } {
   const schema = resultSchema(ctx);
-  if (schema === undefined) return { events: [runCompleted(response.text, response.scripted)], retry: false };
+  const conversation = ctx.pinned.interaction.resource.conversation;
+  // A conversation's reply is not its end: the run waits for the next message (docs/runs.md "Conversations").
+  const accept = (structured: boolean) =>
+    conversation === undefined
+      ? runCompleted(response.text, response.scripted, structured)
+      : inputRequested(step, new Date(Date.now() + conversation.maxIdleSeconds * 1000), response.text, structured);
+  if (schema === undefined) return { events: [accept(false)], retry: false };
   const errors = resultErrors(schema, response.text);
-  if (errors.length === 0) return { events: [runCompleted(response.text, response.scripted, true)], retry: false };
+  if (errors.length === 0) return { events: [accept(true)], retry: false };
   const invalid = resultInvalid(step, errors);
-  const wrongBefore = turns.filter((turn) => turn.feedback !== undefined).length;
+  // The wrong answers in a row just before this one (a conversation's earlier replies do not count).
+  let wrongBefore = 0;
+  for (let i = turns.length - 1; i >= 0 && turns[i]!.feedback !== undefined && turns[i]!.replies.length === 0; i--) {
+    wrongBefore++;
+  }
   if (wrongBefore + 1 < RESULT_ATTEMPTS) return { events: [invalid], retry: true };
   const error = engineErrors.create('api:runs:result-invalid', { detail: errors.join('; ') });
   return { events: [invalid, runFailed(error)], retry: false };

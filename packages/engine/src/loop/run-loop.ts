@@ -1,9 +1,16 @@
 import { isMtError, type MtError } from '@maitento/errors';
 import { engineErrors } from '../errors.js';
-import { modelResponse, runCancelled, runFailed, runWaiting, toolCallStarted } from '../journal/events.js';
+import {
+  historyTrimmed,
+  modelResponse,
+  runCancelled,
+  runFailed,
+  runWaiting,
+  toolCallStarted,
+} from '../journal/events.js';
 import { fillTask } from '../runs/inputs.js';
 import { HandedOn, type RunContext } from './context.js';
-import { readTurns } from './history.js';
+import { readTurns, turnsSinceInput } from './history.js';
 import { modelTurn } from './model-turn.js';
 import { finalAnswer } from './result-shape.js';
 import { approvalsByCall, callIdentity, handleCall, needsApprovals } from './tool-calls.js';
@@ -62,13 +69,13 @@ export async function advanceRun(
       if (await ctx.journal.append([runWaiting(waiting)], seq)) return 'waiting';
       continue;
     }
-    if (turns.length >= ctx.maxSteps) {
+    if (turnsSinceInput(turns) >= ctx.maxSteps) {
       return fail(ctx, engineErrors.create('api:runs:too-many-steps', { max: ctx.maxSteps }));
     }
     if (isStopping()) throw new HandedOn(ctx.run.id);
-    let response: Awaited<ReturnType<typeof modelTurn>>;
+    let turn: Awaited<ReturnType<typeof modelTurn>>;
     try {
-      response = await modelTurn(ctx, task, turns);
+      turn = await modelTurn(ctx, task, turns);
     } catch (error) {
       if (ctx.modelSignal.aborted) throw error;
       return fail(
@@ -81,7 +88,12 @@ export async function advanceRun(
             }),
       );
     }
+    const { trimmed, ...response } = turn;
     const event = modelResponse(turns.length + 1, response);
+    // What of a long history the model was not sent is stored first: never trimmed silently (docs/runs.md).
+    if (trimmed !== undefined) {
+      await ctx.journal.append([historyTrimmed(turns.length + 1, trimmed.turnsLeftOut, trimmed.toolResultsCut)]);
+    }
     if (response.toolCalls.length === 0) {
       const { events, retry } = finalAnswer(ctx, turns.length + 1, response, turns);
       await ctx.journal.append([event, ...events]);

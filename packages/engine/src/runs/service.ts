@@ -10,6 +10,7 @@ import {
   requestCancel,
   runApprovals,
   runExists,
+  TERMINAL_RUN_STATUSES,
 } from '@maitento/store';
 import { isUuid } from '@maitento/store';
 import { answerApproval, approvalOrThrow } from '../approvals/answer.js';
@@ -25,7 +26,7 @@ import type {
   StartRunInput,
 } from '../api/types.js';
 import { engineErrors } from '../errors.js';
-import { runCancelled, runStarted } from '../journal/events.js';
+import { runCancelled, runStarted, userMessage } from '../journal/events.js';
 import { appendToRun, readEvents } from '../journal/journal.js';
 import type { EngineDeps } from '../loop/context.js';
 import type { RunQueue } from '../worker/queue.js';
@@ -156,14 +157,41 @@ export class RunService implements RunningEngine {
     return readEvents(this.deps.db, id, after, page);
   }
 
+  async sendMessage(
+    namespace: string,
+    id: string,
+    text: string,
+    by: { keyId: string; keyName: string },
+  ): Promise<RunView> {
+    if (text.trim() === '') throw engineErrors.create('api:runs:message-empty');
+    const run = await this.record(namespace, id);
+    // The message and the run's job commit together, only while the run waits (one conditional append decides).
+    const stored = await this.deps.db.transaction(async (tx) => {
+      const seq = await appendToRun(tx, id, ['WaitingForInput'], [userMessage(text, by)]);
+      if (seq === false) return false;
+      await this.queue.send(id, tx);
+      return true;
+    });
+    if (!stored) {
+      const now = await this.record(namespace, id);
+      if ((TERMINAL_RUN_STATUSES as readonly string[]).includes(now.status)) {
+        throw engineErrors.create('api:runs:already-ended', { id, status: now.status });
+      }
+      const why = run.status === 'Running' || now.status === 'Running' ? ': it is still answering' : '';
+      throw engineErrors.create('api:runs:not-waiting-for-input', { id, status: now.status, why });
+    }
+    this.queue.sent();
+    return this.getRun(namespace, id);
+  }
+
   async cancelRun(namespace: string, id: string): Promise<RunView> {
     const run = await this.record(namespace, id);
     const marked = await this.deps.db.transaction(async (tx) => {
       const found = await requestCancel(tx, namespace, id);
       if (found === undefined) return undefined;
-      if (found.status === 'PendingApproval') {
+      if (found.status === 'PendingApproval' || found.status === 'WaitingForInput') {
         // No worker holds a waiting run: it is cancelled here, and its pending approval expires.
-        const done = await appendToRun(tx, id, ['PendingApproval'], [runCancelled()]);
+        const done = await appendToRun(tx, id, [found.status], [runCancelled()]);
         if (done !== false) {
           for (const approval of await runApprovals(tx, id)) {
             if (approval.status === 'Pending') await expireApprovals(tx, { id: approval.id });
@@ -177,7 +205,7 @@ export class RunService implements RunningEngine {
       return found;
     });
     if (marked === undefined) throw engineErrors.create('api:runs:already-ended', { id, status: run.status });
-    if (marked.status !== 'PendingApproval') this.queue.sent();
+    if (marked.status !== 'PendingApproval' && marked.status !== 'WaitingForInput') this.queue.sent();
     return this.getRun(namespace, id);
   }
 

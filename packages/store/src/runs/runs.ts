@@ -4,7 +4,14 @@ import type { Pin } from '../resources/hash.js';
 import { WAKE_CHANNEL } from '../wake/notify.js';
 
 /** Where a run stands: the one declaration below the wire (the engine re-exports it; same-types.ts checks it is the SDK's). */
-export const RUN_STATUSES = ['Running', 'PendingApproval', 'Completed', 'Failed', 'Cancelled'] as const;
+export const RUN_STATUSES = [
+  'Running',
+  'PendingApproval',
+  'WaitingForInput',
+  'Completed',
+  'Failed',
+  'Cancelled',
+] as const;
 
 /** One of {@link RUN_STATUSES}. */
 export type RunStatus = (typeof RUN_STATUSES)[number];
@@ -365,9 +372,22 @@ export async function cancelRequested(db: Queryable, ids: string[]): Promise<str
 export async function requestCancel(db: Queryable, namespace: string, id: string): Promise<RunRecord | undefined> {
   const { rows } = await db.query<RunRow>(
     `WITH run AS (UPDATE mt_runs SET cancel_requested = true, updated_at = now() WHERE id = $1 AND namespace = $2 ` +
-      `AND status IN ('Running', 'PendingApproval') RETURNING ${COLUMNS}) ` +
+      `AND status IN ('Running', 'PendingApproval', 'WaitingForInput') RETURNING ${COLUMNS}) ` +
       `SELECT *, pg_notify('${WAKE_CHANNEL}', 'cancel:' || id::text) AS woken FROM run`,
     [id, namespace],
   );
   return rows[0] && toRecord(rows[0]);
+}
+
+/**
+ * The conversations waiting for a message whose idle limit has passed: the `idleUntil` of their last event (the
+ * `input-requested` stored with the WaitingForInput status) is before now. At most `limit` of them.
+ */
+export async function idleConversations(db: Queryable, limit = 100): Promise<string[]> {
+  const { rows } = await db.query<{ id: string }>(
+    "SELECT r.id FROM mt_runs r JOIN mt_run_events e ON e.run_id = r.id AND e.seq = r.last_seq WHERE r.status = 'WaitingForInput' " +
+      "AND e.type = 'input-requested' AND (e.data->>'idleUntil')::timestamptz < now() LIMIT $1",
+    [limit],
+  );
+  return rows.map((row) => row.id);
 }
