@@ -121,7 +121,9 @@ export function fitConversation(
     if (cut[i]!.replies.length === 0) continue;
     turnsLeftOut = i + 1;
     const note = `${task}\n\n[The ${turnsLeftOut} oldest turns of this conversation are left out to fit the model's context.]`;
+    // The person's messages after the last turn left out stay: the kept turns answer them.
     messages = conversation(note, cut.slice(turnsLeftOut));
+    messages.splice(1, 0, ...cut[i]!.replies.map((reply): ModelMessage => ({ role: 'user', content: reply })));
     if (size(messages) <= maxChars) break;
   }
   return { messages, trimmed: { turnsLeftOut, toolResultsCut } };
