@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,6 +7,7 @@ import { type Api, api, expectWholeEvents, type RunView } from './helpers/api.js
 import { runsRepoFiles } from './helpers/config-repo.js';
 import { startServe } from './helpers/processes.js';
 import { type RunsStack, startRunsStack } from './helpers/stack.js';
+import { cleanEnv, ROOT } from './support/harness.js';
 
 // Conversation interactions (issue #21, tests 1 and 4) on the real `mt serve` on PostgreSQL: a scripted support desk
 // that looks an order up on a local upstream, talked to over four turns through REST; the process that executed it
@@ -44,6 +46,54 @@ const plainAgent = (name: string, model: string) => ({
   content: `model = "${model}"\ninstructions = "Chat."\n`,
 });
 
+const PTY = [
+  'PTY-1 Order A-1001 found. What went wrong?',
+  'PTY-2 Refunded 49.90.',
+  'PTY-3 Anything else?',
+  'PTY-4 Goodbye.',
+];
+
+/**
+ * Runs `mt` on a pseudo-terminal (through `script`), as a person at a terminal: each time the screen shows a step's
+ * `after` text (past what earlier steps waited for), it types the step's line and Enter. Resolves with the exit code
+ * and everything the terminal showed.
+ */
+function chatInTerminal(
+  args: string[],
+  env: Record<string, string>,
+  steps: { after: string; type: string }[],
+): Promise<{ code: number | null; shown: string }> {
+  const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+  const command = [process.execPath, join(ROOT, 'packages/cli/bin/mt.js'), ...args].map(quote).join(' ');
+  const child = spawn('script', ['-qec', command, '/dev/null'], {
+    cwd: stack.home,
+    env: { ...cleanEnv(stack.home), SHELL: '/bin/sh', ...env },
+  });
+  let shown = '';
+  let from = 0;
+  let next = 0;
+  child.stdout.on('data', (chunk: Buffer) => {
+    shown += chunk.toString();
+    const step = steps[next];
+    if (step === undefined) return;
+    const at = shown.indexOf(step.after, from);
+    if (at < 0) return;
+    from = at + step.after.length;
+    next++;
+    child.stdin.write(`${step.type}\r`);
+  });
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`mt interaction-chat did not finish in 60 s:\n${shown}`));
+    }, 60_000);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, shown });
+    });
+  });
+}
+
 let stack: RunsStack;
 let client: Api;
 let scripts: string;
@@ -55,6 +105,17 @@ function baseFiles() {
     plainAgent('chat-agent', 'openai:gpt-4o-mini'),
     conversation('idle-desk', 'idle-agent', 'maxIdle = "2s"\n'),
     conversation('chat', 'chat-agent'),
+    {
+      path: 'agents/pty-agent.mtr',
+      content: `model = "scripted:pty"
+instructions = "Help the customer."
+functions = [
+  { ref = @ref("get-order") },
+  { ref = @ref("refund-order") }
+]
+`,
+    },
+    conversation('pty-desk', 'pty-agent'),
   ];
 }
 
@@ -69,6 +130,20 @@ beforeAll(async () => {
   );
   await writeFile(join(scripts, 'desk-v2.json'), JSON.stringify([{ text: 'the new version answers' }]));
   await writeFile(join(scripts, 'idle.json'), JSON.stringify([{ text: 'Anything else?' }]));
+  const orderCall = { additionalInputs: { 'path.orderId': 'A-1001' } };
+  await writeFile(
+    join(scripts, 'pty.json'),
+    JSON.stringify([
+      { toolCalls: [{ name: 'get-order', arguments: orderCall }] },
+      { text: PTY[0] },
+      {
+        toolCalls: [{ name: 'refund-order', arguments: { request: { amount: 49.9, reason: 'Broken' }, ...orderCall } }],
+      },
+      { text: PTY[1] },
+      { text: PTY[2] },
+      { text: PTY[3] },
+    ]),
+  );
   stack = await startRunsStack({ deploy: false, env: { MT_SCRIPTED_MODELS: scripts } });
   client = stack.api;
   expect((await client.request('POST', '/v1/secrets', { name: 'orders-api-key', value: 'sk-conv-e2e' })).status).toBe(
@@ -154,6 +229,39 @@ describe('a conversation interaction through the real mt serve on PostgreSQL', {
     const late = await client.request('POST', `/v1/runs/${id}/messages`, { text: 'hello?' });
     expect(late.status).toBe(409);
     expect(late.body.code).toBe('api:runs:already-ended');
+  });
+
+  it('four turns through mt interaction-chat in a pseudo-terminal: tool calls shown as they happen, an approval asked inline', async () => {
+    const refunds = () => stack.upstream.requests.filter((r) => r.url === '/orders/A-1001/refund');
+    const before = refunds().length;
+    const { code, shown } = await chatInTerminal(
+      ['interaction-chat', 'pty-desk', '--input', 'message=Hello, my order A-1001'],
+      { MT_API_URL: client.url, MT_API_KEY: stack.adminKey },
+      [
+        { after: `${PTY[0]}`, type: 'It arrived broken.' },
+        { after: 'Approve this call?', type: 'y' },
+        { after: `${PTY[1]}`, type: 'Thanks!' },
+        { after: `${PTY[2]}`, type: 'No, that is all.' },
+        { after: `${PTY[3]}`, type: '' },
+      ],
+    );
+    expect(code, shown).toBe(0);
+    // The tool calls, as they happened, before the replies that used them.
+    expect(shown.indexOf('get-order')).toBeLessThan(shown.indexOf(PTY[0]));
+    expect(shown).toMatch(/tool:\s+refund-order/);
+    expect(shown.indexOf('refund-order returned')).toBeGreaterThan(shown.indexOf('Approve this call?'));
+    expect(shown).toContain('left conversation');
+    expect(refunds()).toHaveLength(before + 1);
+
+    const id = /conversation ([0-9a-f-]{36})/.exec(shown)?.[1] ?? '';
+    const run = await client.getRun(id);
+    expect(run.status).toBe('WaitingForInput');
+    expect(run.result).toBe(PTY[3]);
+    const events = await client.events(id);
+    expectWholeEvents(events);
+    const messages = events.filter((e) => e.type === 'user-message').map((e) => (e.data as { text: string }).text);
+    expect(messages).toEqual(['It arrived broken.', 'Thanks!', 'No, that is all.']);
+    expect(events.find((e) => e.type === 'approval-answered')?.data).toMatchObject({ decision: 'approve' });
   });
 
   it('sends the model the whole history at each turn', async () => {
