@@ -38,6 +38,8 @@ describe('the example config repo at the top level', () => {
         // An answer in a declared shape (result.schema, docs/runs.md).
         'agents/order-checker.mtr',
         'interactions/one-shot/check-refund.mtr',
+        // A conversation (docs/runs.md "Conversations").
+        'interactions/conversation/support-chat.mtr',
       ]),
     );
   });
