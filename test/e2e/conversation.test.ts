@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Maitento } from '@maitento/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Api, api, expectWholeEvents, type RunView } from './helpers/api.js';
 import { runsRepoFiles } from './helpers/config-repo.js';
@@ -282,6 +283,27 @@ describe('a conversation interaction through the real mt serve on PostgreSQL', {
     expect(asked[3]!.conversation.userTexts).toEqual(['A customer writes: first', 'second', 'third', 'fourth']);
     const events = await client.events(id);
     expect(events.filter((e) => e.type === 'model-response')).toHaveLength(4);
+  });
+
+  it('the TS SDK: run resolves at the first reply, send at each next one', async () => {
+    const mt = new Maitento({ baseUrl: client.url, apiKey: stack.adminKey });
+    const first = await mt.interactionRuns.run('pty-desk', { inputs: { message: 'Hello, my order A-1001' } });
+    expect(first.status).toBe('WaitingForInput');
+    expect(first.result).toBe(PTY[0]);
+    let asked = 0;
+    const second = await mt.interactionRuns.send(first.id, 'It arrived broken.', {
+      onWaiting: async (waiting) => {
+        asked++;
+        expect(waiting.pendingApproval?.functionName).toBe('refund-order');
+        await mt.interactionRuns.reject(waiting.id, { reason: 'Not today' });
+      },
+    });
+    expect(asked).toBe(1);
+    expect(second.status).toBe('WaitingForInput');
+    expect(second.result).toBe(PTY[1]);
+    const third = await mt.interactionRuns.send(first.id, 'Thanks!');
+    expect(third.result).toBe(PTY[2]);
+    await expect(mt.interactionRuns.send(first.id, '')).rejects.toMatchObject({ code: 'api:runs:message-empty' });
   });
 
   it('ends a conversation idle past its maxIdle: Completed, the last reply its result; a message after is refused', async () => {
