@@ -39,6 +39,11 @@ describe('the example config repo at the top level', () => {
         'agents/triage-agent.mtr',
         'agents/billing-agent.mtr',
         'interactions/one-shot/triage.mtr',
+        // An answer in a declared shape (result.schema, docs/runs.md).
+        'agents/order-checker.mtr',
+        'interactions/one-shot/check-refund.mtr',
+        // A conversation (docs/runs.md "Conversations").
+        'interactions/conversation/support-chat.mtr',
       ]),
     );
   });

@@ -108,6 +108,10 @@ SCRIPTS: dict[str, list[dict[str, Any]]] = {
     # The full refund, rejected, then a redraft of 15.
     "redraft-flow": [GET_ORDER, refund(49.9), refund(15), {"text": "Refunded 15.00 EUR after the redraft."}],
     "quick": [{"text": "Done."}],
+    # A conversation (interactions/conversation/chat-flow.mtr): a reply per message.
+    "chat-flow": [{"text": "Hello! What is wrong?"}, {"text": "Sorry to hear it."}, {"text": "Goodbye."}],
+    # An answer in a declared shape (result.schema): prose first, then the object.
+    "shaped": [{"text": "It can be refunded."}, {"object": {"refundable": True, "amount": 40}}],
 }
 
 
@@ -153,6 +157,13 @@ functions = [ {{ ref = @ref("get-order") }}, {{ ref = @ref("refund-order") }} ]
 task = "A customer writes: %%message%%"
 inputs.prompts = [ {{ name = "message" description = "What the customer wrote" required = true }} ]
 '''
+    files["interactions/conversation/chat-flow.mtr"] = files.pop("interactions/one-shot/chat-flow.mtr")
+    files["interactions/one-shot/shaped.mtr"] += """result.schema = {
+  type = "object"
+  properties = { refundable = { type = "boolean" } amount = { type = "number" } }
+  required = ["refundable", "amount"]
+}
+"""
     # Tutorial 03's refund desk, for the example that approves from code: the full refund, then a redraft.
     files["interactions/one-shot/refund-desk.mtr"] = files["interactions/one-shot/redraft-flow.mtr"]
     return files

@@ -33,6 +33,17 @@ export const engineErrors = defineErrors({
     message: 'The run took more than {max} model turns without a final answer',
     hint: 'Raise MT_MAX_STEPS, or make the agent’s instructions lead to an answer sooner',
   },
+  'api:runs:result-invalid': {
+    status: 422,
+    message: "The model's answer did not match the interaction's result schema twice: {detail}",
+    hint: "The run's events hold each answer and its errors; make the agent's instructions describe the shape",
+  },
+  'api:runs:message-empty': { status: 422, message: 'The message is empty; send some text' },
+  'api:runs:not-waiting-for-input': {
+    status: 409,
+    message: 'Run {id} is not waiting for a message (status {status}){why}',
+    hint: 'Send a message once the run is WaitingForInput: after each reply of a conversation interaction',
+  },
   'api:runs:not-waiting': {
     status: 409,
     message: 'Run {id} is not waiting for an approval (status {status})',

@@ -22,3 +22,4 @@ export type {
 export { toolResultText } from './steps/shape-result.js';
 export { SECRET_MASK } from './steps/redact.js';
 export { encodePathSegment, pathValueProblem } from './steps/build-url.js';
+export { describeErrors, validatorFor } from './internal/validators.js';

@@ -72,7 +72,7 @@ export const langErrors = defineErrors({
   'mtr:repo:unknown-folder': {
     status: 422,
     message: '{file} is not in a resource folder, so it is not a resource',
-    hint: 'put it in connectors/open-api/, connectors/mcp/, external-operations/open-api/, agents/ or interactions/one-shot/',
+    hint: 'put it in connectors/open-api/, connectors/mcp/, external-operations/open-api/, agents/, interactions/one-shot/ or interactions/conversation/',
   },
   'mtr:repo:duplicate-name': {
     status: 422,

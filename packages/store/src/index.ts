@@ -84,6 +84,7 @@ export {
   cancelRequested,
   claimRun,
   findRun,
+  idleConversations,
   insertRun,
   listRunEvents,
   listRunSummaries,

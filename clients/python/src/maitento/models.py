@@ -262,6 +262,18 @@ class InteractionFunctions(MaitentoModel):
     open_api: list[InteractionFunctionsOpenApiItem] = Field(alias="openApi")
 
 
+class InteractionResult(MaitentoModel):
+    """The final answer's shape: a JSON Schema of an object (absent: the answer is text)"""
+
+    schema_: Any = Field(alias="schema")
+
+
+class InteractionConversation(MaitentoModel):
+    """A conversation: after each reply the run waits for the next message, at most maxIdleSeconds"""
+
+    max_idle_seconds: int = Field(alias="maxIdleSeconds")
+
+
 class Interaction(MaitentoModel):
     """Interaction."""
 
@@ -271,6 +283,8 @@ class Interaction(MaitentoModel):
     task: str
     inputs: InteractionInputs
     functions: InteractionFunctions
+    result: InteractionResult | None = Field(None, description="The final answer's shape: a JSON Schema of an object (absent: the answer is text)")
+    conversation: InteractionConversation | None = Field(None, description="A conversation: after each reply the run waits for the next message, at most maxIdleSeconds")
 
 
 class InteractionInput(MaitentoModel):
@@ -346,10 +360,10 @@ class Run(MaitentoModel):
 
     id: str
     interaction: RunInteraction
-    status: Literal["Running", "PendingApproval", "Completed", "Failed", "Cancelled"]
+    status: Literal["Running", "PendingApproval", "WaitingForInput", "Completed", "Failed", "Cancelled"]
     interactive: bool = Field(description="False for an app run: nobody can be asked to approve")
     inputs: dict[str, Any] = Field(description="The inputs as given (secret inputs are secret ids, never values)")
-    result: str | None = Field(description="The final answer of a Completed run")
+    result: str | dict[str, Any] | None = Field(description="The final answer of a Completed run: its text, or the object matching the interaction's result.schema when it declares one")
     error: RunError | None
     pending_approval: Approval | None = Field(alias="pendingApproval", description="The approval the run waits on while PendingApproval; a parent waiting on a child run shows the child's (its runId the child's, its agentName the agent that asks)")
     parent_run_id: str | None = Field(alias="parentRunId", description="The run whose tool call started this one (an agent handed a task); null at the top")
@@ -378,7 +392,7 @@ class RunSummary(MaitentoModel):
 
     id: str
     interaction: RunSummaryInteraction
-    status: Literal["Running", "PendingApproval", "Completed", "Failed", "Cancelled"]
+    status: Literal["Running", "PendingApproval", "WaitingForInput", "Completed", "Failed", "Cancelled"]
     interactive: bool = Field(description="False for an app run: nobody can be asked to approve")
     result: str | None = Field(description="The first 200 characters of the final answer of a Completed run")
     result_truncated: bool = Field(alias="resultTruncated", description="True when the result is longer than the summary in result")
@@ -394,7 +408,7 @@ class RunEvent(MaitentoModel):
     """One stored step of a run; seq counts from 1 and is the SSE event id"""
 
     seq: int
-    type: Literal["run-started", "model-response", "tool-call-started", "tool-result", "approval-requested", "approval-answered", "run-waiting", "run-completed", "run-failed", "run-cancelled"]
+    type: Literal["run-started", "model-response", "tool-call-started", "tool-result", "approval-requested", "approval-answered", "run-waiting", "result-invalid", "input-requested", "user-message", "history-trimmed", "conversation-ended", "run-completed", "run-failed", "run-cancelled"]
     at: str
     data: dict[str, Any]
 
@@ -759,6 +773,12 @@ class CancelRunBody(MaitentoModel):
     pass
 
 
+class SendRunMessageBody(MaitentoModel):
+    """SendRunMessageBody."""
+
+    text: str = Field(description="The message (not empty); the run must be WaitingForInput")
+
+
 class RejectRunBody(MaitentoModel):
     """RejectRunBody."""
 
@@ -822,6 +842,7 @@ __all__ = [
     "FileSystem",
     "Interaction",
     "InteractionAgent",
+    "InteractionConversation",
     "InteractionFunctions",
     "InteractionFunctionsOpenApiItem",
     "InteractionInput",
@@ -832,6 +853,7 @@ __all__ = [
     "InteractionInputsPromptsItem",
     "InteractionRecord",
     "InteractionRecordAgent",
+    "InteractionResult",
     "KeyInfo",
     "KnowledgeBase",
     "KnowledgeDocument",
@@ -858,6 +880,7 @@ __all__ = [
     "Secret",
     "SecretKeyRotation",
     "SecretKeyStatus",
+    "SendRunMessageBody",
     "StartRunBody",
     "Tool",
     "ToolAuth",

@@ -28,6 +28,7 @@ import { register as fsLs } from './fs-ls.js';
 import { register as fsPut } from './fs-put.js';
 import { register as interactionApprove } from './interaction-approve.js';
 import { register as interactionCancel } from './interaction-cancel.js';
+import { register as interactionChat } from './interaction-chat.js';
 import { register as interactionGet } from './interaction-get.js';
 import { register as interactionList } from './interaction-list.js';
 import { register as interactionLogs } from './interaction-logs.js';
@@ -93,6 +94,7 @@ export const commands: RegisterCommand[] = [
   interactionLogs,
   interactionReject,
   interactionRun,
+  interactionChat,
   interactionStatus,
   interactionVersions,
   keyCreate,

@@ -1,6 +1,6 @@
 import type { Maitento, RunView } from '@maitento/sdk';
 import { type Io, printJson } from './output.js';
-import { describeEvent, describeWaiting } from './run-output.js';
+import { describeEvent, describeWaiting, resultText } from './run-output.js';
 
 /** How a followed run stood when `mt` stopped following it. */
 export type FollowOutcome = 'completed' | 'waiting' | 'failed';
@@ -12,7 +12,7 @@ function report(io: Io, run: RunView, json: boolean): FollowOutcome {
     return 'waiting';
   }
   if (run.status === 'Completed') {
-    if (!json) io.out(run.result ?? '');
+    if (!json) io.out(resultText(run));
     return 'completed';
   }
   if (!json) {

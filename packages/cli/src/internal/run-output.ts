@@ -61,6 +61,10 @@ export function describeEvent(event: RunEvent): string {
       const calls = Array.isArray(d.toolCallIds) ? d.toolCallIds.length : 0;
       return `${prefix} waiting for a person (${calls} call${calls === 1 ? '' : 's'} to answer)`;
     }
+    case 'result-invalid': {
+      const errors = Array.isArray(d.errors) ? d.errors.map(String) : [];
+      return `${prefix} answer does not match the result schema: ${shorten(errors.join('; '))}`;
+    }
     case 'run-completed':
       return `${prefix} completed: ${shorten(text(d.result ?? ''), 2000)}`;
     case 'run-failed':
@@ -107,6 +111,12 @@ export function describeWaiting(run: RunView): string {
   return lines.join('\n');
 }
 
+/** A run's result as a terminal shows it: its text, or its structured result as indented JSON. */
+export function resultText(run: RunView): string {
+  if (run.result === null) return '';
+  return typeof run.result === 'string' ? run.result : JSON.stringify(run.result, null, 2);
+}
+
 /** A run as a FIELD / VALUE table, with its answer or error below. */
 export function describeRun(run: RunView): string {
   const table = formatTable(
@@ -122,7 +132,7 @@ export function describeRun(run: RunView): string {
     ],
   );
   const parts = [table];
-  if (run.result !== null) parts.push(`\nResult:\n${run.result}`);
+  if (run.result !== null) parts.push(`\nResult:\n${resultText(run)}`);
   if (run.status === 'PendingApproval' && run.pendingApproval) parts.push(`\n${describeWaiting(run)}`);
   return parts.join('\n');
 }

@@ -37,6 +37,12 @@ export interface Engine {
    * {@link RUN_EVENTS_PAGE}, at most {@link RUN_EVENTS_MAX_PAGE}); read the next page after the last `seq`.
    */
   listEvents(namespace: string, id: string, after?: number, limit?: number): Promise<RunEvent[]>;
+  /**
+   * Sends the next message of a conversation waiting for one (WaitingForInput): stores it and queues the run; resolves
+   * with the run (Running). Empty text is 422 `api:runs:message-empty`; a run that does not wait for a message is 409
+   * `api:runs:not-waiting-for-input`, an ended one 409 `api:runs:already-ended`.
+   */
+  sendMessage(namespace: string, runId: string, text: string, by: { keyId: string; keyName: string }): Promise<RunView>;
   /** Cancels a run that has not ended (a terminal run answers 409 `api:runs:already-ended`). */
   cancelRun(namespace: string, id: string): Promise<RunView>;
   /** Answers the run's pending approval (or the one named), once; resolves with the run. */

@@ -60,8 +60,11 @@ export interface RunView {
   interactive: boolean;
   /** The inputs as given (secret inputs are secret ids, never values). */
   inputs: Record<string, unknown>;
-  /** The final answer of a Completed run. */
-  result: string | null;
+  /**
+   * The final answer of a Completed run: its text, or the object an interaction with `result.schema` declared
+   * (validated against it).
+   */
+  result: string | { [key: string]: unknown } | null;
   error: RunError | null;
   /**
    * The approval the run waits on while PendingApproval; null otherwise. A parent waiting on a child run shows the

@@ -23,6 +23,14 @@ export function approvalTtlMsFromEnv(): number | undefined {
   return seconds === undefined ? undefined : seconds * 1000;
 }
 
+/** How many characters of history a model is sent at most when `MT_HISTORY_MAX_CHARS` is unset (~100k tokens). */
+export const DEFAULT_HISTORY_MAX_CHARS = 400_000;
+
+/** `MT_HISTORY_MAX_CHARS`: the most characters of a conversation's history sent to the model (docs/runs.md). */
+export function historyMaxCharsFromEnv(): number {
+  return Math.floor(positive('MT_HISTORY_MAX_CHARS') ?? DEFAULT_HISTORY_MAX_CHARS);
+}
+
 /** The engine's settings from the environment, each with its default (docs/configuration.md). */
 export interface EngineSettings {
   /** `MT_MAX_STEPS`: model turns a run may take (default 20). */

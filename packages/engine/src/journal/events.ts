@@ -70,7 +70,20 @@ export type RunEventInput =
       };
     }
   | { type: 'run-waiting'; data: { toolCallIds: string[] } }
-  | { type: 'run-completed'; data: { result: string; scripted: boolean } }
+  | { type: 'result-invalid'; data: { step: number; errors: string[] } }
+  /**
+   * A conversation's reply (`result`, as `run-completed` has it) is out: the run waits for the next message until
+   * `idleUntil` (WaitingForInput).
+   */
+  | { type: 'input-requested'; data: { step: number; idleUntil: string; result: string; structured?: true } }
+  /** The next message of a conversation (the run becomes Running again). */
+  | { type: 'user-message'; data: { text: string; by: { keyId: string; keyName: string } } }
+  /** Long conversation: the oldest turns were left out of what the model is sent (docs/runs.md). */
+  | { type: 'history-trimmed'; data: { step: number; turnsLeftOut: number; toolResultsCut: number } }
+  /** A conversation ended (it becomes Completed, its result the last reply): `idle` past its `maxIdle`. */
+  | { type: 'conversation-ended'; data: { reason: 'idle' } }
+  /** `structured`: the result is the JSON text of an object matching the interaction's `result.schema`. */
+  | { type: 'run-completed'; data: { result: string; scripted: boolean; structured?: true } }
   | { type: 'run-failed'; data: { code: string; message: string } }
   | { type: 'run-cancelled'; data: Record<string, never> };
 
@@ -83,6 +96,7 @@ export type RunEventType = RunEventInput['type'];
 /** Event types after which a run has ended (a stream of its events ends there). */
 export const TERMINAL_EVENT_TYPES = [
   'run-completed',
+  'conversation-ended',
   'run-failed',
   'run-cancelled',
 ] as const satisfies readonly RunEventType[];
@@ -145,9 +159,35 @@ export function runWaiting(toolCallIds: string[]): RunEventInput {
   return { type: 'run-waiting', data: { toolCallIds } };
 }
 
-/** The run's final answer (it becomes Completed). */
-export function runCompleted(result: string, scripted: boolean): RunEventInput {
-  return { type: 'run-completed', data: { result, scripted } };
+/** The answer of turn `step` does not match the interaction's result schema: `errors` are sent to the model. */
+export function resultInvalid(step: number, errors: string[]): RunEventInput {
+  return { type: 'result-invalid', data: { step, errors } };
+}
+
+/** A conversation's reply is out; it waits for a message until `idleUntil` (it becomes WaitingForInput). */
+export function inputRequested(step: number, idleUntil: Date, result: string, structured = false): RunEventInput {
+  const data = { step, idleUntil: idleUntil.toISOString(), result };
+  return { type: 'input-requested', data: structured ? { ...data, structured } : data };
+}
+
+/** The next message of a conversation, from the key that sent it (it becomes Running). */
+export function userMessage(text: string, by: { keyId: string; keyName: string }): RunEventInput {
+  return { type: 'user-message', data: { text, by: { keyId: by.keyId, keyName: by.keyName } } };
+}
+
+/** What the model is sent at turn `step` leaves out the oldest turns or cuts tool results. */
+export function historyTrimmed(step: number, turnsLeftOut: number, toolResultsCut: number): RunEventInput {
+  return { type: 'history-trimmed', data: { step, turnsLeftOut, toolResultsCut } };
+}
+
+/** A conversation ended: no message came before its idle limit (it becomes Completed). */
+export function conversationEnded(): RunEventInput {
+  return { type: 'conversation-ended', data: { reason: 'idle' } };
+}
+
+/** The run's final answer (it becomes Completed); `structured`: the JSON text of the result object. */
+export function runCompleted(result: string, scripted: boolean, structured = false): RunEventInput {
+  return { type: 'run-completed', data: structured ? { result, scripted, structured } : { result, scripted } };
 }
 
 /** The run failed with a registry error (it becomes Failed). */
@@ -165,13 +205,19 @@ export function statusChange(events: readonly RunEventInput[]): RunStatusChange 
   const last = events[events.length - 1];
   switch (last?.type) {
     case 'run-completed':
-      return { status: 'Completed', result: last.data.result };
+      return { status: 'Completed', result: last.data.result, structured: last.data.structured === true };
     case 'run-failed':
       return { status: 'Failed', error: last.data };
     case 'run-cancelled':
       return { status: 'Cancelled' };
     case 'run-waiting':
       return { status: 'PendingApproval' };
+    case 'input-requested':
+      return { status: 'WaitingForInput', result: last.data.result, structured: last.data.structured === true };
+    case 'user-message':
+      return { status: 'Running' };
+    case 'conversation-ended':
+      return { status: 'Completed' };
     case 'approval-answered':
       return { status: 'Running' };
     default:

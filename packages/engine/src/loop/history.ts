@@ -1,5 +1,6 @@
 import type { ModelMessage } from 'ai';
 import type { JournalEvent } from '../journal/events.js';
+import { retryMessage } from './result-shape.js';
 
 /** One tool call of a model turn; its identity is (run, turn, `index`), never the model's `id` alone. */
 export interface TurnCall {
@@ -26,6 +27,10 @@ export interface Turn {
   started: Set<number>;
   /** The stored results by call index. */
   results: Map<number, StoredResult>;
+  /** What the model was told after this turn's answer did not match the result schema (`result-invalid`). */
+  feedback?: string;
+  /** The messages of a conversation sent after this turn's reply (`user-message`), in order. */
+  replies: string[];
 }
 
 // The index an event names; an event stored before indexes were (before schema 9) names the model's id only.
@@ -46,14 +51,82 @@ export function readTurns(events: JournalEvent[]): Turn[] {
         calls: (event.data.toolCalls ?? []).map((call, index) => ({ ...call, index })),
         started: new Set(),
         results: new Map(),
+        replies: [],
       });
     } else if (event.type === 'tool-call-started' && turn) {
       turn.started.add(indexOf(turn, event.data));
     } else if (event.type === 'tool-result' && turn) {
       turn.results.set(indexOf(turn, event.data), { ok: event.data.ok === true, result: event.data.result ?? '' });
+    } else if (event.type === 'result-invalid' && turn) {
+      turn.feedback = retryMessage(event.data.errors ?? []);
+    } else if (event.type === 'user-message' && turn) {
+      turn.replies.push(event.data.text ?? '');
     }
   }
   return turns;
+}
+
+/** How many model turns were taken since the last message of a conversation (all of them for a one-shot run). */
+export function turnsSinceInput(turns: Turn[]): number {
+  let n = 0;
+  for (let i = turns.length - 1; i >= 0 && turns[i]!.replies.length === 0; i--) n++;
+  return n;
+}
+
+/** How much of a conversation's history was left out of what the model is sent. */
+export interface Trimmed {
+  /** Turns (with the messages after them) left out, the oldest first. */
+  turnsLeftOut: number;
+  /** Tool results cut short. */
+  toolResultsCut: number;
+}
+
+/** How many characters of a tool result are kept when it is cut to fit (docs/runs.md "Long conversations"). */
+export const CUT_RESULT_CHARS = 500;
+
+const size = (messages: ModelMessage[]) => JSON.stringify(messages).length;
+
+/**
+ * The conversation the model is sent, fitted to `maxChars` characters of JSON (docs/runs.md "Long conversations"):
+ * all of it when it fits; else the tool results of every turn but the last are cut to their first
+ * {@link CUT_RESULT_CHARS} characters, oldest first, until it fits; else the oldest turns are left out, a whole
+ * exchange (up to a person's message) at a time, keeping the task and the newest turns, and the task says how many
+ * turns are missing. `trimmed` says what was done (undefined when nothing).
+ */
+export function fitConversation(
+  task: string,
+  turns: Turn[],
+  maxChars: number,
+): { messages: ModelMessage[]; trimmed?: Trimmed } {
+  let messages = conversation(task, turns);
+  if (size(messages) <= maxChars) return { messages };
+  const cut = turns.map((turn) => ({ ...turn, results: new Map(turn.results) }));
+  let toolResultsCut = 0;
+  for (const turn of cut.slice(0, -1)) {
+    for (const [index, stored] of turn.results) {
+      if (stored.result.length <= CUT_RESULT_CHARS) continue;
+      const left = stored.result.length - CUT_RESULT_CHARS;
+      turn.results.set(index, {
+        ok: stored.ok,
+        result: `${stored.result.slice(0, CUT_RESULT_CHARS)}… [${left} characters cut to fit the model's context]`,
+      });
+      toolResultsCut++;
+    }
+    messages = conversation(task, cut);
+    if (size(messages) <= maxChars) return { messages, trimmed: { turnsLeftOut: 0, toolResultsCut } };
+  }
+  // Leave out whole exchanges: only after a turn a person answered, so the kept part starts with their message.
+  let turnsLeftOut = 0;
+  for (let i = 0; i < cut.length - 1; i++) {
+    if (cut[i]!.replies.length === 0) continue;
+    turnsLeftOut = i + 1;
+    const note = `${task}\n\n[The ${turnsLeftOut} oldest turns of this conversation are left out to fit the model's context.]`;
+    // The person's messages after the last turn left out stay: the kept turns answer them.
+    messages = conversation(note, cut.slice(turnsLeftOut));
+    messages.splice(1, 0, ...cut[i]!.replies.map((reply): ModelMessage => ({ role: 'user', content: reply })));
+    if (size(messages) <= maxChars) break;
+  }
+  return { messages, trimmed: { turnsLeftOut, toolResultsCut } };
 }
 
 /** The conversation the model is sent: the task, then each turn and its results in call order. */
@@ -81,6 +154,8 @@ export function conversation(task: string, turns: Turn[]): ModelMessage[] {
         }),
       });
     }
+    if (turn.feedback !== undefined) messages.push({ role: 'user', content: turn.feedback });
+    for (const reply of turn.replies) messages.push({ role: 'user', content: reply });
   }
   return messages;
 }

@@ -3,8 +3,10 @@ import type { JSONSchema7, LanguageModelV4, LanguageModelV4Content } from '@ai-s
 import { classifyModelError } from '../models/classify.js';
 import type { RunContext } from './context.js';
 import type { ModelResponse } from '../journal/events.js';
-import { conversation, type Turn } from './history.js';
+import { historyMaxCharsFromEnv } from '../engine/settings.js';
 import { tracedRun } from '../telemetry/index.js';
+import { fitConversation, type Trimmed, type Turn } from './history.js';
+import { resultOutput, resultSchema } from './result-shape.js';
 
 // Built once per pinned set (itself cached per run shape): the definitions are immutable.
 const toolSets = new WeakMap<object, ToolSet>();
@@ -67,32 +69,56 @@ function withUniqueIds(model: LanguageModel): LanguageModel {
   return found;
 }
 
-/** Asks the model for its next turn; throws the run's failure (`api:models:*`) when it cannot answer. */
-export async function modelTurn(ctx: RunContext, task: string, turns: Turn[]): Promise<ModelResponse> {
+// The structured output's text; the SDK sets none when the turn ended on tool calls or an empty answer.
+function readOutput(result: { text: string; output: unknown }): string {
+  try {
+    return typeof result.output === 'string' ? result.output : result.text;
+  } catch {
+    return result.text;
+  }
+}
+
+const historyMaxChars = historyMaxCharsFromEnv();
+
+/**
+ * Asks the model for its next turn; throws the run's failure (`api:models:*`) when it cannot answer. `trimmed`: what
+ * of a long history was left out to fit (docs/runs.md "Long conversations"), stored as `history-trimmed`.
+ */
+export async function modelTurn(
+  ctx: RunContext,
+  task: string,
+  turns: Turn[],
+): Promise<ModelResponse & { trimmed?: Trimmed }> {
   const spec = ctx.pinned.agent.resource.model;
   const started = performance.now();
   const span = ctx.telemetry?.chat(tracedRun(ctx));
   try {
     const { model, scripted } = ctx.models(spec);
+    const schema = resultSchema(ctx);
+    const { messages, trimmed } = fitConversation(task, turns, historyMaxChars);
     const result = await ctx.outside(
       generateText({
         model: withUniqueIds(model),
         instructions: ctx.pinned.agent.resource.instructions,
-        messages: conversation(task, turns),
+        messages,
         tools: sdkTools(ctx),
         maxRetries: ctx.modelRetries,
         abortSignal: ctx.modelSignal,
+        ...(schema === undefined ? {} : { output: resultOutput(schema) }),
       }),
     );
     const usage = { inputTokens: result.usage.inputTokens ?? null, outputTokens: result.usage.outputTokens ?? null };
     span?.end({ responseId: result.response.id, finishReason: result.finishReason, ...usage });
+    // With a result schema, a final answer is the structured output's text (a provider may return it apart).
+    const text = schema !== undefined && result.toolCalls.length === 0 ? readOutput(result) : result.text;
     return {
-      text: result.text,
+      text,
       toolCalls: result.toolCalls.map((call) => ({ id: call.toolCallId, name: call.toolName, arguments: call.input })),
       usage,
       durationMs: Math.round(performance.now() - started),
       model: spec,
       scripted,
+      ...(trimmed === undefined ? {} : { trimmed }),
     };
   } catch (error) {
     if (ctx.modelSignal.aborted) {

@@ -1,18 +1,19 @@
 import { isMtError, type MtError } from '@maitento/errors';
 import { engineErrors } from '../errors.js';
 import {
+  historyTrimmed,
   modelResponse,
   runCancelled,
-  runCompleted,
   runFailed,
   runWaiting,
   toolCallStarted,
 } from '../journal/events.js';
 import { tracedRun } from '../telemetry/index.js';
 import { HandedOn, type RunContext } from './context.js';
-import { readTurns } from './history.js';
+import { readTurns, turnsSinceInput } from './history.js';
 import { modelTurn } from './model-turn.js';
 import { runTask } from './sub-agents.js';
+import { finalAnswer } from './result-shape.js';
 import { approvalsByCall, callIdentity, handleCall, needsApprovals } from './tool-calls.js';
 
 /** Why a run's execution stopped in this worker. */
@@ -78,13 +79,13 @@ export async function advanceRun(
       if (await ctx.journal.append([runWaiting(waiting)], seq)) return 'waiting';
       continue;
     }
-    if (turns.length >= ctx.maxSteps) {
+    if (turnsSinceInput(turns) >= ctx.maxSteps) {
       return fail(ctx, engineErrors.create('api:runs:too-many-steps', { max: ctx.maxSteps }));
     }
     if (isStopping()) throw new HandedOn(ctx.run.id);
-    let response: Awaited<ReturnType<typeof modelTurn>>;
+    let turn: Awaited<ReturnType<typeof modelTurn>>;
     try {
-      response = await modelTurn(ctx, task, turns);
+      turn = await modelTurn(ctx, task, turns);
     } catch (error) {
       if (ctx.modelSignal.aborted) throw error;
       return fail(
@@ -97,10 +98,19 @@ export async function advanceRun(
             }),
       );
     }
+    const { trimmed, ...response } = turn;
     const event = modelResponse(turns.length + 1, response);
+    // What of a long history the model was not sent is stored first: never trimmed silently (docs/runs.md).
+    if (trimmed !== undefined) {
+      await ctx.journal.append([historyTrimmed(turns.length + 1, trimmed.turnsLeftOut, trimmed.toolResultsCut)]);
+    }
     if (response.toolCalls.length === 0) {
-      await ctx.journal.append([event, runCompleted(response.text, response.scripted)]);
-      ctx.telemetry?.runEnded(tracedRun(ctx));
+      const { events, retry } = finalAnswer(ctx, turns.length + 1, response, turns);
+      await ctx.journal.append([event, ...events]);
+      if (retry) continue;
+      const ended = events.at(-1);
+      if (ended?.type === 'run-completed') ctx.telemetry?.runEnded(tracedRun(ctx));
+      else if (ended?.type === 'run-failed') ctx.telemetry?.runEnded(tracedRun(ctx), 'api:runs:result-invalid');
       return 'ended';
     }
     // The turn's first call, when it is made without asking anyone, is marked started in the same write: one

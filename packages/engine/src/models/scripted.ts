@@ -3,8 +3,14 @@ import { join } from 'node:path';
 import type { LanguageModelV4, LanguageModelV4CallOptions, LanguageModelV4Content } from '@ai-sdk/provider';
 import { engineErrors } from '../errors.js';
 
-/** One turn of a script: a text answer, or tool calls. */
-export type ScriptTurn = { text: string } | { toolCalls: { name: string; arguments?: unknown; id?: string }[] };
+/**
+ * One turn of a script: a text answer, tool calls, or a structured answer (`object`, answered as its JSON text, as a
+ * provider's structured output is; for an interaction with `result.schema`).
+ */
+export type ScriptTurn =
+  | { text: string }
+  | { object: unknown }
+  | { toolCalls: { name: string; arguments?: unknown; id?: string }[] };
 
 /** The text the scripted model answers once its script has no more turns. */
 export function scriptEndedText(name: string): string {
@@ -78,6 +84,8 @@ export function scriptedModel(name: string, dir: string): LanguageModelV4 {
           input: JSON.stringify(call.arguments ?? {}),
         });
       });
+    } else if (step !== undefined && 'object' in step) {
+      content.push({ type: 'text', text: JSON.stringify(step.object) });
     } else {
       const text = step !== undefined && 'text' in step ? String(step.text) : scriptEndedText(name);
       content.push({ type: 'text', text });

@@ -14,6 +14,7 @@ import {
   runExists,
   runTree,
   treeApprovals,
+  TERMINAL_RUN_STATUSES,
 } from '@maitento/store';
 import { isUuid, nameSuggestion } from '@maitento/store';
 import { answerApproval, approvalOrThrow } from '../approvals/answer.js';
@@ -29,7 +30,7 @@ import type {
   StartRunInput,
 } from '../api/types.js';
 import { engineErrors } from '../errors.js';
-import { runCancelled, runStarted } from '../journal/events.js';
+import { runCancelled, runStarted, userMessage } from '../journal/events.js';
 import { appendToRun, readEvents } from '../journal/journal.js';
 import type { EngineDeps } from '../loop/context.js';
 import type { RunQueue } from '../worker/queue.js';
@@ -75,10 +76,11 @@ export class RunService implements RunningEngine {
   ): Promise<RunRecord | undefined> {
     const found = await requestCancel(tx, namespace, id);
     if (found === undefined) return undefined;
-    if (found.status === 'PendingApproval') {
-      // No worker holds a waiting run: it is cancelled here, and its pending approval expires.
+    if (found.status === 'PendingApproval' || found.status === 'WaitingForInput') {
+      // No worker holds a waiting run (for a person's answer or message): it is cancelled here, and its pending
+      // approval expires.
       const wake = (db: Queryable, parentRunId: string) => this.queue.send(parentRunId, db);
-      const done = await appendToRun(tx, id, ['PendingApproval'], [runCancelled()], wake);
+      const done = await appendToRun(tx, id, [found.status], [runCancelled()], wake);
       if (done !== false) {
         const expired: ApprovalRecord[] = [];
         for (const approval of await runApprovals(tx, id)) {
@@ -192,6 +194,33 @@ export class RunService implements RunningEngine {
     }
     const page = Math.min(Math.max(Math.floor(limit), 1), RUN_EVENTS_MAX_PAGE);
     return readEvents(this.deps.db, id, after, page);
+  }
+
+  async sendMessage(
+    namespace: string,
+    id: string,
+    text: string,
+    by: { keyId: string; keyName: string },
+  ): Promise<RunView> {
+    if (text.trim() === '') throw engineErrors.create('api:runs:message-empty');
+    const run = await this.record(namespace, id);
+    // The message and the run's job commit together, only while the run waits (one conditional append decides).
+    const stored = await this.deps.db.transaction(async (tx) => {
+      const seq = await appendToRun(tx, id, ['WaitingForInput'], [userMessage(text, by)]);
+      if (seq === false) return false;
+      await this.queue.send(id, tx);
+      return true;
+    });
+    if (!stored) {
+      const now = await this.record(namespace, id);
+      if ((TERMINAL_RUN_STATUSES as readonly string[]).includes(now.status)) {
+        throw engineErrors.create('api:runs:already-ended', { id, status: now.status });
+      }
+      const why = run.status === 'Running' || now.status === 'Running' ? ': it is still answering' : '';
+      throw engineErrors.create('api:runs:not-waiting-for-input', { id, status: now.status, why });
+    }
+    this.queue.sent();
+    return this.getRun(namespace, id);
   }
 
   async cancelRun(namespace: string, id: string): Promise<RunView> {

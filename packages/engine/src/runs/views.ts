@@ -49,7 +49,7 @@ export function runView(record: RunRecord, pending?: ApprovalRecord): RunView {
   return {
     ...runBase(record),
     inputs: record.inputs,
-    result: record.result,
+    result: record.result !== null && record.resultStructured ? JSON.parse(record.result) : record.result,
     pendingApproval: record.status === 'PendingApproval' && pending !== undefined ? approvalView(pending) : null,
     versions: record.versions as VersionRef[],
   };

@@ -4,6 +4,7 @@ import {
   cancelRequested,
   claimRun,
   expireApprovals,
+  idleConversations,
   type Queryable,
   type RunEventRecord,
   type RunRecord,
@@ -11,7 +12,8 @@ import {
 } from '@maitento/store';
 import { failExpired } from '../approvals/answer.js';
 import type { EngineLogger } from '../internal/logger.js';
-import { AttemptJournal, ClaimLost } from '../journal/journal.js';
+import { conversationEnded } from '../journal/events.js';
+import { AttemptJournal, appendToRun, ClaimLost } from '../journal/journal.js';
 import { type EngineDeps, HandedOn, type RunContext } from '../loop/context.js';
 import { advanceRun, cancelled } from '../loop/run-loop.js';
 import type { PinnedLoader, PinnedSet } from '../runs/pinned.js';
@@ -87,7 +89,19 @@ export class RunWorker {
     every(CANCEL_POLL_MS, async () => {
       if (!this.wakeups?.listening) await this.pollCancels();
     });
-    every(APPROVAL_SWEEP_MS, () => this.expireApprovals());
+    every(APPROVAL_SWEEP_MS, async () => {
+      await this.expireApprovals();
+      await this.endIdleConversations();
+    });
+  }
+
+  /** Ends the conversations that waited for a message past their `maxIdle` (Completed, their last reply the result). */
+  async endIdleConversations(): Promise<void> {
+    const db = this.deps.db;
+    for (const id of await idleConversations(db)) {
+      // Only while it still waits: a message stored meanwhile wins, and the run goes on.
+      await appendToRun(db, id, ['WaitingForInput'], [conversationEnded()]);
+    }
   }
 
   /** Reads the cancel flag of every run held and aborts those cancelled. */

@@ -1,3 +1,4 @@
+import { DEFAULT_MAX_IDLE_SECONDS, parseDuration } from './kind-shapes.js';
 import type {
   Agent,
   BindingType,
@@ -151,7 +152,7 @@ function optional<T extends object>(target: T, key: keyof T & string, value: unk
   if (value !== undefined) Object.assign(target, { [key]: value });
 }
 
-function interaction(name: string, root: TreeObject): Interaction {
+function interaction(name: string, root: TreeObject, conversation: boolean): Interaction {
   const agentNode = obj(root.agent);
   const inputs = obj(root.inputs);
   const inputFunctions = obj(inputs.functions);
@@ -191,7 +192,7 @@ function interaction(name: string, root: TreeObject): Interaction {
     optional(out, 'name', text(f.name));
     return out;
   });
-  return {
+  const out: Interaction = {
     kind: 'interaction',
     name,
     agent: { name: text(agentNode.name) ?? '', agent: ref(agentNode.agent) ?? '' },
@@ -199,6 +200,14 @@ function interaction(name: string, root: TreeObject): Interaction {
     inputs: { prompts, functions: { binding, auth } },
     functions: { openApi },
   };
+  // Only when declared: an interaction without it keeps the JSON (and so the version) it had before.
+  const result = obj(root.result);
+  if (result.schema !== undefined) out.result = { schema: toJson(result.schema) as JsonSchema };
+  if (conversation) {
+    const maxIdle = text(root.maxIdle);
+    out.conversation = { maxIdleSeconds: (maxIdle && parseDuration(maxIdle)) || DEFAULT_MAX_IDLE_SECONDS };
+  }
+  return out;
 }
 
 /** How an MCP connector's file is built: given for a file of `connectors/mcp/`, with its remote tool if listed. */
@@ -207,7 +216,13 @@ export interface McpBuild {
 }
 
 /** Builds the typed resource of a file whose tree passed its kind's shape check. */
-export function buildResource(kind: ResourceKind, name: string, root: TreeObject, mcp?: McpBuild): Resource {
+export function buildResource(
+  kind: ResourceKind,
+  name: string,
+  root: TreeObject,
+  mcp?: McpBuild,
+  conversation = false,
+): Resource {
   switch (kind) {
     case 'connector':
       return mcp ? mcpConnector(name, root, mcp.remote) : connector(name, root);
@@ -216,6 +231,6 @@ export function buildResource(kind: ResourceKind, name: string, root: TreeObject
     case 'agent':
       return agent(name, root);
     case 'interaction':
-      return interaction(name, root);
+      return interaction(name, root, conversation);
   }
 }

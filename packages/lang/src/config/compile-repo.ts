@@ -7,8 +7,8 @@ import { buildResource } from './build-resources.js';
 import type { Built, CompileContext } from './compile-context.js';
 import { checkConnector } from './connector-checks.js';
 import { checkInteraction } from './interaction-checks.js';
-import { checkRemoteSchema, checkSchema } from './json-schema-check.js';
-import { KIND_SHAPES, MCP_CONNECTOR_SHAPE } from './kind-shapes.js';
+import { checkRemoteSchema, checkResultSchema, checkSchema } from './json-schema-check.js';
+import { CONVERSATION_SHAPE, KIND_SHAPES, MCP_CONNECTOR_SHAPE } from './kind-shapes.js';
 import { type NameIndex, resolveReferences } from './references.js';
 import { classifyPath, createJsonLoader, isKebabCase, type RepoFile, toKebabCase } from './repo-layout.js';
 import { createReporter, type Reporter, sortDiagnostics } from './report.js';
@@ -71,6 +71,8 @@ export interface CompiledRepo {
 interface Entry extends ResourceSource {
   /** A connector of `connectors/mcp/`. */
   mcp: boolean;
+  /** An interaction of `interactions/conversation/`. */
+  conversation: boolean;
   tree?: ValueTree;
   refs: FoundRef[];
   resource?: Resource;
@@ -136,10 +138,11 @@ function compile(files: readonly RepoFile[], options: CompileOptions): CompiledR
     const parsed = parseMtr(text, entry.file);
     reporter.diagnostics.push(...parsed.diagnostics);
     entry.tree = buildTree(parsed.ast, reporter, loadJson, () => parseMtr(text, entry.file).ast);
-    checkShape(entry.tree, entry.mcp ? MCP_CONNECTOR_SHAPE : KIND_SHAPES[entry.kind], reporter, entry.refs);
+    const shape = entry.mcp ? MCP_CONNECTOR_SHAPE : entry.conversation ? CONVERSATION_SHAPE : KIND_SHAPES[entry.kind];
+    checkShape(entry.tree, shape, reporter, entry.refs);
     if (errorCount(reporter) === before) {
       const mcp = entry.mcp ? { remote: options.remoteTools?.get(entry.name) } : undefined;
-      entry.resource = buildResource(entry.kind, entry.name, entry.tree.root, mcp);
+      entry.resource = buildResource(entry.kind, entry.name, entry.tree.root, mcp, entry.conversation);
     }
   }
 
@@ -182,7 +185,10 @@ function compile(files: readonly RepoFile[], options: CompileOptions): CompiledR
   for (const { resource, tree } of ctx.tools.values()) checkTool(resource, tree, ctx);
   for (const { resource, tree } of ctx.agents.values()) checkAgent(resource, tree, ctx);
   checkAgentCycles(ctx);
-  for (const { resource, tree } of ctx.interactions.values()) checkInteraction(resource, tree, ctx);
+  for (const { resource, tree } of ctx.interactions.values()) {
+    checkInteraction(resource, tree, ctx);
+    checkResultSchema(resource.result?.schema, tree, reporter);
+  }
   checkSecrets(ctx);
 
   const definitions = new Map<string, ToolDefinition>();

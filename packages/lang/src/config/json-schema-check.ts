@@ -1,7 +1,7 @@
 import { BoundedMap } from '@maitento/egress';
 import { Ajv, type ErrorObject } from 'ajv';
 import addFormatsModule from 'ajv-formats';
-import type { Connector, JsonSchema } from './resources.js';
+import type { Connector, Json, JsonSchema } from './resources.js';
 import type { Reporter } from './report.js';
 import { displayPath, spanOf, type ValueTree } from './value-tree.js';
 
@@ -179,12 +179,37 @@ export function remoteSchemaProblem(schema: JsonSchema): string | undefined {
       )
       .join('; ');
   }
+  return notObjectSchema(schema, "an MCP tool's input schema");
+}
+
+// Why a valid schema is not an object schema (`type: "object"`, or no `type` but `properties`), or undefined.
+function notObjectSchema(schema: { [key: string]: Json }, what: string): string | undefined {
   const type = schema.type;
   const isObjectProperties = typeof schema.properties === 'object' && schema.properties !== null;
   if (type === 'object' || (type === undefined && isObjectProperties)) return undefined;
   return type === undefined
-    ? 'has no type and no properties; an MCP tool\'s input schema must have type "object"'
-    : `has type ${JSON.stringify(type)}; an MCP tool's input schema must have type "object"`;
+    ? `has no type and no properties; ${what} must have type "object"`
+    : `has type ${JSON.stringify(type)}; ${what} must have type "object"`;
+}
+
+/**
+ * Checks an interaction's `result.schema`: valid JSON Schema (as any repo schema) and an object schema, since a
+ * run's structured result is a JSON object (and providers' structured output asks for one).
+ */
+export function checkResultSchema(schema: JsonSchema | undefined, tree: ValueTree, reporter: Reporter): void {
+  if (schema === undefined) return;
+  if (!checkSchema(schema, ['result', 'schema'], tree, reporter)) return;
+  const problem =
+    typeof schema === 'boolean'
+      ? `is ${schema}, not an object schema; an interaction's result schema must have type "object"`
+      : notObjectSchema(schema, "an interaction's result schema");
+  if (problem === undefined) return;
+  reporter.report(
+    'mtr:schema:invalid',
+    { key: 'result.schema', detail: problem },
+    tree.file,
+    spanOf(tree, ['result', 'schema']),
+  );
 }
 
 /**

@@ -282,11 +282,56 @@ const interaction: Shape = {
       },
       'The tools the interaction gives its agents.',
     ),
+    result: opt(
+      {
+        type: 'object',
+        name: 'result',
+        properties: {
+          schema: req({ type: 'schema' }, 'The JSON Schema of the answer: an object, inline or `@json(...)`.'),
+        },
+      },
+      'The shape of the final answer: `{ schema = @json("<file>.schema.json") }` (docs/runs.md).',
+    ),
   },
 };
 
+/** How long a conversation may wait for a message by default: 24 hours. */
+export const DEFAULT_MAX_IDLE_SECONDS = 24 * 60 * 60;
+
+const DURATION_UNITS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86_400 };
+
+/** Seconds of a duration such as `"90s"`, `"30m"`, `"24h"` or `"7d"` (1 s to 30 days), or undefined. */
+export function parseDuration(text: string): number | undefined {
+  const match = /^([1-9][0-9]{0,6})(s|m|h|d)$/.exec(text);
+  if (!match) return undefined;
+  const seconds = Number(match[1]) * (DURATION_UNITS[match[2]!] ?? 0);
+  return seconds <= 30 * 86_400 ? seconds : undefined;
+}
+
+/** A conversation interaction (`interactions/conversation/<name>.mtr`): a one-shot's properties and `maxIdle`. */
+const conversation: Shape = {
+  ...interaction,
+  name: 'a conversation interaction',
+  properties: {
+    ...(interaction as Extract<Shape, { type: 'object' }>).properties,
+    maxIdle: opt(
+      {
+        type: 'string',
+        check: (v) =>
+          parseDuration(v) === undefined
+            ? `is ${JSON.stringify(v)}; a duration is a whole number and s, m, h or d, such as "30m" or "24h", at most 30 days`
+            : undefined,
+      },
+      'How long the conversation waits for a message before it ends, such as "30m" (default "24h", at most "30d").',
+    ),
+  },
+} as Shape;
+
 /** The shape of each resource kind's file. */
 export const KIND_SHAPES: Readonly<Record<ResourceKind, Shape>> = { connector, tool, agent, interaction };
+
+/** The shape of a conversation interaction's file (`interactions/conversation/<name>.mtr`). */
+export const CONVERSATION_SHAPE: Shape = conversation;
 
 /** The shape of an MCP connector's file (`connectors/mcp/<name>.mtr`). */
 export const MCP_CONNECTOR_SHAPE: Shape = mcpConnector;

@@ -15,11 +15,14 @@ export const KIND_FOLDERS: Readonly<Record<ResourceKind, readonly string[]>> = {
   connector: ['connectors/open-api/', 'connectors/mcp/'],
   tool: ['external-operations/open-api/'],
   agent: ['agents/'],
-  interaction: ['interactions/one-shot/'],
+  interaction: ['interactions/one-shot/', 'interactions/conversation/'],
 };
 
 /** The folder of MCP connectors: each names one tool of a remote MCP server instead of an HTTP endpoint. */
 export const MCP_CONNECTOR_FOLDER = 'connectors/mcp/';
+
+/** The folder of conversation interactions: a run waits for the next message after each reply. */
+export const CONVERSATION_FOLDER = 'interactions/conversation/';
 
 /** The top-level folders of a config repo. */
 export const TOP_FOLDERS = ['connectors', 'external-operations', 'agents', 'interactions'] as const;
@@ -30,6 +33,8 @@ export interface ResourcePlace {
   name: string;
   /** True for a connector in `connectors/mcp/`. */
   mcp: boolean;
+  /** True for an interaction in `interactions/conversation/`. */
+  conversation: boolean;
 }
 
 /** The kind and name of a `.mtr` file from its path, or undefined when its folder holds no resources. */
@@ -40,7 +45,7 @@ export function classifyPath(path: string): ResourcePlace | undefined {
       if (!path.startsWith(folder)) continue;
       const rest = path.slice(folder.length, -'.mtr'.length);
       if (rest === '' || rest.includes('/')) return undefined;
-      return { kind, name: rest, mcp: folder === MCP_CONNECTOR_FOLDER };
+      return { kind, name: rest, mcp: folder === MCP_CONNECTOR_FOLDER, conversation: folder === CONVERSATION_FOLDER };
     }
   }
   return undefined;

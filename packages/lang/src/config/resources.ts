@@ -142,7 +142,7 @@ export interface OpenApiFunction {
   ref: string;
 }
 
-/** A one-shot interaction (`interactions/one-shot/<name>.mtr`). */
+/** An interaction: one-shot (`interactions/one-shot/<name>.mtr`) or a conversation (`interactions/conversation/`). */
 export interface Interaction {
   kind: 'interaction';
   name: string;
@@ -153,6 +153,13 @@ export interface Interaction {
     functions: { binding: FunctionBinding[]; auth: FunctionAuth[] };
   };
   functions: { openApi: OpenApiFunction[] };
+  /** The shape of the final answer (`result.schema`, an object schema): absent, the answer is text. */
+  result?: { schema: JsonSchema };
+  /**
+   * Present for a conversation (`interactions/conversation/<name>.mtr`): after each reply the run waits for the next
+   * message, at most `maxIdleSeconds` (`maxIdle`, default 24 h) before it ends.
+   */
+  conversation?: { maxIdleSeconds: number };
 }
 
 /** Any resource. */

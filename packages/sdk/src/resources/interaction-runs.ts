@@ -181,25 +181,61 @@ export class InteractionRuns extends APIResource {
 
   /**
    * Starts a run and follows it to its end: calls `onWaiting(run)` once for each approval it waits on,
-   * and resolves with the finished run (`Completed`, `Failed` or `Cancelled`).
+   * and resolves with the finished run (`Completed`, `Failed` or `Cancelled`), or, for a conversation, with the run
+   * waiting for the next message (`WaitingForInput`, its first reply in `result`): continue it with {@link send}.
    */
   async run(name: string, params: RunParams = {}, options?: RequestOptions): Promise<RunView> {
     const { onWaiting, signal, ...start } = params;
     const run = await this.start(name, start, { ...options, signal });
+    return this.follow(run.id, 0, { onWaiting, signal });
+  }
+
+  /**
+   * Sends the next message of a conversation that waits for one (`WaitingForInput`) and follows the run until it
+   * waits again or ends, calling `onWaiting` for each approval on the way as {@link run} does: resolves with the run,
+   * its reply in `result`. Errors: `api:runs:message-empty` (422), `api:runs:not-waiting-for-input` (409),
+   * `api:runs:already-ended` (409).
+   */
+  async send(
+    id: string,
+    text: string,
+    params: Pick<RunParams, 'onWaiting' | 'signal'> = {},
+    options?: RequestOptions,
+  ): Promise<RunView> {
+    await this.client.request(
+      { method: 'POST', path: path`/v1/runs/${id}/messages`, body: { text } },
+      { ...options, signal: params.signal },
+    );
+    // The message just stored is the run's last `user-message`: no other can be stored until the run waits again.
+    let after = 0;
+    for await (const event of this.storedEvents(id, {}, { signal: params.signal })) {
+      if (event.type === 'user-message') after = event.seq;
+    }
+    return this.follow(id, after, params);
+  }
+
+  // Follows a run's events after `after` until it ends or waits for a message, asking `onWaiting` about approvals.
+  private async follow(
+    id: string,
+    after: number,
+    { onWaiting, signal }: Pick<RunParams, 'onWaiting' | 'signal'>,
+  ): Promise<RunView> {
     const asked = new Set<string>();
     const askIfWaiting = async () => {
-      const current = await this.get(run.id, { signal });
+      const current = await this.get(id, { signal });
       const pending = current.pendingApproval;
       if (current.status === 'PendingApproval' && pending && !asked.has(pending.id)) {
         asked.add(pending.id);
         await onWaiting?.(current);
       }
     };
-    for await (const event of this.events(run.id, { signal })) {
+    for await (const event of this.events(id, { signal, after })) {
       // Stored with the PendingApproval status; `approval-requested` comes before the turn's other calls are made.
       if (event.type === 'run-waiting') await askIfWaiting();
+      // A conversation's reply: stored with the WaitingForInput status.
+      if (event.type === 'input-requested') break;
     }
-    return this.get(run.id, { signal });
+    return this.get(id, { signal });
   }
 }
 

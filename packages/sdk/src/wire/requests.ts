@@ -153,6 +153,17 @@ export const ListRunEventsQuerySchema = Type.Object(
 /** The body of `POST /v1/runs/{id}/cancel`: nothing (it may be sent empty). */
 export const CancelRunBodySchema = Type.Object({}, { additionalProperties: false });
 
+/** The body of `POST /v1/runs/{id}/messages`: the next message of a conversation. */
+export const SendRunMessageBodySchema = Type.Object(
+  {
+    text: Type.String({
+      maxLength: 32_768,
+      description: 'The message (not empty); the run must be WaitingForInput',
+    }),
+  },
+  { additionalProperties: false },
+);
+
 /** The approval a run's answer is for (default: the one the run waits on). */
 const answeredApprovalId = Type.String({
   minLength: 1,
@@ -219,6 +230,7 @@ export interface RequestSchemas {
     | typeof ExtopCallBodySchema
     | typeof StartRunBodySchema
     | typeof CancelRunBodySchema
+    | typeof SendRunMessageBodySchema
     | typeof RunAnswerBodySchema
     | typeof RunRejectBodySchema
     | typeof ApprovalAnswerBodySchema
@@ -276,6 +288,7 @@ export const requestSchemas = {
   listRunEvents: { params: IdParamsSchema, querystring: ListRunEventsQuerySchema },
   streamRunEvents: { params: IdParamsSchema, querystring: RunEventsQuerySchema },
   cancelRun: { params: IdParamsSchema, body: CancelRunBodySchema },
+  sendRunMessage: { params: IdParamsSchema, body: SendRunMessageBodySchema },
   approveRun: { params: IdParamsSchema, body: RunAnswerBodySchema },
   rejectRun: { params: IdParamsSchema, body: RunRejectBodySchema },
   listApprovals: { querystring: ListApprovalsQuerySchema },

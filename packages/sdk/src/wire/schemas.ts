@@ -30,7 +30,14 @@ const jsonSchema = Type.Unsafe<{ [key: string]: Json } | boolean>({});
 /** The four resource kinds of a config repo. */
 export const RESOURCE_KINDS = ['connector', 'tool', 'agent', 'interaction'] as const;
 /** Run statuses. */
-export const RUN_STATUSES = ['Running', 'PendingApproval', 'Completed', 'Failed', 'Cancelled'] as const;
+export const RUN_STATUSES = [
+  'Running',
+  'PendingApproval',
+  'WaitingForInput',
+  'Completed',
+  'Failed',
+  'Cancelled',
+] as const;
 /** Statuses a run does not leave. */
 export const TERMINAL_RUN_STATUSES = [
   'Completed',
@@ -48,6 +55,11 @@ export const RUN_EVENT_TYPES = [
   'approval-requested',
   'approval-answered',
   'run-waiting',
+  'result-invalid',
+  'input-requested',
+  'user-message',
+  'history-trimmed',
+  'conversation-ended',
   'run-completed',
   'run-failed',
   'run-cancelled',
@@ -55,6 +67,7 @@ export const RUN_EVENT_TYPES = [
 /** Event types after which a run has ended (its event stream ends there). */
 export const TERMINAL_EVENT_TYPES = [
   'run-completed',
+  'conversation-ended',
   'run-failed',
   'run-cancelled',
 ] as const satisfies readonly (typeof RUN_EVENT_TYPES)[number][];
@@ -188,6 +201,18 @@ export const InteractionSchema = Type.Object(
     functions: Type.Object({
       openApi: Type.Array(Type.Object({ name: Type.Optional(Type.String()), ref: Type.String() })),
     }),
+    result: Type.Optional(
+      Type.Object(
+        { schema: jsonSchema },
+        { description: "The final answer's shape: a JSON Schema of an object (absent: the answer is text)" },
+      ),
+    ),
+    conversation: Type.Optional(
+      Type.Object(
+        { maxIdleSeconds: Type.Integer() },
+        { description: 'A conversation: after each reply the run waits for the next message, at most maxIdleSeconds' },
+      ),
+    ),
   },
   { $id: 'Interaction' },
 );
@@ -310,7 +335,10 @@ export const RunSchema = Type.Object(
       additionalProperties: true,
       description: 'The inputs as given (secret inputs are secret ids, never values)',
     }),
-    result: nullable(Type.String(), 'The final answer of a Completed run'),
+    result: Type.Union([Type.String(), unknownMap, Type.Null()], {
+      description:
+        "The final answer of a Completed run: its text, or the object matching the interaction's result.schema when it declares one",
+    }),
     error: nullable(RunErrorSchema),
     pendingApproval: nullable(
       ref(ApprovalSchema),

@@ -104,8 +104,12 @@ function statusAfter(event: RunEvent): string | undefined {
       return 'PendingApproval';
     case 'approval-answered':
     case 'model-response':
+    case 'user-message':
       return 'Running';
+    case 'input-requested':
+      return 'WaitingForInput';
     case 'run-completed':
+    case 'conversation-ended':
       return 'Completed';
     case 'run-failed':
       return 'Failed';

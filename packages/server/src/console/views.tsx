@@ -506,6 +506,7 @@ interface StepData {
   reason?: string | null;
   result?: string;
   message?: string;
+  errors?: string[];
 }
 
 function StepBody(props: { event: RunEvent }) {
@@ -552,6 +553,19 @@ function StepBody(props: { event: RunEvent }) {
       );
     case 'run-waiting':
       return <span>Waiting</span>;
+    case 'input-requested':
+      return <span>Waiting for the next message</span>;
+    case 'user-message':
+      return (
+        <>
+          <span>Message from {String(d.by?.keyName ?? '')}</span>
+          <blockquote class="model-text">{String(d.text ?? '')}</blockquote>
+        </>
+      );
+    case 'result-invalid':
+      return <span>The answer does not match the result schema: {(d.errors ?? []).join('; ')}</span>;
+    case 'conversation-ended':
+      return <span>Conversation ended: no message within its idle limit</span>;
     case 'run-completed':
       return (
         <>

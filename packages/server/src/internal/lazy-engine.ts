@@ -20,6 +20,7 @@ export function lazyEngine(make: () => Promise<Engine>): Engine {
     listRuns: async (...args) => (await get()).listRuns(...args),
     listEvents: async (...args) => (await get()).listEvents(...args),
     cancelRun: async (...args) => (await get()).cancelRun(...args),
+    sendMessage: async (...args) => (await get()).sendMessage(...args),
     answerRunApproval: async (...args) => (await get()).answerRunApproval(...args),
     answerApproval: async (...args) => (await get()).answerApproval(...args),
     getApproval: async (...args) => (await get()).getApproval(...args),

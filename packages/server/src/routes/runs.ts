@@ -157,6 +157,22 @@ export async function runRoutes(app: FastifyInstance, ctx: ServerContext): Promi
     async (request) => engine.cancelRun(request.identity.namespace, request.params.id),
   );
 
+  app.post<OperationRequest<'sendRunMessage'>>(
+    '/runs/:id/messages',
+    {
+      schema: {
+        ...operation('sendRunMessage'),
+        tags: ['runs'],
+        summary: 'Send the next message of a conversation that waits for one (WaitingForInput); the run goes on',
+        response: responses({ 200: { $ref: 'Run#' } }),
+      },
+    },
+    async (request) => {
+      const by = await answeringActor(ctx.db, request);
+      return engine.sendMessage(request.identity.namespace, request.params.id, request.body.text, by);
+    },
+  );
+
   for (const decision of ['approve', 'reject'] as const) {
     app.post<OperationRequest<'approveRun' | 'rejectRun'>>(
       `/runs/:id/${decision}`,

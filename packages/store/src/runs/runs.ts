@@ -4,7 +4,14 @@ import type { Pin } from '../resources/hash.js';
 import { WAKE_CHANNEL } from '../wake/notify.js';
 
 /** Where a run stands: the one declaration below the wire (the engine re-exports it; same-types.ts checks it is the SDK's). */
-export const RUN_STATUSES = ['Running', 'PendingApproval', 'Completed', 'Failed', 'Cancelled'] as const;
+export const RUN_STATUSES = [
+  'Running',
+  'PendingApproval',
+  'WaitingForInput',
+  'Completed',
+  'Failed',
+  'Cancelled',
+] as const;
 
 /** One of {@link RUN_STATUSES}. */
 export type RunStatus = (typeof RUN_STATUSES)[number];
@@ -23,6 +30,8 @@ export interface RunRecord {
   interactive: boolean;
   status: RunStatus;
   result: string | null;
+  /** `result` is the JSON text of an object matching the interaction's `result.schema` (schema 14). */
+  resultStructured: boolean;
   errorCode: string | null;
   errorMessage: string | null;
   lastSeq: number;
@@ -72,13 +81,15 @@ export type RunFence = { claim: string; expectSeq?: number } | { statuses: RunSt
 export interface RunStatusChange {
   status: RunStatus;
   result?: string | null;
+  /** With `result`: it is the JSON text of a structured result. */
+  structured?: boolean;
   error?: { code: string; message: string } | null;
 }
 
 export const COLUMNS =
-  'id, namespace, interaction, interaction_version, versions, inputs, interactive, status, result, error_code, ' +
-  'error_message, last_seq, cancel_requested, started_by_key_id, claim, trace_id, root_span_id, trace_parent_span_id, ' +
-  'parent_run_id, parent_step, parent_call_index, agent, depth, created_at, updated_at';
+  'id, namespace, interaction, interaction_version, versions, inputs, interactive, status, result, result_structured, ' +
+  'error_code, error_message, last_seq, cancel_requested, started_by_key_id, claim, trace_id, root_span_id, ' +
+  'trace_parent_span_id, parent_run_id, parent_step, parent_call_index, agent, depth, created_at, updated_at';
 
 export interface RunRow {
   id: string;
@@ -90,6 +101,7 @@ export interface RunRow {
   interactive: boolean;
   status: RunStatus;
   result: string | null;
+  result_structured: boolean;
   error_code: string | null;
   error_message: string | null;
   last_seq: number;
@@ -119,6 +131,7 @@ export function toRecord(row: RunRow): RunRecord {
     interactive: row.interactive,
     status: row.status,
     result: row.result,
+    resultStructured: row.result_structured,
     errorCode: row.error_code,
     errorMessage: row.error_message,
     lastSeq: row.last_seq,
@@ -331,6 +344,7 @@ export async function appendRunEvents(
     'WITH run AS (UPDATE mt_runs SET last_seq = last_seq + $2, updated_at = now(), ' +
       'status = COALESCE($3, status), ' +
       'result = CASE WHEN $4::boolean THEN $5 ELSE result END, ' +
+      'result_structured = CASE WHEN $4::boolean THEN $13 ELSE result_structured END, ' +
       'error_code = CASE WHEN $4::boolean THEN $6 ELSE error_code END, ' +
       'error_message = CASE WHEN $4::boolean THEN $7 ELSE error_message END ' +
       "WHERE id = $1 AND (CASE WHEN $8::boolean THEN claim = $9 AND status = 'Running' " +
@@ -354,6 +368,7 @@ export async function appendRunEvents(
       byClaim ? [] : fence.statuses,
       byClaim ? (fence.expectSeq ?? null) : null,
       JSON.stringify(events.map((event, index) => ({ n: index + 1, type: event.type, data: event.data }))),
+      change?.structured === true,
     ],
   );
   const row = rows[0];
@@ -418,9 +433,22 @@ export async function cancelRequested(db: Queryable, ids: string[]): Promise<str
 export async function requestCancel(db: Queryable, namespace: string, id: string): Promise<RunRecord | undefined> {
   const { rows } = await db.query<RunRow>(
     `WITH run AS (UPDATE mt_runs SET cancel_requested = true, updated_at = now() WHERE id = $1 AND namespace = $2 ` +
-      `AND status IN ('Running', 'PendingApproval') RETURNING ${COLUMNS}) ` +
+      `AND status IN ('Running', 'PendingApproval', 'WaitingForInput') RETURNING ${COLUMNS}) ` +
       `SELECT *, pg_notify('${WAKE_CHANNEL}', 'cancel:' || id::text) AS woken FROM run`,
     [id, namespace],
   );
   return rows[0] && toRecord(rows[0]);
+}
+
+/**
+ * The conversations waiting for a message whose idle limit has passed: the `idleUntil` of their last event (the
+ * `input-requested` stored with the WaitingForInput status) is before now. At most `limit` of them.
+ */
+export async function idleConversations(db: Queryable, limit = 100): Promise<string[]> {
+  const { rows } = await db.query<{ id: string }>(
+    "SELECT r.id FROM mt_runs r JOIN mt_run_events e ON e.run_id = r.id AND e.seq = r.last_seq WHERE r.status = 'WaitingForInput' " +
+      "AND e.type = 'input-requested' AND (e.data->>'idleUntil')::timestamptz < now() LIMIT $1",
+    [limit],
+  );
+  return rows.map((row) => row.id);
 }

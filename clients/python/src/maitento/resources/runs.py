@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from .._client import AsyncAPIClient, SyncAPIClient
 
 RunStatus = Literal["Running", "PendingApproval", "Completed", "Failed", "Cancelled"]
-TERMINAL_EVENTS = frozenset({"run-completed", "run-failed", "run-cancelled"})
+TERMINAL_EVENTS = frozenset({"run-completed", "conversation-ended", "run-failed", "run-cancelled"})
 
 
 def _start_body(inputs: dict[str, Any] | None, interactive: bool | None, version: int | None) -> dict[str, Any]:
@@ -224,19 +224,43 @@ class InteractionRuns:
         on_waiting: Callable[[Run], object] | None = None,
     ) -> Run:
         """Starts a run and follows it to its end: calls `on_waiting(run)` once for every approval it waits
-        on (a redraft after a rejection is a new approval), and returns the finished run."""
+        on (a redraft after a rejection is a new approval), and returns the finished run; a conversation's run is
+        returned at its first reply (`WaitingForInput`, the reply in `result`): continue it with `send`."""
         run = self.start(name, inputs=inputs, interactive=interactive, version=version)
+        return self._follow(run.id, 0, on_waiting)
+
+    def send(self, run_id: str, text: str, *, on_waiting: Callable[[Run], object] | None = None) -> Run:
+        """Sends the next message of a conversation waiting for one (`WaitingForInput`) and follows the run until
+        it waits again or ends, calling `on_waiting` for approvals as `run` does; returns the run, its reply in
+        `result`. Errors: `api:runs:message-empty` (422), `api:runs:not-waiting-for-input` (409),
+        `api:runs:already-ended` (409)."""
+        self._client.request("POST", path("/v1/runs/{}/messages", run_id), {"text": text})
+        # The message just stored is the run's last `user-message`: no other is taken until the run waits again.
+        after, page, sent = 0, 1000, 0
+        while True:
+            events = self.list_events(run_id, after=after, limit=page)
+            for event in events:
+                if event.type == "user-message":
+                    sent = event.seq
+            if len(events) < page:
+                break
+            after = events[-1].seq
+        return self._follow(run_id, sent, on_waiting)
+
+    def _follow(self, run_id: str, after: int, on_waiting: Callable[[Run], object] | None) -> Run:
         asked: set[str] = set()
-        for event in self.events(run.id):
+        for event in self.events(run_id, after=after):
+            if event.type == "input-requested":
+                break
             if event.type != "run-waiting":
                 continue
-            current = self.get(run.id)
+            current = self.get(run_id)
             pending = current.pending_approval
             if current.status == "PendingApproval" and pending is not None and pending.id not in asked:
                 asked.add(pending.id)
                 if on_waiting is not None:
                     on_waiting(current)
-        return self.get(run.id)
+        return self.get(run_id)
 
 
 class AsyncInteractionRuns:
@@ -333,13 +357,34 @@ class AsyncInteractionRuns:
         on_waiting: Callable[[Run], object] | None = None,
     ) -> Run:
         """Starts a run and follows it to its end, calling (and awaiting, when it is a coroutine function)
-        `on_waiting(run)` once for every approval it waits on; returns the finished run."""
+        `on_waiting(run)` once for every approval it waits on; returns the finished run (a conversation's at its
+        first reply, `WaitingForInput`: continue it with `send`)."""
         run = await self.start(name, inputs=inputs, interactive=interactive, version=version)
+        return await self._follow(run.id, 0, on_waiting)
+
+    async def send(self, run_id: str, text: str, *, on_waiting: Callable[[Run], object] | None = None) -> Run:
+        """Sends the next message of a conversation waiting for one and follows the run until it waits again or
+        ends (as the synchronous `send`); returns the run, its reply in `result`."""
+        await self._client.request("POST", path("/v1/runs/{}/messages", run_id), {"text": text})
+        after, page, sent = 0, 1000, 0
+        while True:
+            events = await self.list_events(run_id, after=after, limit=page)
+            for event in events:
+                if event.type == "user-message":
+                    sent = event.seq
+            if len(events) < page:
+                break
+            after = events[-1].seq
+        return await self._follow(run_id, sent, on_waiting)
+
+    async def _follow(self, run_id: str, after: int, on_waiting: Callable[[Run], object] | None) -> Run:
         asked: set[str] = set()
-        async for event in self.events(run.id):
+        async for event in self.events(run_id, after=after):
+            if event.type == "input-requested":
+                break
             if event.type != "run-waiting":
                 continue
-            current = await self.get(run.id)
+            current = await self.get(run_id)
             pending = current.pending_approval
             if current.status == "PendingApproval" and pending is not None and pending.id not in asked:
                 asked.add(pending.id)
@@ -347,4 +392,4 @@ class AsyncInteractionRuns:
                     result = on_waiting(current)
                     if inspect.isawaitable(result):
                         await result
-        return await self.get(run.id)
+        return await self.get(run_id)

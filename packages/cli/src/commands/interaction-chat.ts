@@ -1,0 +1,110 @@
+import { createInterface } from 'node:readline/promises';
+import { path } from '@maitento/sdk';
+import { type ApiFlags, addConnectionOptions, withClient } from '../internal/api.js';
+import { ExitCode } from '../internal/exit-codes.js';
+import { CommandExit } from '../internal/output.js';
+import { collectInput, collectJsonInput } from '../internal/run-inputs.js';
+import { describeEvent, describeWaiting, resultText } from '../internal/run-output.js';
+import type { RegisterCommand } from './index.js';
+
+interface ChatFlags extends ApiFlags {
+  input?: Record<string, unknown>;
+  inputJson?: Record<string, unknown>;
+  version?: number;
+}
+
+// What the terminal shows of an event while chatting: the tool calls and their outcomes as they happen.
+const SHOWN = new Set(['tool-call-started', 'tool-result', 'approval-answered', 'result-invalid', 'history-trimmed']);
+
+/**
+ * `mt interaction-chat NAME [--input NAME=VALUE...]`: a conversation in the terminal. Starts a run of a conversation
+ * interaction, prints each reply, reads the next message from the terminal, shows tool calls as they happen and asks
+ * about each approval inline. An empty line or end of input leaves the run waiting (it ends at its maxIdle).
+ */
+export const register: RegisterCommand = (program, io) => {
+  const command = program
+    .command('interaction-chat')
+    .description('Talk with a conversation interaction in the terminal: replies, tool calls and approvals inline')
+    .argument('<name>', 'the interaction name (interactions/conversation/<name>.mtr)')
+    .option('--input <name=value>', 'an input as text (repeat it)', collectInput)
+    .option('--input-json <name=json>', 'an input as a JSON value (repeat it)', collectJsonInput)
+    .addHelpText(
+      'after',
+      `
+Type a message and Enter after each reply; an empty line or Ctrl-D leaves the conversation waiting (it ends
+at its maxIdle). A call that needs approval is shown with its arguments: y approves it, anything else is the
+reason it is rejected with. Exit codes: 0 the conversation was left or ended, 1 an error or a run that Failed
+or was Cancelled, 2 usage.`,
+    );
+  addConnectionOptions(command).action(async (name: string, flags: ChatFlags) => {
+    await withClient(io, flags, async (client) => {
+      const terminal = createInterface({ input: process.stdin, output: process.stderr, terminal: true });
+      let closed = false;
+      terminal.on('close', () => {
+        closed = true;
+      });
+      const ask = async (question: string): Promise<string | undefined> => {
+        if (closed) return undefined;
+        try {
+          return await terminal.question(question);
+        } catch {
+          return undefined;
+        }
+      };
+      try {
+        const run = await client.interactionRuns.start(name, { inputs: { ...flags.input, ...flags.inputJson } });
+        io.err(`conversation ${run.id} with ${run.interaction.name} version ${run.interaction.version}`);
+        const asked = new Set<string>();
+        for await (const event of client.interactionRuns.events(run.id)) {
+          if (SHOWN.has(event.type)) io.err(describeEvent(event));
+          if (event.type === 'run-waiting') {
+            const waiting = await client.interactionRuns.get(run.id);
+            const approval = waiting.pendingApproval;
+            if (waiting.status !== 'PendingApproval' || approval === null || asked.has(approval.id)) continue;
+            asked.add(approval.id);
+            io.err(describeWaiting(waiting).split('\nAnswer it with:')[0] ?? '');
+            const answer = (await ask('Approve this call? y to approve, or a reason to reject: '))?.trim();
+            if (answer === undefined) break;
+            if (answer.toLowerCase() === 'y' || answer.toLowerCase() === 'yes') {
+              await client.interactionRuns.approve(run.id, { approvalId: approval.id });
+            } else {
+              const reason = answer === '' ? 'Rejected in the terminal' : answer;
+              await client.interactionRuns.reject(run.id, { approvalId: approval.id, reason });
+            }
+          } else if (event.type === 'input-requested') {
+            io.out(`${waitingReply(event.data)}\n`);
+            const text = (await ask('you> '))?.trim();
+            if (text === undefined || text === '') {
+              io.err(
+                `left conversation ${run.id} waiting for a message; it ends at its maxIdle ` +
+                  `(or \`mt interaction-cancel ${run.id}\`)`,
+              );
+              return;
+            }
+            await client.request({ method: 'POST', path: path`/v1/runs/${run.id}/messages`, body: { text } });
+          } else if (event.type === 'conversation-ended') {
+            io.err('the conversation ended: no message came within its maxIdle');
+          } else if (event.type === 'run-completed') {
+            io.out(resultText(await client.interactionRuns.get(run.id)));
+          } else if (event.type === 'run-failed' || event.type === 'run-cancelled') {
+            io.err(describeEvent(event));
+            throw new CommandExit(ExitCode.UserError);
+          }
+        }
+      } finally {
+        terminal.close();
+      }
+    });
+  });
+};
+
+// The reply an `input-requested` event carries, as the terminal shows it (a structured one as indented JSON).
+function waitingReply(data: Record<string, unknown>): string {
+  const result = typeof data.result === 'string' ? data.result : '';
+  if (data.structured !== true) return result;
+  try {
+    return JSON.stringify(JSON.parse(result), null, 2);
+  } catch {
+    return result;
+  }
+}
