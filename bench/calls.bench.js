@@ -19,6 +19,12 @@ const MAX_CALLS = Number(process.env.BENCH_CALLS ?? 20_000);
 const MAX_MS = Number(process.env.BENCH_MS ?? 2_000);
 const WARMUP_MS = Number(process.env.BENCH_WARMUP_MS ?? 800);
 const ROUNDS = 2;
+// Profiling and quick looks: BENCH_ONLY keeps the targets whose name contains it (the docs are then not written),
+// BENCH_CONCURRENCY picks the concurrencies (`1,64`), BENCH_SERVE_NODE_ARGS gives `mt serve`'s node flags
+// (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`; summarise with `node bench/lib/cpu-profile.js DIR`).
+const ONLY = process.env.BENCH_ONLY;
+const CONCURRENCIES = (process.env.BENCH_CONCURRENCY ?? '1,64').split(',').map(Number);
+const SERVE_NODE_ARGS = (process.env.BENCH_SERVE_NODE_ARGS ?? '').split(' ').filter(Boolean);
 const REPLY = JSON.stringify({ id: 'A-1001', status: 'shipped', total: 12.5, items: [{ sku: 'MUG-1', qty: 1 }] });
 const SECRET = 'bench-secret-value';
 const PG_URL = process.env.MT_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -79,13 +85,24 @@ function child(args) {
 
 /** Starts `mt serve` on a free port; resolves with its URL once it prints `listening on`. */
 function serve(env, args) {
-  const proc = spawn(process.execPath, [join(root, 'packages/cli/bin/mt.js'), 'serve', '--port', '0', ...args], {
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
+  const proc = spawn(
+    process.execPath,
+    [...SERVE_NODE_ARGS, join(root, 'packages/cli/bin/mt.js'), 'serve', '--port', '0', ...args],
+    {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  );
   let stderr = '';
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`mt serve did not start:\n${stderr}`)), 60_000);
+    // On a loaded machine PGlite's start can take long: BENCH_START_MS (default 180 s), then the process is ended.
+    const timer = setTimeout(
+      () => {
+        proc.kill('SIGKILL');
+        reject(new Error(`mt serve did not start:\n${stderr}`));
+      },
+      Number(process.env.BENCH_START_MS ?? 180_000),
+    );
     proc.stderr.on('data', (chunk) => {
       stderr += chunk;
       const match = /listening on (http:\/\/\S+)/.exec(stderr);
@@ -184,7 +201,10 @@ async function main() {
   const servers = [];
   try {
     servers.push({ name: 'mt serve, PostgreSQL', ...(await serve({ ...env, DATABASE_URL: dbUrl.toString() }, [])) });
-    servers.push({ name: 'mt serve, PGlite', ...(await serve(env, ['--data', dataDir])) });
+    // With BENCH_ONLY, the PGlite server only when a kept target is its own (its start-up would weigh on the others).
+    if (ONLY === undefined || 'mt serve, PGlite'.includes(ONLY)) {
+      servers.push({ name: 'mt serve, PGlite', ...(await serve(env, ['--data', dataDir])) });
+    }
     for (const server of servers) await setUp(server.url, adminKey, upstream.port);
 
     const callBody = JSON.stringify({ arguments: { additionalInputs: { 'path.orderId': 'A-1001' } } });
@@ -240,8 +260,10 @@ async function main() {
       mcp,
     ];
 
+    const allTargets = [...targets];
+    if (ONLY !== undefined) targets.splice(0, targets.length, ...targets.filter((t) => t.name.includes(ONLY)));
     const rows = [];
-    for (const concurrency of [1, 64]) {
+    for (const concurrency of CONCURRENCIES) {
       for (const target of targets) await measure(target.call, concurrency, MAX_CALLS, WARMUP_MS);
       // Alternating rounds, so a change in machine load during the run weighs on every target alike.
       const rounds = targets.map(() => []);
@@ -263,9 +285,14 @@ async function main() {
     }
     await raw.close();
     await proxyPool.close();
-    for (const target of targets) await target.pool?.close();
+    for (const target of allTargets) await target.pool?.close();
     const logBytes = servers.map((s) => s.proc.logBytes);
-    writeSection(rows, logBytes, (performance.now() - began) / 1000);
+    if (ONLY === undefined && CONCURRENCIES.join() === '1,64')
+      writeSection(rows, logBytes, (performance.now() - began) / 1000);
+    else
+      console.error(
+        `server log bytes: ${logBytes.join(', ')}; docs/performance.md not written (BENCH_ONLY or BENCH_CONCURRENCY)`,
+      );
   } finally {
     for (const server of servers) await stop(server.proc);
     upstream.proc.disconnect();
