@@ -283,6 +283,21 @@ async function main() {
         );
       }
     }
+    // BENCH_STATEMENTS=1: the transactions a call makes on PostgreSQL (xact_commit of the bench's database; each
+    // statement outside a transaction is one), over 500 calls at concurrency 1 of each target on the PostgreSQL server.
+    if (process.env.BENCH_STATEMENTS) {
+      const commits = async () => {
+        // The server's backends report their counts when idle, at most once a second.
+        await new Promise((resolve) => setTimeout(resolve, 1500));
+        const { rows } = await admin.query('SELECT xact_commit FROM pg_stat_database WHERE datname = $1', [dbName]);
+        return Number(rows[0].xact_commit);
+      };
+      for (const target of targets.filter((t) => t.pid === servers[0].proc.pid)) {
+        const before = await commits();
+        await measure(target.call, 1, 500, 60_000);
+        console.error(`${target.name}: ${((await commits()) - before) / 500} transactions a call`);
+      }
+    }
     await raw.close();
     await proxyPool.close();
     for (const target of allTargets) await target.pool?.close();
