@@ -19,10 +19,12 @@ const MAX_CALLS = Number(process.env.BENCH_CALLS ?? 20_000);
 const MAX_MS = Number(process.env.BENCH_MS ?? 2_000);
 const WARMUP_MS = Number(process.env.BENCH_WARMUP_MS ?? 800);
 const ROUNDS = 2;
-// Profiling and quick looks: BENCH_ONLY keeps the targets whose name contains it (the docs are then not written),
+// Profiling and quick looks: BENCH_ONLY keeps the targets whose name contains it, or one of its `|`-separated parts
+// (the docs are then not written),
 // BENCH_CONCURRENCY picks the concurrencies (`1,64`), BENCH_SERVE_NODE_ARGS gives `mt serve`'s node flags
 // (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`; summarise with `node bench/lib/cpu-profile.js DIR`).
 const ONLY = process.env.BENCH_ONLY;
+const kept = (name) => ONLY === undefined || ONLY.split('|').some((part) => name.includes(part));
 const CONCURRENCIES = (process.env.BENCH_CONCURRENCY ?? '1,64').split(',').map(Number);
 const SERVE_NODE_ARGS = (process.env.BENCH_SERVE_NODE_ARGS ?? '').split(' ').filter(Boolean);
 const REPLY = JSON.stringify({ id: 'A-1001', status: 'shipped', total: 12.5, items: [{ sku: 'MUG-1', qty: 1 }] });
@@ -202,7 +204,7 @@ async function main() {
   try {
     servers.push({ name: 'mt serve, PostgreSQL', ...(await serve({ ...env, DATABASE_URL: dbUrl.toString() }, [])) });
     // With BENCH_ONLY, the PGlite server only when a kept target is its own (its start-up would weigh on the others).
-    if (ONLY === undefined || 'mt serve, PGlite'.includes(ONLY)) {
+    if (ONLY === undefined || ONLY.split('|').some((part) => 'mt serve, PGlite'.includes(part))) {
       servers.push({ name: 'mt serve, PGlite', ...(await serve(env, ['--data', dataDir])) });
     }
     for (const server of servers) await setUp(server.url, adminKey, upstream.port);
@@ -261,7 +263,7 @@ async function main() {
     ];
 
     const allTargets = [...targets];
-    if (ONLY !== undefined) targets.splice(0, targets.length, ...targets.filter((t) => t.name.includes(ONLY)));
+    if (ONLY !== undefined) targets.splice(0, targets.length, ...targets.filter((t) => kept(t.name)));
     const rows = [];
     for (const concurrency of CONCURRENCIES) {
       for (const target of targets) await measure(target.call, concurrency, MAX_CALLS, WARMUP_MS);
@@ -335,6 +337,8 @@ function writeSection(rows, logBytes, seconds) {
   const pgAdded = get(1, 'mt serve, PostgreSQL').p50 - get(1, 'raw undici').p50;
   const liteAdded = get(1, 'mt serve, PGlite').p50 - get(1, 'raw undici').p50;
   const proxyAdded = get(1, 'fastify proxy').p50 - get(1, 'raw undici').p50;
+  const mcp64 = get(64, 'mt serve, PostgreSQL, over MCP').perSecond / get(64, 'fastify proxy').perSecond;
+  const mcp1 = get(1, 'mt serve, PostgreSQL, over MCP').p50 / get(1, 'mt serve, PostgreSQL').p50;
   const section = `<!-- bench:calls -->
 ## One tool call end to end (\`npm run bench:calls\`)
 
@@ -360,6 +364,9 @@ Aims, as ratios of this run:
   measured ${(pg64 * 100).toFixed(0)}% (${pg64 >= 0.5 ? 'met' : 'not met'}); on PGlite ${(lite64 * 100).toFixed(0)}%.
 - At concurrency 1, it adds at most 250 µs at p50 over raw undici: measured ${f(pgAdded)} µs on PostgreSQL
   (${pgAdded <= 250 ? 'met' : 'not met'}), ${f(liteAdded)} µs on PGlite; the fastify proxy alone adds ${f(proxyAdded)} µs.
+- Over MCP (issue #29), at concurrency 64 at least 50% of the fastify proxy's calls/s: measured ${(mcp64 * 100).toFixed(0)}%
+  (${mcp64 >= 0.5 ? 'met' : 'not met'}); at concurrency 1 a p50 at most 1.3 times the REST call's: measured ${mcp1.toFixed(2)} times
+  (${mcp1 <= 1.3 ? 'met' : 'not met'}).
 
 CPU per call is the user and system time of the serving process (the proxy's, or \`mt serve\`'s, not PostgreSQL's)
 during the measured rounds, divided by the calls: it depends far less on other load than calls/s does. The servers wrote ${logBytes.join(' and ')} bytes of log during the run (at info only errors and slow requests are logged).
