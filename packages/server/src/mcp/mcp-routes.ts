@@ -84,7 +84,16 @@ export async function mcpRoutes(app: FastifyInstance, ctx: ServerContext, settin
         request.method === 'POST' &&
         isPlainToolCall(request.body, request.headers)
       ) {
-        const response = await session.transport.answer(request.body, request.headers);
+        const { transport } = session;
+        const id = request.body.id;
+        // A call cancelled by the client (notifications/cancelled) gets no response, as over SSE: its entry goes
+        // when the client closes the request.
+        const gone = () => {
+          if (!reply.raw.writableEnded) transport.forget(id);
+        };
+        reply.raw.once('close', gone);
+        const response = await transport.answer(request.body, request.headers);
+        reply.raw.off('close', gone);
         return reply.header('mcp-session-id', header).type('application/json').send(JSON.stringify(response));
       }
       // From here the SDK's transport writes the answer (JSON or an SSE stream) itself.

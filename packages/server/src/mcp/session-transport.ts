@@ -115,4 +115,12 @@ export class SessionTransport implements Transport {
       this.onmessage?.(request, { requestInfo: { headers } });
     });
   }
+
+  /** Forgets a plain call whose HTTP exchange ended before its answer (the client went away, or cancelled it). */
+  forget(id: RequestId): void {
+    const answer = this.waiting.get(id);
+    this.waiting.delete(id);
+    // Settles the route's wait; nobody reads this answer (the HTTP exchange is over).
+    answer?.({ jsonrpc: '2.0', id, error: { code: ErrorCode.ConnectionClosed, message: 'Request closed' } });
+  }
 }
