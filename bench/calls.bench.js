@@ -19,6 +19,14 @@ const MAX_CALLS = Number(process.env.BENCH_CALLS ?? 20_000);
 const MAX_MS = Number(process.env.BENCH_MS ?? 2_000);
 const WARMUP_MS = Number(process.env.BENCH_WARMUP_MS ?? 800);
 const ROUNDS = 2;
+// Profiling and quick looks: BENCH_ONLY keeps the targets whose name contains it, or one of its `|`-separated parts
+// (the docs are then not written),
+// BENCH_CONCURRENCY picks the concurrencies (`1,64`), BENCH_SERVE_NODE_ARGS gives `mt serve`'s node flags
+// (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`; summarise with `node bench/lib/cpu-profile.js DIR`).
+const ONLY = process.env.BENCH_ONLY;
+const kept = (name) => ONLY === undefined || ONLY.split('|').some((part) => name.includes(part));
+const CONCURRENCIES = (process.env.BENCH_CONCURRENCY ?? '1,64').split(',').map(Number);
+const SERVE_NODE_ARGS = (process.env.BENCH_SERVE_NODE_ARGS ?? '').split(' ').filter(Boolean);
 const REPLY = JSON.stringify({ id: 'A-1001', status: 'shipped', total: 12.5, items: [{ sku: 'MUG-1', qty: 1 }] });
 const SECRET = 'bench-secret-value';
 const PG_URL = process.env.MT_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -79,13 +87,24 @@ function child(args) {
 
 /** Starts `mt serve` on a free port; resolves with its URL once it prints `listening on`. */
 function serve(env, args) {
-  const proc = spawn(process.execPath, [join(root, 'packages/cli/bin/mt.js'), 'serve', '--port', '0', ...args], {
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
+  const proc = spawn(
+    process.execPath,
+    [...SERVE_NODE_ARGS, join(root, 'packages/cli/bin/mt.js'), 'serve', '--port', '0', ...args],
+    {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  );
   let stderr = '';
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`mt serve did not start:\n${stderr}`)), 60_000);
+    // On a loaded machine PGlite's start can take long: BENCH_START_MS (default 180 s), then the process is ended.
+    const timer = setTimeout(
+      () => {
+        proc.kill('SIGKILL');
+        reject(new Error(`mt serve did not start:\n${stderr}`));
+      },
+      Number(process.env.BENCH_START_MS ?? 180_000),
+    );
     proc.stderr.on('data', (chunk) => {
       stderr += chunk;
       const match = /listening on (http:\/\/\S+)/.exec(stderr);
@@ -184,7 +203,10 @@ async function main() {
   const servers = [];
   try {
     servers.push({ name: 'mt serve, PostgreSQL', ...(await serve({ ...env, DATABASE_URL: dbUrl.toString() }, [])) });
-    servers.push({ name: 'mt serve, PGlite', ...(await serve(env, ['--data', dataDir])) });
+    // With BENCH_ONLY, the PGlite server only when a kept target is its own (its start-up would weigh on the others).
+    if (ONLY === undefined || ONLY.split('|').some((part) => 'mt serve, PGlite'.includes(part))) {
+      servers.push({ name: 'mt serve, PGlite', ...(await serve(env, ['--data', dataDir])) });
+    }
     for (const server of servers) await setUp(server.url, adminKey, upstream.port);
 
     const callBody = JSON.stringify({ arguments: { additionalInputs: { 'path.orderId': 'A-1001' } } });
@@ -240,8 +262,10 @@ async function main() {
       mcp,
     ];
 
+    const allTargets = [...targets];
+    if (ONLY !== undefined) targets.splice(0, targets.length, ...targets.filter((t) => kept(t.name)));
     const rows = [];
-    for (const concurrency of [1, 64]) {
+    for (const concurrency of CONCURRENCIES) {
       for (const target of targets) await measure(target.call, concurrency, MAX_CALLS, WARMUP_MS);
       // Alternating rounds, so a change in machine load during the run weighs on every target alike.
       const rounds = targets.map(() => []);
@@ -261,11 +285,31 @@ async function main() {
         );
       }
     }
+    // BENCH_STATEMENTS=1: the transactions a call makes on PostgreSQL (xact_commit of the bench's database; each
+    // statement outside a transaction is one), over 500 calls at concurrency 1 of each target on the PostgreSQL server.
+    if (process.env.BENCH_STATEMENTS) {
+      const commits = async () => {
+        // The server's backends report their counts when idle, at most once a second.
+        await new Promise((resolve) => setTimeout(resolve, 1500));
+        const { rows } = await admin.query('SELECT xact_commit FROM pg_stat_database WHERE datname = $1', [dbName]);
+        return Number(rows[0].xact_commit);
+      };
+      for (const target of targets.filter((t) => t.pid === servers[0].proc.pid)) {
+        const before = await commits();
+        await measure(target.call, 1, 500, 60_000);
+        console.error(`${target.name}: ${((await commits()) - before) / 500} transactions a call`);
+      }
+    }
     await raw.close();
     await proxyPool.close();
-    for (const target of targets) await target.pool?.close();
+    for (const target of allTargets) await target.pool?.close();
     const logBytes = servers.map((s) => s.proc.logBytes);
-    writeSection(rows, logBytes, (performance.now() - began) / 1000);
+    if (ONLY === undefined && CONCURRENCIES.join() === '1,64')
+      writeSection(rows, logBytes, (performance.now() - began) / 1000);
+    else
+      console.error(
+        `server log bytes: ${logBytes.join(', ')}; docs/performance.md not written (BENCH_ONLY or BENCH_CONCURRENCY)`,
+      );
   } finally {
     for (const server of servers) await stop(server.proc);
     upstream.proc.disconnect();
@@ -293,6 +337,8 @@ function writeSection(rows, logBytes, seconds) {
   const pgAdded = get(1, 'mt serve, PostgreSQL').p50 - get(1, 'raw undici').p50;
   const liteAdded = get(1, 'mt serve, PGlite').p50 - get(1, 'raw undici').p50;
   const proxyAdded = get(1, 'fastify proxy').p50 - get(1, 'raw undici').p50;
+  const mcp64 = get(64, 'mt serve, PostgreSQL, over MCP').perSecond / get(64, 'fastify proxy').perSecond;
+  const mcp1 = get(1, 'mt serve, PostgreSQL, over MCP').p50 / get(1, 'mt serve, PostgreSQL').p50;
   const section = `<!-- bench:calls -->
 ## One tool call end to end (\`npm run bench:calls\`)
 
@@ -318,6 +364,9 @@ Aims, as ratios of this run:
   measured ${(pg64 * 100).toFixed(0)}% (${pg64 >= 0.5 ? 'met' : 'not met'}); on PGlite ${(lite64 * 100).toFixed(0)}%.
 - At concurrency 1, it adds at most 250 µs at p50 over raw undici: measured ${f(pgAdded)} µs on PostgreSQL
   (${pgAdded <= 250 ? 'met' : 'not met'}), ${f(liteAdded)} µs on PGlite; the fastify proxy alone adds ${f(proxyAdded)} µs.
+- Over MCP (issue #29), at concurrency 64 at least 50% of the fastify proxy's calls/s: measured ${(mcp64 * 100).toFixed(0)}%
+  (${mcp64 >= 0.5 ? 'met' : 'not met'}); at concurrency 1 a p50 at most 1.3 times the REST call's: measured ${mcp1.toFixed(2)} times
+  (${mcp1 <= 1.3 ? 'met' : 'not met'}).
 
 CPU per call is the user and system time of the serving process (the proxy's, or \`mt serve\`'s, not PostgreSQL's)
 during the measured rounds, divided by the calls: it depends far less on other load than calls/s does. The servers wrote ${logBytes.join(' and ')} bytes of log during the run (at info only errors and slow requests are logged).

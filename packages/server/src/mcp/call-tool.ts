@@ -9,7 +9,7 @@ import {
   type ToolCallResult,
   toolResultText,
 } from '@maitento/gateway';
-import type { Connector, Tool } from '@maitento/lang';
+import type { Tool } from '@maitento/lang';
 import {
   type ApprovalRecord,
   apiKeyDeleted,
@@ -20,7 +20,6 @@ import {
   findUnusedCallApproval,
   insertApproval,
   markApprovalDelivered,
-  type StoredVersion,
   wakeTopics,
 } from '@maitento/store';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -29,7 +28,7 @@ import { serverErrors } from '../errors.js';
 import type { ServerContext } from '../internal/context.js';
 import { cacheSecrets, toolCredential } from '../internal/tool-credential.js';
 import type { McpSettings } from './settings.js';
-import { loadScopeTool, type McpScope } from './tools.js';
+import { type LoadedTool, loadScopeTool, type McpScope } from './tools.js';
 
 /** One tools/call of an MCP client. */
 export interface McpCall {
@@ -40,6 +39,8 @@ export interface McpCall {
   keyId: string;
   name: string;
   arguments: unknown;
+  /** The tool, when the request's handler loaded it already (one load a call); else the call loads it. */
+  loaded?: LoadedTool | undefined;
   /** Ends the wait (the request was cancelled, the session closed or the task was cancelled). */
   signal: AbortSignal;
   /** How long to wait for a person's answer; undefined waits until it comes (a task). */
@@ -59,7 +60,7 @@ function gatewayResult(result: ToolCallResult): CallToolResult {
   return { content: [{ type: 'text', text: toolResultText(result) }], isError: !result.ok };
 }
 
-type Loaded = { tool: StoredVersion<Tool>; connector: StoredVersion<Connector> };
+type Loaded = LoadedTool;
 
 function callInput(call: McpCall, loaded: Loaded, approvalId?: string): Promise<ToolCallInput> {
   const { ctx, scope } = call;
@@ -248,7 +249,7 @@ async function callWithApproval(call: McpCall, loaded: Loaded): Promise<CallTool
  */
 export async function callMcpTool(call: McpCall, onInternal: (err: unknown) => void): Promise<CallToolResult> {
   try {
-    const loaded = await loadScopeTool(call.ctx, call.scope, call.name);
+    const loaded = call.loaded ?? (await loadScopeTool(call.ctx, call.scope, call.name));
     if (loaded.tool.resource.requiresApproval) return await callWithApproval(call, loaded);
     return gatewayResult(await call.ctx.gateway.call(await callInput(call, loaded)));
   } catch (error) {

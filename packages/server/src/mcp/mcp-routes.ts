@@ -6,6 +6,7 @@ import { PerKeyLimit } from '../internal/per-key-limit.js';
 import { registerAuth } from '../plugins/auth.js';
 import { watchToolChanges } from './list-changed.js';
 import { type McpSession, openSession } from './session.js';
+import { isPlainToolCall } from './session-transport.js';
 import type { McpSettings } from './settings.js';
 import { loadAgent, type McpScope } from './tools.js';
 
@@ -77,9 +78,27 @@ export async function mcpRoutes(app: FastifyInstance, ctx: ServerContext, settin
     try {
       if (releaseUnopened !== undefined) await session.server.connect(session.transport);
       session.lastUsed = Date.now();
+      // A tools/call that needs no stream: answered by the session's Server as one JSON body (docs/mcp.md).
+      if (
+        releaseUnopened === undefined &&
+        request.method === 'POST' &&
+        isPlainToolCall(request.body, request.headers)
+      ) {
+        const { transport } = session;
+        const id = request.body.id;
+        // A call cancelled by the client (notifications/cancelled) gets no response, as over SSE: its entry goes
+        // when the client closes the request.
+        const gone = () => {
+          if (!reply.raw.writableEnded) transport.forget(id);
+        };
+        reply.raw.once('close', gone);
+        const response = await transport.answer(request.body, request.headers);
+        reply.raw.off('close', gone);
+        return reply.header('mcp-session-id', header).type('application/json').send(JSON.stringify(response));
+      }
       // From here the SDK's transport writes the answer (JSON or an SSE stream) itself.
       reply.hijack();
-      await session.transport.handleRequest(request.raw, reply.raw, request.body);
+      await session.transport.http.handleRequest(request.raw, reply.raw, request.body);
     } finally {
       releaseUnopened?.();
     }

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { InMemoryTaskStore } from '@modelcontextprotocol/sdk/experimental/tasks/stores/in-memory.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import {
   type CallToolResult,
   CallToolRequestSchema,
@@ -13,8 +12,9 @@ import {
 import { isMtError } from '@maitento/errors';
 import type { ServerContext } from '../internal/context.js';
 import { callMcpTool } from './call-tool.js';
+import { SessionTransport } from './session-transport.js';
 import type { McpSettings } from './settings.js';
-import { listScopeTools, loadScopeTool, type McpScope, toolAnnotations, toolTitle } from './tools.js';
+import { type LoadedTool, listScopeTools, loadScopeTool, type McpScope, toolAnnotations, toolTitle } from './tools.js';
 
 // The in-memory task store of one session, which also stops a task's wait when the client cancels it.
 class SessionTaskStore extends InMemoryTaskStore {
@@ -33,7 +33,7 @@ class SessionTaskStore extends InMemoryTaskStore {
 
 /** One MCP session: bound to the API key that opened it and to its endpoint. */
 export interface McpSession {
-  readonly transport: StreamableHTTPServerTransport;
+  readonly transport: SessionTransport;
   readonly server: Server;
   readonly scope: McpScope;
   readonly keyId: string;
@@ -51,16 +51,18 @@ export interface SessionHooks {
 }
 
 /**
- * A tools/call of a name the endpoint does not serve is a bad request, not a failed call: JSON-RPC -32602
- * (invalid params), as the MCP specification answers it. Other refusals (a disabled version) stay tool results.
+ * The tool of a tools/call, loaded once for the call. A name the endpoint does not serve is a bad request, not a
+ * failed call: JSON-RPC -32602 (invalid params), as the MCP specification answers it. Other refusals (a disabled
+ * version) stay tool results: undefined here, and the call loads again and answers with the refusal.
  */
-async function refuseUnknownTool(ctx: ServerContext, scope: McpScope, name: string): Promise<void> {
+async function loadOrRefuse(ctx: ServerContext, scope: McpScope, name: string): Promise<LoadedTool | undefined> {
   try {
-    await loadScopeTool(ctx, scope, name);
+    return await loadScopeTool(ctx, scope, name);
   } catch (error) {
     if (isMtError(error) && error.code === 'api:extops:not-found') {
       throw new McpError(ErrorCode.InvalidParams, error.message, { code: error.code });
     }
+    return undefined;
   }
 }
 
@@ -88,7 +90,7 @@ export function openSession(
       'or names the pending approval; call it again with the same arguments to get the outcome.',
   });
   let sessionId: string | undefined;
-  const transport = new StreamableHTTPServerTransport({
+  const transport = new SessionTransport({
     sessionIdGenerator: randomUUID,
     onsessioninitialized: (id) => {
       sessionId = id;
@@ -131,8 +133,8 @@ export function openSession(
 
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const { name, task } = request.params;
-    await refuseUnknownTool(ctx, scope, name);
-    const base = { ctx, settings, scope, keyId, name, arguments: request.params.arguments ?? {} };
+    const loaded = await loadOrRefuse(ctx, scope, name);
+    const base = { ctx, settings, scope, keyId, name, arguments: request.params.arguments ?? {}, loaded };
     if (task !== undefined && extra.taskStore !== undefined) {
       const taskStore = extra.taskStore;
       const created = await taskStore.createTask({ ttl: extra.taskRequestedTtl ?? null, pollInterval: 1000 });

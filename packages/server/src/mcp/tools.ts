@@ -68,12 +68,11 @@ export async function listScopeTools(ctx: ServerContext, scope: McpScope): Promi
   return entries.filter((e) => e.definition);
 }
 
+/** A tool version and the connector version it pins, as a call uses them. */
+export type LoadedTool = { tool: StoredVersion<Tool>; connector: StoredVersion<Connector> };
+
 /** A tool of `scope` by the name its client sees, loaded for a call (disabled versions refused). */
-export async function loadScopeTool(
-  ctx: ServerContext,
-  scope: McpScope,
-  name: string,
-): Promise<{ tool: StoredVersion<Tool>; connector: StoredVersion<Connector> }> {
+export async function loadScopeTool(ctx: ServerContext, scope: McpScope, name: string): Promise<LoadedTool> {
   if (scope.agent === undefined) return ctx.cache.loadCallableTool(scope.namespace, name);
   const agent = await loadAgent(ctx, scope.namespace, scope.agent);
   const pin = agent.pins.find((p) => p.kind === 'tool' && p.name === name);
