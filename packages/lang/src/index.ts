@@ -21,5 +21,7 @@ export type { RunBound } from './config/tool-definition.js';
 export { interactionTools, runBoundFields } from './config/interaction-tools.js';
 export type { InteractionAgentTools, InteractionTool, ToolSources } from './config/interaction-tools.js';
 export { AJV_OPTIONS } from './config/json-schema-check.js';
+export { DIALECT_URIS, newAjv, schemaDialect } from './config/json-schema-dialect.js';
+export type { SchemaDialect } from './config/json-schema-dialect.js';
 export { MODEL_PROVIDERS, parseModel } from './config/agent-checks.js';
 export type { ModelProvider, ModelRef } from './config/agent-checks.js';
