@@ -284,18 +284,23 @@ function checkFilter(what: string, asked: string[] | undefined, valid: Set<strin
 }
 
 let ajv2020: Ajv | undefined;
+// Documents repeat schemas (one response shape for many operations): each distinct one is compiled once.
+const verdicts = new Map<string, string | undefined>();
 
 /** Why ajv (2020-12) cannot compile the schema, or undefined when it can. */
 function compileProblem(schema: unknown): string | undefined {
+  const key = JSON.stringify(schema);
+  if (verdicts.has(key)) return verdicts.get(key);
   ajv2020 ??= newAjv('2020-12', { strict: false, allErrors: true });
+  let problem: string | undefined;
   try {
     ajv2020.compile(schema as object);
-    ajv2020.removeSchema();
-    return undefined;
   } catch (error) {
-    ajv2020.removeSchema();
-    return (error as Error).message;
+    problem = (error as Error).message;
   }
+  ajv2020.removeSchema();
+  verdicts.set(key, problem);
+  return problem;
 }
 
 /** The connectors and tools of an OpenAPI 3.1 document, one pair per operation, as `.mtr` file texts. */
