@@ -314,11 +314,18 @@ describe('the remote input schema of an MCP connector', () => {
       $schema,
       type: 'object',
       $defs: { state: { enum: ['open', 'closed'] } },
-      properties: { q: { type: 'string' }, state: { $ref: '#/$defs/state' } },
+      properties: { repo: { type: 'string' }, q: { type: 'string' }, state: { $ref: '#/$defs/state' } },
     };
     const compiled = compile({ 'connectors/mcp/issues.mtr': issuesConnector }, listed({ inputSchema: modern }));
     expect(compiled.diagnostics).toEqual([]);
     expect(compiled.connectors[0]?.schema.request).toEqual(modern);
+    // The model-facing definition is derived as for draft-07, without the dialect switch inside it.
+    const withTool = compile(repo, listed({ inputSchema: modern }));
+    expect(withTool.diagnostics).toEqual([]);
+    const request = (withTool.definitions.get('search')?.parameters as { properties: { request: object } }).properties
+      .request;
+    expect(request).not.toHaveProperty('$schema');
+    expect(request).toMatchObject({ type: 'object', required: ['q', 'state'], additionalProperties: false });
     // prefixItems must be an array in 2020-12 (under draft-07 it would be an unknown keyword and pass).
     const wrong = { $schema, type: 'object', properties: { pair: { type: 'array', prefixItems: {} } } };
     const d = only(
