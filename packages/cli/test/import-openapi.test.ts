@@ -270,6 +270,29 @@ describe('mt import openapi: errors and filters', { timeout: 60_000 }, () => {
     expect(unknownOp.stderr).toContain('unknown operationId getPet; the document has: addPet, createUser');
   });
 
+  it('warns above 50 tools, and names an operation without operationId by method and path', async () => {
+    const paths: Record<string, unknown> = {};
+    for (let i = 0; i < 51; i++) paths[`/things/n${i}`] = { get: { responses: { 200: { description: 'ok' } } } };
+    const source = join(scratch, 'many.json');
+    await writeFile(
+      source,
+      JSON.stringify({
+        openapi: '3.1.0',
+        info: { title: 'Many', version: '1' },
+        servers: [{ url: 'https://m.example.com' }],
+        paths,
+      }),
+    );
+    const result = await mt(['import', 'openapi', source, '--out', await fresh('many'), '--json']);
+    expect(result.code, result.stderr).toBe(0);
+    const report = JSON.parse(result.stdout);
+    expect(report.operations).toHaveLength(51);
+    expect(report.operations[0]).toEqual({ name: 'many-get-things-n0', method: 'GET', path: '/things/n0' });
+    expect(report.warnings).toEqual([
+      '51 tools: models choose worse among more than 50; consider --tags or --operations',
+    ]);
+  });
+
   it('--no-approval leaves writes unsupervised', async () => {
     const out = await fresh('no-approval');
     const result = await mt([
