@@ -322,8 +322,10 @@ describe('the remote input schema of an MCP connector', () => {
     // The model-facing definition is derived as for draft-07, without the dialect switch inside it.
     const withTool = compile(repo, listed({ inputSchema: modern }));
     expect(withTool.diagnostics).toEqual([]);
-    const request = (withTool.definitions.get('search')?.parameters as { properties: { request: object } }).properties
-      .request;
+    const parameters = withTool.definitions.get('search')?.parameters as
+      | { properties: { request: object } }
+      | undefined;
+    const request = parameters?.properties.request;
     expect(request).not.toHaveProperty('$schema');
     expect(request).toMatchObject({ type: 'object', required: ['q', 'state'], additionalProperties: false });
     // prefixItems must be an array in 2020-12 (under draft-07 it would be an unknown keyword and pass).
