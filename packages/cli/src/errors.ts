@@ -84,4 +84,70 @@ export const cliErrors = defineErrors({
     message: '{file} is not a file a knowledge base reads (.md, .markdown, .txt, .text, .html, .htm, .pdf)',
     hint: 'Convert it to one of these, or rename a text file to .txt',
   },
+  'api:import:source-unreadable': {
+    status: 400,
+    message: 'cannot read the OpenAPI document {source}: {reason}',
+    hint: 'give a readable file or an http(s) URL',
+  },
+  'api:import:source-too-large': {
+    status: 413,
+    message: 'the OpenAPI document at {source} is larger than {limit}',
+    hint: 'download it and import the file, or import a smaller document',
+  },
+  'api:import:source-timeout': {
+    status: 504,
+    message: 'the OpenAPI document at {source} did not arrive within {seconds} seconds',
+    hint: 'download it and import the file',
+  },
+  'api:import:too-many-redirects': {
+    status: 400,
+    message: '{source} redirected more than {limit} times',
+    hint: 'import the URL it ends at',
+  },
+  'api:import:document-invalid': {
+    status: 400,
+    message: '{source} is not a valid OpenAPI document: {errors}',
+    hint: 'each problem is given at its JSON pointer in the document; fix them, or check the document with a validator',
+  },
+  'api:import:swagger-2': {
+    status: 400,
+    message: '{source} is a Swagger 2.0 document; mt import openapi reads OpenAPI 3.0, 3.1 and 3.2',
+    hint: 'convert it to OpenAPI 3.x first (for example with swagger2openapi or the Swagger Editor)',
+  },
+  'api:import:ref-external': {
+    status: 400,
+    message:
+      '{source} has a $ref to another document ({ref}) at {pointer}; only references inside the document are followed',
+    hint: 'bundle the document into one file first (for example with `npx @redocly/cli bundle`)',
+  },
+  'api:import:server-relative': {
+    status: 400,
+    message: 'the server URL {url} of {source} is relative, and there is nothing to resolve it against',
+    hint: "give the API's base URL with --server-url, such as --server-url https://api.example.com/v1",
+  },
+  'api:import:server-missing': {
+    status: 400,
+    message: '{source} names no server and no --server-url was given',
+    hint: "give the API's base URL with --server-url",
+  },
+  'api:import:filter-unknown': {
+    status: 400,
+    message: 'unknown {what} {names}; the document has: {valid}',
+    hint: 'the names are case-sensitive, as the document writes them',
+  },
+  'api:import:name-invalid': {
+    status: 400,
+    message: 'the name {name} cannot prefix resource names: {reason}',
+    hint: 'give --name in lowercase kebab case, such as --name museum',
+  },
+  'api:import:nothing-to-import': {
+    status: 400,
+    message: 'no operation of {source} could be imported{reason}',
+    hint: 'the warnings above say why each operation was left out',
+  },
+  'api:import:conflict': {
+    status: 409,
+    message: '{count} file(s) were edited by hand and changed upstream too: {files}; nothing was written',
+    hint: "merge the diff above by hand, or pass --force to take the document's version",
+  },
 });

@@ -197,7 +197,7 @@ export const langErrors = defineErrors({
   'mtr:schema:invalid': {
     status: 422,
     message: '{key} is not a valid JSON Schema: {detail}',
-    hint: 'schemas are checked as JSON Schema draft-07 (ajv 8 with ajv-formats); a $ref must point inside the schema',
+    hint: 'schemas are checked as JSON Schema draft-07, or 2020-12 when $schema says so (ajv 8 with ajv-formats); a $ref must point inside the schema',
   },
   'mtr:names:duplicate': {
     status: 422,

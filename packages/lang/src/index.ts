@@ -22,6 +22,8 @@ export { interactionTools, runBoundFields } from './config/interaction-tools.js'
 export type { InteractionAgentTools, InteractionTool, SubAgentTool, ToolSources } from './config/interaction-tools.js';
 export { AJV_OPTIONS } from './config/json-schema-check.js';
 export { functionName, MODEL_PROVIDERS, parseModel, subAgentsOf } from './config/agent-checks.js';
+export { DIALECT_URIS, newAjv, schemaDialect } from './config/json-schema-dialect.js';
+export type { SchemaDialect } from './config/json-schema-dialect.js';
 export type { ModelProvider, ModelRef } from './config/agent-checks.js';
 // ---- editors (the language server of `mt lsp`) ----
 export { classifyPath } from './config/repo-layout.js';

@@ -26,6 +26,7 @@ import { register as fsCreate } from './fs-create.js';
 import { register as fsGet } from './fs-get.js';
 import { register as fsLs } from './fs-ls.js';
 import { register as fsPut } from './fs-put.js';
+import { register as importCommand } from './import.js';
 import { register as interactionApprove } from './interaction-approve.js';
 import { register as interactionCancel } from './interaction-cancel.js';
 import { register as interactionChat } from './interaction-chat.js';
@@ -87,6 +88,7 @@ export const commands: RegisterCommand[] = [
   fsGet,
   fsLs,
   fsPut,
+  importCommand,
   interactionApprove,
   interactionCancel,
   interactionGet,

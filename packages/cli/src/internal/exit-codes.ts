@@ -6,6 +6,8 @@ export const ExitCode = {
   UserError: 1,
   /** Usage: unknown command or option, a missing argument. */
   Usage: 2,
+  /** `mt import openapi`: a hand edit and a change of the document collide; nothing was written. */
+  Conflict: 3,
 } as const;
 
 /** One of {@link ExitCode}. */

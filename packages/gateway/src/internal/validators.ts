@@ -1,24 +1,31 @@
 import { BoundedMap } from '@maitento/egress';
-import type { JsonSchema } from '@maitento/lang';
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import addFormatsModule from 'ajv-formats';
-
-// ajv-formats is CommonJS: under NodeNext the default import is `module.exports`, whose `default` is the plugin.
-const addFormats = addFormatsModule.default;
+import { type JsonSchema, newAjv, type SchemaDialect, schemaDialect } from '@maitento/lang';
+import type { Ajv, ErrorObject, ValidateFunction } from 'ajv';
 
 const OPTIONS = { allErrors: true, strict: false, validateFormats: true } as const;
 
-// One Ajv checks schemas against the JSON Schema meta-schema; validateSchema never adds the schema to it.
-const checker = new Ajv(OPTIONS);
+// One Ajv per dialect checks schemas against its meta-schema; validateSchema never adds the schema to it.
+const checkers = new Map<SchemaDialect, Ajv>();
 
 /** A compiled validator and the Ajv instance that owns it: dropping the entry frees both. */
 function compile(schema: JsonSchema): ValidateFunction {
+  // `$schema` chooses the dialect: draft-07 (also without one) or 2020-12; any other is refused.
+  const dialect = schemaDialect(schema);
+  if (dialect === undefined) {
+    throw new Error(
+      `schema.$schema ${JSON.stringify((schema as { $schema?: unknown }).$schema)} is not supported: draft-07 or 2020-12`,
+    );
+  }
+  let checker = checkers.get(dialect);
+  if (checker === undefined) {
+    checker = newAjv(dialect, OPTIONS);
+    checkers.set(dialect, checker);
+  }
   if (!checker.validateSchema(schema)) {
     throw new Error(checker.errorsText(checker.errors, { dataVar: 'schema' }));
   }
   // A fresh instance per schema: two schemas with one $id never meet, and nothing outlives the cache entry.
-  const ajv = new Ajv({ ...OPTIONS, validateSchema: false, meta: false });
-  addFormats(ajv);
+  const ajv = newAjv(dialect, { ...OPTIONS, validateSchema: false, meta: false });
   return ajv.compile(schema);
 }
 

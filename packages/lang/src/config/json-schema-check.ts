@@ -1,21 +1,22 @@
 import { BoundedMap } from '@maitento/egress';
-import { Ajv, type ErrorObject } from 'ajv';
-import addFormatsModule from 'ajv-formats';
+import type { Ajv, ErrorObject } from 'ajv';
+import { newAjv, type SchemaDialect, schemaDialect } from './json-schema-dialect.js';
 import type { Connector, Json, JsonSchema } from './resources.js';
 import type { Reporter } from './report.js';
 import { displayPath, spanOf, type ValueTree } from './value-tree.js';
 
-// ajv-formats is CommonJS whose default export is the plugin itself.
-const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
-
 /** The options every JSON Schema of a config repo is compiled with (the gateway validates with the same). */
 export const AJV_OPTIONS = { strict: false, allErrors: true, validateSchema: true } as const;
 
-let shared: Ajv | undefined;
+// One checker per dialect, made when a schema of that dialect is first met.
+const checkers = new Map<SchemaDialect, Ajv>();
 
-function newAjv(): Ajv {
-  const ajv = new Ajv(AJV_OPTIONS);
-  addFormats(ajv);
+function checkerFor(dialect: SchemaDialect): Ajv {
+  let ajv = checkers.get(dialect);
+  if (ajv === undefined) {
+    ajv = newAjv(dialect, AJV_OPTIONS);
+    checkers.set(dialect, ajv);
+  }
   return ajv;
 }
 
@@ -113,8 +114,8 @@ function validRegExp(source: string): boolean {
 
 /**
  * Checks a JSON Schema as ajv 8 would compile it and returns everything that is wrong (empty when it is valid):
- * the schema is validated against the draft-07 meta-schema (with ajv-formats' formats known, every error, one
- * per wrong value), every `$ref` must resolve and every pattern must be a regular expression. Code generation
+ * the schema is validated against the meta-schema of its dialect, draft-07 or 2020-12 as its `$schema` says
+ * (with ajv-formats' formats known, every error, one per wrong value), every `$ref` must resolve and every pattern must be a regular expression. Code generation
  * (`ajv.compile`) is skipped: it cost about 1 ms a schema and dominated the compile; the gateway compiles each
  * schema when it is first called.
  */
@@ -122,20 +123,23 @@ export function schemaProblems(schema: JsonSchema): SchemaProblem[] {
   const key = JSON.stringify(schema);
   const cached = cache.get(key);
   if (cached !== undefined) return cached;
-  shared ??= newAjv();
+  const dialect = schemaDialect(schema);
   let problems: SchemaProblem[];
-  try {
-    problems = shared.validateSchema(schema) ? [] : fromAjvErrors(shared.errors);
-  } catch (error) {
-    // ajv throws for a `$schema` it has no meta-schema of (such as draft 2020-12) instead of refusing it.
-    const $schema = typeof schema === 'object' ? schema.$schema : undefined;
-    const detail =
-      typeof $schema === 'string'
-        ? `$schema ${JSON.stringify($schema)} is not supported: schemas are checked as JSON Schema draft-07; remove $schema or use http://json-schema.org/draft-07/schema#`
-        : error instanceof Error
-          ? error.message
-          : String(error);
-    problems = [{ at: typeof $schema === 'string' ? ['$schema'] : [], detail }];
+  if (dialect === undefined) {
+    const $schema = JSON.stringify((schema as { $schema?: unknown }).$schema);
+    problems = [
+      {
+        at: ['$schema'],
+        detail: `$schema ${$schema} is not supported: schemas are JSON Schema draft-07 or 2020-12; remove $schema (draft-07) or use http://json-schema.org/draft-07/schema# or https://json-schema.org/draft/2020-12/schema`,
+      },
+    ];
+  } else {
+    const checker = checkerFor(dialect);
+    try {
+      problems = checker.validateSchema(schema) ? [] : fromAjvErrors(checker.errors);
+    } catch (error) {
+      problems = [{ at: [], detail: error instanceof Error ? error.message : String(error) }];
+    }
   }
   walkProblems(schema, schema, [], problems);
   cache.set(key, problems);

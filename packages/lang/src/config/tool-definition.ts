@@ -77,6 +77,12 @@ function parameterSchema(p: ConnectorParameter, kind: 'path' | 'query'): Json {
   return p.required || kind === 'path' ? schema : nullable(schema);
 }
 
+function withoutDialect(schema: Json | undefined): Json | undefined {
+  if (!isObject(schema) || !Object.hasOwn(schema, '$schema')) return schema;
+  const { $schema: _, ...rest } = schema;
+  return rest;
+}
+
 /**
  * The model-facing definition of a tool: its name, its guidance, and a strict JSON Schema of the arguments
  * the model fills, `{ request?: {...body fields...}, additionalInputs?: { "path.x": ..., "query.y": ... } }`,
@@ -89,7 +95,9 @@ export function toolDefinition(tool: Tool, connector: Connector, runBound?: RunB
   const boundPath = new Set([...Object.keys(tool.bindings.path), ...(runBound?.path ?? [])]);
   const properties: SchemaObject = {};
 
-  const body = connector.schema.request;
+  // The body's `$schema` (draft-07 or 2020-12) said how to check it; inside the one schema the model reads it would be
+  // a dialect switch in a subschema, which providers do not take, so it is left out there.
+  const body = withoutDialect(connector.schema.request);
   if (connector.mcp !== undefined && body === undefined) {
     // Not listed yet (`mt check`): the arguments are some JSON object, known once a deploy reads the schema.
     properties.request = {

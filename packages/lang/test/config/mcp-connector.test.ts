@@ -308,11 +308,40 @@ describe('the remote input schema of an MCP connector', () => {
     ).toEqual([]);
   });
 
-  it('may not name a $schema the compiler has no meta-schema of', () => {
-    const inputSchema = { $schema: 'https://json-schema.org/draft/2020-12/schema', type: 'object' };
+  it('takes a remote schema declaring JSON Schema 2020-12, checked against the 2020-12 meta-schema', () => {
+    const $schema = 'https://json-schema.org/draft/2020-12/schema';
+    const modern = {
+      $schema,
+      type: 'object',
+      $defs: { state: { enum: ['open', 'closed'] } },
+      properties: { repo: { type: 'string' }, q: { type: 'string' }, state: { $ref: '#/$defs/state' } },
+    };
+    const compiled = compile({ 'connectors/mcp/issues.mtr': issuesConnector }, listed({ inputSchema: modern }));
+    expect(compiled.diagnostics).toEqual([]);
+    expect(compiled.connectors[0]?.schema.request).toEqual(modern);
+    // The model-facing definition is derived as for draft-07, without the dialect switch inside it.
+    const withTool = compile(repo, listed({ inputSchema: modern }));
+    expect(withTool.diagnostics).toEqual([]);
+    const parameters = withTool.definitions.get('search')?.parameters as
+      | { properties: { request: object } }
+      | undefined;
+    const request = parameters?.properties.request;
+    expect(request).not.toHaveProperty('$schema');
+    expect(request).toMatchObject({ type: 'object', required: ['q', 'state'], additionalProperties: false });
+    // prefixItems must be an array in 2020-12 (under draft-07 it would be an unknown keyword and pass).
+    const wrong = { $schema, type: 'object', properties: { pair: { type: 'array', prefixItems: {} } } };
+    const d = only(
+      compile({ 'connectors/mcp/issues.mtr': issuesConnector }, listed({ inputSchema: wrong })).diagnostics,
+    );
+    expect(d.at).toBe('connectors/mcp/issues.mtr:2:8 mtr:schema:invalid');
+    expect(d.message).toContain('properties/pair/prefixItems must be array');
+  });
+
+  it('may not name a $schema of a dialect other than draft-07 and 2020-12', () => {
+    const inputSchema = { $schema: 'https://json-schema.org/draft/2019-09/schema', type: 'object' };
     const d = only(compile({ 'connectors/mcp/issues.mtr': issuesConnector }, listed({ inputSchema })).diagnostics);
     expect(d.at).toBe('connectors/mcp/issues.mtr:2:8 mtr:schema:invalid');
-    expect(d.message).toContain('$schema "https://json-schema.org/draft/2020-12/schema" is not supported');
+    expect(d.message).toContain('$schema "https://json-schema.org/draft/2019-09/schema" is not supported');
   });
 });
 

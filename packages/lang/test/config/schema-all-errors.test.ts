@@ -37,4 +37,37 @@ schema.response = { type = "objekt" }
       expect.stringContaining('type must be equal to one of the allowed values'),
     ]);
   });
+
+  it('checks a schema declaring 2020-12 against the 2020-12 meta-schema, one without $schema as draft-07', () => {
+    const connector = (schema: string) => `method = "POST"
+url = "https://api.example.com/x"
+description = "d"
+schema.request = ${schema}
+`;
+    const modern = compile({
+      'connectors/open-api/c.mtr': connector(`{
+  "$schema" = "https://json-schema.org/draft/2020-12/schema"
+  type = "object"
+  "$defs" = { id = { type = "integer" } }
+  properties = { id = { "$ref" = "#/$defs/id" } pair = { type = "array" prefixItems = [{ type = "string" }] } }
+}`),
+    });
+    expect(modern.diagnostics).toEqual([]);
+    // The same wrong prefixItems: refused under 2020-12, an unknown keyword (strict mode off) under draft-07.
+    const wrongPrefix = `type = "array" prefixItems = { type = "string" }`;
+    const refused = compile({
+      'connectors/open-api/c.mtr': connector(
+        `{ "$schema" = "https://json-schema.org/draft/2020-12/schema" ${wrongPrefix} }`,
+      ),
+    });
+    expect(refused.diagnostics.map((d) => d.message)).toEqual([expect.stringContaining('prefixItems must be array')]);
+    expect(compile({ 'connectors/open-api/c.mtr': connector(`{ ${wrongPrefix} }`) }).diagnostics).toEqual([]);
+    const other = compile({
+      'connectors/open-api/c.mtr': connector(
+        `{ "$schema" = "http://json-schema.org/draft-04/schema#" type = "object" }`,
+      ),
+    });
+    expect(where(other.diagnostics)).toEqual(['connectors/open-api/c.mtr:4:32 mtr:schema:invalid']);
+    expect(other.diagnostics[0]?.message).toContain('is not supported: schemas are JSON Schema draft-07 or 2020-12');
+  });
 });

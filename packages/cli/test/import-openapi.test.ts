@@ -1,0 +1,412 @@
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join, relative } from 'node:path';
+import { Maitento } from '@maitento/sdk';
+import { createTestDatabase, type TestDatabase } from '@maitento/testkit';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { run } from '../src/program.js';
+import {
+  ROOT,
+  requireBuiltCli,
+  runMt,
+  type ServerProcess,
+  startServer,
+  tempHome,
+} from '../../../test/e2e/support/harness.js';
+
+// The real `mt import openapi` on the vendored documents (test/fixtures/openapi/README.md): golden output,
+// `mt check` and `mt deploy` of it into a real server on PostgreSQL, the errors, filters and re-imports.
+const FIXTURES = 'test/fixtures/openapi';
+const GOLDEN = join(ROOT, FIXTURES, 'golden');
+const UPDATE = process.env.UPDATE_GOLDEN === '1';
+let home: string;
+let scratch: string;
+
+/**
+ * `mt` in this process (the machine is shared: a process costs seconds), from the repo root, so the source paths in
+ * the generated comments are the same on every machine. The deploy test runs the real `mt` processes.
+ */
+async function mt(args: string[]) {
+  let stdout = '';
+  let stderr = '';
+  const line = (text: string) => (text.endsWith('\n') ? text : `${text}\n`);
+  const code = await run(['node', 'mt', ...args], {
+    out: (text) => {
+      stdout += line(text);
+    },
+    err: (text) => {
+      stderr += line(text);
+    },
+  });
+  return { code, stdout, stderr };
+}
+
+/** The real `mt` process, from the repo root. */
+function mtProcess(args: string[], env: Record<string, string> = {}) {
+  return runMt(args, { home, cwd: ROOT, env });
+}
+
+async function treeOf(dir: string): Promise<Map<string, string>> {
+  const files = new Map<string, string>();
+  const walk = async (at: string) => {
+    for (const entry of await readdir(at, { withFileTypes: true })) {
+      const path = join(at, entry.name);
+      if (entry.isDirectory()) await walk(path);
+      else files.set(relative(dir, path).split('\\').join('/'), await readFile(path, 'utf8'));
+    }
+  };
+  await walk(dir);
+  return files;
+}
+
+async function fresh(name: string): Promise<string> {
+  const dir = join(scratch, name);
+  await rm(dir, { recursive: true, force: true });
+  return dir;
+}
+
+beforeAll(async () => {
+  requireBuiltCli();
+  home = await tempHome();
+  scratch = await mkdtemp(join(tmpdir(), 'mt-import-openapi-'));
+});
+
+afterAll(async () => {
+  if (scratch) await rm(scratch, { recursive: true, force: true });
+  if (home) await rm(home, { recursive: true, force: true });
+});
+
+const GOLDEN_CASES: [string, string, string[]][] = [
+  ['museum', `${FIXTURES}/museum/openapi.yaml`, []],
+  ['swagger-petstore', `${FIXTURES}/swagger-petstore/openapi.yaml`, []],
+  ['petstore-expanded', `${FIXTURES}/petstore-expanded/openapi.yaml`, []],
+  ['cycle', `${FIXTURES}/hand/cycle.yaml`, []],
+  ['clash', `${FIXTURES}/hand/clash.yaml`, []],
+  ['no-operation-id', `${FIXTURES}/hand/no-operation-id.yaml`, []],
+  ['v3-2', `${FIXTURES}/hand/v3-2.yaml`, []],
+  ['relative-server', `${FIXTURES}/hand/relative-server.yaml`, ['--server-url', 'https://relative.example.com/api/v3']],
+];
+
+describe('mt import openapi: golden output', { timeout: 120_000 }, () => {
+  it.each(GOLDEN_CASES)(
+    '%s: the files are the golden ones, and mt check takes them as they are',
+    async (name, source, extra) => {
+      const out = await fresh(`golden-${name}`);
+      const result = await mt(['import', 'openapi', source, '--out', out, ...extra]);
+      expect(result.code, result.stderr).toBe(0);
+      const stderr = result.stderr.split(out).join('<out>');
+      const produced = await treeOf(out);
+      const golden = join(GOLDEN, name);
+      if (UPDATE) {
+        await rm(golden, { recursive: true, force: true });
+        for (const [path, text] of produced) {
+          await mkdir(dirname(join(golden, path)), { recursive: true });
+          await writeFile(join(golden, path), text);
+        }
+        await writeFile(join(golden, 'stderr.txt'), stderr);
+      }
+      const expected = await treeOf(golden);
+      expected.delete('stderr.txt');
+      expect(produced).toEqual(expected);
+      expect(stderr).toBe(await readFile(join(golden, 'stderr.txt'), 'utf8'));
+      const check = await mt(['check', out]);
+      expect(check.code, check.stderr).toBe(0);
+      expect(check.stderr).toMatch(/^ok: \d+ resources checked, 0 errors, 0 warnings/m);
+    },
+  );
+
+  it('says what each hand-written fixture is there for', async () => {
+    const warnings = async (name: string) => readFile(join(GOLDEN, name, 'stderr.txt'), 'utf8');
+    expect(await warnings('cycle')).toContain(
+      'the schema refers to itself (#/components/schemas/Node at /properties/children/items); the cycle is cut to {}',
+    );
+    expect(await warnings('clash')).toContain(
+      'GET /b (get_thing) is named clash-api-get-thing-2: clash-api-get-thing is taken by GET /a (getThing)',
+    );
+    expect(await warnings('v3-2')).toContain('is OpenAPI 3.2.0: read as 3.1');
+    const cycle = await readFile(join(GOLDEN, 'cycle/connectors/open-api/tree-api-create-node.mtr'), 'utf8');
+    // readOnly id: dropped from the request body, kept in the response.
+    expect(cycle.slice(0, cycle.indexOf('schema.response'))).not.toContain('id = ');
+    expect(cycle.slice(cycle.indexOf('schema.response'))).toContain('id = ');
+    const museumTool = await readFile(
+      join(GOLDEN, 'museum/external-operations/open-api/redocly-museum-api-create-special-event.mtr'),
+      'utf8',
+    );
+    expect(museumTool).toContain('requiresApproval = true');
+    expect(museumTool).toContain('secret = @ref("redocly-museum-api-museum-placeholder-auth")');
+    const getHours = await readFile(
+      join(GOLDEN, 'museum/external-operations/open-api/redocly-museum-api-get-museum-hours.mtr'),
+      'utf8',
+    );
+    expect(getHours).not.toContain('requiresApproval');
+    const clash = await treeOf(join(GOLDEN, 'clash'));
+    expect([...clash.keys()].filter((p) => p.startsWith('connectors/'))).toEqual([
+      'connectors/open-api/clash-api-get-thing-2.mtr',
+      'connectors/open-api/clash-api-get-thing.mtr',
+      'connectors/open-api/clash-api-other-thing.mtr',
+    ]);
+  });
+});
+
+describe('mt import openapi: output deployed', { timeout: 120_000 }, () => {
+  const ADMIN_KEY = `mt_import_${Date.now().toString(36)}_0123456789abcdef`;
+  let db: TestDatabase;
+  let server: ServerProcess;
+
+  beforeAll(async () => {
+    db = await createTestDatabase('mt_import_openapi');
+    server = await startServer(db.url, ADMIN_KEY, home);
+  });
+
+  afterAll(async () => {
+    await server?.stop();
+    await db?.drop();
+  });
+
+  it('three documents imported into one repo deploy into a real server on PostgreSQL', async () => {
+    const out = await fresh('deploy');
+    for (const [name, source] of GOLDEN_CASES.slice(0, 3)) {
+      // The real executable once; the others in this process.
+      const result = await (name === 'museum' ? mtProcess : mt)(['import', 'openapi', source, '--out', out]);
+      expect(result.code, result.stderr).toBe(0);
+    }
+    const client = new Maitento({ baseUrl: server.url, apiKey: ADMIN_KEY, maxRetries: 0 });
+    const secrets = new Set<string>();
+    for (const [path, text] of await treeOf(out)) {
+      if (!path.startsWith('external-operations/')) continue;
+      for (const match of text.matchAll(/secret = @ref\("([^"]+)"\)/g)) secrets.add(match[1] as string);
+    }
+    expect([...secrets].sort()).toEqual([
+      'redocly-museum-api-museum-placeholder-auth',
+      'swagger-petstore-openapi-3-0-api-key',
+    ]);
+    for (const name of secrets) await client.secrets.create({ name, value: 'not-a-real-key' });
+    const deploy = await mtProcess(['deploy', out, '--json'], { MT_API_URL: server.url, MT_API_KEY: ADMIN_KEY });
+    expect(deploy.code, deploy.stderr + deploy.stdout).toBe(0);
+    const connectors = await client.connectors.list();
+    const names = connectors.map((c) => c.name);
+    expect(names).toContain('redocly-museum-api-create-special-event');
+    expect(names).toContain('swagger-petstore-openapi-3-0-place-order');
+    expect(names).toContain('swagger-petstore-add-pet');
+    expect(names.length).toBe(8 + 17 + 3);
+  });
+});
+
+describe('mt import openapi: errors and filters', { timeout: 60_000 }, () => {
+  it('refuses Swagger 2.0, an invalid document (at its JSON pointer) and a YAML alias bomb, with exit 1', async () => {
+    const out = await fresh('errors');
+    const swagger = await mt(['import', 'openapi', `${FIXTURES}/hand/swagger-2.yaml`, '--out', out]);
+    expect(swagger.code).toBe(1);
+    expect(swagger.stderr).toContain('error [api:import:swagger-2]');
+    expect(swagger.stderr).toContain('convert it to OpenAPI 3.x first');
+    const invalid = await mt(['import', 'openapi', `${FIXTURES}/hand/invalid.yaml`, '--out', out]);
+    expect(invalid.code).toBe(1);
+    expect(invalid.stderr).toContain('error [api:import:document-invalid]');
+    expect(invalid.stderr).toContain("/paths/~1ping/get/responses/200: must have required property 'description'");
+    const bomb = await mt(['import', 'openapi', `${FIXTURES}/hand/alias-bomb.yaml`, '--out', out]);
+    expect(bomb.code).toBe(1);
+    expect(bomb.stderr).toContain('Excessive alias count');
+    const missing = await mt(['import', 'openapi', `${FIXTURES}/hand/nope.yaml`, '--out', out]);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('error [api:import:source-unreadable]');
+    // Nothing was written by any of them.
+    await expect(readdir(out)).rejects.toThrow();
+  });
+
+  it('refuses a relative server without --server-url, exit 1', async () => {
+    const out = await fresh('relative');
+    const result = await mt(['import', 'openapi', `${FIXTURES}/hand/relative-server.yaml`, '--out', out]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(
+      'error [api:import:server-relative]: the server URL /api/v3 of test/fixtures/openapi/hand/relative-server.yaml is relative',
+    );
+    expect(result.stderr).toContain('--server-url');
+  });
+
+  it('filters by tag and operationId; an unknown one is exit 2 listing the valid ones', async () => {
+    const source = `${FIXTURES}/swagger-petstore/openapi.yaml`;
+    const out = await fresh('filters');
+    const tags = await mt(['import', 'openapi', source, '--out', out, '--tags', 'store', '--json']);
+    expect(tags.code, tags.stderr).toBe(0);
+    expect(JSON.parse(tags.stdout).operations.map((o: { operationId: string }) => o.operationId)).toEqual([
+      'getInventory',
+      'placeOrder',
+      'getOrderById',
+      'deleteOrder',
+    ]);
+    const out2 = await fresh('filters2');
+    const excluded = await mt([
+      'import',
+      'openapi',
+      source,
+      '--out',
+      out2,
+      '--exclude-tags',
+      'pet,user',
+      '--exclude-operations',
+      'deleteOrder',
+      '--json',
+    ]);
+    expect(JSON.parse(excluded.stdout).operations.map((o: { operationId: string }) => o.operationId)).toEqual([
+      'getInventory',
+      'placeOrder',
+      'getOrderById',
+    ]);
+    const out3 = await fresh('filters3');
+    const ops = await mt(['import', 'openapi', source, '--out', out3, '--operations', 'getPetById', '--name', 'pets']);
+    expect(ops.code, ops.stderr).toBe(0);
+    expect([...(await treeOf(out3)).keys()].sort()).toEqual([
+      '.mt-import/pets.json',
+      'connectors/open-api/pets-get-pet-by-id.mtr',
+      'external-operations/open-api/pets-get-pet-by-id.mtr',
+    ]);
+    const unknownTag = await mt(['import', 'openapi', source, '--out', out3, '--tags', 'pets,store']);
+    expect(unknownTag.code).toBe(2);
+    expect(unknownTag.stderr).toContain(
+      'error [api:import:filter-unknown]: unknown tag pets; the document has: pet, store, user',
+    );
+    const unknownOp = await mt(['import', 'openapi', source, '--out', out3, '--exclude-operations', 'getPet']);
+    expect(unknownOp.code).toBe(2);
+    expect(unknownOp.stderr).toContain('unknown operationId getPet; the document has: addPet, createUser');
+  });
+
+  it('warns above 50 tools, and names an operation without operationId by method and path', async () => {
+    const paths: Record<string, unknown> = {};
+    for (let i = 0; i < 51; i++) paths[`/things/n${i}`] = { get: { responses: { 200: { description: 'ok' } } } };
+    const source = join(scratch, 'many.json');
+    await writeFile(
+      source,
+      JSON.stringify({
+        openapi: '3.1.0',
+        info: { title: 'Many', version: '1' },
+        servers: [{ url: 'https://m.example.com' }],
+        paths,
+      }),
+    );
+    const result = await mt(['import', 'openapi', source, '--out', await fresh('many'), '--json']);
+    expect(result.code, result.stderr).toBe(0);
+    const report = JSON.parse(result.stdout);
+    expect(report.operations).toHaveLength(51);
+    expect(report.operations[0]).toEqual({ name: 'many-get-things-n0', method: 'GET', path: '/things/n0' });
+    expect(report.warnings).toEqual([
+      '51 tools: models choose worse among more than 50; consider --tags or --operations',
+    ]);
+  });
+
+  it('--no-approval leaves writes unsupervised', async () => {
+    const out = await fresh('no-approval');
+    const result = await mt([
+      'import',
+      'openapi',
+      `${FIXTURES}/museum/openapi.yaml`,
+      '--out',
+      out,
+      '--no-approval',
+      '--operations',
+      'createSpecialEvent',
+    ]);
+    expect(result.code, result.stderr).toBe(0);
+    const tool = await readFile(
+      join(out, 'external-operations/open-api/redocly-museum-api-create-special-event.mtr'),
+      'utf8',
+    );
+    expect(tool).not.toContain('requiresApproval');
+  });
+});
+
+describe('mt import openapi: re-import', { timeout: 60_000 }, () => {
+  const museum = join(ROOT, FIXTURES, 'museum/openapi.yaml');
+  const connector = 'connectors/open-api/museum-get-special-event.mtr';
+  const tool = 'external-operations/open-api/museum-get-special-event.mtr';
+  let doc: string;
+  let out: string;
+
+  /** Imports `text` as the Museum document, under the name museum. */
+  async function importText(text: string, ...flags: string[]) {
+    const source = join(out, 'museum.yaml');
+    await writeFile(source, text);
+    return mt(['import', 'openapi', source, '--out', join(out, 'repo'), '--name', 'museum', ...flags]);
+  }
+
+  beforeAll(async () => {
+    doc = await readFile(museum, 'utf8');
+    out = await fresh('reimport');
+    await mkdir(out, { recursive: true });
+    const first = await importText(doc);
+    expect(first.code, first.stderr).toBe(0);
+  });
+
+  it('the same input twice: "no changes", nothing written, --check exits 0', async () => {
+    const before = await treeOf(join(out, 'repo'));
+    const again = await importText(doc);
+    expect(again.code).toBe(0);
+    expect(again.stderr).toContain('no changes');
+    expect(await treeOf(join(out, 'repo'))).toEqual(before);
+    expect((await importText(doc, '--check')).code).toBe(0);
+  });
+
+  it('keeps a hand edit while a new parameter arrives; --dry-run and --check see the drift first', async () => {
+    const path = join(out, 'repo', connector);
+    const edited = (await readFile(path, 'utf8')).replace(
+      /description = "[^"]*"/,
+      'description = "One special event, edited by hand"',
+    );
+    await writeFile(path, edited);
+    const withParam = doc.replace(
+      '      operationId: getSpecialEvent\n      tags:\n        - Events\n      parameters:\n',
+      '      operationId: getSpecialEvent\n      tags:\n        - Events\n      parameters:\n        - name: lang\n          in: query\n          schema:\n            type: string\n',
+    );
+    expect(withParam).not.toBe(doc);
+    const check = await importText(withParam, '--check');
+    expect(check.code).toBe(1);
+    expect(check.stderr).toContain(`merged (hand edits kept) ${connector}`);
+    const dry = await importText(withParam, '--dry-run');
+    expect(dry.code).toBe(0);
+    expect(dry.stdout).toContain(`+++ b/${connector}`);
+    expect(dry.stdout).toContain('+    name = "lang"');
+    expect(await readFile(path, 'utf8')).toBe(edited);
+    const merged = await importText(withParam);
+    expect(merged.code, merged.stderr).toBe(0);
+    const text = await readFile(path, 'utf8');
+    expect(text).toContain('description = "One special event, edited by hand"');
+    expect(text).toContain('name = "lang"');
+    expect((await mt(['check', join(out, 'repo')])).code).toBe(0);
+    doc = withParam;
+  });
+
+  it('both changed: the file is left as it is, the diff shown, exit 3; --force takes the document', async () => {
+    const path = join(out, 'repo', connector);
+    const mine = await readFile(path, 'utf8');
+    const changed = doc.replace('summary: Get special event', 'summary: Get one special event');
+    expect(changed).not.toBe(doc);
+    const conflict = await importText(changed);
+    expect(conflict.code).toBe(3);
+    expect(conflict.stderr).toContain(`CONFLICT ${connector} (both changed: description)`);
+    expect(conflict.stderr).toContain('error [api:import:conflict]');
+    expect(conflict.stdout).toContain('+description = "Get one special event"');
+    expect(await readFile(path, 'utf8')).toBe(mine);
+    // The tool's guidance changed upstream too, but nothing at all was written.
+    expect(await readFile(join(out, 'repo', tool), 'utf8')).not.toContain('Get one special event');
+    const forced = await importText(changed, '--force');
+    expect(forced.code, forced.stderr).toBe(0);
+    expect(await readFile(path, 'utf8')).toContain('description = "Get one special event"');
+    expect(await readFile(join(out, 'repo', tool), 'utf8')).toContain('Get one special event');
+    doc = changed;
+  });
+
+  it('a dropped operation deletes its unedited files and lists an edited one', async () => {
+    const repo = join(out, 'repo');
+    const hours = 'external-operations/open-api/museum-get-museum-hours.mtr';
+    await writeFile(join(repo, hours), `${await readFile(join(repo, hours), 'utf8')}// my note\n`);
+    const start = doc.indexOf('  /museum-hours:');
+    const end = doc.indexOf('  /special-events:');
+    const dropped = doc.slice(0, start) + doc.slice(end);
+    const result = await importText(dropped);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toContain('deleted (operation dropped) connectors/open-api/museum-get-museum-hours.mtr');
+    expect(result.stderr).toContain(`kept ${hours}: its operation is gone from the document`);
+    const files = await treeOf(repo);
+    expect(files.has('connectors/open-api/museum-get-museum-hours.mtr')).toBe(false);
+    expect(files.has(hours)).toBe(true);
+  });
+});

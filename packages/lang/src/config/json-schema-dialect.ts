@@ -1,0 +1,41 @@
+import { Ajv, type Options } from 'ajv';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+import type { JsonSchema } from './resources.js';
+
+// ajv-formats is CommonJS whose default export is the plugin itself.
+const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
+
+/** The JSON Schema dialects a schema of Maitento may be written in: `$schema` chooses, draft-07 without one. */
+export type SchemaDialect = 'draft-07' | '2020-12';
+
+/** The `$schema` of each dialect, as a schema of that dialect declares it. */
+export const DIALECT_URIS: Record<SchemaDialect, string> = {
+  'draft-07': 'http://json-schema.org/draft-07/schema#',
+  '2020-12': 'https://json-schema.org/draft/2020-12/schema',
+};
+
+const BY_URI = new Map<string, SchemaDialect>([
+  ['http://json-schema.org/draft-07/schema#', 'draft-07'],
+  ['http://json-schema.org/draft-07/schema', 'draft-07'],
+  ['https://json-schema.org/draft/2020-12/schema', '2020-12'],
+  ['https://json-schema.org/draft/2020-12/schema#', '2020-12'],
+]);
+
+/**
+ * The dialect a schema declares with `$schema` (draft-07 when it declares none), or undefined when its `$schema`
+ * names a dialect Maitento does not speak (draft-04, 2019-09, a URL of its own).
+ */
+export function schemaDialect(schema: JsonSchema): SchemaDialect | undefined {
+  if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) return 'draft-07';
+  const $schema = (schema as { $schema?: unknown }).$schema;
+  if ($schema === undefined) return 'draft-07';
+  return typeof $schema === 'string' ? BY_URI.get($schema) : undefined;
+}
+
+/** The one place an Ajv instance is made, for the compiler and the gateway: Ajv for draft-07, Ajv2020 for 2020-12. */
+export function newAjv(dialect: SchemaDialect, options: Options): Ajv {
+  const ajv = dialect === '2020-12' ? new Ajv2020(options) : new Ajv(options);
+  addFormats(ajv);
+  return ajv;
+}
