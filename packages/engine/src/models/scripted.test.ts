@@ -26,7 +26,11 @@ describe('the scripted stand-in', () => {
     ['typo', '[{"txt": "hello"}]', /typo\.json: turn 1 has an unknown key "txt"; a turn is \{"text"/],
     ['broken', '[{"text": "hello"', /broken\.json: not valid JSON \(/],
     ['object', '{"text": "hello"}', /object\.json: not a JSON array of turns/],
-    ['both', '[{"text": "a", "toolCalls": []}]', /both\.json: turn 1 needs exactly one of "text" and "toolCalls"/],
+    [
+      'both',
+      '[{"text": "a", "toolCalls": []}]',
+      /both\.json: turn 1 needs exactly one of "text", "object" and "toolCalls"/,
+    ],
     ['noname', '[{"toolCalls": [{"nme": "x"}]}]', /noname\.json: turn 1, tool call 1 has no "name"/],
   ])(
     'fails on a wrong script (%s) with api:models:invalid-response naming the file',

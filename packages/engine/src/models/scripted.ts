@@ -40,13 +40,14 @@ async function readScript(name: string, dir: string): Promise<ScriptTurn[]> {
   // A mistyped turn fails the run here, naming the file and the turn, rather than playing as "no more turns".
   turns.forEach((turn: unknown, index) => {
     const at = `turn ${index + 1}`;
-    const shape = 'a turn is {"text": "..."} or {"toolCalls": [{"name": "...", "arguments": {...}}]}';
+    const shape =
+      'a turn is {"text": "..."}, {"object": {...}} or {"toolCalls": [{"name": "...", "arguments": {...}}]}';
     if (typeof turn !== 'object' || turn === null || Array.isArray(turn))
       throw fail(`${at} is not an object; ${shape}`);
     const keys = Object.keys(turn);
-    const unknown = keys.filter((key) => key !== 'text' && key !== 'toolCalls');
+    const unknown = keys.filter((key) => key !== 'text' && key !== 'object' && key !== 'toolCalls');
     if (unknown.length > 0) throw fail(`${at} has an unknown key "${unknown[0]}"; ${shape}`);
-    if (keys.length !== 1) throw fail(`${at} needs exactly one of "text" and "toolCalls"; ${shape}`);
+    if (keys.length !== 1) throw fail(`${at} needs exactly one of "text", "object" and "toolCalls"; ${shape}`);
     if ('text' in turn && typeof turn.text !== 'string') throw fail(`${at}: "text" is not a string`);
     if ('toolCalls' in turn) {
       const calls = turn.toolCalls;
