@@ -49,8 +49,10 @@ describe('mt agent-* and interaction-*', { timeout: 60_000 }, () => {
     expect(json.code).toBe(0);
     expect(JSON.parse(json.stdout).map((i: { name: string }) => i.name)).toEqual([
       'ask-handbook',
+      'check-refund',
       'keep-notes',
       'support-any-shop',
+      'support-chat',
       'triage',
       'weather',
     ]);

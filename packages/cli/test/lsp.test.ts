@@ -261,7 +261,7 @@ describe('mt lsp --stdio', () => {
     const first = Array.isArray(items) ? items[0] : undefined;
     expect(JSON.stringify(first?.documentation)).toMatch(/required|optional/);
 
-    // Inside an object of an array: the properties of a function entry, minus `ref`.
+    // Inside an object of an array: the properties of a function entry, minus `ref` and `agent` (it holds one of them).
     const inner = await server.connection.sendRequest(CompletionRequest.type, {
       textDocument: { uri },
       position: { line: 2, character: 15 },

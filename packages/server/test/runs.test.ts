@@ -41,12 +41,14 @@ describe('starting and reading runs', () => {
     });
     expect(Object.keys(run).sort()).toEqual(
       [
+        'agent',
         'createdAt',
         'error',
         'id',
         'inputs',
         'interaction',
         'interactive',
+        'parentRunId',
         'pendingApproval',
         'result',
         'status',

@@ -282,6 +282,10 @@ export function startServer(connection: Connection): void {
         const holder = shapeAt(shape, context.path)?.shape;
         if (holder?.type !== 'object') return [];
         const present = new Set(context.present);
+        // A member of an exactly-one group is not offered once another member is there.
+        for (const group of holder.exclusive ?? []) {
+          if (group.some((name) => present.has(name))) for (const name of group) present.add(name);
+        }
         const range: Range = context.word
           ? { start: document.positionAt(context.word.start), end: document.positionAt(context.word.end) }
           : { start: position, end: position };

@@ -176,6 +176,7 @@ const agent: Shape = {
         items: {
           type: 'object',
           name: 'a function',
+          exclusive: [['ref', 'agent']],
           properties: {
             ref: opt({ type: 'ref', kind: 'tool' }, 'A tool the agent may call.'),
             agent: opt({ type: 'ref', kind: 'agent' }, 'An agent this agent may hand a task to (agents as tools).'),

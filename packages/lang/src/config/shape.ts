@@ -34,6 +34,11 @@ export type Shape =
       properties: Readonly<Record<string, Property>>;
       /** Properties that other kinds have but this one refuses, each with the hint of why (not "did you mean"). */
       refused?: Readonly<Record<string, string>>;
+      /**
+       * Groups of properties of which an object holds exactly one (a function's `ref` or `agent`). The checks that
+       * report it live with the kind (agent-checks.ts); editors offer no second member of a group.
+       */
+      exclusive?: readonly (readonly string[])[];
     }
   | { type: 'map'; values: Shape }
   | { type: 'array'; items: Shape }
