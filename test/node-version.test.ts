@@ -18,7 +18,7 @@ require(${JSON.stringify(npmCli)});`;
 }
 
 describe('npm install on a Node.js that is too old', () => {
-  it.each(['v20.20.2', 'v22.11.0'])('stops at once on %s with one line naming source scripts/node.sh', (version) => {
+  it.each(['v20.20.2', 'v22.18.0'])('stops at once on %s with one line naming source scripts/node.sh', (version) => {
     const res = npmInstallAs(version);
     expect(res.status).not.toBe(0);
     const lines = res.stderr.split('\n').filter((l) => l.startsWith('npm error'));

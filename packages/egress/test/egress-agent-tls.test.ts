@@ -13,16 +13,21 @@ let server: Server;
 let port: number;
 let connections = 0;
 let servernames: (string | false)[] = [];
+let alpn: (string | false)[] = [];
 
 beforeAll(async () => {
   const made = selfSignedCertificate(['api.example.test']);
   cert = made.cert;
-  server = createServer({ cert, key: made.key }, (_req, res) => res.end('tls reached'));
+  // The upstream offers HTTP/2 first, as many public APIs do; the egress agent must still speak HTTP/1.1.
+  server = createServer({ cert, key: made.key, ALPNProtocols: ['h2', 'http/1.1'] }, (_req, res) =>
+    res.end('tls reached'),
+  );
   server.on('connection', () => {
     connections += 1;
   });
   server.on('secureConnection', (socket) => {
     servernames.push(socket.servername);
+    alpn.push(socket.alpnProtocol);
   });
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
@@ -53,6 +58,22 @@ describe('createEgressAgent over https', () => {
       await expect(request(`https://other.example.test:${port}/`, { dispatcher: agent })).rejects.toMatchObject({
         code: 'ERR_TLS_CERT_ALTNAME_INVALID',
       });
+    } finally {
+      await agent.close();
+    }
+  });
+
+  it('speaks HTTP/1.1 to an upstream that offers HTTP/2 by ALPN', async () => {
+    alpn = [];
+    const agent = createEgressAgent({
+      policy: createEgressPolicy({ allow: '127.0.0.1/32' }),
+      resolver,
+      connect: { ca: cert },
+    });
+    try {
+      const res = await request(`https://api.example.test:${port}/`, { dispatcher: agent });
+      expect(await res.body.text()).toBe('tls reached');
+      expect(alpn).toEqual(['http/1.1']);
     } finally {
       await agent.close();
     }

@@ -71,6 +71,8 @@ export interface EgressAgentOptions {
 /**
  * An undici Agent whose every connection goes to a checked address: names through a lookup that
  * checks each answer, IP literals checked before the socket is opened. It never uses HTTP(S)_PROXY.
+ * It speaks HTTP/1.1 only: undici 8 would offer HTTP/2 by ALPN to a TLS upstream, but the gateway's limits
+ * and its hostile-upstream tests are HTTP/1.1's (docs/decisions.md, #27).
  */
 export function createEgressAgent(options: EgressAgentOptions): Agent {
   const { policy, resolver = systemResolver } = options;
@@ -80,7 +82,12 @@ export function createEgressAgent(options: EgressAgentOptions): Agent {
   const baseFor = (port: number): buildConnector.connector => {
     let base = byPort.get(port);
     if (base === undefined) {
-      base = buildConnector({ ...tls, timeout: timeout ?? 10_000, lookup: createEgressLookup(policy, resolver, port) });
+      base = buildConnector({
+        ...tls,
+        allowH2: false,
+        timeout: timeout ?? 10_000,
+        lookup: createEgressLookup(policy, resolver, port),
+      });
       byPort.set(port, base);
     }
     return base;
@@ -105,6 +112,7 @@ export function createEgressAgent(options: EgressAgentOptions): Agent {
   };
   return new Agent({
     connect: connector,
+    allowH2: false,
     ...(options.keepAliveTimeout === undefined ? {} : { keepAliveTimeout: options.keepAliveTimeout }),
     ...(options.connections === undefined ? {} : { connections: options.connections }),
   });

@@ -58,7 +58,9 @@ export function parseMtr(text: string, file: string): ParseResult {
   let assignments: Assignment[] = [];
   let unparsed: KeyPath[] = [];
   let stopped: Diagnostic | undefined;
-  messageContext.tokens = tokens;
+  // A copy: chevrotain (13 and later) pads the array it parses with end-of-file sentinels while it parses, and the
+  // message provider looks keys up in these tokens by offset while the parse runs.
+  messageContext.tokens = tokens.slice();
   messageContext.count = 0;
   parser.start(file, tokens);
   try {

@@ -31,6 +31,15 @@ describe('parseMtr error recovery', () => {
     );
   });
 
+  it('names the key in a missing-= message when the file ends right after it, as the only or the last token', () => {
+    // The parser pads the token array it parses with end-of-file sentinels (chevrotain 13); the key is still found.
+    expect(at('mode')).toEqual([
+      [1, 5, 'mtr:syntax:unexpected-token', 'expected `=` after the key `mode`, found the end of the file'],
+    ]);
+    expect(at('mode\n')[0][3]).toBe('expected `=` after the key `mode`, found the end of the file');
+    expect(at('a = 1\nsum.mary')[0][3]).toBe('expected `=` after the key `sum.mary`, found the end of the file');
+  });
+
   it('skips a line that starts with junk and goes on with the next', () => {
     const { ast, diagnostics } = parseMtr('a = 1\n= 2\n} b\nc = 3', 'j.mtr');
     expect(diagnostics.map((d) => [d.line, d.column])).toEqual([
