@@ -6,10 +6,14 @@ import { defineConfig } from 'vitest/config';
 // never depends on a stale build. Processes spawned by tests (the `mt` CLI, the server)
 // run the compiled output, which `npm test` builds first.
 const packagesDir = fileURLToPath(new URL('./packages/', import.meta.url));
-const alias = readdirSync(packagesDir).map((name) => ({
-  find: new RegExp(`^@maitento/${name}$`),
-  replacement: `${packagesDir}${name}/src/index.ts`,
-}));
+const alias = [
+  // Entry points besides a package's index (its package.json `exports`).
+  { find: /^@maitento\/lang\/json-schema$/, replacement: `${packagesDir}lang/src/config/json-schema-dialect.ts` },
+  ...readdirSync(packagesDir).map((name) => ({
+    find: new RegExp(`^@maitento/${name}$`),
+    replacement: `${packagesDir}${name}/src/index.ts`,
+  })),
+];
 
 export default defineConfig({
   resolve: { alias },

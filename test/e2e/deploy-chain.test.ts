@@ -151,15 +151,19 @@ describe('a changed connector pins new versions all the way up', { timeout: 120_
       ['agent:weather-assistant', 'connector:open-meteo-forecast', 'interaction:weather', 'tool:current-weather'],
     ],
     // Reaches the interaction through its agent and through inputs.functions.auth, and the triage interaction through
-    // the agent its agent hands tasks to (triage-agent pins billing-agent).
+    // the agent its agent hands tasks to (triage-agent pins billing-agent); support-chat shares support-agent, and
+    // check-refund's order-checker looks orders up.
     [
       'orders-get-order',
       [
         'agent:billing-agent',
+        'agent:order-checker',
         'agent:support-agent',
         'agent:triage-agent',
         'connector:orders-get-order',
+        'interaction:check-refund',
         'interaction:support-any-shop',
+        'interaction:support-chat',
         'interaction:triage',
         'tool:get-order',
       ],
@@ -172,6 +176,7 @@ describe('a changed connector pins new versions all the way up', { timeout: 120_
         'agent:triage-agent',
         'connector:orders-refund-order',
         'interaction:support-any-shop',
+        'interaction:support-chat',
         'interaction:triage',
         'tool:refund-order',
       ],

@@ -81,7 +81,9 @@ describe('a deleted key ends what it opened on every server', { timeout: 60_000 
     await init.body?.cancel();
     const initialized = await mcpPost(b.url, key, { jsonrpc: '2.0', method: 'notifications/initialized' }, session);
     expect(initialized.status).toBe(202);
-    const call = await mcpPost(
+    // A plain tools/call (no progress token) is answered as one JSON body (docs/decisions.md, #29): its headers
+    // come with the answer, so the request is not awaited before the key is deleted.
+    const call = mcpPost(
       b.url,
       key,
       {
@@ -95,8 +97,7 @@ describe('a deleted key ends what it opened on every server', { timeout: 60_000 
       },
       session,
     );
-    expect(call.status).toBe(200);
-    const callEnd = readToEnd(call, 10_000);
+    const callEnd = call.then(async (res) => ({ status: res.status, ...(await readToEnd(res, 10_000)) }));
     // The call waits once its approval is stored.
     const deadline = Date.now() + 10_000;
     for (;;) {
@@ -112,6 +113,8 @@ describe('a deleted key ends what it opened on every server', { timeout: 60_000 
     const [streamEnded, callEnded] = await Promise.all([streamEnd, callEnd]);
     expect(streamEnded.endedAt - answeredAt).toBeLessThan(1000);
     expect(callEnded.endedAt - answeredAt).toBeLessThan(1000);
+    // The call was not made: the session answers it with a JSON-RPC error, not a tool result.
+    expect(JSON.parse(callEnded.text)).toMatchObject({ id: 2, error: { code: -32000, message: 'Connection closed' } });
     // The stream says why it ended: what the key's next request gets.
     expect(streamEnded.text).toContain('"code":"api:auth:invalid-key"');
     // The session is gone with the key.

@@ -25,11 +25,15 @@ describe('importing @maitento/gateway', () => {
     expect(existsSync(gatewayDist)).toBe(true);
   });
 
-  it('does not load the compiler: no chevrotain, no @maitento/lang code', () => {
+  it('does not load the compiler: no chevrotain, no @maitento/lang code but its JSON Schema entry point', () => {
     const loaded = modulesLoadedBy(gatewayDist);
     expect(loaded.some((url) => url.includes('/gateway/dist/'))).toBe(true);
     expect(loaded.filter((url) => url.includes('/chevrotain/'))).toEqual([]);
-    expect(loaded.filter((url) => url.includes('/lang/dist/'))).toEqual([]);
+    // `@maitento/lang/json-schema` (the one maker of ajv instances, draft-07 and 2020-12) and nothing else of lang.
+    const lang = loaded.filter((url) => url.includes('/lang/dist/'));
+    expect(lang.map((url) => url.slice(url.indexOf('/lang/dist/')))).toEqual([
+      '/lang/dist/config/json-schema-dialect.js',
+    ]);
   });
 
   it('does not load the MCP SDK (imported on the first call of an MCP connector)', () => {

@@ -37,9 +37,12 @@ afterAll(async () => {
 describe('mt.agents and mt.interactions', () => {
   it('lists, gets and lists the versions of agents', async () => {
     expect((await mt.agents.list()).map((a) => a.name)).toEqual([
+      'billing-agent',
       'handbook-assistant',
       'note-keeper',
+      'order-checker',
       'support-agent',
+      'triage-agent',
       'weather-assistant',
     ]);
     const agent = await mt.agents.get('support-agent');
@@ -59,7 +62,7 @@ describe('mt.agents and mt.interactions', () => {
       ['partitionId', 'binding', true],
     ]);
     expect(interaction.tools).toEqual([{ name: 'search-handbook', version: 1 }]);
-    expect((await mt.interactions.list()).length).toBe(4);
+    expect((await mt.interactions.list()).length).toBe(7);
     expect((await mt.interactions.versions('ask-handbook')).map((v) => v.version)).toEqual([1]);
   });
 

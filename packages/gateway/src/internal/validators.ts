@@ -1,5 +1,7 @@
 import { BoundedMap } from '@maitento/egress';
-import { type JsonSchema, newAjv, type SchemaDialect, schemaDialect } from '@maitento/lang';
+import type { JsonSchema } from '@maitento/lang';
+// The one maker of ajv instances, from its own entry point: importing the compiler's index would load chevrotain.
+import { newAjv, type SchemaDialect, schemaDialect } from '@maitento/lang/json-schema';
 import type { Ajv, ErrorObject, ValidateFunction } from 'ajv';
 
 const OPTIONS = { allErrors: true, strict: false, validateFormats: true } as const;
