@@ -1,5 +1,5 @@
 import type { IToken } from 'chevrotain';
-import { KIND_SHAPES, MCP_CONNECTOR_SHAPE } from '../config/kind-shapes.js';
+import { CONVERSATION_SHAPE, KIND_SHAPES, MCP_CONNECTOR_SHAPE } from '../config/kind-shapes.js';
 import { classifyPath } from '../config/repo-layout.js';
 import type { Property, RefKind, Shape } from '../config/shape.js';
 import { lexMtr } from '../syntax/lexer.js';
@@ -165,7 +165,8 @@ export function editorContext(text: string, offset: number): EditorContext {
 export function fileShape(path: string): Shape | undefined {
   const place = classifyPath(path);
   if (!place) return undefined;
-  return place.mcp ? MCP_CONNECTOR_SHAPE : KIND_SHAPES[place.kind];
+  // The same choice as the compiler's (compile-repo.ts).
+  return place.mcp ? MCP_CONNECTOR_SHAPE : place.conversation ? CONVERSATION_SHAPE : KIND_SHAPES[place.kind];
 }
 
 /** The shape found by following `path` from `shape`, with the property that holds it (when the last step is a name). */

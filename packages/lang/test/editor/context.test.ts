@@ -50,6 +50,11 @@ describe('shapes for editors', () => {
     const mcp = fileShape('connectors/mcp/search.mtr');
     expect(mcp && shapeAt(mcp, ['tool'])?.property?.required).toBe(true);
     expect(fileShape('docs/x.mtr')).toBeUndefined();
+    // A conversation takes maxIdle, as the compiler reads it; a one-shot interaction does not.
+    const chat = fileShape('interactions/conversation/support-chat.mtr');
+    expect(chat && shapeAt(chat, ['maxIdle'])?.property?.doc).toMatch(/waits for a message/);
+    const once = fileShape('interactions/one-shot/weather.mtr');
+    expect(once && shapeAt(once, ['maxIdle'])).toBeUndefined();
     const tool = fileShape('external-operations/open-api/get-order.mtr');
     const connector = tool && shapeAt(tool, ['connector'])?.property;
     expect(connector && describeProperty('connector', connector)).toBe(
