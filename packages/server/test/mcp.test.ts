@@ -47,6 +47,11 @@ schema.request = {
   required = ["amount"]
   additionalProperties = false
 }
+schema.response = {
+  type = "object"
+  properties = { refund = { type = "string" } amount = { type = "number" } }
+  required = ["refund", "amount"]
+}
 `,
     },
     {
@@ -226,6 +231,65 @@ describe('Maitento as an MCP server', () => {
     });
   });
 
+  it('declares outputSchema from schema.response and returns the body as structuredContent, never a body that does not match', async () => {
+    const created = await rest('POST', '/v1/namespaces', { name: 'typed' });
+    expect(created.status).toBe(201);
+    const key = created.body.key.key as string;
+    const origin = `http://orders.example.test:${(upstream.address() as AddressInfo).port}`;
+    // The upstream answers {"id": "<orderId>", "echoedKey": ...} to these GETs.
+    const connector = (name: string, response: string) => ({
+      path: `connectors/open-api/${name}.mtr`,
+      content: `method = "GET"\nurl = "${origin}/orders/{orderId}"\ndescription = "An order"\nparameters.path = [ { name = "orderId" description = "The order id" type = "string" } ]\nschema.response = ${response}\n`,
+    });
+    const tool = (name: string) => ({
+      path: `external-operations/open-api/${name}.mtr`,
+      content: `connector = @ref("${name}-c")\nguidance = "Reads an order."\n`,
+    });
+    const deployed = await rest(
+      'POST',
+      '/v1/deploy',
+      {
+        files: [
+          connector('typed-order-c', '{ type = "object" properties = { id = { type = "string" } } required = ["id"] }'),
+          connector(
+            'wrong-order-c',
+            '{ type = "object" properties = { total = { type = "number" } } required = ["total"] }',
+          ),
+          connector('listed-order-c', '{ type = "array" }'),
+          tool('typed-order'),
+          tool('wrong-order'),
+          tool('listed-order'),
+        ],
+      },
+      key,
+    );
+    expect(deployed.status, JSON.stringify(deployed.body)).toBe(200);
+    // The SDK's Client checks every result of a tool with an outputSchema: it throws when a successful result has
+    // no structuredContent or one that does not match the schema.
+    const client = await connect(key);
+    const listed = new Map((await client.listTools()).tools.map((t) => [t.name, t]));
+    expect(listed.get('typed-order')?.outputSchema).toEqual({
+      type: 'object',
+      properties: { id: { type: 'string' } },
+      required: ['id'],
+    });
+    // Only an object schema can describe structuredContent (a JSON object): an array's tool stays text only.
+    expect(listed.get('listed-order')?.outputSchema).toBeUndefined();
+    const args = { additionalInputs: { 'path.orderId': 'T-1' } };
+    const ok = await client.callTool({ name: 'typed-order', arguments: args });
+    expect(ok.isError).toBe(false);
+    expect(ok.structuredContent).toEqual({ id: 'T-1' });
+    // Old clients read the same object as the text content.
+    expect(JSON.parse(text(ok))).toEqual(ok.structuredContent);
+    // A body that does not match the declared schema is an error result without structuredContent.
+    const wrong = await client.callTool({ name: 'wrong-order', arguments: args });
+    expect(wrong.isError).toBe(true);
+    expect(wrong.structuredContent).toBeUndefined();
+    expect(JSON.parse(text(wrong))).toMatchObject({ code: 'api:gateway:response-invalid', body: { id: 'T-1' } });
+    const plain = await client.callTool({ name: 'listed-order', arguments: args });
+    expect(plain.structuredContent).toBeUndefined();
+  });
+
   it('calls a tool through the gateway with its secret, and the echoed secret comes back masked', async () => {
     const client = await connect();
     const result = await client.callTool({
@@ -401,6 +465,7 @@ describe('a tool that requires approval, over MCP', () => {
     expect((await answer).status).toBe(200);
     expect(taskId).not.toBe('');
     expect(JSON.parse(text(result as { content: unknown }))).toEqual({ refund: 'R-1', amount: 44 });
+    expect((result as { structuredContent?: unknown }).structuredContent).toEqual({ refund: 'R-1', amount: 44 });
     expect(seen.filter((r) => r.url.endsWith('/refund')).length).toBe(before + 1);
   });
 });
@@ -475,7 +540,7 @@ describe('an approved MCP call, checked at the moment of acting', () => {
       egress: createEgressPolicy({ allow: '127.0.0.1/32' }),
       resolver,
       logger: false,
-      mcp: { approvalWaitMs: 20_000, approvalPollMs: 50, progressMs: 5_000 },
+      mcp: { approvalWaitMs: 20_000, approvalPollMs: 50, progressMs: 300 },
     });
     await patient.listen({ port: 0, host: '127.0.0.1' });
     patientUrl = `http://127.0.0.1:${(patient.server.address() as AddressInfo).port}`;
@@ -496,6 +561,35 @@ describe('an approved MCP call, checked at the moment of acting', () => {
   }
 
   const refunds = () => seen.filter((r) => r.url.endsWith('/refund')).length;
+
+  it('keeps a client whose request timeout is shorter than the wait waiting when it resets its timeout on progress', async () => {
+    const client = await connectPatient(adminKey);
+    // Without resetTimeoutOnProgress the SDK client gives up after its timeout, however much progress comes.
+    const gaveUp = await client.callTool(refund(65), undefined, { timeout: 1_000, onprogress: () => undefined }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect((gaveUp as McpError).code).toBe(ErrorCode.RequestTimeout);
+    // With it (as hosts built on the TypeScript or Python SDK can), progress every 0.3 s keeps the call alive until
+    // the person answers, 2.5 s later: the client gets the call's result.
+    const before = refunds();
+    let progress = 0;
+    const waiting = client.callTool(refund(66), undefined, {
+      timeout: 1_000,
+      resetTimeoutOnProgress: true,
+      onprogress: () => {
+        progress += 1;
+      },
+    });
+    const approval = await waitForApproval(66);
+    await new Promise((r) => setTimeout(r, 2_500));
+    expect((await rest('POST', `/v1/approvals/${approval.id}/approve`)).status).toBe(200);
+    const result = await waiting;
+    expect(result.isError).toBe(false);
+    expect(result.structuredContent).toEqual({ refund: 'R-1', amount: 66 });
+    expect(refunds()).toBe(before + 1);
+    expect(progress).toBeGreaterThanOrEqual(5);
+  });
 
   it('sends nothing when the tool version was disabled while the call waited for its approval', async () => {
     const client = await connectPatient(adminKey);

@@ -28,7 +28,7 @@ import { serverErrors } from '../errors.js';
 import type { ServerContext } from '../internal/context.js';
 import { cacheSecrets, toolCredential } from '../internal/tool-credential.js';
 import type { McpSettings } from './settings.js';
-import { type LoadedTool, loadScopeTool, type McpScope } from './tools.js';
+import { type LoadedTool, loadScopeTool, type McpScope, outputSchemaOf } from './tools.js';
 
 /** One tools/call of an MCP client. */
 export interface McpCall {
@@ -55,9 +55,35 @@ export function errorResult(error: MtError): CallToolResult {
   return { content: [{ type: 'text', text }], isError: true };
 }
 
-/** The gateway's result as the text a model gets (`toolResultText`: secrets already masked). */
-function gatewayResult(result: ToolCallResult): CallToolResult {
-  return { content: [{ type: 'text', text: toolResultText(result) }], isError: !result.ok };
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/**
+ * The gateway's result as the text a model gets (`toolResultText`: secrets already masked) and, for a tool with an
+ * `outputSchema`, the same body as `structuredContent`. The gateway checked a 2xx body against the connector's
+ * `schema.response` (the tool's `outputSchema`): a body that does not match is already an error result
+ * (`api:gateway:response-invalid`); one that could not be checked (cut at the size limit) is made one here, so a
+ * successful result of such a tool always carries an object that matches its schema, as MCP requires.
+ */
+function gatewayResult(result: ToolCallResult, loaded?: Loaded): CallToolResult {
+  const schema = loaded === undefined ? undefined : outputSchemaOf(loaded.connector.resource);
+  if (schema === undefined || !result.ok) {
+    return { content: [{ type: 'text', text: toolResultText(result) }], isError: !result.ok };
+  }
+  if (result.truncated === undefined && isObject(result.body)) {
+    return {
+      content: [{ type: 'text', text: toolResultText(result) }],
+      structuredContent: result.body,
+      isError: false,
+    };
+  }
+  const problems =
+    result.truncated === undefined
+      ? 'response is not a JSON object'
+      : `response was cut at ${result.truncated.limit} bytes, so it could not be checked`;
+  const error = gatewayErrors.create('api:gateway:response-invalid', { tool: loaded!.tool.resource.name, problems });
+  const failed: ToolCallResult = { ...result, ok: false, error: error.message, code: error.code };
+  return { content: [{ type: 'text', text: toolResultText(failed) }], isError: true };
 }
 
 type Loaded = LoadedTool;
@@ -211,7 +237,7 @@ async function deliver(call: McpCall, loaded: Loaded, answered: ApprovalRecord):
   // An approval made outside a run lives MT_APPROVAL_TTL (an hour by default), answered or not, until used.
   if (approval.status === 'Approved' && !approval.expired) {
     const input = await callInput(call, loaded, approval.id);
-    return gatewayResult(await ctx.gateway.callApproved(input, approvalUse(call, loaded, approval)));
+    return gatewayResult(await ctx.gateway.callApproved(input, approvalUse(call, loaded, approval)), loaded);
   }
   if (!(await markApprovalDelivered(ctx.db, approval.id))) {
     return errorResult(serverErrors.create('api:mcp:approval-used', { tool, id: approval.id }));
@@ -251,7 +277,7 @@ export async function callMcpTool(call: McpCall, onInternal: (err: unknown) => v
   try {
     const loaded = call.loaded ?? (await loadScopeTool(call.ctx, call.scope, call.name));
     if (loaded.tool.resource.requiresApproval) return await callWithApproval(call, loaded);
-    return gatewayResult(await call.ctx.gateway.call(await callInput(call, loaded)));
+    return gatewayResult(await call.ctx.gateway.call(await callInput(call, loaded)), loaded);
   } catch (error) {
     if (isMtError(error)) return errorResult(error);
     onInternal(error);

@@ -125,6 +125,7 @@ export function openSession(
         description: t.definition.description,
         inputSchema: t.definition.parameters as { type: 'object'; [key: string]: unknown },
         annotations: { title: toolTitle(t.definition.name), ...toolAnnotations(t) },
+        ...(t.outputSchema === undefined ? {} : { outputSchema: t.outputSchema }),
         // A call that waits for a person fits the tasks extension; clients without it still call it plainly.
         ...(t.requiresApproval ? { execution: { taskSupport: 'optional' as const } } : {}),
       })),

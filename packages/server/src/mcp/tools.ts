@@ -20,6 +20,23 @@ export interface McpToolEntry {
   name: string;
   /** The pinned version (an agent's); undefined for the latest. */
   version?: number;
+  /** The MCP `outputSchema`: the connector's `schema.response` when it describes an object (see {@link outputSchemaOf}). */
+  outputSchema?: McpOutputSchema;
+}
+
+/** An MCP tool's `outputSchema`: a JSON Schema whose root is an object (the protocol's requirement). */
+export type McpOutputSchema = { type: 'object'; [key: string]: unknown };
+
+/**
+ * A tool's MCP `outputSchema`: its connector's `schema.response` as declared, when its root says `type: "object"`
+ * (MCP's `structuredContent` is a JSON object, so only such a schema can describe it); otherwise none, and the
+ * tool's results are text only (docs/mcp.md).
+ */
+export function outputSchemaOf(connector: Pick<Connector, 'schema'>): McpOutputSchema | undefined {
+  const schema = connector.schema.response as { type?: unknown } | undefined;
+  if (schema === undefined || typeof schema !== 'object' || schema === null || schema.type !== 'object')
+    return undefined;
+  return schema as McpOutputSchema;
 }
 
 /** The latest version of the agent of `scope`, or `api:agents:not-found`. */
@@ -40,12 +57,14 @@ async function entry(ctx: ServerContext, namespace: string, name: string, versio
     pin?.version,
   );
   // Every deployed tool version has its definition; a missing one would be a store bug, so it is not listed.
+  const outputSchema = outputSchemaOf(connector.resource);
   return {
     definition: stored.definition as ToolDefinition,
     requiresApproval: stored.resource.requiresApproval,
     method: connector.resource.method,
     name: stored.name,
     ...(version === undefined ? {} : { version }),
+    ...(outputSchema === undefined ? {} : { outputSchema }),
   };
 }
 
