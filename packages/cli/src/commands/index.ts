@@ -9,6 +9,7 @@ import { register as approvalGet } from './approval-get.js';
 import { register as approvalList } from './approval-list.js';
 import { register as approvalReject } from './approval-reject.js';
 import { register as check } from './check.js';
+import { register as completion } from './completion.js';
 import { register as connectorGet } from './connector-get.js';
 import { register as connectorList } from './connector-list.js';
 import { register as connectorVersionDisable } from './connector-version-disable.js';
@@ -71,6 +72,7 @@ export const commands: RegisterCommand[] = [
   approvalList,
   approvalReject,
   check,
+  completion,
   connectorGet,
   connectorList,
   connectorVersionDisable,

@@ -38,6 +38,10 @@ export const register: RegisterCommand = (program, io) => {
     .option('--vscode', 'the shape of VS Code (.vscode/mcp.json: "servers") instead of "mcpServers"')
     .option('--api <url>', 'the server (default: MT_API_URL, then the login file, then http://127.0.0.1:8080)')
     .option('--key <key>', 'the API key written into the snippet (default: MT_API_KEY, then the login file)')
+    .option(
+      '--json',
+      'print the snippet as JSON on stdout (it always is: accepted as by every command that prints JSON)',
+    )
     .addHelpText(
       'after',
       '\nThe snippet holds the API key: prefer a `user` key (mt key-create --role user) and keep the file private.\n' +
