@@ -256,9 +256,11 @@ describe('Maitento as an MCP server', () => {
             '{ type = "object" properties = { total = { type = "number" } } required = ["total"] }',
           ),
           connector('listed-order-c', '{ type = "array" }'),
+          connector('composed-order-c', '{ allOf = [ { type = "object" required = ["id"] } ] }'),
           tool('typed-order'),
           tool('wrong-order'),
           tool('listed-order'),
+          tool('composed-order'),
         ],
       },
       key,
@@ -288,6 +290,13 @@ describe('Maitento as an MCP server', () => {
     expect(JSON.parse(text(wrong))).toMatchObject({ code: 'api:gateway:response-invalid', body: { id: 'T-1' } });
     const plain = await client.callTool({ name: 'listed-order', arguments: args });
     expect(plain.structuredContent).toBeUndefined();
+    // A composed schema (as mt import openapi writes one) that admits only objects: the same with its root type said.
+    expect(listed.get('composed-order')?.outputSchema).toEqual({
+      type: 'object',
+      allOf: [{ type: 'object', required: ['id'] }],
+    });
+    const composed = await client.callTool({ name: 'composed-order', arguments: args });
+    expect(composed.structuredContent).toEqual({ id: 'T-1' });
   });
 
   it('calls a tool through the gateway with its secret, and the echoed secret comes back masked', async () => {

@@ -28,15 +28,22 @@ export interface McpToolEntry {
 export type McpOutputSchema = { type: 'object'; [key: string]: unknown };
 
 /**
- * A tool's MCP `outputSchema`: its connector's `schema.response` as declared, when its root says `type: "object"`
- * (MCP's `structuredContent` is a JSON object, so only such a schema can describe it); otherwise none, and the
- * tool's results are text only (docs/mcp.md).
+ * A tool's MCP `outputSchema`: its connector's `schema.response` as declared, when it only admits objects (MCP's
+ * `structuredContent` is a JSON object, so only such a schema can describe it): its root says `type: "object"`,
+ * or it has no root `type` and one of its `allOf` does (as `mt import openapi` writes a composed response), and
+ * then `type: "object"` is added at the root, which admits exactly the same values. Otherwise none, and the tool's
+ * results are text only (docs/mcp.md).
  */
 export function outputSchemaOf(connector: Pick<Connector, 'schema'>): McpOutputSchema | undefined {
-  const schema = connector.schema.response as { type?: unknown } | undefined;
-  if (schema === undefined || typeof schema !== 'object' || schema === null || schema.type !== 'object')
-    return undefined;
-  return schema as McpOutputSchema;
+  const schema = connector.schema.response as { type?: unknown; allOf?: unknown } | undefined;
+  if (schema === undefined || typeof schema !== 'object' || schema === null) return undefined;
+  if (schema.type === 'object') return schema as McpOutputSchema;
+  const objectPart = (part: unknown) =>
+    typeof part === 'object' && part !== null && (part as { type?: unknown }).type === 'object';
+  if (schema.type === undefined && Array.isArray(schema.allOf) && schema.allOf.some(objectPart)) {
+    return { ...schema, type: 'object' };
+  }
+  return undefined;
 }
 
 /** The latest version of the agent of `scope`, or `api:agents:not-found`. */
