@@ -85,6 +85,9 @@ printf '%s\\n' "\${COMPREPLY[@]}"`;
     expect(fish.stdout).toContain(
       "complete -c mt -n '__fish_seen_subcommand_from openapi' -l 'out' -r -F -d 'the config repo to write into'",
     );
+    // No file names while a command is chosen; a command's arguments (mt deploy DIR) keep them.
+    expect(fish.stdout).toContain("complete -c mt -n '__fish_use_subcommand' -f\n");
+    expect(fish.stdout).not.toContain('complete -c mt -f');
     const other = await mt('completion', 'powershell');
     expect(other.code).toBe(2);
     expect(other.stderr).toContain("'powershell' is invalid for argument 'shell'. Allowed choices are bash, zsh, fish");

@@ -164,7 +164,6 @@ function fish(root: Node): string {
   const lines = [
     "# fish completion for mt, generated from the CLI's command tree by `mt completion fish`.",
     '# Load it with: mt completion fish | source   (or save it to ~/.config/fish/completions/mt.fish)',
-    'complete -c mt -f',
   ];
   for (const node of walk(root)) {
     const words = node.path === '' ? [] : node.path.split(' ');
@@ -177,6 +176,8 @@ function fish(root: Node): string {
               ? `; and not __fish_seen_subcommand_from ${node.subcommands.map((s) => s.name).join(' ')}`
               : ''
           }`;
+    // While a subcommand is being chosen, no file names; a command's own arguments may be files (mt deploy DIR).
+    if (node.subcommands.length > 0) lines.push(`complete -c mt -n ${quote(here)} -f`);
     for (const sub of node.subcommands) {
       lines.push(`complete -c mt -n ${quote(here)} -a ${quote(sub.name)} -d ${quote(firstLine(sub.description))}`);
     }
