@@ -1,4 +1,4 @@
-import { join } from 'node:path';
+import { join, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { egressPolicyFromEnv } from '@maitento/egress';
 import {
@@ -156,8 +156,16 @@ export function startServer(connection: Connection): void {
     // Files deleted since the last check: their diagnostics go.
     for (const uri of published.keys()) {
       const path = pathOf(uri);
-      if (path && index.rootOf(path) === repo.root && !paths.has(path)) push(path, [], false);
+      if (!path || paths.has(path)) continue;
+      // A `.mtr` file of the repo, or a `.json` file under its root (bad JSON an `@json` named).
+      const ofRepo = path.endsWith('.mtr') ? index.rootOf(path) === repo.root : path.startsWith(repo.root + sep);
+      if (ofRepo) push(path, [], false);
     }
+    // An `@json` naming a file the index has not read (outside the resource folders): read it, then check again.
+    void index.readNamedJson(repo).then(
+      (found) => found && scheduleRepo(repo),
+      (error) => connection.console.error(`maitento: reading @json files failed: ${String(error)}`),
+    );
   }
 
   function checkPlace(path: string, place: Place): void {
@@ -165,20 +173,28 @@ export function startServer(connection: Connection): void {
     else push(path, index.checkLoose(path).map(toLspDiagnostic), index.open.has(path) && !published.has(uriOf(path)));
   }
 
-  /** Checks the repo of `path` (or the file alone) 150 ms after the last call for it. */
-  function schedule(path: string): void {
-    const key = index.rootOf(path) ?? path;
+  /** Runs `check` 150 ms after the last call for `key` (a repo root, or a file of no repo). */
+  function debounce(key: string, check: () => Promise<void> | void, what: string): void {
     clearTimeout(timers.get(key));
     timers.set(
       key,
       setTimeout(() => {
         timers.delete(key);
         ready
-          .then(() => index.place(path))
-          .then((place) => checkPlace(path, place))
-          .catch((error) => connection.console.error(`maitento: checking ${path} failed: ${String(error)}`));
+          .then(check)
+          .catch((error) => connection.console.error(`maitento: checking ${what} failed: ${String(error)}`));
       }, DIAGNOSTICS_DELAY_MS),
     );
+  }
+
+  /** Checks the repo of `path` (or the file alone) 150 ms after the last call for it. */
+  function schedule(path: string): void {
+    debounce(index.rootOf(path) ?? path, async () => checkPlace(path, await index.place(path)), path);
+  }
+
+  /** Checks a repo 150 ms after the last call for it. */
+  function scheduleRepo(repo: Repo): void {
+    debounce(repo.root, () => checkRepo(repo), repo.root);
   }
 
   connection.onInitialize((params) => {
@@ -208,7 +224,8 @@ export function startServer(connection: Connection): void {
   connection.onInitialized(() => {
     if (watchRegistration) {
       void connection.client.register(DidChangeWatchedFilesNotification.type, {
-        watchers: [{ globPattern: '**/*.mtr' }],
+        // The `.json` files: those `@json` names are part of the files that name them.
+        watchers: [{ globPattern: '**/*.mtr' }, { globPattern: '**/*.json' }],
       });
     }
     // A failure is logged and never leaves `ready` rejected: every request awaits it.
@@ -223,6 +240,15 @@ export function startServer(connection: Connection): void {
     await ready;
     for (const change of params.changes) {
       const path = pathOf(change.uri);
+      if (path?.endsWith('.json')) {
+        // A `.json` file a repo read or names: the repo is checked again (the files loading it are re-checked).
+        try {
+          for (const repo of await index.jsonChanged(path)) scheduleRepo(repo);
+        } catch (error) {
+          connection.console.error(`maitento: reading ${path} failed: ${String(error)}`);
+        }
+        continue;
+      }
       if (!path?.endsWith('.mtr') || index.open.has(path)) continue;
       try {
         await index.fileChanged(path, change.type === FileChangeType.Deleted);

@@ -4,10 +4,10 @@ import type { EgressPolicy } from '@maitento/egress';
 import {
   type CompiledRepo,
   classifyPath,
-  compileRepo,
   type Diagnostic,
   filesUnder,
   parseMtr,
+  RepoChecker,
   readConfigRepo,
   TOP_FOLDERS,
 } from '@maitento/lang';
@@ -17,7 +17,11 @@ export interface Repo {
   /** Absolute path of the repo's root folder. */
   root: string;
   disk: Map<string, string>;
+  /** The compiler, keeping each file's results between checks (a check redoes what the changes affect). */
+  checker: RepoChecker;
   compiled?: CompiledRepo;
+  /** `.json` files an `@json` named that were looked for on disk and not found (looked for again on a watcher event). */
+  missing: Set<string>;
 }
 
 /** Where a `.mtr` file belongs: a config repo and its path in it, or no repo (then only its syntax is checked). */
@@ -86,7 +90,7 @@ export class WorkspaceIndex {
   private async repoAt(root: string): Promise<Repo> {
     let repo = this.repos.get(root);
     if (repo) return repo;
-    repo = { root, disk: new Map() };
+    repo = { root, disk: new Map(), checker: new RepoChecker(this.options), missing: new Set() };
     this.repos.set(root, repo);
     for (const file of await readConfigRepo(root).catch(() => [])) repo.disk.set(file.path, file.content);
     return repo;
@@ -128,10 +132,51 @@ export class WorkspaceIndex {
     return [...files.entries()].map(([path, content]) => ({ path, content }));
   }
 
-  /** Compiles a repo with the very compiler `mt check` and `mt deploy` use; keeps the result for lookups. */
+  /**
+   * Compiles a repo with the very compiler `mt check` and `mt deploy` use (its incremental form: what did not
+   * change is not parsed or checked again); keeps the result for lookups.
+   */
   compile(repo: Repo): CompiledRepo {
-    repo.compiled = compileRepo(this.files(repo), this.options);
+    repo.compiled = repo.checker.check(this.files(repo));
     return repo.compiled;
+  }
+
+  /**
+   * The repos a `.json` file at an absolute path belongs to: those holding it under their root whose compile
+   * read it or whose `@json`s name it. Their disk copy of it is read again (or dropped when it is gone).
+   */
+  async jsonChanged(path: string): Promise<Repo[]> {
+    const out: Repo[] = [];
+    for (const repo of this.repos.values()) {
+      const rel = relative(repo.root, path);
+      if (rel === '' || rel.startsWith('..') || isAbsolute(rel)) continue;
+      const key = rel.split(sep).join('/');
+      if (!repo.disk.has(key) && !repo.checker.jsonPaths.has(key)) continue;
+      const text = await readFile(path, 'utf8').catch(() => undefined);
+      if (text === undefined) repo.disk.delete(key);
+      else repo.disk.set(key, text);
+      repo.missing.delete(key);
+      out.push(repo);
+    }
+    return out;
+  }
+
+  /**
+   * Reads from disk the `.json` files the last compile of a repo named but did not have (an `@json` typed in the
+   * editor naming a file outside the resource folders); true when any was found, so the repo is checked again.
+   */
+  async readNamedJson(repo: Repo): Promise<boolean> {
+    let found = false;
+    for (const key of repo.checker.jsonPaths) {
+      if (repo.disk.has(key) || repo.missing.has(key)) continue;
+      const text = await readFile(join(repo.root, ...key.split('/')), 'utf8').catch(() => undefined);
+      if (text === undefined) repo.missing.add(key);
+      else {
+        repo.disk.set(key, text);
+        found = true;
+      }
+    }
+    return found;
   }
 
   /** The syntax diagnostics of a file of no repo. */
