@@ -1,4 +1,4 @@
-import { join, sep } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { egressPolicyFromEnv } from '@maitento/egress';
 import {
@@ -126,7 +126,15 @@ export function startServer(connection: Connection): void {
   let watchRegistration = false;
   let ready: Promise<void> = Promise.resolve();
 
-  const uriOf = (path: string) => uris.get(path) ?? pathToFileURL(path).href;
+  /** File URIs made from paths, kept: a check of a big repo asks for many. */
+  const madeUris = new Map<string, string>();
+  const uriOf = (path: string) => {
+    const uri = uris.get(path) ?? madeUris.get(path);
+    if (uri !== undefined) return uri;
+    const made = pathToFileURL(path).href;
+    madeUris.set(path, made);
+    return made;
+  };
 
   function push(path: string, diagnostics: LspDiagnostic[], force: boolean): void {
     const uri = uriOf(path);
@@ -137,30 +145,29 @@ export function startServer(connection: Connection): void {
     void connection.sendDiagnostics({ uri, diagnostics });
   }
 
+  /** Per repo root: the absolute paths its last check pushed diagnostics for. */
+  const shown = new Map<string, Set<string>>();
+
+  /**
+   * Checks a repo (again: the compiler redoes what the changes affect) and pushes what changed: the files with
+   * diagnostics, those that had some (now fixed or deleted), and open documents not pushed yet (an empty list).
+   */
   function checkRepo(repo: Repo): void {
     const compiled = index.compile(repo);
     const byFile = new Map<string, LspDiagnostic[]>();
     for (const d of compiled.diagnostics) {
-      const list = byFile.get(d.file) ?? [];
+      const path = join(repo.root, ...d.file.split('/'));
+      const list = byFile.get(path) ?? [];
       list.push(toLspDiagnostic(d));
-      byFile.set(d.file, list);
+      byFile.set(path, list);
     }
-    const paths = new Map<string, string>();
-    for (const file of byFile.keys()) paths.set(join(repo.root, ...file.split('/')), file);
-    for (const { path } of index.files(repo)) {
-      if (path.endsWith('.mtr')) paths.set(join(repo.root, ...path.split('/')), path);
+    for (const [path, list] of byFile) push(path, list, index.open.has(path) && !published.has(uriOf(path)));
+    for (const path of shown.get(repo.root) ?? []) if (!byFile.has(path)) push(path, [], false);
+    for (const path of index.open.keys()) {
+      if (byFile.has(path) || published.has(uriOf(path)) || index.rootOf(path) !== repo.root) continue;
+      push(path, [], true);
     }
-    for (const [path, file] of paths) {
-      push(path, byFile.get(file) ?? [], index.open.has(path) && !published.has(uriOf(path)));
-    }
-    // Files deleted since the last check: their diagnostics go.
-    for (const uri of published.keys()) {
-      const path = pathOf(uri);
-      if (!path || paths.has(path)) continue;
-      // A `.mtr` file of the repo, or a `.json` file under its root (bad JSON an `@json` named).
-      const ofRepo = path.endsWith('.mtr') ? index.rootOf(path) === repo.root : path.startsWith(repo.root + sep);
-      if (ofRepo) push(path, [], false);
-    }
+    shown.set(repo.root, new Set(byFile.keys()));
     // An `@json` naming a file the index has not read (outside the resource folders): read it, then check again.
     void index.readNamedJson(repo).then(
       (found) => found && scheduleRepo(repo),

@@ -44,6 +44,8 @@ export class WorkspaceIndex {
   readonly loose = new Map<string, string>();
   /** Open documents by absolute path: their text in the editor. */
   readonly open = new Map<string, string>();
+  /** The resources of each compile result, sorted (completion asks for them on every keystroke). */
+  private readonly listed = new WeakMap<CompiledRepo, { kind: string; name: string; file: string }[]>();
 
   constructor(
     private readonly folders: string[],
@@ -125,11 +127,18 @@ export class WorkspaceIndex {
 
   /** The files of a repo as the compiler gets them: disk texts with open documents over them. */
   files(repo: Repo): { path: string; content: string }[] {
-    const files = new Map(repo.disk);
+    const opened = new Map<string, string>();
     for (const [path, text] of this.open) {
-      if (this.rootOf(path) === repo.root) files.set(relative(repo.root, path).split(sep).join('/'), text);
+      if (this.rootOf(path) === repo.root) opened.set(relative(repo.root, path).split(sep).join('/'), text);
     }
-    return [...files.entries()].map(([path, content]) => ({ path, content }));
+    const out: { path: string; content: string }[] = [];
+    for (const [path, content] of repo.disk) {
+      const text = opened.get(path);
+      out.push({ path, content: text ?? content });
+      if (text !== undefined) opened.delete(path);
+    }
+    for (const [path, content] of opened) out.push({ path, content });
+    return out;
   }
 
   /**
@@ -184,18 +193,30 @@ export class WorkspaceIndex {
     return parseMtr(this.text(path) ?? '', path).diagnostics;
   }
 
-  /** Every resource of a repo (also never-opened files), by kind: its name and repo-relative path. */
+  /**
+   * Every resource of a repo (also never-opened files), by kind: its name and repo-relative path, sorted by name.
+   * From the last compile (what `@ref` resolves against), else from the files.
+   */
   resources(repo: Repo): { kind: string; name: string; file: string }[] {
+    const compiled = repo.compiled;
+    const known = compiled && this.listed.get(compiled);
+    if (known) return known;
     const out: { kind: string; name: string; file: string }[] = [];
     const seen = new Set<string>();
-    for (const { path } of this.files(repo)) {
-      const place = classifyPath(path);
-      if (!place) continue;
-      const key = `${place.kind}\u0000${place.name}`;
+    const sources = compiled
+      ? compiled.sources
+      : this.files(repo).flatMap(({ path }) => {
+          const place = classifyPath(path);
+          return place ? [{ ...place, file: path }] : [];
+        });
+    for (const { kind, name, file } of sources) {
+      const key = `${kind}\u0000${name}`;
       if (seen.has(key)) continue;
       seen.add(key);
-      out.push({ kind: place.kind, name: place.name, file: path });
+      out.push({ kind, name, file });
     }
-    return out.sort((a, b) => a.name.localeCompare(b.name));
+    out.sort((a, b) => a.name.localeCompare(b.name));
+    if (compiled) this.listed.set(compiled, out);
+    return out;
   }
 }

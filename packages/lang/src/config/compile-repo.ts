@@ -107,6 +107,16 @@ interface LateResult {
   definition?: ToolDefinition;
 }
 
+/** The files of the last check: their places, names, and the diagnostics of the layout (folders, names). */
+interface Layout {
+  /** The paths as given, in their order. */
+  paths: string[];
+  entries: Entry[];
+  byFile: Map<string, Entry>;
+  sources: Diagnostic[];
+  names: NameIndex;
+}
+
 /** A `.json` file as parsed once per text: its value, or the diagnostic of its bad JSON. */
 interface JsonResult {
   text: string;
@@ -115,6 +125,7 @@ interface JsonResult {
 }
 
 function normalisePath(path: string): string {
+  if (!path.includes('\\') && !path.startsWith('./')) return path;
   return path.replace(/\\/g, '/').replace(/^(\.\/)+/, '');
 }
 
@@ -177,8 +188,13 @@ export class RepoChecker {
   private readonly late = new Map<string, LateResult>();
   private readonly refs = new Map<string, Diagnostic[]>();
   private readonly jsons = new Map<string, JsonResult>();
-  private byName = new Map<string, FileResult>();
-  private names = '';
+  /** The file defining each name (`kind\0name`) at the last check. */
+  private byName = new Map<string, string>();
+  /** The files whose `@ref`s name each name (`kind\0name`). */
+  private readonly dependents = new Map<string, Set<string>>();
+  private layout: Layout | undefined;
+  private ctx: CompileContext | undefined;
+  private built: Record<ResourceKind, Entry[]> = { connector: [], tool: [], agent: [], interaction: [] };
   /** The files whose checks the last {@link check} ran (the others' results were reused). */
   checked: string[] = [];
   /** The `.json` files (normalised repo paths) the `@json` directives of the last {@link check} named. */
@@ -202,7 +218,9 @@ export class RepoChecker {
     this.refs.clear();
     this.jsons.clear();
     this.byName = new Map();
-    this.names = '';
+    this.dependents.clear();
+    this.layout = undefined;
+    this.ctx = undefined;
     this.checked = [];
     this.jsonPaths = new Set();
   }
@@ -243,7 +261,10 @@ export class RepoChecker {
     };
     const parsed = parseMtr(text, entry.file);
     reporter.diagnostics.push(...parsed.diagnostics);
-    const tree = buildTree(parsed.ast, reporter, loadJson, () => parseMtr(text, entry.file).ast);
+    // A whole repo's trees do not keep their ASTs (positions come from parsing again when asked for); a file
+    // checked again after the first check, the one being edited, keeps its AST rather than being parsed twice.
+    const reparse = this.layout === undefined ? () => parseMtr(text, entry.file).ast : undefined;
+    const tree = buildTree(parsed.ast, reporter, loadJson, reparse);
     const shape = entry.mcp ? MCP_CONNECTOR_SHAPE : entry.conversation ? CONVERSATION_SHAPE : KIND_SHAPES[entry.kind];
     const refs: FoundRef[] = [];
     checkShape(tree, shape, reporter, refs);
@@ -276,70 +297,107 @@ export class RepoChecker {
     return true;
   }
 
+  /** Whether `files` names the same paths, in the same order, as the files the layout was made of. */
+  private sameLayout(files: readonly RepoFile[]): boolean {
+    const layout = this.layout;
+    if (!layout || layout.paths.length !== files.length) return false;
+    for (let i = 0; i < files.length; i++) if (files[i].path !== layout.paths[i]) return false;
+    return true;
+  }
+
   private run(files: readonly RepoFile[]): CompiledRepo {
     const options = this.options;
-    const sources = createReporter();
-    const { entries, texts } = readSources(files, sources);
+    const texts = new Map<string, string>();
+    for (const f of files) texts.set(normalisePath(f.path), f.content);
+    // The files' places, names and the diagnostics of the repo's layout, again only when files came or went.
+    const relayout = !this.sameLayout(files);
+    if (relayout) {
+      const reporter = createReporter();
+      const { entries } = readSources(files, reporter);
+      const kinds: Record<ResourceKind, Entry[]> = { connector: [], tool: [], agent: [], interaction: [] };
+      for (const entry of entries) kinds[entry.kind].push(entry);
+      const names = (kind: ResourceKind) => new Set(kinds[kind].map((e) => e.name));
+      this.layout = {
+        paths: files.map((f) => f.path),
+        entries,
+        byFile: new Map(entries.map((e) => [e.file, e])),
+        sources: reporter.diagnostics,
+        names: {
+          connector: names('connector'),
+          tool: names('tool'),
+          agent: names('agent'),
+          interaction: names('interaction'),
+        },
+      };
+    }
+    const layout = this.layout as Layout;
+    const { entries } = layout;
     const checked = new Set<string>();
 
     // 1. Each file's own checks, again only for a file whose text (or a .json file it loads) changed.
-    const current = new Map<string, FileResult>();
-    const byName = new Map<string, FileResult>();
+    const changed: string[] = [];
+    const replaced: [Entry, FileResult | undefined][] = [];
     for (const entry of entries) {
       const text = texts.get(entry.file) ?? '';
-      let result = this.files.get(entry.file);
-      if (!result || !this.fresh(result, text, texts)) {
-        result = this.checkFile(entry, text, texts);
-        checked.add(entry.file);
-      }
-      current.set(entry.file, result);
-      byName.set(nameKey(entry.kind, entry.name), result);
+      const known = this.files.get(entry.file);
+      if (known && this.fresh(known, text, texts)) continue;
+      this.files.set(entry.file, this.checkFile(entry, text, texts));
+      checked.add(entry.file);
+      changed.push(nameKey(entry.kind, entry.name));
+      replaced.push([entry, known]);
     }
-    for (const file of this.files.keys()) if (!current.has(file)) this.files.delete(file);
-    for (const [file, result] of current) this.files.set(file, result);
+    if (relayout) {
+      // Files gone, and names now defined by another file (a duplicate removed) or by none.
+      for (const file of [...this.files.keys()]) if (!layout.byFile.has(file)) this.files.delete(file);
+      for (const file of [...this.late.keys()]) if (!layout.byFile.has(file)) this.late.delete(file);
+      for (const file of [...this.refs.keys()]) if (!layout.byFile.has(file)) this.refs.delete(file);
+      const byName = new Map<string, string>();
+      for (const entry of entries) byName.set(nameKey(entry.kind, entry.name), entry.file);
+      for (const [key, file] of byName) if (this.byName.get(key) !== file) changed.push(key);
+      for (const key of this.byName.keys()) if (!byName.has(key)) changed.push(key);
+      this.byName = byName;
+    }
+    const result = (entry: Entry) => this.files.get(entry.file) as FileResult;
 
-    // 2. What changed: the names whose file result is not the one of the last check (edited, added, removed).
-    const changed: string[] = [];
-    for (const [key, result] of byName) if (this.byName.get(key) !== result) changed.push(key);
-    for (const key of this.byName.keys()) if (!byName.has(key)) changed.push(key);
-    this.byName = byName;
-
-    // 3. References, against the names of the whole repo.
-    const names: NameIndex = {
-      connector: new Set(entries.filter((e) => e.kind === 'connector').map((e) => e.name)),
-      tool: new Set(entries.filter((e) => e.kind === 'tool').map((e) => e.name)),
-      agent: new Set(entries.filter((e) => e.kind === 'agent').map((e) => e.name)),
-      interaction: new Set(entries.filter((e) => e.kind === 'interaction').map((e) => e.name)),
-    };
-    const signature = entries.map((e) => nameKey(e.kind, e.name)).join('\u0001');
-    const allRefs = signature !== this.names;
-    this.names = signature;
-    for (const file of this.refs.keys()) if (!current.has(file)) this.refs.delete(file);
+    // 2. References, against the names of the whole repo: every file's when files came or went.
     for (const entry of entries) {
-      if (!allRefs && !checked.has(entry.file) && this.refs.has(entry.file)) continue;
+      if (!relayout && !checked.has(entry.file) && this.refs.has(entry.file)) continue;
       const reporter = createReporter();
-      resolveReferences(entry.file, current.get(entry.file)?.refs ?? [], names, options.knownSecrets, reporter);
+      resolveReferences(entry.file, result(entry).refs, layout.names, options.knownSecrets, reporter);
       this.refs.set(entry.file, reporter.diagnostics);
     }
 
-    // 4. The files to check against others: the changed ones, and those whose @refs name a changed one (and so on).
-    const dependents = new Map<string, Entry[]>();
-    for (const entry of entries) {
-      for (const { ref, kind } of current.get(entry.file)?.refs ?? []) {
+    // 3. Who names whom: kept up to date with the files checked again.
+    const link = (entry: Entry, refs: readonly FoundRef[], add: boolean) => {
+      for (const { ref, kind } of refs) {
         if (kind === 'secret') continue;
         const key = nameKey(kind, ref.name);
-        const list = dependents.get(key) ?? [];
-        list.push(entry);
-        dependents.set(key, list);
+        let users = this.dependents.get(key);
+        if (!users) this.dependents.set(key, (users = new Set()));
+        if (add) users.add(entry.file);
+        else users.delete(entry.file);
+      }
+    };
+    if (relayout) {
+      this.dependents.clear();
+      for (const entry of entries) link(entry, result(entry).refs, true);
+    } else {
+      for (const [entry, known] of replaced) {
+        if (known) link(entry, known.refs, false);
+        link(entry, result(entry).refs, true);
       }
     }
+
+    // 4. The files to check against others: the changed ones, and those whose @refs name a changed one (and so on).
     const dirty = new Set(checked);
-    for (const entry of entries) if (!this.late.has(entry.file)) dirty.add(entry.file);
+    if (relayout) for (const entry of entries) if (!this.late.has(entry.file)) dirty.add(entry.file);
     const queue = [...changed];
     const reached = new Set(changed);
     for (let key = queue.pop(); key !== undefined; key = queue.pop()) {
-      for (const entry of dependents.get(key) ?? []) {
-        dirty.add(entry.file);
+      for (const file of this.dependents.get(key) ?? []) {
+        const entry = layout.byFile.get(file);
+        if (!entry) continue;
+        dirty.add(file);
         const next = nameKey(entry.kind, entry.name);
         if (!reached.has(next)) {
           reached.add(next);
@@ -348,33 +406,53 @@ export class RepoChecker {
       }
     }
 
-    const ctx: CompileContext = {
-      reporter: createReporter(),
-      connectors: new Map(),
-      tools: new Map(),
-      agents: new Map(),
-      interactions: new Map(),
-    };
-    const built: { entry: Entry; resource: Resource; tree: ValueTree }[] = [];
-    for (const entry of entries) {
-      const { resource, tree } = current.get(entry.file) as FileResult;
-      if (!resource) continue;
-      const map = { connector: ctx.connectors, tool: ctx.tools, agent: ctx.agents, interaction: ctx.interactions }[
-        resource.kind
-      ] as Map<string, Built<Resource>>;
-      map.set(resource.name, { resource, tree });
-      built.push({ entry, resource, tree });
+    // The built resources by name, in the order of the files (the order compileRepo's checks go through them).
+    const rebuild =
+      relayout || !this.ctx || replaced.some(([entry, known]) => !known?.resource !== !result(entry).resource);
+    if (rebuild) {
+      const ctx: CompileContext = {
+        reporter: createReporter(),
+        connectors: new Map(),
+        tools: new Map(),
+        agents: new Map(),
+        interactions: new Map(),
+      };
+      const built: Record<ResourceKind, Entry[]> = { connector: [], tool: [], agent: [], interaction: [] };
+      for (const entry of entries) {
+        const { resource, tree } = result(entry);
+        if (!resource) continue;
+        const map = { connector: ctx.connectors, tool: ctx.tools, agent: ctx.agents, interaction: ctx.interactions }[
+          resource.kind
+        ] as Map<string, Built<Resource>>;
+        map.set(resource.name, { resource, tree });
+        built[resource.kind].push(entry);
+      }
+      this.ctx = ctx;
+      this.built = built;
+    } else {
+      const ctx = this.ctx as CompileContext;
+      for (const [entry] of replaced) {
+        const { resource, tree } = result(entry);
+        if (!resource) continue;
+        const map = { connector: ctx.connectors, tool: ctx.tools, agent: ctx.agents, interaction: ctx.interactions }[
+          resource.kind
+        ] as Map<string, Built<Resource>>;
+        map.set(resource.name, { resource, tree });
+      }
     }
+    const ctx = this.ctx as CompileContext;
+    const built = this.built;
 
     // 5. The cross-resource checks of the dirty files; the others keep their last results.
-    for (const file of this.late.keys()) if (!current.has(file)) this.late.delete(file);
-    const recheck = new Set<string>();
-    for (const { entry, resource, tree } of built) {
-      if (!dirty.has(entry.file) && this.late.has(entry.file)) continue;
-      recheck.add(entry.file);
+    for (const file of dirty) {
+      const entry = layout.byFile.get(file);
+      if (!entry) continue;
+      const { resource, tree } = result(entry);
       const reporter = createReporter();
-      const local: CompileContext = { ...ctx, reporter };
       const late: LateResult = { diagnostics: reporter.diagnostics };
+      this.late.set(file, late);
+      if (!resource) continue;
+      const local: CompileContext = { ...ctx, reporter };
       if (resource.kind === 'tool') {
         checkTool(resource, tree, local);
         const connector = ctx.connectors.get(resource.connector)?.resource;
@@ -384,13 +462,6 @@ export class RepoChecker {
         checkInteraction(resource, tree, local);
         checkResultSchema(resource.result?.schema, tree, reporter);
       }
-      this.late.set(entry.file, late);
-    }
-    for (const entry of entries) {
-      if (!current.get(entry.file)?.resource) {
-        this.late.set(entry.file, { diagnostics: [] });
-        if (dirty.has(entry.file)) recheck.add(entry.file);
-      }
     }
 
     // 6. The checks of the whole repo, and every diagnostic in the order compileRepo reports them.
@@ -399,35 +470,38 @@ export class RepoChecker {
     const secrets = createReporter();
     checkSecrets({ ...ctx, reporter: secrets });
 
-    const all: Diagnostic[] = [...sources.diagnostics];
+    const all: Diagnostic[] = [...layout.sources];
+    const add = (list: readonly Diagnostic[] | undefined) => {
+      if (list && list.length > 0) all.push(...list);
+    };
     const jsonPaths = new Set<string>();
     const invalid = new Map<string, Diagnostic>();
     for (const entry of entries) {
-      const result = current.get(entry.file) as FileResult;
-      all.push(...result.own);
-      for (const [path, jsonText] of result.json) {
+      const { own, json } = result(entry);
+      add(own);
+      if (json.size === 0) continue;
+      for (const [path, jsonText] of json) {
         jsonPaths.add(path);
         const bad = jsonText === undefined ? undefined : this.jsons.get(path)?.invalid;
         if (bad && !invalid.has(path)) invalid.set(path, bad);
       }
     }
-    for (const path of this.jsons.keys()) if (!jsonPaths.has(path)) this.jsons.delete(path);
+    for (const path of [...this.jsons.keys()]) if (!jsonPaths.has(path)) this.jsons.delete(path);
     all.push(...invalid.values());
-    for (const entry of entries) all.push(...(this.refs.get(entry.file) ?? []));
-    const byKind = (kind: ResourceKind) => built.filter((b) => b.resource.kind === kind);
-    for (const { entry } of byKind('connector')) all.push(...(current.get(entry.file) as FileResult).connector);
-    for (const { entry } of byKind('tool')) all.push(...(this.late.get(entry.file)?.diagnostics ?? []));
-    for (const { entry } of byKind('agent')) all.push(...(this.late.get(entry.file)?.diagnostics ?? []));
-    all.push(...cycles.diagnostics);
-    for (const { entry } of byKind('interaction')) all.push(...(this.late.get(entry.file)?.diagnostics ?? []));
-    all.push(...secrets.diagnostics);
+    for (const entry of entries) add(this.refs.get(entry.file));
+    for (const entry of built.connector) add(result(entry).connector);
+    for (const entry of built.tool) add(this.late.get(entry.file)?.diagnostics);
+    for (const entry of built.agent) add(this.late.get(entry.file)?.diagnostics);
+    add(cycles.diagnostics);
+    for (const entry of built.interaction) add(this.late.get(entry.file)?.diagnostics);
+    add(secrets.diagnostics);
 
     const definitions = new Map<string, ToolDefinition>();
-    for (const { entry, resource } of byKind('tool')) {
+    for (const entry of built.tool) {
       const definition = this.late.get(entry.file)?.definition;
-      if (definition) definitions.set(resource.name, definition);
+      if (definition) definitions.set(entry.name, definition);
     }
-    this.checked = [...new Set([...checked, ...recheck])].filter((file) => current.has(file)).sort();
+    this.checked = [...dirty].filter((file) => layout.byFile.has(file)).sort();
     this.jsonPaths = jsonPaths;
     const diagnostics = sortDiagnostics(all);
     return {
