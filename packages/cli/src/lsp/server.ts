@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { egressPolicyFromEnv } from '@maitento/egress';
+import { egressPolicyFromEnv } from '@maitento/egress/static';
 import {
   type Agent,
   type CompiledRepo,

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { isAbsolute, join, relative, sep } from 'node:path';
-import type { EgressPolicy } from '@maitento/egress';
+import type { EgressPolicy } from '@maitento/egress/static';
 import {
   type CompiledRepo,
   classifyPath,

@@ -1,4 +1,4 @@
-import { createEgressPolicy, type EgressPolicy } from '@maitento/egress';
+import { createEgressPolicy, type EgressPolicy } from '@maitento/egress/static';
 import type { Diagnostic } from '../diagnostics/diagnostic.js';
 import { parseMtr } from '../syntax/parse.js';
 import { checkConnectorAddress } from './address-check.js';
@@ -373,7 +373,10 @@ export class RepoChecker {
         if (kind === 'secret') continue;
         const key = nameKey(kind, ref.name);
         let users = this.dependents.get(key);
-        if (!users) this.dependents.set(key, (users = new Set()));
+        if (!users) {
+          users = new Set();
+          this.dependents.set(key, users);
+        }
         if (add) users.add(entry.file);
         else users.delete(entry.file);
       }
