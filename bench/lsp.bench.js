@@ -99,6 +99,20 @@ function stats(values) {
   return { p50: percentile(sorted, 50), p95: percentile(sorted, 95), max: sorted[sorted.length - 1] };
 }
 
+const TICK_MS = 10; // /proc times are in clock ticks, 100 a second on Linux
+
+/** CPU time (user + system) of a live process, in ms. */
+function cpuOf(pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * TICK_MS;
+}
+
+/** CPU time of this process's waited-for children (cutime + cstime), in ms. */
+function childrenCpu() {
+  const fields = readFileSync('/proc/self/stat', 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[13]) + Number(fields[14])) * TICK_MS;
+}
+
 function rssOf(pid) {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const kb = (key) => Number(new RegExp(`${key}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
@@ -107,25 +121,30 @@ function rssOf(pid) {
 
 async function mtCheck(dir) {
   const began = performance.now();
+  const cpu = childrenCpu();
   await new Promise((resolve) => {
     const child = spawn(process.execPath, [mtBin, 'check', dir], { stdio: 'ignore' });
     child.on('exit', resolve);
   });
-  return performance.now() - began;
+  return { wall: performance.now() - began, cpu: childrenCpu() - cpu };
 }
 
 const ws = makeWorkspace();
 const repo = join(ws, 'repo');
 try {
   // Baselines: `mt check` of the repo in its own process, and compileRepo of it here (best of 5 after a warm-up).
-  const checkMs = await mtCheck(repo);
+  const check = await mtCheck(repo);
   const files = await readConfigRepo(repo);
   compileRepo(files);
   const compileMs = [];
+  const compileCpu = [];
   for (let i = 0; i < 5; i++) {
     const t = performance.now();
+    const cpu = process.cpuUsage();
     compileRepo(files);
     compileMs.push(performance.now() - t);
+    const used = process.cpuUsage(cpu);
+    compileCpu.push((used.user + used.system) / 1000);
   }
 
   const child = spawn(process.execPath, [mtBin, 'lsp', '--stdio'], { stdio: ['pipe', 'pipe', 'inherit'] });
@@ -159,6 +178,7 @@ try {
   });
   await connection.sendNotification(InitializedNotification.type, {});
   const indexMs = (await firstCheck) - began;
+  const indexCpu = cpuOf(child.pid);
 
   // Keystrokes in the 300-line file: each one breaks or mends a value, so each changes the diagnostics.
   const bigPath = join(repo, 'connectors/open-api/big.mtr');
@@ -170,6 +190,7 @@ try {
   });
   await new Promise((r) => setTimeout(r, 500));
   const keystroke = [];
+  const keystrokeCpu = cpuOf(child.pid);
   for (let i = 0; i < KEYSTROKES; i++) {
     const broken = i % 2 === 0;
     const done = until((p) => p.uri === bigUri && p.diagnostics.length > 0 === broken);
@@ -180,6 +201,7 @@ try {
     });
     keystroke.push((await done) - t);
   }
+  const keystrokeCpuMs = (cpuOf(child.pid) - keystrokeCpu) / KEYSTROKES;
 
   // Completion: property names in the 300-line file, and @ref targets (all 400 tools) in an agent.
   const agentPath = join(repo, 'agents/a0.mtr');
@@ -190,6 +212,7 @@ try {
   });
   const refLine = agentText.split('\n')[2];
   const completion = [];
+  const completionCpu = cpuOf(child.pid);
   let refCount = 0;
   for (let i = 0; i < COMPLETIONS; i++) {
     const ref = i % 2 === 1;
@@ -201,6 +224,7 @@ try {
     completion.push(performance.now() - t);
     if (ref) refCount = items.length;
   }
+  const completionCpuMs = (cpuOf(child.pid) - completionCpu) / COMPLETIONS;
   const memory = rssOf(child.pid);
   await connection.sendRequest(ShutdownRequest.type);
   await connection.sendNotification(ExitNotification.type);
@@ -211,14 +235,22 @@ try {
   const [load1, load5] = loadavg();
   const ms = (n) => `${n.toFixed(1)} ms`;
   const bestCompile = Math.min(...compileMs);
+  const bestCompileCpu = Math.min(...compileCpu);
+  // Each aim on the wall clock (what a user waits) and on the server's CPU time (what the work costs, whatever
+  // else the machine runs); on a loaded machine the second is the one that says whether the work fits.
   const aims = [
-    ['initial index < 2 s', indexMs < 2000],
-    ['keystroke check p95 < 150 ms', k.p95 - 150 < 150],
-    ['completion p95 < 50 ms', c.p95 < 50],
+    ['initial index < 2 s', indexMs < 2000, indexCpu < 2000],
+    ['keystroke check < 150 ms (p95 wall; CPU mean)', k.p95 - 150 < 150, keystrokeCpuMs < 150],
+    ['completion < 50 ms (p95 wall; CPU mean)', c.p95 < 50, completionCpuMs < 50],
   ];
-  const missed = aims.filter(([, met]) => !met).map(([aim]) => aim);
-  const verdict =
-    missed.length === 0 ? 'Every aim of #26 is met in this run.' : `Aims not met in this run: ${missed.join('; ')}.`;
+  const missedWall = aims.filter(([, met]) => !met).map(([aim]) => aim);
+  const missedCpu = aims.filter(([, , met]) => !met).map(([aim]) => aim);
+  const verdict = [
+    missedWall.length === 0
+      ? 'On the wall clock every aim of #26 is met in this run.'
+      : `On the wall clock, aims not met in this run: ${missedWall.join('; ')}.`,
+    missedCpu.length === 0 ? 'In CPU time every aim is met.' : `In CPU time, aims not met: ${missedCpu.join('; ')}.`,
+  ].join(' ');
   const section = `<!-- bench:lsp -->
 ## Language server (\`npm run bench:lsp\`)
 
@@ -227,24 +259,30 @@ try {
 ${TOOLS} tools, ${AGENTS} agents, ${INTERACTIONS} interactions). A keystroke is a \`didChange\` of a 300-line
 connector that breaks or mends one value, timed until its diagnostics arrive; that includes the 150 ms the server
 waits after the last change, so the check itself is the time minus 150 ms. Completion alternates property names
-(300-line file) and \`@ref\` targets (${refCount} tools, from files never opened).
+(300-line file) and \`@ref\` targets (${refCount} tools, from files never opened). Besides the wall clock, the server's
+CPU time (user + system, from \`/proc/<pid>/stat\`, 10 ms ticks) over each phase: the work itself, which the load of
+the machine does not inflate the way it inflates waits.
 
-| What | Figure | Aim |
-| --- | --- | --- |
-| initial index: \`initialize\` to the first diagnostics of the whole repo | ${ms(indexMs)} | < 2 s |
-| baseline: \`mt check\` of the same repo (its own process, cold) | ${ms(checkMs)} | |
-| baseline: \`compileRepo\` of the same repo in one process (best of 5, warm) | ${ms(bestCompile)} | |
-| diagnostics after a keystroke, p50 / p95 / max (${KEYSTROKES} keystrokes, with the 150 ms wait) | ${ms(k.p50)} / ${ms(k.p95)} / ${ms(k.max)} | |
-| the same without the 150 ms wait, p95 | ${ms(k.p95 - 150)} | < 150 ms |
-| completion, p50 / p95 (${COMPLETIONS} requests) | ${ms(c.p50)} / ${ms(c.p95)} | p95 < 50 ms |
-| server memory after the run: RSS / peak RSS | ${memory.rss.toFixed(0)} MB / ${memory.peak.toFixed(0)} MB | |
+| What | Wall clock | Server CPU | Aim |
+| --- | --- | --- | --- |
+| initial index: spawn and \`initialize\` to the first diagnostics of the whole repo | ${ms(indexMs)} | ${ms(indexCpu)} | < 2 s |
+| baseline: \`mt check\` of the same repo (its own process, cold) | ${ms(check.wall)} | ${ms(check.cpu)} | |
+| baseline: \`compileRepo\` of the whole repo in one process (best of 5, warm) | ${ms(bestCompile)} | ${ms(bestCompileCpu)} | |
+| diagnostics after a keystroke, p50 / p95 / max (${KEYSTROKES} keystrokes, with the 150 ms wait) | ${ms(k.p50)} / ${ms(k.p95)} / ${ms(k.max)} | | |
+| the same without the 150 ms wait: p95 wall; mean CPU per keystroke | ${ms(k.p95 - 150)} | ${ms(keystrokeCpuMs)} | < 150 ms |
+| completion, p50 / p95 wall (${COMPLETIONS} requests); mean CPU per request | ${ms(c.p50)} / ${ms(c.p95)} | ${ms(completionCpuMs)} | < 50 ms |
+| server memory after the run: RSS / peak RSS | ${memory.rss.toFixed(0)} MB / ${memory.peak.toFixed(0)} MB | | |
 
 ${verdict}
 
-Each keystroke compiles the whole repo again (docs/decisions.md), so its cost is the warm \`compileRepo\` baseline
-plus the protocol. Measured on Node.js ${process.versions.node}, ${cpus} CPUs; load average at the end of the run
-${load1.toFixed(2)} (1 min), ${load5.toFixed(2)} (5 min). The machine was shared with other engineers' work when
-these figures were taken, so they are higher than on a quiet one.
+A keystroke re-checks the changed file and the files whose \`@ref\`s name it, directly or through others
+(\`RepoChecker\` of \`@maitento/lang\`, docs/decisions.md): a few files' work, not the whole repo's. The first
+version compiled the whole repo per keystroke, the warm \`compileRepo\` baseline above: in this run a keystroke
+costs the server ${(bestCompileCpu / keystrokeCpuMs).toFixed(1)} times less CPU than that baseline, protocol included, and
+what is left is mostly the 300-line file's own parse and its request schema's check. (The first version's figures,
+wall clock only, at load 18.8: index 12,387 ms, keystroke p95 without the wait 1,088 ms, completion p95 40.7 ms.) Measured on Node.js ${process.versions.node}, ${cpus} CPUs; load average at the end of the
+run ${load1.toFixed(2)} (1 min), ${load5.toFixed(2)} (5 min). The machine was shared with other engineers' work when these
+figures were taken, so the wall-clock figures are far higher than on a quiet one.
 <!-- /bench:lsp -->`;
   const docPath = join(root, 'docs/performance.md');
   const doc = readFileSync(docPath, 'utf8');
@@ -253,7 +291,7 @@ these figures were taken, so they are higher than on a quiet one.
     : `${doc.trimEnd()}\n\n${section}\n`;
   writeFileSync(docPath, updated);
   console.log(
-    `index ${ms(indexMs)} (mt check ${ms(checkMs)}, compileRepo ${ms(bestCompile)}); keystroke p95 ${ms(k.p95)}; completion p95 ${ms(c.p95)}; RSS ${memory.rss.toFixed(0)} MB`,
+    `index ${ms(indexMs)} (CPU ${ms(indexCpu)}; mt check ${ms(check.wall)}, CPU ${ms(check.cpu)}; compileRepo ${ms(bestCompile)}); keystroke p95 ${ms(k.p95)} (CPU ${ms(keystrokeCpuMs)}); completion p95 ${ms(c.p95)} (CPU ${ms(completionCpuMs)}); RSS ${memory.rss.toFixed(0)} MB; load ${loadavg()[0].toFixed(2)}`,
   );
 } finally {
   rmSync(ws, { recursive: true, force: true });

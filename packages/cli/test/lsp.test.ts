@@ -174,11 +174,13 @@ describe('mt lsp --stdio', () => {
   });
   afterAll(() => rmSync(ws, { recursive: true, force: true }));
 
-  it('registers a **/*.mtr file watcher', async () => {
+  it('registers a **/*.mtr and a **/*.json file watcher', async () => {
     await expect.poll(() => server.registrations.length).toBe(1);
     const [registration] = server.registrations[0].registrations;
     expect(registration.method).toBe('workspace/didChangeWatchedFiles');
-    expect(registration.registerOptions).toEqual({ watchers: [{ globPattern: '**/*.mtr' }] });
+    expect(registration.registerOptions).toEqual({
+      watchers: [{ globPattern: '**/*.mtr' }, { globPattern: '**/*.json' }],
+    });
   });
 
   it('1. publishes for every fixture exactly what the compiler reports', async () => {
@@ -245,6 +247,52 @@ describe('mt lsp --stdio', () => {
     await server.waitFor(tool, (d) => d.some((x) => x.code === 'mtr:binding:unknown-target'));
     await replace(server, uri, text);
     await server.waitFor(tool, (d) => d.length === 0);
+  });
+
+  it('3c. a JSON file an @json names, changed or deleted on disk (watcher event), re-checks the file naming it', async () => {
+    const schema = join(ws, 'example/interactions/one-shot/check-refund.schema.json');
+    const user = uriOf(join(ws, 'example/interactions/one-shot/check-refund.mtr'));
+    expect(readFileSync(fileURLToPath(user), 'utf8')).toContain(
+      '@json("interactions/one-shot/check-refund.schema.json")',
+    );
+    const good = readFileSync(schema, 'utf8');
+    const changed = async (type: FileChangeType) =>
+      server.connection.sendNotification(DidChangeWatchedFilesNotification.type, {
+        changes: [{ uri: uriOf(schema), type }],
+      });
+    expect(server.diagnostics.get(user) ?? []).toEqual([]);
+    // Valid JSON, but not a JSON Schema: the interaction's result.schema is refused, at the @json.
+    writeFileSync(schema, JSON.stringify({ type: 'objekt' }));
+    await changed(FileChangeType.Changed);
+    await server.waitFor(user, (d) => d.some((x) => x.range.start.line === 20 && x.severity === 1));
+    unlinkSync(schema);
+    await changed(FileChangeType.Deleted);
+    await server.waitFor(user, (d) => d.some((x) => x.code === 'mtr:json:not-found'));
+    writeFileSync(schema, good);
+    await changed(FileChangeType.Created);
+    await server.waitFor(user, (d) => d.length === 0);
+  });
+
+  it('3d. an @json typed in the editor naming a file outside the resource folders reads it, then follows it', async () => {
+    const path = join(ws, 'example/interactions/one-shot/check-refund.mtr');
+    const schema = join(ws, 'example/schemas/refund.json');
+    mkdirSync(dirname(schema), { recursive: true });
+    writeFileSync(schema, JSON.stringify({ type: 'object' }));
+    const text = readFileSync(path, 'utf8');
+    const uri = await open(
+      server,
+      path,
+      text.replace('interactions/one-shot/check-refund.schema.json', 'schemas/refund.json'),
+    );
+    await server.waitFor(uri, (d) => d.length === 0);
+    writeFileSync(schema, '{ "type": ');
+    await server.connection.sendNotification(DidChangeWatchedFilesNotification.type, {
+      changes: [{ uri: uriOf(schema), type: FileChangeType.Changed }],
+    });
+    await server.waitFor(uriOf(schema), (d) => d.some((x) => x.code === 'mtr:json:invalid'));
+    await replace(server, uri, text);
+    await server.waitFor(uriOf(schema), (d) => d.length === 0);
+    await server.waitFor(uri, (d) => d.length === 0);
   });
 
   it('4. completes valid properties without duplicates, @ref targets from unopened files; hover; definition', async () => {

@@ -10,7 +10,7 @@ export { formatDiagnostic, formatDiagnostics } from './diagnostics/format.js';
 export { FORMAT_WIDTH, formatMtr } from './format/format-mtr.js';
 export type { FormatResult } from './format/format-mtr.js';
 // ---- config compiler ----
-export { compileRepo } from './config/compile-repo.js';
+export { compileRepo, RepoChecker } from './config/compile-repo.js';
 export type { CompiledRepo, CompileOptions, ResourceSource } from './config/compile-repo.js';
 export type { RepoFile } from './config/repo-layout.js';
 export { readConfigRepo } from './repo/read-config-repo.js';

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { egressPolicyFromEnv } from '@maitento/egress';
+import { egressPolicyFromEnv } from '@maitento/egress/static';
 import {
   type Agent,
   type CompiledRepo,
@@ -126,7 +126,15 @@ export function startServer(connection: Connection): void {
   let watchRegistration = false;
   let ready: Promise<void> = Promise.resolve();
 
-  const uriOf = (path: string) => uris.get(path) ?? pathToFileURL(path).href;
+  /** File URIs made from paths, kept: a check of a big repo asks for many. */
+  const madeUris = new Map<string, string>();
+  const uriOf = (path: string) => {
+    const uri = uris.get(path) ?? madeUris.get(path);
+    if (uri !== undefined) return uri;
+    const made = pathToFileURL(path).href;
+    madeUris.set(path, made);
+    return made;
+  };
 
   function push(path: string, diagnostics: LspDiagnostic[], force: boolean): void {
     const uri = uriOf(path);
@@ -137,27 +145,34 @@ export function startServer(connection: Connection): void {
     void connection.sendDiagnostics({ uri, diagnostics });
   }
 
+  /** Per repo root: the absolute paths its last check pushed diagnostics for. */
+  const shown = new Map<string, Set<string>>();
+
+  /**
+   * Checks a repo (again: the compiler redoes what the changes affect) and pushes what changed: the files with
+   * diagnostics, those that had some (now fixed or deleted), and open documents not pushed yet (an empty list).
+   */
   function checkRepo(repo: Repo): void {
     const compiled = index.compile(repo);
     const byFile = new Map<string, LspDiagnostic[]>();
     for (const d of compiled.diagnostics) {
-      const list = byFile.get(d.file) ?? [];
+      const path = join(repo.root, ...d.file.split('/'));
+      const list = byFile.get(path) ?? [];
       list.push(toLspDiagnostic(d));
-      byFile.set(d.file, list);
+      byFile.set(path, list);
     }
-    const paths = new Map<string, string>();
-    for (const file of byFile.keys()) paths.set(join(repo.root, ...file.split('/')), file);
-    for (const { path } of index.files(repo)) {
-      if (path.endsWith('.mtr')) paths.set(join(repo.root, ...path.split('/')), path);
+    for (const [path, list] of byFile) push(path, list, index.open.has(path) && !published.has(uriOf(path)));
+    for (const path of shown.get(repo.root) ?? []) if (!byFile.has(path)) push(path, [], false);
+    for (const path of index.open.keys()) {
+      if (byFile.has(path) || published.has(uriOf(path)) || index.rootOf(path) !== repo.root) continue;
+      push(path, [], true);
     }
-    for (const [path, file] of paths) {
-      push(path, byFile.get(file) ?? [], index.open.has(path) && !published.has(uriOf(path)));
-    }
-    // Files deleted since the last check: their diagnostics go.
-    for (const uri of published.keys()) {
-      const path = pathOf(uri);
-      if (path && index.rootOf(path) === repo.root && !paths.has(path)) push(path, [], false);
-    }
+    shown.set(repo.root, new Set(byFile.keys()));
+    // An `@json` naming a file the index has not read (outside the resource folders): read it, then check again.
+    void index.readNamedJson(repo).then(
+      (found) => found && scheduleRepo(repo),
+      (error) => connection.console.error(`maitento: reading @json files failed: ${String(error)}`),
+    );
   }
 
   function checkPlace(path: string, place: Place): void {
@@ -165,20 +180,28 @@ export function startServer(connection: Connection): void {
     else push(path, index.checkLoose(path).map(toLspDiagnostic), index.open.has(path) && !published.has(uriOf(path)));
   }
 
-  /** Checks the repo of `path` (or the file alone) 150 ms after the last call for it. */
-  function schedule(path: string): void {
-    const key = index.rootOf(path) ?? path;
+  /** Runs `check` 150 ms after the last call for `key` (a repo root, or a file of no repo). */
+  function debounce(key: string, check: () => Promise<void> | void, what: string): void {
     clearTimeout(timers.get(key));
     timers.set(
       key,
       setTimeout(() => {
         timers.delete(key);
         ready
-          .then(() => index.place(path))
-          .then((place) => checkPlace(path, place))
-          .catch((error) => connection.console.error(`maitento: checking ${path} failed: ${String(error)}`));
+          .then(check)
+          .catch((error) => connection.console.error(`maitento: checking ${what} failed: ${String(error)}`));
       }, DIAGNOSTICS_DELAY_MS),
     );
+  }
+
+  /** Checks the repo of `path` (or the file alone) 150 ms after the last call for it. */
+  function schedule(path: string): void {
+    debounce(index.rootOf(path) ?? path, async () => checkPlace(path, await index.place(path)), path);
+  }
+
+  /** Checks a repo 150 ms after the last call for it. */
+  function scheduleRepo(repo: Repo): void {
+    debounce(repo.root, () => checkRepo(repo), repo.root);
   }
 
   connection.onInitialize((params) => {
@@ -208,7 +231,8 @@ export function startServer(connection: Connection): void {
   connection.onInitialized(() => {
     if (watchRegistration) {
       void connection.client.register(DidChangeWatchedFilesNotification.type, {
-        watchers: [{ globPattern: '**/*.mtr' }],
+        // The `.json` files: those `@json` names are part of the files that name them.
+        watchers: [{ globPattern: '**/*.mtr' }, { globPattern: '**/*.json' }],
       });
     }
     // A failure is logged and never leaves `ready` rejected: every request awaits it.
@@ -223,6 +247,15 @@ export function startServer(connection: Connection): void {
     await ready;
     for (const change of params.changes) {
       const path = pathOf(change.uri);
+      if (path?.endsWith('.json')) {
+        // A `.json` file a repo read or names: the repo is checked again (the files loading it are re-checked).
+        try {
+          for (const repo of await index.jsonChanged(path)) scheduleRepo(repo);
+        } catch (error) {
+          connection.console.error(`maitento: reading ${path} failed: ${String(error)}`);
+        }
+        continue;
+      }
       if (!path?.endsWith('.mtr') || index.open.has(path)) continue;
       try {
         await index.fileChanged(path, change.type === FileChangeType.Deleted);

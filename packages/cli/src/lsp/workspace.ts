@@ -1,13 +1,13 @@
 import { readFile } from 'node:fs/promises';
 import { isAbsolute, join, relative, sep } from 'node:path';
-import type { EgressPolicy } from '@maitento/egress';
+import type { EgressPolicy } from '@maitento/egress/static';
 import {
   type CompiledRepo,
   classifyPath,
-  compileRepo,
   type Diagnostic,
   filesUnder,
   parseMtr,
+  RepoChecker,
   readConfigRepo,
   TOP_FOLDERS,
 } from '@maitento/lang';
@@ -17,7 +17,11 @@ export interface Repo {
   /** Absolute path of the repo's root folder. */
   root: string;
   disk: Map<string, string>;
+  /** The compiler, keeping each file's results between checks (a check redoes what the changes affect). */
+  checker: RepoChecker;
   compiled?: CompiledRepo;
+  /** `.json` files an `@json` named that were looked for on disk and not found (looked for again on a watcher event). */
+  missing: Set<string>;
 }
 
 /** Where a `.mtr` file belongs: a config repo and its path in it, or no repo (then only its syntax is checked). */
@@ -40,6 +44,8 @@ export class WorkspaceIndex {
   readonly loose = new Map<string, string>();
   /** Open documents by absolute path: their text in the editor. */
   readonly open = new Map<string, string>();
+  /** The resources of each compile result, sorted (completion asks for them on every keystroke). */
+  private readonly listed = new WeakMap<CompiledRepo, { kind: string; name: string; file: string }[]>();
 
   constructor(
     private readonly folders: string[],
@@ -86,7 +92,7 @@ export class WorkspaceIndex {
   private async repoAt(root: string): Promise<Repo> {
     let repo = this.repos.get(root);
     if (repo) return repo;
-    repo = { root, disk: new Map() };
+    repo = { root, disk: new Map(), checker: new RepoChecker(this.options), missing: new Set() };
     this.repos.set(root, repo);
     for (const file of await readConfigRepo(root).catch(() => [])) repo.disk.set(file.path, file.content);
     return repo;
@@ -121,17 +127,65 @@ export class WorkspaceIndex {
 
   /** The files of a repo as the compiler gets them: disk texts with open documents over them. */
   files(repo: Repo): { path: string; content: string }[] {
-    const files = new Map(repo.disk);
+    const opened = new Map<string, string>();
     for (const [path, text] of this.open) {
-      if (this.rootOf(path) === repo.root) files.set(relative(repo.root, path).split(sep).join('/'), text);
+      if (this.rootOf(path) === repo.root) opened.set(relative(repo.root, path).split(sep).join('/'), text);
     }
-    return [...files.entries()].map(([path, content]) => ({ path, content }));
+    const out: { path: string; content: string }[] = [];
+    for (const [path, content] of repo.disk) {
+      const text = opened.get(path);
+      out.push({ path, content: text ?? content });
+      if (text !== undefined) opened.delete(path);
+    }
+    for (const [path, content] of opened) out.push({ path, content });
+    return out;
   }
 
-  /** Compiles a repo with the very compiler `mt check` and `mt deploy` use; keeps the result for lookups. */
+  /**
+   * Compiles a repo with the very compiler `mt check` and `mt deploy` use (its incremental form: what did not
+   * change is not parsed or checked again); keeps the result for lookups.
+   */
   compile(repo: Repo): CompiledRepo {
-    repo.compiled = compileRepo(this.files(repo), this.options);
+    repo.compiled = repo.checker.check(this.files(repo));
     return repo.compiled;
+  }
+
+  /**
+   * The repos a `.json` file at an absolute path belongs to: those holding it under their root whose compile
+   * read it or whose `@json`s name it. Their disk copy of it is read again (or dropped when it is gone).
+   */
+  async jsonChanged(path: string): Promise<Repo[]> {
+    const out: Repo[] = [];
+    for (const repo of this.repos.values()) {
+      const rel = relative(repo.root, path);
+      if (rel === '' || rel.startsWith('..') || isAbsolute(rel)) continue;
+      const key = rel.split(sep).join('/');
+      if (!repo.disk.has(key) && !repo.checker.jsonPaths.has(key)) continue;
+      const text = await readFile(path, 'utf8').catch(() => undefined);
+      if (text === undefined) repo.disk.delete(key);
+      else repo.disk.set(key, text);
+      repo.missing.delete(key);
+      out.push(repo);
+    }
+    return out;
+  }
+
+  /**
+   * Reads from disk the `.json` files the last compile of a repo named but did not have (an `@json` typed in the
+   * editor naming a file outside the resource folders); true when any was found, so the repo is checked again.
+   */
+  async readNamedJson(repo: Repo): Promise<boolean> {
+    let found = false;
+    for (const key of repo.checker.jsonPaths) {
+      if (repo.disk.has(key) || repo.missing.has(key)) continue;
+      const text = await readFile(join(repo.root, ...key.split('/')), 'utf8').catch(() => undefined);
+      if (text === undefined) repo.missing.add(key);
+      else {
+        repo.disk.set(key, text);
+        found = true;
+      }
+    }
+    return found;
   }
 
   /** The syntax diagnostics of a file of no repo. */
@@ -139,18 +193,30 @@ export class WorkspaceIndex {
     return parseMtr(this.text(path) ?? '', path).diagnostics;
   }
 
-  /** Every resource of a repo (also never-opened files), by kind: its name and repo-relative path. */
+  /**
+   * Every resource of a repo (also never-opened files), by kind: its name and repo-relative path, sorted by name.
+   * From the last compile (what `@ref` resolves against), else from the files.
+   */
   resources(repo: Repo): { kind: string; name: string; file: string }[] {
+    const compiled = repo.compiled;
+    const known = compiled && this.listed.get(compiled);
+    if (known) return known;
     const out: { kind: string; name: string; file: string }[] = [];
     const seen = new Set<string>();
-    for (const { path } of this.files(repo)) {
-      const place = classifyPath(path);
-      if (!place) continue;
-      const key = `${place.kind}\u0000${place.name}`;
+    const sources = compiled
+      ? compiled.sources
+      : this.files(repo).flatMap(({ path }) => {
+          const place = classifyPath(path);
+          return place ? [{ ...place, file: path }] : [];
+        });
+    for (const { kind, name, file } of sources) {
+      const key = `${kind}\u0000${name}`;
       if (seen.has(key)) continue;
       seen.add(key);
-      out.push({ kind: place.kind, name: place.name, file: path });
+      out.push({ kind, name, file });
     }
-    return out.sort((a, b) => a.name.localeCompare(b.name));
+    out.sort((a, b) => a.name.localeCompare(b.name));
+    if (compiled) this.listed.set(compiled, out);
+    return out;
   }
 }

@@ -7,7 +7,7 @@ import {
   isMetadataAddress,
   normalizeHostName,
   parseAllowList,
-} from '@maitento/egress';
+} from '@maitento/egress/static';
 import { urlWithSampleParameters } from './connector-checks.js';
 import type { Connector } from './resources.js';
 import type { Reporter } from './report.js';

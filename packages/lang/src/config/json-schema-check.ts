@@ -1,4 +1,4 @@
-import { BoundedMap } from '@maitento/egress';
+import { BoundedMap } from '@maitento/egress/static';
 import type { Ajv, ErrorObject } from 'ajv';
 import { newAjv, type SchemaDialect, schemaDialect } from './json-schema-dialect.js';
 import type { Connector, Json, JsonSchema } from './resources.js';
