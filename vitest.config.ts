@@ -9,6 +9,7 @@ const packagesDir = fileURLToPath(new URL('./packages/', import.meta.url));
 const alias = [
   // Entry points besides a package's index (its package.json `exports`).
   { find: /^@maitento\/lang\/json-schema$/, replacement: `${packagesDir}lang/src/config/json-schema-dialect.ts` },
+  { find: /^@maitento\/egress\/static$/, replacement: `${packagesDir}egress/src/static.ts` },
   ...readdirSync(packagesDir).map((name) => ({
     find: new RegExp(`^@maitento/${name}$`),
     replacement: `${packagesDir}${name}/src/index.ts`,
