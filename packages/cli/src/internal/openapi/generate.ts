@@ -1,4 +1,4 @@
-import { DIALECT_URIS, newAjv } from '@maitento/lang';
+import { DIALECT_URIS, newAjv } from '@maitento/lang/json-schema';
 import type { Ajv } from 'ajv';
 import { cliErrors } from '../../errors.js';
 import { type MtrValue, mtrFile, ref } from './mtr-text.js';
