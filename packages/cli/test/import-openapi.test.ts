@@ -86,6 +86,7 @@ const GOLDEN_CASES: [string, string, string[]][] = [
   ['v3-2', `${FIXTURES}/hand/v3-2.yaml`, []],
   ['relative-server', `${FIXTURES}/hand/relative-server.yaml`, ['--server-url', 'https://relative.example.com/api/v3']],
   ['split', `${FIXTURES}/hand/split/openapi.yaml`, []],
+  ['headers', `${FIXTURES}/hand/headers.yaml`, []],
 ];
 
 describe('mt import openapi: golden output', { timeout: 120_000 }, () => {
@@ -140,6 +141,21 @@ describe('mt import openapi: golden output', { timeout: 120_000 }, () => {
       'utf8',
     );
     expect(getHours).not.toContain('requiresApproval');
+    // Header parameters are inputs (parameters.header); the credential's header and Authorization never are.
+    const headers = await readFile(join(GOLDEN, 'headers/connectors/open-api/headers-api-list-reports.mtr'), 'utf8');
+    const headerInputs = headers.slice(headers.indexOf('parameters.header'), headers.indexOf('schema.response'));
+    expect([...headerInputs.matchAll(/name = "([^"]+)"/g)].map((m) => m[1])).toEqual([
+      'X-Request-Id',
+      'X-Page',
+      'Accept-Language',
+    ]);
+    expect(headerInputs).toMatch(/name = "X-Request-Id"\n[^}]*required = true/);
+    expect(
+      await readFile(join(GOLDEN, 'headers/external-operations/open-api/headers-api-list-reports.mtr'), 'utf8'),
+    ).toContain('header = "X-Api-Key"');
+    expect(await warnings('headers')).toContain(
+      'header parameter X-Api-Key left out: it is the credential of the security scheme apiKey, never a tool input',
+    );
     const clash = await treeOf(join(GOLDEN, 'clash'));
     expect([...clash.keys()].filter((p) => p.startsWith('connectors/'))).toEqual([
       'connectors/open-api/clash-api-get-thing-2.mtr',
