@@ -7,6 +7,7 @@ if (command === 'lsp' && rest.every((arg) => arg === '--stdio')) {
   const { startStdioServer } = await import('../dist/lsp/server.js');
   startStdioServer();
 } else {
-  const { main } = await import('../dist/index.js');
+  // dist/main.js loads only what the command needs (`mt import` its own command, others the whole program).
+  const { main } = await import('../dist/main.js');
   await main(process.argv);
 }

@@ -117,8 +117,13 @@ export const cliErrors = defineErrors({
   'api:import:ref-external': {
     status: 400,
     message:
-      '{source} has a $ref to another document ({ref}) at {pointer}; only references inside the document are followed',
-    hint: 'bundle the document into one file first (for example with `npx @redocly/cli bundle`)',
+      '{source} has a $ref to another host ({ref}) at {pointer}; only references to its own file system or host (scheme, host and port) are followed',
+    hint: 'bundle the document into one file first (for example with `npx @redocly/cli bundle`), or download the referenced document next to it and refer to it by a relative path',
+  },
+  'api:import:ref-unreadable': {
+    status: 400,
+    message: 'cannot read {ref}, referred to at {pointer} of {source}: {reason}',
+    hint: 'a relative $ref is resolved against the file or URL of the document it is written in',
   },
   'api:import:server-relative': {
     status: 400,

@@ -1,52 +1,17 @@
-import { Command, CommanderError } from 'commander';
+import type { Command } from 'commander';
 import { commands } from './commands/index.js';
-import { ExitCode, type ExitCodeValue } from './internal/exit-codes.js';
-import { CommandExit, type Io, processIo, reportError } from './internal/output.js';
+import type { ExitCodeValue } from './internal/exit-codes.js';
+import { type Io, processIo } from './internal/output.js';
+import { newProgram, runProgram } from './program-core.js';
 
 /** Builds the `mt` program with every command registered. */
 export function buildProgram(io: Io = processIo): Command {
-  const program = new Command('mt')
-    .description('Maitento: let LLM agents call HTTP APIs safely')
-    .version('0.1.0')
-    .exitOverride()
-    // Root options (only --version and --help) must come before the command: `mt extop-versions x --version`
-    // is then an unknown option of that command (exit 2), not the CLI's version.
-    .enablePositionalOptions()
-    .configureOutput({ writeOut: (s) => io.out(s), writeErr: (s) => io.err(s) })
-    .showHelpAfterError(false);
-  program.addHelpText(
-    'after',
-    `
-Environment:
-  MT_API_URL        the server the CLI talks to (default http://127.0.0.1:8080)
-  MT_API_KEY        the API key it sends
-  MT_EGRESS_ALLOW   comma-separated CIDRs and host names tools may call although they are not public
-  DATABASE_URL      PostgreSQL for \`mt serve\`; without it an embedded PGlite database is used
-
-Exit codes: 0 success, 1 user error, 2 usage.`,
-  );
+  const program = newProgram(io);
   for (const register of commands) register(program, io);
   return program;
 }
 
 /** Runs `mt` with `argv` (as `process.argv`) and returns the exit code; sets nothing itself. */
 export async function run(argv: string[], io: Io = processIo): Promise<ExitCodeValue> {
-  const program = buildProgram(io);
-  try {
-    await program.parseAsync(argv);
-    return ExitCode.Ok;
-  } catch (error) {
-    if (error instanceof CommandExit) return error.exitCode;
-    if (error instanceof CommanderError) {
-      if (
-        error.code === 'commander.helpDisplayed' ||
-        error.code === 'commander.version' ||
-        error.code === 'commander.help'
-      ) {
-        return ExitCode.Ok;
-      }
-      return ExitCode.Usage;
-    }
-    return reportError(io, error);
-  }
+  return runProgram(buildProgram(io), argv, io);
 }

@@ -12,7 +12,9 @@ import { run } from '../src/program.js';
 // `mt import openapi URL` against a local fastify: the document, a relative server resolved against the URL, and
 // the limits (5 redirects, 10 MiB, a stalled answer), each a clear error.
 let app: FastifyInstance;
+let other: FastifyInstance;
 let base: string;
+let otherBase: string;
 let scratch: string;
 const stalled: PassThrough[] = [];
 
@@ -68,12 +70,50 @@ beforeAll(async () => {
     body.write('openapi: 3.1.0\n');
     return reply.type('application/yaml').send(body);
   });
+  // The split document (test/fixtures/openapi/hand/split): relative $refs resolve against each file's URL.
+  const split = join(ROOT, 'test/fixtures/openapi/hand/split');
+  for (const file of ['openapi.yaml', 'parameters.yaml', 'schemas/event.yaml', 'paths/events.yaml']) {
+    const text = await readFile(join(split, file), 'utf8');
+    app.get(`/split/${file}`, async (_req, reply) => reply.type('application/yaml').send(text));
+  }
+  // "Another host": a second server on another port of 127.0.0.1, serving the same schema.
+  const eventSchema = await readFile(join(split, 'schemas/event.yaml'), 'utf8');
+  other = Fastify({ forceCloseConnections: true });
+  other.get('/schemas/event.yaml', async (_req, reply) => reply.type('application/yaml').send(eventSchema));
+  otherBase = await other.listen({ port: 0, host: '127.0.0.1' });
+  const pointingAt = (schemaUrl: string) => `openapi: 3.1.0
+info: { title: Elsewhere API, version: 1.0.0 }
+servers: [{ url: https://elsewhere.example.com }]
+paths:
+  /events:
+    get:
+      operationId: listEvents
+      responses:
+        '200':
+          description: ok
+          content:
+            application/json:
+              schema:
+                $ref: '${schemaUrl}#/Event'
+`;
+  app.get('/specs/other-port.yaml', async (_req, reply) =>
+    reply.type('application/yaml').send(pointingAt(`${otherBase}/schemas/event.yaml`)),
+  );
+  app.get('/specs/other-name.yaml', async (_req, reply) =>
+    reply
+      .type('application/yaml')
+      .send(pointingAt(`${base.replace('127.0.0.1', 'localhost')}/split/schemas/event.yaml`)),
+  );
+  app.get('/specs/missing-ref.yaml', async (_req, reply) =>
+    reply.type('application/yaml').send(pointingAt('../split/schemas/nope.yaml')),
+  );
   base = await app.listen({ port: 0, host: '127.0.0.1' });
 });
 
 afterAll(async () => {
   for (const body of stalled) body.destroy();
   await app?.close();
+  await other?.close();
   if (scratch) await rm(scratch, { recursive: true, force: true });
 });
 
@@ -121,5 +161,50 @@ describe('mt import openapi from a URL', { timeout: 60_000 }, () => {
       message: `the OpenAPI document at ${base}/stall.yaml did not arrive within 1 seconds`,
     });
     expect(Date.now() - started).toBeLessThan(10_000);
+  });
+
+  it('follows relative $refs against the URL of the file they are written in', async () => {
+    const out = join(scratch, 'split');
+    const result = await mt(['import', 'openapi', `${base}/split/openapi.yaml`, '--out', out]);
+    expect(result.code, result.stderr).toBe(0);
+    const create = await readFile(join(out, 'connectors/open-api/split-api-create-event.mtr'), 'utf8');
+    // paths/events.yaml refers to ../schemas/event.yaml, whose Event refers to #/Place of its own file.
+    expect(create).toContain('city = {');
+    const get = await readFile(join(out, 'connectors/open-api/split-api-get-event.mtr'), 'utf8');
+    expect(get).toContain('description = "The id of the event"');
+    // The same files as from the file system: only the source named in the comments differs.
+    const fromFile = join(scratch, 'split-file');
+    const file = await mt(['import', 'openapi', 'test/fixtures/openapi/hand/split/openapi.yaml', '--out', fromFile]);
+    expect(file.code, file.stderr).toBe(0);
+    expect(create.replace(`${base}/split/openapi.yaml`, 'SOURCE')).toBe(
+      (await readFile(join(fromFile, 'connectors/open-api/split-api-create-event.mtr'), 'utf8')).replace(
+        'test/fixtures/openapi/hand/split/openapi.yaml',
+        'SOURCE',
+      ),
+    );
+  });
+
+  it('refuses a $ref to another host (another port, another host name): exit 2, the code and the pointer', async () => {
+    for (const [doc, ref] of [
+      ['other-port', `${otherBase}/schemas/event.yaml#/Event`],
+      ['other-name', `${base.replace('127.0.0.1', 'localhost')}/split/schemas/event.yaml#/Event`],
+    ] as const) {
+      const out = join(scratch, doc);
+      const result = await mt(['import', 'openapi', `${base}/specs/${doc}.yaml`, '--out', out]);
+      expect(result.code).toBe(2);
+      expect(result.stderr).toContain(
+        `error [api:import:ref-external]: ${base}/specs/${doc}.yaml has a $ref to another host (${ref}) at /paths/~1events/get/responses/200/content/application~1json/schema/$ref`,
+      );
+      await expect(readFile(join(out, '.mt-import/elsewhere-api.json'))).rejects.toThrow();
+    }
+  });
+
+  it('says which $ref cannot be read', async () => {
+    const result = await mt(['import', 'openapi', `${base}/specs/missing-ref.yaml`, '--out', join(scratch, 'nope')]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(
+      'error [api:import:ref-unreadable]: cannot read ../split/schemas/nope.yaml#/Event, referred to at /paths/~1events/get/responses/200/content/application~1json/schema/$ref',
+    );
+    expect(result.stderr).toContain(`${base}/split/schemas/nope.yaml answered 404 Not Found`);
   });
 });

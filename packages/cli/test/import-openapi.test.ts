@@ -85,6 +85,8 @@ const GOLDEN_CASES: [string, string, string[]][] = [
   ['no-operation-id', `${FIXTURES}/hand/no-operation-id.yaml`, []],
   ['v3-2', `${FIXTURES}/hand/v3-2.yaml`, []],
   ['relative-server', `${FIXTURES}/hand/relative-server.yaml`, ['--server-url', 'https://relative.example.com/api/v3']],
+  ['split', `${FIXTURES}/hand/split/openapi.yaml`, []],
+  ['headers', `${FIXTURES}/hand/headers.yaml`, []],
 ];
 
 describe('mt import openapi: golden output', { timeout: 120_000 }, () => {
@@ -139,6 +141,21 @@ describe('mt import openapi: golden output', { timeout: 120_000 }, () => {
       'utf8',
     );
     expect(getHours).not.toContain('requiresApproval');
+    // Header parameters are inputs (parameters.header); the credential's header and Authorization never are.
+    const headers = await readFile(join(GOLDEN, 'headers/connectors/open-api/headers-api-list-reports.mtr'), 'utf8');
+    const headerInputs = headers.slice(headers.indexOf('parameters.header'), headers.indexOf('schema.response'));
+    expect([...headerInputs.matchAll(/name = "([^"]+)"/g)].map((m) => m[1])).toEqual([
+      'X-Request-Id',
+      'X-Page',
+      'Accept-Language',
+    ]);
+    expect(headerInputs).toMatch(/name = "X-Request-Id"\n[^}]*required = true/);
+    expect(
+      await readFile(join(GOLDEN, 'headers/external-operations/open-api/headers-api-list-reports.mtr'), 'utf8'),
+    ).toContain('header = "X-Api-Key"');
+    expect(await warnings('headers')).toContain(
+      'header parameter X-Api-Key left out: it is the credential of the security scheme apiKey, never a tool input',
+    );
     const clash = await treeOf(join(GOLDEN, 'clash'));
     expect([...clash.keys()].filter((p) => p.startsWith('connectors/'))).toEqual([
       'connectors/open-api/clash-api-get-thing-2.mtr',
@@ -193,18 +210,18 @@ describe('mt import openapi: output deployed', { timeout: 120_000 }, () => {
 });
 
 describe('mt import openapi: errors and filters', { timeout: 60_000 }, () => {
-  it('refuses Swagger 2.0, an invalid document (at its JSON pointer) and a YAML alias bomb, with exit 1', async () => {
+  it('refuses Swagger 2.0, an invalid document (at its JSON pointer) and a YAML alias bomb with exit 2; a missing file is exit 1', async () => {
     const out = await fresh('errors');
     const swagger = await mt(['import', 'openapi', `${FIXTURES}/hand/swagger-2.yaml`, '--out', out]);
-    expect(swagger.code).toBe(1);
+    expect(swagger.code).toBe(2);
     expect(swagger.stderr).toContain('error [api:import:swagger-2]');
     expect(swagger.stderr).toContain('convert it to OpenAPI 3.x first');
     const invalid = await mt(['import', 'openapi', `${FIXTURES}/hand/invalid.yaml`, '--out', out]);
-    expect(invalid.code).toBe(1);
+    expect(invalid.code).toBe(2);
     expect(invalid.stderr).toContain('error [api:import:document-invalid]');
     expect(invalid.stderr).toContain("/paths/~1ping/get/responses/200: must have required property 'description'");
     const bomb = await mt(['import', 'openapi', `${FIXTURES}/hand/alias-bomb.yaml`, '--out', out]);
-    expect(bomb.code).toBe(1);
+    expect(bomb.code).toBe(2);
     expect(bomb.stderr).toContain('Excessive alias count');
     const missing = await mt(['import', 'openapi', `${FIXTURES}/hand/nope.yaml`, '--out', out]);
     expect(missing.code).toBe(1);
@@ -213,10 +230,36 @@ describe('mt import openapi: errors and filters', { timeout: 60_000 }, () => {
     await expect(readdir(out)).rejects.toThrow();
   });
 
-  it('refuses a relative server without --server-url, exit 1', async () => {
+  it('refuses a $ref of a file to a host (another host than its file system): exit 2, the pointer named', async () => {
+    const source = join(scratch, 'host-ref.yaml');
+    await writeFile(
+      source,
+      [
+        'openapi: 3.1.0',
+        'info: { title: Host ref, version: 1.0.0 }',
+        'paths:',
+        '  /events:',
+        '    post:',
+        '      requestBody:',
+        '        content:',
+        '          application/json:',
+        "            schema: { $ref: 'https://schemas.example.com/event.yaml#/Event' }",
+        "      responses: { '201': { description: Created } }",
+      ].join('\n'),
+    );
+    const out = await fresh('host-ref');
+    const result = await mt(['import', 'openapi', source, '--out', out]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(
+      `error [api:import:ref-external]: ${source} has a $ref to another host (https://schemas.example.com/event.yaml#/Event) at /paths/~1events/post/requestBody/content/application~1json/schema/$ref`,
+    );
+    await expect(readdir(out)).rejects.toThrow();
+  });
+
+  it('refuses a relative server without --server-url, exit 2', async () => {
     const out = await fresh('relative');
     const result = await mt(['import', 'openapi', `${FIXTURES}/hand/relative-server.yaml`, '--out', out]);
-    expect(result.code).toBe(1);
+    expect(result.code).toBe(2);
     expect(result.stderr).toContain(
       'error [api:import:server-relative]: the server URL /api/v3 of test/fixtures/openapi/hand/relative-server.yaml is relative',
     );

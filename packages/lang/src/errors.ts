@@ -164,6 +164,11 @@ export const langErrors = defineErrors({
     message: 'the path parameter {name} is declared, but the url has no {{name}}',
     hint: 'put {{name}} in the url or remove the parameter',
   },
+  'mtr:header:reserved': {
+    status: 422,
+    message: 'the header {name} cannot be a parameter: {reason}',
+    hint: '{hint}',
+  },
   'mtr:binding:unknown-target': {
     status: 422,
     message: 'the binding {target} fills nothing: {detail}',

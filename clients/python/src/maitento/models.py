@@ -64,11 +64,21 @@ class ConnectorParametersQueryItem(MaitentoModel):
     type: Literal["string", "number", "integer", "boolean"]
 
 
+class ConnectorParametersHeaderItem(MaitentoModel):
+    """ConnectorParametersHeaderItem."""
+
+    name: str
+    description: str | None = Field(None)
+    required: bool
+    type: Literal["string", "number", "integer", "boolean"]
+
+
 class ConnectorParameters(MaitentoModel):
     """ConnectorParameters."""
 
     path: list[ConnectorParametersPathItem]
     query: list[ConnectorParametersQueryItem]
+    header: list[ConnectorParametersHeaderItem] | None = Field(None)
 
 
 class ConnectorSchema(MaitentoModel):
@@ -814,6 +824,7 @@ __all__ = [
     "Connector",
     "ConnectorMcp",
     "ConnectorParameters",
+    "ConnectorParametersHeaderItem",
     "ConnectorParametersPathItem",
     "ConnectorParametersQueryItem",
     "ConnectorRecord",

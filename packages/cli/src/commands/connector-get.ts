@@ -19,6 +19,7 @@ export const register: RegisterCommand = (program, io) => {
       const parameters = [
         ...resource.parameters.path.map((p) => `path.${p.name}`),
         ...resource.parameters.query.map((p) => `query.${p.name}`),
+        ...(resource.parameters.header ?? []).map((p) => `header.${p.name}`),
       ];
       io.out(
         formatTable(

@@ -36,6 +36,20 @@ const ACTION_WORDS: Record<string, string> = {
   conflict: 'CONFLICT',
 };
 
+/**
+ * Errors that refuse what was given (the document or a flag), exit 2 as the issue asks; a document that cannot be
+ * read at all (no file, a network error, a limit) stays exit 1, as for every command.
+ */
+const REFUSED = new Set([
+  'api:import:document-invalid',
+  'api:import:swagger-2',
+  'api:import:ref-external',
+  'api:import:server-relative',
+  'api:import:server-missing',
+  'api:import:filter-unknown',
+  'api:import:name-invalid',
+]);
+
 /** `mt import openapi FILE_OR_URL`: connectors and tools from an OpenAPI document. */
 export const register: RegisterCommand = (program, io) => {
   const group = program.command('import').description('Generate config repo files from another description of an API');
@@ -63,8 +77,9 @@ Writes connectors/open-api/<name>.mtr and external-operations/open-api/<name>.mt
 property you did not takes the document's; both changed is a conflict (nothing written, exit 3) unless
 --force. See docs/import-openapi.md.
 
-Exit codes: 0 done (or nothing to change), 1 an unreadable or invalid document, or with --check files
-that differ, 2 usage (also an unknown --tags or --operations name), 3 a conflict with a hand edit.`,
+Exit codes: 0 done (or nothing to change); 1 with --check, files that differ, or a document that cannot
+be read; 2 a document refused (invalid, Swagger 2.0, a $ref to another host, a relative server without
+--server-url) or usage (also an unknown --tags or --operations name); 3 a conflict with a hand edit.`,
     )
     .action(async (source: string, flags: ImportFlags) => {
       const { loadDocument } = await import('../internal/openapi/load.js');
@@ -90,8 +105,8 @@ that differ, 2 usage (also an unknown --tags or --operations name), 3 a conflict
         generated = generate(loaded.document, options, source, loaded.url);
       } catch (error) {
         const code = reportError(io, error, flags.json);
-        const usage = (error as { code?: string }).code === 'api:import:filter-unknown';
-        throw new CommandExit(usage ? ExitCode.Usage : code);
+        const refused = REFUSED.has(String((error as { code?: string }).code));
+        throw new CommandExit(refused ? ExitCode.Usage : code);
       }
       const warnings = [...loadWarnings, ...generated.warnings];
       if (!flags.json) for (const w of warnings) io.err(`warning: ${w}`);

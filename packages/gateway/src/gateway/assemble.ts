@@ -50,7 +50,7 @@ export async function assemble(
   // The platform's own API is exempt from the public-address rule; every other host is checked. The host of the
   // built URL is the configured one, so the configured URL is what is judged.
   if (auth?.platform !== true) await authorize(template.url, deadline, template.origin);
-  return finish(input, plan, path, values, auth);
+  return finish(input, plan, path, values, auth, params.header);
 }
 
 function finish(
@@ -59,14 +59,20 @@ function finish(
   path: string,
   values: MergedValues,
   auth: ResolvedAuth | undefined,
+  headerParams: ReadonlyArray<readonly [string, string]>,
 ): Assembled {
   const method = input.connector.method;
   const body = values.body === undefined ? undefined : JSON.stringify(values.body);
   const key = idempotencyKeyFor(method, input.idempotencyKey);
   // The shared frozen object when nothing is added (a GET without a key); undici only reads the headers it is given.
   let headers: Record<string, string> = BASE_HEADERS;
-  if (body !== undefined || key !== undefined) {
+  if (body !== undefined || key !== undefined || headerParams.length > 0) {
     headers = { ...BASE_HEADERS };
+    // The header parameters first, so that nothing the gateway sends itself can be replaced by the model; the
+    // credential's header is never one of them (the compiler refuses it; a call does not send it twice).
+    const credential = auth?.header.toLowerCase();
+    for (const [name, value] of headerParams)
+      if (name !== credential && !Object.hasOwn(BASE_HEADERS, name)) headers[name] = value;
     if (body !== undefined) headers['content-type'] = 'application/json';
     if (key !== undefined) headers['idempotency-key'] = key;
   }

@@ -12,6 +12,8 @@ export interface ConnectorPlan {
   readonly pathParams: ReadonlyMap<string, ConnectorParameter>;
   readonly queryParams: readonly ConnectorParameter[];
   readonly queryByName: ReadonlyMap<string, ConnectorParameter>;
+  readonly headerParams: readonly ConnectorParameter[];
+  readonly headerByName: ReadonlyMap<string, ConnectorParameter>;
   readonly requestValidator?: ValidateFunction;
   readonly responseValidator?: ValidateFunction;
   /** Top-level body fields the model may send, or undefined when the schema lets any through. */
@@ -76,6 +78,8 @@ export function connectorPlan(connector: Connector): ConnectorPlan {
       pathParams: new Map(connector.parameters.path.map((p) => [p.name, p])),
       queryParams: connector.parameters.query,
       queryByName: new Map(connector.parameters.query.map((p) => [p.name, p])),
+      headerParams: connector.parameters.header ?? [],
+      headerByName: new Map((connector.parameters.header ?? []).map((p) => [p.name, p])),
       requestValidator: compiled(connector, 'request', request),
       responseValidator: compiled(connector, 'response', response),
       requestFields: requestFields(request),

@@ -10,6 +10,8 @@ export interface ModelArguments {
   request: { [key: string]: Json } | undefined;
   path: Map<string, Json>;
   query: Map<string, Json>;
+  /** Header parameters: only the model fills them (no binding targets a header). */
+  header: Map<string, Json>;
 }
 
 function isObject(value: unknown): value is { [key: string]: Json } {
@@ -61,7 +63,7 @@ export function readArguments(
   runBindings: readonly RunBindingValue[] | undefined,
 ): ModelArguments {
   const tool = plan.tool.name;
-  const out: ModelArguments = { request: undefined, path: new Map(), query: new Map() };
+  const out: ModelArguments = { request: undefined, path: new Map(), query: new Map(), header: new Map() };
   if (args === undefined || args === null) return out;
   if (!isObject(args)) {
     throw gatewayErrors.create('api:gateway:arguments-invalid', { tool, reason: 'they are not a JSON object' });
@@ -105,8 +107,14 @@ export function readArguments(
       const declared =
         dot > 0 &&
         ((kind === 'path' && plan.connector.pathParams.has(name)) ||
-          (kind === 'query' && plan.connector.queryByName.has(name)));
+          (kind === 'query' && plan.connector.queryByName.has(name)) ||
+          (kind === 'header' && plan.connector.headerByName.has(name)));
       if (!declared) throw gatewayErrors.create('api:gateway:argument-unknown', { tool, argument: key });
+      if (kind === 'header') {
+        const value = additionalInputs[key];
+        if (value !== null) out.header.set(name, value);
+        continue;
+      }
       const fixed = kind === 'path' ? plan.fixedPath.has(name) : plan.fixedQuery.has(name);
       if (fixed || boundByRun(runBindings, kind, name)) {
         throw gatewayErrors.create('api:gateway:argument-bound', { tool, argument: key });

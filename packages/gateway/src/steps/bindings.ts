@@ -9,6 +9,7 @@ export interface MergedValues {
   body: { [key: string]: Json } | undefined;
   path: Map<string, Json>;
   query: Map<string, Json>;
+  header: Map<string, Json>;
 }
 
 /** Sets `value` at `segments` inside `target`, copying every object on the way so no caller's object changes. */
@@ -51,5 +52,5 @@ export function mergeBindings(
       else path.set(binding.target, chosen);
     }
   }
-  return { body, path, query };
+  return { body, path, query, header: args.header };
 }

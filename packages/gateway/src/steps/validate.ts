@@ -8,6 +8,8 @@ import type { MergedValues } from './bindings.js';
 export interface CheckedParameters {
   path: Map<string, string>;
   query: Array<readonly [string, string]>;
+  /** Header parameters as sent, in declared order. */
+  header: Array<readonly [string, string]>;
 }
 
 const NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
@@ -38,8 +40,11 @@ function parameterText(param: ConnectorParameter, value: Json): string | { probl
   }
 }
 
+// A header value is one line of visible text: no line break or other control character can split the request.
+const HEADER_UNSAFE = /[\u0000-\u0008\u000a-\u001f\u007f]/;
+
 function checkParameter(
-  kind: 'path' | 'query',
+  kind: 'path' | 'query' | 'header',
   param: ConnectorParameter,
   value: Json | undefined,
   problems: string[],
@@ -49,7 +54,11 @@ function checkParameter(
     return undefined;
   }
   const text = parameterText(param, value);
-  if (typeof text === 'string') return text;
+  if (typeof text === 'string') {
+    if (kind !== 'header' || !HEADER_UNSAFE.test(text)) return text;
+    problems.push(`header.${param.name} must be one line without control characters`);
+    return undefined;
+  }
   problems.push(`${kind}.${param.name} ${text.problem}`);
   return undefined;
 }
@@ -73,6 +82,11 @@ export function validateRequest(plan: ToolPlan, values: MergedValues): CheckedPa
     const text = checkParameter('query', param, values.query.get(param.name), problems);
     if (text !== undefined) query.push([param.name, text]);
   }
+  const header: Array<readonly [string, string]> = [];
+  for (const param of connector.headerParams) {
+    const text = checkParameter('header', param, values.header.get(param.name), problems);
+    if (text !== undefined) header.push([param.name.toLowerCase(), text]);
+  }
   if (problems.length > 0) {
     throw gatewayErrors.create(
       'api:gateway:request-invalid',
@@ -80,5 +94,5 @@ export function validateRequest(plan: ToolPlan, values: MergedValues): CheckedPa
       { details: problems },
     );
   }
-  return { path, query };
+  return { path, query, header };
 }

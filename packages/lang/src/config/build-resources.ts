@@ -81,6 +81,7 @@ function parameters(value: TreeValue | undefined, pathDefault: boolean): Connect
 
 function connector(name: string, root: TreeObject): Connector {
   const params = obj(root.parameters);
+  const header = parameters(params.header, false);
   const schemaNode = obj(root.schema);
   const schema: Connector['schema'] = {};
   if (schemaNode.request !== undefined) schema.request = toJson(schemaNode.request) as JsonSchema;
@@ -91,7 +92,11 @@ function connector(name: string, root: TreeObject): Connector {
     method: (text(root.method) ?? 'GET') as HttpMethod,
     url: text(root.url) ?? '',
     description: text(root.description) ?? '',
-    parameters: { path: parameters(params.path, true), query: parameters(params.query, false) },
+    parameters: {
+      path: parameters(params.path, true),
+      query: parameters(params.query, false),
+      ...(header.length > 0 ? { header } : {}),
+    },
     schema,
     auth: (text(root.auth) ?? 'None') as ConnectorAuth,
   };

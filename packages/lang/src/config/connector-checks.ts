@@ -1,3 +1,4 @@
+import { RESERVED_HEADERS } from './reserved-headers.js';
 import type { Connector } from './resources.js';
 import { type Reporter, spanInString } from './report.js';
 import { rawOf, spanOf, type ValueTree } from './value-tree.js';
@@ -26,12 +27,19 @@ export function placeholderOutsidePath(url: string): { placeholder: string; part
   return undefined;
 }
 
-function checkUnique(connector: Connector, tree: ValueTree, where: 'path' | 'query', reporter: Reporter): void {
+function checkUnique(
+  connector: Connector,
+  tree: ValueTree,
+  where: 'path' | 'query' | 'header',
+  reporter: Reporter,
+): void {
   const seen = new Map<string, number>();
-  connector.parameters[where].forEach((p, i) => {
-    const first = seen.get(p.name);
+  (connector.parameters[where] ?? []).forEach((p, i) => {
+    // Header names are case-insensitive: X-Id and x-id are one header.
+    const key = where === 'header' ? p.name.toLowerCase() : p.name;
+    const first = seen.get(key);
     if (first === undefined) {
-      seen.set(p.name, i);
+      seen.set(key, i);
       return;
     }
     reporter.report(
@@ -135,4 +143,21 @@ export function checkConnector(connector: Connector, tree: ValueTree, reporter: 
   });
   checkUnique(connector, tree, 'path', reporter);
   checkUnique(connector, tree, 'query', reporter);
+  checkUnique(connector, tree, 'header', reporter);
+  checkHeaderParameters(connector, tree, reporter);
+}
+
+function checkHeaderParameters(connector: Connector, tree: ValueTree, reporter: Reporter): void {
+  (connector.parameters.header ?? []).forEach((p, i) => {
+    const reason = Object.hasOwn(RESERVED_HEADERS, p.name.toLowerCase())
+      ? RESERVED_HEADERS[p.name.toLowerCase()]
+      : undefined;
+    if (reason === undefined) return;
+    reporter.report(
+      'mtr:header:reserved',
+      { name: p.name, reason, hint: 'remove it from parameters.header' },
+      tree.file,
+      spanOf(tree, ['parameters', 'header', i, 'name']),
+    );
+  });
 }

@@ -53,9 +53,13 @@ const connector: Shape = {
             'The path parameters, each `{name}` of the url; required by default.',
           ),
           query: opt({ type: 'array', items: parameter }, 'The query parameters; optional by default.'),
+          header: opt(
+            { type: 'array', items: parameter },
+            'The header parameters the model fills (never the credential); optional by default.',
+          ),
         },
       },
-      'The path and query parameters of the call.',
+      'The path, query and header parameters of the call.',
     ),
     schema: opt(
       {

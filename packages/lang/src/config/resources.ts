@@ -13,11 +13,11 @@ export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 /** Types of a path or query parameter. */
 export type ParameterType = 'string' | 'number' | 'integer' | 'boolean';
 
-/** A path or query parameter of a connector. */
+/** A path, query or header parameter of a connector. */
 export interface ConnectorParameter {
   name: string;
   description?: string;
-  /** Defaults to `true` for path parameters and `false` for query parameters. */
+  /** Defaults to `true` for path parameters and `false` for query and header parameters. */
   required: boolean;
   /** Defaults to `string`. */
   type: ParameterType;
@@ -53,7 +53,8 @@ export interface Connector {
   /** Set for a connector to a remote MCP server's tool. */
   mcp?: McpTarget;
   description: string;
-  parameters: { path: ConnectorParameter[]; query: ConnectorParameter[] };
+  /** `header` is there only when the connector declares header parameters (so no other connector's content changes). */
+  parameters: { path: ConnectorParameter[]; query: ConnectorParameter[]; header?: ConnectorParameter[] };
   schema: { request?: JsonSchema; response?: JsonSchema };
   auth: ConnectorAuth;
 }

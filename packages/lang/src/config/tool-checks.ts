@@ -27,6 +27,22 @@ export function checkTool(tool: Tool, tree: ValueTree, ctx: CompileContext): voi
       'warning',
     );
   }
+  const credentialHeader = tool.auth?.header.toLowerCase();
+  if (credentialHeader !== undefined && connector !== undefined) {
+    const param = (connector.parameters.header ?? []).find((p) => p.name.toLowerCase() === credentialHeader);
+    if (param !== undefined) {
+      ctx.reporter.report(
+        'mtr:header:reserved',
+        {
+          name: param.name,
+          reason: `the tool ${tool.name} sends its credential in it`,
+          hint: `remove it from parameters.header of ${connector.name}: a credential never becomes a tool input`,
+        },
+        tree.file,
+        spanOf(tree, ['auth', 'header']),
+      );
+    }
+  }
   for (const type of TYPES) {
     const targets = Object.keys(tool.bindings[type]);
     targets.forEach((target, i) => {

@@ -71,7 +71,7 @@ function strictItems(schema: Json): Json {
 }
 
 /** A path parameter is always shown as required: no URL can be built without it, whatever `required` says. */
-function parameterSchema(p: ConnectorParameter, kind: 'path' | 'query'): Json {
+function parameterSchema(p: ConnectorParameter, kind: 'path' | 'query' | 'header'): Json {
   const schema: SchemaObject = { type: p.type };
   if (p.description !== undefined) schema.description = p.description;
   return p.required || kind === 'path' ? schema : nullable(schema);
@@ -85,7 +85,7 @@ function withoutDialect(schema: Json | undefined): Json | undefined {
 
 /**
  * The model-facing definition of a tool: its name, its guidance, and a strict JSON Schema of the arguments
- * the model fills, `{ request?: {...body fields...}, additionalInputs?: { "path.x": ..., "query.y": ... } }`,
+ * the model fills, `{ request?: {...body fields...}, additionalInputs?: { "path.x": ..., "query.y": ..., "header.z": ... } }`,
  * leaving out everything a fixed binding or a run-input binding (`runBound`) fills. A tool on an MCP connector
  * whose remote input schema is not known yet (`mt check`) gets `request` as an open object.
  */
@@ -120,6 +120,7 @@ export function toolDefinition(tool: Tool, connector: Connector, runBound?: RunB
   for (const p of connector.parameters.query) {
     if (!boundQuery.has(p.name)) additional[`query.${p.name}`] = parameterSchema(p, 'query');
   }
+  for (const p of connector.parameters.header ?? []) additional[`header.${p.name}`] = parameterSchema(p, 'header');
   if (Object.keys(additional).length > 0) {
     properties.additionalInputs = {
       type: 'object',

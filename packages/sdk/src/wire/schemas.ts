@@ -114,7 +114,11 @@ export const ConnectorSchema = Type.Object(
     url: Type.String(),
     mcp: Type.Optional(Type.Object({ url: Type.String(), tool: Type.String() })),
     description: Type.String(),
-    parameters: Type.Object({ path: Type.Array(parameter), query: Type.Array(parameter) }),
+    parameters: Type.Object({
+      path: Type.Array(parameter),
+      query: Type.Array(parameter),
+      header: Type.Optional(Type.Array(parameter)),
+    }),
     schema: Type.Object({ request: Type.Optional(jsonSchema), response: Type.Optional(jsonSchema) }),
     auth: stringEnum(['None', 'Header', 'Maitento']),
   },

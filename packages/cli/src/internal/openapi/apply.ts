@@ -1,4 +1,4 @@
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { createTwoFilesPatch } from 'diff';
 import type { GeneratedFile } from './generate.js';
@@ -32,13 +32,11 @@ export interface Plan {
   keptDropped: string[];
 }
 
+// The files are many and small (two per operation): synchronous calls cost a fraction of the promise API's three
+// thread-pool round trips per file (open, read or write, close), and a missing file is no thrown error.
 async function readOptional(path: string): Promise<string | undefined> {
-  try {
-    return await readFile(path, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw error;
-  }
+  if (statSync(path, { throwIfNoEntry: false }) === undefined) return undefined;
+  return readFileSync(path, 'utf8');
 }
 
 export async function readRecord(out: string, name: string): Promise<ImportRecord | undefined> {
@@ -116,16 +114,22 @@ export async function applyPlan(
   record: Omit<ImportRecord, 'files'>,
   name: string,
 ): Promise<void> {
+  const made = new Set<string>();
+  const folder = (path: string) => {
+    const dir = dirname(path);
+    if (!made.has(dir)) mkdirSync(dir, { recursive: true });
+    made.add(dir);
+  };
   for (const change of plan.changes) {
     const path = join(out, change.path);
-    if (change.action === 'delete') await rm(path, { force: true });
+    if (change.action === 'delete') rmSync(path, { force: true });
     else if (change.after !== undefined && change.action !== 'conflict') {
-      await mkdir(dirname(path), { recursive: true });
-      await writeFile(path, change.after, 'utf8');
+      folder(path);
+      writeFileSync(path, change.after, 'utf8');
     }
   }
   const full: ImportRecord = { ...record, files: Object.fromEntries(files.map((f) => [f.path, f.text])) };
   const target = join(out, recordPath(name));
-  await mkdir(dirname(target), { recursive: true });
-  await writeFile(target, `${JSON.stringify(full, null, 2)}\n`, 'utf8');
+  folder(target);
+  writeFileSync(target, `${JSON.stringify(full, null, 2)}\n`, 'utf8');
 }

@@ -1,4 +1,5 @@
-import { DIALECT_URIS, newAjv } from '@maitento/lang';
+import { DIALECT_URIS, newAjv } from '@maitento/lang/json-schema';
+import { RESERVED_HEADERS } from '@maitento/lang/reserved-headers';
 import type { Ajv } from 'ajv';
 import { cliErrors } from '../../errors.js';
 import { type MtrValue, mtrFile, ref } from './mtr-text.js';
@@ -221,6 +222,22 @@ function chooseAuth(doc: Obj, operation: Obj, prefix: string): AuthChoice {
   return {};
 }
 
+/**
+ * Headers that carry a credential in the document: every `apiKey` scheme's header, and `Authorization`. A header
+ * parameter by one of these names is never a tool input; the credential is the tool's `auth` and a secret.
+ */
+function credentialHeaders(doc: Obj): Map<string, string> {
+  const out = new Map<string, string>([['authorization', 'the HTTP credential header']]);
+  const schemes = isObj(doc.components) && isObj(doc.components.securitySchemes) ? doc.components.securitySchemes : {};
+  for (const [name, value] of Object.entries(schemes)) {
+    const scheme = deref(doc, value);
+    if (isObj(scheme) && scheme.type === 'apiKey' && scheme.in === 'header' && typeof scheme.name === 'string') {
+      out.set(scheme.name.toLowerCase(), `the credential of the security scheme ${name}`);
+    }
+  }
+  return out;
+}
+
 interface Parameter {
   name: string;
   in: string;
@@ -330,6 +347,7 @@ export function generate(doc: Obj, options: GenerateOptions, source: string, doc
   checkFilter('operationId', options.operations, ids);
   checkFilter('operationId', options.excludeOperations, ids);
   const base = baseUrl(doc, options, source, documentUrl);
+  const credentials = credentialHeaders(doc);
 
   const files: GeneratedFile[] = [];
   const operations: ImportedOperation[] = [];
@@ -368,13 +386,19 @@ export function generate(doc: Obj, options: GenerateOptions, source: string, doc
     }
     const pathParams: MtrValue[] = [];
     const queryParams: MtrValue[] = [];
+    const headerParams: MtrValue[] = [];
     let problem: string | undefined;
     for (const param of params.values()) {
       const where = `${param.in} parameter ${param.name}`;
+      const headerName = param.in === 'header' ? param.name.toLowerCase() : '';
       if (param.in === 'cookie') problem ??= `${where}: connectors send no cookies`;
-      else if (param.in === 'header') {
-        if (param.required) problem ??= `required ${where}: connectors send no header parameters`;
-        else warnings.push(`${label}: optional ${where} left out (connectors send no header parameters)`);
+      else if (param.in === 'header' && credentials.has(headerName)) {
+        // OpenAPI ignores an Authorization parameter too; either way the credential is never a tool input.
+        warnings.push(`${label}: ${where} left out: it is ${credentials.get(headerName)}, never a tool input`);
+      } else if (param.in === 'header' && (headerName === 'accept' || Object.hasOwn(RESERVED_HEADERS, headerName))) {
+        const why = `the gateway sends ${param.name} itself`;
+        if (param.required) problem ??= `required ${where}: ${why}`;
+        else warnings.push(`${label}: optional ${where} left out: ${why}`);
       } else if (!PARAM_NAME.test(param.name)) problem ??= `${where}: a name of letters, digits, _ and - only`;
       else if (param.style !== undefined && param.style !== DEFAULT_STYLE[param.in]) {
         problem ??= `${where} has style ${param.style}; only the default style is sent`;
@@ -388,8 +412,8 @@ export function generate(doc: Obj, options: GenerateOptions, source: string, doc
             entry.description = param.description.trim();
           }
           if (type !== 'string') entry.type = type;
-          if (param.in === 'query' && param.required === true) entry.required = true;
-          (param.in === 'path' ? pathParams : queryParams).push(entry);
+          if (param.in !== 'path' && param.required === true) entry.required = true;
+          (param.in === 'path' ? pathParams : param.in === 'query' ? queryParams : headerParams).push(entry);
         }
       }
     }
@@ -446,6 +470,7 @@ export function generate(doc: Obj, options: GenerateOptions, source: string, doc
     if (auth.header !== undefined) connector.push(['auth', 'Header']);
     if (pathParams.length > 0) connector.push(['parameters.path', pathParams]);
     if (queryParams.length > 0) connector.push(['parameters.query', queryParams]);
+    if (headerParams.length > 0) connector.push(['parameters.header', headerParams]);
     if (request !== undefined) connector.push(['schema.request', request as MtrValue]);
     if (response !== undefined) connector.push(['schema.response', response as MtrValue]);
     const tool: [string, MtrValue][] = [

@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
+import { posix, resolve as resolvePath } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { upgrade, validate } from '@scalar/openapi-parser';
 import { parse as parseYaml } from 'yaml';
 import { cliErrors } from '../../errors.js';
@@ -22,7 +24,7 @@ export interface LoadedDocument {
   document: Record<string, unknown>;
   /** The version the document declared (`3.0.3`, `3.1.0`, ...). */
   declaredVersion: string;
-  /** sha256 of the bytes read. */
+  /** sha256 of the bytes read: the document's, then those of each document its `$ref`s point at. */
   sha256: string;
   /** The URL it was read from, against which a relative server URL resolves. */
   url?: string;
@@ -109,7 +111,38 @@ export async function loadDocument(source: string, limits: FetchLimits = DEFAULT
       throw cliErrors.create('api:import:source-unreadable', { source, reason: (error as Error).message });
     }
   }
-  const sha256 = createHash('sha256').update(bytes).digest('hex');
+  const hash = createHash('sha256').update(bytes);
+  const raw = parseDocument(source, bytes);
+  if (raw.swagger !== undefined) throw cliErrors.create('api:import:swagger-2', { source });
+  const declaredVersion = typeof raw.openapi === 'string' ? raw.openapi : '';
+  const warnings: string[] = [];
+  if (/^3\.2\./.test(declaredVersion)) {
+    warnings.push(`${source} is OpenAPI ${declaredVersion}: read as 3.1 (what 3.2 adds is not used)`);
+    raw.openapi = '3.1.1';
+  }
+  if (!/^3\.[01]\./.test(String(raw.openapi))) {
+    throw cliErrors.create('api:import:document-invalid', {
+      source,
+      errors: `openapi is ${JSON.stringify(raw.openapi ?? null)}, not a 3.x version`,
+    });
+  }
+  const base = url !== undefined ? new URL(url) : pathToFileURL(resolvePath(source));
+  await bundleExternalRefs(source, raw, base, limits, hash);
+  const sha256 = hash.digest('hex');
+  const result = await validate(structuredClone(raw));
+  if (!result.valid) {
+    const errors = (result.errors ?? []).slice(0, 20).map((e) => `${pointer(e.path) || '/'}: ${e.message}`);
+    throw cliErrors.create('api:import:document-invalid', { source, errors: errors.join('; ') });
+  }
+  const upgraded = upgrade(structuredClone(raw)).specification as unknown as Record<string, unknown> | null;
+  if (upgraded === null) {
+    throw cliErrors.create('api:import:document-invalid', { source, errors: 'it could not be read as OpenAPI 3.1' });
+  }
+  return { document: upgraded, declaredVersion, sha256, url, warnings };
+}
+
+/** Parses a document's bytes: JSON when it looks like JSON, else YAML with at most 100 aliases; an object. */
+function parseDocument(source: string, bytes: Buffer): Record<string, unknown> {
   let parsed: unknown;
   const text = bytes.toString('utf8');
   try {
@@ -130,46 +163,111 @@ export async function loadDocument(source: string, limits: FetchLimits = DEFAULT
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
     throw cliErrors.create('api:import:document-invalid', { source, errors: 'it is not a YAML or JSON object' });
   }
-  const raw = parsed as Record<string, unknown>;
-  if (raw.swagger !== undefined) throw cliErrors.create('api:import:swagger-2', { source });
-  const declaredVersion = typeof raw.openapi === 'string' ? raw.openapi : '';
-  const warnings: string[] = [];
-  if (/^3\.2\./.test(declaredVersion)) {
-    warnings.push(`${source} is OpenAPI ${declaredVersion}: read as 3.1 (what 3.2 adds is not used)`);
-    raw.openapi = '3.1.1';
-  }
-  if (!/^3\.[01]\./.test(String(raw.openapi))) {
-    throw cliErrors.create('api:import:document-invalid', {
-      source,
-      errors: `openapi is ${JSON.stringify(raw.openapi ?? null)}, not a 3.x version`,
-    });
-  }
-  findExternalRefs(source, raw, '');
-  const result = await validate(structuredClone(raw));
-  if (!result.valid) {
-    const errors = (result.errors ?? []).slice(0, 20).map((e) => `${pointer(e.path) || '/'}: ${e.message}`);
-    throw cliErrors.create('api:import:document-invalid', { source, errors: errors.join('; ') });
-  }
-  const upgraded = upgrade(structuredClone(raw)).specification as unknown as Record<string, unknown> | null;
-  if (upgraded === null) {
-    throw cliErrors.create('api:import:document-invalid', { source, errors: 'it could not be read as OpenAPI 3.1' });
-  }
-  return { document: upgraded, declaredVersion, sha256, url, warnings };
+  return parsed as Record<string, unknown>;
 }
 
-/** Refuses a `$ref` to another document: only references inside the document are followed. */
-function findExternalRefs(source: string, node: unknown, at: string): void {
-  if (Array.isArray(node)) {
-    for (const [i, item] of node.entries()) findExternalRefs(source, item, `${at}/${i}`);
-    return;
-  }
-  if (typeof node !== 'object' || node === null) return;
-  for (const [key, value] of Object.entries(node)) {
-    const here = `${at}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`;
-    if (key === '$ref' && typeof value === 'string' && !value.startsWith('#')) {
-      throw cliErrors.create('api:import:ref-external', { source, ref: value, pointer: here });
+/** Where the documents a `$ref` points at are kept in the root document: `#/x-mt-import-refs/<key>/...`. */
+export const EXTERNAL_REFS_KEY = 'x-mt-import-refs';
+
+const escapePointer = (part: string) => part.replace(/~/g, '~0').replace(/\//g, '~1');
+
+/** Whether a `$ref` to `target`, written in a document read from `base`, may be followed: the same file system or host. */
+function sameHost(base: URL, target: URL): boolean {
+  if (base.protocol === 'file:') return target.protocol === 'file:';
+  return target.origin === base.origin;
+}
+
+/**
+ * Follows the `$ref`s to other documents: each is resolved against the document it is written in (a file or a URL)
+ * and may only point at the same file system or the same host (scheme, host and port); any other is refused
+ * (`api:import:ref-external`, exit 2). Every document read is put under `#/x-mt-import-refs/<key>` of the root
+ * document, and each `$ref` rewritten to point there, so the rest of the import sees one document with local
+ * references only. Documents are read once each, with the same limits as the root one.
+ */
+async function bundleExternalRefs(
+  source: string,
+  root: Record<string, unknown>,
+  rootUrl: URL,
+  limits: FetchLimits,
+  hash: ReturnType<typeof createHash>,
+): Promise<void> {
+  const rootHref = new URL('', rootUrl).href.replace(/#.*$/, '');
+  const rootDir = posix.dirname(rootUrl.pathname);
+  const keys = new Map<string, string>();
+  const store: Record<string, unknown> = {};
+  const pending: { node: unknown; base: URL; prefix: string; label: string }[] = [
+    { node: root, base: rootUrl, prefix: '', label: '' },
+  ];
+  const load = async (target: URL, ref: string, at: string): Promise<string> => {
+    const href = target.href.replace(/#.*$/, '');
+    const known = keys.get(href);
+    if (known !== undefined) return known;
+    let bytes: Buffer;
+    try {
+      bytes = target.protocol === 'file:' ? await readFile(fileURLToPath(href)) : (await fetchText(href, limits)).bytes;
+    } catch (error) {
+      throw cliErrors.create('api:import:ref-unreadable', {
+        source,
+        ref,
+        pointer: at,
+        reason: (error as Error).message,
+      });
     }
-    if (key === 'example' || key === 'examples') continue;
-    findExternalRefs(source, value, here);
+    hash.update(bytes);
+    // The key says which document it is, relative to the root one, with no machine's path in it.
+    let key = posix.relative(rootDir, decodeURIComponent(target.pathname)) + target.search;
+    while ([...keys.values()].includes(key)) key = `${key}~`;
+    keys.set(href, key);
+    const doc = parseDocument(`${ref} (at ${at} of ${source})`, bytes);
+    store[key] = doc;
+    pending.push({ node: doc, base: new URL(href), prefix: `/${EXTERNAL_REFS_KEY}/${escapePointer(key)}`, label: key });
+    return key;
+  };
+  const walk = async (node: unknown, base: URL, prefix: string, label: string, at: string): Promise<void> => {
+    if (Array.isArray(node)) {
+      for (const [i, item] of node.entries()) await walk(item, base, prefix, label, `${at}/${i}`);
+      return;
+    }
+    if (typeof node !== 'object' || node === null) return;
+    const object = node as Record<string, unknown>;
+    for (const [key, value] of Object.entries(object)) {
+      const here = `${at}/${escapePointer(key)}`;
+      if (key === '$ref' && typeof value === 'string') {
+        const hashAt = value.indexOf('#');
+        const location = hashAt < 0 ? value : value.slice(0, hashAt);
+        const fragment = hashAt < 0 ? '' : value.slice(hashAt + 1);
+        if (location === '') {
+          if (prefix !== '') object.$ref = `#${prefix}${fragment}`;
+          continue;
+        }
+        const where = label === '' ? here : `${label}#${here}`;
+        let target: URL;
+        try {
+          target = new URL(location, base);
+        } catch {
+          throw cliErrors.create('api:import:document-invalid', {
+            source,
+            errors: `${where}: the $ref ${JSON.stringify(value)} is not a URL or a path`,
+          });
+        }
+        if (!sameHost(base, target)) {
+          throw cliErrors.create('api:import:ref-external', { source, ref: value, pointer: where });
+        }
+        if (target.href.replace(/#.*$/, '') === rootHref) {
+          object.$ref = `#${fragment}`;
+          continue;
+        }
+        const stored = await load(target, value, where);
+        object.$ref = `#/${EXTERNAL_REFS_KEY}/${escapePointer(stored)}${fragment}`;
+        continue;
+      }
+      // Values under these keys are data, not schemas: a `$ref` there is text.
+      if (key === 'example' || key === 'examples' || key === 'enum' || key === 'const' || key === 'default') continue;
+      await walk(value, base, prefix, label, here);
+    }
+  };
+  for (let next = pending.shift(); next !== undefined; next = pending.shift()) {
+    await walk(next.node, next.base, next.prefix, next.label, '');
   }
+  if (keys.size > 0) root[EXTERNAL_REFS_KEY] = store;
 }

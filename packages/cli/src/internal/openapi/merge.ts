@@ -1,4 +1,5 @@
-import { formatMtr, parseMtr } from '@maitento/lang';
+import { formatMtr } from '@maitento/lang/format';
+import { parseMtr } from '@maitento/lang/parse';
 
 /** A file's top-level properties: the key and its text, with the comment lines just above it. */
 interface Properties {

@@ -1,4 +1,4 @@
-import { formatMtr } from '@maitento/lang';
+import { formatMtr } from '@maitento/lang/format';
 
 /** A value written into a generated `.mtr` file: JSON, or a directive such as `@ref("x")`. */
 export type MtrValue = null | boolean | number | string | MtrValue[] | { [key: string]: MtrValue } | Directive;
