@@ -1,4 +1,4 @@
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
@@ -6,11 +6,27 @@ import { defineConfig } from 'vitest/config';
 // never depends on a stale build. Processes spawned by tests (the `mt` CLI, the server)
 // run the compiled output, which `npm test` builds first.
 const packagesDir = fileURLToPath(new URL('./packages/', import.meta.url));
+// Entry points besides a package's index come from its package.json `exports` ("./x" -> dist/....js), mapped to
+// the TypeScript source they are built from (src/....ts).
+function subpathAliases(name: string): { find: RegExp; replacement: string }[] {
+  const manifest = JSON.parse(readFileSync(`${packagesDir}${name}/package.json`, 'utf8')) as {
+    exports?: Record<string, string | { default?: string }>;
+  };
+  return Object.entries(manifest.exports ?? {})
+    .filter(([subpath]) => subpath !== '.' && subpath !== './package.json')
+    .map(([subpath, target]) => {
+      const file = typeof target === 'string' ? target : (target.default ?? '');
+      const escaped = subpath.slice(2).replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+      return {
+        find: new RegExp(`^@maitento/${name}/${escaped}$`),
+        replacement: `${packagesDir}${name}/${file.replace(/^\.\/dist\//, 'src/').replace(/\.js$/, '.ts')}`,
+      };
+    });
+}
+const packageNames = readdirSync(packagesDir);
 const alias = [
-  // Entry points besides a package's index (its package.json `exports`).
-  { find: /^@maitento\/lang\/json-schema$/, replacement: `${packagesDir}lang/src/config/json-schema-dialect.ts` },
-  { find: /^@maitento\/egress\/static$/, replacement: `${packagesDir}egress/src/static.ts` },
-  ...readdirSync(packagesDir).map((name) => ({
+  ...packageNames.flatMap(subpathAliases),
+  ...packageNames.map((name) => ({
     find: new RegExp(`^@maitento/${name}$`),
     replacement: `${packagesDir}${name}/src/index.ts`,
   })),
