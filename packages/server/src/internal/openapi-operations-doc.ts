@@ -68,13 +68,15 @@ function errorExample(code: string, spec: ErrorSpec): Record<string, unknown> {
   if (code === 'api:deploy:invalid') {
     value.diagnostics = [
       {
-        code: 'mtr:refs:unknown',
+        code: 'api:secrets:not-found',
         severity: 'error',
-        message: 'No connector named "orders-gett"; did you mean "orders-get"?',
+        message: 'No secret orders-key in this namespace',
         file: 'external-operations/open-api/get-order.mtr',
-        line: 1,
-        column: 13,
-        hint: 'Reference a connector of the repo by its file name',
+        line: 3,
+        column: 40,
+        endLine: 3,
+        endColumn: 58,
+        hint: 'create it with mt secret-create, then deploy again',
       },
     ];
   }

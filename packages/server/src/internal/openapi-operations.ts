@@ -103,13 +103,11 @@ export const OPERATION_DOCS: Record<string, OperationDoc> = {
     description:
       'Compiles the config repo sent as files (path and text) and, when it has no error, stores a new version of ' +
       'each connector, tool, agent and interaction that changed, in one transaction. With dryRun the plan is ' +
-      'answered and nothing is stored. A repo with errors answers 422 with every diagnostic.',
+      'answered and nothing is stored. A repo with errors answers 422 api:deploy:invalid with every diagnostic ' +
+      '(a secret the namespace lacks, a blocked connector address, a syntax error: each its own code).',
     ok: 'The plan: what each resource became (created, updated, unchanged) and whether it was applied',
     errors: [
       'api:deploy:invalid',
-      'api:secrets:not-found',
-      'api:connectors:secret-missing',
-      'api:connectors:address-blocked',
       'api:deploy:reference-missing',
       'api:deploy:unstorable-text',
       'api:deploy:mcp-tool-missing',
