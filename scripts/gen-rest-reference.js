@@ -81,7 +81,9 @@ function operationMarkdown(method, path, op) {
     // An error status: the Error schema, with the codes it carries (one example of each).
     const errorCodes = Object.values(response.content?.['application/json']?.examples ?? {}).map((e) => e.value?.code);
     if (Number(status) >= 400 && errorCodes.length) {
-      lines.push(`  - ${status}: ${typeOf(jsonSchema(response.content))}: ${errorCodes.map((c) => `\`${c}\``).join(', ')}`);
+      lines.push(
+        `  - ${status}: ${typeOf(jsonSchema(response.content))}: ${errorCodes.map((c) => `\`${c}\``).join(', ')}`,
+      );
       continue;
     }
     const schema = jsonSchema(response.content);
