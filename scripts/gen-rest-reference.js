@@ -78,6 +78,14 @@ function operationMarkdown(method, path, op) {
   }
   lines.push('- responses:');
   for (const [status, response] of Object.entries(op.responses ?? {})) {
+    // An error status: the Error schema, with the codes it carries (one example of each).
+    const errorCodes = Object.values(response.content?.['application/json']?.examples ?? {}).map((e) => e.value?.code);
+    if (Number(status) >= 400 && errorCodes.length) {
+      lines.push(
+        `  - ${status}: ${typeOf(jsonSchema(response.content))}: ${errorCodes.map((c) => `\`${c}\``).join(', ')}`,
+      );
+      continue;
+    }
     const schema = jsonSchema(response.content);
     const media = Object.keys(response.content ?? {});
     const shape = schema ? typeOf(schema) : media.length ? media.join(', ') : 'no body';
@@ -116,7 +124,8 @@ export function restReference(doc) {
     '',
     `${doc.info?.title ?? 'API'} ${doc.info?.version ?? ''}: every operation of the OpenAPI document the server serves at`,
     '`GET /openapi.json`. The guide (keys, errors, event streams, idempotency) is [rest-api.md](rest-api.md).',
-    'Every operation also answers `4XX` and `5XX` with an `Error` (see [errors.md](errors.md)).',
+    'Each error status an operation can answer is listed with the codes of its `Error` (see [errors.md](errors.md));',
+    'the document itself has an example of each request body, answer and error code.',
     '',
     '## Operations',
     '',
@@ -127,11 +136,7 @@ export function restReference(doc) {
   for (const [tag, list] of groups) {
     lines.push('', `## ${tag}`);
     for (const o of list) {
-      const op = {
-        ...o.op,
-        responses: Object.fromEntries(Object.entries(o.op.responses ?? {}).filter(([s]) => s !== '4XX' && s !== '5XX')),
-      };
-      lines.push('', ...operationMarkdown(o.method, o.path, op));
+      lines.push('', ...operationMarkdown(o.method, o.path, o.op));
     }
   }
   const schemas = doc.components?.schemas ?? {};

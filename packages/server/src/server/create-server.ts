@@ -38,6 +38,7 @@ import { publishFileRoutes } from '../internal/openapi-files.js';
 import { markOptionalBodies, takesOptionalBody } from '../internal/optional-body.js';
 import { markRawBodies } from '../internal/raw-bodies.js';
 import { declareHeaders, OPENAPI_TAGS } from '../internal/openapi-headers.js';
+import { documentOperations } from '../internal/openapi-operations-doc.js';
 import { loggerOptions } from '../internal/logging.js';
 import { registerRequestLog } from '../internal/request-log.js';
 import { formatSchemaError, installValidators } from '../internal/validation.js';
@@ -285,11 +286,15 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
   addSharedSchemas(app);
   installValidators(app);
   registerErrorHandler(app, bodyLimit, MAX_NAME_LENGTH);
-  // Operations that take a request without a body, found as their routes are added, for the document.
+  // Operations that take a request without a body, and the role each needs, found as their routes are added,
+  // for the document.
   const optionalBodies = new Set<string>();
+  const roles = new Map<string, string>();
   app.addHook('onRoute', (route) => {
     const id = (route.schema as { operationId?: string } | undefined)?.operationId;
     if (id !== undefined && takesOptionalBody(route.preValidation)) optionalBodies.add(id);
+    const role = (route.config as { role?: string } | undefined)?.role;
+    if (id !== undefined && role !== undefined) roles.set(id, role);
   });
   await app.register(swagger, {
     openapi: {
@@ -317,6 +322,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
       markOptionalBodies(openapi, optionalBodies);
       publishFileRoutes(openapi);
       markRawBodies(openapi);
+      documentOperations(openapi, roles);
       declareHeaders(openapi);
       return openapi;
     },

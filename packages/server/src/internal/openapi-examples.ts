@@ -1,0 +1,447 @@
+import type { OperationId } from '@maitento/sdk';
+
+// The examples of the OpenAPI document: one value per named schema (a response that is one of them, or a list of
+// them, shows it), and the request bodies and answers an operation shows instead. They are the sample config repo
+// of the README (weather and orders): the connectors open-meteo-forecast and orders-get, the tools current-weather
+// and get-order, the agent support-agent and the interaction support. Spectral (oas3-valid-media-example) and
+// packages/server/test/openapi-examples.test.ts validate each one against its schema, so they cannot drift.
+
+const AT = '2026-03-14T09:26:53.589Z';
+const LATER = '2026-03-14T09:27:04.112Z';
+const EXPIRES = '2026-03-15T09:27:01.020Z';
+const RUN_ID = '0b7e2c4a-5d0f-4f5e-9a43-8f1e6b2d7c91';
+const APPROVAL_ID = '7c2f9a61-3b8e-4d1a-b5c6-2e4f8a9d0b13';
+const KEY_ID = 'c91d4e7a-2f3b-4a5c-8d6e-1f0a9b8c7d65';
+const SECRET_ID = '5e8a1f3c-9b2d-4c7e-a6f0-3d1b2c4e5f78';
+const FILE_SYSTEM_ID = '2a4c6e8f-1b3d-4f5a-9c7e-0d2f4b6a8c1e';
+const KNOWLEDGE_BASE_ID = '9f1e3d5c-7b9a-4e2c-8d4f-6a8b0c2e4f61';
+const DOCUMENT_ID = '4d6f8a0c-2e4a-4b6d-9f1a-3c5e7a9b1d2f';
+const HASH = 'sha256:8f14e45fceea167a5a36dedd4bea2543a6a2b1c0f7e3d9c2b4a6e8f0d1c3b5a7';
+
+const ACTOR = { keyId: KEY_ID, keyName: 'support lead' };
+
+const CONNECTOR = {
+  kind: 'connector',
+  name: 'orders-get',
+  method: 'GET',
+  url: 'https://orders.example.com/orders/{orderId}',
+  description: 'One order by its id',
+  parameters: { path: [{ name: 'orderId', description: 'The order id', required: true, type: 'string' }], query: [] },
+  schema: {},
+  auth: 'Header',
+};
+
+const TOOL = {
+  kind: 'tool',
+  name: 'get-order',
+  connector: 'orders-get',
+  guidance: 'Looks up an order by its id.',
+  bindings: { request: {}, query: {}, path: {} },
+  auth: { header: 'X-Api-Key', secret: 'orders-key' },
+  requiresApproval: false,
+};
+
+const AGENT = {
+  kind: 'agent',
+  name: 'support-agent',
+  model: 'openai:gpt-4o-mini',
+  instructions: 'Help customers with their orders.',
+  functions: [{ ref: 'get-order' }],
+};
+
+const INTERACTION = {
+  kind: 'interaction',
+  name: 'support',
+  agent: { name: 'Support', agent: 'support-agent' },
+  task: 'A customer writes: %%message%%',
+  inputs: {
+    prompts: [{ name: 'message', description: 'What the customer wrote', required: true }],
+    functions: { binding: [], auth: [] },
+  },
+  functions: { openApi: [] },
+};
+
+const APPROVAL = {
+  id: APPROVAL_ID,
+  runId: RUN_ID,
+  functionName: 'refund-order',
+  argumentsJson: '{"orderId":"A-1042","amount":25}',
+  status: 'Pending',
+  agentName: 'support-agent',
+  reason: null,
+  answeredBy: null,
+  answeredAt: null,
+  expiresAt: EXPIRES,
+  createdAt: LATER,
+};
+
+const RUN = {
+  id: RUN_ID,
+  interaction: { name: 'support', version: 2 },
+  status: 'Completed',
+  interactive: true,
+  inputs: { message: 'Where is my order A-1042?' },
+  result: 'Order A-1042 shipped on 12 March and should arrive on 16 March.',
+  error: null,
+  pendingApproval: null,
+  parentRunId: null,
+  agent: 'support-agent',
+  versions: [
+    { kind: 'interaction', name: 'support', version: 2 },
+    { kind: 'agent', name: 'support-agent', version: 1 },
+    { kind: 'tool', name: 'get-order', version: 1 },
+    { kind: 'connector', name: 'orders-get', version: 1 },
+  ],
+  createdAt: AT,
+  updatedAt: LATER,
+};
+
+const SECRET_KEY_STATUS = { currentKeyId: 'k2', secretsByKeyId: { k1: 0, k2: 14 }, unusedPreviousKeyIds: ['k1'] };
+
+const FILE_INFO = {
+  path: 'reports/2026-03.md',
+  size: 1834,
+  contentType: 'text/markdown; charset=utf-8',
+  etag: '"3f2a9c1e7b"',
+  createdAt: AT,
+  updatedAt: LATER,
+};
+
+const RUN_EVENTS = [
+  { seq: 1, type: 'run-started', at: AT, data: { interaction: 'support', version: 2 } },
+  {
+    seq: 2,
+    type: 'tool-call-started',
+    at: '2026-03-14T09:26:55.020Z',
+    data: { tool: 'get-order', arguments: { orderId: 'A-1042' } },
+  },
+  {
+    seq: 3,
+    type: 'run-completed',
+    at: LATER,
+    data: { result: 'Order A-1042 shipped on 12 March and should arrive on 16 March.' },
+  },
+];
+
+/** One example of each named schema (components.schemas) an answer is made of. */
+export const SCHEMA_EXAMPLES: Record<string, unknown> = {
+  CreatedNamespace: {
+    name: 'support',
+    key: { id: KEY_ID, key: 'mt_3q8Vx0cY9nKp2LwR7tZb1fHj5mNs4uDa', role: 'admin' },
+  },
+  CreatedKey: {
+    id: KEY_ID,
+    name: 'ci deploys',
+    role: 'user',
+    createdAt: AT,
+    key: 'mt_7hGt2kLw9pQx4zVn1cRb8sYd3fMa6uJe',
+  },
+  KeyInfo: { id: KEY_ID, name: 'ci deploys', role: 'user', createdAt: AT },
+  DeployPlan: {
+    applied: true,
+    changes: [
+      {
+        kind: 'tool',
+        name: 'get-order',
+        action: 'update',
+        version: 2,
+        previousVersion: 1,
+        changed: ['guidance'],
+        breaking: [],
+      },
+      { kind: 'connector', name: 'orders-get', action: 'unchanged', version: 1, breaking: [] },
+    ],
+  },
+  ResourceSummary: { name: 'orders-get', latestVersion: 2, enabled: true },
+  VersionSummary: { version: 2, enabled: true, createdAt: AT },
+  VersionState: { name: 'get-order', version: 2, enabled: false },
+  ConnectorRecord: { name: 'orders-get', version: 1, enabled: true, createdAt: AT, hash: HASH, resource: CONNECTOR },
+  ExtopSummary: { name: 'get-order', latestVersion: 1, enabled: true, callable: true },
+  ExtopRecord: {
+    name: 'get-order',
+    version: 1,
+    enabled: true,
+    createdAt: AT,
+    hash: HASH,
+    connector: { name: 'orders-get', version: 1 },
+    resource: TOOL,
+    definition: {
+      name: 'get-order',
+      description: 'Looks up an order by its id.',
+      parameters: {
+        type: 'object',
+        properties: { orderId: { type: 'string', description: 'The order id' } },
+        required: ['orderId'],
+      },
+    },
+  },
+  ExtopCallResult: { ok: true, status: 200, body: { id: 'A-1042', status: 'shipped', total: 25 } },
+  AgentRecord: {
+    name: 'support-agent',
+    version: 1,
+    enabled: true,
+    createdAt: AT,
+    hash: HASH,
+    model: 'openai:gpt-4o-mini',
+    instructions: 'Help customers with their orders.',
+    tools: [{ name: 'get-order', version: 1 }],
+    resource: AGENT,
+  },
+  InteractionRecord: {
+    name: 'support',
+    version: 2,
+    enabled: true,
+    createdAt: AT,
+    hash: HASH,
+    agent: { name: 'Support', agent: 'support-agent', version: 1 },
+    task: 'A customer writes: %%message%%',
+    inputs: [{ name: 'message', kind: 'prompt', required: true, description: 'What the customer wrote' }],
+    tools: [{ name: 'get-order', version: 1 }],
+    resource: INTERACTION,
+  },
+  Secret: { id: SECRET_ID, name: 'orders-key', createdAt: AT, updatedAt: AT },
+  SecretKeyStatus: SECRET_KEY_STATUS,
+  SecretKeyRotation: { keyId: 'k2', rewrapped: 14, converted: 0, batches: 1, status: SECRET_KEY_STATUS },
+  Run: RUN,
+  RunPage: {
+    runs: [
+      {
+        id: RUN_ID,
+        interaction: { name: 'support', version: 2 },
+        status: 'Completed',
+        interactive: true,
+        result: 'Order A-1042 shipped on 12 March and should arrive on 16 March.',
+        resultTruncated: false,
+        error: null,
+        pendingApprovalId: null,
+        parentRunId: null,
+        agent: 'support-agent',
+        createdAt: AT,
+        updatedAt: LATER,
+      },
+    ],
+    nextCursor: 'eyJjIjoiMjAyNi0wMy0xNFQwOToyNjo1My41ODlaIiwiaSI6IjBiN2UyYzRhIn0',
+  },
+  RunEvent: RUN_EVENTS[1],
+  Approval: APPROVAL,
+  FileSystem: {
+    id: FILE_SYSTEM_ID,
+    name: 'reports',
+    description: 'Monthly reports the support agent writes',
+    files: 12,
+    bytes: 48213,
+    createdAt: AT,
+  },
+  FileInfo: FILE_INFO,
+  FilePage: { files: [FILE_INFO], nextCursor: null },
+  KnowledgeBase: {
+    id: KNOWLEDGE_BASE_ID,
+    name: 'Handbook',
+    description: 'The support handbook: refunds, shipping, returns',
+    language: 'english',
+    documentCount: 3,
+    chunkCount: 41,
+    createdAt: AT,
+  },
+  KnowledgeDocument: {
+    id: DOCUMENT_ID,
+    name: 'refunds.md',
+    contentType: 'text/markdown',
+    bytes: 5120,
+    chunkCount: 9,
+    status: 'ready',
+    createdAt: AT,
+  },
+  KnowledgeSearch: {
+    results: [
+      {
+        text: 'Refunds are made to the original payment method within 14 days of the return arriving.',
+        score: 0.82,
+        title: 'Refunds > Timing',
+        position: 3,
+        document: { id: DOCUMENT_ID, name: 'refunds.md' },
+      },
+    ],
+  },
+};
+
+const ANSWERED = { ...APPROVAL, answeredBy: ACTOR, answeredAt: LATER };
+
+const MARKDOWN =
+  '# Refunds\n\nRefunds are made to the original payment method within 14 days of the return arriving.\n';
+
+/**
+ * What an operation shows where its schema's example is not enough: `body`, its JSON request body (`bodies`, by
+ * media type); `ok`, its success answer (`oks`, by media type); `statuses`, the description and example of an
+ * answer the route declares with a schema of its own.
+ */
+export const OPERATION_EXAMPLES: Partial<
+  Record<
+    OperationId,
+    {
+      body?: unknown;
+      bodies?: Record<string, unknown>;
+      ok?: unknown;
+      oks?: Record<string, unknown>;
+      statuses?: Record<string, { description: string; example: unknown }>;
+    }
+  >
+> = {
+  getHealth: {
+    ok: { status: 'ok', wakeups: { listening: true } },
+    statuses: {
+      '503': {
+        description: 'Service Unavailable: the database did not answer; the server is up but cannot serve requests',
+        example: { status: 'degraded', database: 'unreachable', wakeups: { listening: false } },
+      },
+    },
+  },
+  createNamespace: { body: { name: 'support' } },
+  createKey: { body: { name: 'ci deploys', role: 'user' } },
+  deploy: {
+    body: {
+      files: [
+        {
+          path: 'connectors/open-api/orders-get.mtr',
+          content:
+            'method = "GET"\nurl = "https://orders.example.com/orders/{orderId}"\ndescription = "One order by its id"\n' +
+            'auth = "Header"\nparameters.path = [ { name = "orderId" description = "The order id" type = "string" } ]\n',
+        },
+        {
+          path: 'external-operations/open-api/get-order.mtr',
+          content:
+            'connector = @ref("orders-get")\nguidance = "Looks up an order by its id."\n' +
+            'auth = { header = "X-Api-Key" secret = @ref("orders-key") }\n',
+        },
+      ],
+      dryRun: false,
+    },
+  },
+  listExtops: { ok: [SCHEMA_EXAMPLES.ExtopSummary] },
+  callExtop: { body: { arguments: { orderId: 'A-1042' } } },
+  listAgents: { ok: [{ name: 'support-agent', latestVersion: 1, enabled: true }] },
+  listInteractions: { ok: [{ name: 'support', latestVersion: 2, enabled: true }] },
+  createSecret: { body: { name: 'orders-key', value: 'replace-with-the-orders-api-key' } },
+  rotateSecret: { body: { value: 'replace-with-the-new-orders-api-key' } },
+  rotateSecretKey: { body: { batchSize: 100 } },
+  startRun: {
+    body: { inputs: { message: 'Where is my order A-1042?' }, interactive: true },
+    ok: { ...RUN, status: 'Running', result: null, updatedAt: AT, versions: RUN.versions },
+  },
+  listRunEvents: { ok: RUN_EVENTS },
+  streamRunEvents: {
+    oks: {
+      'text/event-stream': RUN_EVENTS.map(
+        ({ seq, type, ...rest }) => `id: ${seq}\nevent: ${type}\ndata: ${JSON.stringify({ seq, type, ...rest })}\n\n`,
+      ).join(''),
+    },
+  },
+  cancelRun: {
+    body: {},
+    ok: {
+      ...RUN,
+      status: 'Cancelled',
+      result: null,
+    },
+  },
+  sendRunMessage: { body: { text: 'And when will the refund arrive?' } },
+  approveRun: { body: { approvalId: APPROVAL_ID, reason: 'The refund is within policy' } },
+  rejectRun: { body: { approvalId: APPROVAL_ID, reason: 'Order A-1042 was already refunded; check again' } },
+  approveApproval: {
+    body: { reason: 'The refund is within policy' },
+    ok: { ...ANSWERED, status: 'Approved', reason: 'The refund is within policy' },
+  },
+  rejectApproval: {
+    body: { reason: 'Order A-1042 was already refunded; check again' },
+    ok: { ...ANSWERED, status: 'Rejected', reason: 'Order A-1042 was already refunded; check again' },
+  },
+  createFileSystem: { body: { name: 'reports', description: 'Monthly reports the support agent writes' } },
+  writeFile: {
+    body: { path: 'reports/2026-03.md', content: '# March\n\n41 orders refunded.\n', contentType: 'text/markdown' },
+  },
+  moveFile: {
+    body: { from: 'reports/draft.md', to: 'reports/2026-03.md', overwrite: false },
+  },
+  getFile: { oks: { '*/*': '# March\n\n41 orders refunded.\n' } },
+  putFile: { bodies: { '*/*': '# March\n\n41 orders refunded.\n' } },
+  addKnowledgeDocument: {
+    bodies: {
+      'text/plain': 'Refunds are made to the original payment method within 14 days of the return arriving.\n',
+      'text/markdown': MARKDOWN,
+      'text/html': '<h1>Refunds</h1><p>Refunds are made within 14 days of the return arriving.</p>',
+      'application/pdf': '%PDF-1.7 (the bytes of the PDF file)',
+    },
+  },
+  createKnowledgeBase: {
+    body: { name: 'Handbook', description: 'The support handbook: refunds, shipping, returns', language: 'english' },
+  },
+  searchKnowledge: { body: { partitionId: KNOWLEDGE_BASE_ID, query: 'how long does a refund take', limit: 5 } },
+  searchKnowledgeBase: { body: { query: 'how long does a refund take', limit: 5 } },
+};
+
+/** Sample values of the parameters of error messages, for the example error of each code. */
+export const ERROR_PARAMS: Record<string, string | number> = {
+  name: 'get-order',
+  version: '',
+  suggestion: '',
+  id: RUN_ID,
+  runId: RUN_ID,
+  tool: 'get-order',
+  connector: 'orders-get',
+  host: 'orders.example.com',
+  status: 'Completed',
+  detail: 'body/name must match pattern "^[a-z0-9][a-z0-9-]{0,62}$"',
+  action: 'change this namespace',
+  role: 'admin',
+  limit: 10485760,
+  method: 'GET',
+  url: '/v1/runz',
+  allow: 'GET, HEAD',
+  type: 'application/xml',
+  max: 20,
+  path: 'reports/2026-03.md',
+  reason: 'the path ends with /',
+  count: 1,
+  keyId: KEY_ID,
+  timeoutMs: 5000,
+  seconds: 30,
+  cursor: 'not-a-cursor',
+  ref: 'orders-key',
+  kind: 'tool',
+  refKind: 'connector',
+  refName: 'orders-get',
+  file: 'connectors/mcp/docs.mtr',
+  expiresAt: EXPIRES,
+  interaction: 'support',
+  what: 'it has no default',
+  argument: 'orderId',
+  knowledgeBase: KNOWLEDGE_BASE_ID,
+  language: 'klingon',
+  known: 'english, french, german, simple',
+  size: 2097152,
+  bytes: 1073741824,
+  condition: 'If-Match "3f2a9c1e7b"',
+  secret: 'orders-key',
+  remote: 'search',
+  operation: 'tools/call',
+  origin: 'https://mcp.example.com',
+  target: 'https://other.example.com',
+  parameter: 'orderId',
+  problems: 'orderId must be string',
+  which: 'request',
+  model: 'openai:gpt-4o-mini',
+  provider: 'openai',
+  missing: 'OPENAI_API_KEY',
+  agent: 'support-agent',
+  depth: 5,
+  how: 'failed',
+  why: '',
+  pin: 'get-order',
+  pinVersion: 1,
+  found: 42,
+  dir: '/var/lib/maitento',
+  pid: 4242,
+  length: 0,
+  entry: '10.0.0.0/33',
+  variable: 'MT_SECRET_KEY',
+};
