@@ -37,7 +37,16 @@ Options:
   --data <dir>     the demo's data folder (default .maitento/demo)
   --model <spec>   the support agent's model, such as openai:gpt-4o-mini (default: OpenAI or Anthropic when
                    OPENAI_API_KEY or ANTHROPIC_API_KEY is set, else the scripted stand-in)
-  --help           this text`;
+  --help           this text
+
+The example config repo has three more files the demo deploys but does not run; to try them, deploy the repo to
+a server of your own (\`npx mt serve\`, \`npx mt deploy .\`), or follow docs/tutorials/06-conversations-and-sub-agents.md:
+  interactions/conversation/support-chat.mtr  a conversation: the support desk answers, then waits for the
+                                              customer's next message (\`npx mt interaction-chat support-chat\`)
+  interactions/one-shot/triage.mtr            agents as tools: a triage agent hands billing questions to
+                                              agents/billing-agent.mtr, whose refunds wait for approval
+  interactions/one-shot/check-refund.mtr      an answer in a declared shape: the result is a JSON object
+                                              matching check-refund.schema.json, not prose`;
 
 /** A port nobody listens on now, for the demo server, whose own URL its handbook search calls. */
 async function freePort() {

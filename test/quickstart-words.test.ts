@@ -44,3 +44,19 @@ describe('the demo explains a version above 1', () => {
     expect(started(1).trim()).toBe('Run started: interaction support-any-shop version 1.');
   });
 });
+
+// issue #21: the three example files the demo does not run are named in its --help, with where to learn them.
+describe('npm start -- --help', () => {
+  it('names the conversation, the triage agent and the result schema, and the tutorial that runs them', async () => {
+    const { execFileSync } = await import('node:child_process');
+    const help = execFileSync(process.execPath, ['scripts/quickstart.js', '--help'], { encoding: 'utf8' });
+    for (const file of [
+      'interactions/conversation/support-chat.mtr',
+      'interactions/one-shot/triage.mtr',
+      'interactions/one-shot/check-refund.mtr',
+      'docs/tutorials/06-conversations-and-sub-agents.md',
+    ])
+      expect(help).toContain(file);
+    expect(help).toContain('npx mt interaction-chat support-chat');
+  });
+});

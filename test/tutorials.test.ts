@@ -1,9 +1,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
+import { Maitento } from '@maitento/sdk';
 import { createTestDatabase, type TestDatabase } from '@maitento/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ServeProcess, startServe } from './e2e/helpers/processes.js';
@@ -16,17 +17,23 @@ import {
   readTutorial,
   runTutorial,
   type TutorialOptions,
-  writeMtShim,
+  writeNodeShim,
 } from './tutorials/tutorial-runner.js';
+import { installTutorialFolder } from './tutorials/install.js';
 
-// The tutorials of docs/tutorials run as a reader would run them: every `// file:` block is written into one
-// empty config repo (tutorials 1 to 3 build on each other, as in one reader's folder) and every ```sh block
-// runs with bash and the real `mt`, against a real `mt serve` on a PostgreSQL test database. What the test
-// changes, and why:
+// The tutorials of docs/tutorials run as a reader would run them, in the folder layout they describe: a home of
+// its own with ~/maitento-tutorials, where the packed CLI and SDK are installed (once for the file) and the
+// scripted models' scripts are written, and the config repos the tutorials make in it (weather-config for
+// tutorials 1 to 4, which build on each other, notes-config for tutorial 5). Every ```sh block runs with bash
+// where the block before ended (a `cd` holds), with the installed `mt` (nothing of the clone on PATH), against
+// a real `mt serve` on a PostgreSQL test database; every `// file:` block is written where the reader stands.
+// The tutorials deploy into namespaces of their own, made with the first admin key. What the test changes, and
+// why:
 // - api.open-meteo.com cannot be reached from CI, so the connector's URL is rewritten to a local upstream
 //   on 127.0.0.1 that answers like Open-Meteo (MT_EGRESS_ALLOW=127.0.0.1 lets the server call it).
-// - The agents' `openai:gpt-4o-mini` becomes `scripted:<agent>`, playing the scripts below from
-//   MT_SCRIPTED_MODELS, so runs need no model key and always take the same steps.
+// - The agents' `openai:gpt-4o-mini` becomes `scripted:<agent>`, as the tutorials tell a reader without a model
+//   key to write, playing the scripts the tutorials write into ~/maitento-tutorials/scripted-models, so runs need
+//   no model key and always take the same steps.
 // - The orders API of tutorial 2 (docs/tutorials/code/orders-api.ts, the file the tutorial shows) runs on a
 //   free port instead of 3000.
 // - The file tools of tutorial 5 (auth = "Maitento") call the server's own URL, http://127.0.0.1:8080 in the
@@ -37,61 +44,10 @@ import {
 const TEAPOT_SHOP_KEY = `teapot-${randomBytes(8).toString('hex')}`;
 const CUP_SHOP_KEY = `cup-${randomBytes(8).toString('hex')}`;
 
-const getOrder = { toolCalls: [{ name: 'get-order', arguments: { additionalInputs: { 'path.orderId': 'A-1001' } } }] };
-const refund = (amount: number, reason: string) => ({
-  toolCalls: [
-    {
-      name: 'refund-order',
-      arguments: { request: { amount, reason }, additionalInputs: { 'path.orderId': 'A-1001' } },
-    },
-  ],
-});
-
-/** What the scripted model answers for each agent, turn by turn (see docs/runs.md, the scripted model). */
-const SCRIPTS: Record<string, unknown[]> = {
-  'weather-assistant': [
-    {
-      toolCalls: [
-        {
-          name: 'current-weather',
-          arguments: { additionalInputs: { 'query.latitude': 38.72, 'query.longitude': -9.14 } },
-        },
-      ],
-    },
-    { text: 'Lisbon: clear sky, mild, a light breeze.' },
-  ],
-  'handbook-assistant': [
-    { toolCalls: [{ name: 'search-handbook', arguments: { request: { query: 'How long is parental leave?' } } }] },
-    { text: 'Parents have 16 weeks of paid parental leave (leave.md, "Leave > Parental leave").' },
-  ],
-  'support-agent': [getOrder, { text: 'Here is what I found about your order A-1001.' }],
-  // Tutorial 5 plays the same turns in two runs, each bound to its own file system: the second one's list is
-  // empty and its read of notes/boiler.md fails, since that note is in the first file system only.
-  'note-keeper': [
-    { toolCalls: [{ name: 'list-files', arguments: { additionalInputs: { 'query.prefix': 'notes/' } } }] },
-    { toolCalls: [{ name: 'read-file', arguments: { additionalInputs: { 'path.path': 'notes/boiler.md' } } }] },
-    {
-      toolCalls: [
-        {
-          name: 'write-file',
-          arguments: { request: { path: 'notes/2026-12-01.md', content: '# 1 December\nThe boiler was fixed.\n' } },
-        },
-      ],
-    },
-    { text: 'Noted in notes/2026-12-01.md.' },
-  ],
-  'refund-agent': [
-    getOrder,
-    refund(49.9, 'Your glass kettle arrived with a cracked lid: a full refund.'),
-    refund(15, 'Your glass kettle arrived with a cracked lid: 15.00 EUR back, and you keep the kettle.'),
-    { text: 'I have refunded 15.00 EUR for the cracked lid.' },
-  ],
-};
-
 let db: TestDatabase;
 let home: string;
-let repo: string;
-let work: string;
+let tutorials: string;
+let state: string;
 let upstream: Upstream;
 let orders: { child: ChildProcess; origin: string };
 let server: ServeProcess;
@@ -143,18 +99,14 @@ function rewrite(path: string, text: string): string {
 
 beforeAll(async () => {
   requireBuiltCli();
+  // The reader's home, and in it the folder tutorial 1 makes: the packed CLI and SDK installed there, once for
+  // every tutorial (the skip-test block that does it for a reader). The scripted models' scripts go in its
+  // scripted-models/, as the tutorials write them.
   home = await tempHome();
-  work = await mkdtemp(join(tmpdir(), 'mt-tutorials-'));
-  repo = join(work, 'config');
-  await mkdir(repo);
-  const scripts = join(work, 'scripted-models');
-  await mkdir(scripts);
-  for (const [name, turns] of Object.entries(SCRIPTS))
-    await writeFile(join(scripts, `${name}.json`), JSON.stringify(turns));
-  // The SDK script of tutorial 3 imports @maitento/sdk, as it would once installed with npm.
-  await mkdir(join(repo, 'node_modules/@maitento'), { recursive: true });
-  await symlink(join(ROOT, 'packages/sdk'), join(repo, 'node_modules/@maitento/sdk'));
-  await writeMtShim(join(work, 'bin'));
+  tutorials = join(home, 'maitento-tutorials');
+  state = await mkdtemp(join(tmpdir(), 'mt-tutorials-state-'));
+  await installTutorialFolder(tutorials, join(home, 'maitento-packages'));
+  await writeNodeShim(join(state, 'bin'));
   db = await createTestDatabase('mt_tutorials');
   upstream = await startUpstream();
   orders = await startOrdersApi();
@@ -168,35 +120,39 @@ beforeAll(async () => {
       MT_SECRET_KEY: randomBytes(32).toString('hex'),
       MT_BOOTSTRAP_KEY: adminKey,
       MT_EGRESS_ALLOW: '127.0.0.1',
-      MT_SCRIPTED_MODELS: scripts,
+      // Where a server started in ~/maitento-tutorials looks by default (tutorial 1 says so).
+      MT_SCRIPTED_MODELS: join(tutorials, 'scripted-models'),
       MT_PUBLIC_URL: publicUrl,
     },
     ['--port', String(port)],
   );
   expect(server.url).toBe(publicUrl);
   options = {
-    repo,
+    start: home,
     home,
-    binDir: join(work, 'bin'),
-    stateFile: join(work, 'shell-state'),
+    cwdFile: join(state, 'cwd'),
+    binDir: join(state, 'bin'),
+    stateFile: join(state, 'shell-state'),
     rewrite,
+    // What the reader exported by hand in tutorial 1's skip-test block (the server's URL, the first admin key),
+    // and the settings the tutorials ask for where the server runs.
     env: {
       MT_API_URL: server.url,
-      MT_API_KEY: adminKey,
+      MT_ADMIN_KEY: adminKey,
       MT_EGRESS_ALLOW: '127.0.0.1',
       MT_PUBLIC_URL: publicUrl,
       TEAPOT_SHOP_KEY,
       CUP_SHOP_KEY,
     },
   };
-});
+}, 300_000);
 
 afterAll(async () => {
   await server?.stop();
   orders?.child.kill('SIGTERM');
   await upstream?.close();
   await db?.drop();
-  for (const dir of [work, home]) if (dir) await rm(dir, { recursive: true, force: true });
+  for (const dir of [state, home]) if (dir) await rm(dir, { recursive: true, force: true });
 });
 
 /**
@@ -229,6 +185,11 @@ describe('docs/tutorials run as written', () => {
     // The dry run printed the request with the bound `current` and the run input's unit, and sent nothing.
     expect(output).toMatch(/temperature_unit=fahrenheit/);
     expect(output).toContain('Lisbon: clear sky, mild, a light breeze.');
+    // The `mt` of the commands is the one installed in ~/maitento-tutorials, not the clone's.
+    expect(output).toContain(`${join(tutorials, 'node_modules/.bin/mt')}\n`);
+    // The tutorial deployed into its own namespace: namespace default (the example repo's) has none of it.
+    const admin = new Maitento({ baseUrl: server.url, apiKey: options.env.MT_ADMIN_KEY, maxRetries: 0 });
+    expect((await admin.extops.list()).map((t) => t.name)).not.toContain('current-weather');
     const calls = upstream.requests.filter((r) => r.url.startsWith('/v1/forecast'));
     expect(calls.map((c) => new URL(c.url, 'http://x').searchParams.get('temperature_unit'))).toEqual([
       'celsius',
@@ -239,7 +200,7 @@ describe('docs/tutorials run as written', () => {
       expect(query.get('current')).toBe('temperature_2m,wind_speed_10m,weather_code');
       expect(query.get('latitude')).toBe('38.72');
     }
-  }, 60_000);
+  }, 180_000);
 
   it('02-call-your-code shows the orders API file the test runs, unchanged', async () => {
     const shown = blocks(await readTutorial('02-call-your-code.md')).find((b) => filePath(b) === 'orders-api.ts');
@@ -256,7 +217,7 @@ describe('docs/tutorials run as written', () => {
     // No key's value is ever printed.
     expect(output).not.toContain(TEAPOT_SHOP_KEY);
     expect(output).not.toContain(CUP_SHOP_KEY);
-  }, 60_000);
+  }, 180_000);
 
   it('03-approvals: the run stops at the refund, a rejection gets a redraft, the approved one is made once, then the SDK', async () => {
     const output = await run('03-approvals.md');
@@ -273,7 +234,7 @@ describe('docs/tutorials run as written', () => {
     // Two refunds of 15 in all (one by the CLI, one by the SDK), none of 49.9: the orders API says so.
     const order = await fetch(`${orders.origin}/orders/A-1001`, { headers: { 'x-api-key': TEAPOT_SHOP_KEY } });
     expect(((await order.json()) as { refunded: number }).refunded).toBe(30);
-  }, 60_000);
+  }, 180_000);
 
   it('04-handbook-assistant: a knowledge base, the handbook added and searched, and a run that searches the bound one', async () => {
     const output = await run('04-handbook-assistant.md');
@@ -285,7 +246,7 @@ describe('docs/tutorials run as written', () => {
     // The run's search reached the server's own API with the bound knowledge base, and found that passage.
     expect(output).toMatch(/search-handbook returned \(HTTP 200\): .*16 weeks of paid parental leave/);
     expect(output).toContain('Parents have 16 weeks of paid parental leave');
-  }, 60_000);
+  }, 180_000);
   it('05-notes-in-a-file-system: three file tools share the bound file system; another file system sees nothing', async () => {
     const output = await run('05-notes-in-a-file-system.md');
     expect(output).toMatch(/list-files returned \(HTTP 200\): .*notes\/boiler\.md/);
@@ -295,9 +256,27 @@ describe('docs/tutorials run as written', () => {
     // The second run, bound to other-team: an empty list, the first file system's note not found.
     expect(output).toMatch(/list-files returned \(HTTP 200\): \{"files":\[\],"nextCursor":null\}/);
     expect(output).toMatch(/read-file failed \(HTTP 404\): .*No file notes\/boiler\.md in file system/);
-    // `mt fs-ls other-team --json`, the one pretty-printed array of the output: only the second run's note.
-    const otherList = /^\[\n[\s\S]*?^\]$/m.exec(output);
+    // `mt fs-ls other-team --json`, the last pretty-printed array of the output: only the second run's note.
+    // (the last: the scripts the tutorial writes with a heredoc are arrays too, printed with their block)
+    const otherList = [...output.matchAll(/^\[\n[\s\S]*?^\]$/gm)].at(-1);
     expect(otherList, output).not.toBeNull();
     expect(JSON.parse(otherList?.[0] ?? '[]').map((f: { path: string }) => f.path)).toEqual(['notes/2026-12-01.md']);
-  }, 90_000);
+  }, 180_000);
+
+  it('06-conversations-and-sub-agents: a conversation of two replies, a child run whose refund is approved through the parent, a result object', async () => {
+    const output = await run('06-conversations-and-sub-agents.md');
+    // The conversation waited after each reply; the second answered the customer's second message.
+    expect(output).toContain('WaitingForInput: Your glass kettle (order A-1001) has been delivered. Anything else?');
+    expect(output).toContain('WaitingForInput: You are welcome. Enjoy your tea!');
+    // The front desk waited on its child's refund: approval-list showed the call in short, approving it completed both.
+    expect(output).toMatch(
+      /refund-order .*Pending .*POST http:\/\/127\.0\.0\.1:\d+\/orders\/A-1001\/refund \{"amount":15,/,
+    );
+    expect(output).toContain('Our billing desk has refunded 15.00 EUR for the cracked lid of your kettle.');
+    // The result schema: the run's result is the object.
+    expect(output).toContain('{"refundable":true,"amount":15,"reason":"The lid arrived cracked: a partial refund."}');
+    // The child's refund reached the orders API once: 30 from tutorial 3, and these 15.
+    const order = await fetch(`${orders.origin}/orders/A-1001`, { headers: { 'x-api-key': TEAPOT_SHOP_KEY } });
+    expect(((await order.json()) as { refunded: number }).refunded).toBe(45);
+  }, 180_000);
 });

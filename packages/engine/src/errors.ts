@@ -75,6 +75,11 @@ export const engineErrors = defineErrors({
     status: 409,
     message: 'Approval {id} has already been answered ({status})',
   },
+  'api:approvals:closed': {
+    status: 409,
+    message: 'Approval {id} was never answered, and no longer can be{why}',
+    hint: 'Start the run again to make the call; `mt run-list` shows how runs ended',
+  },
   'api:approvals:reason-required': {
     status: 422,
     message: 'A rejection needs a reason: the model is told it, to redraft the call',

@@ -41,8 +41,32 @@ export async function followRun(
       const run = await client.interactionRuns.get(runId);
       if (run.status === 'PendingApproval') return report(io, run, json);
     }
+    // A call that handed a task to an agent: its child run's steps come in the child's events, and a child that
+    // waits for a person makes this run wait with no event of its own (docs/runs.md, "Agents as tools").
+    const child = event.type === 'tool-call-started' ? event.data.childRunId : undefined;
+    if (typeof child === 'string' && (await followChild(client, io, child, '    ')) === 'waiting') {
+      return report(io, await client.interactionRuns.get(runId), json);
+    }
   }
   return report(io, await client.interactionRuns.get(runId), json);
+}
+
+/**
+ * Prints a child run's steps, indented, until it ends ('ended') or waits for a person ('waiting'); its own
+ * children likewise, one indent deeper.
+ */
+async function followChild(client: Maitento, io: Io, runId: string, indent: string): Promise<'ended' | 'waiting'> {
+  for await (const event of client.interactionRuns.events(runId)) {
+    io.err(`${indent}${describeEvent(event).replaceAll('\n', `\n${indent}`)}`);
+    if (event.type === 'run-waiting' && (await client.interactionRuns.get(runId)).status === 'PendingApproval') {
+      return 'waiting';
+    }
+    const child = event.type === 'tool-call-started' ? event.data.childRunId : undefined;
+    if (typeof child === 'string' && (await followChild(client, io, child, `${indent}    `)) === 'waiting') {
+      return 'waiting';
+    }
+  }
+  return 'ended';
 }
 
 /** The `seq` of a run's last stored event (0 when none), to follow only what happens after it. */

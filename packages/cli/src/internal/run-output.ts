@@ -53,7 +53,7 @@ export function describeEvent(event: RunEvent): string {
     case 'approval-answered': {
       const by = d.by as { keyId?: string; keyName?: string } | undefined;
       const verdict = d.decision === 'approve' ? 'approved' : d.decision === 'reject' ? 'rejected' : 'answered';
-      const who = by ? ` by ${by.keyName} (${by.keyId})` : '';
+      const who = by ? ` by ${keyLabel(by.keyName, by.keyId)}` : '';
       const why = typeof d.reason === 'string' && d.reason !== '' ? `: ${d.reason}` : '';
       return `${prefix} approval ${text(d.approvalId)} ${verdict}${who}${why}`;
     }
@@ -74,6 +74,14 @@ export function describeEvent(event: RunEvent): string {
     default:
       return `${prefix} ${event.type} ${shorten(JSON.stringify(d))}`;
   }
+}
+
+/**
+ * The API key that answered, by name and id. `bootstrap` is the name the server gives the first admin key (the
+ * one `mt serve` prints, or MT_BOOTSTRAP_KEY): said so, since nobody chose that name.
+ */
+export function keyLabel(name: string | undefined, id: string | undefined): string {
+  return name === 'bootstrap' ? `bootstrap (the first admin key, ${id})` : `${name} (${id})`;
 }
 
 /** The arguments of an approval, pretty-printed (its `argumentsJson` is JSON text). */
@@ -138,11 +146,43 @@ export function describeRun(run: RunView): string {
 }
 
 /** Approvals as a table: ID, RUN, TOOL, AGENT, STATUS, CREATED. */
-export function approvalTable(approvals: ApprovalView[]): string {
+export function approvalTable(approvals: ApprovalView[], calls: (string | undefined)[] = []): string {
   return formatTable(
-    ['ID', 'RUN', 'TOOL', 'AGENT', 'STATUS', 'CREATED'],
-    approvals.map((a) => [a.id, a.runId, a.functionName, a.agentName, a.status, a.createdAt]),
+    ['ID', 'RUN', 'TOOL', 'AGENT', 'STATUS', 'CREATED', 'CALL'],
+    approvals.map((a, i) => [a.id, a.runId, a.functionName, a.agentName, a.status, a.createdAt, calls[i] ?? null]),
   );
+}
+
+/** The most characters of a request body `approval-list` shows beside the method and URL. */
+const BODY_SHOWN = 60;
+
+/**
+ * What an approved call would do, in one short line: `POST http://host/orders/A-1001/refunds {"amount":49.9,…}`.
+ * `method` and `url` are the connector's; the path parameters and query of the approval's arguments
+ * (`additionalInputs`, as the model and the run's bindings gave them) are written in, and the body (`request`,
+ * where the amount of a refund or a payment is) is cut to {@link BODY_SHOWN} characters. The arguments shown in an
+ * approval never hold a secret (a key goes in a header the connector's auth adds), so neither does this line.
+ */
+export function callLine(method: string, url: string, argumentsJson: string): string {
+  let args: { request?: unknown; additionalInputs?: Record<string, unknown> } = {};
+  try {
+    const parsed = JSON.parse(argumentsJson) as unknown;
+    if (parsed && typeof parsed === 'object') args = parsed as typeof args;
+  } catch {
+    // Not JSON: the method and URL alone.
+  }
+  const inputs = args.additionalInputs && typeof args.additionalInputs === 'object' ? args.additionalInputs : {};
+  let target = url;
+  const query = new URLSearchParams();
+  for (const [key, value] of Object.entries(inputs)) {
+    const [where, name] = [key.slice(0, key.indexOf('.')), key.slice(key.indexOf('.') + 1)];
+    const shown = typeof value === 'string' ? value : JSON.stringify(value);
+    if (where === 'path') target = target.replaceAll(`{${name}}`, encodeURIComponent(shown));
+    else if (where === 'query') query.append(name, shown);
+  }
+  const search = query.size > 0 ? `${target.includes('?') ? '&' : '?'}${query}` : '';
+  const body = args.request === undefined ? '' : ` ${shorten(JSON.stringify(args.request), BODY_SHOWN)}`;
+  return `${method} ${target}${search}${body}`;
 }
 
 /** One approval: its fields, pretty-printed arguments, and who answered. */
@@ -156,7 +196,7 @@ export function describeApproval(approval: ApprovalView): string {
       ['agent', approval.agentName],
       ['status', approval.status],
       ['reason', approval.reason],
-      ['answered by', approval.answeredBy ? `${approval.answeredBy.keyName} (${approval.answeredBy.keyId})` : null],
+      ['answered by', approval.answeredBy ? keyLabel(approval.answeredBy.keyName, approval.answeredBy.keyId) : null],
       ['answered', approval.answeredAt],
       ['expires', approval.expiresAt],
       ['created', approval.createdAt],

@@ -5,6 +5,7 @@ import {
   type Queryable,
   expireApprovals,
   findApproval,
+  findRun,
 } from '@maitento/store';
 import { isUuid } from '@maitento/store';
 import type { ApprovalAnswer } from '../api/types.js';
@@ -59,7 +60,7 @@ export async function answerApproval(
 ): Promise<ApprovalRecord> {
   const reason = answer.reason?.trim() ?? '';
   if (answer.decision === 'reject' && reason === '') throw engineErrors.create('api:approvals:reason-required');
-  const existing = await approvalOrThrow(db, namespace, id);
+  await approvalOrThrow(db, namespace, id);
   const won = await db.transaction(async (tx) => {
     const record = await answerApprovalRecord(tx, namespace, id, {
       status: answer.decision === 'approve' ? 'Approved' : 'Rejected',
@@ -78,8 +79,17 @@ export async function answerApproval(
     await expireApproval(db, now, queueRun);
     throw engineErrors.create('api:approvals:expired', { id, expiresAt: now.expiresAt ?? '' });
   }
-  if (now.status === 'Expired' && existing.status === 'Pending') {
-    throw engineErrors.create('api:approvals:expired', { id, expiresAt: now.expiresAt ?? '' });
+  if (now.status === 'Expired') {
+    // Never answered: it timed out (api:approvals:expired), or its run ended first (cancelled, failed) and
+    // took it along. Only an approval a person answered "has already been answered".
+    if (now.expired) {
+      throw engineErrors.create('api:approvals:expired', { id, expiresAt: now.expiresAt ?? '' });
+    }
+    const run = now.runId === null ? undefined : await findRun(db, now.runId, namespace);
+    throw engineErrors.create('api:approvals:closed', {
+      id,
+      why: run === undefined ? '' : `: its run ${run.id} ended first (${run.status})`,
+    });
   }
   throw engineErrors.create('api:approvals:already-answered', { id, status: now.status });
 }

@@ -1,4 +1,5 @@
 import { didYouMean } from '../diagnostics/did-you-mean.js';
+import { yesOrNo } from '../syntax/to-ast.js';
 import type { ResourceKind } from './resources.js';
 import { didYouMeanText, type Reporter } from './report.js';
 import {
@@ -90,11 +91,11 @@ class ShapeChecker {
     private readonly refs: FoundRef[],
   ) {}
 
-  private typeError(path: (string | number)[], expected: string, value: TreeValue): void {
+  private typeError(path: (string | number)[], expected: string, value: TreeValue, advice = ''): void {
     this.ok = false;
     this.reporter.report(
       'mtr:property:type',
-      { key: displayPath(path), expected, actual: actualWord(value) },
+      { key: displayPath(path), expected, actual: actualWord(value) + advice },
       this.tree.file,
       spanOf(this.tree, path),
     );
@@ -113,9 +114,13 @@ class ShapeChecker {
       case 'number':
         if (typeof value !== 'number') this.typeError(path, KIND_WORDS.number, value);
         return;
-      case 'boolean':
-        if (typeof value !== 'boolean') this.typeError(path, KIND_WORDS.boolean, value);
+      case 'boolean': {
+        if (typeof value === 'boolean') return;
+        // The string "yes" (as the bare word's message allows for text) on a yes-or-no property: say which.
+        const flag = typeof value === 'string' ? yesOrNo(value) : undefined;
+        this.typeError(path, KIND_WORDS.boolean, value, flag && ` (write ${flag}, without quotes)`);
         return;
+      }
       case 'ref':
         if (!(value instanceof RefValue)) {
           this.typeError(path, `a reference @ref("<${shape.kind} name>")`, value);

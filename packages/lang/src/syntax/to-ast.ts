@@ -125,16 +125,11 @@ export class AstBuilder {
     return hasPosition(token) ? { kind: 'Null', span: tokenSpan(token) } : undefined;
   }
 
-  /** A bare word where a value belongs: reported, and no value. */
+  /** A bare word where a value belongs: reported, and no value (see {@link bareWordMessage}). */
   bareWord(token: IToken): undefined {
     if (!hasPosition(token)) return undefined;
     this.diagnostics.push(
-      spanDiagnostic(
-        'mtr:syntax:unexpected-token',
-        `expected a value, found the bare word \`${token.image}\`: write a string in double quotes, "${token.image}"`,
-        this.fileName,
-        tokenSpan(token),
-      ),
+      spanDiagnostic('mtr:syntax:unexpected-token', bareWordMessage(token.image), this.fileName, tokenSpan(token)),
     );
     return undefined;
   }
@@ -199,4 +194,25 @@ function nodeSpan(open: IToken, close: IToken, last: IToken): Span | undefined {
   if (hasPosition(open) && hasPosition(close)) return { start: startOf(open), end: endOf(close) };
   if (!hasPosition(open)) return undefined;
   return { start: startOf(open), end: endOf(hasPosition(last) ? last : open) };
+}
+
+/**
+ * The message for a bare word where a value belongs. A yes-or-no word (`yes`, `off`, `True`) is most often a
+ * boolean: the message names `true`/`false` first, so that quoting it (which the shape check then refuses on
+ * a boolean property) is not the only way out it offers.
+ */
+export function bareWordMessage(word: string): string {
+  const flag = yesOrNo(word);
+  if (flag !== undefined)
+    return `expected a value, found the bare word \`${word}\`: a yes-or-no property takes ${flag} (without quotes); text is a string in double quotes, "${word}"`;
+  return `expected a value, found the bare word \`${word}\`: write a string in double quotes, "${word}"`;
+}
+
+const YES = new Set(['yes', 'y', 'on', 'true', 'enabled']);
+const NO = new Set(['no', 'n', 'off', 'false', 'disabled']);
+
+/** `true` or `false` for a word that reads as one (`yes`, `Off`, `TRUE`), else undefined. */
+export function yesOrNo(word: string): 'true' | 'false' | undefined {
+  const lower = word.toLowerCase();
+  return YES.has(lower) ? 'true' : NO.has(lower) ? 'false' : undefined;
 }
