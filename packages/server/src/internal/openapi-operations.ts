@@ -254,6 +254,7 @@ export const OPERATION_DOCS: Record<string, OperationDoc> = {
       'api:runs:not-waiting',
       'api:approvals:not-pending-for-run',
       'api:approvals:already-answered',
+      'api:approvals:closed',
       'api:approvals:expired',
       'api:approvals:person-required',
     ],
@@ -268,6 +269,7 @@ export const OPERATION_DOCS: Record<string, OperationDoc> = {
       'api:runs:not-waiting',
       'api:approvals:not-pending-for-run',
       'api:approvals:already-answered',
+      'api:approvals:closed',
       'api:approvals:expired',
       'api:approvals:reason-required',
       'api:approvals:person-required',
@@ -293,6 +295,7 @@ export const OPERATION_DOCS: Record<string, OperationDoc> = {
     errors: [
       'api:approvals:not-found',
       'api:approvals:already-answered',
+      'api:approvals:closed',
       'api:approvals:expired',
       'api:approvals:person-required',
     ],
@@ -304,6 +307,7 @@ export const OPERATION_DOCS: Record<string, OperationDoc> = {
     errors: [
       'api:approvals:not-found',
       'api:approvals:already-answered',
+      'api:approvals:closed',
       'api:approvals:expired',
       'api:approvals:reason-required',
       'api:approvals:person-required',
