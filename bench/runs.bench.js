@@ -462,6 +462,8 @@ async function main() {
     const replyStored = [];
     const firstTurns = [];
     const lastTurns = [];
+    // A turn's engine work: both parts, for the turns that follow a message.
+    const turnWork = [];
     const keyId = randomUUID();
     const waitingAt = async (id) => {
       for (;;) {
@@ -492,13 +494,15 @@ async function main() {
         const after = stored[i] - (performance.timeOrigin + call.end);
         const before = i === 0 ? 0 : call.start - sent[i - 1];
         replyStored.push(after);
-        if (i > 0) toModel.push(before);
+        if (i > 0) {
+          toModel.push(before);
+          turnWork.push(before + after);
+        }
         if (i === 1) firstTurns.push(before + after);
         if (i === CONV_TURNS - 1) lastTurns.push(before + after);
       }
     }
-    const convSteps = [...toModel, ...replyStored].sort((a, b) => a - b);
-    for (const list of [toModel, replyStored, firstTurns, lastTurns]) list.sort((a, b) => a - b);
+    for (const list of [toModel, replyStored, firstTurns, lastTurns, turnWork]) list.sort((a, b) => a - b);
 
     // Issue #21: a parent that hands work to two children in one turn (agents as tools), one at a time: the gaps
     // between the family's model calls, parent → child A → child B → parent (children run one after the other).
@@ -541,8 +545,8 @@ async function main() {
     const figures = {
       convTurns: CONV_TURNS,
       conversations: CONVERSATIONS,
-      convStepP50: round(percentile(convSteps, 50)),
-      convStepP99: round(percentile(convSteps, 99)),
+      convStepP50: round(percentile(turnWork, 50)),
+      convStepP99: round(percentile(turnWork, 99)),
       convToModelP50: round(percentile(toModel, 50)),
       convReplyStoredP50: round(percentile(replyStored, 50)),
       convFirstTurnP50: round(percentile(firstTurns, 50)),
@@ -681,14 +685,14 @@ every slot working).
 Conversations and agents as tools (issue #21), one at a time, same run: ${f.conversations} conversations of
 ${f.convTurns} turns (\`interactions/conversation/\`, a message sent with \`sendMessage\` after each reply, as
 \`POST /v1/runs/{id}/messages\` does), and ${f.families} runs of a parent that hands work to two child agents in one
-turn (the children run one after the other: docs/runs.md). Engine overhead a step, p50 / p99 (ms):
+turn (the children run one after the other: docs/runs.md). Engine overhead a step, p50 / p99 (ms), load average ${loadavg()[0].toFixed(1)}:
 
 | | engine overhead a step p50 / p99 (ms) | more |
 | --- | --- | --- |
 | ${f.convTurns}-turn conversation | ${ms(f.convStepP50)} / ${ms(f.convStepP99)} | message → model request ${ms(f.convToModelP50)}, reply → WaitingForInput stored ${ms(f.convReplyStoredP50)} (p50); a turn's both parts, 2nd turn ${ms(f.convFirstTurnP50)}, ${f.convTurns}th turn ${ms(f.convLastTurnP50)} |
 | parent with two children | ${ms(f.familyOverheadP50)} / ${ms(f.familyOverheadP99)} | three steps a family (parent → child A → child B → parent); a family's latency p50 ${f.familyLatencyP50} ms |
 
-A conversation's step is its two parts: from the message to the model's request (the message stored with the
+A conversation's step is a turn's engine work, its two parts: from the message to the model's request (the message stored with the
 run's job, the pickup and claim, the history rebuilt from the events) and from the model's reply to the run stored
 as WaitingForInput (\`updated_at\` of the run: the statement's start). A family's step is the time between one model
 call's end and the next one's start across the parent and its children: store the turn and start the child (its
