@@ -154,9 +154,9 @@ ${
 the answer; ${serveRuns.concurrency} runs at a time through \`POST /v1/interactions/{name}/runs\`), RSS of the process
 (VmRSS) after ${serveRuns.warmup} warm-up runs and after ${serveRuns.runs} more:
 
-| \`mt serve\` | RSS after warm-up (MiB) | RSS after ${serveRuns.runs} runs (MiB) | runs/s |
+| \`mt serve\` | RSS after warm-up (MiB) | RSS after each quarter of the ${serveRuns.runs} runs (MiB) | runs/s |
 | --- | --- | --- | --- |
-${serveRuns.rows.map((r) => `| ${r.name} | ${f(r.before)} | ${f(r.after)} | ${f(r.perSecond)} |`).join('\n')}
+${serveRuns.rows.map((r) => `| ${r.name} | ${f(r.before)} | ${r.series.map((x) => f(x)).join(', ')} | ${f(r.perSecond)} |`).join('\n')}
 
 Every run completed in both. Over the ${serveRuns.runs} runs RSS grew ${f(serveRuns.rows[0].after - serveRuns.rows[0].before)} MiB with OpenTelemetry off and
 ${f(serveRuns.rows[1].after - serveRuns.rows[1].before)} MiB with the collector down (the span queue is bounded at 2,048 spans; an export that

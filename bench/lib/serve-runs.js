@@ -113,12 +113,19 @@ export async function realRuns(runs, deadUrl) {
         await runMany(server.url, key, WARMUP);
         const before = rssMiB(server.proc.pid);
         const begin = performance.now();
-        await runMany(server.url, key, runs);
+        // RSS after every quarter of the runs: a plateau and a leak look alike in one figure.
+        const series = [];
+        for (let done = 0; done < runs; ) {
+          const chunk = Math.min(Math.ceil(runs / 4), runs - done);
+          await runMany(server.url, key, chunk);
+          done += chunk;
+          series.push(rssMiB(server.proc.pid));
+        }
         const seconds = (performance.now() - begin) / 1000;
-        const after = rssMiB(server.proc.pid);
+        const after = series.at(-1);
         const stop0 = performance.now();
         await stop(server.proc);
-        rows.push({ name, before, after, perSecond: runs / seconds, stopMs: performance.now() - stop0 });
+        rows.push({ name, before, after, series, perSecond: runs / seconds, stopMs: performance.now() - stop0 });
         console.error(`${name}: RSS ${before?.toFixed(1)} → ${after?.toFixed(1)} MiB over ${runs} runs`);
       } finally {
         await stop(server.proc);
