@@ -2,7 +2,7 @@
 // against raw undici to the same upstream and a minimal fastify proxy to it, in the same run.
 // Writes calls/s, p50, p99 and the aims' ratios into docs/performance.md between the bench:calls markers.
 // Needs a build (`npm run build`) and PostgreSQL at 127.0.0.1:5432 (MT_TEST_PG_URL); sends traffic only to 127.0.0.1.
-import { fork, spawn } from 'node:child_process';
+import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -14,6 +14,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import pg from 'pg';
 import { Pool } from 'undici';
 import { combine, measure } from './lib/measure.js';
+import { cpuMicros, serve as startServe, stop } from './lib/serve.js';
 
 const MAX_CALLS = Number(process.env.BENCH_CALLS ?? 20_000);
 const MAX_MS = Number(process.env.BENCH_MS ?? 2_000);
@@ -31,6 +32,7 @@ const REPLY = JSON.stringify({ id: 'A-1001', status: 'shipped', total: 12.5, ite
 const SECRET = 'bench-secret-value';
 const PG_URL = process.env.MT_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const root = fileURLToPath(new URL('..', import.meta.url));
+const OTEL_ROW = 'mt serve, PostgreSQL, OpenTelemetry on';
 
 if (process.argv[2] === '--upstream') {
   // The upstream runs in its own process so its CPU time is not charged to any client.
@@ -69,65 +71,14 @@ if (process.argv[2] === '--upstream') {
   await main();
 }
 
-/** CPU time (user + system) a process has used so far, in µs, from /proc (Linux); undefined elsewhere. */
-function cpuMicros(pid) {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    // Fields 14 and 15 of stat (utime, stime) in clock ticks of 10 ms.
-    return (Number(fields[11]) + Number(fields[12])) * 10_000;
-  } catch {
-    return undefined;
-  }
-}
-
 function child(args) {
   const proc = fork(fileURLToPath(import.meta.url), args, { stdio: 'inherit' });
   return new Promise((resolve) => proc.once('message', (m) => resolve({ proc, port: m.port })));
 }
 
-/** Starts `mt serve` on a free port; resolves with its URL once it prints `listening on`. */
+/** Starts `mt serve` (bench/lib/serve.js) with BENCH_SERVE_NODE_ARGS. */
 function serve(env, args) {
-  const proc = spawn(
-    process.execPath,
-    [...SERVE_NODE_ARGS, join(root, 'packages/cli/bin/mt.js'), 'serve', '--port', '0', ...args],
-    {
-      env: { ...process.env, ...env },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    },
-  );
-  let stderr = '';
-  return new Promise((resolve, reject) => {
-    // On a loaded machine PGlite's start can take long: BENCH_START_MS (default 180 s), then the process is ended.
-    const timer = setTimeout(
-      () => {
-        proc.kill('SIGKILL');
-        reject(new Error(`mt serve did not start:\n${stderr}`));
-      },
-      Number(process.env.BENCH_START_MS ?? 180_000),
-    );
-    proc.stderr.on('data', (chunk) => {
-      stderr += chunk;
-      const match = /listening on (http:\/\/\S+)/.exec(stderr);
-      if (match) {
-        clearTimeout(timer);
-        proc.stderr.removeAllListeners('data');
-        // Keep draining (and counting) what it logs while the bench runs.
-        proc.logBytes = 0;
-        proc.stderr.on('data', (more) => {
-          proc.logBytes += more.length;
-        });
-        resolve({ proc, url: match[1] });
-      }
-    });
-    proc.once('exit', (code) => reject(new Error(`mt serve exited with ${code}:\n${stderr}`)));
-  });
-}
-
-async function stop(proc) {
-  if (proc.exitCode !== null) return;
-  const exited = new Promise((resolve) => proc.once('exit', resolve));
-  proc.kill('SIGTERM');
-  await exited;
+  return startServe(env, args, SERVE_NODE_ARGS);
 }
 
 async function setUp(url, adminKey, upstreamPort) {
@@ -185,12 +136,20 @@ async function main() {
   const began = performance.now();
   const upstream = await child(['--upstream']);
   const proxy = await child(['--proxy', String(upstream.port)]);
+  // OpenTelemetry on (issue #24): a local OTLP/HTTP receiver in its own process, for a second PostgreSQL server.
+  const otlp = await new Promise((resolve) => {
+    const proc = fork(join(root, 'bench/lib/otlp-receiver.js'), [], { stdio: 'inherit' });
+    proc.once('message', (m) => resolve({ proc, url: `http://127.0.0.1:${m.port}` }));
+  });
   const dbName = `mt_bench_calls_${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`;
+  const otelDbName = `${dbName}_otel`;
   const admin = new pg.Client({ connectionString: PG_URL });
   await admin.connect();
   await admin.query(`CREATE DATABASE "${dbName}"`);
   const dbUrl = new URL(PG_URL);
   dbUrl.pathname = `/${dbName}`;
+  const otelDbUrl = new URL(PG_URL);
+  otelDbUrl.pathname = `/${otelDbName}`;
   const dataDir = mkdtempSync(join(tmpdir(), 'mt-bench-calls-'));
   const adminKey = `mt_${randomBytes(24).toString('base64url')}`;
   const env = {
@@ -203,6 +162,16 @@ async function main() {
   const servers = [];
   try {
     servers.push({ name: 'mt serve, PostgreSQL', ...(await serve({ ...env, DATABASE_URL: dbUrl.toString() }, [])) });
+    // The same server with OpenTelemetry on, exporting to the local receiver (its own database: the same set-up).
+    if (kept(OTEL_ROW)) {
+      await admin.query(`CREATE DATABASE "${otelDbName}"`);
+      const otelEnv = {
+        ...env,
+        DATABASE_URL: otelDbUrl.toString(),
+        OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url,
+      };
+      servers.push({ name: OTEL_ROW, ...(await serve(otelEnv, [])) });
+    }
     // With BENCH_ONLY, the PGlite server only when a kept target is its own (its start-up would weigh on the others).
     if (ONLY === undefined || ONLY.split('|').some((part) => 'mt serve, PGlite'.includes(part))) {
       servers.push({ name: 'mt serve, PGlite', ...(await serve(env, ['--data', dataDir])) });
@@ -304,8 +273,10 @@ async function main() {
     await proxyPool.close();
     for (const target of allTargets) await target.pool?.close();
     const logBytes = servers.map((s) => s.proc.logBytes);
+    const exported = await (await fetch(`${otlp.url}/counts`)).json();
+    console.error(`OTLP receiver: ${exported.requests} requests, ${exported.bytes} bytes`);
     if (ONLY === undefined && CONCURRENCIES.join() === '1,64')
-      writeSection(rows, logBytes, (performance.now() - began) / 1000);
+      writeSection(rows, logBytes, (performance.now() - began) / 1000, exported);
     else
       console.error(
         `server log bytes: ${logBytes.join(', ')}; docs/performance.md not written (BENCH_ONLY or BENCH_CONCURRENCY)`,
@@ -315,12 +286,14 @@ async function main() {
     upstream.proc.disconnect();
     proxy.proc.disconnect();
     await admin.query(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`);
+    await admin.query(`DROP DATABASE IF EXISTS "${otelDbName}" WITH (FORCE)`);
+    otlp.proc.disconnect();
     await admin.end();
     rmSync(dataDir, { recursive: true, force: true });
   }
 }
 
-function writeSection(rows, logBytes, seconds) {
+function writeSection(rows, logBytes, seconds, exported) {
   const f = (n) => n.toFixed(0);
   const get = (concurrency, name) =>
     rows.find((r) => r.concurrency === concurrency).results.find((r) => r.name === name);
@@ -339,6 +312,10 @@ function writeSection(rows, logBytes, seconds) {
   const proxyAdded = get(1, 'fastify proxy').p50 - get(1, 'raw undici').p50;
   const mcp64 = get(64, 'mt serve, PostgreSQL, over MCP').perSecond / get(64, 'fastify proxy').perSecond;
   const mcp1 = get(1, 'mt serve, PostgreSQL, over MCP').p50 / get(1, 'mt serve, PostgreSQL').p50;
+  // OpenTelemetry on against the plain PostgreSQL server, same run (issue #24: under 1 ms added at p50).
+  const otelAdded = (c) => get(c, OTEL_ROW).p50 - get(c, 'mt serve, PostgreSQL').p50;
+  const otelCpu = (c) =>
+    (get(c, OTEL_ROW).cpuPerCall ?? Number.NaN) - (get(c, 'mt serve, PostgreSQL').cpuPerCall ?? Number.NaN);
   const section = `<!-- bench:calls -->
 ## One tool call end to end (\`npm run bench:calls\`)
 
@@ -367,6 +344,12 @@ Aims, as ratios of this run:
 - Over MCP (issue #29), at concurrency 64 at least 50% of the fastify proxy's calls/s: measured ${(mcp64 * 100).toFixed(0)}%
   (${mcp64 >= 0.5 ? 'met' : 'not met'}); at concurrency 1 a p50 at most 1.3 times the REST call's: measured ${mcp1.toFixed(2)} times
   (${mcp1 <= 1.3 ? 'met' : 'not met'}).
+- OpenTelemetry on (issue #24; the row \`${OTEL_ROW}\`: a third server, on a database of its own set up alike,
+  with \`OTEL_EXPORTER_OTLP_ENDPOINT\` at a local OTLP/HTTP receiver in its own process; every call is an
+  \`execute_tool\` span with its \`GET\` child and a duration metric, docs/telemetry.md) adds under 1 ms per call at p50:
+  measured ${f(otelAdded(1))} µs at concurrency 1 (${otelAdded(1) < 0 ? "met, but below zero: this run's noise is larger than the difference" : otelAdded(1) < 1000 ? 'met' : 'not met'}) and ${f(otelAdded(64))} µs at 64, over the plain
+  PostgreSQL row of this run; CPU a call ${f(otelCpu(1))} µs more at 1, ${f(otelCpu(64))} µs at 64. The receiver got ${exported.requests} exports
+  (${Math.round(exported.bytes / 1024)} KiB).
 
 CPU per call is the user and system time of the serving process (the proxy's, or \`mt serve\`'s, not PostgreSQL's)
 during the measured rounds, divided by the calls: it depends far less on other load than calls/s does. The servers wrote ${logBytes.join(' and ')} bytes of log during the run (at info only errors and slow requests are logged).

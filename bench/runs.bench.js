@@ -10,7 +10,7 @@ import { availableParallelism, cpus, loadavg, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { createOpenAI } from '@ai-sdk/openai';
 import { createEgressPolicy } from '@maitento/egress';
-import { createEngine } from '@maitento/engine';
+import { createEngine, startTelemetry } from '@maitento/engine';
 import { createGateway } from '@maitento/gateway';
 import { compileRepo } from '@maitento/lang';
 import {
@@ -31,6 +31,12 @@ const RUNS = Number(process.env.BENCH_RUNS ?? 200);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
 const SEQUENTIAL = Number(process.env.BENCH_SEQUENTIAL ?? 30);
 const WARMUP = 10;
+// Issue #21's figures: conversations of CONV_TURNS turns, one at a time, and parents handing work to two children.
+const CONVERSATIONS = Number(process.env.BENCH_CONVERSATIONS ?? 5);
+const CONV_TURNS = Number(process.env.BENCH_CONV_TURNS ?? 20);
+const FAMILIES = Number(process.env.BENCH_FAMILIES ?? 20);
+// Issue #24's figure: runs one at a time, alternately on an engine without and one with OpenTelemetry.
+const OTEL_RUNS = Number(process.env.BENCH_OTEL_RUNS ?? SEQUENTIAL);
 const NS = 'bench';
 
 if (process.argv[2] === '--servers') {
@@ -48,6 +54,23 @@ function servers() {
     req.on('end', () => {
       const body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
       const results = body.messages.filter((m) => m.role === 'tool').length;
+      // The agents of the conversation and agents-as-tools figures are told by their instructions.
+      const system = body.messages.find((m) => m.role === 'system')?.content ?? '';
+      const text = JSON.stringify(body.messages);
+      const special = agentReply(system, text, results, () => `call_${++ids}`);
+      if (special !== undefined) {
+        const reply = JSON.stringify({
+          id: `chatcmpl-${++ids}`,
+          object: 'chat.completion',
+          created: Math.floor(Date.now() / 1000),
+          model: body.model,
+          choices: [{ index: 0, message: special, finish_reason: special.tool_calls ? 'tool_calls' : 'stop' }],
+          usage: { prompt_tokens: 50, completion_tokens: 10, total_tokens: 60 },
+        });
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(reply) });
+        res.end(reply);
+        return;
+      }
       const message =
         results < 2
           ? {
@@ -93,8 +116,47 @@ function servers() {
   process.on('disconnect', () => process.exit(0));
 }
 
+/**
+ * The fake model's answers for the agents of the issue #21 figures: the conversation's agent always replies; the
+ * parent hands a task to each of its two children in one turn (the task carries the run's bench message, so the
+ * children's calls count to their parent's run), then answers; a child answers at once. Undefined for the others.
+ */
+function agentReply(system, text, results, callId) {
+  if (system.includes('You chat with the customer.')) return { role: 'assistant', content: 'Noted, anything else?' };
+  if (system.includes('You help the router.')) return { role: 'assistant', content: 'Done.' };
+  if (!system.includes('You route work to two helpers.')) return undefined;
+  if (results >= 2) return { role: 'assistant', content: 'Both helpers answered.' };
+  const key = /bench-message-\d+-/.exec(text)?.[0] ?? '';
+  const hand = (agent) => ({
+    id: callId(),
+    type: 'function',
+    function: { name: agent, arguments: JSON.stringify({ task: `${key} part of the work` }) },
+  });
+  return { role: 'assistant', content: null, tool_calls: [hand('helper-a-agent'), hand('helper-b-agent')] };
+}
+
 function repo(upstream) {
   return [
+    {
+      path: 'agents/chat-agent.mtr',
+      content: `model = "openai:fake"\ninstructions = "You chat with the customer."\n`,
+    },
+    {
+      path: 'interactions/conversation/chat.mtr',
+      content: `agent = { name = "Chat" agent = @ref("chat-agent") }\ntask = "A customer starts a chat: %%message%%"\ninputs.prompts = [ { name = "message" description = "The first message" required = true } ]\n`,
+    },
+    {
+      path: 'agents/router-agent.mtr',
+      content: `model = "openai:fake"\ninstructions = "You route work to two helpers."\nfunctions = [ { agent = @ref("helper-a-agent") }, { agent = @ref("helper-b-agent") } ]\n`,
+    },
+    ...['a', 'b'].map((x) => ({
+      path: `agents/helper-${x}-agent.mtr`,
+      content: `model = "openai:fake"\ninstructions = "You help the router."\nsummary = "Helper ${x}"\n`,
+    })),
+    {
+      path: 'interactions/one-shot/router.mtr',
+      content: `agent = { name = "Router" agent = @ref("router-agent") }\ntask = "A customer writes: %%message%%"\ninputs.prompts = [ { name = "message" description = "What the customer wrote" required = true } ]\n`,
+    },
     {
       path: 'connectors/open-api/orders-get.mtr',
       content: `method = "GET"\nurl = "${upstream}/orders/{orderId}"\ndescription = "One order by its id"\nauth = "Header"\nparameters.path = [ { name = "orderId" description = "The order id" type = "string" } ]\n`,
@@ -143,7 +205,8 @@ function countStatements() {
     const t0 = performance.now();
     // The store passes a config object (its text, values and deadline), a plain client (text, values).
     const params = Array.isArray(values) ? values : config?.values;
-    const json = params?.at(-1);
+    // The append's events are its 12th parameter (a boolean, `structured`, follows them); a plain insert's its only one.
+    const json = plain ? params?.at(-1) : params?.[11];
     const done = () => (plain ? counter.plain : counter.appends).push({ ms: performance.now() - t0, json });
     // pg's Pool passes a callback; a client of its own gets a promise.
     const cb = typeof values === 'function' ? values : callback;
@@ -170,18 +233,29 @@ async function main() {
   const ports = await new Promise((resolve) => child.once('message', resolve));
   const database = await createTestDatabase('mt_bench_runs');
   const db = createPgDb(database.url);
+  // The OpenTelemetry-on engine's own database, and the local OTLP/HTTP receiver it exports to (its own process).
+  const otelDatabase = await createTestDatabase('mt_bench_runs_otel');
+  const otelDb = createPgDb(otelDatabase.url);
+  const otlpProc = fork(fileURLToPath(new URL('./lib/otlp-receiver.js', import.meta.url)), [], { stdio: 'inherit' });
+  const otlpUrl = await new Promise((resolve) =>
+    otlpProc.once('message', (m) => resolve(`http://127.0.0.1:${m.port}`)),
+  );
+  let otelEngine;
+  let otelCache;
   const egress = createEgressPolicy({ allow: '127.0.0.1/32' });
   const realGateway = createGateway({ policy: egress });
   let engine;
   let cache;
   try {
-    await migrate(db);
-    await createNamespace(db, NS);
     const secretKey = randomBytes(32);
-    await createSecret(db, secretKey, NS, { name: 'orders-key', value: 'sk-bench' });
     const compiled = compileRepo(repo(`http://127.0.0.1:${ports.upstream}`), { egress, knownSecrets: ['orders-key'] });
     if (!compiled.ok) throw new Error(JSON.stringify(compiled.diagnostics));
-    await deploy(db, NS, compiled);
+    for (const d of [db, otelDb]) {
+      await migrate(d);
+      await createNamespace(d, NS);
+      await createSecret(d, secretKey, NS, { name: 'orders-key', value: 'sk-bench' });
+      await deploy(d, NS, compiled);
+    }
 
     // Time spent outside the engine, per run: each model request (the AI SDK's provider call, HTTP included)
     // and each gateway call, with their start and end; the run is told by its message (model) or its
@@ -241,13 +315,18 @@ async function main() {
     });
 
     let counter = 0;
-    async function oneBatch(count) {
+    // `target`: another engine and its database (OpenTelemetry on), or another interaction.
+    async function oneBatch(count, target = {}) {
+      const runEngine = target.engine ?? engine;
+      const runDb = target.db ?? db;
       const begun = new Map();
       const ids = await Promise.all(
         Array.from({ length: count }, async () => {
           const n = ++counter;
           const t0 = Date.now();
-          const run = await engine.startRun(NS, 'support', { inputs: { message: `bench-message-${n}-` } });
+          const run = await runEngine.startRun(NS, target.interaction ?? 'support', {
+            inputs: { message: `bench-message-${n}-` },
+          });
           runOfMessage.set(run.id, String(n));
           begun.set(run.id, { n: String(n), t0 });
           return run.id;
@@ -257,8 +336,8 @@ async function main() {
       const ended = new Map();
       while (pending.size > 0) {
         await new Promise((r) => setTimeout(r, 20));
-        const { rows } = await db.query(
-          "SELECT id, status, extract(epoch from updated_at) * 1000 AS at FROM mt_runs WHERE id = ANY($1::uuid[]) AND status <> 'Running'",
+        const { rows } = await runDb.query(
+          "SELECT id, status, extract(epoch from updated_at) * 1000 AS at FROM mt_runs WHERE id = ANY($1::uuid[]) AND status <> 'Running' AND parent_run_id IS NULL",
           [[...pending]],
         );
         for (const row of rows) {
@@ -272,12 +351,12 @@ async function main() {
 
     // Overhead of the engine between one outside call's end and the next one's start (storing the step just
     // made, re-reading the run, preparing the next call): four such gaps a run, model → tool → model → tool → model.
-    function overheads(runs, only) {
+    function overheads(runs, only, pattern = 'model,tool,model,tool,model') {
       const gaps = [];
       for (const run of runs) {
         const calls = outside.get(run.n)?.calls ?? [];
         calls.sort((a, b) => a.start - b.start);
-        if (calls.map((c) => c.kind).join(',') !== 'model,tool,model,tool,model') {
+        if (calls.map((c) => c.kind).join(',') !== pattern) {
           throw new Error(`run ${run.id}: calls ${calls.map((c) => c.kind).join(',')}`);
         }
         for (let i = 1; i < calls.length; i++) {
@@ -376,7 +455,112 @@ async function main() {
       "SELECT count(*)::int AS n FROM mt_run_events e JOIN mt_runs r ON r.id = e.run_id WHERE r.status = 'Completed'",
     );
 
+    // Issue #21: conversations of CONV_TURNS turns, one at a time. A turn's engine work is in two parts: from the
+    // message (\`sendMessage\`) to the model's request (store the message with the run's job, the pickup, the claim,
+    // the history rebuilt), and from the model's reply to the run stored as WaitingForInput (its \`updated_at\`).
+    const toModel = [];
+    const replyStored = [];
+    const firstTurns = [];
+    const lastTurns = [];
+    // A turn's engine work: both parts, for the turns that follow a message.
+    const turnWork = [];
+    const keyId = randomUUID();
+    const waitingAt = async (id) => {
+      for (;;) {
+        const { rows } = await db.query(
+          'SELECT status, extract(epoch from updated_at) * 1000 AS at FROM mt_runs WHERE id = $1',
+          [id],
+        );
+        if (rows[0].status === 'WaitingForInput') return Number(rows[0].at);
+        if (rows[0].status !== 'Running') throw new Error(`conversation ${id} ended ${rows[0].status}`);
+        await new Promise((r) => setTimeout(r, 5));
+      }
+    };
+    for (let c = 0; c < CONVERSATIONS; c++) {
+      const n = ++counter;
+      const run = await engine.startRun(NS, 'chat', { inputs: { message: `bench-message-${n}-` } });
+      const sent = [];
+      const stored = [];
+      for (let turn = 1; ; turn++) {
+        stored.push(await waitingAt(run.id));
+        if (turn === CONV_TURNS) break;
+        sent.push(performance.now());
+        await engine.sendMessage(NS, run.id, `Message ${turn} of the customer.`, { keyId, keyName: 'bench' });
+      }
+      await engine.cancelRun(NS, run.id);
+      const models = (outside.get(String(n))?.calls ?? []).sort((a, b) => a.start - b.start);
+      if (models.length !== CONV_TURNS) throw new Error(`conversation ${run.id}: ${models.length} model calls`);
+      for (const [i, call] of models.entries()) {
+        const after = stored[i] - (performance.timeOrigin + call.end);
+        const before = i === 0 ? 0 : call.start - sent[i - 1];
+        replyStored.push(after);
+        if (i > 0) {
+          toModel.push(before);
+          turnWork.push(before + after);
+        }
+        if (i === 1) firstTurns.push(before + after);
+        if (i === CONV_TURNS - 1) lastTurns.push(before + after);
+      }
+    }
+    for (const list of [toModel, replyStored, firstTurns, lastTurns, turnWork]) list.sort((a, b) => a - b);
+
+    // Issue #21: a parent that hands work to two children in one turn (agents as tools), one at a time: the gaps
+    // between the family's model calls, parent → child A → child B → parent (children run one after the other).
+    await oneBatch(2, { interaction: 'router' });
+    const families = [];
+    for (let i = 0; i < FAMILIES; i++) families.push(...(await oneBatch(1, { interaction: 'router' })));
+    const familyGaps = overheads(families, undefined, 'model,model,model,model');
+    const familyLatency = families.map((r) => r.latency).sort((a, b) => a - b);
+
+    // Issue #24: the same one-shot runs, one at a time, alternately on this engine (OpenTelemetry off) and on a second
+    // engine in this process with OpenTelemetry on (its own database, set up alike; spans and metrics exported over
+    // OTLP/HTTP protobuf to the local receiver).
+    process.env.OTEL_EXPORTER_OTLP_ENDPOINT = otlpUrl;
+    const telemetry = await startTelemetry();
+    delete process.env.OTEL_EXPORTER_OTLP_ENDPOINT;
+    otelCache = await createStoreCache(otelDb, { secretKey });
+    otelEngine = await createEngine({
+      db: otelDb,
+      secretKey,
+      gateway,
+      cache: otelCache,
+      worker: { concurrency: CONCURRENCY },
+      models: () => ({ model, scripted: false }),
+      modelRetries: 0,
+      telemetry,
+    });
+    const on = { engine: otelEngine, db: otelDb };
+    await oneBatch(WARMUP, on);
+    const otelOff = [];
+    const otelOn = [];
+    for (let i = 0; i < OTEL_RUNS; i++) {
+      otelOff.push(...(await oneBatch(1)));
+      otelOn.push(...(await oneBatch(1, on)));
+    }
+    const offGaps = overheads(otelOff);
+    const onGaps = overheads(otelOn);
+    await otelEngine.close();
+    const exported = await (await fetch(`${otlpUrl}/counts`)).json();
+
     const figures = {
+      convTurns: CONV_TURNS,
+      conversations: CONVERSATIONS,
+      convStepP50: round(percentile(turnWork, 50)),
+      convStepP99: round(percentile(turnWork, 99)),
+      convToModelP50: round(percentile(toModel, 50)),
+      convReplyStoredP50: round(percentile(replyStored, 50)),
+      convFirstTurnP50: round(percentile(firstTurns, 50)),
+      convLastTurnP50: round(percentile(lastTurns, 50)),
+      families: FAMILIES,
+      familyOverheadP50: round(percentile(familyGaps, 50)),
+      familyOverheadP99: round(percentile(familyGaps, 99)),
+      familyLatencyP50: Math.round(percentile(familyLatency, 50)),
+      otelRuns: OTEL_RUNS,
+      otelOffP50: round(percentile(offGaps, 50)),
+      otelOnP50: round(percentile(onGaps, 50)),
+      otelOffP99: round(percentile(offGaps, 99)),
+      otelOnP99: round(percentile(onGaps, 99)),
+      otelExported: exported,
       runs: RUNS,
       concurrency: CONCURRENCY,
       seconds: round(seconds),
@@ -412,11 +596,16 @@ async function main() {
     if (process.env.BENCH_WRITE !== '0') write(figures);
   } finally {
     await engine?.close();
+    await otelEngine?.close();
     await cache?.close();
+    await otelCache?.close();
     await realGateway.close();
     await db.close();
+    await otelDb.close();
     await database.drop();
+    await otelDatabase.drop();
     child.disconnect();
+    otlpProc.disconnect();
   }
 }
 
@@ -492,6 +681,29 @@ the limit, the same session cut a run's round trips: \`startRun\` stores the run
 statement and answers from it (3 round trips instead of 7: no transaction, no re-read), and a turn's first tool call
 syncs the store cache while the turn is written instead of after it (before a tool call under load: 9.0 ms → 4.9 ms,
 every slot working).
+
+Conversations and agents as tools (issue #21), one at a time, same run: ${f.conversations} conversations of
+${f.convTurns} turns (\`interactions/conversation/\`, a message sent with \`sendMessage\` after each reply, as
+\`POST /v1/runs/{id}/messages\` does), and ${f.families} runs of a parent that hands work to two child agents in one
+turn (the children run one after the other: docs/runs.md). Engine overhead a step, p50 / p99 (ms), load average ${loadavg()[0].toFixed(1)}:
+
+| | engine overhead a step p50 / p99 (ms) | more |
+| --- | --- | --- |
+| ${f.convTurns}-turn conversation | ${ms(f.convStepP50)} / ${ms(f.convStepP99)} | message → model request ${ms(f.convToModelP50)}, reply → WaitingForInput stored ${ms(f.convReplyStoredP50)} (p50); a turn's both parts, 2nd turn ${ms(f.convFirstTurnP50)}, ${f.convTurns}th turn ${ms(f.convLastTurnP50)} |
+| parent with two children | ${ms(f.familyOverheadP50)} / ${ms(f.familyOverheadP99)} | three steps a family (parent → child A → child B → parent); a family's latency p50 ${f.familyLatencyP50} ms |
+
+A conversation's step is a turn's engine work, its two parts: from the message to the model's request (the message stored with the
+run's job, the pickup and claim, the history rebuilt from the events) and from the model's reply to the run stored
+as WaitingForInput (\`updated_at\` of the run: the statement's start). A family's step is the time between one model
+call's end and the next one's start across the parent and its children: store the turn and start the child (its
+run and job in one transaction), the child's pickup; the child's end queues the parent, which takes the answer
+and starts the second child; the last child's end queues the parent for its answer.
+
+OpenTelemetry on vs off (issue #24), same run: ${f.otelRuns} one-shot runs one at a time, alternately on this engine
+and on a second engine in the same process with OpenTelemetry on (its own database set up alike; every span and
+metric exported over OTLP/HTTP protobuf to a local receiver in its own process, which got ${f.otelExported.requests} exports,
+${Math.round(f.otelExported.bytes / 1024)} KiB): engine overhead a step p50 ${ms(f.otelOffP50)} ms off, ${ms(f.otelOnP50)} ms on
+(p99 ${ms(f.otelOffP99)} / ${ms(f.otelOnP99)}): ${ms(f.otelOnP50 - f.otelOffP50)} ms more a step at p50.
 
 Concurrency: before the limit, \`BENCH_CONCURRENCY=32\` measured 45.8 runs/s, run latency p50 2,667 ms, overhead a
 step p50 64 ms (one run of it): more slots only made each step wait longer for the one event loop.

@@ -3,16 +3,18 @@
 // (chat span + two metrics), with the SDK exporting to a local OTLP/HTTP receiver; and the process's RSS after 1,000
 // runs' spans (2 chats, 2 tool calls, the root) with the collector down (a closed port), against the same loop with
 // OpenTelemetry off. Writes docs/performance.md between the bench:telemetry markers. Needs `npm run build`.
-import { createServer } from 'node:http';
 import { availableParallelism, cpus, loadavg } from 'node:os';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { telemetrySettingsFromEnv } from '../packages/engine/dist/engine/settings.js';
 import { RunTelemetry, startProviders } from '../packages/engine/dist/telemetry/index.js';
-import { percentile } from './lib/measure.js';
+import { percentile, timeEach } from './lib/measure.js';
+import { closedPortUrl, startReceiver } from './lib/otlp-receiver.js';
+import { realRuns } from './lib/serve-runs.js';
 
 const CALLS = Number(process.env.BENCH_CALLS ?? 20_000);
 const RUNS = Number(process.env.BENCH_RUNS ?? 1000);
+const SERVE_RUNS = Number(process.env.BENCH_SERVE_RUNS ?? 1000);
 const root = fileURLToPath(new URL('..', import.meta.url));
 const log = { info() {}, warn() {}, error() {} };
 
@@ -52,30 +54,10 @@ function chatCall(telemetry) {
   span?.end({ responseId: 'chatcmpl-1', finishReason: 'tool-calls', inputTokens: 11, outputTokens: 7 });
 }
 
-/** µs per call of `fn(telemetry)`, each timed alone; on and off alternate in rounds. */
-function timeEach(fn, telemetry, count) {
-  const times = [];
-  for (let i = 0; i < count; i++) {
-    const t0 = performance.now();
-    fn(telemetry);
-    times.push((performance.now() - t0) * 1000);
-  }
-  return times;
-}
-
 async function main() {
-  const received = { requests: 0, bytes: 0 };
-  const receiver = createServer((req, res) => {
-    req.on('data', (c) => {
-      received.bytes += c.length;
-    });
-    req.on('end', () => {
-      received.requests++;
-      res.writeHead(200).end();
-    });
-  });
-  await new Promise((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-  const on = await provider(`http://127.0.0.1:${receiver.address().port}`);
+  const receiver = await startReceiver();
+  const received = receiver.counts;
+  const on = await provider(receiver.url);
 
   // Warm-up, then alternating rounds of on and off.
   for (const t of [on, undefined]) {
@@ -92,14 +74,11 @@ async function main() {
     await new Promise((resolve) => setTimeout(resolve, 1200));
   }
   await on.shutdown();
-  receiver.close();
+  await receiver.close();
   for (const list of Object.values(rows)) list.sort((a, b) => a - b);
 
   // RSS after RUNS runs' spans with the collector down, against the same loop with OpenTelemetry off first.
-  const closed = createServer();
-  await new Promise((resolve) => closed.listen(0, '127.0.0.1', resolve));
-  const deadPort = closed.address().port;
-  await new Promise((resolve) => closed.close(resolve));
+  const deadUrl = await closedPortUrl();
   const runs = async (telemetry) => {
     for (let i = 0; i < RUNS; i++) {
       chatCall(telemetry);
@@ -116,7 +95,7 @@ async function main() {
   await runs(undefined);
   global.gc?.();
   const rssOff = rss();
-  const dead = await provider(`http://127.0.0.1:${deadPort}`);
+  const dead = await provider(deadUrl);
   await runs(dead);
   // Past a few batch intervals: the exports have failed and been dropped.
   await new Promise((resolve) => setTimeout(resolve, 5000));
@@ -126,6 +105,9 @@ async function main() {
   await dead.shutdown();
   const stopMs = performance.now() - stop0;
 
+  // The same with a real `mt serve` (PostgreSQL, the scripted model, a local upstream): RSS before and after
+  // SERVE_RUNS runs, with OpenTelemetry off and with the collector down (BENCH_SERVE_RUNS=0 leaves it out).
+  const serveRuns = SERVE_RUNS > 0 ? await realRuns(SERVE_RUNS, await closedPortUrl()) : undefined;
   const f = (n, d = 1) => n.toFixed(d);
   const figures = {
     toolOnP50: percentile(rows.toolOn, 50),
@@ -139,6 +121,7 @@ async function main() {
     rssOff,
     rssDead,
     stopMs,
+    serveRuns,
   };
   console.log(JSON.stringify(figures, null, 2));
   const section = `<!-- bench:telemetry -->
@@ -164,9 +147,25 @@ With the collector down (a closed port): RSS ${f(rss0)} MiB before, ${f(rssOff)}
 OpenTelemetry off, ${f(rssDead)} MiB after ${RUNS} more with it on and every export failing (${RUNS * 5} spans made; at most
 2,048 are queued, the rest dropped). The stop (flush with the collector down) took ${f(stopMs, 0)} ms (bounded at 4 s).
 
-Not measured yet: \`bench:calls\` with OpenTelemetry on (its path, \`POST /v1/extops/{name}/call\`, makes no spans: only runs'
-tool calls are traced, so on and off run the same code there) and \`bench:runs\` end to end on vs off (the engine's
-overhead per step with the SDK exporting); the figures above are the hooks' own cost, which is what a step adds.
+${
+  serveRuns === undefined
+    ? 'The real `mt serve` part was left out (BENCH_SERVE_RUNS=0).'
+    : `A real \`mt serve\` (PostgreSQL, a fresh database each; the scripted model: a tool call to a local upstream, then
+the answer; ${serveRuns.concurrency} runs at a time through \`POST /v1/interactions/{name}/runs\`), RSS of the process
+(VmRSS) after ${serveRuns.warmup} warm-up runs and after ${serveRuns.runs} more:
+
+| \`mt serve\` | RSS after warm-up (MiB) | RSS after each quarter of the ${serveRuns.runs} runs (MiB) | runs/s |
+| --- | --- | --- | --- |
+${serveRuns.rows.map((r) => `| ${r.name} | ${f(r.before)} | ${r.series.map((x) => f(x)).join(', ')} | ${f(r.perSecond)} |`).join('\n')}
+
+Every run completed in both. Over the ${serveRuns.runs} runs RSS grew ${f(serveRuns.rows[0].after - serveRuns.rows[0].before)} MiB with OpenTelemetry off and
+${f(serveRuns.rows[1].after - serveRuns.rows[1].before)} MiB with the collector down (the span queue is bounded at 2,048 spans; an export that
+fails is dropped, not kept: a longer run, \`BENCH_SERVE_RUNS=5000\`, tells a plateau from a leak). The dead collector's
+process stopped (SIGTERM, with its last flush bounded at 4 s) in ${f(serveRuns.rows[1].stopMs, 0)} ms, the other in ${f(serveRuns.rows[0].stopMs, 0)} ms.`
+}
+
+The runs' engine overhead a step on vs off is in \`npm run bench:runs\`, a direct tool call's added latency in
+\`npm run bench:calls\` (the row \`mt serve, PostgreSQL, OpenTelemetry on\`).
 <!-- /bench:telemetry -->`;
   if (process.env.BENCH_WRITE !== '0') {
     const docPath = `${root}docs/performance.md`;

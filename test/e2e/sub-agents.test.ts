@@ -165,6 +165,29 @@ describe('agents as tools', { timeout: 60_000 }, () => {
     }
   });
 
+  it('runs two children the model asked for in one turn one after the other (docs/runs.md, decisions.md)', async () => {
+    const run = await start('triage-two');
+    const done = await stack.api.waitForEnd(run.id);
+    expect(done).toMatchObject({ status: 'Completed', result: 'Both looked up.' });
+    const children = await childrenOf(run.id);
+    const a = children.find((c) => c.agent === 'lookup-a-agent')!;
+    const b = children.find((c) => c.agent === 'lookup-b-agent')!;
+    expect(a).toMatchObject({ status: 'Completed', result: 'A is fine.' });
+    expect(b).toMatchObject({ status: 'Completed', result: 'B is fine.' });
+    // The second child is started only once the first has ended and its answer is stored in the parent.
+    expect(Date.parse(b.createdAt)).toBeGreaterThanOrEqual(Date.parse(a.updatedAt));
+    const events = await stack.api.events(run.id);
+    const order = events
+      .filter((e) => e.type === 'tool-call-started' || e.type === 'tool-result')
+      .map((e) => `${e.type}:${(e.data as { name?: string }).name ?? ''}`);
+    expect(order).toEqual([
+      'tool-call-started:lookup-a-agent',
+      'tool-result:lookup-a-agent',
+      'tool-call-started:lookup-b-agent',
+      'tool-result:lookup-b-agent',
+    ]);
+  });
+
   it('limits the depth: the fourth agent down is not handed a task, and the one above is told why', async () => {
     const run = await start('deep');
     const done = await stack.api.waitForEnd(run.id);

@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { createFakeOpenAI, type FakeModelRequest, type FakeModelServer, type FakeTurn } from '@maitento/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api } from './helpers/api.js';
@@ -236,6 +238,8 @@ const OTEL_ON = (protocol: string, capture: boolean) => ({
   OTEL_EXPORTER_OTLP_PROTOCOL: protocol,
   OTEL_METRIC_EXPORT_INTERVAL: '500',
   MAITENTO_OTEL_CAPTURE_CONTENT: capture ? 'true' : '',
+  // No approval TTL (the expiry test sets one for itself).
+  MT_APPROVAL_TTL: '',
 });
 
 /** Stops the server and starts another on the same database with these variables changed. */
@@ -446,6 +450,92 @@ describe('OpenTelemetry of runs', { timeout: 180_000 }, () => {
     expect(spans).toHaveLength(7);
   });
 
+  it('a direct tool call (REST extop call, MCP tools/call) is traced: execute_tool, root or under traceparent, with its GET', async () => {
+    const args = { additionalInputs: { 'path.orderId': 'A-1001' } };
+    const rest = (traceparent?: string) =>
+      fetch(`${stack.api.url}/v1/extops/otel-get-order/call`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${stack.adminKey}`,
+          'content-type': 'application/json',
+          ...(traceparent === undefined ? {} : { traceparent }),
+        },
+        body: JSON.stringify({ arguments: args }),
+      });
+    // The HTTP child of a direct call: the same attributes as in runs, the URL's template only.
+    const expectHttpChild = (call: Span) => {
+      const http = jsonSpans(receiver).filter((s) => s.parentSpanId === call.spanId);
+      expect(http).toHaveLength(1);
+      expect(http[0]).toMatchObject({ name: 'GET', kind: KIND.client, traceId: call.traceId });
+      expect(http[0]!.attributes).toEqual({
+        'http.request.method': 'GET',
+        'server.address': '127.0.0.1',
+        'server.port': Number(new URL(stack.upstream.origin).port),
+        'url.template': `${stack.upstream.origin}/orders/{orderId}`,
+        'http.response.status_code': 200,
+      });
+    };
+    const toolAttributes = {
+      'gen_ai.operation.name': 'execute_tool',
+      'gen_ai.tool.name': 'otel-get-order',
+      'gen_ai.tool.call.id': expect.any(String),
+      'gen_ai.tool.type': 'extension',
+      'maitento.tool.version': 1,
+    };
+    const known = new Set(jsonSpans(receiver).map((s) => s.spanId));
+    const newCalls = () =>
+      jsonSpans(receiver).filter((s) => !known.has(s.spanId) && s.name === 'execute_tool otel-get-order');
+
+    // REST, without a traceparent: the root of a trace of its own.
+    const plain = await rest();
+    expect(plain.status).toBe(200);
+    expect(((await plain.json()) as { ok: boolean }).ok).toBe(true);
+    const root = await until('the plain call’s span', () => newCalls()[0]);
+    expect(root).toMatchObject({ kind: KIND.internal, parentSpanId: '', links: [] });
+    expect(root.attributes).toMatchObject(toolAttributes);
+    expectHttpChild(root);
+    for (const s of newCalls()) known.add(s.spanId);
+
+    // REST with a traceparent: the call's span is its child, in its trace.
+    const traceId = randomBytes(16).toString('hex');
+    const parent = randomBytes(8).toString('hex');
+    const under = await rest(`00-${traceId}-${parent}-01`);
+    expect(under.status).toBe(200);
+    const child = await until('the traced call’s span', () => newCalls().find((s) => s.traceId === traceId));
+    expect(child).toMatchObject({ kind: KIND.internal, parentSpanId: parent });
+    expect(child.attributes).toMatchObject(toolAttributes);
+    expectHttpChild(child);
+    known.add(child.spanId);
+
+    // MCP tools/call, with the traceparent on its HTTP request.
+    const mcpTrace = randomBytes(16).toString('hex');
+    const mcpParent = randomBytes(8).toString('hex');
+    const client = new Client({ name: 'telemetry-test', version: '1' });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${stack.api.url}/mcp`), {
+        requestInit: {
+          headers: { authorization: `Bearer ${stack.adminKey}`, traceparent: `00-${mcpTrace}-${mcpParent}-01` },
+        },
+      }),
+    );
+    try {
+      const result = await client.callTool({ name: 'otel-get-order', arguments: args });
+      expect(result.isError, JSON.stringify(result)).toBeFalsy();
+    } finally {
+      await client.close();
+    }
+    const viaMcp = await until('the MCP call’s span', () => newCalls().find((s) => s.traceId === mcpTrace));
+    expect(viaMcp).toMatchObject({ kind: KIND.internal, parentSpanId: mcpParent });
+    expect(viaMcp.attributes).toMatchObject(toolAttributes);
+    expectHttpChild(viaMcp);
+
+    // Capture is on in this server: the result is there, the tool's secret (sent upstream as X-Api-Key) is not.
+    expect(root.attributes['gen_ai.tool.call.result']).toContain('A-1001');
+    const everything = Buffer.concat(receiver.received.map((r) => r.body));
+    expect(everything.includes(SECRET)).toBe(false);
+    expect(everything.includes(stack.adminKey)).toBe(false);
+  });
+
   it('an mt serve restarted while an approval waits: the same trace, the approval under the root, the call linked to it', async () => {
     const run = await tracedRun('[refund]');
     const paused = await stack.api.waitForRun(run.id, (r) => r.status !== 'Running');
@@ -586,6 +676,35 @@ describe('OpenTelemetry of runs', { timeout: 180_000 }, () => {
       }
     const metricBytes = Buffer.concat(receiver.received.filter((r) => r.path === '/v1/metrics').map((r) => r.body));
     for (const id of runIds) expect(metricBytes.includes(id)).toBe(false);
+  });
+
+  it('an approval nobody answers expires through the sweep: await_approval expired under the root, no execute_tool', async () => {
+    // MT_APPROVAL_TTL in seconds: the worker's sweep (every 2 s) fails the run once the approval is past it.
+    await restartServe({ MT_APPROVAL_TTL: '1' });
+    const run = await tracedRun('[refund]');
+    const paused = await stack.api.waitForRun(run.id, (r) => r.status !== 'Running');
+    expect(paused.status).toBe('PendingApproval');
+    const approvalId = (paused.pendingApproval as { id: string }).id;
+    const ended = await stack.api.waitForEnd(run.id);
+    expect(ended.status, JSON.stringify(ended)).toBe('Failed');
+    const { root, spans } = await traceOf(receiver, run.id);
+    expect(root.attributes['error.type']).toBe('api:approvals:expired');
+    expect(spans.map((s) => s.name).sort()).toEqual([
+      'await_approval refund-order',
+      'chat gpt-4o-mini',
+      'invoke_agent Tracer',
+    ]);
+    const wait = spans.find((s) => s.name.startsWith('await_approval'))!;
+    expect(wait.parentSpanId).toBe(root.spanId);
+    expect(wait.kind).toBe(KIND.internal);
+    expect(wait.attributes).toEqual({
+      'gen_ai.tool.name': 'refund-order',
+      'maitento.approval.id': approvalId,
+      'maitento.approval.decision': 'expired',
+    });
+    // The wait lasted the TTL: from the approval's creation to its expiry, about a second.
+    expect(Number(wait.end - wait.start) / 1e6).toBeGreaterThanOrEqual(900);
+    expect(Number(wait.end - wait.start) / 1e6).toBeLessThan(5000);
   });
 
   it.each([

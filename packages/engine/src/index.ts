@@ -5,7 +5,8 @@ export { RUN_STATUSES, TERMINAL_RUN_STATUSES as TERMINAL_STATUSES } from '@maite
 export { TERMINAL_EVENT_TYPES } from './journal/events.js';
 export { engineErrors } from './errors.js';
 export type { EngineErrorCode } from './errors.js';
-export { createEngine, runWorker } from './engine/create-engine.js';
+export { createEngine, runWorker, startTelemetry } from './engine/create-engine.js';
+export type { RunTelemetry, ToolSpan } from './telemetry/run-telemetry.js';
 export type { EngineOptions } from './engine/create-engine.js';
 export { approvalTtlMsFromEnv } from './engine/settings.js';
 export { modelsFromEnvironment, parseModelSpec } from './models/resolve.js';

@@ -25,6 +25,17 @@ const SCRIPTS: Record<string, unknown[]> = {
     { toolCalls: [{ name: 'get-order', arguments: { additionalInputs: { 'path.orderId': 'SLOW-1' } } }] },
     { text: 'Order SLOW-1 was delivered.' },
   ],
+  'triage-two': [
+    {
+      toolCalls: [
+        { name: 'lookup-a-agent', arguments: { task: 'Look up A' } },
+        { name: 'lookup-b-agent', arguments: { task: 'Look up B' } },
+      ],
+    },
+    { text: 'Both looked up.' },
+  ],
+  'lookup-a': [{ text: 'A is fine.' }],
+  'lookup-b': [{ text: 'B is fine.' }],
   'level-0': [handTo('level-1', 'go deeper'), { text: 'level 0 done' }],
   'level-1': [handTo('level-2', 'go deeper'), { text: 'level 1 done' }],
   'level-2': [handTo('level-3', 'go deeper'), { text: 'level 2 done' }],
@@ -67,6 +78,17 @@ function repoFiles(origin: string): RepoFile[] {
       path: 'agents/billing-slow-agent.mtr',
       content: agent('billing-slow', 'Looks up orders', '{ ref = @ref("get-order") }'),
     },
+    {
+      path: 'agents/triage-two-agent.mtr',
+      content: agent(
+        'triage-two',
+        'Routes questions',
+        '{ agent = @ref("lookup-a-agent") }, { agent = @ref("lookup-b-agent") }',
+      ),
+    },
+    { path: 'agents/lookup-a-agent.mtr', content: agent('lookup-a', 'Looks up A', '') },
+    { path: 'agents/lookup-b-agent.mtr', content: agent('lookup-b', 'Looks up B', '') },
+    { path: 'interactions/one-shot/triage-two.mtr', content: interaction('triage-two-agent') },
     { path: 'interactions/one-shot/triage.mtr', content: interaction('triage-agent') },
     { path: 'interactions/one-shot/triage-slow.mtr', content: interaction('triage-slow-agent') },
     { path: 'interactions/one-shot/triage-redraft.mtr', content: interaction('triage-redraft-agent') },

@@ -47,7 +47,22 @@ export interface EngineOptions {
   modelRetries?: number;
   /** The largest a run's inputs may be, in bytes of their JSON text (default `MT_RUN_INPUT_MAX_BYTES` or 256 KiB). */
   runInputMaxBytes?: number;
+  /**
+   * The process's OpenTelemetry, started by the caller with {@link startTelemetry} (so the server's direct tool calls
+   * and the runs share one exporter); null: off. Default: started here from the environment. Either way the engine's
+   * close flushes it.
+   */
+  telemetry?: RunTelemetry | null;
   logger?: EngineLogger;
+}
+
+/**
+ * Starts the process's OpenTelemetry from the environment (docs/telemetry.md): undefined, and nothing loaded,
+ * without an endpoint; rejects with `api:telemetry:protocol-unsupported` for a protocol other than OTLP over HTTP.
+ */
+export async function startTelemetry(logger?: EngineLogger): Promise<RunTelemetry | undefined> {
+  const otel = await startProviders(telemetrySettingsFromEnv(), logger ?? silentLogger);
+  return otel === undefined ? undefined : new RunTelemetry(otel);
 }
 
 /** Creates the run engine on `db`; with `worker`, this process also executes runs. */
@@ -55,8 +70,7 @@ export async function createEngine(options: EngineOptions): Promise<RunningEngin
   const log = options.logger ?? silentLogger;
   const settings = engineSettingsFromEnv();
   // OpenTelemetry: nothing is started without an endpoint (docs/telemetry.md); a bad protocol stops the start here.
-  const otel = await startProviders(telemetrySettingsFromEnv(), log);
-  const telemetry = otel === undefined ? undefined : new RunTelemetry(otel);
+  const telemetry = options.telemetry === undefined ? await startTelemetry(log) : (options.telemetry ?? undefined);
   const reads = await openCallReads(options.db, options.secretKey, options.cache);
   const deps: EngineDeps = {
     db: options.db,

@@ -70,7 +70,12 @@ export function approvalSpanId(approvalId: string): string {
 }
 
 // The method, host and URL template a connector's request goes to (never a filled URL).
-function httpTarget(tool: InteractionTool): { method: string; template: string; host: string; port?: number } {
+function httpTarget(tool: Pick<InteractionTool, 'connector'>): {
+  method: string;
+  template: string;
+  host: string;
+  port?: number;
+} {
   const template = tool.connector.mcp?.url ?? tool.connector.url;
   const method = tool.connector.mcp === undefined ? tool.connector.method : 'POST';
   try {
@@ -191,7 +196,6 @@ export class RunTelemetry {
    * its HTTP request `{METHOD}` (CLIENT) from the moment the gateway sends it.
    */
   tool(traced: TracedRun, tool: InteractionTool, callId: string, approvalId?: string): ToolSpan {
-    const started = performance.now();
     const toolName = tool.tool.name;
     const version = traced.run.versions.find((pin) => pin.kind === 'tool' && pin.name === toolName)?.version;
     const parent = this.#rootContext(traced.run);
@@ -208,19 +212,52 @@ export class RunTelemetry {
               },
             },
           ];
+    return this.#toolSpan(tool, { callId, version, links }, parent, traced.run.inputs);
+  }
+
+  /**
+   * A tool called directly, outside a run (`POST /v1/extops/{name}/call`, MCP `tools/call`): `execute_tool {tool}`
+   * (INTERNAL) as the root of a new trace, or the child of the caller's `traceparent`, with its `{METHOD}` child as in
+   * runs. Without a run there are no run inputs to mask; the result is the gateway's, secrets already masked.
+   */
+  directTool(
+    tool: Pick<InteractionTool, 'tool' | 'connector'>,
+    call: { callId: string; version?: number; traceparent?: string | undefined },
+  ): ToolSpan {
+    const incoming = call.traceparent === undefined ? undefined : this.otel.parseTraceparent(call.traceparent);
+    const parent =
+      incoming === undefined
+        ? ROOT_CONTEXT
+        : trace.setSpanContext(ROOT_CONTEXT, {
+            traceId: incoming.traceId,
+            spanId: incoming.spanId,
+            traceFlags: TraceFlags.SAMPLED,
+            isRemote: true,
+          });
+    return this.#toolSpan(tool, { callId: call.callId, version: call.version, links: [] }, parent, {});
+  }
+
+  #toolSpan(
+    tool: Pick<InteractionTool, 'tool' | 'connector'>,
+    call: { callId: string; version: number | undefined; links: Link[] },
+    parent: Context | undefined,
+    inputs: Record<string, unknown>,
+  ): ToolSpan {
+    const started = performance.now();
+    const toolName = tool.tool.name;
     const span =
       parent &&
       this.otel.tracer?.startSpan(
         `execute_tool ${toolName}`,
         {
           kind: SpanKind.INTERNAL,
-          links,
+          links: call.links,
           attributes: {
             [ATTR.operationName]: OPERATION.executeTool,
             [ATTR.toolName]: toolName,
-            [ATTR.toolCallId]: callId,
+            [ATTR.toolCallId]: call.callId,
             [ATTR.toolType]: TOOL_TYPE_EXTENSION,
-            ...(version === undefined ? {} : { [ATTR.toolVersion]: version }),
+            ...(call.version === undefined ? {} : { [ATTR.toolVersion]: call.version }),
           },
         },
         parent,
@@ -269,8 +306,8 @@ export class RunTelemetry {
           span.setStatus({ code: SpanStatusCode.ERROR });
         }
         if (this.otel.captureContent) {
-          span.setAttribute(ATTR.toolCallArguments, masked(JSON.stringify(args ?? {}), traced.run.inputs));
-          span.setAttribute(ATTR.toolCallResult, masked(toolResultText(result), traced.run.inputs));
+          span.setAttribute(ATTR.toolCallArguments, masked(JSON.stringify(args ?? {}), inputs));
+          span.setAttribute(ATTR.toolCallResult, masked(toolResultText(result), inputs));
         }
         span.end();
       },
@@ -349,7 +386,11 @@ export class RunTelemetry {
     span.end();
   }
 
+  #stopped: Promise<void> | undefined;
+
+  /** Exports what is left (at most 4 s) and stops; a second call waits for the first. */
   shutdown(): Promise<void> {
-    return this.otel.shutdown();
+    this.#stopped ??= this.otel.shutdown();
+    return this.#stopped;
   }
 }

@@ -1,5 +1,5 @@
 import type { EgressPolicy } from '@maitento/egress';
-import type { EmbeddingModel, EmbeddingWorker, Engine } from '@maitento/engine';
+import type { EmbeddingModel, EmbeddingWorker, Engine, RunTelemetry } from '@maitento/engine';
 import type { Gateway } from '@maitento/gateway';
 import type {
   Db,
@@ -27,6 +27,8 @@ export interface ServerContext {
   platformOrigin?: string;
   /** Runs and approvals. */
   engine: Engine;
+  /** The process's OpenTelemetry (direct tool calls are traced with it); undefined when it is off. */
+  telemetry?: RunTelemetry;
   /** The fallback poll of run event streams (they wake on `run:<id>`), and their keep-alive interval. */
   streamTiming: EventStreamTiming;
   /** The most run event streams one API key may hold open at once. */

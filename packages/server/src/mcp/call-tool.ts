@@ -27,6 +27,7 @@ import { gatewayErrors } from '@maitento/gateway';
 import { serverErrors } from '../errors.js';
 import type { ServerContext } from '../internal/context.js';
 import { cacheSecrets, toolCredential } from '../internal/tool-credential.js';
+import { tracedCall } from '../internal/traced-call.js';
 import type { McpSettings } from './settings.js';
 import { type LoadedTool, loadScopeTool, type McpScope, outputSchemaOf } from './tools.js';
 
@@ -41,6 +42,8 @@ export interface McpCall {
   arguments: unknown;
   /** The tool, when the request's handler loaded it already (one load a call); else the call loads it. */
   loaded?: LoadedTool | undefined;
+  /** The caller's W3C trace context (the HTTP request's `traceparent`): the call's span continues its trace. */
+  traceparent?: string | undefined;
   /** Ends the wait (the request was cancelled, the session closed or the task was cancelled). */
   signal: AbortSignal;
   /** How long to wait for a person's answer; undefined waits until it comes (a task). */
@@ -237,7 +240,11 @@ async function deliver(call: McpCall, loaded: Loaded, answered: ApprovalRecord):
   // An approval made outside a run lives MT_APPROVAL_TTL (an hour by default), answered or not, until used.
   if (approval.status === 'Approved' && !approval.expired) {
     const input = await callInput(call, loaded, approval.id);
-    return gatewayResult(await ctx.gateway.callApproved(input, approvalUse(call, loaded, approval)), loaded);
+    const use = approvalUse(call, loaded, approval);
+    return gatewayResult(
+      await tracedCall(ctx, loaded, input, (i) => ctx.gateway.callApproved(i, use), { ...call, callId: approval.id }),
+      loaded,
+    );
   }
   if (!(await markApprovalDelivered(ctx.db, approval.id))) {
     return errorResult(serverErrors.create('api:mcp:approval-used', { tool, id: approval.id }));
@@ -277,7 +284,8 @@ export async function callMcpTool(call: McpCall, onInternal: (err: unknown) => v
   try {
     const loaded = call.loaded ?? (await loadScopeTool(call.ctx, call.scope, call.name));
     if (loaded.tool.resource.requiresApproval) return await callWithApproval(call, loaded);
-    return gatewayResult(await call.ctx.gateway.call(await callInput(call, loaded)), loaded);
+    const input = await callInput(call, loaded);
+    return gatewayResult(await tracedCall(call.ctx, loaded, input, (i) => call.ctx.gateway.call(i), call), loaded);
   } catch (error) {
     if (isMtError(error)) return errorResult(error);
     onInternal(error);

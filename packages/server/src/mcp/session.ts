@@ -135,7 +135,17 @@ export function openSession(
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const { name, task } = request.params;
     const loaded = await loadOrRefuse(ctx, scope, name);
-    const base = { ctx, settings, scope, keyId, name, arguments: request.params.arguments ?? {}, loaded };
+    const traceparent = extra.requestInfo?.headers?.traceparent;
+    const base = {
+      ctx,
+      settings,
+      scope,
+      keyId,
+      name,
+      arguments: request.params.arguments ?? {},
+      loaded,
+      traceparent: typeof traceparent === 'string' ? traceparent : undefined,
+    };
     if (task !== undefined && extra.taskStore !== undefined) {
       const taskStore = extra.taskStore;
       const created = await taskStore.createTask({ ttl: extra.taskRequestedTtl ?? null, pollInterval: 1000 });

@@ -5,6 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import { serverErrors } from '../errors.js';
 import type { ServerContext } from '../internal/context.js';
 import { cacheSecrets } from '../internal/tool-credential.js';
+import { tracedCall } from '../internal/traced-call.js';
 import { storeReads, versionedRoutes } from '../internal/versioned-routes.js';
 import { operation, responses } from '../schemas/shared.js';
 
@@ -72,7 +73,10 @@ export async function extopRoutes(app: FastifyInstance, ctx: ServerContext): Pro
           ? { idempotencyKey: `${namespace}:${tool.resource.name}:${clientKey}` }
           : {}),
       });
-      const result = await ctx.gateway.call(input);
+      const result = await tracedCall(ctx, { tool, connector }, input, (i) => ctx.gateway.call(i), {
+        traceparent: typeof request.headers.traceparent === 'string' ? request.headers.traceparent : undefined,
+        arguments: request.body.arguments,
+      });
       // Response headers stay out: a model never sees them either (toolResultText), and they may set cookies.
       return {
         ok: result.ok,

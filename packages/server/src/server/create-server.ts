@@ -2,6 +2,7 @@ import swagger from '@fastify/swagger';
 import { type EgressPolicy, egressPolicyFromEnv, type Resolver } from '@maitento/egress';
 import {
   createEngine,
+  startTelemetry,
   type EmbeddingModel,
   type Engine,
   type EngineOptions,
@@ -183,15 +184,22 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
     }));
   const ownsEngine = options.engine === undefined;
   const engineLog: { target?: FastifyBaseLogger } = {};
+  // The engine logs through the server's logger, which is made below.
+  const engineLogger = {
+    info: (obj: object, msg: string) => engineLog.target?.info(obj, msg),
+    warn: (obj: object, msg: string) => engineLog.target?.warn(obj, msg),
+    error: (obj: object, msg: string) => engineLog.target?.error(obj, msg),
+  };
+  // OpenTelemetry (docs/telemetry.md), one for the process: the runs' spans and the direct tool calls' alike.
+  const telemetry =
+    options.engineOptions?.telemetry !== undefined
+      ? (options.engineOptions.telemetry ?? undefined)
+      : await startTelemetry(engineLogger);
   const makeEngine = () =>
     createEngine({
-      // The engine logs through the server's logger, which is made below.
-      logger: {
-        info: (obj, msg) => engineLog.target?.info(obj, msg),
-        warn: (obj, msg) => engineLog.target?.warn(obj, msg),
-        error: (obj, msg) => engineLog.target?.error(obj, msg),
-      },
+      logger: engineLogger,
       ...options.engineOptions,
+      telemetry: telemetry ?? null,
       db: options.db,
       secretKey: options.secretKey,
       gateway,
@@ -221,6 +229,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
     fileLimits: fileLimitsFromEnv(options.fileLimits),
     knowledgeDocumentLimit: options.knowledgeDocumentLimit ?? knowledgeDocumentLimitFromEnv(),
     vectorSearch: chooseVectorSearch(vectorSupport),
+    ...(telemetry === undefined ? {} : { telemetry }),
   };
   const embeddingModel = options.embeddingModel === undefined ? embeddingModelFromEnv() : options.embeddingModel;
   if (embeddingModel) {
@@ -268,6 +277,8 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
   app.addHook('onClose', async () => {
     await ctx.embeddingWorker?.close();
     if (ownsEngine) await engine.close();
+    // Flushed by the engine's close already, unless the engine was never made (a server without a worker).
+    await telemetry?.shutdown();
   });
   app.addHook('onClose', async () => {
     ctx.keys.stop();
