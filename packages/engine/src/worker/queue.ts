@@ -96,8 +96,13 @@ export async function openRunQueue(db: Db, onError: (error: unknown) => void, wa
   // Whether jobs may be waiting: the last fetch filled its batch, or a wake-up came since it (perhaps for a run
   // whose job was active then: pg-boss fetches it once that job ends, so a freed slot looks again).
   let more = false;
+  // A wake-up that came while jobs were held may be for one of their runs (an answer or a message stored just
+  // before its job ended): pg-boss's singleton policy hides the run's new job until the held one completes, so the
+  // fetch that wake-up caused found nothing; look again when a held job ends, not FETCH_POLL_MS later.
+  let recheck = false;
   const poke = () => {
     more = true;
+    if (held.size > 0) recheck = true;
     wake?.();
   };
   let unsubscribe: (() => void) | undefined;
@@ -170,6 +175,10 @@ export async function openRunQueue(db: Db, onError: (error: unknown) => void, wa
                   .catch(onError)
                   .finally(() => {
                     held.delete(done);
+                    if (recheck) {
+                      recheck = false;
+                      more = true;
+                    }
                     if (more) wake?.();
                   });
                 held.set(done, attempt);
