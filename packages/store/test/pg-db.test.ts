@@ -82,9 +82,7 @@ describe('createPgDb with a named statement', () => {
     try {
       const prepared = async () =>
         (
-          await direct.query<{ statement: string }>(
-            'SELECT statement FROM pg_prepared_statements ORDER BY statement',
-          )
+          await direct.query<{ statement: string }>('SELECT statement FROM pg_prepared_statements ORDER BY statement')
         ).rows.map((row) => row.statement);
       await direct.query('SELECT epoch FROM mt_cache_epoch');
       expect(await prepared()).toEqual([]);
