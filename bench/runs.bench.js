@@ -143,7 +143,8 @@ function countStatements() {
     const t0 = performance.now();
     // The store passes a config object (its text, values and deadline), a plain client (text, values).
     const params = Array.isArray(values) ? values : config?.values;
-    const json = params?.at(-1);
+    // The events' JSON: the plain INSERT's one parameter, the append's `$12` (a boolean follows it since #21).
+    const json = plain ? params?.[0] : params?.[11];
     const done = () => (plain ? counter.plain : counter.appends).push({ ms: performance.now() - t0, json });
     // pg's Pool passes a callback; a client of its own gets a promise.
     const cb = typeof values === 'function' ? values : callback;
