@@ -72,7 +72,7 @@ export interface StoreCache {
 type Frozen = Omit<StoredVersion, 'enabled'>;
 
 // Prepared once per pooled connection (a name): sent as a simple query, PostgreSQL parsed and planned it on every
-// request, about half of the backend's time for it (docs/performance.md, "The call path's round trip, taken apart").
+// request: about 40% of the backend's CPU for it (docs/performance.md, "The call path's round trip, taken apart").
 const EPOCH_READ = 'SELECT epoch FROM mt_cache_epoch';
 
 interface NameState {
