@@ -1,4 +1,4 @@
-export type { Db, Queryable, QueryResult } from './db/db.js';
+export type { Db, Queryable, QueryOptions, QueryResult } from './db/db.js';
 export { createPgDb } from './db/pg-db.js';
 export { createPgliteDb } from './db/pglite-db.js';
 export { DEFAULT_DATA_DIR, openDatabase } from './db/open.js';

@@ -42,6 +42,8 @@ describe('createPgDb with a stalled connection', () => {
       const results = await Promise.all([
         timed(db.query('SELECT 1')),
         timed(db.query('SELECT epoch FROM mt_cache_epoch')),
+        // The cache's epoch read, a prepared statement of its own: bounded the same way.
+        timed(db.query('SELECT epoch FROM mt_cache_epoch', [], { name: 'mt_cache_epoch_read' })),
         timed(db.transaction((tx) => tx.query('SELECT 1'))),
         timed(db.executeSql('SELECT $1::int AS one', [1])),
       ]);
@@ -71,5 +73,29 @@ describe('createPgDb with a stalled connection', () => {
   it('does not count a failing statement as an unreachable database', async () => {
     await expect(db.query('SELECT * FROM no_such_table')).rejects.toMatchObject({ code: '42P01' });
     expect(db.reachable).toBe(true);
+  });
+});
+
+describe('createPgDb with a named statement', () => {
+  it('prepares it once on the connection and runs it by name after; an unnamed statement is not prepared', async () => {
+    const direct = createPgDb(database.url, { max: 1, timeoutMs: 2000 });
+    try {
+      const prepared = async () =>
+        (
+          await direct.query<{ statement: string }>('SELECT statement FROM pg_prepared_statements ORDER BY statement')
+        ).rows.map((row) => row.statement);
+      await direct.query('SELECT epoch FROM mt_cache_epoch');
+      expect(await prepared()).toEqual([]);
+      for (let i = 0; i < 3; i++) {
+        const { rows } = await direct.query<{ epoch: string }>('SELECT epoch FROM mt_cache_epoch', [], {
+          name: 'mt_cache_epoch_read',
+        });
+        expect(rows).toHaveLength(1);
+      }
+      // One pooled connection (max 1): the three reads ran on it, the statement was parsed once and kept.
+      expect(await prepared()).toEqual(['SELECT epoch FROM mt_cache_epoch']);
+    } finally {
+      await direct.close();
+    }
   });
 });

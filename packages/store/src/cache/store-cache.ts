@@ -71,6 +71,8 @@ export interface StoreCache {
 
 type Frozen = Omit<StoredVersion, 'enabled'>;
 
+// Prepared once per pooled connection (a name): sent as a simple query, PostgreSQL parsed and planned it on every
+// request: about 40% of the backend's CPU for it (docs/performance.md, "The call path's round trip, taken apart").
 const EPOCH_READ = 'SELECT epoch FROM mt_cache_epoch';
 
 interface NameState {
@@ -126,7 +128,7 @@ export async function createStoreCache(db: Db, options: StoreCacheOptions): Prom
     syncs++;
     const writes = db.writes?.();
     const done: Promise<void> = db
-      .query<{ epoch: unknown }>(EPOCH_READ)
+      .query<{ epoch: unknown }>(EPOCH_READ, [], { name: 'mt_cache_epoch_read' })
       .then(({ rows }) => {
         seenWrites = writes;
         apply(BigInt(String(rows[0].epoch)));

@@ -4,10 +4,20 @@ export interface QueryResult<R> {
   rowCount: number;
 }
 
+/** How {@link Queryable.query} runs a statement. */
+export interface QueryOptions {
+  /**
+   * On PostgreSQL, a prepared statement of this name, parsed and planned once per connection instead of on every
+   * call: for a fixed statement on a hot path (the cache's epoch read of every request). The same name must always
+   * carry the same text. PGlite ignores it.
+   */
+  name?: string;
+}
+
 /** What can run SQL: a database or a transaction on it. */
 export interface Queryable {
   /** Runs one parameterised statement (`$1`, `$2`, ...). */
-  query<R = Record<string, unknown>>(text: string, params?: unknown[]): Promise<QueryResult<R>>;
+  query<R = Record<string, unknown>>(text: string, params?: unknown[], options?: QueryOptions): Promise<QueryResult<R>>;
   /** Runs parameterless SQL that may hold several statements (migrations, job-queue setup). */
   exec(sql: string): Promise<void>;
 }

@@ -1,7 +1,7 @@
 import { isMtError } from '@maitento/errors';
 import pg from 'pg';
 import { storeErrors } from '../errors.js';
-import type { Db, Queryable, QueryResult } from './db.js';
+import type { Db, Queryable, QueryOptions, QueryResult } from './db.js';
 
 /** How long a statement waits for a connection, and then for its answer, by default (`MT_DB_TIMEOUT_MS`). */
 export const DEFAULT_DB_TIMEOUT_MS = 1500;
@@ -75,8 +75,9 @@ export function createPgDb(connectionString: string, options: PgDbOptions = {}):
   }
 
   // pg reads a statement's own `query_timeout` (its typings do not list it).
-  const bound = (text: string, values: unknown[], ms: number) =>
-    ({ text, values, query_timeout: Math.max(1, Math.ceil(ms)) }) as pg.QueryConfig;
+  // With a name, pg parses the statement once per connection and then only binds and executes it.
+  const bound = (text: string, values: unknown[], ms: number, name?: string) =>
+    ({ text, values, name, query_timeout: Math.max(1, Math.ceil(ms)) }) as pg.QueryConfig;
 
   // A client of the pool by `deadline` (the pool's own wait may add a connection attempt to a wait in its queue).
   async function acquire(deadline: number): Promise<pg.PoolClient> {
@@ -99,12 +100,12 @@ export function createPgDb(connectionString: string, options: PgDbOptions = {}):
   }
 
   // One statement on a client of its own, all of it (the wait for the client too) within the deadline.
-  async function statement(text: string, values: unknown[]): Promise<pg.QueryResult> {
+  async function statement(text: string, values: unknown[], name?: string): Promise<pg.QueryResult> {
     const deadline = performance.now() + timeoutMs;
     const client = await acquire(deadline);
     let failed: Error | undefined;
     try {
-      return await client.query(bound(text, values, deadline - performance.now()));
+      return await client.query(bound(text, values, deadline - performance.now(), name));
     } catch (error) {
       // A connection that failed or did not answer is closed rather than handed out again.
       if (isConnectionFailure(error)) failed = error as Error;
@@ -116,9 +117,9 @@ export function createPgDb(connectionString: string, options: PgDbOptions = {}):
 
   function wrap(client: pg.PoolClient): Queryable {
     return {
-      query<R>(text: string, params: unknown[] = []): Promise<QueryResult<R>> {
+      query<R>(text: string, params: unknown[] = [], options?: QueryOptions): Promise<QueryResult<R>> {
         return bounded(async () => {
-          const result = await client.query(bound(text, params, timeoutMs));
+          const result = await client.query(bound(text, params, timeoutMs, options?.name));
           return { rows: result.rows as R[], rowCount: result.rowCount ?? 0 };
         });
       },
@@ -132,9 +133,9 @@ export function createPgDb(connectionString: string, options: PgDbOptions = {}):
   return {
     driver: 'pg',
     connectionString,
-    query<R>(text: string, params: unknown[] = []): Promise<QueryResult<R>> {
+    query<R>(text: string, params: unknown[] = [], options?: QueryOptions): Promise<QueryResult<R>> {
       return bounded(async () => {
-        const result = await statement(text, params);
+        const result = await statement(text, params, options?.name);
         return { rows: result.rows as R[], rowCount: result.rowCount ?? 0 };
       });
     },

@@ -370,6 +370,8 @@ export async function appendRunEvents(
       JSON.stringify(events.map((event, index) => ({ n: index + 1, type: event.type, data: event.data }))),
       change?.structured === true,
     ],
+    // Every step of every run makes it: prepared once per connection, it is no longer parsed and planned each time.
+    { name: observeEpoch === undefined ? 'mt_append_run_events' : 'mt_append_run_events_epoch' },
   );
   const row = rows[0];
   if (row === undefined) return false;
