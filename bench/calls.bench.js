@@ -19,7 +19,8 @@ import { combine, measure } from './lib/measure.js';
 const MAX_CALLS = Number(process.env.BENCH_CALLS ?? 20_000);
 const MAX_MS = Number(process.env.BENCH_MS ?? 2_000);
 const WARMUP_MS = Number(process.env.BENCH_WARMUP_MS ?? 800);
-const ROUNDS = 2;
+// BENCH_ROUNDS: more alternating rounds (of BENCH_MS / rounds each) average out a load that changes during the run.
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
 // Profiling and quick looks: BENCH_ONLY keeps the targets whose name contains it, or one of its `|`-separated parts
 // (the docs are then not written),
 // BENCH_CONCURRENCY picks the concurrencies (`1,64`), BENCH_SERVE_NODE_ARGS gives `mt serve`'s node flags
