@@ -8,6 +8,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { createServer } from 'node:http';
 import { availableParallelism, cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
+import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -19,7 +20,8 @@ import { cpuMicros, serve as startServe, stop } from './lib/serve.js';
 const MAX_CALLS = Number(process.env.BENCH_CALLS ?? 20_000);
 const MAX_MS = Number(process.env.BENCH_MS ?? 2_000);
 const WARMUP_MS = Number(process.env.BENCH_WARMUP_MS ?? 800);
-const ROUNDS = 2;
+// BENCH_ROUNDS: more alternating rounds (of BENCH_MS / rounds each) average out a load that changes during the run.
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
 // Profiling and quick looks: BENCH_ONLY keeps the targets whose name contains it, or one of its `|`-separated parts
 // (the docs are then not written),
 // BENCH_CONCURRENCY picks the concurrencies (`1,64`), BENCH_SERVE_NODE_ARGS gives `mt serve`'s node flags
@@ -111,19 +113,81 @@ auth = { header = "X-Api-Key" secret = @ref("orders-key") }
   if (deployed.status !== 200) throw new Error(`deploy: ${deployed.status} ${await deployed.text()}`);
 }
 
-/** The same tool over MCP: `tools/call` of the SDK's Client on one Streamable HTTP session of `server` (docs/mcp.md). */
-async function mcpTarget(server, adminKey) {
+/**
+ * A `fetch` for the SDK client's transport (its `fetch` option) over an undici `Pool`, the HTTP client the REST rows
+ * use, so that the MCP row's client differs from REST's by the protocol (the SDK's `Client`, its zod checks, JSON-RPC)
+ * and not by undici's WHATWG `fetch` (a `Request`, `Headers`, a web stream per body). A JSON answer is read whole into
+ * a small object with what the transport reads of it; any other answer (an SSE stream) is a real `Response`.
+ */
+function poolFetch(origin) {
+  const pool = new Pool(origin);
+  const fetchLike = async (url, init = {}) => {
+    const target = new URL(url);
+    const headers = {};
+    new Headers(init.headers).forEach((value, name) => {
+      headers[name] = value;
+    });
+    const res = await pool.request({
+      path: target.pathname + target.search,
+      method: init.method ?? 'GET',
+      headers,
+      body: init.body ?? null,
+      signal: init.signal ?? undefined,
+    });
+    const responseHeaders = new Headers();
+    for (const [name, value] of Object.entries(res.headers)) {
+      if (value !== undefined) responseHeaders.set(name, Array.isArray(value) ? value.join(', ') : value);
+    }
+    const common = {
+      ok: res.statusCode >= 200 && res.statusCode < 300,
+      status: res.statusCode,
+      headers: responseHeaders,
+    };
+    if ((res.headers['content-type'] ?? '').startsWith('application/json') || res.statusCode === 202) {
+      const text = await res.body.text();
+      const body = { cancel: async () => {} };
+      return {
+        ...common,
+        statusText: '',
+        url: String(url),
+        type: 'basic',
+        redirected: false,
+        body,
+        text: async () => text,
+        json: async () => JSON.parse(text),
+      };
+    }
+    return new Response(res.statusCode === 204 ? null : Readable.toWeb(res.body), {
+      status: res.statusCode,
+      headers: responseHeaders,
+    });
+  };
+  return { fetch: fetchLike, close: () => pool.close() };
+}
+
+/**
+ * The same tool over MCP: `tools/call` of the SDK's Client on one Streamable HTTP session of `server` (docs/mcp.md);
+ * its HTTP client is an undici `Pool` as REST's (poolFetch), or with `onFetch` the SDK's default, global `fetch`.
+ */
+async function mcpTarget(server, adminKey, onFetch = false) {
   const client = new Client({ name: 'bench', version: '1' });
+  const http = onFetch ? undefined : poolFetch(server.url);
   await client.connect(
     new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), {
       requestInit: { headers: { authorization: `Bearer ${adminKey}` } },
+      ...(http === undefined ? {} : { fetch: http.fetch }),
     }),
   );
   const params = { name: 'get-order', arguments: { additionalInputs: { 'path.orderId': 'A-1001' } } };
   return {
-    name: `${server.name}, over MCP`,
+    name: `${server.name}, over MCP${onFetch ? ' (client on fetch)' : ''}`,
     pid: server.proc.pid,
-    pool: { close: () => client.close() },
+    pool: {
+      close: async () => {
+        await client.close();
+        await http?.close();
+      },
+    },
     call: async () => {
       const result = await client.callTool(params);
       if (result.isError) throw new Error(`MCP call failed: ${JSON.stringify(result.content)}`);
@@ -182,6 +246,7 @@ async function main() {
     const raw = new Pool(`http://127.0.0.1:${upstream.port}`);
     const proxyPool = new Pool(`http://127.0.0.1:${proxy.port}`);
     const mcp = await mcpTarget(servers[0], adminKey);
+    const mcpOnFetch = await mcpTarget(servers[0], adminKey, true);
     const targets = [
       {
         name: 'raw undici',
@@ -229,6 +294,7 @@ async function main() {
         };
       }),
       mcp,
+      mcpOnFetch,
     ];
 
     const allTargets = [...targets];
@@ -241,16 +307,22 @@ async function main() {
       for (let round = 0; round < ROUNDS; round++) {
         for (const [i, target] of targets.entries()) {
           const cpu0 = target.pid === undefined ? undefined : cpuMicros(target.pid);
+          const client0 = process.cpuUsage();
           const result = await measure(target.call, concurrency, MAX_CALLS / ROUNDS, MAX_MS / ROUNDS);
+          const client = process.cpuUsage(client0);
           const cpu1 = target.pid === undefined ? undefined : cpuMicros(target.pid);
-          rounds[i].push({ ...result, cpu: cpu0 === undefined || cpu1 === undefined ? undefined : cpu1 - cpu0 });
+          rounds[i].push({
+            ...result,
+            cpu: cpu0 === undefined || cpu1 === undefined ? undefined : cpu1 - cpu0,
+            clientCpu: client.user + client.system,
+          });
         }
       }
       const results = targets.map((target, i) => ({ name: target.name, ...combine(rounds[i]) }));
       rows.push({ concurrency, results });
       for (const r of results) {
         console.error(
-          `c=${concurrency} ${r.name}: ${r.perSecond.toFixed(0)}/s p50 ${r.p50.toFixed(0)}µs p99 ${r.p99.toFixed(0)}µs cpu/call ${r.cpuPerCall?.toFixed(0) ?? '-'}µs`,
+          `c=${concurrency} ${r.name}: ${r.perSecond.toFixed(0)}/s p50 ${r.p50.toFixed(0)}µs p99 ${r.p99.toFixed(0)}µs cpu/call ${r.cpuPerCall?.toFixed(0) ?? '-'}µs client cpu/call ${r.clientCpuPerCall.toFixed(0)}µs`,
         );
       }
     }
@@ -301,7 +373,7 @@ function writeSection(rows, logBytes, seconds, exported) {
     .flatMap(({ concurrency, results }) =>
       results.map(
         (r) =>
-          `| ${concurrency} | ${r.name} | ${f(r.perSecond)} | ${f(r.p50)} / ${f(r.p99)} | ${r.cpuPerCall === undefined ? '' : f(r.cpuPerCall)} | ${r.calls} |`,
+          `| ${concurrency} | ${r.name} | ${f(r.perSecond)} | ${f(r.p50)} / ${f(r.p99)} | ${r.cpuPerCall === undefined ? '' : f(r.cpuPerCall)} | ${f(r.clientCpuPerCall)} | ${r.calls} |`,
       ),
     )
     .join('\n');
@@ -316,6 +388,9 @@ function writeSection(rows, logBytes, seconds, exported) {
   const otelAdded = (c) => get(c, OTEL_ROW).p50 - get(c, 'mt serve, PostgreSQL').p50;
   const otelCpu = (c) =>
     (get(c, OTEL_ROW).cpuPerCall ?? Number.NaN) - (get(c, 'mt serve, PostgreSQL').cpuPerCall ?? Number.NaN);
+  const fetch64 =
+    get(64, 'mt serve, PostgreSQL, over MCP (client on fetch)').perSecond / get(64, 'fastify proxy').perSecond;
+  const fetch1 = get(1, 'mt serve, PostgreSQL, over MCP (client on fetch)').p50 / get(1, 'mt serve, PostgreSQL').p50;
   const section = `<!-- bench:calls -->
 ## One tool call end to end (\`npm run bench:calls\`)
 
@@ -325,14 +400,16 @@ after) and one on PGlite (a temp \`--data\` folder), both at \`MT_LOG_LEVEL=info
 keep-alive, a ${Buffer.byteLength(REPLY)}-byte JSON reply, its own process; allowed with \`MT_EGRESS_ALLOW=127.0.0.1/32\`). In the same run: raw
 undici to the upstream (a keep-alive \`Pool\`, \`body.json()\`), and a minimal fastify proxy (its own process, no logger:
 JSON body in, one undici request with the secret header, the JSON result out). The row \`over MCP\` is the same tool called
-with \`tools/call\` of the MCP SDK's \`Client\` on one Streamable HTTP session of the PostgreSQL server (\`/mcp\`). The load comes from the bench process
+with \`tools/call\` of the MCP SDK's \`Client\` on one Streamable HTTP session of the PostgreSQL server (\`/mcp\`), its
+transport's \`fetch\` option given an undici \`Pool\` as the REST rows use (so the two differ by the protocol, not by
+undici's WHATWG \`fetch\`); the row \`(client on fetch)\` is the same on the SDK's default, global \`fetch\`. The load comes from the bench process
 through undici \`Pool\`s. Per concurrency, a ${WARMUP_MS} ms warm-up of each target, then ${ROUNDS} alternating rounds of up to
 ${MAX_CALLS / ROUNDS} calls or ${MAX_MS / ROUNDS / 1000} s each; latencies in µs. The whole run took ${f(seconds)} s.
 Measured on ${cpus()[0]?.model ?? 'unknown CPU'}, ${availableParallelism()} cores (load generator, servers, upstream and PostgreSQL
 share them), ${Math.round(totalmem() / 2 ** 30)} GiB, Node.js ${process.versions.node}, load average ${loadavg()[0].toFixed(1)} at the end.
 
-| Concurrency | Target | Calls/s | p50 / p99 | CPU µs per call (serving process) | Calls measured |
-| ----------- | ------ | ------- | --------- | --------------------------------- | -------------- |
+| Concurrency | Target | Calls/s | p50 / p99 | CPU µs per call (serving process) | CPU µs per call (bench's client) | Calls measured |
+| ----------- | ------ | ------- | --------- | --------------------------------- | -------------------------------- | -------------- |
 ${table}
 
 Aims, as ratios of this run:
@@ -343,7 +420,8 @@ Aims, as ratios of this run:
   (${pgAdded <= 250 ? 'met' : 'not met'}), ${f(liteAdded)} µs on PGlite; the fastify proxy alone adds ${f(proxyAdded)} µs.
 - Over MCP (issue #29), at concurrency 64 at least 50% of the fastify proxy's calls/s: measured ${(mcp64 * 100).toFixed(0)}%
   (${mcp64 >= 0.5 ? 'met' : 'not met'}); at concurrency 1 a p50 at most 1.3 times the REST call's: measured ${mcp1.toFixed(2)} times
-  (${mcp1 <= 1.3 ? 'met' : 'not met'}).
+  (${mcp1 <= 1.3 ? 'met' : 'not met'}). With the SDK client on its default \`fetch\` instead (the row \`(client on fetch)\`):
+  ${(fetch64 * 100).toFixed(0)}% and ${fetch1.toFixed(2)} times.
 - OpenTelemetry on (issue #24; the row \`${OTEL_ROW}\`: a third server, on a database of its own set up alike,
   with \`OTEL_EXPORTER_OTLP_ENDPOINT\` at a local OTLP/HTTP receiver in its own process; every call is an
   \`execute_tool\` span with its \`GET\` child and a duration metric, docs/telemetry.md) adds under 1 ms per call at p50:
@@ -352,7 +430,9 @@ Aims, as ratios of this run:
   (${Math.round(exported.bytes / 1024)} KiB).
 
 CPU per call is the user and system time of the serving process (the proxy's, or \`mt serve\`'s, not PostgreSQL's)
-during the measured rounds, divided by the calls: it depends far less on other load than calls/s does. The servers wrote ${logBytes.join(' and ')} bytes of log during the run (at info only errors and slow requests are logged).
+during the measured rounds, divided by the calls: it depends far less on other load than calls/s does. The client's
+is the bench process's own (undici \`Pool\`s, or the MCP SDK's \`Client\` over \`fetch\` with its zod checks of each
+message), which shares the cores with the servers. The servers wrote ${logBytes.join(' and ')} bytes of log during the run (at info only errors and slow requests are logged).
 <!-- /bench:calls -->`;
   const docPath = join(root, 'docs/performance.md');
   const doc = readFileSync(docPath, 'utf8');

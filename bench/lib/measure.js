@@ -24,19 +24,23 @@ export async function measure(call, concurrency, calls, maxMs) {
 }
 
 /**
- * Calls/s over all rounds, and percentiles over every latency of them; with `cpu` (µs) on every round,
- * the CPU time a call too.
+ * Calls/s over all rounds, and percentiles over every latency of them; with `cpu` (µs, the server's) or `clientCpu`
+ * (µs, the load generator's) on every round, the CPU time a call too.
  */
 export function combine(rounds) {
   const latencies = rounds.flatMap((r) => r.latencies).sort((a, b) => a - b);
   const seconds = rounds.reduce((sum, r) => sum + r.seconds, 0);
   const cpu = rounds.every((r) => r.cpu !== undefined) ? rounds.reduce((sum, r) => sum + r.cpu, 0) : undefined;
+  const clientCpu = rounds.every((r) => r.clientCpu !== undefined)
+    ? rounds.reduce((sum, r) => sum + r.clientCpu, 0)
+    : undefined;
   return {
     calls: latencies.length,
     perSecond: latencies.length / seconds,
     p50: percentile(latencies, 50),
     p99: percentile(latencies, 99),
     cpuPerCall: cpu === undefined ? undefined : cpu / latencies.length,
+    clientCpuPerCall: clientCpu === undefined ? undefined : clientCpu / latencies.length,
   };
 }
 

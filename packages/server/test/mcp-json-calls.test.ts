@@ -29,9 +29,10 @@ const resolver: Resolver = async (hostname) => {
 };
 
 const callParams = { name: 'get-order', arguments: { additionalInputs: { 'path.orderId': 'A-9' } } };
+const slowParams = { name: 'get-order', arguments: { additionalInputs: { 'path.orderId': 'slow' } } };
 
 // One raw POST on the client's session, as the SDK's client sends it.
-function post(body: unknown, headers: Record<string, string> = {}) {
+function post(body: unknown, headers: Record<string, string> = {}, signal?: AbortSignal) {
   return fetch(`${url}/mcp`, {
     method: 'POST',
     headers: {
@@ -43,13 +44,54 @@ function post(body: unknown, headers: Record<string, string> = {}) {
       ...headers,
     },
     body: JSON.stringify(body),
+    ...(signal === undefined ? {} : { signal }),
   });
+}
+
+// The upstream's requests for `/orders/slow` are held until the test releases them; `slowClosed` counts those whose
+// connection ended before an answer (the gateway stopped the call).
+const held: (() => void)[] = [];
+let slowSeen = 0;
+let slowClosed = 0;
+
+// A tool that needs a person's approval, beside the sample files.
+const approvalFiles = (origin: string) => [
+  {
+    path: 'connectors/open-api/orders-refund.mtr',
+    content: `method = "POST"
+url = "${origin}/orders/{orderId}/refund"
+description = "Refunds an amount of an order"
+auth = "Header"
+parameters.path = [ { name = "orderId" description = "The order id" type = "string" } ]
+schema.request = { type = "object" properties = { amount = { type = "number" } } required = ["amount"] }
+`,
+  },
+  {
+    path: 'external-operations/open-api/refund-order.mtr',
+    content: `connector = @ref("orders-refund")
+guidance = "Refunds an amount of an order."
+auth = { header = "X-Api-Key" secret = @ref("orders-key") }
+requiresApproval = true
+`,
+  },
+];
+
+// Waits until `check` holds (the server's side of a call is asynchronous to the test's requests).
+async function until(check: () => boolean): Promise<void> {
+  for (let i = 0; i < 200 && !check(); i++) await new Promise((r) => setTimeout(r, 25));
+  expect(check()).toBe(true);
 }
 
 beforeAll(async () => {
   upstream = createHttpServer((req, res) => {
     res.setHeader('content-type', 'application/json');
-    res.end(JSON.stringify({ id: req.url?.split('/')[2], echoedKey: req.headers['x-api-key'] }));
+    const answer = () => res.end(JSON.stringify({ id: req.url?.split('/')[2], echoedKey: req.headers['x-api-key'] }));
+    if (req.url !== '/orders/slow') return answer();
+    slowSeen++;
+    res.once('close', () => {
+      if (!res.writableEnded) slowClosed++;
+    });
+    held.push(answer);
   });
   await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
   database = await createTestDatabase('mt_server_mcp_json');
@@ -61,6 +103,7 @@ beforeAll(async () => {
     resolver,
     bootstrapKey: adminKey,
     logger: false,
+    mcp: { approvalWaitMs: 300, approvalPollMs: 50, progressMs: 100 },
   });
   await app.listen({ port: 0, host: '127.0.0.1' });
   url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
@@ -73,7 +116,10 @@ beforeAll(async () => {
     payload: { name: 'orders-key', value: SECRET },
   });
   expect(secret.statusCode).toBe(201);
-  const files = sampleFiles({ ordersUrl: `http://orders.example.test:${port}/orders/{orderId}` });
+  const files = [
+    ...sampleFiles({ ordersUrl: `http://orders.example.test:${port}/orders/{orderId}` }),
+    ...approvalFiles(`http://orders.example.test:${port}`),
+  ];
   expect((await app.inject({ method: 'POST', url: '/v1/deploy', headers, payload: { files } })).statusCode).toBe(200);
   client = new Client({ name: 'mcp-json-test', version: '1.0.0' });
   transport = new StreamableHTTPClientTransport(new URL(`${url}/mcp`), {
@@ -83,6 +129,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  for (const release of held.splice(0)) release();
   await client?.close().catch(() => undefined);
   await app?.close();
   await db?.close();
@@ -147,5 +194,130 @@ describe('plain tools/call over MCP', () => {
     );
     expect(res.status).toBe(403);
     expect((await res.json()).code).toBe('api:mcp:session-key-mismatch');
+  });
+
+  it('leaves malformed tools/call params to the SDK Server, which refuses them as before, and a non-JSON body is 400', async () => {
+    const before = slowSeen;
+    for (const [id, params] of [
+      ['bad-name', { name: 42, arguments: { additionalInputs: { 'path.orderId': 'slow' } } }],
+      ['bad-arguments', { name: 'get-order', arguments: ['slow'] }],
+    ] as const) {
+      const res = await post({ jsonrpc: '2.0', id, method: 'tools/call', params });
+      expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+      const body = await res.json();
+      expect(body.id).toBe(id);
+      // The SDK's Protocol parses the request with CallToolRequestSchema before any handler: its zod error
+      // becomes an internal error (-32603) naming the field.
+      expect(body.error.code).toBe(-32603);
+      expect(body.error.message).toContain(id === 'bad-name' ? 'name' : 'arguments');
+      expect(body.result).toBeUndefined();
+    }
+    expect(slowSeen).toBe(before);
+    const notJson = await fetch(`${url}/mcp`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${adminKey}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-session-id': transport.sessionId ?? '',
+      },
+      body: '{"jsonrpc":"2.0","id":1,"method":"tools/call",',
+    });
+    expect(notJson.status).toBe(400);
+    await notJson.body?.cancel();
+  });
+
+  it('refuses a call on a session id that is not open, without calling the tool', async () => {
+    const before = slowSeen;
+    const res = await post(
+      { jsonrpc: '2.0', id: 'lost-1', method: 'tools/call', params: slowParams },
+      { 'mcp-session-id': 'no-such-session' },
+    );
+    expect(res.status).toBe(404);
+    expect((await res.json()).code).toBe('api:mcp:session-not-found');
+    expect(slowSeen).toBe(before);
+  });
+
+  it('answers a batch of calls (protocol 2025-03-26) through the SDK transport, each with its result', async () => {
+    const res = await post(
+      [
+        { jsonrpc: '2.0', id: 'b-1', method: 'tools/call', params: callParams },
+        { jsonrpc: '2.0', id: 'b-2', method: 'tools/call', params: { name: 'no-such-tool' } },
+      ],
+      { 'mcp-protocol-version': '2025-03-26' },
+    );
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    expect(text).toContain('"id":"b-1"');
+    expect(text).toContain('echoedKey');
+    expect(text).toContain('"id":"b-2"');
+    expect(text).toContain('-32602');
+  });
+
+  it('leaves a call needing approval to the SDK Server: its bounded wait names the pending approval', async () => {
+    const params = {
+      name: 'refund-order',
+      arguments: { request: { amount: 3 }, additionalInputs: { 'path.orderId': 'A-9' } },
+    };
+    const res = await post({ jsonrpc: '2.0', id: 'approval-1', method: 'tools/call', params });
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    const body = await res.json();
+    expect(body.id).toBe('approval-1');
+    expect(body.result.isError).toBe(true);
+    expect(JSON.parse(body.result.content[0].text).code).toBe('api:mcp:approval-pending');
+    // With a progress token, the same call streams its progress while it waits.
+    const streamed = await post({
+      jsonrpc: '2.0',
+      id: 'approval-2',
+      method: 'tools/call',
+      params: { ...params, _meta: { progressToken: 'p-2' } },
+    });
+    expect(streamed.headers.get('content-type')).toBe('text/event-stream');
+    const text = await streamed.text();
+    expect(text).toContain('notifications/progress');
+    expect(text).toContain('api:mcp:approval-pending');
+  });
+
+  it('refuses a second call with an id in flight, and stops a call the client cancels (no response for it)', async () => {
+    const closedBefore = slowClosed;
+    const seenBefore = slowSeen;
+    const abort = new AbortController();
+    const first = post({ jsonrpc: '2.0', id: 'slow-1', method: 'tools/call', params: slowParams }, {}, abort.signal);
+    await until(() => slowSeen === seenBefore + 1);
+    const twice = await post({ jsonrpc: '2.0', id: 'slow-1', method: 'tools/call', params: callParams });
+    expect((await twice.json()).error).toMatchObject({ code: -32600, message: expect.stringContaining('in flight') });
+    const cancelled = await post({
+      jsonrpc: '2.0',
+      method: 'notifications/cancelled',
+      params: { requestId: 'slow-1', reason: 'the user stopped it' },
+    });
+    expect(cancelled.status).toBe(202);
+    // The gateway's request to the upstream is stopped, and the call's HTTP exchange stays without an answer.
+    await until(() => slowClosed === closedBefore + 1);
+    const answered = await Promise.race([first.then(() => true), new Promise((r) => setTimeout(() => r(false), 200))]);
+    expect(answered).toBe(false);
+    abort.abort();
+    await expect(first).rejects.toThrow();
+    // The id is free again.
+    const again = await post({ jsonrpc: '2.0', id: 'slow-1', method: 'tools/call', params: callParams });
+    expect((await again.json()).result.isError).toBe(false);
+  });
+
+  it("answers a call still running when its session ends with the closed connection's error", async () => {
+    const other = new StreamableHTTPClientTransport(new URL(`${url}/mcp`), {
+      requestInit: { headers: { authorization: `Bearer ${adminKey}` } },
+    });
+    const otherClient = new Client({ name: 'mcp-json-test-2', version: '1.0.0' });
+    await otherClient.connect(other);
+    const seenBefore = slowSeen;
+    const pending = post(
+      { jsonrpc: '2.0', id: 'ending-1', method: 'tools/call', params: slowParams },
+      { 'mcp-session-id': other.sessionId ?? '' },
+    );
+    await until(() => slowSeen === seenBefore + 1);
+    await other.terminateSession();
+    const body = await (await pending).json();
+    expect(body).toMatchObject({ id: 'ending-1', error: { code: -32000, message: 'Connection closed' } });
+    await otherClient.close();
   });
 });

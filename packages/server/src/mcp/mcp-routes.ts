@@ -78,7 +78,8 @@ export async function mcpRoutes(app: FastifyInstance, ctx: ServerContext, settin
     try {
       if (releaseUnopened !== undefined) await session.server.connect(session.transport);
       session.lastUsed = Date.now();
-      // A tools/call that needs no stream: answered by the session's Server as one JSON body (docs/mcp.md).
+      // A tools/call that needs no stream: answered as one JSON body, run directly when its tool needs no approval,
+      // else by the session's Server (docs/mcp.md, docs/decisions.md).
       if (
         releaseUnopened === undefined &&
         request.method === 'POST' &&
@@ -92,7 +93,7 @@ export async function mcpRoutes(app: FastifyInstance, ctx: ServerContext, settin
           if (!reply.raw.writableEnded) transport.forget(id);
         };
         reply.raw.once('close', gone);
-        const response = await transport.answer(request.body, request.headers);
+        const response = await session.callPlain(request.body, request.headers);
         reply.raw.off('close', gone);
         return reply.header('mcp-session-id', header).type('application/json').send(JSON.stringify(response));
       }

@@ -11,6 +11,18 @@ import {
   SUPPORTED_PROTOCOL_VERSIONS,
 } from '@modelcontextprotocol/sdk/types.js';
 
+const closedAnswer = (id: RequestId, message: string): JSONRPCMessage => ({
+  jsonrpc: '2.0',
+  id,
+  error: { code: ErrorCode.ConnectionClosed, message },
+});
+
+const inFlightAnswer = (id: RequestId): JSONRPCMessage => ({
+  jsonrpc: '2.0',
+  id,
+  error: { code: ErrorCode.InvalidRequest, message: `Request id ${String(id)} is already in flight` },
+});
+
 /** The answer to a request taken by {@link SessionTransport.answer}: one JSON-RPC response. */
 type Answer = (response: JSONRPCMessage) => void;
 
@@ -49,18 +61,29 @@ export class SessionTransport implements Transport {
   onmessage?: Transport['onmessage'];
   // The requests taken by `answer`, by JSON-RPC id, until the Server sends their response.
   private readonly waiting = new Map<RequestId, Answer>();
+  // The plain calls run by `direct` (outside the Server), by JSON-RPC id: aborted by the client's
+  // `notifications/cancelled` for that id, or when the session ends.
+  private readonly direct = new Map<RequestId, AbortController>();
   private closed = false;
 
   constructor(options: ConstructorParameters<typeof StreamableHTTPServerTransport>[0]) {
     this.http = new StreamableHTTPServerTransport(options);
-    this.http.onmessage = (message, extra) => this.onmessage?.(message, extra);
+    this.http.onmessage = (message, extra) => {
+      // A cancellation of a call run directly stops it here; the Server gets the notification too (and finds
+      // nothing of its own to cancel).
+      if ('method' in message && message.method === 'notifications/cancelled' && this.direct.size > 0) {
+        const requestId = (message.params as { requestId?: RequestId } | undefined)?.requestId;
+        if (requestId !== undefined) this.direct.get(requestId)?.abort();
+      }
+      this.onmessage?.(message, extra);
+    };
     this.http.onerror = (error) => this.onerror?.(error);
     this.http.onclose = () => {
       this.closed = true;
+      for (const controller of this.direct.values()) controller.abort();
+      this.direct.clear();
       // Calls still running when the session ends get the error a closed connection gives (the Server aborts them).
-      for (const [id, answer] of this.waiting) {
-        answer({ jsonrpc: '2.0', id, error: { code: ErrorCode.ConnectionClosed, message: 'Connection closed' } });
-      }
+      for (const [id, answer] of this.waiting) answer(closedAnswer(id, 'Connection closed'));
       this.waiting.clear();
       this.onclose?.();
     };
@@ -96,23 +119,41 @@ export class SessionTransport implements Transport {
    * A request whose id is already in flight in this session is refused, as a JSON-RPC error, without running it.
    */
   answer(request: JSONRPCRequest, headers: IncomingHttpHeaders): Promise<JSONRPCMessage> {
-    if (this.closed) {
-      return Promise.resolve({
-        jsonrpc: '2.0',
-        id: request.id,
-        error: { code: ErrorCode.ConnectionClosed, message: 'Connection closed' },
-      });
-    }
-    if (this.waiting.has(request.id)) {
-      return Promise.resolve({
-        jsonrpc: '2.0',
-        id: request.id,
-        error: { code: ErrorCode.InvalidRequest, message: `Request id ${String(request.id)} is already in flight` },
-      });
-    }
+    if (this.closed) return Promise.resolve(closedAnswer(request.id, 'Connection closed'));
+    if (this.waiting.has(request.id)) return Promise.resolve(inFlightAnswer(request.id));
     return new Promise((resolve) => {
       this.waiting.set(request.id, resolve);
       this.onmessage?.(request, { requestInfo: { headers } });
+    });
+  }
+
+  /**
+   * Runs a plain `tools/call` without the Server (the route's fast path, docs/decisions.md "MCP: plain tools/call
+   * run directly"): `run` gets a signal that ends when the client cancels this id or the session ends, and
+   * resolves with the response. The same request-id space, refusals and close as {@link answer}: an id in flight is
+   * refused, a closed session answers "Connection closed" (at once, also for calls still running), and a cancelled
+   * call gets no response (its HTTP exchange ends when the client closes it, through {@link forget}).
+   */
+  run(id: RequestId, run: (signal: AbortSignal) => Promise<JSONRPCMessage>): Promise<JSONRPCMessage> {
+    if (this.closed) return Promise.resolve(closedAnswer(id, 'Connection closed'));
+    if (this.waiting.has(id)) return Promise.resolve(inFlightAnswer(id));
+    const controller = new AbortController();
+    this.direct.set(id, controller);
+    return new Promise((resolve) => {
+      this.waiting.set(id, resolve);
+      const settle = (response: JSONRPCMessage) => {
+        if (this.direct.get(id) === controller) this.direct.delete(id);
+        if (controller.signal.aborted || this.waiting.get(id) !== resolve) return;
+        this.waiting.delete(id);
+        resolve(response);
+      };
+      run(controller.signal).then(settle, (error: unknown) =>
+        settle({
+          jsonrpc: '2.0',
+          id,
+          error: { code: ErrorCode.InternalError, message: error instanceof Error ? error.message : 'Internal error' },
+        }),
+      );
     });
   }
 
@@ -121,6 +162,6 @@ export class SessionTransport implements Transport {
     const answer = this.waiting.get(id);
     this.waiting.delete(id);
     // Settles the route's wait; nobody reads this answer (the HTTP exchange is over).
-    answer?.({ jsonrpc: '2.0', id, error: { code: ErrorCode.ConnectionClosed, message: 'Request closed' } });
+    answer?.(closedAnswer(id, 'Request closed'));
   }
 }

@@ -1,17 +1,20 @@
 import { randomUUID } from 'node:crypto';
+import type { IncomingHttpHeaders } from 'node:http';
 import { InMemoryTaskStore } from '@modelcontextprotocol/sdk/experimental/tasks/stores/in-memory.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import {
   type CallToolResult,
   CallToolRequestSchema,
   ErrorCode,
+  type JSONRPCMessage,
+  type JSONRPCRequest,
   ListToolsRequestSchema,
   McpError,
   type Task,
 } from '@modelcontextprotocol/sdk/types.js';
 import { isMtError } from '@maitento/errors';
 import type { ServerContext } from '../internal/context.js';
-import { callMcpTool } from './call-tool.js';
+import { callMcpTool, type McpCall } from './call-tool.js';
 import { SessionTransport } from './session-transport.js';
 import type { McpSettings } from './settings.js';
 import { type LoadedTool, listScopeTools, loadScopeTool, type McpScope, toolAnnotations, toolTitle } from './tools.js';
@@ -40,6 +43,11 @@ export interface McpSession {
   /** `/mcp` or `/mcp/agents/{name}`. */
   readonly endpoint: string;
   lastUsed: number;
+  /**
+   * Answers a plain `tools/call` (see isPlainToolCall) as one JSON-RPC response: run directly, without the SDK's
+   * `Server`, when it is well-formed and its tool needs no person's approval; else handed to the `Server`.
+   */
+  callPlain(request: JSONRPCRequest, headers: IncomingHttpHeaders): Promise<JSONRPCMessage>;
   close(): Promise<void>;
 }
 
@@ -67,6 +75,17 @@ async function loadOrRefuse(ctx: ServerContext, scope: McpScope, name: string): 
 }
 
 const SERVER_INFO = { name: 'maitento', version: '0.1.0' };
+
+/**
+ * The `params` of a well-formed `tools/call` the route may run directly: a name, arguments that are an object (or
+ * none). Anything else goes to the SDK's `Server`, whose schema answers it (-32602) exactly as before.
+ */
+function directParams(params: unknown): { name: string; arguments?: Record<string, unknown> } | undefined {
+  const { name, arguments: args } = params as { name?: unknown; arguments?: unknown };
+  if (typeof name !== 'string') return undefined;
+  if (args !== undefined && (typeof args !== 'object' || args === null || Array.isArray(args))) return undefined;
+  return params as { name: string; arguments?: Record<string, unknown> };
+}
 
 /** Makes a session's MCP server and transport; it is registered once the client's initialize is answered. */
 export function openSession(
@@ -97,6 +116,30 @@ export function openSession(
       hooks.onOpened(id, session);
     },
   });
+  // A tools/call without a task, as both paths make it: the SDK's handler below and the direct path.
+  const callTool = (
+    name: string,
+    args: unknown,
+    loaded: LoadedTool | undefined,
+    signal: AbortSignal,
+    onWaiting?: McpCall['onWaiting'],
+  ): Promise<CallToolResult> =>
+    callMcpTool(
+      {
+        ctx,
+        settings,
+        scope,
+        keyId,
+        name,
+        arguments: args ?? {},
+        loaded,
+        signal,
+        waitMs: settings.approvalWaitMs,
+        ...(onWaiting === undefined ? {} : { onWaiting }),
+      },
+      hooks.onInternal,
+    );
+
   const session: McpSession = {
     transport,
     server,
@@ -104,6 +147,27 @@ export function openSession(
     keyId,
     endpoint,
     lastUsed: Date.now(),
+    callPlain: async (request, headers) => {
+      const params = directParams(request.params);
+      if (params === undefined) return transport.answer(request, headers);
+      let loaded: LoadedTool | undefined;
+      try {
+        loaded = await loadOrRefuse(ctx, scope, params.name);
+      } catch (error) {
+        // As the SDK's Protocol answers a handler's McpError.
+        const { code, message, data } = error as McpError;
+        return { jsonrpc: '2.0', id: request.id, error: { code, message, ...(data === undefined ? {} : { data }) } };
+      }
+      // A call that may wait for a person stays with the Server: its bounded wait, cancellation and answer are the
+      // SDK's, as for every call with a task or a progress token.
+      if (loaded === undefined || loaded.tool.resource.requiresApproval) return transport.answer(request, headers);
+      const { id } = request;
+      return transport.run(id, async (signal) => ({
+        jsonrpc: '2.0',
+        id,
+        result: await callTool(params.name, params.arguments, loaded, signal),
+      }));
+    },
     close: async () => {
       ended.abort();
       tasks.cleanup();
@@ -167,28 +231,24 @@ export function openSession(
       return { task: created };
     }
     const progressToken = request.params._meta?.progressToken;
-    return callMcpTool(
-      {
-        ...base,
-        signal: AbortSignal.any([ended.signal, extra.signal]),
-        waitMs: settings.approvalWaitMs,
-        ...(progressToken === undefined
-          ? {}
-          : {
-              onWaiting: async (approval, waitedMs) => {
-                await extra.sendNotification({
-                  method: 'notifications/progress',
-                  params: {
-                    progressToken,
-                    progress: waitedMs / 1000,
-                    total: settings.approvalWaitMs / 1000,
-                    message: `Waiting for a person to answer approval ${approval.id} (mt approval-approve ${approval.id})`,
-                  },
-                });
+    return callTool(
+      name,
+      request.params.arguments,
+      loaded,
+      AbortSignal.any([ended.signal, extra.signal]),
+      progressToken === undefined
+        ? undefined
+        : async (approval, waitedMs) => {
+            await extra.sendNotification({
+              method: 'notifications/progress',
+              params: {
+                progressToken,
+                progress: waitedMs / 1000,
+                total: settings.approvalWaitMs / 1000,
+                message: `Waiting for a person to answer approval ${approval.id} (mt approval-approve ${approval.id})`,
               },
-            }),
-      },
-      hooks.onInternal,
+            });
+          },
     );
   });
   return session;
