@@ -122,6 +122,7 @@ export function openSession(
     args: unknown,
     loaded: LoadedTool | undefined,
     signal: AbortSignal,
+    traceparent: unknown,
     onWaiting?: McpCall['onWaiting'],
   ): Promise<CallToolResult> =>
     callMcpTool(
@@ -135,6 +136,7 @@ export function openSession(
         loaded,
         signal,
         waitMs: settings.approvalWaitMs,
+        traceparent: typeof traceparent === 'string' ? traceparent : undefined,
         ...(onWaiting === undefined ? {} : { onWaiting }),
       },
       hooks.onInternal,
@@ -165,7 +167,7 @@ export function openSession(
       return transport.run(id, async (signal) => ({
         jsonrpc: '2.0',
         id,
-        result: await callTool(params.name, params.arguments, loaded, signal),
+        result: await callTool(params.name, params.arguments, loaded, signal, headers.traceparent),
       }));
     },
     close: async () => {
@@ -236,6 +238,7 @@ export function openSession(
       request.params.arguments,
       loaded,
       AbortSignal.any([ended.signal, extra.signal]),
+      traceparent,
       progressToken === undefined
         ? undefined
         : async (approval, waitedMs) => {
