@@ -176,7 +176,7 @@ empty folder each. Baseline in the same run: the 8-operation Redocly Museum (the
 | ${OPERATIONS.toLocaleString('en-US')} operations, first import (2,000 files written) | ${fmt(first.best)} | ${fmt(first.cpu)} | ${first.rss.toFixed(0)} MB |
 | the same again (a re-import: three-way merge, "no changes") | ${fmt(again.best)} | ${fmt(again.cpu)} | ${again.rss.toFixed(0)} MB |
 
-The aim (under 5 s and 300 MB for 1,000 operations) is ${meets ? 'met' : '**not met** in wall time as measured'}${first.cpu < 5000 ? ` (its CPU time, ${fmt(first.cpu)}, is under 5 s: the wall time is the shared machine's)` : ''}; the memory aim is ${first.rss < 300 ? 'met' : '**not met**'}. Measured on Node.js
+The aim (under 5 s and 300 MB for 1,000 operations) is ${meets ? 'met' : '**not met** in wall time as measured'}${!meets && first.cpu < 5000 ? ` (its CPU time, ${fmt(first.cpu)}, is under 5 s: the wall time is the shared machine's)` : ''}; the memory aim is ${first.rss < 300 ? 'met' : '**not met**'}. Measured on Node.js
 ${process.versions.node}, ${availableParallelism()} CPUs, while other engineers' work shared the machine (load
 average at the end of the run ${load[0]} (1 min), ${load[1]} (5 min)), so the figures are higher than on a quiet one;
 CPU time is the figure to compare between runs.
