@@ -1,4 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
@@ -41,5 +42,9 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // Two files at a time at least: each file has its own database and servers, and most of a file's time is spent
+    // waiting on processes, PostgreSQL and sockets, so on 2 cores two at a time take 737 s where vitest's default (the
+    // cores less one: one at a time here) took 1,047 s (docs/performance.md, "Where the test suite's time goes").
+    maxWorkers: Math.max(2, availableParallelism() - 1),
   },
 });
