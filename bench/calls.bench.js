@@ -15,6 +15,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import pg from 'pg';
 import { Pool } from 'undici';
 import { combine, measure } from './lib/measure.js';
+import { listenProxy } from './lib/proxy.js';
 import { cpuMicros, serve as startServe, stop } from './lib/serve.js';
 
 const MAX_CALLS = Number(process.env.BENCH_CALLS ?? 20_000);
@@ -52,23 +53,9 @@ if (process.argv[2] === '--upstream') {
   server.listen(0, '127.0.0.1', () => process.send?.({ port: server.address().port }));
   process.on('disconnect', () => process.exit(0));
 } else if (process.argv[2] === '--proxy') {
-  // The baseline server: fastify (no logger), a JSON body in, one undici request with the secret header out,
-  // the upstream's JSON body back in the same shape as the gateway's result.
-  const { default: Fastify } = await import('fastify');
-  const upstream = new Pool(`http://127.0.0.1:${process.argv[3]}`);
-  const app = Fastify({ logger: false });
-  app.post('/call', async (request) => {
-    const id = request.body.arguments.additionalInputs['path.orderId'];
-    const { statusCode, body } = await upstream.request({
-      path: `/orders/${encodeURIComponent(id)}`,
-      method: 'GET',
-      headers: { 'user-agent': 'proxy', accept: 'application/json', 'x-api-key': SECRET },
-    });
-    return { ok: statusCode < 400, status: statusCode, body: await body.json() };
-  });
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  process.send?.({ port: app.server.address().port });
-  process.on('disconnect', () => app.close().then(() => process.exit(0)));
+  // The baseline server: the minimal fastify proxy (bench/lib/proxy.js) on the repo's undici.
+  const port = await listenProxy({ Pool, upstreamPort: process.argv[3], secret: SECRET });
+  process.send?.({ port });
 } else {
   await main();
 }

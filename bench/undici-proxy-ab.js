@@ -12,6 +12,8 @@ import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Pool } from 'undici';
 import { percentile } from './lib/measure.js';
+import { listenProxy } from './lib/proxy.js';
+import { cpuMicros } from './lib/serve.js';
 
 const SECRET = 'bench-secret-value';
 const self = fileURLToPath(import.meta.url);
@@ -20,21 +22,9 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 if (process.argv[2] === '--proxy') {
   const [, , , prefix, port, variant] = process.argv;
   const { Pool: ProxyPool, VERSION } = loadUndici(prefix);
-  const { default: Fastify } = await import('fastify');
-  const upstream = new ProxyPool(`http://127.0.0.1:${port}`, variant === 'no-h2' ? { allowH2: false } : {});
-  const app = Fastify({ logger: false });
-  app.post('/call', async (request) => {
-    const id = request.body.arguments.additionalInputs['path.orderId'];
-    const { statusCode, body } = await upstream.request({
-      path: `/orders/${encodeURIComponent(id)}`,
-      method: 'GET',
-      headers: { 'user-agent': 'proxy', accept: 'application/json', 'x-api-key': SECRET },
-    });
-    return { ok: statusCode < 400, status: statusCode, body: await body.json() };
-  });
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  process.send?.({ port: app.server.address().port, version: VERSION ?? versionOf(prefix) });
-  process.on('disconnect', () => app.close().then(() => process.exit(0)));
+  const poolOptions = variant === 'no-h2' ? { allowH2: false } : {};
+  const proxyPort = await listenProxy({ Pool: ProxyPool, upstreamPort: port, secret: SECRET, poolOptions });
+  process.send?.({ port: proxyPort, version: VERSION ?? versionOf(prefix) });
 } else {
   await main();
 }
@@ -46,11 +36,6 @@ function loadUndici(prefix) {
 function versionOf(prefix) {
   const require = createRequire(`${prefix}/package.json`);
   return JSON.parse(readFileSync(require.resolve('undici/package.json'), 'utf8')).version;
-}
-
-function cpuMicros(pid) {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10_000;
 }
 
 function child(script, args) {
