@@ -242,7 +242,7 @@ export class RepoChecker {
   }
 
   /** A file's own checks, as compileRepo runs them for one entry. */
-  private checkFile(entry: Entry, text: string, texts: ReadonlyMap<string, string>): FileResult {
+  private checkFile(entry: Entry, text: string, texts: ReadonlyMap<string, string>, keepAst: boolean): FileResult {
     const reporter = createReporter();
     const json = new Map<string, string | undefined>();
     const loadJson: JsonLoader = (path, from, span) => {
@@ -263,7 +263,7 @@ export class RepoChecker {
     reporter.diagnostics.push(...parsed.diagnostics);
     // A whole repo's trees do not keep their ASTs (positions come from parsing again when asked for); a file
     // checked again after the first check, the one being edited, keeps its AST rather than being parsed twice.
-    const reparse = this.layout === undefined ? () => parseMtr(text, entry.file).ast : undefined;
+    const reparse = keepAst ? undefined : () => parseMtr(text, entry.file).ast;
     const tree = buildTree(parsed.ast, reporter, loadJson, reparse);
     const shape = entry.mcp ? MCP_CONNECTOR_SHAPE : entry.conversation ? CONVERSATION_SHAPE : KIND_SHAPES[entry.kind];
     const refs: FoundRef[] = [];
@@ -309,6 +309,8 @@ export class RepoChecker {
     const options = this.options;
     const texts = new Map<string, string>();
     for (const f of files) texts.set(normalisePath(f.path), f.content);
+    // The first check (all `compileRepo` makes) keeps no file's AST; later ones keep the ASTs of the files they check.
+    const keepAst = this.layout !== undefined;
     // The files' places, names and the diagnostics of the repo's layout, again only when files came or went.
     const relayout = !this.sameLayout(files);
     if (relayout) {
@@ -341,7 +343,7 @@ export class RepoChecker {
       const text = texts.get(entry.file) ?? '';
       const known = this.files.get(entry.file);
       if (known && this.fresh(known, text, texts)) continue;
-      this.files.set(entry.file, this.checkFile(entry, text, texts));
+      this.files.set(entry.file, this.checkFile(entry, text, texts, keepAst));
       checked.add(entry.file);
       changed.push(nameKey(entry.kind, entry.name));
       replaced.push([entry, known]);
