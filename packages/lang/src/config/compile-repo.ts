@@ -426,10 +426,7 @@ export class RepoChecker {
       for (const entry of entries) {
         const { resource, tree } = result(entry);
         if (!resource) continue;
-        const map = { connector: ctx.connectors, tool: ctx.tools, agent: ctx.agents, interaction: ctx.interactions }[
-          resource.kind
-        ] as Map<string, Built<Resource>>;
-        map.set(resource.name, { resource, tree });
+        setBuilt(ctx, resource, tree);
         built[resource.kind].push(entry);
       }
       this.ctx = ctx;
@@ -439,10 +436,7 @@ export class RepoChecker {
       for (const [entry] of replaced) {
         const { resource, tree } = result(entry);
         if (!resource) continue;
-        const map = { connector: ctx.connectors, tool: ctx.tools, agent: ctx.agents, interaction: ctx.interactions }[
-          resource.kind
-        ] as Map<string, Built<Resource>>;
-        map.set(resource.name, { resource, tree });
+        setBuilt(ctx, resource, tree);
       }
     }
     const ctx = this.ctx as CompileContext;
@@ -536,6 +530,14 @@ function crashed(files: readonly RepoFile[], error: unknown): CompiledRepo {
     sources: [],
     definitions: new Map(),
   };
+}
+
+/** Puts a built resource into the context's map of its kind. */
+function setBuilt(ctx: CompileContext, resource: Resource, tree: Built<Resource>['tree']): void {
+  const map = { connector: ctx.connectors, tool: ctx.tools, agent: ctx.agents, interaction: ctx.interactions }[
+    resource.kind
+  ] as Map<string, Built<Resource>>;
+  map.set(resource.name, { resource, tree });
 }
 
 /**
