@@ -98,6 +98,7 @@ export type {
   NewRunEvent,
   RunEventRecord,
   RunFence,
+  RunJobInsert,
   RunRecord,
   RunStatus,
   RunStatusChange,

@@ -122,10 +122,11 @@ export class RunService implements RunningEngine {
     const id = randomUUID();
     const interactive = input.interactive ?? true;
     const trace = this.deps.telemetry?.allocate(context?.traceparent);
-    // The run and its job commit together: a run is never Running without a job.
-    const run = await this.deps.db.transaction(async (tx) => {
+    // The run and its job in one statement (pg-boss's job insert in a CTE of the run's): they commit together, so a
+    // run is never Running without a job, nor a job without its run, and no transaction is needed.
+    const run = await this.queue.sendWith(id, async (job) => {
       const inserted = await insertRun(
-        tx,
+        this.deps.db,
         {
           id,
           namespace,
@@ -143,10 +144,10 @@ export class RunService implements RunningEngine {
           inputs,
           interactive,
         }),
+        job,
       );
       // insertRun's statement has notified `runs`.
-      await this.queue.send(id, tx, true);
-      return inserted;
+      return { jobId: inserted.jobId!, result: inserted };
     });
     this.queue.sent();
     return runView(run);

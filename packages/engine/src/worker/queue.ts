@@ -1,4 +1,5 @@
-import { type Db, notifyWake, type Queryable, type Wakeups, wakeTopics } from '@maitento/store';
+import { type Db, notifyWake, type Queryable, type RunJobInsert, type Wakeups, wakeTopics } from '@maitento/store';
+import { engineErrors } from '../errors.js';
 import { PgBoss } from 'pg-boss';
 import { LOAD_WINDOW_MS, runLimit } from './run-limit.js';
 
@@ -30,6 +31,13 @@ export interface RunQueue {
    * {@link RunQueue.sent} after the commit.
    */
   send(runId: string, tx?: Queryable, woken?: boolean): Promise<void>;
+  /**
+   * Stores the run's job in the statement `store` makes (the run's insert: one statement, no transaction), and
+   * resolves with what `store` resolved with. `store` is given pg-boss's own job insert (its SQL and values, as
+   * `send` would run them) and resolves with the job's id and its own result; it must store the job or fail.
+   * Call {@link RunQueue.sent} after.
+   */
+  sendWith<T>(runId: string, store: (job: RunJobInsert) => Promise<{ jobId: string; result: T }>): Promise<T>;
   /** Wakes this process's fetch loop after a job it sent was committed, when no wake-up will. */
   sent(): void;
   /**
@@ -130,6 +138,21 @@ export async function openRunQueue(db: Db, onError: (error: unknown) => void, wa
       if (!woken) await notifyWake(via, wakeTopics.runs);
       if (!tx) poke();
     },
+    async sendWith<T>(runId: string, store: (job: RunJobInsert) => Promise<{ jobId: string; result: T }>) {
+      let stored: { result: T } | undefined;
+      const composed = {
+        executeSql: async (text: string, values?: unknown[]) => {
+          const { jobId, result } = await store(jobInsert(text, values));
+          stored = { result };
+          return { rows: [{ id: jobId }] };
+        },
+      };
+      await boss.send(RUN_QUEUE, { runId }, { singletonKey: runId, db: composed });
+      if (stored === undefined) {
+        throw engineErrors.create('api:runs:queue-changed', { detail: 'send() stored its job without the given db' });
+      }
+      return stored.result;
+    },
     sent() {
       if (!wakeups?.listening) poke();
     },
@@ -208,4 +231,28 @@ export async function openRunQueue(db: Db, onError: (error: unknown) => void, wa
       await boss.stop({ graceful: true, timeout: 5000, close: true });
     },
   };
+}
+
+/**
+ * pg-boss's job insert as `send` gives it to its `db` option, checked to be the shape a run's insert can carry in
+ * a data-modifying CTE: one `INSERT … RETURNING id` with its values. pg-boss 12 builds it with `plans.insertJobs`;
+ * with notify on (a queue created with `notify: true` and LISTEN/NOTIFY on) it is a `WITH … SELECT` instead, which
+ * cannot be nested in a CTE. Any other shape (an upgrade that changed it) fails the start loudly: no run is stored.
+ */
+export function jobInsert(text: string, values: unknown[] | undefined): RunJobInsert {
+  const sql = text.trim();
+  const placeholders = new Set([...sql.matchAll(/\$(\d+)/g)].map((m) => Number(m[1])));
+  const count = values?.length ?? 0;
+  const shaped =
+    /^INSERT INTO\s/i.test(sql) &&
+    /\sRETURNING id$/i.test(sql) &&
+    !sql.includes(';') &&
+    count > 0 &&
+    [...placeholders].every((n) => n >= 1 && n <= count);
+  if (!shaped) {
+    throw engineErrors.create('api:runs:queue-changed', {
+      detail: `its job insert is not one INSERT … RETURNING id with ${count} value(s): ${sql.slice(0, 80)}`,
+    });
+  }
+  return { text: sql, values: values ?? [] };
 }

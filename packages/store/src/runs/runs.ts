@@ -154,8 +154,21 @@ export function toRecord(row: RunRow): RunRecord {
 }
 
 /**
+ * A data-modifying statement stored in the same statement as a run (its job's insert): `text` uses `$1`…`$n` for
+ * its `values` and returns exactly one row with an `id` when it stored its row, none when it skipped it.
+ */
+export interface RunJobInsert {
+  text: string;
+  values: unknown[];
+}
+
+/**
  * Stores a new run (status Running) with its first event (seq 1) in one statement, so that a run is never
  * seen without it, and wakes `runs` and `run:<id>` at its commit; resolves with the run as stored.
+ *
+ * With `job`, that statement stores the job too (a data-modifying CTE: all of it commits or none), and fails when
+ * the job's insert stored no row (division by zero, as pg-boss's own flows guard their inserts): a run never exists
+ * without its job, nor a job without its run. The job's id is returned in `jobId`.
  */
 export async function insertRun(
   db: Queryable,
@@ -170,38 +183,50 @@ export async function insertRun(
     child?: { parentRunId: string; step: number; index: number; agent: string; depth: number };
   },
   first: NewRunEvent,
-): Promise<RunRecord> {
+  job?: RunJobInsert,
+): Promise<RunRecord & { jobId?: string }> {
   const child = run.child;
-  const { rows } = await db.query<RunRow>(
+  const text =
     'WITH run AS (INSERT INTO mt_runs (id, namespace, interaction, interaction_version, versions, inputs, ' +
-      'interactive, status, started_by_key_id, last_seq, trace_id, root_span_id, trace_parent_span_id, ' +
-      'parent_run_id, parent_step, parent_call_index, agent, depth) ' +
-      "VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7, 'Running', " +
-      `$8, 1, $11, $12, $13, $14, $15, $16, $17, $18) RETURNING ${COLUMNS}), ` +
-      'added AS (INSERT INTO mt_run_events (run_id, seq, type, data) SELECT id, 1, $9, $10::json FROM run) ' +
-      `SELECT *, pg_notify('${WAKE_CHANNEL}', 'runs') AS woken_runs, pg_notify('${WAKE_CHANNEL}', 'run:' || id::text) AS woken FROM run`,
-    [
-      run.id,
-      run.namespace,
-      run.interaction,
-      run.interactionVersion,
-      JSON.stringify(run.versions),
-      JSON.stringify(run.inputs),
-      run.interactive,
-      run.startedByKeyId ?? null,
-      first.type,
-      JSON.stringify(first.data),
-      run.trace?.traceId ?? null,
-      run.trace?.rootSpanId ?? null,
-      run.trace?.parentSpanId ?? null,
-      child?.parentRunId ?? null,
-      child?.step ?? null,
-      child?.index ?? null,
-      child?.agent ?? null,
-      child?.depth ?? 0,
-    ],
+    'interactive, status, started_by_key_id, last_seq, trace_id, root_span_id, trace_parent_span_id, ' +
+    'parent_run_id, parent_step, parent_call_index, agent, depth) ' +
+    "VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7, 'Running', " +
+    `$8, 1, $11, $12, $13, $14, $15, $16, $17, $18) RETURNING ${COLUMNS}), ` +
+    'added AS (INSERT INTO mt_run_events (run_id, seq, type, data) SELECT id, 1, $9, $10::json FROM run) ' +
+    `SELECT *, pg_notify('${WAKE_CHANNEL}', 'runs') AS woken_runs, pg_notify('${WAKE_CHANNEL}', 'run:' || id::text) AS woken`;
+  const values = [
+    run.id,
+    run.namespace,
+    run.interaction,
+    run.interactionVersion,
+    JSON.stringify(run.versions),
+    JSON.stringify(run.inputs),
+    run.interactive,
+    run.startedByKeyId ?? null,
+    first.type,
+    JSON.stringify(first.data),
+    run.trace?.traceId ?? null,
+    run.trace?.rootSpanId ?? null,
+    run.trace?.parentSpanId ?? null,
+    child?.parentRunId ?? null,
+    child?.step ?? null,
+    child?.index ?? null,
+    child?.agent ?? null,
+    child?.depth ?? 0,
+  ];
+  if (job === undefined) {
+    const { rows } = await db.query<RunRow>(`${text} FROM run`, values);
+    return toRecord(rows[0]!);
+  }
+  // The job's statement keeps its own $1…$n; ours follow them.
+  const shift = job.values.length;
+  const ours = text.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + shift}`);
+  const { rows } = await db.query<RunRow & { job_id: string }>(
+    `WITH job AS (${job.text}), ${ours.slice('WITH '.length)}, ` +
+      '(SELECT id FROM job) AS job_id, 1 / (SELECT count(*)::int FROM job) AS job_stored FROM run',
+    [...job.values, ...values],
   );
-  return toRecord(rows[0]!);
+  return { ...toRecord(rows[0]!), jobId: rows[0]!.job_id };
 }
 
 /** Reads one run; `namespace` undefined reads it whatever its namespace (workers). */

@@ -1,0 +1,125 @@
+import { isMtError } from '@maitento/errors';
+import { ordersRepo } from '@maitento/testkit';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { jobInsert } from '../src/worker/queue.js';
+import { makeWorld, type World } from './helpers.js';
+
+// A run's start: the run's insert and pg-boss's job insert in ONE statement (a data-modifying CTE), on a real
+// PostgreSQL with the pg-boss this repository installs. If a pg-boss upgrade changes the shape of its job insert, the
+// first test fails (startRun throws api:runs:queue-changed) rather than falling back to anything.
+let world: World;
+
+beforeAll(async () => {
+  world = await makeWorld();
+  await world.secret('orders-key', 'sk-orders-123');
+  await world.deployFiles(ordersRepo({ origin: 'http://127.0.0.1:9' }));
+});
+afterAll(async () => {
+  await world?.close();
+});
+
+/** Every statement any pg client of this process sends while `fn` runs (the store's pool and pg-boss's alike). */
+async function statementsOf<T>(fn: () => Promise<T>): Promise<{ result: T; texts: string[] }> {
+  const texts: string[] = [];
+  const query = pg.Client.prototype.query;
+  // biome-ignore lint/suspicious/noExplicitAny: pg's overloads
+  pg.Client.prototype.query = function (this: pg.Client, config: any, ...rest: any[]) {
+    texts.push(typeof config === 'string' ? config : (config?.text ?? ''));
+    // biome-ignore lint/suspicious/noExplicitAny: pg's overloads
+    return (query as any).call(this, config, ...rest);
+  } as typeof query;
+  try {
+    return { result: await fn(), texts };
+  } finally {
+    pg.Client.prototype.query = query;
+  }
+}
+
+async function count(sql: string, params: unknown[] = []): Promise<number> {
+  const { rows } = await world.db.query<{ n: string }>(sql, params);
+  return Number(rows[0]!.n);
+}
+
+const jobsOf = (runId: string) =>
+  count("SELECT count(*) AS n FROM pgboss.job WHERE name = 'mt-run' AND singleton_key = $1", [runId]);
+
+describe("a run's start", () => {
+  it("stores the run and its job in one statement: no transaction, pg-boss's own insert in it", async () => {
+    // No worker: the job stays queued, to be looked at.
+    const engine = await world.engine({ worker: false });
+    const { result: run, texts } = await statementsOf(() =>
+      engine.startRun(world.ns, 'support', { inputs: { message: 'Where is my order?' } }),
+    );
+    const written = texts.filter((t) => /\b(INSERT|UPDATE|DELETE)\b/.test(t) || /^\s*(BEGIN|COMMIT)/.test(t));
+    expect(written).toHaveLength(1);
+    expect(written[0]).toMatch(/^WITH job AS \(INSERT INTO pgboss\.job_common/);
+    expect(written[0]).toContain('INSERT INTO mt_runs');
+    expect(await jobsOf(run.id)).toBe(1);
+    const { rows } = await world.db.query<{ state: string; data: { runId: string } }>(
+      "SELECT state, data FROM pgboss.job WHERE name = 'mt-run' AND singleton_key = $1",
+      [run.id],
+    );
+    expect(rows[0]).toEqual({ state: 'created', data: { runId: run.id } });
+    expect((await engine.getRun(world.ns, run.id)).status).toBe('Running');
+  });
+
+  it('stores no job when the run cannot be stored, and no run when the job is not stored', async () => {
+    const engine = await world.engine({ worker: false });
+    const runs = () => count('SELECT count(*) AS n FROM mt_runs');
+    const jobs = () => count("SELECT count(*) AS n FROM pgboss.job WHERE name = 'mt-run'");
+    const start = () => engine.startRun(world.ns, 'support', { inputs: { message: 'Where is my order?' } });
+    const before = { runs: await runs(), jobs: await jobs() };
+
+    // The run's insert fails after the job's row was made in the same statement: neither is stored.
+    await world.db.exec(
+      "CREATE FUNCTION test_refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused'; END $$;" +
+        'CREATE TRIGGER test_refuse BEFORE INSERT ON mt_runs FOR EACH ROW EXECUTE FUNCTION test_refuse();',
+    );
+    await expect(start()).rejects.toThrow(/refused/);
+    await world.db.exec('DROP TRIGGER test_refuse ON mt_runs;');
+    expect({ runs: await runs(), jobs: await jobs() }).toEqual(before);
+
+    // pg-boss's insert skips its row (as its ON CONFLICT DO NOTHING would): the run is not stored either.
+    await world.db.exec(
+      'CREATE FUNCTION test_skip() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NULL; END $$;' +
+        'CREATE TRIGGER test_skip BEFORE INSERT ON pgboss.job_common FOR EACH ROW EXECUTE FUNCTION test_skip();',
+    );
+    // The statement fails (division by zero, which pg-boss reports as its own insert failing).
+    await expect(start()).rejects.toThrow(/division by zero|could not be created/);
+    await world.db.exec('DROP TRIGGER test_skip ON pgboss.job_common;');
+    expect({ runs: await runs(), jobs: await jobs() }).toEqual(before);
+
+    // And once nothing is in the way, both again.
+    const run = await start();
+    expect(await jobsOf(run.id)).toBe(1);
+    expect(await runs()).toBe(before.runs + 1);
+  });
+
+  it("refuses, with a code, a job insert of any other shape than pg-boss 12's INSERT … RETURNING id", () => {
+    const code = (text: string, values: unknown[] | undefined) => {
+      try {
+        jobInsert(text, values);
+        return 'accepted';
+      } catch (error) {
+        return isMtError(error) ? error.code : String(error);
+      }
+    };
+    expect(
+      code('\n INSERT INTO pgboss.job_common (id) SELECT x FROM json_to_recordset($1::text::json) RETURNING id\n', [
+        '[]',
+      ]),
+    ).toBe('accepted');
+    // pg-boss's shape with notify on: a WITH, which a CTE cannot hold when it modifies data.
+    expect(
+      code('WITH ins AS (INSERT INTO pgboss.job_common (id) SELECT 1 RETURNING id) SELECT id FROM ins', ['[]']),
+    ).toBe('api:runs:queue-changed');
+    expect(code('INSERT INTO pgboss.job_common (id) SELECT $1 RETURNING id; SELECT 1', ['[]'])).toBe(
+      'api:runs:queue-changed',
+    );
+    expect(code('INSERT INTO pgboss.job_common (id) SELECT $2 RETURNING id', ['[]'])).toBe('api:runs:queue-changed');
+    expect(code('INSERT INTO pgboss.job_common (id) SELECT $1 RETURNING id, start_after', ['[]'])).toBe(
+      'api:runs:queue-changed',
+    );
+  });
+});
