@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createPgDb, type Db, migrate } from '@maitento/store';
+import pg from 'pg';
 import { createTestDatabase, type TestDatabase } from '@maitento/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FETCH_POLL_MS, openRunQueue, type RunQueue } from '../src/worker/queue.js';
@@ -56,5 +57,55 @@ describe('the run queue', () => {
     expect(started).toHaveLength(2);
     // Without a look when the job ends this waits for the fallback poll (FETCH_POLL_MS after the empty fetch).
     expect((started[1] ?? 0) - releasedAt).toBeLessThan(FETCH_POLL_MS / 2);
+  });
+
+  it('fetches once for a lone run (no empty fetch after a batch of one), and a backlog still flows without the poll', async () => {
+    await queue?.stop(5000);
+    queue = await openRunQueue(db, (error) => {
+      throw error;
+    });
+    let fetches = 0;
+    const query = pg.Client.prototype.query;
+    // biome-ignore lint/suspicious/noExplicitAny: pg's overloads
+    pg.Client.prototype.query = function (this: pg.Client, config: any, ...rest: any[]) {
+      const text: string = typeof config === 'string' ? config : (config?.text ?? '');
+      if (/WITH\s+next AS/.test(text) && text.includes("'mt-run'")) fetches++;
+      // biome-ignore lint/suspicious/noExplicitAny: pg's overloads
+      return (query as any).call(this, config, ...rest);
+    } as typeof query;
+    try {
+      const done: number[] = [];
+      let working = 0;
+      // Every held run counts as doing engine work, so the worker's limit keeps it at one run at a time.
+      await queue.work(
+        8,
+        async () => {
+          working++;
+          await new Promise((r) => setTimeout(r, 20));
+          working--;
+          done.push(Date.now());
+        },
+        () => working,
+      );
+      await new Promise((r) => setTimeout(r, 300));
+      // One run: its send wakes the loop, which fetches it; the batch (of one, the limit) was full, but the one
+      // wake-up was answered, so no second, empty fetch follows.
+      fetches = 0;
+      await queue.send(randomUUID());
+      const deadline = Date.now() + 1500;
+      while (done.length < 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+      await new Promise((r) => setTimeout(r, 200));
+      expect(done).toHaveLength(1);
+      expect(fetches).toBe(1);
+      // 30 runs at once, taken one or two at a time: each wake-up left unanswered looks again at once, so all end
+      // long before one fallback poll per run would let them (30 x FETCH_POLL_MS).
+      const began = Date.now();
+      await Promise.all(Array.from({ length: 30 }, () => queue!.send(randomUUID())));
+      while (done.length < 31 && Date.now() < began + 30_000) await new Promise((r) => setTimeout(r, 10));
+      expect(done).toHaveLength(31);
+      expect(Date.now() - began).toBeLessThan(2 * FETCH_POLL_MS);
+    } finally {
+      pg.Client.prototype.query = query;
+    }
   });
 });

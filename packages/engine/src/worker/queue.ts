@@ -108,7 +108,13 @@ export async function openRunQueue(db: Db, onError: (error: unknown) => void, wa
   // before its job ended): pg-boss's singleton policy hides the run's new job until the held one completes, so the
   // fetch that wake-up caused found nothing; look again when a held job ends, not FETCH_POLL_MS later.
   let recheck = false;
+  // The `runs` wake-ups (and sends in this process) not yet matched by a fetched job: each says one job may wait.
+  // A full batch looks again at once only while some are left, so a batch of one for a lone run's wake-up is not
+  // followed by an empty fetch. A fetch nobody asked for (the fallback poll, a recheck) that comes full looks again
+  // at once, as it cannot know what is left.
+  let demand = 0;
   const poke = () => {
+    demand += 1;
     more = true;
     if (held.size > 0) recheck = true;
     wake?.();
@@ -183,10 +189,14 @@ export async function openRunQueue(db: Db, onError: (error: unknown) => void, wa
           let got = 0;
           if (free > 0) {
             more = false;
+            const told = demand;
             try {
               const jobs = await boss.fetch<{ runId: string }>(RUN_QUEUE, { batchSize: free });
               got = jobs.length;
-              if (got === free) more = true;
+              // Fewer than asked: every job the wake-ups before this fetch announced was there to take (or is held
+              // back behind its run's active job: `recheck`). Wake-ups that came during the fetch keep `more` set.
+              demand = got < free ? Math.max(0, demand - told) : Math.max(0, demand - got);
+              if (got === free && (told === 0 || demand > 0)) more = true;
               for (const job of jobs) {
                 const attempt = { id: job.id, retryCount: job.retryCount };
                 const done: Promise<void> = handler({ runId: job.data.runId, attempt: `${job.id}/${job.retryCount}` })
