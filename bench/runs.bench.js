@@ -227,6 +227,21 @@ function countStatements() {
   return counter;
 }
 
+/** Starts the V8 CPU profiler in this process; the function it resolves with stops it and answers the profile. */
+async function startProfile() {
+  const { Session } = await import('node:inspector/promises');
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.setSamplingInterval', { interval: 500 });
+  await session.post('Profiler.start');
+  return async () => {
+    const { profile } = await session.post('Profiler.stop');
+    session.disconnect();
+    return profile;
+  };
+}
+
 async function main() {
   const sql = countStatements();
   const child = fork(fileURLToPath(import.meta.url), ['--servers'], { stdio: 'inherit' });
@@ -441,11 +456,13 @@ async function main() {
     const seqGaps = overheads(sequential);
     const seqLatency = sequential.map((r) => r.latency).sort((a, b) => a - b);
 
-    // RUNS at once.
+    // RUNS at once. BENCH_CPU_PROFILE=file writes a CPU profile of this phase alone (the engine's process: this one).
+    const profiler = process.env.BENCH_CPU_PROFILE ? await startProfile() : undefined;
     const begin = performance.now();
     const cpu0 = process.cpuUsage();
     const elu0 = performance.eventLoopUtilization();
     const batch = await oneBatch(RUNS);
+    if (profiler) writeFileSync(process.env.BENCH_CPU_PROFILE, JSON.stringify(await profiler()));
     const seconds = (performance.now() - begin) / 1000;
     const cpu = process.cpuUsage(cpu0);
     const elu = performance.eventLoopUtilization(elu0).utilization;
@@ -619,7 +636,7 @@ function write(f) {
 \`npm run bench:runs\` (bench/runs.bench.js): ${f.runs} runs started at once of a three-turn interaction (the model
 asks for \`get-order\`, then again, then answers: model → tool → model → tool → model, 6 events a run) through the
 real engine on PostgreSQL (a fresh database, dropped after): \`startRun\` (pins, inputs, the run row with its
-\`run-started\` in one statement and its pg-boss job, in one transaction) → the \`mt-run\` queue → a worker (\`createEngine({ worker: {
+\`run-started\` and its pg-boss job in one statement) → the \`mt-run\` queue → a worker (\`createEngine({ worker: {
 concurrency: ${f.concurrency} } })\`, the default slots, and the worker's own limit on the runs doing engine work while
 its event loop is busy: docs/runs.md) → the AI SDK's OpenAI provider against a fake Chat Completions server, and the gateway
 against an upstream, both on 127.0.0.1 in another process. Run latency is from \`startRun\` to the run's final write;
@@ -658,9 +675,9 @@ supervisor every 2 s, the fallback polls; aim ≤ 8: **${f.statementsPerRun <= 8
 \`UPDATE mt_runs\` with the events insert, one statement) p50 ${ms(f.appendP50)} ms against ${ms(f.plainInsertP50)} ms for a plain
 \`INSERT\` of the same JSON on the same pool: ${f.appendRatio}× (aim ≤ 1.5×: **${f.appendRatio <= 1.5 ? 'met' : 'not met'}**);
 HOT updates of \`mt_runs\` so far: ${f.hotUpdates}. Where a run's statements go (\`BENCH_QUERIES=1\` lists them): the interaction
-read; the start's transaction (\`BEGIN\`, the run's \`INSERT\` with its \`runs\` notify, pg-boss's job insert,
-\`COMMIT\`); pg-boss's fetch (two when the worker's limit lets it take one run at a time: a full batch, of one, makes the
-loop look again at once, and that look finds nothing); the claim, which reads the events too; the
+read; the start (one statement: the run's \`INSERT\` with its \`runs\` notify and pg-boss's own job insert in a
+CTE); pg-boss's fetch (one: a full batch looks again at once only while \`runs\` wake-ups are left unanswered); the
+claim, which reads the events too; the
 five step writes; the job's complete. No epoch read of its own: the writes of \`tool-call-started\` read it.
 
 Aim: under 3 ms of engine overhead a step at p50 (a durable single-row write to PostgreSQL costs ~0.3 ms here):
