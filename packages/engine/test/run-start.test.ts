@@ -3,20 +3,23 @@ import { ordersRepo } from '@maitento/testkit';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jobInsert } from '../src/worker/queue.js';
-import { makeWorld, type World } from './helpers.js';
+import { makeWorld, startUpstream, waitFor, type World } from './helpers.js';
 
 // A run's start: the run's insert and pg-boss's job insert in ONE statement (a data-modifying CTE), on a real
 // PostgreSQL with the pg-boss this repository installs. If a pg-boss upgrade changes the shape of its job insert, the
 // first test fails (startRun throws api:runs:queue-changed) rather than falling back to anything.
 let world: World;
+let upstream: Awaited<ReturnType<typeof startUpstream>>;
 
 beforeAll(async () => {
+  upstream = await startUpstream((req) => ({ body: { order: req.url, status: 'shipped' } }));
   world = await makeWorld();
   await world.secret('orders-key', 'sk-orders-123');
-  await world.deployFiles(ordersRepo({ origin: 'http://127.0.0.1:9' }));
+  await world.deployFiles(ordersRepo({ origin: upstream.url }));
 });
 afterAll(async () => {
   await world?.close();
+  await upstream?.close();
 });
 
 /** Every statement any pg client of this process sends while `fn` runs (the store's pool and pg-boss's alike). */
@@ -41,6 +44,19 @@ async function count(sql: string, params: unknown[] = []): Promise<number> {
   return Number(rows[0]!.n);
 }
 
+/** What a statement of a run is, or `timer` for what runs with no run at all (pg-boss's upkeep, the engine's timers). */
+function kindOf(text: string): string {
+  if (/^SELECT name, version, enabled/.test(text)) return 'read';
+  if (/^WITH job AS/.test(text)) return 'start';
+  if (/WITH\s+next AS/.test(text)) return 'fetch';
+  if (/SET claim/.test(text)) return 'claim';
+  if (/SET last_seq/.test(text)) return 'write';
+  if (/completed_on/.test(text)) return 'complete';
+  const timers =
+    /test_poll|pgboss\.(queue|version|instance|subscription)|pg_stat|relname|SET LOCAL|mt_approvals|idle|heartbeat_on|cancel_requested|job_now\(\)\) \* 1000|locked_parents|WITH\s+due AS|WITH\s+budget AS/;
+  return timers.test(text) ? 'timer' : text.replace(/\s+/g, ' ').trim().slice(0, 60);
+}
+
 const jobsOf = (runId: string) =>
   count("SELECT count(*) AS n FROM pgboss.job WHERE name = 'mt-run' AND singleton_key = $1", [runId]);
 
@@ -51,7 +67,9 @@ describe("a run's start", () => {
     const { result: run, texts } = await statementsOf(() =>
       engine.startRun(world.ns, 'support', { inputs: { message: 'Where is my order?' } }),
     );
-    const written = texts.filter((t) => /\b(INSERT|UPDATE|DELETE)\b/.test(t) || /^\s*(BEGIN|COMMIT)/.test(t));
+    const written = texts.filter(
+      (t) => kindOf(t) !== 'timer' && (/\b(INSERT|UPDATE|DELETE)\b/.test(t) || /^\s*(BEGIN|COMMIT)/.test(t)),
+    );
     expect(written).toHaveLength(1);
     expect(written[0]).toMatch(/^WITH job AS \(INSERT INTO pgboss\.job_common/);
     expect(written[0]).toContain('INSERT INTO mt_runs');
@@ -120,6 +138,59 @@ describe("a run's start", () => {
     expect(code('INSERT INTO pgboss.job_common (id) SELECT $2 RETURNING id', ['[]'])).toBe('api:runs:queue-changed');
     expect(code('INSERT INTO pgboss.job_common (id) SELECT $1 RETURNING id, start_after', ['[]'])).toBe(
       'api:runs:queue-changed',
+    );
+  });
+
+  it('a run of one tool call makes 8 statements: read, start, fetch, claim, three step writes, complete', async () => {
+    world.script('support', [
+      {
+        toolCalls: [
+          { name: 'get-order', arguments: { additionalInputs: { 'path.orderId': 'A-1', 'query.verbose': null } } },
+        ],
+      },
+      { text: 'Shipped.' },
+    ]);
+    const engine = await world.engine();
+    // A first run warms the caches (the pinned versions, pg-boss's queue), as every run but a process's first finds them.
+    const warm = await engine.startRun(world.ns, 'support', { inputs: { message: 'Where is my order?' } });
+    await waitFor(engine, world.ns, warm.id);
+    // The runs the tests above left queued (no worker) are taken first: counted from when the queue is empty.
+    const open = () => count("SELECT count(*) AS n FROM pgboss.job WHERE name = 'mt-run' AND state < 'completed'");
+    for (let waited = 0; (await open()) > 0 && waited < 200; waited++) await new Promise((r) => setTimeout(r, 50));
+    expect(await open()).toBe(0);
+    world.script('support', [
+      {
+        toolCalls: [
+          { name: 'get-order', arguments: { additionalInputs: { 'path.orderId': 'A-2', 'query.verbose': null } } },
+        ],
+      },
+      { text: 'Shipped.' },
+    ]);
+    const { texts } = await statementsOf(async () => {
+      const run = await engine.startRun(world.ns, 'support', { inputs: { message: 'Where is my order?' } });
+      const deadline = Date.now() + 10_000;
+      // Polled with a statement the filter below leaves out.
+      for (;;) {
+        const { rows } = await world.db.query<{ status: string }>(
+          'SELECT status AS test_poll FROM mt_runs WHERE id = $1',
+          [run.id],
+        );
+        if (rows[0]!.status !== 'Running' || Date.now() > deadline) break;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      // pg-boss's complete follows the run's last write.
+      await new Promise((r) => setTimeout(r, 200));
+      return run;
+    });
+    // What runs with no run at all (pg-boss's supervisor and monitor, the engine's timers) is left out; so is the
+    // test's own polling.
+    const kinds = texts.map(kindOf).filter((k) => k !== 'timer');
+    // One fallback poll (every 2 s) may land in the run: at most one fetch more, never a second one of the run's own.
+    const fetches = kinds.filter((k) => k === 'fetch').length;
+    expect(fetches).toBeGreaterThanOrEqual(1);
+    expect(fetches).toBeLessThanOrEqual(2);
+    expect(kinds.filter((k) => k !== 'fetch').sort()).toEqual(
+      ['read', 'start', 'claim', 'write', 'write', 'write', 'complete'].sort(),
     );
   });
 });
