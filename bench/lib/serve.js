@@ -3,7 +3,8 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-const mt = fileURLToPath(new URL('../../packages/cli/bin/mt.js', import.meta.url));
+// BENCH_MT: another checkout's `mt` (packages/cli/bin/mt.js, built), to compare servers under the same bench.
+const mt = process.env.BENCH_MT ?? fileURLToPath(new URL('../../packages/cli/bin/mt.js', import.meta.url));
 
 /**
  * Starts `mt serve` on a free port with `env` added to this process's; resolves with `{ proc, url }` once it prints
