@@ -8,15 +8,15 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { createServer } from 'node:http';
 import { availableParallelism, cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
-import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import pg from 'pg';
 import { Pool } from 'undici';
 import { combine, measure } from './lib/measure.js';
+import { poolFetch } from './lib/pool-fetch.js';
 import { listenProxy } from './lib/proxy.js';
-import { cpuMicros, serve as startServe, stop } from './lib/serve.js';
+import { cpuMicros, deployGetOrder, serve as startServe, stop } from './lib/serve.js';
 
 const MAX_CALLS = Number(process.env.BENCH_CALLS ?? 20_000);
 const MAX_MS = Number(process.env.BENCH_MS ?? 2_000);
@@ -68,88 +68,6 @@ function child(args) {
 /** Starts `mt serve` (bench/lib/serve.js) with BENCH_SERVE_NODE_ARGS. */
 function serve(env, args) {
   return startServe(env, args, SERVE_NODE_ARGS);
-}
-
-async function setUp(url, adminKey, upstreamPort) {
-  const headers = { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' };
-  const secret = await fetch(`${url}/v1/secrets`, {
-    method: 'POST',
-    headers,
-    body: JSON.stringify({ name: 'orders-key', value: SECRET }),
-  });
-  if (secret.status !== 201) throw new Error(`secret: ${secret.status} ${await secret.text()}`);
-  const files = [
-    {
-      path: 'connectors/open-api/orders-get.mtr',
-      content: `method = "GET"
-url = "http://127.0.0.1:${upstreamPort}/orders/{orderId}"
-description = "One order by its id"
-auth = "Header"
-parameters.path = [ { name = "orderId" description = "The order id" type = "string" } ]
-`,
-    },
-    {
-      path: 'external-operations/open-api/get-order.mtr',
-      content: `connector = @ref("orders-get")
-guidance = "Looks up an order by its id."
-auth = { header = "X-Api-Key" secret = @ref("orders-key") }
-`,
-    },
-  ];
-  const deployed = await fetch(`${url}/v1/deploy`, { method: 'POST', headers, body: JSON.stringify({ files }) });
-  if (deployed.status !== 200) throw new Error(`deploy: ${deployed.status} ${await deployed.text()}`);
-}
-
-/**
- * A `fetch` for the SDK client's transport (its `fetch` option) over an undici `Pool`, the HTTP client the REST rows
- * use, so that the MCP row's client differs from REST's by the protocol (the SDK's `Client`, its zod checks, JSON-RPC)
- * and not by undici's WHATWG `fetch` (a `Request`, `Headers`, a web stream per body). A JSON answer is read whole into
- * a small object with what the transport reads of it; any other answer (an SSE stream) is a real `Response`.
- */
-function poolFetch(origin) {
-  const pool = new Pool(origin);
-  const fetchLike = async (url, init = {}) => {
-    const target = new URL(url);
-    const headers = {};
-    new Headers(init.headers).forEach((value, name) => {
-      headers[name] = value;
-    });
-    const res = await pool.request({
-      path: target.pathname + target.search,
-      method: init.method ?? 'GET',
-      headers,
-      body: init.body ?? null,
-      signal: init.signal ?? undefined,
-    });
-    const responseHeaders = new Headers();
-    for (const [name, value] of Object.entries(res.headers)) {
-      if (value !== undefined) responseHeaders.set(name, Array.isArray(value) ? value.join(', ') : value);
-    }
-    const common = {
-      ok: res.statusCode >= 200 && res.statusCode < 300,
-      status: res.statusCode,
-      headers: responseHeaders,
-    };
-    if ((res.headers['content-type'] ?? '').startsWith('application/json') || res.statusCode === 202) {
-      const text = await res.body.text();
-      const body = { cancel: async () => {} };
-      return {
-        ...common,
-        statusText: '',
-        url: String(url),
-        type: 'basic',
-        redirected: false,
-        body,
-        text: async () => text,
-        json: async () => JSON.parse(text),
-      };
-    }
-    return new Response(res.statusCode === 204 ? null : Readable.toWeb(res.body), {
-      status: res.statusCode,
-      headers: responseHeaders,
-    });
-  };
-  return { fetch: fetchLike, close: () => pool.close() };
 }
 
 /**
@@ -227,7 +145,7 @@ async function main() {
     if (ONLY === undefined || ONLY.split('|').some((part) => 'mt serve, PGlite'.includes(part))) {
       servers.push({ name: 'mt serve, PGlite', ...(await serve(env, ['--data', dataDir])) });
     }
-    for (const server of servers) await setUp(server.url, adminKey, upstream.port);
+    for (const server of servers) await deployGetOrder(server.url, adminKey, upstream.port, SECRET);
 
     const callBody = JSON.stringify({ arguments: { additionalInputs: { 'path.orderId': 'A-1001' } } });
     const raw = new Pool(`http://127.0.0.1:${upstream.port}`);

@@ -3,7 +3,8 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-const mt = fileURLToPath(new URL('../../packages/cli/bin/mt.js', import.meta.url));
+// BENCH_MT: another checkout's `mt` (packages/cli/bin/mt.js, built), to compare servers under the same bench.
+const mt = process.env.BENCH_MT ?? fileURLToPath(new URL('../../packages/cli/bin/mt.js', import.meta.url));
 
 /**
  * Starts `mt serve` on a free port with `env` added to this process's; resolves with `{ proc, url }` once it prints
@@ -69,4 +70,38 @@ export function rssMiB(pid) {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * Deploys bench:calls' tool on `url`: the secret `orders-key` (= `secret`) and `get-order`, a GET of
+ * `http://127.0.0.1:{upstreamPort}/orders/{orderId}` sending it as `X-Api-Key`.
+ */
+export async function deployGetOrder(url, adminKey, upstreamPort, secret) {
+  const headers = { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' };
+  const created = await fetch(`${url}/v1/secrets`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ name: 'orders-key', value: secret }),
+  });
+  if (created.status !== 201) throw new Error(`secret: ${created.status} ${await created.text()}`);
+  const files = [
+    {
+      path: 'connectors/open-api/orders-get.mtr',
+      content: `method = "GET"
+url = "http://127.0.0.1:${upstreamPort}/orders/{orderId}"
+description = "One order by its id"
+auth = "Header"
+parameters.path = [ { name = "orderId" description = "The order id" type = "string" } ]
+`,
+    },
+    {
+      path: 'external-operations/open-api/get-order.mtr',
+      content: `connector = @ref("orders-get")
+guidance = "Looks up an order by its id."
+auth = { header = "X-Api-Key" secret = @ref("orders-key") }
+`,
+    },
+  ];
+  const deployed = await fetch(`${url}/v1/deploy`, { method: 'POST', headers, body: JSON.stringify({ files }) });
+  if (deployed.status !== 200) throw new Error(`deploy: ${deployed.status} ${await deployed.text()}`);
 }

@@ -152,6 +152,23 @@ describe('plain tools/call over MCP', () => {
     expect(viaSdk).toEqual(body.result);
   });
 
+  it("types its answer `application/json` with no parameter (JSON defines none; clients parse every answer's type)", async () => {
+    const res = await post({ jsonrpc: '2.0', id: 'typed-1', method: 'tools/call', params: callParams });
+    expect(res.headers.get('content-type')).toBe('application/json');
+    const text = await res.text();
+    expect(res.headers.get('content-length')).toBe(String(Buffer.byteLength(text)));
+    expect(JSON.parse(text).id).toBe('typed-1');
+    // An unknown tool's error is answered the same way.
+    const refused = await post({
+      jsonrpc: '2.0',
+      id: 'typed-2',
+      method: 'tools/call',
+      params: { name: 'no-such-tool' },
+    });
+    expect(refused.headers.get('content-type')).toBe('application/json');
+    expect((await refused.json()).error.code).toBe(-32602);
+  });
+
   it('answers an unknown tool with the JSON-RPC error -32602 in the JSON body', async () => {
     const res = await post({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'no-such-tool' } });
     expect(res.headers.get('content-type')).toMatch(/^application\/json/);

@@ -95,7 +95,13 @@ export async function mcpRoutes(app: FastifyInstance, ctx: ServerContext, settin
         reply.raw.once('close', gone);
         const response = await session.callPlain(request.body, request.headers);
         reply.raw.off('close', gone);
-        return reply.header('mcp-session-id', header).type('application/json').send(JSON.stringify(response));
+        // `application/json` without parameters (JSON defines none, RFC 8259): the SDK clients parse the media type
+        // of every answer (`mediaTypeEssence`), and a parameter costs them a regex pass a call. Sent as a Buffer,
+        // which fastify sends with the type as given (a string would get `; charset=utf-8` appended).
+        return reply
+          .header('mcp-session-id', header)
+          .type('application/json')
+          .send(Buffer.from(JSON.stringify(response)));
       }
       // From here the SDK's transport writes the answer (JSON or an SSE stream) itself.
       reply.hijack();

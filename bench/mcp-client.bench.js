@@ -1,0 +1,240 @@
+// node bench/mcp-client.bench.js — where the MCP SDK `Client`'s CPU a `tools/call` goes (issue #29), against the REST
+// call's bare undici `Pool`: one real `mt serve` (PostgreSQL, or PGlite with BENCH_DB=pglite), bench:calls' tool and
+// upstream, calls at concurrency 1 in alternating rounds; prints each client's CPU µs a call (this process's user +
+// system time), the server's, and p50. Then times the client's steps one by one on a real answer of the server.
+// Profile the client with `node --cpu-prof --cpu-prof-dir=DIR bench/mcp-client.bench.js` (BENCH_CLIENT=mcp: the MCP
+// calls only) and `node bench/lib/cpu-profile.js DIR 40 callTool`. Needs a build and PostgreSQL (MT_TEST_PG_URL).
+import { fork } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { CallToolResultSchema, JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
+import pg from 'pg';
+import { Pool } from 'undici';
+import { measure, percentile, timeEach } from './lib/measure.js';
+import { poolFetch } from './lib/pool-fetch.js';
+import { cpuMicros, deployGetOrder, serve, stop } from './lib/serve.js';
+
+const CALLS = Number(process.env.BENCH_CALLS ?? 2000);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
+const DB = process.env.BENCH_DB ?? 'pg';
+const ONLY = process.env.BENCH_CLIENT; // 'mcp' or 'rest': that client only (profiling)
+const SECRET = 'bench-secret-value';
+const PG_URL = process.env.MT_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+/** This process's CPU µs by thread name (/proc/self/task: the main thread is `node`, V8's helpers `V8 DefaultWorke`). */
+function threadMicros() {
+  const byName = {};
+  for (const tid of readdirSync('/proc/self/task')) {
+    try {
+      const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      byName[name] = (byName[name] ?? 0) + (Number(fields[11]) + Number(fields[12])) * 10_000;
+    } catch {}
+  }
+  return byName;
+}
+
+const upstream = await new Promise((resolve) => {
+  const proc = fork(fileURLToPath(new URL('calls.bench.js', import.meta.url)), ['--upstream'], { stdio: 'inherit' });
+  proc.once('message', (m) => resolve({ proc, port: m.port }));
+});
+const adminKey = `mt_${randomBytes(24).toString('base64url')}`;
+const env = {
+  MT_SECRET_KEY: randomBytes(32).toString('hex'),
+  MT_BOOTSTRAP_KEY: adminKey,
+  MT_EGRESS_ALLOW: '127.0.0.1/32',
+  MT_LOG_LEVEL: 'info',
+  DATABASE_URL: '',
+};
+const admin = new pg.Client({ connectionString: PG_URL });
+const dbName = `mt_bench_mcpclient_${Date.now().toString(36)}`;
+const dataDir = mkdtempSync(join(tmpdir(), 'mt-bench-mcpclient-'));
+let server;
+try {
+  if (DB === 'pg') {
+    await admin.connect();
+    await admin.query(`CREATE DATABASE "${dbName}"`);
+    const url = new URL(PG_URL);
+    url.pathname = `/${dbName}`;
+    server = await serve({ ...env, DATABASE_URL: url.toString() });
+  } else server = await serve(env, ['--data', dataDir]);
+  await deployGetOrder(server.url, adminKey, upstream.port, SECRET);
+
+  const params = { name: 'get-order', arguments: { additionalInputs: { 'path.orderId': 'A-1001' } } };
+  const http = poolFetch(server.url);
+  // The answers the transport got, kept for the step timings below.
+  let lastAnswer;
+  const recordingFetch = async (url, init) => {
+    const response = await http.fetch(url, init);
+    lastAnswer = { response, init };
+    return response;
+  };
+  const client = new Client({ name: 'bench', version: '1' });
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), {
+      requestInit: { headers: { authorization: `Bearer ${adminKey}` } },
+      fetch: recordingFetch,
+    }),
+  );
+  const rest = new Pool(server.url);
+  const restHeaders = { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' };
+  const callBody = JSON.stringify({ arguments: params.arguments });
+  const mcpHeaders = {
+    authorization: `Bearer ${adminKey}`,
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+    'mcp-session-id': client.transport.sessionId,
+    'mcp-protocol-version': client.transport.protocolVersion,
+  };
+  let nextId = 1_000_000;
+  const mcpUrl = new URL(`${server.url}/mcp`);
+  const shared = new AbortController();
+  const targets = [
+    {
+      name: 'REST (undici Pool)',
+      call: async () => {
+        const { statusCode, body } = await rest.request({
+          path: '/v1/extops/get-order/call',
+          method: 'POST',
+          headers: restHeaders,
+          body: callBody,
+        });
+        const value = await body.json();
+        if (statusCode !== 200 || !value.ok) throw new Error('REST call failed');
+      },
+    },
+    {
+      name: 'MCP (SDK Client, Pool fetch)',
+      call: async () => {
+        const result = await client.callTool(params);
+        if (result.isError) throw new Error(`MCP call failed: ${JSON.stringify(result.content)}`);
+      },
+    },
+    {
+      // The same JSON-RPC request on a bare Pool (not the MCP row: what the HTTP exchange alone costs the client).
+      name: 'MCP request on a bare Pool',
+      call: async () => {
+        const { statusCode, body } = await rest.request({
+          path: '/mcp',
+          method: 'POST',
+          headers: mcpHeaders,
+          body: JSON.stringify({ jsonrpc: '2.0', id: nextId++, method: 'tools/call', params }),
+        });
+        const value = await body.json();
+        if (statusCode !== 200 || value.result?.isError !== false) throw new Error('bare MCP call failed');
+      },
+    },
+    {
+      // The bench's Pool fetch with what the transport gives it (Headers, its AbortController's signal), no SDK.
+      name: 'MCP request on the Pool fetch',
+      call: async () => {
+        const response = await http.fetch(mcpUrl, {
+          method: 'POST',
+          headers: new Headers(mcpHeaders),
+          body: JSON.stringify({ jsonrpc: '2.0', id: nextId++, method: 'tools/call', params }),
+          signal: shared.signal,
+          redirect: 'manual',
+        });
+        const value = await response.json();
+        if (response.status !== 200 || value.result?.isError !== false) throw new Error('fetch MCP call failed');
+      },
+    },
+    {
+      name: 'MCP request on a bare Pool with a signal',
+      call: async () => {
+        const { statusCode, body } = await rest.request({
+          path: '/mcp',
+          method: 'POST',
+          headers: mcpHeaders,
+          body: JSON.stringify({ jsonrpc: '2.0', id: nextId++, method: 'tools/call', params }),
+          signal: shared.signal,
+        });
+        const value = await body.json();
+        if (statusCode !== 200 || value.result?.isError !== false) throw new Error('bare MCP call failed');
+      },
+    },
+  ].filter((t) => ONLY === undefined || t.name.toLowerCase().startsWith(ONLY));
+
+  for (const target of targets) await measure(target.call, 1, CALLS, 60_000);
+  const totals = targets.map(() => ({ latencies: [], client: 0, server: 0, calls: 0, threads: {} }));
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const [i, target] of targets.entries()) {
+      const s0 = cpuMicros(server.proc.pid);
+      const c0 = process.cpuUsage();
+      const t0 = threadMicros();
+      const { latencies } = await measure(target.call, 1, CALLS, 60_000);
+      const c = process.cpuUsage(c0);
+      for (const [name, us] of Object.entries(threadMicros())) {
+        totals[i].threads[name] = (totals[i].threads[name] ?? 0) + us - (t0[name] ?? 0);
+      }
+      totals[i].server += cpuMicros(server.proc.pid) - s0;
+      totals[i].client += c.user + c.system;
+      totals[i].calls += latencies.length;
+      totals[i].latencies.push(...latencies);
+    }
+  }
+  console.log(`${DB}, ${ROUNDS} rounds of ${CALLS} calls at concurrency 1, load ${loadavg()[0].toFixed(2)}`);
+  for (const [i, target] of targets.entries()) {
+    const t = totals[i];
+    const p50 = percentile(
+      t.latencies.sort((a, b) => a - b),
+      50,
+    );
+    console.log(
+      `${target.name}: p50 ${p50.toFixed(0)} µs, client CPU ${(t.client / t.calls).toFixed(0)} µs a call, server CPU ${(t.server / t.calls).toFixed(0)} µs a call`,
+    );
+    const threads = Object.entries(t.threads).filter(([, us]) => us > 0);
+    console.log(`  by thread: ${threads.map(([name, us]) => `${name} ${(us / t.calls).toFixed(0)}`).join(', ')}`);
+  }
+
+  if (lastAnswer !== undefined) {
+    // The answer of the last MCP call, and the client's steps on it timed one by one (median µs of 20,000).
+    const text = await lastAnswer.response.text();
+    const headers = [...lastAnswer.response.headers.entries()];
+    console.log(`answer: ${Buffer.byteLength(text)} bytes, ${headers.length} headers: ${JSON.stringify(headers)}`);
+    console.log(`body: ${text}`);
+    const data = JSON.parse(text);
+    const median = (fn, arg) =>
+      percentile(
+        timeEach(fn, arg, 20_000).sort((a, b) => a - b),
+        50,
+      ).toFixed(2);
+    const steps = {
+      'JSON.parse of the body': median(JSON.parse, text),
+      'JSONRPCMessageSchema.parse (the transport)': median((d) => JSONRPCMessageSchema.parse(d), data),
+      'CallToolResultSchema.safeParse (Protocol.request)': median(
+        (r) => CallToolResultSchema.safeParse(r),
+        data.result,
+      ),
+      'new Headers of the request (_commonHeaders)': median(
+        (h) => new Headers(h),
+        Object.fromEntries(new Headers(lastAnswer.init.headers).entries()),
+      ),
+      'JSON.stringify of the request': median(JSON.stringify, {
+        jsonrpc: '2.0',
+        id: 7,
+        method: 'tools/call',
+        params,
+      }),
+      'new Headers of the answer (poolFetch)': median((h) => new Headers(h), headers),
+    };
+    for (const [step, us] of Object.entries(steps)) console.log(`  ${step}: ${us} µs`);
+  }
+  await client.close();
+  await http.close();
+  await rest.close();
+} finally {
+  if (server !== undefined) await stop(server.proc);
+  upstream.proc.disconnect();
+  if (DB === 'pg') {
+    await admin.query(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`);
+    await admin.end();
+  }
+  rmSync(dataDir, { recursive: true, force: true });
+}
