@@ -52,6 +52,13 @@ export interface StoreCache {
   observe(epoch: bigint): void;
   /** Epoch reads made by `sync` so far. */
   readonly syncs: number;
+  /**
+   * Lets `sync` return at once, with no statement, until `until` (`performance.now()` milliseconds): the process's
+   * cache lease ({@link startCacheLease}) calls it only after it has applied the epoch it read and acknowledged it.
+   */
+  liveUntil(until: number): void;
+  /** True while `sync` needs no statement (the lease holds). */
+  readonly live: boolean;
   /** {@link authenticateApiKey}, cached by the key's sha256 until the epoch moves. */
   authenticateApiKey(key: string): Promise<KeyIdentity | undefined>;
   /** The store's `getVersion`, cached. */
@@ -108,6 +115,10 @@ export async function createStoreCache(db: Db, options: StoreCacheOptions): Prom
   let seenWrites: number | undefined;
   let current: Promise<void> | undefined;
   let queued: Promise<void> | undefined;
+  // While the process's cache lease holds (performance.now() before it), nothing changed that this cache has not
+  // applied: every writer waits for this process's acknowledgement or for the end of its lease (docs/decisions.md).
+  let leaseEnd = 0;
+  const live = () => epoch !== undefined && performance.now() < leaseEnd;
 
   function forgetMutable(): void {
     generation++;
@@ -141,6 +152,7 @@ export async function createStoreCache(db: Db, options: StoreCacheOptions): Prom
   }
 
   function sync(): Promise<void> {
+    if (live()) return Promise.resolve();
     if (seenWrites !== undefined && seenWrites === db.writes?.()) return Promise.resolve();
     if (current === undefined) return readEpoch();
     // The read in flight may have been sent before a change this caller must see: wait for the next one. When it
@@ -203,6 +215,14 @@ export async function createStoreCache(db: Db, options: StoreCacheOptions): Prom
       return syncs;
     },
 
+    liveUntil(until) {
+      leaseEnd = until;
+    },
+
+    get live() {
+      return live();
+    },
+
     async authenticateApiKey(key) {
       const hash = createHash('sha256').update(key, 'utf8').digest('base64');
       const known = keys.get(hash);
@@ -250,6 +270,7 @@ export async function createStoreCache(db: Db, options: StoreCacheOptions): Prom
     },
 
     async close() {
+      leaseEnd = 0;
       epoch = undefined;
       forgetMutable();
       versions.clear();

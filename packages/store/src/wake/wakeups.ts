@@ -10,6 +10,15 @@ export interface Wakeups {
   readonly listening: boolean;
   /** Stops listening; subscribers are not called any more. */
   close(): Promise<void>;
+  /**
+   * Runs one statement on the LISTEN connection (PostgreSQL only) within the connection's deadline; past it the
+   * connection is dropped and reconnected as when a ping fails. Rejects at once while not listening.
+   */
+  query?<R = Record<string, unknown>>(text: string, values?: unknown[]): Promise<R[]>;
+  /** Calls `fn` each time the LISTEN connection is (re)established (PostgreSQL only); returns the unsubscribe. */
+  onConnect?(fn: () => void): () => void;
+  /** Calls `fn` each time the LISTEN connection is lost (PostgreSQL only); returns the unsubscribe. */
+  onLost?(fn: () => void): () => void;
 }
 
 /** Where {@link openWakeups} says that it lost its connection and that it is back. */
@@ -120,9 +129,21 @@ export async function openWakeups(db: Db, options: WakeupsOptions = {}): Promise
   let closed = false;
   let retry: NodeJS.Timeout | undefined;
   let pinging = false;
+  const connected = new Set<() => void>();
+  const lostFns = new Set<() => void>();
+  const callEach = (fns: Set<() => void>) => {
+    for (const fn of [...fns]) {
+      try {
+        fn();
+      } catch {
+        // A subscriber's failure is its own.
+      }
+    }
+  };
 
   function setLost(error: unknown): void {
     if (closed) return;
+    callEach(lostFns);
     if (listening || !wasLost) {
       options.logger?.warn(
         { err: error },
@@ -167,6 +188,7 @@ export async function openWakeups(db: Db, options: WakeupsOptions = {}): Promise
       options.logger?.info({}, 'wake-ups: the LISTEN connection is back');
       table.all();
     }
+    callEach(connected);
   }
 
   function reconnect(): void {
@@ -192,6 +214,31 @@ export async function openWakeups(db: Db, options: WakeupsOptions = {}): Promise
     on: table.on,
     get listening() {
       return listening;
+    },
+    async query<R>(text: string, values: unknown[] = []): Promise<R[]> {
+      const target = client;
+      const onGone = lost;
+      if (target === undefined || onGone === undefined || !listening) {
+        throw new Error('the wake-up connection is not listening');
+      }
+      try {
+        const result = await withDeadline(target.query(text, values), deadlineMs);
+        return result.rows as R[];
+      } catch (error) {
+        // A statement past its deadline means a stalled connection (as a failed ping); an SQL error does not.
+        if (!(error instanceof Error && 'severity' in error)) onGone(error);
+        throw error;
+      }
+    },
+    onConnect(fn) {
+      const entry = () => fn();
+      connected.add(entry);
+      return () => connected.delete(entry);
+    },
+    onLost(fn) {
+      const entry = () => fn();
+      lostFns.add(entry);
+      return () => lostFns.delete(entry);
     },
     async close() {
       closed = true;
