@@ -129,6 +129,21 @@ export async function openWakeups(db: Db, options: WakeupsOptions = {}): Promise
   let closed = false;
   let retry: NodeJS.Timeout | undefined;
   let pinging = false;
+  // One statement at a time on the connection (the ping and the cache lease's), each with its deadline once sent.
+  let chain: Promise<unknown> = Promise.resolve();
+  // When the connection last answered a statement: the cache lease's renewals stand in for the ping.
+  let answered = 0;
+  function serial(target: pg.Client, text: string, values: unknown[]): Promise<pg.QueryResult> {
+    const run = chain.then(
+      () => withDeadline(target.query(text, values), deadlineMs),
+      () => withDeadline(target.query(text, values), deadlineMs),
+    );
+    chain = run.catch(() => {});
+    return run.then((result) => {
+      answered = performance.now();
+      return result;
+    });
+  }
   const connected = new Set<() => void>();
   const lostFns = new Set<() => void>();
   const callEach = (fns: Set<() => void>) => {
@@ -200,8 +215,9 @@ export async function openWakeups(db: Db, options: WakeupsOptions = {}): Promise
     const target = client;
     const onGone = lost;
     if (target === undefined || onGone === undefined || pinging) return;
+    if (performance.now() - answered < pingMs) return;
     pinging = true;
-    withDeadline(target.query('SELECT 1'), deadlineMs)
+    serial(target, 'SELECT 1', [])
       .catch(onGone)
       .finally(() => {
         pinging = false;
@@ -222,7 +238,7 @@ export async function openWakeups(db: Db, options: WakeupsOptions = {}): Promise
         throw new Error('the wake-up connection is not listening');
       }
       try {
-        const result = await withDeadline(target.query(text, values), deadlineMs);
+        const result = await serial(target, text, values);
         return result.rows as R[];
       } catch (error) {
         // A statement past its deadline means a stalled connection (as a failed ping); an SQL error does not.
