@@ -188,15 +188,14 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
         warn: (obj, msg) => wakeLog.target?.warn(obj, msg),
       },
     }));
-  // The bounded cache lease on PostgreSQL (docs/decisions.md): a member when the cache is this server's; a writer
-  // settles either way. On PGlite (one process) nothing to do.
+  // The bounded cache lease on PostgreSQL (docs/decisions.md): this server's cache (its own or the one it was given)
+  // is a member, and its writes settle. On PGlite (one process) nothing to do.
   const leaseLog: { target?: FastifyBaseLogger } = {};
   const lease = startCacheLease({
     db: options.db,
     wakeups,
     cache,
     leaseMs: options.cacheLeaseMs ?? cacheLeaseMsFromEnv(),
-    member: ownsCache,
     ...(options.cacheMemberId === undefined ? {} : { memberId: options.cacheMemberId }),
     logger: {
       info: (obj, msg) => leaseLog.target?.info(obj, msg),
