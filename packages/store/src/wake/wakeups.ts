@@ -76,7 +76,12 @@ function topicTable() {
 function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer from the wake-up connection within ${ms} ms`)), ms);
+    // Rejects after the event loop's next poll for I/O: when the loop was blocked past the deadline (a process
+    // starting, a long synchronous task), an answer already received is read first and wins.
+    timer = setTimeout(
+      () => setImmediate(() => reject(new Error(`no answer from the wake-up connection within ${ms} ms`))),
+      ms,
+    );
   });
   return Promise.race([work, late]).finally(() => clearTimeout(timer));
 }
