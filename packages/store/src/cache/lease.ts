@@ -61,7 +61,9 @@ export interface CacheLease {
   close(): Promise<void>;
 }
 
-const CLEANUP = "DELETE FROM mt_cache_members WHERE lease_until < now() - interval '1 minute'";
+// Rows whose lease ended over a minute ago, and this process's row of its previous connection (it reads through since
+// it lost that connection, so nobody needs to wait for that row's lease).
+const CLEANUP = "DELETE FROM mt_cache_members WHERE lease_until < now() - interval '1 minute' OR id = $1::uuid";
 // The acknowledged epoch is the one read here, never the one a notification carried.
 const JOIN =
   'INSERT INTO mt_cache_members (id, acked, lease_until, lease_ms) ' +
@@ -123,6 +125,7 @@ export function startCacheLease(options: CacheLeaseOptions): CacheLease {
   const query = wakeups.query.bind(wakeups);
   const log = options.logger;
   let memberId: string | undefined;
+  let previousId: string | null = null;
   let statements = 0;
   let closed = false;
   let running = false;
@@ -155,7 +158,8 @@ export function startCacheLease(options: CacheLeaseOptions): CacheLease {
   async function join(): Promise<MemberRow | undefined> {
     const id = options.memberId ?? randomUUID();
     statements += 2;
-    await query(CLEANUP);
+    await query(CLEANUP, [previousId]);
+    previousId = null;
     const rows = await query<MemberRow>(JOIN, [id, leaseMs]);
     if (rows.length === 0) {
       // Only a fixed id can be taken already (a random one is not reused): two processes must not share a lease.
@@ -174,6 +178,7 @@ export function startCacheLease(options: CacheLeaseOptions): CacheLease {
     if (!wakeups.listening) return readThrough('the LISTEN connection is lost');
     // Sent no later than now: the lease's row ends at the statement's now() + L, after this + 0.9 L.
     const sent = performance.now();
+    const joined = memberId;
     let row: MemberRow | undefined;
     try {
       if (memberId === undefined) {
@@ -197,7 +202,8 @@ export function startCacheLease(options: CacheLeaseOptions): CacheLease {
         statements++;
         await query(ACK, [memberId, row.epoch]);
       }
-      if (closed) return;
+      // A reconnect meanwhile made this process a new member: only that member's own tick may make it live.
+      if (closed || (joined !== undefined && memberId !== joined)) return;
       reason = undefined;
       cache.liveUntil(sent + 0.9 * leaseMs);
       noteMode();
@@ -227,6 +233,7 @@ export function startCacheLease(options: CacheLeaseOptions): CacheLease {
   const offCache = wakeups.on(CACHE_TOPIC, () => void tick());
   // A new connection is a new member (a fresh id): the old row lapses and is cleaned up.
   const offConnect = wakeups.onConnect?.(() => {
+    previousId = memberId ?? previousId;
     memberId = undefined;
     void tick();
   });
