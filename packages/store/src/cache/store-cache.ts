@@ -7,6 +7,7 @@ import type { CallableTool } from '../resources/tool-call.js';
 import { getVersion, type ResourceOf, type StoredVersion, type VersionedKind } from '../resources/versions.js';
 import type { SecretKeys } from '../secrets/keyring.js';
 import { readSecretValue } from '../secrets/secrets.js';
+import type { startCacheLease } from './lease.js';
 
 /** Options of {@link createStoreCache}. */
 export interface StoreCacheOptions {
@@ -34,11 +35,14 @@ export interface SecretValue {
  * kept by namespace, kind, name and version (the same frozen resource object every time, so per-object
  * plans stay warm); which version is latest, whether a version is enabled, API keys and decrypted secrets
  * are kept only until the database's cache epoch moves (`mt_cache_epoch`, stepped by every statement that
- * changes them, schema 7), which {@link StoreCache.sync} reads before the reads of each request or tool call.
+ * changes them, schema 7), which {@link StoreCache.sync} reads before the reads of each request or tool call,
+ * unless the process's cache lease holds ({@link startCacheLease}: every writer waited for this cache to apply its
+ * change, or for the lease to end).
  */
 export interface StoreCache {
   /**
-   * Reads the cache epoch (one statement, shared by the callers that wait at the same time) and forgets every
+   * Returns at once while the cache lease holds ({@link StoreCache.live}). Otherwise reads the cache epoch (one
+   * statement, shared by the callers that wait at the same time) and forgets every
    * mutable entry when it moved: every change committed before the call is seen by the reads after it. Call it
    * once before the reads of one request or tool call, and again after any wait. Fails with
    * `api:store:unavailable` when the database does not answer in time.
