@@ -73,6 +73,16 @@ export type {
 } from './resources/versions.js';
 export { loadCallableTool } from './resources/tool-call.js';
 export type { CallableTool } from './resources/tool-call.js';
+export {
+  CACHE_ACK_TOPIC,
+  CACHE_TOPIC,
+  type CacheLease,
+  type CacheLeaseOptions,
+  type CacheLeaseState,
+  DEFAULT_CACHE_LEASE_MS,
+  noCacheLease,
+  startCacheLease,
+} from './cache/lease.js';
 export { createStoreCache } from './cache/store-cache.js';
 export type { SecretValue, StoreCache, StoreCacheOptions } from './cache/store-cache.js';
 export { applyDeploy, deploy, planDeploy } from './deploy/deploy.js';

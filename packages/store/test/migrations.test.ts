@@ -32,6 +32,7 @@ describe('migrations', () => {
       'mt_api_keys',
       'mt_approvals',
       'mt_cache_epoch',
+      'mt_cache_members',
       'mt_console_sessions',
       'mt_file_systems',
       'mt_files',

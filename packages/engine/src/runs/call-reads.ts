@@ -17,7 +17,8 @@ export type CallReads = Pick<StoreCache, 'sync' | 'observe' | 'getVersion' | 're
 
 /**
  * The reads of an engine: `given` (the server's cache), else a cache of its own (closed with the engine), which
- * reads the database's cache epoch before each call's reads, so it sees every change committed before.
+ * reads the database's cache epoch before each call's reads, so it sees every change committed before (no lease:
+ * only the server's and the worker's caches are members of the cache lease).
  */
 export async function openCallReads(
   db: Db,

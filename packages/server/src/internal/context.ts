@@ -2,6 +2,7 @@ import type { EgressPolicy } from '@maitento/egress';
 import type { EmbeddingModel, EmbeddingWorker, Engine, RunTelemetry } from '@maitento/engine';
 import type { Gateway } from '@maitento/gateway';
 import type {
+  CacheLease,
   Db,
   FileLimits,
   KeyIdentity,
@@ -17,8 +18,13 @@ import type { KeyWatch } from './key-watch.js';
 /** What every route plugin needs: the database, the secret key, the gateway, the egress policy and the run engine. */
 export interface ServerContext {
   db: Db;
-  /** The cached reads of the call path (keys, versions, secrets); tell it about every write (`changed`). */
+  /** The cached reads of the call path (keys, versions, secrets). */
   cache: StoreCache;
+  /**
+   * The process's cache lease: a route that wrote a key, a secret or a version (the epoch's triggers, schema 7)
+   * awaits `lease.settle()` before it answers, so every server's next request sees the write.
+   */
+  lease: CacheLease;
   /** The master key, or the keyring (current and previous keys) of a master key rotation. */
   secretKey: SecretKeys;
   gateway: Gateway;

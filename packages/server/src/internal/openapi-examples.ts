@@ -288,11 +288,16 @@ export const OPERATION_EXAMPLES: Partial<
   >
 > = {
   getHealth: {
-    ok: { status: 'ok', wakeups: { listening: true } },
+    ok: { status: 'ok', wakeups: { listening: true }, cache: { mode: 'live' } },
     statuses: {
       '503': {
         description: 'Service Unavailable: the database did not answer; the server is up but cannot serve requests',
-        example: { status: 'degraded', database: 'unreachable', wakeups: { listening: false } },
+        example: {
+          status: 'degraded',
+          database: 'unreachable',
+          wakeups: { listening: false },
+          cache: { mode: 'read-through', reason: 'the LISTEN connection is lost' },
+        },
       },
     },
   },

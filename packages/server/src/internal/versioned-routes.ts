@@ -148,8 +148,10 @@ function toggleRoutes<S>(app: FastifyInstance, ctx: ServerContext, spec: Version
       async (request) => {
         const namespace = request.identity.namespace;
         const { name, version } = request.params;
-        // Every server's next request reads the cache epoch this update steps (store-cache.ts).
-        return setVersionEnabled(ctx.db, namespace, kind, name, version, action === 'enable');
+        // The update steps the cache epoch; answered once every server's cache has applied it (or reads through).
+        const state = await setVersionEnabled(ctx.db, namespace, kind, name, version, action === 'enable');
+        await ctx.lease.settle();
+        return state;
       },
     );
   }

@@ -25,7 +25,8 @@ export function registerAuth(app: FastifyInstance, ctx: ServerContext): void {
     const header = request.headers.authorization;
     const match = header === undefined ? null : /^Bearer\s+(\S+)\s*$/i.exec(header);
     if (!match) throw serverErrors.create('api:auth:missing-key');
-    // Every change committed before this request (by any server) is applied to the caches first.
+    // Every change committed before this request (by any server) is applied to the caches first: no statement while
+    // the cache lease holds (the writer waited for this server's acknowledgement), else the epoch read.
     await ctx.cache.sync();
     // A platform token (what an `auth = "Maitento"` connector sends) is checked by its signature, not looked up.
     const identity = isPlatformToken(match[1])

@@ -45,7 +45,10 @@ export async function deployRoutes(app: FastifyInstance, ctx: ServerContext): Pr
         const count = compiled.diagnostics.filter((d) => d.severity === 'error').length;
         throw serverErrors.create('api:deploy:invalid', { count }, { details: { diagnostics: compiled.diagnostics } });
       }
-      return deploy(ctx.db, namespace, compiled, { dryRun: request.body.dryRun ?? false });
+      const plan = await deploy(ctx.db, namespace, compiled, { dryRun: request.body.dryRun ?? false });
+      // A deploy steps the cache epoch: answered once every server's cache has applied it (or reads through).
+      if (plan.applied) await ctx.lease.settle();
+      return plan;
     },
   );
 }

@@ -6,8 +6,21 @@ import { operation, responses } from '../schemas/shared.js';
 /**
  * `GET /health`: no key needed; 200 `ok` when the server answers and its database does, 503 `degraded` when the
  * database does not answer within `MT_DB_TIMEOUT_MS` (for container healthchecks); both say whether its wake-ups
- * are listening (false: waiters fall back to their slow poll, see docs/operations.md).
+ * are listening (false: waiters fall back to their slow poll, see docs/operations.md) and the cache's mode (`live`
+ * under the cache lease; `read-through` with its reason: every request reads the cache epoch, correct but slower;
+ * `off` on PGlite).
  */
+// The cache's mode: `live` (no statement a request), `read-through` (degraded: the epoch read on each request, correct
+// but slower; the reason says why), `off` (PGlite). The status stays 200: a read-through server answers correctly.
+const cacheHealth = {
+  type: 'object',
+  properties: {
+    mode: { type: 'string', enum: ['live', 'read-through', 'off'] },
+    reason: { type: 'string' },
+  },
+  required: ['mode'],
+} as const;
+
 export async function healthRoutes(app: FastifyInstance, ctx: ServerContext): Promise<void> {
   app.get(
     '/health',
@@ -27,8 +40,9 @@ export async function healthRoutes(app: FastifyInstance, ctx: ServerContext): Pr
                 properties: { listening: { type: 'boolean' } },
                 required: ['listening'],
               },
+              cache: cacheHealth,
             },
-            required: ['status', 'wakeups'],
+            required: ['status', 'wakeups', 'cache'],
           },
           503: {
             type: 'object',
@@ -40,21 +54,25 @@ export async function healthRoutes(app: FastifyInstance, ctx: ServerContext): Pr
                 properties: { listening: { type: 'boolean' } },
                 required: ['listening'],
               },
+              cache: cacheHealth,
             },
-            required: ['status', 'database', 'wakeups'],
+            required: ['status', 'database', 'wakeups', 'cache'],
           },
         }),
       },
     },
     async (_request, reply) => {
       const wakeups = { listening: ctx.wakeups.listening };
+      const cache = ctx.lease.state();
       try {
         await ctx.db.query('SELECT 1');
       } catch (error) {
         if (!isMtError(error) || error.code !== 'api:store:unavailable') throw error;
-        return reply.status(503).send({ status: 'degraded' as const, database: 'unreachable' as const, wakeups });
+        return reply
+          .status(503)
+          .send({ status: 'degraded' as const, database: 'unreachable' as const, wakeups, cache });
       }
-      return { status: 'ok' as const, wakeups };
+      return { status: 'ok' as const, wakeups, cache };
     },
   );
 }

@@ -50,6 +50,8 @@ export async function keyRoutes(app: FastifyInstance, ctx: ServerContext): Promi
     },
     async (request, reply) => {
       await deleteApiKey(ctx.db, request.identity.namespace, request.params.id);
+      // Answered once no server's cache still knows the key (or its lease has ended: it reads through).
+      await ctx.lease.settle();
       return reply.status(204).send();
     },
   );

@@ -61,7 +61,10 @@ export async function secretRoutes(app: FastifyInstance, ctx: ServerContext): Pr
     },
     async (request) => {
       const { namespace } = request.identity;
-      return rotateSecret(ctx.db, ctx.secretKey, namespace, request.params.id, request.body.value);
+      const secret = await rotateSecret(ctx.db, ctx.secretKey, namespace, request.params.id, request.body.value);
+      // Answered once no server's cache still holds the old value (or its lease has ended: it reads through).
+      await ctx.lease.settle();
+      return secret;
     },
   );
 
@@ -78,6 +81,7 @@ export async function secretRoutes(app: FastifyInstance, ctx: ServerContext): Pr
     },
     async (request, reply) => {
       await deleteSecret(ctx.db, request.identity.namespace, request.params.id);
+      await ctx.lease.settle();
       return reply.status(204).send();
     },
   );

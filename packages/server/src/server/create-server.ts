@@ -21,6 +21,7 @@ import {
   openWakeups,
   type SecretKeys,
   type StoreCache,
+  startCacheLease,
   type Wakeups,
   type WakeupsOptions,
 } from '@maitento/store';
@@ -69,6 +70,7 @@ import {
   knowledgeDocumentLimitFromEnv,
   mcpSettingsFromEnv,
   runStreamsPerKeyFromEnv,
+  cacheLeaseMsFromEnv,
   slowRequestMsFromEnv,
 } from './settings.js';
 
@@ -113,6 +115,10 @@ export interface ServerOptions {
   runStreamsPerKey?: number;
   /** The process's wake-ups to use (the caller closes them); default: opened on `db` and closed with the server. */
   wakeups?: Wakeups;
+  /** The cache lease's length L in ms (default `MT_CACHE_LEASE_MS` or 1000); tests shorten it. */
+  cacheLeaseMs?: number;
+  /** A fixed id of this process's cache lease member (tests of a reused id); default a random one per join. */
+  cacheMemberId?: string;
   /** Options of the wake-ups the server opens (another URL to LISTEN through, deadlines); tests change them. */
   wakeOptions?: Omit<WakeupsOptions, 'logger'>;
   /** How the MCP endpoints wait and poll; default from the environment (docs/mcp.md). */
@@ -182,6 +188,21 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
         warn: (obj, msg) => wakeLog.target?.warn(obj, msg),
       },
     }));
+  // The bounded cache lease on PostgreSQL (docs/decisions.md): this server's cache (its own or the one it was given)
+  // is a member, and its writes settle. On PGlite (one process) nothing to do.
+  const leaseLog: { target?: FastifyBaseLogger } = {};
+  const lease = startCacheLease({
+    db: options.db,
+    wakeups,
+    cache,
+    leaseMs: options.cacheLeaseMs ?? cacheLeaseMsFromEnv(),
+    ...(options.cacheMemberId === undefined ? {} : { memberId: options.cacheMemberId }),
+    logger: {
+      info: (obj, msg) => leaseLog.target?.info(obj, msg),
+      warn: (obj, msg) => leaseLog.target?.warn(obj, msg),
+      error: (obj, msg) => leaseLog.target?.error(obj, msg),
+    },
+  });
   const ownsEngine = options.engine === undefined;
   const engineLog: { target?: FastifyBaseLogger } = {};
   // The engine logs through the server's logger, which is made below.
@@ -222,6 +243,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
     keys: watchKeys(options.db, wakeups, { warn: (obj, msg) => keyLog.target?.warn(obj, msg) }),
     db: options.db,
     cache,
+    lease,
     secretKey: options.secretKey,
     gateway,
     egress,
@@ -254,6 +276,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
     schemaErrorFormatter: formatSchemaError,
   });
   gatewayLog.target = app.log;
+  leaseLog.target = app.log;
   if (ctx.embeddingModel) {
     app.log.info(
       { vectorSearch: ctx.vectorSearch.kind, pgvectorAvailable: vectorSupport.available },
@@ -282,6 +305,8 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
   });
   app.addHook('onClose', async () => {
     ctx.keys.stop();
+    // Leaves the lease first (its row goes, so writers stop waiting for this process) on the wake-up connection.
+    await lease.close();
     if (ownsWakeups) await wakeups.close();
     if (ownsCache) await cache.close();
     if (ownsGateway) await gateway.close();

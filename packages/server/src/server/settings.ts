@@ -1,5 +1,5 @@
 import { approvalTtlMsFromEnv } from '@maitento/engine';
-import { DEFAULT_FILE_LIMITS, type FileLimits } from '@maitento/store';
+import { DEFAULT_CACHE_LEASE_MS, DEFAULT_FILE_LIMITS, type FileLimits } from '@maitento/store';
 import type { McpSettings } from '../mcp/settings.js';
 
 // The one module of the server that reads the environment (docs/configuration.md). The engine reads its own
@@ -20,11 +20,11 @@ function envSeconds(name: string): number | undefined {
   return Number.isFinite(value) && value > 0 ? value * 1000 : undefined;
 }
 
-// A whole number of at least 1, or `fallback` when unset or unusable.
-function envLimit(name: string, fallback: number): number {
+// A whole number of at least `least` (1), or `fallback` when unset or unusable.
+function envLimit(name: string, fallback: number, least = 1): number {
   const raw = process.env[name]?.trim();
   const value = raw === undefined || raw === '' ? Number.NaN : Number(raw);
-  return Number.isInteger(value) && value >= 1 ? value : fallback;
+  return Number.isInteger(value) && value >= least ? value : fallback;
 }
 
 /** `DATABASE_URL`: PostgreSQL's connection string, or undefined for the embedded PGlite. */
@@ -53,6 +53,14 @@ export function secretKeysFromEnv(): { value: string | undefined; previous: stri
  */
 export function traceUrlTemplateFromEnv(): string | undefined {
   return envText('MT_TRACE_URL_TEMPLATE');
+}
+
+/**
+ * `MT_CACHE_LEASE_MS`: the cache lease's length L on PostgreSQL (default 1000, at least 100): a server serves its
+ * cache without reading the epoch for up to 0.9 L after a renewal, and a write waits at most L for a stalled one.
+ */
+export function cacheLeaseMsFromEnv(): number {
+  return envLimit('MT_CACHE_LEASE_MS', DEFAULT_CACHE_LEASE_MS, 100);
 }
 
 /** `MT_LOG_LEVEL`: the server's log level (default info). */

@@ -9,17 +9,19 @@ import {
 import { createGateway, type Gateway } from '@maitento/gateway';
 import {
   checkSecretKeys,
+  type CacheLease,
   createStoreCache,
   type Db,
   migrate,
   openDatabase,
   openWakeups,
+  startCacheLease,
   resolveSecretKey,
   type Wakeups,
 } from '@maitento/store';
 import { logInternalErrors } from '../internal/internal-errors.js';
 import { platformCalls } from '../internal/platform-calls.js';
-import { publicUrlFromEnv, secretKeysFromEnv } from './settings.js';
+import { cacheLeaseMsFromEnv, publicUrlFromEnv, secretKeysFromEnv } from './settings.js';
 
 /** Options of {@link startWorker}; every one has a default from the environment. */
 export interface StartWorkerOptions {
@@ -76,9 +78,18 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
       throw error;
     });
     let wakeups: Wakeups | undefined;
+    let lease: CacheLease | undefined;
     try {
       // The worker's wake-ups: it fetches on `runs` and reads a held run's cancel on `run:<id>`.
       wakeups = await openWakeups(db, options.logger ? { logger: options.logger } : {});
+      // A member of the cache lease, as a server: its tool calls read no epoch while the lease holds.
+      lease = startCacheLease({
+        db,
+        wakeups,
+        cache,
+        leaseMs: cacheLeaseMsFromEnv(),
+        ...(options.logger ? { logger: options.logger } : {}),
+      });
       const engine = await runWorker({
         db,
         secretKey: key.keyring,
@@ -98,6 +109,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
         async close() {
           await embedding?.close();
           await engine.close();
+          await lease?.close();
           await wakeups?.close();
           await cache.close();
           await gateway.close();
@@ -105,6 +117,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
         },
       };
     } catch (error) {
+      await lease?.close();
       await wakeups?.close();
       await cache.close();
       await gateway.close();

@@ -7,6 +7,7 @@ import type { CallableTool } from '../resources/tool-call.js';
 import { getVersion, type ResourceOf, type StoredVersion, type VersionedKind } from '../resources/versions.js';
 import type { SecretKeys } from '../secrets/keyring.js';
 import { readSecretValue } from '../secrets/secrets.js';
+import type { startCacheLease } from './lease.js';
 
 /** Options of {@link createStoreCache}. */
 export interface StoreCacheOptions {
@@ -34,11 +35,14 @@ export interface SecretValue {
  * kept by namespace, kind, name and version (the same frozen resource object every time, so per-object
  * plans stay warm); which version is latest, whether a version is enabled, API keys and decrypted secrets
  * are kept only until the database's cache epoch moves (`mt_cache_epoch`, stepped by every statement that
- * changes them, schema 7), which {@link StoreCache.sync} reads before the reads of each request or tool call.
+ * changes them, schema 7), which {@link StoreCache.sync} reads before the reads of each request or tool call,
+ * unless the process's cache lease holds ({@link startCacheLease}: every writer waited for this cache to apply its
+ * change, or for the lease to end).
  */
 export interface StoreCache {
   /**
-   * Reads the cache epoch (one statement, shared by the callers that wait at the same time) and forgets every
+   * Returns at once while the cache lease holds ({@link StoreCache.live}). Otherwise reads the cache epoch (one
+   * statement, shared by the callers that wait at the same time) and forgets every
    * mutable entry when it moved: every change committed before the call is seen by the reads after it. Call it
    * once before the reads of one request or tool call, and again after any wait. Fails with
    * `api:store:unavailable` when the database does not answer in time.
@@ -52,6 +56,13 @@ export interface StoreCache {
   observe(epoch: bigint): void;
   /** Epoch reads made by `sync` so far. */
   readonly syncs: number;
+  /**
+   * Lets `sync` return at once, with no statement, until `until` (`performance.now()` milliseconds): the process's
+   * cache lease ({@link startCacheLease}) calls it only after it has applied the epoch it read and acknowledged it.
+   */
+  liveUntil(until: number): void;
+  /** True while `sync` needs no statement (the lease holds). */
+  readonly live: boolean;
   /** {@link authenticateApiKey}, cached by the key's sha256 until the epoch moves. */
   authenticateApiKey(key: string): Promise<KeyIdentity | undefined>;
   /** The store's `getVersion`, cached. */
@@ -108,6 +119,10 @@ export async function createStoreCache(db: Db, options: StoreCacheOptions): Prom
   let seenWrites: number | undefined;
   let current: Promise<void> | undefined;
   let queued: Promise<void> | undefined;
+  // While the process's cache lease holds (performance.now() before it), nothing changed that this cache has not
+  // applied: every writer waits for this process's acknowledgement or for the end of its lease (docs/decisions.md).
+  let leaseEnd = 0;
+  const live = () => epoch !== undefined && performance.now() < leaseEnd;
 
   function forgetMutable(): void {
     generation++;
@@ -141,6 +156,7 @@ export async function createStoreCache(db: Db, options: StoreCacheOptions): Prom
   }
 
   function sync(): Promise<void> {
+    if (live()) return Promise.resolve();
     if (seenWrites !== undefined && seenWrites === db.writes?.()) return Promise.resolve();
     if (current === undefined) return readEpoch();
     // The read in flight may have been sent before a change this caller must see: wait for the next one. When it
@@ -203,6 +219,14 @@ export async function createStoreCache(db: Db, options: StoreCacheOptions): Prom
       return syncs;
     },
 
+    liveUntil(until) {
+      leaseEnd = until;
+    },
+
+    get live() {
+      return live();
+    },
+
     async authenticateApiKey(key) {
       const hash = createHash('sha256').update(key, 'utf8').digest('base64');
       const known = keys.get(hash);
@@ -250,6 +274,7 @@ export async function createStoreCache(db: Db, options: StoreCacheOptions): Prom
     },
 
     async close() {
+      leaseEnd = 0;
       epoch = undefined;
       forgetMutable();
       versions.clear();

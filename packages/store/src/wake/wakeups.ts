@@ -10,6 +10,15 @@ export interface Wakeups {
   readonly listening: boolean;
   /** Stops listening; subscribers are not called any more. */
   close(): Promise<void>;
+  /**
+   * Runs one statement on the LISTEN connection (PostgreSQL only) within the connection's deadline; past it the
+   * connection is dropped and reconnected as when a ping fails. Rejects at once while not listening.
+   */
+  query?<R = Record<string, unknown>>(text: string, values?: unknown[]): Promise<R[]>;
+  /** Calls `fn` each time the LISTEN connection is (re)established (PostgreSQL only); returns the unsubscribe. */
+  onConnect?(fn: () => void): () => void;
+  /** Calls `fn` each time the LISTEN connection is lost (PostgreSQL only); returns the unsubscribe. */
+  onLost?(fn: () => void): () => void;
 }
 
 /** Where {@link openWakeups} says that it lost its connection and that it is back. */
@@ -67,7 +76,12 @@ function topicTable() {
 function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer from the wake-up connection within ${ms} ms`)), ms);
+    // Rejects after the event loop's next poll for I/O: when the loop was blocked past the deadline (a process
+    // starting, a long synchronous task), an answer already received is read first and wins.
+    timer = setTimeout(
+      () => setImmediate(() => reject(new Error(`no answer from the wake-up connection within ${ms} ms`))),
+      ms,
+    );
   });
   return Promise.race([work, late]).finally(() => clearTimeout(timer));
 }
@@ -120,9 +134,36 @@ export async function openWakeups(db: Db, options: WakeupsOptions = {}): Promise
   let closed = false;
   let retry: NodeJS.Timeout | undefined;
   let pinging = false;
+  // One statement at a time on the connection (the ping and the cache lease's), each with its deadline once sent.
+  let chain: Promise<unknown> = Promise.resolve();
+  // When the connection last answered a statement: the cache lease's renewals stand in for the ping.
+  let answered = 0;
+  function serial(target: pg.Client, text: string, values: unknown[]): Promise<pg.QueryResult> {
+    const run = chain.then(
+      () => withDeadline(target.query(text, values), deadlineMs),
+      () => withDeadline(target.query(text, values), deadlineMs),
+    );
+    chain = run.catch(() => {});
+    return run.then((result) => {
+      answered = performance.now();
+      return result;
+    });
+  }
+  const connected = new Set<() => void>();
+  const lostFns = new Set<() => void>();
+  const callEach = (fns: Set<() => void>) => {
+    for (const fn of [...fns]) {
+      try {
+        fn();
+      } catch {
+        // A subscriber's failure is its own.
+      }
+    }
+  };
 
   function setLost(error: unknown): void {
     if (closed) return;
+    callEach(lostFns);
     if (listening || !wasLost) {
       options.logger?.warn(
         { err: error },
@@ -167,6 +208,7 @@ export async function openWakeups(db: Db, options: WakeupsOptions = {}): Promise
       options.logger?.info({}, 'wake-ups: the LISTEN connection is back');
       table.all();
     }
+    callEach(connected);
   }
 
   function reconnect(): void {
@@ -178,8 +220,9 @@ export async function openWakeups(db: Db, options: WakeupsOptions = {}): Promise
     const target = client;
     const onGone = lost;
     if (target === undefined || onGone === undefined || pinging) return;
+    if (performance.now() - answered < pingMs) return;
     pinging = true;
-    withDeadline(target.query('SELECT 1'), deadlineMs)
+    serial(target, 'SELECT 1', [])
       .catch(onGone)
       .finally(() => {
         pinging = false;
@@ -192,6 +235,31 @@ export async function openWakeups(db: Db, options: WakeupsOptions = {}): Promise
     on: table.on,
     get listening() {
       return listening;
+    },
+    async query<R>(text: string, values: unknown[] = []): Promise<R[]> {
+      const target = client;
+      const onGone = lost;
+      if (target === undefined || onGone === undefined || !listening) {
+        throw new Error('the wake-up connection is not listening');
+      }
+      try {
+        const result = await serial(target, text, values);
+        return result.rows as R[];
+      } catch (error) {
+        // A statement past its deadline means a stalled connection (as a failed ping); an SQL error does not.
+        if (!(error instanceof Error && 'severity' in error)) onGone(error);
+        throw error;
+      }
+    },
+    onConnect(fn) {
+      const entry = () => fn();
+      connected.add(entry);
+      return () => connected.delete(entry);
+    },
+    onLost(fn) {
+      const entry = () => fn();
+      lostFns.add(entry);
+      return () => lostFns.delete(entry);
     },
     async close() {
       closed = true;
