@@ -13,7 +13,7 @@ import {
  * server's {@link StoreCache} fits, so the engine and the server's own calls share one cache and one gateway plan
  * per version.
  */
-export type CallReads = Pick<StoreCache, 'sync' | 'observe' | 'getVersion' | 'readSecretValue'>;
+export type CallReads = Pick<StoreCache, 'sync' | 'observe' | 'getVersion' | 'findVersion' | 'readSecretValue'>;
 
 /**
  * The reads of an engine: `given` (the server's cache), else a cache of its own (closed with the engine), which

@@ -45,9 +45,13 @@ export class PinnedLoader {
     return loaded;
   }
 
-  /** The latest (or given) version of an interaction, not cached; undefined when there is none. */
+  /**
+   * The latest (or given) version of an interaction, through `reads` (the server's cache: no statement while its
+   * lease holds, and fresh after any deploy or enable); undefined when there is none.
+   */
   async interaction(namespace: string, name: string, version?: number) {
-    return getAnyVersion<Interaction>(this.db, namespace, 'interaction', name, version);
+    await this.reads.sync();
+    return this.reads.findVersion<Interaction>(namespace, 'interaction', name, version);
   }
 
   /**

@@ -1,10 +1,17 @@
 import { createHash } from 'node:crypto';
+import type { ResourceKind } from '@maitento/lang';
 import { BoundedMap } from '@maitento/egress';
 import type { Db } from '../db/db.js';
 import { storeErrors } from '../errors.js';
 import { authenticateApiKey, type KeyIdentity } from '../keys/keys.js';
 import type { CallableTool } from '../resources/tool-call.js';
-import { getVersion, type ResourceOf, type StoredVersion, type VersionedKind } from '../resources/versions.js';
+import {
+  getAnyVersion,
+  getVersion,
+  type ResourceOf,
+  type StoredVersion,
+  type VersionedKind,
+} from '../resources/versions.js';
 import type { SecretKeys } from '../secrets/keyring.js';
 import { readSecretValue } from '../secrets/secrets.js';
 import type { startCacheLease } from './lease.js';
@@ -72,6 +79,16 @@ export interface StoreCache {
     name: string,
     version?: number,
   ): Promise<StoredVersion<ResourceOf<K>>>;
+  /**
+   * The store's `getAnyVersion` (any kind: an interaction, an agent), cached as {@link StoreCache.getVersion} is;
+   * undefined when there is none (not remembered: a version deployed a moment ago is found at once).
+   */
+  findVersion<R = unknown>(
+    namespace: string,
+    kind: ResourceKind,
+    name: string,
+    version?: number,
+  ): Promise<StoredVersion<R> | undefined>;
   /** The store's `loadCallableTool`, from the cached versions. */
   loadCallableTool(namespace: string, name: string, version?: number): Promise<CallableTool>;
   /** The store's `readSecretValue` (by name or id), cached for the max age or until the epoch moves. */
@@ -183,14 +200,26 @@ export async function createStoreCache(db: Db, options: StoreCacheOptions): Prom
     name: string,
     version?: number,
   ): Promise<StoredVersion<ResourceOf<K>>> {
+    const found = await cachedAny<ResourceOf<K>>(namespace, kind, name, version);
+    // Not found: the store's own read again, for its error and its did-you-mean.
+    return found ?? getVersion(db, namespace, kind, name, version);
+  }
+
+  async function cachedAny<R>(
+    namespace: string,
+    kind: ResourceKind,
+    name: string,
+    version?: number,
+  ): Promise<StoredVersion<R> | undefined> {
     const nameKey = `${kind}\0${name}`;
     const state = states.get(namespace)?.get(nameKey);
     const wanted = version ?? state?.latest;
     const enabled = wanted === undefined ? undefined : state?.enabled.get(wanted);
     const kept = enabled === undefined ? undefined : versions.get(`${namespace}\0${nameKey}\0${wanted}`);
-    if (kept !== undefined) return { ...kept, enabled } as StoredVersion<ResourceOf<K>>;
+    if (kept !== undefined) return { ...kept, enabled } as StoredVersion<R>;
     const started = generation;
-    const loaded = await getVersion(db, namespace, kind, name, version);
+    const loaded = await getAnyVersion(db, namespace, kind, name, version);
+    if (loaded === undefined) return undefined;
     const versionKey = `${namespace}\0${nameKey}\0${loaded.version}`;
     let stored = versions.get(versionKey);
     // A version number is immutable unless its namespace was deleted and deployed anew: the hash tells.
@@ -207,7 +236,7 @@ export async function createStoreCache(db: Db, options: StoreCacheOptions): Prom
       if (version === undefined) state.latest = loaded.version;
       state.enabled.set(loaded.version, loaded.enabled);
     }
-    return { ...stored, enabled: loaded.enabled } as StoredVersion<ResourceOf<K>>;
+    return { ...stored, enabled: loaded.enabled } as StoredVersion<R>;
   }
 
   return {
@@ -241,6 +270,8 @@ export async function createStoreCache(db: Db, options: StoreCacheOptions): Prom
     },
 
     getVersion: cachedVersion,
+
+    findVersion: cachedAny,
 
     async loadCallableTool(namespace, name, version) {
       const tool = await cachedVersion(namespace, 'tool', name, version);
