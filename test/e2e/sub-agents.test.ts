@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApprovalView, RunEvent, RunView } from './helpers/api.js';
 import { writeRepo } from './helpers/config-repo.js';
 import { ORDERS_SECRET, type RunsStack } from './helpers/stack.js';
-import { agent, FIRST, REDRAFT, startSubAgentsStack } from './helpers/sub-agents-repo.js';
+import { agent, FIRST, REDRAFT, SHIPPING, startSubAgentsStack } from './helpers/sub-agents-repo.js';
 import { defaultUpstreamAnswer } from './helpers/upstream.js';
 import { runMt } from './support/harness.js';
 
@@ -118,6 +118,51 @@ describe('agents as tools', { timeout: 60_000 }, () => {
     expect(told.data).toMatchObject({ ok: false, code: 'api:approvals:rejected' });
     expect(String(told.data.result)).toContain(reason);
     expect(results(await stack.api.events(run.id)).map((e) => e.data.result)).toEqual(['Refunded 25 for A-1001.']);
+  });
+
+  it("follows the child through two approvals in a row with mt interaction-run/-approve --wait, to the top run's end (#22)", async () => {
+    const env = { MT_API_URL: stack.api.url, MT_API_KEY: stack.adminKey };
+    const mt = (args: string[]) => runMt(args, { home: stack.home, env });
+    const before = refunds().length;
+    const started = await mt([
+      'interaction-run',
+      'triage-twice',
+      '--input',
+      'message=My lamp arrived broken',
+      '--wait',
+    ]);
+    expect(started.code, started.stderr).toBe(0);
+    const runId = /^started run (\S+)/m.exec(started.stderr)?.[1] as string;
+    const [child] = await childrenOf(runId);
+    // The first approval, shown with the run that asks (the child) and the commands that answer it through the top run.
+    expect(started.stdout).toContain(`Run ${runId} waits for a person to approve this call:`);
+    expect(started.stdout).toContain(`asked by:  run ${child!.id}, below this one`);
+    expect(started.stdout).toContain('"amount": 40');
+    expect(started.stdout).toContain(`mt interaction-approve ${runId}`);
+    expect(refunds().length).toBe(before);
+
+    // Approved through the top run: the child goes on and asks again; --wait shows the second approval and stops.
+    const first = await mt(['interaction-approve', runId, '--wait']);
+    expect(first.code, first.stderr).toBe(0);
+    expect(refunds().length).toBe(before + 1);
+    expect(first.stderr).toMatch(/^ {4}\s*\d+ \S+ refund-order returned \(HTTP 200\)/m);
+    expect(first.stderr).toContain(`    (run ${child!.id}, started by a call above, goes on)`);
+    expect(first.stdout).toContain(`Run ${runId} waits for a person to approve this call:`);
+    expect(first.stdout).toContain(`asked by:  run ${child!.id}, below this one`);
+    expect(first.stdout).toContain('"amount": 7');
+    const second = (await stack.api.getRun(runId)).pendingApproval as ApprovalView;
+    expect(second).toMatchObject({ runId: child!.id, functionName: 'refund-order' });
+    expect(first.stdout).toContain(`approval:  ${second.id}`);
+
+    // Approved by the child's own id: --wait follows the top run to its end and prints its answer.
+    const last = await mt(['interaction-approve', child!.id, '--wait']);
+    expect(last.code, last.stderr).toBe(0);
+    expect(last.stderr).toContain(`approved; following run ${runId} (the run at the top of ${child!.id})`);
+    expect(last.stderr).toContain('completed: Billing did both.');
+    expect(last.stdout.trim()).toBe('Billing did both.');
+    expect((await stack.api.getRun(runId)).status).toBe('Completed');
+    expect(refunds().length).toBe(before + 2);
+    expect(JSON.parse(refunds().at(-1)!.body)).toEqual(SHIPPING);
   });
 
   it('cancels the child with the parent, and its pending approval expires', async () => {
