@@ -165,6 +165,23 @@ describe('agents as tools', { timeout: 60_000 }, () => {
     expect(JSON.parse(refunds().at(-1)!.body)).toEqual(SHIPPING);
   });
 
+  it("follows the child's redraft with mt interaction-reject --wait, to its approval (#22)", async () => {
+    const env = { MT_API_URL: stack.api.url, MT_API_KEY: stack.adminKey };
+    const mt = (args: string[]) => runMt(args, { home: stack.home, env });
+    const run = await start('triage-redraft');
+    const first = await pendingOf(run.id);
+    const rejected = await mt(['interaction-reject', run.id, '-r', 'At most 25', '--wait']);
+    expect(rejected.code, rejected.stderr).toBe(0);
+    expect(rejected.stderr).toContain(`    (run ${first.runId}, started by a call above, goes on)`);
+    expect(rejected.stderr).toMatch(/^ {4}\s*\d+ \S+ refund-order failed: .*At most 25/m);
+    expect(rejected.stdout).toContain(`asked by:  run ${first.runId}, below this one`);
+    expect(rejected.stdout).toContain('"amount": 25');
+    const second = await pendingOf(run.id, first.id);
+    expect(rejected.stdout).toContain(`approval:  ${second.id}`);
+    const cancelled = await stack.api.request('POST', `/v1/runs/${run.id}/cancel`, {});
+    expect(cancelled.status).toBe(200);
+  });
+
   it('cancels the child with the parent, and its pending approval expires', async () => {
     const before = refunds().length;
     const run = await start('triage');
