@@ -1,3 +1,4 @@
+import { Maitento } from '@maitento/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApprovalView, RunEvent, RunView } from './helpers/api.js';
 import { writeRepo } from './helpers/config-repo.js';
@@ -163,6 +164,41 @@ describe('agents as tools', { timeout: 60_000 }, () => {
     expect((await stack.api.getRun(runId)).status).toBe('Completed');
     expect(refunds().length).toBe(before + 2);
     expect(JSON.parse(refunds().at(-1)!.body)).toEqual(SHIPPING);
+  });
+
+  it("the TS SDK's run() calls onWaiting for each of the child's two approvals, which answer it, and resolves at the top run's end (#22)", async () => {
+    const mt = new Maitento({ baseUrl: stack.api.url, apiKey: stack.adminKey });
+    const before = refunds().length;
+    const seen: { runId: string; asker: string | null; agent: string | null; request: unknown; made: number }[] = [];
+    const done = await mt.interactionRuns.run('triage-twice', {
+      inputs: { message: 'My lamp arrived broken' },
+      // Without following the child, run() would wait forever: the parent's stream has no event while it waits.
+      signal: AbortSignal.timeout(40_000),
+      onWaiting: async (waiting) => {
+        const approval = waiting.pendingApproval!;
+        seen.push({
+          runId: waiting.id,
+          asker: approval.runId,
+          agent: approval.agentName,
+          request: JSON.parse(approval.argumentsJson).request,
+          made: refunds().length - before,
+        });
+        await mt.interactionRuns.approve(waiting.id, { approvalId: approval.id });
+      },
+    });
+    expect(done).toMatchObject({ status: 'Completed', result: 'Billing did both.', parentRunId: null });
+    const [child] = await childrenOf(done.id);
+    expect(child).toMatchObject({ status: 'Completed', agent: 'billing-twice-agent' });
+    // Asked once per approval, in order, each naming the child that asks; the first call made only once approved.
+    expect(seen).toEqual([
+      { runId: done.id, asker: child!.id, agent: 'billing-twice-agent', request: FIRST, made: 0 },
+      { runId: done.id, asker: child!.id, agent: 'billing-twice-agent', request: SHIPPING, made: 1 },
+    ]);
+    expect(
+      refunds()
+        .slice(before)
+        .map((r) => JSON.parse(r.body)),
+    ).toEqual([FIRST, SHIPPING]);
   });
 
   it("follows the child's redraft with mt interaction-reject --wait, to its approval (#22)", async () => {
