@@ -201,6 +201,31 @@ describe('agents as tools', { timeout: 60_000 }, () => {
     ).toEqual([FIRST, SHIPPING]);
   });
 
+  it("mt interaction-logs --follow prints the child's events indented under a line naming it, to the top run's end (#22)", async () => {
+    const env = { MT_API_URL: stack.api.url, MT_API_KEY: stack.adminKey };
+    const run = await start('triage-twice');
+    const logs = runMt(['interaction-logs', run.id, '--follow'], { home: stack.home, env });
+    const first = await pendingOf(run.id);
+    expect((await stack.api.request('POST', `/v1/runs/${run.id}/approve`, {})).status).toBe(200);
+    await pendingOf(run.id, first.id);
+    expect((await stack.api.request('POST', `/v1/runs/${run.id}/approve`, {})).status).toBe(200);
+    const printed = await logs;
+    expect(printed.code, printed.stderr).toBe(0);
+    const lines = printed.stdout.trimEnd().split('\n');
+    const header = lines.indexOf(`    run ${first.runId}, agent billing-twice-agent:`);
+    expect(header, printed.stdout).toBeGreaterThan(0);
+    expect(lines[header - 1]).toMatch(/^ *\d+ \S+ calling billing-twice-agent with /);
+    // The child's steps, indented: both approvals asked and answered, both calls made.
+    const child = lines.slice(header + 1).filter((l) => l.startsWith('    '));
+    expect(child.filter((l) => / approval requested for refund-order /.test(l))).toHaveLength(2);
+    expect(child.filter((l) => / approval \S+ approved by /.test(l))).toHaveLength(2);
+    expect(child.filter((l) => /^ {4}\s*\d+ \S+ refund-order returned \(HTTP 200\)/.test(l))).toHaveLength(2);
+    expect(child.at(-1)).toMatch(/^ {4}\s*\d+ \S+ completed: Refunded 40 and the shipping \(7\)\.$/);
+    // Then the parent's own again, not indented, to its end.
+    expect(lines.at(-1)).toMatch(/^ *\d+ \S+ completed: Billing did both\.$/);
+    expect(lines.at(-1)).not.toMatch(/^ {4}/);
+  });
+
   it("follows the child's redraft with mt interaction-reject --wait, to its approval (#22)", async () => {
     const env = { MT_API_URL: stack.api.url, MT_API_KEY: stack.adminKey };
     const mt = (args: string[]) => runMt(args, { home: stack.home, env });
