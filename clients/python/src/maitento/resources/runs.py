@@ -61,6 +61,10 @@ class _EventCursor:
     def accept(self, sse: httpx_sse.ServerSentEvent, route: str) -> RunEvent | None:
         if sse.event == "error":
             raise _stream_error(sse.data, route)
+        # The server's `: keep-alive` comment (after 15 s without an event) comes out of httpx-sse as an event
+        # without data (it keeps the last id); the SSE spec dispatches nothing there, so neither do we.
+        if not sse.data:
+            return None
         event = RunEvent.model_validate_json(sse.data)
         if event.seq <= self.after:
             return None
