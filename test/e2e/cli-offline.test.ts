@@ -123,9 +123,9 @@ describe('mt deploy of a repo with errors', { timeout: 120_000 }, () => {
     expect(requests).toBe(before + 1);
   });
 
-  it('reports a folder that does not exist', async () => {
+  it('reports a folder that does not exist, as mt check does', async () => {
     const result = await runMt(['deploy', join(home, 'nowhere'), '--key', 'mt_x'], { home });
     expect(result.code).toBe(1);
-    expect(result.stderr).toContain('error [api:cli:repo-not-found]');
+    expect(result.stderr).toContain(`error [api:cli:not-a-config-repo]: ${join(home, 'nowhere')} is not a config repo`);
   });
 });

@@ -117,6 +117,16 @@ functions = [
 `,
     },
     conversation('pty-desk', 'pty-agent'),
+    // A conversation whose agent hands a refund to a billing agent that asks for two approvals in a row.
+    {
+      path: 'agents/sub-desk-agent.mtr',
+      content: `model = "scripted:sub-desk"\ninstructions = "Route."\nfunctions = [ { agent = @ref("sub-billing-agent") } ]\n`,
+    },
+    {
+      path: 'agents/sub-billing-agent.mtr',
+      content: `model = "scripted:sub-billing"\ninstructions = "Refund."\nsummary = "Refunds orders"\nfunctions = [ { ref = @ref("refund-order") } ]\n`,
+    },
+    conversation('sub-desk', 'sub-desk-agent'),
   ];
 }
 
@@ -144,6 +154,20 @@ beforeAll(async () => {
       { text: PTY[2] },
       { text: PTY[3] },
     ]),
+  );
+  const refundCall = (amount: number) => ({
+    toolCalls: [{ name: 'refund-order', arguments: { request: { amount, reason: 'Broken' }, ...orderCall } }],
+  });
+  await writeFile(
+    join(scripts, 'sub-desk.json'),
+    JSON.stringify([
+      { toolCalls: [{ name: 'sub-billing-agent', arguments: { task: 'Refund A-1001 and its shipping' } }] },
+      { text: 'SUB-1 Billing refunded both.' },
+    ]),
+  );
+  await writeFile(
+    join(scripts, 'sub-billing.json'),
+    JSON.stringify([refundCall(40), refundCall(7), { text: 'Refunded 40 and 7.' }]),
   );
   stack = await startRunsStack({ deploy: false, env: { MT_SCRIPTED_MODELS: scripts } });
   client = stack.api;
@@ -263,6 +287,37 @@ describe('a conversation interaction through the real mt serve on PostgreSQL', {
     const messages = events.filter((e) => e.type === 'user-message').map((e) => (e.data as { text: string }).text);
     expect(messages).toEqual(['It arrived broken.', 'Thanks!', 'No, that is all.']);
     expect(events.find((e) => e.type === 'approval-answered')?.data).toMatchObject({ decision: 'approve' });
+  });
+
+  it("asks inline about each approval of a sub-agent's run, two in a row, naming the run that asks (#22)", async () => {
+    const refunds = () => stack.upstream.requests.filter((r) => r.url === '/orders/A-1001/refund');
+    const before = refunds().length;
+    const { code, shown } = await chatInTerminal(
+      ['interaction-chat', 'sub-desk', '--input', 'message=My kettle arrived broken'],
+      { MT_API_URL: client.url, MT_API_KEY: stack.adminKey },
+      [
+        { after: 'Approve this call?', type: 'y' },
+        { after: 'Approve this call?', type: 'y' },
+        { after: 'SUB-1', type: '' },
+      ],
+    );
+    expect(code, shown).toBe(0);
+    const id = /conversation ([0-9a-f-]{36})/.exec(shown)?.[1] ?? '';
+    const children = (await client.request<{ runs: RunView[] }>('GET', '/v1/runs?limit=200')).body.runs.filter(
+      (r) => r.parentRunId === id,
+    );
+    expect(children).toHaveLength(1);
+    // Each approval is shown with the child run that asks, before its prompt; the second after the first's call.
+    const asks = [...shown.matchAll(/Run (\S+) waits for a person to approve this call:/g)].map((m) => m[1]);
+    expect(asks).toEqual([children[0]!.id, children[0]!.id]);
+    expect(shown.indexOf('"amount": 7')).toBeGreaterThan(shown.indexOf('refund-order returned'));
+    expect(shown).toContain('SUB-1 Billing refunded both.');
+    expect(
+      refunds()
+        .slice(before)
+        .map((r) => JSON.parse(r.body).amount),
+    ).toEqual([40, 7]);
+    expect((await client.getRun(id)).status).toBe('WaitingForInput');
   });
 
   it('sends the model the whole history at each turn', async () => {

@@ -1,8 +1,9 @@
+import { Maitento } from '@maitento/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApprovalView, RunEvent, RunView } from './helpers/api.js';
 import { writeRepo } from './helpers/config-repo.js';
 import { ORDERS_SECRET, type RunsStack } from './helpers/stack.js';
-import { agent, FIRST, REDRAFT, startSubAgentsStack } from './helpers/sub-agents-repo.js';
+import { agent, FIRST, REDRAFT, SHIPPING, startSubAgentsStack } from './helpers/sub-agents-repo.js';
 import { defaultUpstreamAnswer } from './helpers/upstream.js';
 import { runMt } from './support/harness.js';
 
@@ -118,6 +119,128 @@ describe('agents as tools', { timeout: 60_000 }, () => {
     expect(told.data).toMatchObject({ ok: false, code: 'api:approvals:rejected' });
     expect(String(told.data.result)).toContain(reason);
     expect(results(await stack.api.events(run.id)).map((e) => e.data.result)).toEqual(['Refunded 25 for A-1001.']);
+  });
+
+  it("follows the child through two approvals in a row with mt interaction-run/-approve --wait, to the top run's end (#22)", async () => {
+    const env = { MT_API_URL: stack.api.url, MT_API_KEY: stack.adminKey };
+    const mt = (args: string[]) => runMt(args, { home: stack.home, env });
+    const before = refunds().length;
+    const started = await mt([
+      'interaction-run',
+      'triage-twice',
+      '--input',
+      'message=My lamp arrived broken',
+      '--wait',
+    ]);
+    expect(started.code, started.stderr).toBe(0);
+    const runId = /^started run (\S+)/m.exec(started.stderr)?.[1] as string;
+    const [child] = await childrenOf(runId);
+    // The first approval, shown with the run that asks (the child) and the commands that answer it through the top run.
+    expect(started.stdout).toContain(`Run ${runId} waits for a person to approve this call:`);
+    expect(started.stdout).toContain(`asked by:  run ${child!.id}, below this one`);
+    expect(started.stdout).toContain('"amount": 40');
+    expect(started.stdout).toContain(`mt interaction-approve ${runId}`);
+    expect(refunds().length).toBe(before);
+
+    // Approved through the top run: the child goes on and asks again; --wait shows the second approval and stops.
+    const first = await mt(['interaction-approve', runId, '--wait']);
+    expect(first.code, first.stderr).toBe(0);
+    expect(refunds().length).toBe(before + 1);
+    expect(first.stderr).toMatch(/^ {4}\s*\d+ \S+ refund-order returned \(HTTP 200\)/m);
+    expect(first.stderr).toContain(`    (run ${child!.id}, started by a call above, goes on)`);
+    expect(first.stdout).toContain(`Run ${runId} waits for a person to approve this call:`);
+    expect(first.stdout).toContain(`asked by:  run ${child!.id}, below this one`);
+    expect(first.stdout).toContain('"amount": 7');
+    const second = (await stack.api.getRun(runId)).pendingApproval as ApprovalView;
+    expect(second).toMatchObject({ runId: child!.id, functionName: 'refund-order' });
+    expect(first.stdout).toContain(`approval:  ${second.id}`);
+
+    // Approved by the child's own id: --wait follows the top run to its end and prints its answer.
+    const last = await mt(['interaction-approve', child!.id, '--wait']);
+    expect(last.code, last.stderr).toBe(0);
+    expect(last.stderr).toContain(`approved; following run ${runId} (the run at the top of ${child!.id})`);
+    expect(last.stderr).toContain('completed: Billing did both.');
+    expect(last.stdout.trim()).toBe('Billing did both.');
+    expect((await stack.api.getRun(runId)).status).toBe('Completed');
+    expect(refunds().length).toBe(before + 2);
+    expect(JSON.parse(refunds().at(-1)!.body)).toEqual(SHIPPING);
+  });
+
+  it("the TS SDK's run() calls onWaiting for each of the child's two approvals, which answer it, and resolves at the top run's end (#22)", async () => {
+    const mt = new Maitento({ baseUrl: stack.api.url, apiKey: stack.adminKey });
+    const before = refunds().length;
+    const seen: { runId: string; asker: string | null; agent: string | null; request: unknown; made: number }[] = [];
+    const done = await mt.interactionRuns.run('triage-twice', {
+      inputs: { message: 'My lamp arrived broken' },
+      // Without following the child, run() would wait forever: the parent's stream has no event while it waits.
+      signal: AbortSignal.timeout(40_000),
+      onWaiting: async (waiting) => {
+        const approval = waiting.pendingApproval!;
+        seen.push({
+          runId: waiting.id,
+          asker: approval.runId,
+          agent: approval.agentName,
+          request: JSON.parse(approval.argumentsJson).request,
+          made: refunds().length - before,
+        });
+        await mt.interactionRuns.approve(waiting.id, { approvalId: approval.id });
+      },
+    });
+    expect(done).toMatchObject({ status: 'Completed', result: 'Billing did both.', parentRunId: null });
+    const [child] = await childrenOf(done.id);
+    expect(child).toMatchObject({ status: 'Completed', agent: 'billing-twice-agent' });
+    // Asked once per approval, in order, each naming the child that asks; the first call made only once approved.
+    expect(seen).toEqual([
+      { runId: done.id, asker: child!.id, agent: 'billing-twice-agent', request: FIRST, made: 0 },
+      { runId: done.id, asker: child!.id, agent: 'billing-twice-agent', request: SHIPPING, made: 1 },
+    ]);
+    expect(
+      refunds()
+        .slice(before)
+        .map((r) => JSON.parse(r.body)),
+    ).toEqual([FIRST, SHIPPING]);
+  });
+
+  it("mt interaction-logs --follow prints the child's events indented under a line naming it, to the top run's end (#22)", async () => {
+    const env = { MT_API_URL: stack.api.url, MT_API_KEY: stack.adminKey };
+    const run = await start('triage-twice');
+    const logs = runMt(['interaction-logs', run.id, '--follow'], { home: stack.home, env });
+    const first = await pendingOf(run.id);
+    expect((await stack.api.request('POST', `/v1/runs/${run.id}/approve`, {})).status).toBe(200);
+    await pendingOf(run.id, first.id);
+    expect((await stack.api.request('POST', `/v1/runs/${run.id}/approve`, {})).status).toBe(200);
+    const printed = await logs;
+    expect(printed.code, printed.stderr).toBe(0);
+    const lines = printed.stdout.trimEnd().split('\n');
+    const header = lines.indexOf(`    run ${first.runId}, agent billing-twice-agent:`);
+    expect(header, printed.stdout).toBeGreaterThan(0);
+    expect(lines[header - 1]).toMatch(/^ *\d+ \S+ calling billing-twice-agent with /);
+    // The child's steps, indented: both approvals asked and answered, both calls made.
+    const child = lines.slice(header + 1).filter((l) => l.startsWith('    '));
+    expect(child.filter((l) => / approval requested for refund-order /.test(l))).toHaveLength(2);
+    expect(child.filter((l) => / approval \S+ approved by /.test(l))).toHaveLength(2);
+    expect(child.filter((l) => /^ {4}\s*\d+ \S+ refund-order returned \(HTTP 200\)/.test(l))).toHaveLength(2);
+    expect(child.at(-1)).toMatch(/^ {4}\s*\d+ \S+ completed: Refunded 40 and the shipping \(7\)\.$/);
+    // Then the parent's own again, not indented, to its end.
+    expect(lines.at(-1)).toMatch(/^ *\d+ \S+ completed: Billing did both\.$/);
+    expect(lines.at(-1)).not.toMatch(/^ {4}/);
+  });
+
+  it("follows the child's redraft with mt interaction-reject --wait, to its approval (#22)", async () => {
+    const env = { MT_API_URL: stack.api.url, MT_API_KEY: stack.adminKey };
+    const mt = (args: string[]) => runMt(args, { home: stack.home, env });
+    const run = await start('triage-redraft');
+    const first = await pendingOf(run.id);
+    const rejected = await mt(['interaction-reject', run.id, '-r', 'At most 25', '--wait']);
+    expect(rejected.code, rejected.stderr).toBe(0);
+    expect(rejected.stderr).toContain(`    (run ${first.runId}, started by a call above, goes on)`);
+    expect(rejected.stderr).toMatch(/^ {4}\s*\d+ \S+ refund-order failed: .*At most 25/m);
+    expect(rejected.stdout).toContain(`asked by:  run ${first.runId}, below this one`);
+    expect(rejected.stdout).toContain('"amount": 25');
+    const second = await pendingOf(run.id, first.id);
+    expect(rejected.stdout).toContain(`approval:  ${second.id}`);
+    const cancelled = await stack.api.request('POST', `/v1/runs/${run.id}/cancel`, {});
+    expect(cancelled.status).toBe(200);
   });
 
   it('cancels the child with the parent, and its pending approval expires', async () => {

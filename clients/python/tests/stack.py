@@ -112,6 +112,13 @@ SCRIPTS: dict[str, list[dict[str, Any]]] = {
     "chat-flow": [{"text": "Hello! What is wrong?"}, {"text": "Sorry to hear it."}, {"text": "Goodbye."}],
     # An answer in a declared shape (result.schema): prose first, then the object.
     "shaped": [{"text": "It can be refunded."}, {"object": {"refundable": True, "amount": 40}}],
+    # Agents as tools (test/e2e/sub-agents.test.ts's "triage-twice"): the triage agent hands the refund to the
+    # billing agent, whose two refunds in a row (40, then the shipping, 7) each need a person's approval.
+    "triage-twice": [
+        {"toolCalls": [{"name": "billing-twice", "arguments": {"task": "Refund order A-1001 and its shipping"}}]},
+        {"text": "Billing did both."},
+    ],
+    "billing-twice": [refund(40), refund(7), {"text": "Refunded 40 and the shipping (7)."}],
 }
 
 
@@ -164,6 +171,13 @@ inputs.prompts = [ {{ name = "message" description = "What the customer wrote" r
   required = ["refundable", "amount"]
 }
 """
+    # The triage agent's one function is the billing agent (an agent as a tool needs a summary).
+    files["agents/triage-twice.mtr"] = '''model = "scripted:triage-twice"
+instructions = "Route the customer to the right agent."
+summary = "Routes questions"
+functions = [ { agent = @ref("billing-twice") } ]
+'''
+    files["agents/billing-twice.mtr"] += 'summary = "Refunds orders and shipping"\n'
     # Tutorial 03's refund desk, for the example that approves from code: the full refund, then a redraft.
     files["interactions/one-shot/refund-desk.mtr"] = files["interactions/one-shot/redraft-flow.mtr"]
     return files

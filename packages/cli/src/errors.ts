@@ -26,11 +26,6 @@ export const cliErrors = defineErrors({
     message: 'no {what} given',
     hint: '{hint}',
   },
-  'api:cli:repo-not-found': {
-    status: 404,
-    message: 'no config repo at {dir}',
-    hint: 'run it in the repo, or give its folder: `mt deploy path/to/repo`',
-  },
   'api:cli:not-a-config-repo': {
     status: 400,
     message: '{dir} is not a config repo: {reason}',

@@ -56,6 +56,29 @@ describe('mt check of a path that is not a config repo', () => {
     });
   });
 
+  // docs/cli.md: `mt deploy` and `mt extop-call --repo` check the same (they said api:cli:repo-not-found, which
+  // errors.md did not list for extop-call nor for a file, with a hint naming `mt deploy`).
+  it('refuses the same paths in mt deploy and mt extop-call --repo, with the same code and reason', async () => {
+    const missing = join(scratch, 'nonexistent');
+    const file = join(scratch, 'other-file.mtr');
+    writeFileSync(file, 'method = "GET"\n');
+    for (const [args, reason] of [
+      [['deploy', missing, '--key', 'mt_x'], `${missing} is not a config repo: nothing is there`],
+      [['deploy', file, '--key', 'mt_x', '--json'], `${file} is not a config repo: it is a file, not a folder`],
+      [['extop-call', 'get-order', '--repo', missing], `${missing} is not a config repo: nothing is there`],
+      [['extop-call', 'get-order', '--repo', file], `${file} is not a config repo: it is a file, not a folder`],
+    ] as const) {
+      const result = await mt(...args);
+      expect(result.code, args.join(' ')).toBe(1);
+      if (args.includes('--json')) {
+        expect(JSON.parse(result.stdout)).toEqual({ code: 'api:cli:not-a-config-repo', error: reason });
+      } else {
+        expect(result.stderr).toContain(`error [api:cli:not-a-config-repo]: ${reason}`);
+        expect(result.stderr).toContain('hint: give the folder that holds connectors/');
+      }
+    }
+  });
+
   it('accepts a repo with only an agents/ folder, even an empty one', async () => {
     const repo = join(scratch, 'repo');
     mkdirSync(join(repo, 'agents'), { recursive: true });

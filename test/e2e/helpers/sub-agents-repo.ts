@@ -10,6 +10,7 @@ import { ORDERS_SECRET, type RunsStack, type RunsStackOptions, startRunsStack } 
 // the depth limit, and a child whose tool call an upstream can hold.
 export const FIRST = { amount: 40, reason: 'The lamp arrived broken' };
 export const REDRAFT = { amount: 25, reason: 'Part refund: the lamp still works' };
+export const SHIPPING = { amount: 7, reason: 'Shipping of the broken lamp' };
 const refundCall = (request: object) => ({
   toolCalls: [{ name: 'refund-order', arguments: { request, additionalInputs: { 'path.orderId': 'A-1001' } } }],
 });
@@ -20,6 +21,11 @@ const SCRIPTS: Record<string, unknown[]> = {
   billing: [refundCall(FIRST), { text: 'Refunded 40 for A-1001 (refund R-77).' }],
   'triage-redraft': [handTo('billing-redraft-agent', 'Refund order A-1001'), { text: 'Billing handled it.' }],
   'billing-redraft': [refundCall(FIRST), refundCall(REDRAFT), { text: 'Refunded 25 for A-1001.' }],
+  'triage-twice': [
+    handTo('billing-twice-agent', 'Refund order A-1001 and its shipping'),
+    { text: 'Billing did both.' },
+  ],
+  'billing-twice': [refundCall(FIRST), refundCall(SHIPPING), { text: 'Refunded 40 and the shipping (7).' }],
   'triage-slow': [handTo('billing-slow-agent', 'Look up order SLOW-1'), { text: 'Triage done.' }],
   'billing-slow': [
     { toolCalls: [{ name: 'get-order', arguments: { additionalInputs: { 'path.orderId': 'SLOW-1' } } }] },
@@ -71,6 +77,14 @@ function repoFiles(origin: string): RepoFile[] {
       content: agent('billing-redraft', 'Refunds orders', '{ ref = @ref("refund-order") }'),
     },
     {
+      path: 'agents/triage-twice-agent.mtr',
+      content: agent('triage-twice', 'Routes questions', '{ agent = @ref("billing-twice-agent") }'),
+    },
+    {
+      path: 'agents/billing-twice-agent.mtr',
+      content: agent('billing-twice', 'Refunds orders and shipping', '{ ref = @ref("refund-order") }'),
+    },
+    {
       path: 'agents/triage-slow-agent.mtr',
       content: agent('triage-slow', 'Routes questions', '{ agent = @ref("billing-slow-agent") }'),
     },
@@ -90,6 +104,7 @@ function repoFiles(origin: string): RepoFile[] {
     { path: 'agents/lookup-b-agent.mtr', content: agent('lookup-b', 'Looks up B', '') },
     { path: 'interactions/one-shot/triage-two.mtr', content: interaction('triage-two-agent') },
     { path: 'interactions/one-shot/triage.mtr', content: interaction('triage-agent') },
+    { path: 'interactions/one-shot/triage-twice.mtr', content: interaction('triage-twice-agent') },
     { path: 'interactions/one-shot/triage-slow.mtr', content: interaction('triage-slow-agent') },
     { path: 'interactions/one-shot/triage-redraft.mtr', content: interaction('triage-redraft-agent') },
     { path: 'interactions/one-shot/deep.mtr', content: interaction('level-0') },

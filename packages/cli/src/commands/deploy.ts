@@ -1,11 +1,10 @@
-import { existsSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { UnprocessableEntityError } from '@maitento/sdk';
 import { cliErrors } from '../errors.js';
 import { type ApiFlags, addConnectionOptions, addJsonOption, withClient } from '../internal/api.js';
 import { formatPlan, planSummary } from '../internal/deploy-output.js';
 import { ExitCode } from '../internal/exit-codes.js';
-import { compileLocalRepo, printDiagnostics } from '../internal/local-repo.js';
+import { assertConfigRepo, compileLocalRepo, printDiagnostics } from '../internal/local-repo.js';
 import { CommandExit, printJson, reportError } from '../internal/output.js';
 import type { RegisterCommand } from './index.js';
 
@@ -21,8 +20,11 @@ export const register: RegisterCommand = (program, io) => {
     .option('--dry-run', 'print the plan without storing anything');
   addJsonOption(addConnectionOptions(command)).action(async (dir: string, flags: ApiFlags & { dryRun?: boolean }) => {
     const root = resolve(dir);
-    if (!existsSync(root) || !statSync(root).isDirectory()) {
-      throw new CommandExit(reportError(io, cliErrors.create('api:cli:repo-not-found', { dir }), flags.json === true));
+    // A missing path, a file or a folder of no config repo: refused as `mt check` refuses it (docs/cli.md).
+    try {
+      await assertConfigRepo(dir);
+    } catch (error) {
+      throw new CommandExit(reportError(io, error, flags.json === true));
     }
     const { files, sources, compiled, errors } = await compileLocalRepo(root);
     await printDiagnostics(io, compiled.diagnostics, sources);

@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { Resolver } from '@maitento/egress';
 import { isMtError } from '@maitento/errors';
@@ -7,7 +6,7 @@ import type { CallCredential, Gateway, ToolCallInput, ToolCallResult } from '@ma
 import type { Connector, Interaction, RepoFile, Tool } from '@maitento/lang';
 import { cliErrors } from '../errors.js';
 import { ExitCode } from '../internal/exit-codes.js';
-import { compileLocalRepo, printDiagnostics } from '../internal/local-repo.js';
+import { assertConfigRepo, compileLocalRepo, printDiagnostics } from '../internal/local-repo.js';
 import { CommandExit, type Io, printJson, reportError } from '../internal/output.js';
 import type { RegisterCommand } from './index.js';
 
@@ -165,9 +164,7 @@ async function callOnce(gateway: Gateway, input: ToolCallInput, approve: boolean
 
 async function extopCall(io: Io, toolName: string, flags: Flags): Promise<void> {
   const dir = resolve(flags.repo);
-  if (!(await stat(dir).catch(() => undefined))?.isDirectory()) {
-    throw cliErrors.create('api:cli:repo-not-found', { dir });
-  }
+  await assertConfigRepo(flags.repo);
   let args: unknown = {};
   if (flags.args !== undefined) {
     try {

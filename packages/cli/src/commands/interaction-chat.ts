@@ -55,22 +55,40 @@ or was Cancelled, 2 usage.`,
         const run = await client.interactionRuns.start(name, { inputs: { ...flags.input, ...flags.inputJson } });
         io.err(`conversation ${run.id} with ${run.interaction.name} version ${run.interaction.version}`);
         const asked = new Set<string>();
+        // Asks about the approval a run (the conversation or a child of it) waits on, once; false on end of input.
+        const answerApproval = async (runId: string): Promise<boolean> => {
+          const waiting = await client.interactionRuns.get(runId);
+          const approval = waiting.pendingApproval;
+          if (waiting.status !== 'PendingApproval' || approval === null || asked.has(approval.id)) return true;
+          asked.add(approval.id);
+          io.err(describeWaiting(waiting).split('\nAnswer it with:')[0] ?? '');
+          const answer = (await ask('Approve this call? y to approve, or a reason to reject: '))?.trim();
+          if (answer === undefined) return false;
+          if (answer.toLowerCase() === 'y' || answer.toLowerCase() === 'yes') {
+            await client.interactionRuns.approve(runId, { approvalId: approval.id });
+          } else {
+            const reason = answer === '' ? 'Rejected in the terminal' : answer;
+            await client.interactionRuns.reject(runId, { approvalId: approval.id, reason });
+          }
+          return true;
+        };
+        // A call that handed a task to an agent: its child run's calls, indented, to its end, each approval it asks
+        // for asked here (the conversation's own stream has no event while a child waits for a person).
+        const followChild = async (childId: string, indent: string): Promise<boolean> => {
+          for await (const event of client.interactionRuns.events(childId)) {
+            if (SHOWN.has(event.type)) io.err(`${indent}${describeEvent(event).replaceAll('\n', `\n${indent}`)}`);
+            if (event.type === 'run-waiting' && !(await answerApproval(childId))) return false;
+            const child = event.type === 'tool-call-started' ? event.data.childRunId : undefined;
+            if (typeof child === 'string' && !(await followChild(child, `${indent}    `))) return false;
+          }
+          return true;
+        };
         for await (const event of client.interactionRuns.events(run.id)) {
           if (SHOWN.has(event.type)) io.err(describeEvent(event));
+          const child = event.type === 'tool-call-started' ? event.data.childRunId : undefined;
+          if (typeof child === 'string' && !(await followChild(child, '    '))) break;
           if (event.type === 'run-waiting') {
-            const waiting = await client.interactionRuns.get(run.id);
-            const approval = waiting.pendingApproval;
-            if (waiting.status !== 'PendingApproval' || approval === null || asked.has(approval.id)) continue;
-            asked.add(approval.id);
-            io.err(describeWaiting(waiting).split('\nAnswer it with:')[0] ?? '');
-            const answer = (await ask('Approve this call? y to approve, or a reason to reject: '))?.trim();
-            if (answer === undefined) break;
-            if (answer.toLowerCase() === 'y' || answer.toLowerCase() === 'yes') {
-              await client.interactionRuns.approve(run.id, { approvalId: approval.id });
-            } else {
-              const reason = answer === '' ? 'Rejected in the terminal' : answer;
-              await client.interactionRuns.reject(run.id, { approvalId: approval.id, reason });
-            }
+            if (!(await answerApproval(run.id))) break;
           } else if (event.type === 'input-requested') {
             io.out(`${waitingReply(event.data)}\n`);
             const text = (await ask('you> '))?.trim();

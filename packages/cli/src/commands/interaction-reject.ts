@@ -2,7 +2,7 @@ import { Option } from 'commander';
 import { type ApiFlags, addConnectionOptions, addJsonOption, withClient } from '../internal/api.js';
 import { ExitCode } from '../internal/exit-codes.js';
 import { CommandExit } from '../internal/output.js';
-import { followRun, lastEventSeq } from '../internal/run-follow.js';
+import { followMark, followRun, topRunOf } from '../internal/run-follow.js';
 import { printRunJson } from '../internal/run-output.js';
 import type { RegisterCommand } from './index.js';
 
@@ -24,14 +24,16 @@ a run that Failed or was Cancelled, 2 usage.`,
   addJsonOption(addConnectionOptions(command)).action(
     async (runId: string, flags: ApiFlags & { reason: string; approval?: string; wait?: boolean }) => {
       await withClient(io, flags, async (client) => {
-        const after = flags.wait ? await lastEventSeq(client, runId) : 0;
+        // Marked before answering, so that only the new steps are printed; the top run is the one followed to its end.
+        const top = flags.wait ? await topRunOf(client, runId) : runId;
+        const mark = flags.wait ? await followMark(client, top) : undefined;
         const run = await client.interactionRuns.reject(runId, {
           reason: flags.reason,
           ...(flags.approval ? { approvalId: flags.approval } : {}),
         });
         if (flags.wait) {
-          io.err(`rejected; following run ${run.id}`);
-          const outcome = await followRun(client, io, run.id, flags.json === true, after);
+          io.err(`rejected; following run ${top}${top === run.id ? '' : ` (the run at the top of ${run.id})`}`);
+          const outcome = await followRun(client, io, top, flags.json === true, mark);
           if (outcome === 'failed') throw new CommandExit(ExitCode.UserError);
           return;
         }

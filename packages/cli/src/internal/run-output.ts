@@ -103,6 +103,8 @@ export function describeWaiting(run: RunView): string {
     `  agent:     ${approval.agentName ?? '-'}`,
     `  approval:  ${approval.id}`,
   ];
+  // A sub-agent's call (agents as tools): the approval is its child run's; answering through this run answers it.
+  if (approval.runId && approval.runId !== run.id) lines.push(`  asked by:  run ${approval.runId}, below this one`);
   if (approval.expiresAt) lines.push(`  expires:   ${approval.expiresAt}`);
   lines.push(
     '  arguments:',

@@ -40,7 +40,9 @@ export interface RunEventsParams extends ListRunEventsParams {
 export interface RunParams extends StartRunParams {
   /**
    * Called each time the run starts waiting for a person, once per pending approval (a redraft after a
-   * rejection is a new approval, so it is called again). Approve or reject from here to go on.
+   * rejection is a new approval, so it is called again), with the run as it stands. An approval asked by a child
+   * run (an agent handed a task by a call) is one too: `run.pendingApproval.runId` names the run that asks and
+   * `agentName` its agent; answering through `run.id` answers it. Approve or reject from here to go on.
    */
   onWaiting?: (run: RunView) => void | Promise<void>;
   signal?: AbortSignal;
@@ -180,9 +182,10 @@ export class InteractionRuns extends APIResource {
   }
 
   /**
-   * Starts a run and follows it to its end: calls `onWaiting(run)` once for each approval it waits on,
-   * and resolves with the finished run (`Completed`, `Failed` or `Cancelled`), or, for a conversation, with the run
-   * waiting for the next message (`WaitingForInput`, its first reply in `result`): continue it with {@link send}.
+   * Starts a run and follows it to its end: calls `onWaiting(run)` once for each approval it waits on (those of the
+   * child runs below it included), and resolves with the finished run (`Completed`, `Failed` or `Cancelled`), or,
+   * for a conversation, with the run waiting for the next message (`WaitingForInput`, its first reply in `result`):
+   * continue it with {@link send}.
    */
   async run(name: string, params: RunParams = {}, options?: RequestOptions): Promise<RunView> {
     const { onWaiting, signal, ...start } = params;
@@ -214,13 +217,16 @@ export class InteractionRuns extends APIResource {
     return this.follow(id, after, params);
   }
 
-  // Follows a run's events after `after` until it ends or waits for a message, asking `onWaiting` about approvals.
+  // Follows a run's events after `after` until it ends or waits for a message, asking `onWaiting` about approvals,
+  // the approvals of the child runs its calls start included (agents as tools).
   private async follow(
     id: string,
     after: number,
     { onWaiting, signal }: Pick<RunParams, 'onWaiting' | 'signal'>,
   ): Promise<RunView> {
     const asked = new Set<string>();
+    // The run followed shows the approval it waits on, its own or one of a run below it (`pendingApproval.runId`
+    // names the run that asks): its status follows a child's, in the transaction that stores the child's event.
     const askIfWaiting = async () => {
       const current = await this.get(id, { signal });
       const pending = current.pendingApproval;
@@ -229,14 +235,31 @@ export class InteractionRuns extends APIResource {
         await onWaiting?.(current);
       }
     };
+    // A call that handed a task to an agent started a child run: the parent stores nothing while the child goes
+    // on or waits for a person, so the child's own stream is followed to its end, its children likewise.
+    const followChild = async (childId: string): Promise<void> => {
+      for await (const event of this.events(childId, { signal })) {
+        if (event.type === 'run-waiting') await askIfWaiting();
+        const child = childRunOf(event);
+        if (child !== undefined) await followChild(child);
+      }
+    };
     for await (const event of this.events(id, { signal, after })) {
       // Stored with the PendingApproval status; `approval-requested` comes before the turn's other calls are made.
       if (event.type === 'run-waiting') await askIfWaiting();
+      const child = childRunOf(event);
+      if (child !== undefined) await followChild(child);
       // A conversation's reply: stored with the WaitingForInput status.
       if (event.type === 'input-requested') break;
     }
     return this.get(id, { signal });
   }
+}
+
+/** The child run a `tool-call-started` started (a call of an agent as a tool), if any. */
+function childRunOf(event: RunEvent): string | undefined {
+  const child = event.type === 'tool-call-started' ? event.data.childRunId : undefined;
+  return typeof child === 'string' ? child : undefined;
 }
 
 function isReconnectable(error: unknown): boolean {

@@ -61,6 +61,10 @@ class _EventCursor:
     def accept(self, sse: httpx_sse.ServerSentEvent, route: str) -> RunEvent | None:
         if sse.event == "error":
             raise _stream_error(sse.data, route)
+        # The server's `: keep-alive` comment (after 15 s without an event) comes out of httpx-sse as an event
+        # without data (it keeps the last id); the SSE spec dispatches nothing there, so neither do we.
+        if not sse.data:
+            return None
         event = RunEvent.model_validate_json(sse.data)
         if event.seq <= self.after:
             return None
@@ -225,7 +229,10 @@ class InteractionRuns:
     ) -> Run:
         """Starts a run and follows it to its end: calls `on_waiting(run)` once for every approval it waits
         on (a redraft after a rejection is a new approval), and returns the finished run; a conversation's run is
-        returned at its first reply (`WaitingForInput`, the reply in `result`): continue it with `send`."""
+        returned at its first reply (`WaitingForInput`, the reply in `result`): continue it with `send`.
+        The approvals of the child runs below it (an agent handed a task by a call) are included: `on_waiting`
+        gets this run (`PendingApproval`), its `pending_approval.run_id` naming the run that asks and
+        `agent_name` its agent; answering through `run.id` answers it."""
         run = self.start(name, inputs=inputs, interactive=interactive, version=version)
         return self._follow(run.id, 0, on_waiting)
 
@@ -248,18 +255,38 @@ class InteractionRuns:
         return self._follow(run_id, sent, on_waiting)
 
     def _follow(self, run_id: str, after: int, on_waiting: Callable[[Run], object] | None) -> Run:
+        # Follows the run's events after `after` until it ends or waits for a message, asking `on_waiting` about
+        # approvals, those of the child runs its calls start included (agents as tools).
         asked: set[str] = set()
-        for event in self.events(run_id, after=after):
-            if event.type == "input-requested":
-                break
-            if event.type != "run-waiting":
-                continue
+
+        def ask_if_waiting() -> None:
+            # The run followed shows the approval it waits on, its own or one of a run below it
+            # (`pending_approval.run_id` names the run that asks): its status follows a child's.
             current = self.get(run_id)
             pending = current.pending_approval
             if current.status == "PendingApproval" and pending is not None and pending.id not in asked:
                 asked.add(pending.id)
                 if on_waiting is not None:
                     on_waiting(current)
+
+        def follow_child(child_id: str) -> None:
+            # The parent stores nothing while its child goes on or waits for a person: the child's own stream is
+            # followed to its end, its children likewise.
+            for event in self.events(child_id):
+                if event.type == "run-waiting":
+                    ask_if_waiting()
+                child = _child_run_of(event)
+                if child is not None:
+                    follow_child(child)
+
+        for event in self.events(run_id, after=after):
+            if event.type == "run-waiting":
+                ask_if_waiting()
+            child = _child_run_of(event)
+            if child is not None:
+                follow_child(child)
+            if event.type == "input-requested":
+                break
         return self.get(run_id)
 
 
@@ -357,7 +384,8 @@ class AsyncInteractionRuns:
         on_waiting: Callable[[Run], object] | None = None,
     ) -> Run:
         """Starts a run and follows it to its end, calling (and awaiting, when it is a coroutine function)
-        `on_waiting(run)` once for every approval it waits on; returns the finished run (a conversation's at its
+        `on_waiting(run)` once for every approval it waits on (its child runs' included, as the synchronous
+        `run`); returns the finished run (a conversation's at its
         first reply, `WaitingForInput`: continue it with `send`)."""
         run = await self.start(name, inputs=inputs, interactive=interactive, version=version)
         return await self._follow(run.id, 0, on_waiting)
@@ -378,12 +406,10 @@ class AsyncInteractionRuns:
         return await self._follow(run_id, sent, on_waiting)
 
     async def _follow(self, run_id: str, after: int, on_waiting: Callable[[Run], object] | None) -> Run:
+        # As the synchronous `_follow`: the run's events, and those of the child runs its calls start.
         asked: set[str] = set()
-        async for event in self.events(run_id, after=after):
-            if event.type == "input-requested":
-                break
-            if event.type != "run-waiting":
-                continue
+
+        async def ask_if_waiting() -> None:
             current = await self.get(run_id)
             pending = current.pending_approval
             if current.status == "PendingApproval" and pending is not None and pending.id not in asked:
@@ -392,4 +418,27 @@ class AsyncInteractionRuns:
                     result = on_waiting(current)
                     if inspect.isawaitable(result):
                         await result
+
+        async def follow_child(child_id: str) -> None:
+            async for event in self.events(child_id):
+                if event.type == "run-waiting":
+                    await ask_if_waiting()
+                child = _child_run_of(event)
+                if child is not None:
+                    await follow_child(child)
+
+        async for event in self.events(run_id, after=after):
+            if event.type == "run-waiting":
+                await ask_if_waiting()
+            child = _child_run_of(event)
+            if child is not None:
+                await follow_child(child)
+            if event.type == "input-requested":
+                break
         return await self.get(run_id)
+
+
+def _child_run_of(event: RunEvent) -> str | None:
+    """The child run a `tool-call-started` started (a call of an agent as a tool), if any."""
+    child = event.data.get("childRunId") if event.type == "tool-call-started" else None
+    return child if isinstance(child, str) else None
