@@ -247,6 +247,8 @@ def start_serve(home: Path, backend: str, scripts: Path, extra_env: dict[str, st
         "MT_EGRESS_ALLOW": "127.0.0.1",
         "MT_SCRIPTED_MODELS": str(scripts),
         "MT_PUBLIC_URL": f"http://127.0.0.1:{port}",
+        # Keep-alive comments every second (15 s by default), so the streams the tests read carry them.
+        "MT_STREAM_KEEPALIVE_MS": "1000",
         **(extra_env or {}),
     }
     database = None

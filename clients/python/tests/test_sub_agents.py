@@ -2,7 +2,7 @@
 calls `on_waiting` with the top run (`PendingApproval`, the child's approval naming the child and its agent),
 answered from there; the run returns at the top run's end. Without following the child it waited forever: the
 parent's stream has no event while its child waits for a person. The first approval takes longer than the server's
-keep-alive (15 s), which the SDK's stream reader took for an event without data and failed on."""
+keep-alive (every second here, MT_STREAM_KEEPALIVE_MS), which the SDK's stream reader took for an event without data and failed on."""
 
 from __future__ import annotations
 
@@ -19,8 +19,8 @@ from .conftest import Stack
 MESSAGE = {"message": "My lamp arrived broken"}
 # Long enough for a loaded machine; a run() that does not follow the child never returns.
 LIMIT = 90.0
-# The server writes `: keep-alive` on a stream silent this long (DEFAULT_STREAM_TIMING.keepAliveMs).
-KEEP_ALIVE = 15.0
+# The stack's servers write `: keep-alive` on a stream silent this long (MT_STREAM_KEEPALIVE_MS in stack.py).
+KEEP_ALIVE = 1.0
 
 
 def _seen(run: Run, stack: Stack, since: int) -> dict[str, Any]:
@@ -62,7 +62,7 @@ def test_sync_run_follows_the_childs_two_approvals(stack: Stack, mt: Maitento) -
         assert waiting.pending_approval is not None
         if len(seen) == 1:
             # A person takes their time: both streams followed (the top run's, the child's) stay silent past the
-            # server's 15 s keep-alive, which the SDK must skip.
+            # server's keep-alive, which the SDK must skip.
             time.sleep(KEEP_ALIVE + 1)
         mt.interaction_runs.approve(waiting.id, approval_id=waiting.pending_approval.id)
 

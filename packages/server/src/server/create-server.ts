@@ -70,6 +70,7 @@ import {
   knowledgeDocumentLimitFromEnv,
   mcpSettingsFromEnv,
   runStreamsPerKeyFromEnv,
+  streamKeepAliveMsFromEnv,
   cacheLeaseMsFromEnv,
   slowRequestMsFromEnv,
 } from './settings.js';
@@ -237,7 +238,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
   const vectorSupport = await detectVectorSupport(options.db);
   const ctx: ServerContext = {
     engine,
-    streamTiming: { ...DEFAULT_STREAM_TIMING, ...options.streamTiming },
+    streamTiming: { ...DEFAULT_STREAM_TIMING, keepAliveMs: streamKeepAliveMsFromEnv(), ...options.streamTiming },
     runStreamsPerKey: options.runStreamsPerKey ?? runStreamsPerKeyFromEnv(),
     wakeups,
     keys: watchKeys(options.db, wakeups, { warn: (obj, msg) => keyLog.target?.warn(obj, msg) }),

@@ -1,5 +1,6 @@
 import { approvalTtlMsFromEnv } from '@maitento/engine';
 import { DEFAULT_CACHE_LEASE_MS, DEFAULT_FILE_LIMITS, type FileLimits } from '@maitento/store';
+import { DEFAULT_STREAM_TIMING } from '../internal/event-stream.js';
 import type { McpSettings } from '../mcp/settings.js';
 
 // The one module of the server that reads the environment (docs/configuration.md). The engine reads its own
@@ -85,6 +86,14 @@ export function fileLimitsFromEnv(overrides: Partial<FileLimits> = {}): FileLimi
     maxFileSystemBytes:
       overrides.maxFileSystemBytes ?? envLimit('MT_FILE_SYSTEM_MAX_BYTES', DEFAULT_FILE_LIMITS.maxFileSystemBytes),
   };
+}
+
+/**
+ * `MT_STREAM_KEEPALIVE_MS`: how long a run event stream may stay silent before the server writes a keep-alive comment
+ * (default 15000, at least 100): lower it behind a proxy that closes idle connections sooner.
+ */
+export function streamKeepAliveMsFromEnv(): number {
+  return envLimit('MT_STREAM_KEEPALIVE_MS', DEFAULT_STREAM_TIMING.keepAliveMs, 100);
 }
 
 /** `MT_RUN_STREAMS_PER_KEY`: the most run event streams one API key holds open at once (default 20). */
