@@ -6,6 +6,9 @@ type SerializerBuilder = NonNullable<
 >;
 type Serialize = (data: unknown) => string;
 
+/** A schema compiled at start to set the compilers up (see the callers). */
+export const WARM_UP_SCHEMA = { type: 'object', properties: { warm: { type: 'string' } } } as const;
+
 // fastify's own serializer builder (fast-json-stringify), loaded from where fastify loads it: it is fastify's
 // dependency, so this adds none and stays the version fastify was released with.
 const fastifyRequire = createRequire(createRequire(import.meta.url).resolve('fastify'));
@@ -20,8 +23,15 @@ export function lazySerializerBuilder(): SerializerBuilder {
   const build = (
     fastifyRequire('@fastify/fast-json-stringify-compiler') as { SerializerSelector: () => SerializerBuilder }
   ).SerializerSelector();
+  let warm = false;
   return (externalSchemas, options) => {
     const compile = build(externalSchemas, options);
+    // One small schema now: the first compile of a process pays fast-json-stringify's own set-up (and the JIT's),
+    // which belongs to the start, not to the first request (a slow-request log line at info otherwise).
+    if (!warm) {
+      warm = true;
+      compile({ schema: WARM_UP_SCHEMA, method: 'GET', url: '/', httpStatus: '200' })({ warm: '' });
+    }
     return (route) => {
       let serialize: Serialize | undefined;
       return (data) => {

@@ -1,6 +1,6 @@
 import { Ajv, type Options } from 'ajv';
 import type { FastifyInstance, FastifySchemaValidationError } from 'fastify';
-import { lazyValidator } from './lazy-schemas.js';
+import { lazyValidator, WARM_UP_SCHEMA } from './lazy-schemas.js';
 
 // Fastify's default Ajv drops unknown body fields and coerces types, so a typo such as
 // `{ "dry_run": true }` would be silently ignored and `{ "value": 123 }` stored as "123".
@@ -52,6 +52,9 @@ function rejectsNonDigitIntegers(
 export function installValidators(app: FastifyInstance): void {
   const body = new Ajv(BODY_OPTIONS);
   const params = new Ajv(PARAMS_OPTIONS);
+  // An Ajv instance's first compile sets it up (~0.05 s): at start, so the first request pays only its own schema.
+  body.compile(WARM_UP_SCHEMA);
+  params.compile(WARM_UP_SCHEMA);
   app.setValidatorCompiler(({ schema, httpPart }) => {
     if (httpPart === 'body') return lazyValidator(() => body.compile(schema));
     return lazyValidator(() => rejectsNonDigitIntegers(schema as Record<string, unknown>, params.compile(schema)));
