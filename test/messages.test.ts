@@ -43,7 +43,7 @@ async function messageOf(call: Promise<unknown>): Promise<string> {
 beforeAll(async () => {
   // The in-process server's scripted model reads its folder from the environment at each run.
   process.env.MT_SCRIPTED_MODELS = scripts;
-  db = await createTestDatabase('mt_messages');
+  db = await createTestDatabase('mt_messages', { migrated: true });
   server = await startServer({
     port: 0,
     databaseUrl: db.url,

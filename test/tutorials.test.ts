@@ -107,7 +107,7 @@ beforeAll(async () => {
   state = await mkdtemp(join(tmpdir(), 'mt-tutorials-state-'));
   await installTutorialFolder(tutorials, join(home, 'maitento-packages'));
   await writeNodeShim(join(state, 'bin'));
-  db = await createTestDatabase('mt_tutorials');
+  db = await createTestDatabase('mt_tutorials', { migrated: true });
   upstream = await startUpstream();
   orders = await startOrdersApi();
   const adminKey = `mt_tutorial_${randomBytes(18).toString('hex')}`;

@@ -42,7 +42,7 @@ interface Change {
 
 beforeAll(async () => {
   requireBuiltCli();
-  db = await createTestDatabase('mt_e2e');
+  db = await createTestDatabase('mt_e2e', { migrated: true });
   home = await tempHome();
   server = await startServer(db.url, ADMIN_KEY, home);
   repo = await copyExampleRepo();

@@ -46,7 +46,7 @@ function jsonAfter(text: string, marker: string): string {
 
 beforeAll(async () => {
   requireBuiltCli();
-  db = await createTestDatabase('mt_e2e_order');
+  db = await createTestDatabase('mt_e2e_order', { migrated: true });
   home = await tempHome();
   repo = await mkdtemp(join(tmpdir(), 'mt-order-repo-'));
   await mkdir(join(repo, 'connectors/open-api'), { recursive: true });

@@ -25,7 +25,7 @@ function mt(args: string[]) {
 
 beforeAll(async () => {
   requireBuiltCli();
-  db = await createTestDatabase('mt_cli_ai');
+  db = await createTestDatabase('mt_cli_ai', { migrated: true });
   home = await tempHome();
   server = await startServer(db.url, ADMIN_KEY, home, { MT_PUBLIC_URL: EXAMPLE_PLATFORM_URL });
   const client = new Maitento({ baseUrl: server.url, apiKey: ADMIN_KEY, maxRetries: 0 });

@@ -30,7 +30,7 @@ function mt(args: string[]) {
 
 beforeAll(async () => {
   requireBuiltCli();
-  db = await createTestDatabase('mt_cli_extops');
+  db = await createTestDatabase('mt_cli_extops', { migrated: true });
   home = await tempHome();
   repo = await mkdtemp(join(tmpdir(), 'mt-cli-extops-'));
   for (const folder of ['connectors', 'external-operations']) {

@@ -26,7 +26,7 @@ function mt(args: string[], input?: string) {
 
 beforeAll(async () => {
   requireBuiltCli();
-  db = await createTestDatabase('mt_cli_fs');
+  db = await createTestDatabase('mt_cli_fs', { migrated: true });
   home = await tempHome();
   work = await mkdtemp(join(tmpdir(), 'mt-cli-fs-'));
   server = await startServer(db.url, ADMIN_KEY, home);

@@ -26,7 +26,7 @@ function mt(args: string[]) {
 
 beforeAll(async () => {
   requireBuiltCli();
-  db = await createTestDatabase('mt_cli_kb');
+  db = await createTestDatabase('mt_cli_kb', { migrated: true });
   home = await tempHome();
   server = await startServer(db.url, ADMIN_KEY, home);
 });

@@ -111,7 +111,7 @@ beforeAll(async () => {
     });
   });
   await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
-  db = await createTestDatabase('mt_cli_runs');
+  db = await createTestDatabase('mt_cli_runs', { migrated: true });
   home = await tempHome();
   server = await startServeProcess([], {
     home,

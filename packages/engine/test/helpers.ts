@@ -100,7 +100,7 @@ export async function makeWorld(given?: Db): Promise<World> {
   let database: TestDatabase | undefined;
   let db = given;
   if (db === undefined) {
-    database = await createTestDatabase('mt_engine');
+    database = await createTestDatabase('mt_engine', { migrated: true });
     db = createPgDb(database.url);
   }
   await migrate(db);

@@ -11,7 +11,7 @@ let db: Db;
 let queue: RunQueue | undefined;
 
 beforeAll(async () => {
-  database = await createTestDatabase('mt_run_queue');
+  database = await createTestDatabase('mt_run_queue', { migrated: true });
   db = createPgDb(database.url);
   await migrate(db);
 });

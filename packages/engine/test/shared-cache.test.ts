@@ -65,7 +65,7 @@ async function runToEnd(orders: string[]) {
 
 beforeAll(async () => {
   upstream = await startUpstream((req) => ({ body: { order: req.url }, wait: holds.get(req.url.split('?')[0]) }));
-  database = await createTestDatabase('mt_engine_cache');
+  database = await createTestDatabase('mt_engine_cache', { migrated: true });
   world = await makeWorld(createPgDb(database.url));
   await world.secret('orders-key', 'sk-orders-key');
   await world.deployFiles(ordersRepo({ origin: upstream.url }));

@@ -13,7 +13,7 @@ let server: RunningServer;
 let mt: Maitento;
 
 beforeAll(async () => {
-  db = await createTestDatabase('mt_sdk_ai');
+  db = await createTestDatabase('mt_sdk_ai', { migrated: true });
   server = await startServer({
     port: 0,
     databaseUrl: db.url,

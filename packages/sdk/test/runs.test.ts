@@ -80,7 +80,7 @@ beforeAll(async () => {
     });
   });
   await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
-  db = await createTestDatabase('mt_sdk_runs');
+  db = await createTestDatabase('mt_sdk_runs', { migrated: true });
   server = await startServer({
     port: 0,
     databaseUrl: db.url,

@@ -23,7 +23,7 @@ let mt: Maitento;
 let files: DeployFile[];
 
 beforeAll(async () => {
-  db = await createTestDatabase('mt_sdk');
+  db = await createTestDatabase('mt_sdk', { migrated: true });
   server = await startServer({
     port: 0,
     databaseUrl: db.url,

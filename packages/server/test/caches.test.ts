@@ -93,7 +93,7 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
   ordersUrl = `http://orders.example.test:${(upstream.address() as AddressInfo).port}`;
-  database = await createTestDatabase('mt_caches');
+  database = await createTestDatabase('mt_caches', { migrated: true });
   const secretKey = randomBytes(32);
   secretKeyOf = secretKey;
   a = await startNode(counting(createPgDb(database.url)), secretKey);

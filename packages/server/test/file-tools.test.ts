@@ -40,7 +40,7 @@ async function freePort(): Promise<number> {
 }
 
 async function openPg(): Promise<{ db: Db; close(): Promise<void> }> {
-  const database = await createTestDatabase('mt_file_tools');
+  const database = await createTestDatabase('mt_file_tools', { migrated: true });
   const db = createPgDb(database.url);
   return {
     db,

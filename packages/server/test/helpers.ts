@@ -31,7 +31,7 @@ export function localResolver(hosts: string[]): Resolver {
 export async function startTestServer(
   options: { hosts?: string[]; server?: Partial<ServerOptions> } = {},
 ): Promise<TestServer> {
-  const database: TestDatabase = await createTestDatabase('mt_server');
+  const database: TestDatabase = await createTestDatabase('mt_server', { migrated: true });
   const db = createPgDb(database.url);
   const logs: string[] = [];
   const stream = new Writable({

@@ -94,7 +94,7 @@ beforeAll(async () => {
     held.push(answer);
   });
   await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
-  database = await createTestDatabase('mt_server_mcp_json');
+  database = await createTestDatabase('mt_server_mcp_json', { migrated: true });
   db = createPgDb(database.url);
   app = await createServer({
     db,

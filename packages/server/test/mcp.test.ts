@@ -125,7 +125,7 @@ beforeAll(async () => {
     else res.end(JSON.stringify({ id: req.url?.split('/')[2], echoedKey: req.headers['x-api-key'] }));
   });
   await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
-  database = await createTestDatabase('mt_server_mcp');
+  database = await createTestDatabase('mt_server_mcp', { migrated: true });
   db = createPgDb(database.url);
   app = await createServer({
     db,

@@ -31,7 +31,7 @@ async function freePort(): Promise<number> {
 }
 
 beforeAll(async () => {
-  database = await createTestDatabase('mt_platform');
+  database = await createTestDatabase('mt_platform', { migrated: true });
   db = createPgDb(database.url);
   const port = await freePort();
   origin = `http://127.0.0.1:${port}`;

@@ -46,7 +46,7 @@ const requestLines = (lines: Record<string, unknown>[]) =>
   );
 
 beforeAll(async () => {
-  database = await createTestDatabase('mt_reqlog');
+  database = await createTestDatabase('mt_reqlog', { migrated: true });
 });
 
 afterAll(async () => {

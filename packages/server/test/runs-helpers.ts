@@ -108,7 +108,7 @@ export async function startRunsWorld(
     onQuery?: (text: string, rows: number) => void;
   } = {},
 ): Promise<RunsWorld> {
-  const database: TestDatabase = await createTestDatabase('mt_server_runs');
+  const database: TestDatabase = await createTestDatabase('mt_server_runs', { migrated: true });
   const pool = createPgDb(database.url);
   const onQuery = options.onQuery;
   const db: Db =

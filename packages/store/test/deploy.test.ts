@@ -27,7 +27,7 @@ function actions(plan: DeployPlan): Record<string, string> {
 }
 
 beforeAll(async () => {
-  database = await createTestDatabase('mt_store_deploy');
+  database = await createTestDatabase('mt_store_deploy', { migrated: true });
   db = createPgDb(database.url);
   await migrate(db);
 });

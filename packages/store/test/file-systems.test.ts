@@ -26,7 +26,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 const limits = { maxFileBytes: 64, maxFileSystemBytes: 100 };
 
 async function openPg(): Promise<{ db: Db; close(): Promise<void> }> {
-  const database = await createTestDatabase('mt_store_files');
+  const database = await createTestDatabase('mt_store_files', { migrated: true });
   const db = createPgDb(database.url);
   return {
     db,

@@ -31,7 +31,7 @@ function fingerprint(text: string): Buffer {
 }
 
 beforeAll(async () => {
-  database = await createTestDatabase('mt_store_idem');
+  database = await createTestDatabase('mt_store_idem', { migrated: true });
   db = createPgDb(database.url);
   await migrate(db);
   await createNamespace(db, 'idem');

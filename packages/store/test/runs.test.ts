@@ -64,7 +64,7 @@ const backends: [string, () => Promise<{ db: Db; done(): Promise<void> }>][] = [
   [
     'PostgreSQL',
     async () => {
-      const database: TestDatabase = await createTestDatabase('mt_store_runs');
+      const database: TestDatabase = await createTestDatabase('mt_store_runs', { migrated: true });
       const db = createPgDb(database.url);
       return {
         db,

@@ -26,7 +26,7 @@ const oldKey = randomBytes(32);
 const newKey = randomBytes(32);
 
 beforeAll(async () => {
-  database = await createTestDatabase('mt_store_envelope');
+  database = await createTestDatabase('mt_store_envelope', { migrated: true });
   db = createPgDb(database.url);
   await migrate(db);
   await createNamespace(db, 'a');

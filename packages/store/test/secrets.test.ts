@@ -20,7 +20,7 @@ let db: Db;
 const key = randomBytes(32);
 
 beforeAll(async () => {
-  database = await createTestDatabase('mt_store_secrets');
+  database = await createTestDatabase('mt_store_secrets', { migrated: true });
   db = createPgDb(database.url);
   await migrate(db);
   await createNamespace(db, 'a');

@@ -38,7 +38,7 @@ function counting(inner: Db): Db {
 }
 
 beforeAll(async () => {
-  database = await createTestDatabase('mt_store_cache');
+  database = await createTestDatabase('mt_store_cache', { migrated: true });
   const inner = createPgDb(database.url);
   await migrate(inner);
   await bootstrap(inner, { key: `mt_${randomBytes(24).toString('base64url')}` });

@@ -99,7 +99,7 @@ describe('stored resources keep their key order', () => {
   let db: Db;
 
   beforeAll(async () => {
-    database = await createTestDatabase('mt_store_order');
+    database = await createTestDatabase('mt_store_order', { migrated: true });
     db = createPgDb(database.url);
     await migrate(db);
   });

@@ -30,7 +30,7 @@ let db: Db;
 const opened: { close(): Promise<void> }[] = [];
 
 beforeAll(async () => {
-  database = await createTestDatabase('mt_wakeups');
+  database = await createTestDatabase('mt_wakeups', { migrated: true });
   db = createPgDb(database.url);
   await migrate(db);
   await createNamespace(db, 'wake');

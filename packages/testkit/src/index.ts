@@ -1,5 +1,5 @@
-export { createTestDatabase, TEST_SERVER_URL } from './database.js';
-export type { TestDatabase } from './database.js';
+export { createTestDatabase, MIGRATED_TEMPLATE_ENV, TEST_SERVER_URL } from './database.js';
+export type { TestDatabase, TestDatabaseOptions } from './database.js';
 export { createFakeAnthropic, createFakeOpenAI } from './fake-models.js';
 export type {
   FakeAnswer,

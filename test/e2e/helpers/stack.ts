@@ -56,7 +56,7 @@ export interface RunsStackOptions {
 export async function startRunsStack(options: RunsStackOptions = {}): Promise<RunsStack> {
   requireBuiltCli();
   const home = await tempHome();
-  const db = options.pglite ? undefined : await createTestDatabase('mt_e2e_runs');
+  const db = options.pglite ? undefined : await createTestDatabase('mt_e2e_runs', { migrated: true });
   const dataDir = options.pglite ? await mkdtemp(join(tmpdir(), 'mt-e2e-pglite-')) : undefined;
   // An empty PGlite database already made, so `mt serve` skips initdb (pglite-serve.test.ts starts from nothing).
   if (dataDir) await copyPgliteTemplate(join(dataDir, 'pglite'));

@@ -28,7 +28,7 @@ async function claimedRun(claim: string): Promise<{ id: string; journal: Attempt
 }
 
 beforeAll(async () => {
-  database = await createTestDatabase('mt_engine_journal');
+  database = await createTestDatabase('mt_engine_journal', { migrated: true });
   db = createPgDb(database.url);
   await migrate(db);
   await createNamespace(db, NS);

@@ -36,6 +36,7 @@ import { DEFAULT_STREAM_TIMING, type EventStreamTiming } from '../internal/event
 import { logInternalErrors } from '../internal/internal-errors.js';
 import { watchKeys } from '../internal/key-watch.js';
 import { lazyEngine } from '../internal/lazy-engine.js';
+import { lazySerializerBuilder } from '../internal/lazy-schemas.js';
 import { publishFileRoutes } from '../internal/openapi-files.js';
 import { markOptionalBodies, takesOptionalBody } from '../internal/optional-body.js';
 import { markRawBodies } from '../internal/raw-bodies.js';
@@ -275,6 +276,8 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
     routerOptions: { maxParamLength: MAX_NAME_LENGTH },
     frameworkErrors: frameworkErrorHandler,
     schemaErrorFormatter: formatSchemaError,
+    // Response serializers compiled on a route's first response of a status, not all at start (lazy-schemas.ts).
+    schemaController: { compilersFactory: { buildSerializer: lazySerializerBuilder() } },
   });
   gatewayLog.target = app.log;
   leaseLog.target = app.log;
