@@ -22,6 +22,8 @@ import {
   deploy,
   insertRun,
   migrate,
+  openWakeups,
+  startCacheLease,
 } from '@maitento/store';
 import { createTestDatabase } from '@maitento/testkit';
 import pg from 'pg';
@@ -261,6 +263,8 @@ async function main() {
   const realGateway = createGateway({ policy: egress });
   let engine;
   let cache;
+  let wakeups;
+  let lease;
   try {
     const secretKey = randomBytes(32);
     const compiled = compileRepo(repo(`http://127.0.0.1:${ports.upstream}`), { egress, knownSecrets: ['orders-key'] });
@@ -317,13 +321,20 @@ async function main() {
         return query(text, params);
       };
     }
-    // As `mt serve` does: the engine's tool calls read through the server's store cache.
+    // As `mt serve` does: the engine's reads (the interaction at a start, a tool call's versions and secret) go
+    // through the process's store cache, a member of the cache lease on the process's wake-up connection, which the
+    // engine's run queue shares.
     cache = await createStoreCache(db, { secretKey });
+    wakeups = await openWakeups(db);
+    lease = startCacheLease({ db, wakeups, cache });
+    for (let waited = 0; !cache.live && waited < 100; waited++) await new Promise((r) => setTimeout(r, 50));
+    if (!cache.live) throw new Error('the cache lease did not go live within 5 s');
     engine = await createEngine({
       db,
       secretKey,
       gateway,
       cache,
+      wakeups,
       worker: { concurrency: CONCURRENCY },
       models: () => ({ model, scripted: false }),
       modelRetries: 0,
@@ -614,6 +625,8 @@ async function main() {
   } finally {
     await engine?.close();
     await otelEngine?.close();
+    await lease?.close();
+    await wakeups?.close();
     await cache?.close();
     await otelCache?.close();
     await realGateway.close();
