@@ -82,6 +82,29 @@ async function send(node: Node, method: string, path: string, body?: unknown, ke
   return { status: res.status, body: text === '' ? undefined : JSON.parse(text) };
 }
 
+/** Signs in to `node`'s web console with `key` as a browser does (the login form, its CSRF cookie, its Origin). */
+async function consoleSession(node: Node, key = adminKey): Promise<{ cookie: string; csrf: string }> {
+  const hidden = (html: string) => /name="_csrf" value="([^"]+)"/.exec(html)?.[1] ?? '';
+  const cookieOf = (res: Response) =>
+    res.headers
+      .getSetCookie()
+      .map((c) => c.split(';')[0])
+      .join('; ');
+  const login = await fetch(`${node.url}/console/login`);
+  const form = new URLSearchParams({ _csrf: hidden(await login.text()), key });
+  const signedIn = await fetch(`${node.url}/console/login`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { cookie: cookieOf(login), origin: node.url, 'content-type': 'application/x-www-form-urlencoded' },
+    body: form.toString(),
+  });
+  expect(signedIn.status).toBe(303);
+  const cookie = cookieOf(signedIn);
+  const page = await fetch(`${node.url}/console/resources`, { headers: { cookie } });
+  expect(page.status).toBe(200);
+  return { cookie, csrf: hidden(await page.text()) };
+}
+
 const callOrder = (node: Node, key = adminKey) =>
   send(node, 'POST', '/v1/extops/get-order/call', { arguments: orderArgs }, key);
 
@@ -219,6 +242,55 @@ describe('the call path caches', () => {
       proxy.thaw();
       proxy.cut();
       await until('live', 5000);
+    } finally {
+      await c.app.close();
+      await c.cache.close();
+      await cDb.close();
+      await proxy.close();
+    }
+  });
+  it("a write answers only once every member has applied it or no longer serves from its cache: the REST route's disable and the console's alike", async () => {
+    const proxy = await startTcpProxy();
+    const cDb = createPgDb(database.url);
+    const c = await startNode(cDb, secretKeyOf, {
+      wakeOptions: { url: proxy.via(database.url), deadlineMs: 500, pingMs: 200, retryMs: 100 },
+    });
+    try {
+      const live = async () => {
+        const began = performance.now();
+        while (!c.cache.live) {
+          if (performance.now() - began > 5000) throw new Error('c not live within 5 s');
+          await new Promise((resolve) => setTimeout(resolve, 10));
+        }
+      };
+      const { version } = (await send(a, 'GET', '/v1/extops/get-order')).body;
+      const { cookie, csrf } = await consoleSession(a);
+      const viaConsole = (action: string) =>
+        fetch(`${a.url}/console/resources/tool/get-order/${version}/${action}`, {
+          method: 'POST',
+          redirect: 'manual',
+          headers: { cookie, origin: a.url, 'content-type': 'application/x-www-form-urlencoded' },
+          body: new URLSearchParams({ _csrf: csrf }).toString(),
+        });
+      const viaRest = (action: string) => send(a, 'POST', `/v1/extops/get-order/versions/${version}/${action}`);
+      for (const [name, write] of [
+        ['console disable', async () => expect((await viaConsole('disable')).status).toBe(200)],
+        ['REST enable', async () => expect((await viaRest('enable')).status).toBe(200)],
+      ] as const) {
+        await live();
+        // c stops hearing of changes: it cannot apply this write, so the write must wait until c's lease has ended
+        // (c then reads through), not answer while c may still serve the old enabled flag from its cache.
+        proxy.freeze();
+        const began = performance.now();
+        await write();
+        expect(c.cache.live, `${name} answered while c still served from its cache`).toBe(false);
+        expect(performance.now() - began).toBeLessThan(2000);
+        proxy.thaw();
+        proxy.cut();
+      }
+      await live();
+      // Enabled again, as c sees it (the orders secret is gone since an earlier test, so the call fails after that).
+      expect((await callOrder(c)).body.code).toBe('api:gateway:secret-not-found');
     } finally {
       await c.app.close();
       await c.cache.close();

@@ -6,11 +6,12 @@ import rateLimit from '@fastify/rate-limit';
 import { type ApprovalView, RUN_STATUSES, type RunEvent, type RunStatus, TERMINAL_EVENT_TYPES } from '@maitento/engine';
 import { isMtError, type MtError } from '@maitento/errors';
 import type { PreparedRequestView } from '@maitento/gateway';
-import { findApproval, findRun, getVersion, listResources, listVersions, setVersionEnabled } from '@maitento/store';
+import { findApproval, findRun, getVersion, listResources, listVersions } from '@maitento/store';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { serverErrors } from '../errors.js';
 import { answeringActor } from '../internal/actor.js';
 import { listRunnableVersions } from '../internal/resource-reads.js';
+import { changeVersionEnabled } from '../internal/versioned-routes.js';
 import type { ServerContext } from '../internal/context.js';
 import { type OpenStream, resumePoint, streamRunEvents } from '../internal/event-stream.js';
 import { PerKeyLimit } from '../internal/per-key-limit.js';
@@ -565,7 +566,8 @@ export async function consoleRoutes(app: FastifyInstance, ctx: ServerContext): P
       if (!allowed(request.identity, 'admin')) {
         throw serverErrors.create('api:auth:forbidden', { action: 'change this namespace', role: 'admin' });
       }
-      await setVersionEnabled(ctx.db, request.identity.namespace, kind, name, version, action === 'enable');
+      // The same change as the REST route's, settled the same way: answered once every server's cache has it.
+      await changeVersionEnabled(ctx, request.identity.namespace, kind, name, version, action === 'enable');
       return resourcesPage(
         request,
         reply,

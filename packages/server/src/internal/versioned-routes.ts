@@ -148,11 +148,25 @@ function toggleRoutes<S>(app: FastifyInstance, ctx: ServerContext, spec: Version
       async (request) => {
         const namespace = request.identity.namespace;
         const { name, version } = request.params;
-        // The update steps the cache epoch; answered once every server's cache has applied it (or reads through).
-        const state = await setVersionEnabled(ctx.db, namespace, kind, name, version, action === 'enable');
-        await ctx.lease.settle();
-        return state;
+        return changeVersionEnabled(ctx, namespace, kind, name, version, action === 'enable');
       },
     );
   }
+}
+
+/**
+ * Enables or disables one version, for the REST route and the console alike: the update steps the cache epoch, and
+ * this answers once every server's cache has applied it (or reads through), so the next call anywhere sees it.
+ */
+export async function changeVersionEnabled(
+  ctx: ServerContext,
+  namespace: string,
+  kind: VersionedKind,
+  name: string,
+  version: number,
+  enabled: boolean,
+): Promise<Awaited<ReturnType<typeof setVersionEnabled>>> {
+  const state = await setVersionEnabled(ctx.db, namespace, kind, name, version, enabled);
+  await ctx.lease.settle();
+  return state;
 }
