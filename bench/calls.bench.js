@@ -16,7 +16,7 @@ import { Pool } from 'undici';
 import { combine, measure } from './lib/measure.js';
 import { poolFetch } from './lib/pool-fetch.js';
 import { listenProxy } from './lib/proxy.js';
-import { cpuMicros, deployGetOrder, serve as startServe, stop } from './lib/serve.js';
+import { cpuMicros, deployGetOrder, serveEnv, serve as startServe, stop } from './lib/serve.js';
 
 const MAX_CALLS = Number(process.env.BENCH_CALLS ?? 20_000);
 const MAX_MS = Number(process.env.BENCH_MS ?? 2_000);
@@ -121,13 +121,7 @@ async function main() {
   otelDbUrl.pathname = `/${otelDbName}`;
   const dataDir = mkdtempSync(join(tmpdir(), 'mt-bench-calls-'));
   const adminKey = `mt_${randomBytes(24).toString('base64url')}`;
-  const env = {
-    MT_SECRET_KEY: randomBytes(32).toString('hex'),
-    MT_BOOTSTRAP_KEY: adminKey,
-    MT_EGRESS_ALLOW: '127.0.0.1/32',
-    MT_LOG_LEVEL: 'info',
-    DATABASE_URL: '',
-  };
+  const env = serveEnv(adminKey);
   const servers = [];
   try {
     servers.push({ name: 'mt serve, PostgreSQL', ...(await serve({ ...env, DATABASE_URL: dbUrl.toString() }, [])) });

@@ -17,7 +17,7 @@ import pg from 'pg';
 import { Pool } from 'undici';
 import { measure, percentile, timeEach } from './lib/measure.js';
 import { poolFetch } from './lib/pool-fetch.js';
-import { cpuMicros, deployGetOrder, serve, stop } from './lib/serve.js';
+import { cpuMicros, deployGetOrder, serve, serveEnv, stop } from './lib/serve.js';
 
 const CALLS = Number(process.env.BENCH_CALLS ?? 2000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
@@ -45,13 +45,7 @@ const upstream = await new Promise((resolve) => {
   proc.once('message', (m) => resolve({ proc, port: m.port }));
 });
 const adminKey = `mt_${randomBytes(24).toString('base64url')}`;
-const env = {
-  MT_SECRET_KEY: randomBytes(32).toString('hex'),
-  MT_BOOTSTRAP_KEY: adminKey,
-  MT_EGRESS_ALLOW: '127.0.0.1/32',
-  MT_LOG_LEVEL: 'info',
-  DATABASE_URL: '',
-};
+const env = serveEnv(adminKey);
 const admin = new pg.Client({ connectionString: PG_URL });
 const dbName = `mt_bench_mcpclient_${Date.now().toString(36)}`;
 const dataDir = mkdtempSync(join(tmpdir(), 'mt-bench-mcpclient-'));
@@ -95,6 +89,18 @@ try {
   let nextId = 1_000_000;
   const mcpUrl = new URL(`${server.url}/mcp`);
   const shared = new AbortController();
+  // The MCP row's JSON-RPC request on a bare Pool, with no SDK: what the HTTP exchange alone costs the client.
+  const bareMcpCall = async (signal) => {
+    const { statusCode, body } = await rest.request({
+      path: '/mcp',
+      method: 'POST',
+      headers: mcpHeaders,
+      body: JSON.stringify({ jsonrpc: '2.0', id: nextId++, method: 'tools/call', params }),
+      ...(signal === undefined ? {} : { signal }),
+    });
+    const value = await body.json();
+    if (statusCode !== 200 || value.result?.isError !== false) throw new Error('bare MCP call failed');
+  };
   const targets = [
     {
       name: 'REST (undici Pool)',
@@ -119,16 +125,7 @@ try {
     {
       // The same JSON-RPC request on a bare Pool (not the MCP row: what the HTTP exchange alone costs the client).
       name: 'MCP request on a bare Pool',
-      call: async () => {
-        const { statusCode, body } = await rest.request({
-          path: '/mcp',
-          method: 'POST',
-          headers: mcpHeaders,
-          body: JSON.stringify({ jsonrpc: '2.0', id: nextId++, method: 'tools/call', params }),
-        });
-        const value = await body.json();
-        if (statusCode !== 200 || value.result?.isError !== false) throw new Error('bare MCP call failed');
-      },
+      call: () => bareMcpCall(),
     },
     {
       // The bench's Pool fetch with what the transport gives it (Headers, its AbortController's signal), no SDK.
@@ -147,17 +144,7 @@ try {
     },
     {
       name: 'MCP request on a bare Pool with a signal',
-      call: async () => {
-        const { statusCode, body } = await rest.request({
-          path: '/mcp',
-          method: 'POST',
-          headers: mcpHeaders,
-          body: JSON.stringify({ jsonrpc: '2.0', id: nextId++, method: 'tools/call', params }),
-          signal: shared.signal,
-        });
-        const value = await body.json();
-        if (statusCode !== 200 || value.result?.isError !== false) throw new Error('bare MCP call failed');
-      },
+      call: () => bareMcpCall(shared.signal),
     },
   ].filter((t) => ONLY === undefined || t.name.toLowerCase().startsWith(ONLY));
 

@@ -1,5 +1,6 @@
 // A real `mt serve` process for the benches: started on a free port, its log drained and counted, stopped with SIGTERM.
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
@@ -11,6 +12,17 @@ const mt = process.env.BENCH_MT ?? fileURLToPath(new URL('../../packages/cli/bin
  * `listening on`. `nodeArgs`: node flags (profiling). A start longer than BENCH_START_MS (default 180 s: PGlite's
  * start is slow on a loaded machine) ends the process.
  */
+/** A bench server's environment: a fresh secret key, `adminKey` as the first admin key, 127.0.0.1 allowed, PGlite. */
+export function serveEnv(adminKey) {
+  return {
+    MT_SECRET_KEY: randomBytes(32).toString('hex'),
+    MT_BOOTSTRAP_KEY: adminKey,
+    MT_EGRESS_ALLOW: '127.0.0.1/32',
+    MT_LOG_LEVEL: 'info',
+    DATABASE_URL: '',
+  };
+}
+
 export function serve(env, args = [], nodeArgs = []) {
   const proc = spawn(process.execPath, [...nodeArgs, mt, 'serve', '--port', '0', ...args], {
     env: { ...process.env, ...env },
