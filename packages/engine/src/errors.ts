@@ -29,8 +29,8 @@ export const engineErrors = defineErrors({
   },
   'api:runs:queue-changed': {
     status: 500,
-    message: "pg-boss's job insert cannot be stored with the run's insert: {detail}",
-    hint: 'pg-boss was upgraded or its queue changed: see jobInsert in packages/engine/src/worker/queue.ts',
+    message: "pg-boss's statement cannot be folded into the run's own: {detail}",
+    hint: 'pg-boss was upgraded or its queue changed: see jobInsert and jobFetch in packages/engine/src/worker/queue.ts',
   },
   'api:runs:already-ended': { status: 409, message: 'Run {id} has already ended ({status})' },
   'api:runs:too-many-steps': {

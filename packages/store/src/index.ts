@@ -97,6 +97,7 @@ export {
   idleConversations,
   insertRun,
   listRunEvents,
+  fetchClaimingRuns,
   listRunSummaries,
   RESULT_SUMMARY_CHARS,
   RUN_STATUSES,
@@ -105,9 +106,11 @@ export {
   TERMINAL_RUN_STATUSES,
 } from './runs/runs.js';
 export type {
+  ClaimedJob,
   NewRunEvent,
   RunEventRecord,
   RunFence,
+  RunJobFetch,
   RunJobInsert,
   RunRecord,
   RunStatus,

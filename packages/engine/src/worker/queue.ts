@@ -1,4 +1,15 @@
-import { type Db, notifyWake, type Queryable, type RunJobInsert, type Wakeups, wakeTopics } from '@maitento/store';
+import {
+  type Db,
+  fetchClaimingRuns,
+  notifyWake,
+  type Queryable,
+  type RunEventRecord,
+  type RunJobFetch,
+  type RunJobInsert,
+  type RunRecord,
+  type Wakeups,
+  wakeTopics,
+} from '@maitento/store';
 import { engineErrors } from '../errors.js';
 import { PgBoss } from 'pg-boss';
 import { LOAD_WINDOW_MS, runLimit } from './run-limit.js';
@@ -21,6 +32,11 @@ export type RunWakeups = Pick<Wakeups, 'on' | 'listening'>;
 export interface RunJob {
   runId: string;
   attempt: string;
+  /**
+   * With `work(…, claimAs)`: the run as the fetch's own statement claimed it for this attempt (token
+   * `<claimAs>/<attempt>`), with its events, or null when the run was not Running (nothing to do).
+   */
+  claimed?: { run: RunRecord; events: RunEventRecord[] } | null;
 }
 
 /** The job queue of runs: a run id in, a worker's handler out. */
@@ -42,9 +58,15 @@ export interface RunQueue {
   sent(): void;
   /**
    * Starts handling jobs, at most `concurrency` at a time, and fewer while `runsWorking()` (the handlers in flight
-   * doing engine work, not waiting on a model or a tool) has reached the limit the event loop allows.
+   * doing engine work, not waiting on a model or a tool) has reached the limit the event loop allows. With
+   * `claimAs`, the fetch claims each job's run in its own statement (see {@link jobFetch}) and hands it in `claimed`.
    */
-  work(concurrency: number, handler: (job: RunJob) => Promise<void>, runsWorking: () => number): Promise<void>;
+  work(
+    concurrency: number,
+    handler: (job: RunJob) => Promise<void>,
+    runsWorking: () => number,
+    claimAs?: string,
+  ): Promise<void>;
   /** Stops fetching and waits up to `timeoutMs` for the handlers in flight (heartbeating them); true if all ended. */
   drain(timeoutMs: number): Promise<boolean>;
   /** Drains for at most `timeoutMs`, then closes pg-boss's own connections. */
@@ -155,14 +177,14 @@ export async function openRunQueue(db: Db, onError: (error: unknown) => void, wa
       };
       await boss.send(RUN_QUEUE, { runId }, { singletonKey: runId, db: composed });
       if (stored === undefined) {
-        throw engineErrors.create('api:runs:queue-changed', { detail: 'send() stored its job without the given db' });
+        throw queueChanged('send() stored its job without the given db');
       }
       return stored.result;
     },
     sent() {
       if (!wakeups?.listening) poke();
     },
-    async work(concurrency, handler, runsWorking) {
+    async work(concurrency, handler, runsWorking, claimAs) {
       working = true;
       unsubscribe = wakeups?.on(wakeTopics.runs, poke);
       // The worker heartbeats every job it holds (fenced to the attempt it fetched) until its handler ends, also
@@ -191,7 +213,29 @@ export async function openRunQueue(db: Db, onError: (error: unknown) => void, wa
             more = false;
             const told = demand;
             try {
-              const jobs = await boss.fetch<{ runId: string }>(RUN_QUEUE, { batchSize: free });
+              const claims = new Map<unknown, RunJob['claimed']>();
+              let folded = 0;
+              // pg-boss's fetch run by ours: its statement and the claim of every fetched job's run, in one.
+              const options =
+                claimAs === undefined
+                  ? {}
+                  : {
+                      db: {
+                        executeSql: async (text: string, values?: unknown[]) => {
+                          folded += 1;
+                          if (folded > 1) throw queueChanged('fetch() ran more than one statement on the given db');
+                          const fetched = await fetchClaimingRuns(db, jobFetch(text, values), claimAs);
+                          const rows = fetched.map(({ job, claimed }) => {
+                            claims.set(job.id, claimed ?? null);
+                            return job;
+                          });
+                          return { rows };
+                        },
+                      },
+                    };
+              const jobs = await boss.fetch<{ runId: string }>(RUN_QUEUE, { batchSize: free, ...options });
+              if (claimAs !== undefined && folded === 0)
+                throw queueChanged('fetch() ran its statement without the given db');
               got = jobs.length;
               // Fewer than asked: every job the wake-ups before this fetch announced was there to take (or is held
               // back behind its run's active job: `recheck`). Wake-ups that came during the fetch keep `more` set.
@@ -199,7 +243,9 @@ export async function openRunQueue(db: Db, onError: (error: unknown) => void, wa
               if (got === free && (told === 0 || demand > 0)) more = true;
               for (const job of jobs) {
                 const attempt = { id: job.id, retryCount: job.retryCount };
-                const done: Promise<void> = handler({ runId: job.data.runId, attempt: `${job.id}/${job.retryCount}` })
+                const run: RunJob = { runId: job.data.runId, attempt: `${job.id}/${job.retryCount}` };
+                if (claimAs !== undefined) run.claimed = claims.get(job.id) ?? null;
+                const done: Promise<void> = handler(run)
                   .then(
                     () => boss.complete(RUN_QUEUE, attempt),
                     (error) => boss.fail(RUN_QUEUE, attempt, { message: String(error) }),
@@ -260,9 +306,59 @@ export function jobInsert(text: string, values: unknown[] | undefined): RunJobIn
     count > 0 &&
     [...placeholders].every((n) => n >= 1 && n <= count);
   if (!shaped) {
-    throw engineErrors.create('api:runs:queue-changed', {
-      detail: `its job insert is not one INSERT … RETURNING id with ${count} value(s): ${sql.slice(0, 80)}`,
-    });
+    throw queueChanged(`its job insert is not one INSERT … RETURNING id with ${count} value(s): ${sql.slice(0, 80)}`);
   }
   return { text: sql, values: values ?? [] };
+}
+
+const queueChanged = (detail: string) => engineErrors.create('api:runs:queue-changed', { detail });
+
+/** The spans of `sql` at parenthesis depth 0, outside quotes, where `word` starts as a whole word. */
+function topLevel(sql: string, word: RegExp): number[] {
+  const found: number[] = [];
+  let depth = 0;
+  for (let i = 0; i < sql.length; i++) {
+    const c = sql[i];
+    if (c === "'" || c === '"') {
+      const end = sql.indexOf(c, i + 1);
+      if (end < 0) return [];
+      i = end;
+    } else if (c === '(') depth++;
+    else if (c === ')') depth--;
+    else if (depth === 0 && /\s/.test(sql[i - 1] ?? ' ') && word.test(sql.slice(i, i + 12))) found.push(i);
+  }
+  return depth === 0 ? found : [];
+}
+
+/**
+ * pg-boss's job fetch as `fetch` gives it to its `db` option, checked to be the shape the claim can join in one
+ * statement: `WITH <ctes> UPDATE … RETURNING j.id, name, data, retry_count as "retryCount"…`, one top-level WITH
+ * (PostgreSQL takes a data-modifying CTE only at the top level, so the claim joins pg-boss's list of CTEs, and
+ * pg-boss's UPDATE becomes one of them), with its values as its only placeholders. pg-boss 12 builds it with
+ * `plans.fetchNextJob`. Any other shape (an upgrade that changed it) fails the fetch loudly: no job is taken.
+ */
+export function jobFetch(text: string, values: unknown[] | undefined): RunJobFetch {
+  const sql = text.trim();
+  const count = values?.length ?? 0;
+  const updates = topLevel(sql, /^UPDATE\s/i);
+  const returning = topLevel(sql, /^RETURNING\s/i);
+  const placeholders = [...sql.matchAll(/\$(\d+)/g)].map((m) => Number(m[1]));
+  const shaped =
+    /^WITH\s/i.test(sql) &&
+    updates.length === 1 &&
+    returning.length === 1 &&
+    returning[0]! > updates[0]! &&
+    topLevel(sql, /^(WITH|SELECT|INSERT|DELETE)\s/i).length === 1 &&
+    /^RETURNING\s+j\.id,\s*name,\s*data,\s*retry_count as "retryCount"/i.test(sql.slice(returning[0])) &&
+    !sql.includes(';') &&
+    placeholders.every((n) => n >= 1 && n <= count);
+  if (!shaped) {
+    throw queueChanged(
+      `its job fetch is not one WITH … UPDATE … RETURNING j.id, name, data, retry_count with ${count} value(s): ` +
+        sql.replace(/\s+/g, ' ').slice(0, 80),
+    );
+  }
+  const ctes = sql.slice('WITH'.length, updates[0]).trim();
+  if (ctes === '' || ctes.endsWith(',')) throw queueChanged(`its job fetch has no CTE before its UPDATE: ${ctes}`);
+  return { ctes, update: sql.slice(updates[0]), values: values ?? [] };
 }

@@ -71,6 +71,7 @@ export class RunWorker {
       this.settings.concurrency,
       (job) => this.execute(job),
       () => this.#held.size - this.#outside,
+      this.owner,
     );
     const every = (ms: number, fn: () => Promise<void>) => {
       let busy = false;
@@ -140,8 +141,9 @@ export class RunWorker {
       await this.queue.send(runId);
       return;
     }
-    const { db } = this.deps;
-    const claimed = await claimRun(db, runId, attempt);
+    // Claimed by the fetch's own statement (`work(…, this.owner)`), with the same token; `claimRun` otherwise.
+    const claimed =
+      job.claimed === undefined ? await claimRun(this.deps.db, runId, attempt) : (job.claimed ?? undefined);
     if (claimed === undefined) return;
     const held: Held = { runId, cancel: new AbortController(), stop: new AbortController(), cancelled: false };
     this.#held.set(attempt, held);

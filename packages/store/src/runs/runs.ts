@@ -439,8 +439,56 @@ export async function claimRun(
   );
   const row = rows[0];
   if (row === undefined) return undefined;
-  const events = (row.events ?? []).map((e) => ({ seq: e.seq, type: e.type, data: e.data, at: iso(new Date(e.at)) }));
-  return { run: toRecord(row), events };
+  return { run: toRecord(row), events: eventsOf(row.events) };
+}
+
+/**
+ * A job fetch that claims its runs in the same statement: `ctes` is the fetch's CTE list (without its `WITH`) and
+ * `update` its top-level `UPDATE … RETURNING`, which returns each job's `id`, its `data` (with `runId`) and its
+ * `"retryCount"`; both use `$1`…`$n` for `values` only.
+ */
+export interface RunJobFetch {
+  ctes: string;
+  update: string;
+  values: unknown[];
+}
+
+/** A fetched job, as the fetch returned it, and its run claimed for it (undefined: the run is not Running). */
+export interface ClaimedJob {
+  job: Record<string, unknown>;
+  claimed: { run: RunRecord; events: RunEventRecord[] } | undefined;
+}
+
+const CLAIMED_COLUMNS = COLUMNS.split(', ')
+  .map((column) => `r.${column}`)
+  .join(', ');
+
+/**
+ * Runs a job fetch and {@link claimRun}'s claim of every fetched job's run in one statement (data-modifying CTEs:
+ * the jobs become active and their runs claimed together, or neither). A run is claimed with the token
+ * `<owner>/<job id>/<retry count>` only while Running, as `claimRun` does, and comes back with its events.
+ */
+export async function fetchClaimingRuns(db: Queryable, fetch: RunJobFetch, owner: string): Promise<ClaimedJob[]> {
+  const o = `$${fetch.values.length + 1}`;
+  const { rows } = await db.query<Record<string, unknown> & { mt_run: RunRow | null; mt_events: EventJson[] | null }>(
+    `WITH ${fetch.ctes}, fetched AS (${fetch.update}), ` +
+      `claimed AS (UPDATE mt_runs r SET claim = ${o}::text || '/' || f.id::text || '/' || f."retryCount"::text ` +
+      `FROM fetched f WHERE r.id = (f.data->>'runId')::uuid AND r.status = 'Running' RETURNING ${CLAIMED_COLUMNS}) ` +
+      "SELECT f.*, to_json(c) AS mt_run, (SELECT json_agg(json_build_object('seq', e.seq, 'type', e.type, " +
+      "'data', e.data, 'at', e.created_at) ORDER BY e.seq) FROM mt_run_events e WHERE e.run_id = c.id) AS mt_events " +
+      "FROM fetched f LEFT JOIN claimed c ON c.id = (f.data->>'runId')::uuid",
+    [...fetch.values, owner],
+  );
+  return rows.map(({ mt_run, mt_events, ...job }) => ({
+    job,
+    claimed: mt_run === null ? undefined : { run: toRecord(mt_run), events: eventsOf(mt_events) },
+  }));
+}
+
+type EventJson = { seq: number; type: string; data: Record<string, unknown>; at: string };
+
+function eventsOf(events: EventJson[] | null): RunEventRecord[] {
+  return (events ?? []).map((e) => ({ seq: e.seq, type: e.type, data: e.data, at: iso(new Date(e.at)) }));
 }
 
 /** The runs among `ids` whose cancel was requested. */
