@@ -1,8 +1,9 @@
 import { isMtError } from '@maitento/errors';
 import { ordersRepo } from '@maitento/testkit';
+import { appendRunEventsCompleting, claimRun } from '@maitento/store';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { jobFetch, jobInsert } from '../src/worker/queue.js';
+import { jobComplete, jobFetch, jobInsert } from '../src/worker/queue.js';
 import { makeWorld, startUpstream, waitFor, type World } from './helpers.js';
 
 // A run's start: the run's insert and pg-boss's job insert in ONE statement (a data-modifying CTE), on a real
@@ -179,6 +180,35 @@ describe("a run's start", () => {
     ).toBe('api:runs:queue-changed');
   });
 
+  it("completes a job in a run's append only when the append is stored: a refused append leaves the job as it was", async () => {
+    const engine = await world.engine({ worker: false });
+    const run = await engine.startRun(world.ns, 'support', { inputs: { message: 'Where is my order?' } });
+    await world.db.exec('CREATE TABLE test_jobs (id uuid PRIMARY KEY, state text)');
+    const jobId = '00000000-0000-4000-8000-000000000001';
+    await world.db.query("INSERT INTO test_jobs VALUES ($1, 'active')", [jobId]);
+    const complete = { update: "UPDATE test_jobs SET state = 'completed' WHERE id = $1 RETURNING id", values: [jobId] };
+    const state = async () => (await world.db.query<{ state: string }>('SELECT state FROM test_jobs')).rows[0]!.state;
+    await claimRun(world.db, run.id, 'attempt-1');
+    const events = [{ type: 'run-cancelled', data: {} }];
+    const change = { status: 'Cancelled' as const };
+    // Another attempt's claim, then a stale expected seq: nothing stored, the job untouched.
+    expect(await appendRunEventsCompleting(world.db, run.id, { claim: 'attempt-0' }, events, change, complete)).toEqual(
+      { seq: false, completed: [] },
+    );
+    expect(
+      await appendRunEventsCompleting(world.db, run.id, { claim: 'attempt-1', expectSeq: 7 }, events, change, complete),
+    ).toEqual({ seq: false, completed: [] });
+    expect(await state()).toBe('active');
+    expect((await engine.getRun(world.ns, run.id)).status).toBe('Running');
+    // The attempt's own: both.
+    expect(
+      await appendRunEventsCompleting(world.db, run.id, { claim: 'attempt-1', expectSeq: 1 }, events, change, complete),
+    ).toEqual({ seq: 2, completed: [jobId] });
+    expect(await state()).toBe('completed');
+    expect((await engine.getRun(world.ns, run.id)).status).toBe('Cancelled');
+    await world.db.exec('DROP TABLE test_jobs');
+  });
+
   /** The statements of one run of `calls` tool calls in sequence, from its start to its job's complete. */
   async function statementsOfRun(calls: number): Promise<string[]> {
     const turns = (order: string) => [
@@ -202,7 +232,7 @@ describe("a run's start", () => {
     for (let waited = 0; (await open()) > 0 && waited < 200; waited++) await new Promise((r) => setTimeout(r, 50));
     expect(await open()).toBe(0);
     world.script('support', turns('A'));
-    const { texts } = await statementsOf(async () => {
+    const { result: run, texts } = await statementsOf(async () => {
       const run = await engine.startRun(world.ns, 'support', { inputs: { message: 'Where is my order?' } });
       const deadline = Date.now() + 10_000;
       // Polled with a statement the filter below leaves out.
@@ -229,18 +259,55 @@ describe("a run's start", () => {
     // One fallback poll (every 2 s) may land in the run: at most one fetch more, never a second one of the run's own.
     expect(fetches.length).toBeGreaterThanOrEqual(1);
     expect(fetches.length).toBeLessThanOrEqual(2);
+    // pg-boss's complete is in the run's last write: the write that ended it completed its job.
+    const ending = texts.filter((t) => /^WITH job_done AS \(UPDATE pgboss\.job_common SET completed_on/.test(t));
+    expect(ending).toHaveLength(1);
+    expect(ending[0]).toContain('UPDATE mt_runs SET last_seq');
+    expect(
+      await count(
+        "SELECT count(*) AS n FROM pgboss.job WHERE name = 'mt-run' AND state = 'completed' AND singleton_key = $1",
+        [run.id],
+      ),
+    ).toBe(1);
     return kinds.filter((k) => k !== 'fetch');
   }
 
-  it('a run of one tool call makes 7 statements: read, start, fetch with the claim, three step writes, complete', async () => {
-    expect((await statementsOfRun(1)).sort()).toEqual(['read', 'start', 'write', 'write', 'write', 'complete'].sort());
+  it('a run of one tool call makes 6 statements: read, start, fetch with the claim, three step writes (the last completes the job)', async () => {
+    expect((await statementsOfRun(1)).sort()).toEqual(['read', 'start', 'write', 'write', 'write'].sort());
   });
 
-  it("a run of bench:runs' shape (two tool calls in turn) makes 9 statements with the read, 8 without it", async () => {
+  it("a run of bench:runs' shape (two tool calls in turn) makes 8 statements with the read, 7 without it", async () => {
     // The read is the cache's epoch read of this engine, whose cache holds no lease; in `mt serve` and bench:runs the
-    // lease holds and it costs nothing (caches.test.ts), which leaves the start, the fetch, five writes, the complete.
+    // lease holds and it costs nothing (caches.test.ts), which leaves the start, the fetch and five writes.
     const kinds = await statementsOfRun(2);
-    expect(kinds.sort()).toEqual(['read', 'start', 'write', 'write', 'write', 'write', 'write', 'complete'].sort());
-    expect(kinds.filter((k) => k !== 'read').length + 1).toBeLessThanOrEqual(8);
+    expect(kinds.sort()).toEqual(['read', 'start', 'write', 'write', 'write', 'write', 'write'].sort());
+    expect(kinds.filter((k) => k !== 'read').length + 1).toBeLessThanOrEqual(7);
+  });
+
+  it("refuses, with a code, a complete of any other shape than pg-boss 12's WITH results AS (UPDATE … RETURNING id)", () => {
+    const code = (text: string, values: unknown[] = ['mt-run', [], null, []]) => {
+      try {
+        return jobComplete(text, values).update.slice(0, 30);
+      } catch (error) {
+        return isMtError(error) ? error.code : String(error);
+      }
+    };
+    const update =
+      "UPDATE pgboss.job_common SET completed_on = pgboss.job_now(), state = 'completed', output = $3::jsonb " +
+      "WHERE name = $1 AND id = ANY($2::uuid[]) AND state = 'active' AND (id::text || ':' || retry_count::text) = ANY($4::text[]) RETURNING id";
+    const select = "SELECT COUNT(*), COALESCE(array_agg(id), '{}'::uuid[]) AS ids FROM results";
+    expect(code(`\n    WITH results AS (\n      ${update}\n    )\n    ${select}\n`)).toBe(
+      'UPDATE pgboss.job_common SET c',
+    );
+    // Another final SELECT, a statement after it, the UPDATE returning more, a placeholder without its value: refused.
+    expect(code(`WITH results AS (${update}) SELECT COUNT(*) FROM results`)).toBe('api:runs:queue-changed');
+    expect(code(`WITH results AS (${update}) ${select}; SELECT 1`)).toBe('api:runs:queue-changed');
+    expect(code(`WITH results AS (${update.replace('RETURNING id', 'RETURNING id, name')}) ${select}`)).toBe(
+      'api:runs:queue-changed',
+    );
+    expect(code(`WITH results AS (${update.replace('$4', '$5')}) ${select}`)).toBe('api:runs:queue-changed');
+    expect(code(`WITH results AS (${update}), more AS (DELETE FROM pgboss.job RETURNING id) ${select}`)).toBe(
+      'api:runs:queue-changed',
+    );
   });
 });

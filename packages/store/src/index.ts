@@ -91,6 +91,7 @@ export { diffToolDefinitions } from './deploy/tool-diff.js';
 export type { ChangeSummary } from './deploy/tool-diff.js';
 export {
   appendRunEvents,
+  appendRunEventsCompleting,
   cancelRequested,
   claimRun,
   findRun,
@@ -110,6 +111,7 @@ export type {
   NewRunEvent,
   RunEventRecord,
   RunFence,
+  RunJobComplete,
   RunJobFetch,
   RunJobInsert,
   RunRecord,

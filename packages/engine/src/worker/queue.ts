@@ -4,6 +4,7 @@ import {
   notifyWake,
   type Queryable,
   type RunEventRecord,
+  type RunJobComplete,
   type RunJobFetch,
   type RunJobInsert,
   type RunRecord,
@@ -54,6 +55,16 @@ export interface RunQueue {
    * Call {@link RunQueue.sent} after.
    */
   sendWith<T>(runId: string, store: (job: RunJobInsert) => Promise<{ jobId: string; result: T }>): Promise<T>;
+  /**
+   * Completes the attempt's job in the statement `store` makes (the run's last append), and resolves with what
+   * `store` resolved with. `store` is given pg-boss's own complete (its UPDATE and values, as `complete` would run
+   * them) and resolves with the job ids it completed (none when its statement stored nothing); when it completed
+   * the job, the worker does not complete it again after the handler.
+   */
+  completeWith<T>(
+    attempt: string,
+    store: (complete: RunJobComplete) => Promise<{ completed: string[]; result: T }>,
+  ): Promise<T>;
   /** Wakes this process's fetch loop after a job it sent was committed, when no wake-up will. */
   sent(): void;
   /**
@@ -141,6 +152,8 @@ export async function openRunQueue(db: Db, onError: (error: unknown) => void, wa
     if (held.size > 0) recheck = true;
     wake?.();
   };
+  // The attempts (`<job id>/<retry count>`) whose job the run's last append completed: not completed again.
+  const completedEarly = new Set<string>();
   let unsubscribe: (() => void) | undefined;
   let heartbeat: NodeJS.Timeout | undefined;
   const drain = async (timeoutMs: number) => {
@@ -179,6 +192,32 @@ export async function openRunQueue(db: Db, onError: (error: unknown) => void, wa
       if (stored === undefined) {
         throw queueChanged('send() stored its job without the given db');
       }
+      return stored.result;
+    },
+    async completeWith<T>(
+      attempt: string,
+      store: (complete: RunJobComplete) => Promise<{ completed: string[]; result: T }>,
+    ) {
+      const [id = '', retry = ''] = attempt.split('/').slice(-2);
+      const job = { id, retryCount: Number(retry) };
+      let stored: { completed: string[]; result: T } | undefined;
+      const skipped = new Error('nothing stored');
+      const composed = {
+        executeSql: async (text: string, values?: unknown[]) => {
+          if (stored !== undefined) throw queueChanged('complete() ran more than one statement on the given db');
+          stored = await store(jobComplete(text, values));
+          // Nothing stored (the append was refused): pg-boss is told nothing either, and the job stays active.
+          if (!stored.completed.includes(id)) throw skipped;
+          return { rows: [{ count: String(stored.completed.length), ids: stored.completed }] };
+        },
+      };
+      try {
+        await boss.complete(RUN_QUEUE, job, null, { db: composed });
+      } catch (error) {
+        if (error !== skipped) throw error;
+      }
+      if (stored === undefined) throw queueChanged('complete() ran its statement without the given db');
+      if (stored.completed.includes(id)) completedEarly.add(`${id}/${job.retryCount}`);
       return stored.result;
     },
     sent() {
@@ -247,12 +286,13 @@ export async function openRunQueue(db: Db, onError: (error: unknown) => void, wa
                 if (claimAs !== undefined) run.claimed = claims.get(job.id) ?? null;
                 const done: Promise<void> = handler(run)
                   .then(
-                    () => boss.complete(RUN_QUEUE, attempt),
+                    () => (completedEarly.delete(run.attempt) ? undefined : boss.complete(RUN_QUEUE, attempt)),
                     (error) => boss.fail(RUN_QUEUE, attempt, { message: String(error) }),
                   )
                   .then(() => {})
                   .catch(onError)
                   .finally(() => {
+                    completedEarly.delete(run.attempt);
                     held.delete(done);
                     if (recheck) {
                       recheck = false;
@@ -338,6 +378,23 @@ function topLevel(sql: string, word: RegExp): number[] {
  * `plans.fetchNextJob`. Any other shape (an upgrade that changed it) fails the fetch loudly: no job is taken.
  */
 export function jobFetch(text: string, values: unknown[] | undefined): RunJobFetch {
+  const known = fetchShapes.get(text);
+  if (known !== undefined && known.count === (values?.length ?? 0)) return { ...known.parts, values: values ?? [] };
+  const parts = fetchShape(text, values);
+  remember(fetchShapes, text, { count: values?.length ?? 0, parts });
+  return { ...parts, values: values ?? [] };
+}
+
+// The shapes checked, by pg-boss's text (a few: its batch size is in it), so a fetch does not scan its text again.
+const fetchShapes = new Map<string, { count: number; parts: { ctes: string; update: string } }>();
+const completeShapes = new Map<string, { count: number; update: string }>();
+
+function remember<V>(map: Map<string, V>, text: string, value: V): void {
+  if (map.size >= 64) map.delete(map.keys().next().value!);
+  map.set(text, value);
+}
+
+function fetchShape(text: string, values: unknown[] | undefined): { ctes: string; update: string } {
   const sql = text.trim();
   const count = values?.length ?? 0;
   const updates = topLevel(sql, /^UPDATE\s/i);
@@ -360,5 +417,43 @@ export function jobFetch(text: string, values: unknown[] | undefined): RunJobFet
   }
   const ctes = sql.slice('WITH'.length, updates[0]).trim();
   if (ctes === '' || ctes.endsWith(',')) throw queueChanged(`its job fetch has no CTE before its UPDATE: ${ctes}`);
-  return { ctes, update: sql.slice(updates[0]), values: values ?? [] };
+  return { ctes, update: sql.slice(updates[0]) };
+}
+
+/**
+ * pg-boss's complete as `complete` gives it to its `db` option, checked to be the shape a run's append can carry:
+ * `WITH results AS (UPDATE … RETURNING id) SELECT COUNT(*), COALESCE(array_agg(id), '{}'::uuid[]) AS ids FROM
+ * results` (pg-boss 12's `plans.completeJobs`, fenced to the attempt), of which the UPDATE becomes a CTE of the
+ * append (PostgreSQL takes a data-modifying CTE only at the top level). Any other shape fails loudly.
+ */
+export function jobComplete(text: string, values: unknown[] | undefined): RunJobComplete {
+  const known = completeShapes.get(text);
+  if (known !== undefined && known.count === (values?.length ?? 0))
+    return { update: known.update, values: values ?? [] };
+  const checked = completeShape(text, values);
+  remember(completeShapes, text, { count: values?.length ?? 0, update: checked.update });
+  return checked;
+}
+
+function completeShape(text: string, values: unknown[] | undefined): RunJobComplete {
+  const sql = text.trim().replace(/\s+/g, ' ');
+  const count = values?.length ?? 0;
+  const match =
+    /^WITH results AS \( ?(UPDATE \S+ SET completed_on = .* RETURNING id) ?\) SELECT COUNT\(\*\), COALESCE\(array_agg\(id\), '\{\}'::uuid\[\]\) AS ids FROM results$/i.exec(
+      sql,
+    );
+  const update = match?.[1] ?? '';
+  const placeholders = [...sql.matchAll(/\$(\d+)/g)].map((m) => Number(m[1]));
+  const shaped =
+    update !== '' &&
+    topLevel(` ${update}`, /^(UPDATE|RETURNING)\s/i).length === 2 &&
+    !sql.includes(';') &&
+    count > 0 &&
+    placeholders.every((n) => n >= 1 && n <= count);
+  if (!shaped) {
+    throw queueChanged(
+      `its complete is not one WITH results AS (UPDATE … RETURNING id) SELECT … with ${count} value(s): ${sql.slice(0, 80)}`,
+    );
+  }
+  return { update, values: values ?? [] };
 }

@@ -184,6 +184,9 @@ export class RunWorker {
         attempt,
         events,
         run.parentRunId === null ? undefined : { db, queue: this.queue },
+        // The append that ends this attempt completes its job in the same statement (a child run's end, which
+        // queues its parent in a transaction, completes it after, as every handler's job is).
+        run.parentRunId === null ? (store) => this.queue.completeWith(attempt, store) : undefined,
       ),
       queue: this.queue,
     };

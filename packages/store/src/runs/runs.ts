@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Queryable } from '../db/db.js';
 import { iso } from '../internal/rows.js';
 import type { Pin } from '../resources/hash.js';
@@ -364,37 +365,10 @@ export async function appendRunEvents(
   change?: RunStatusChange,
   observeEpoch?: (epoch: bigint) => void,
 ): Promise<number | false> {
-  const byClaim = 'claim' in fence;
   const { rows } = await tx.query<{ last_seq: number; epoch: unknown }>(
-    'WITH run AS (UPDATE mt_runs SET last_seq = last_seq + $2, updated_at = now(), ' +
-      'status = COALESCE($3, status), ' +
-      'result = CASE WHEN $4::boolean THEN $5 ELSE result END, ' +
-      'result_structured = CASE WHEN $4::boolean THEN $13 ELSE result_structured END, ' +
-      'error_code = CASE WHEN $4::boolean THEN $6 ELSE error_code END, ' +
-      'error_message = CASE WHEN $4::boolean THEN $7 ELSE error_message END ' +
-      "WHERE id = $1 AND (CASE WHEN $8::boolean THEN claim = $9 AND status = 'Running' " +
-      'ELSE status = ANY($10::text[]) END) AND ($11::int IS NULL OR (last_seq = $11::int AND NOT cancel_requested)) ' +
-      'RETURNING last_seq), ' +
-      'added AS (INSERT INTO mt_run_events (run_id, seq, type, data) ' +
-      'SELECT $1, run.last_seq - $2 + e.n, e.type, e.data FROM run, ' +
-      'json_to_recordset($12::json) AS e(n int, type text, data json)) ' +
-      `SELECT last_seq, pg_notify('${WAKE_CHANNEL}', 'run:' || $1::text) AS woken` +
+    `${APPEND} SELECT last_seq, pg_notify('${WAKE_CHANNEL}', 'run:' || $1::text) AS woken` +
       `${observeEpoch === undefined ? '' : ', (SELECT epoch FROM mt_cache_epoch) AS epoch'} FROM run`,
-    [
-      runId,
-      events.length,
-      change?.status ?? null,
-      change !== undefined && (change.result !== undefined || change.error !== undefined),
-      change?.result ?? null,
-      change?.error?.code ?? null,
-      change?.error?.message ?? null,
-      byClaim,
-      byClaim ? fence.claim : null,
-      byClaim ? [] : fence.statuses,
-      byClaim ? (fence.expectSeq ?? null) : null,
-      JSON.stringify(events.map((event, index) => ({ n: index + 1, type: event.type, data: event.data }))),
-      change?.structured === true,
-    ],
+    appendValues(runId, fence, events, change),
     // Every step of every run makes it: prepared once per connection, it is no longer parsed and planned each time.
     { name: observeEpoch === undefined ? 'mt_append_run_events' : 'mt_append_run_events_epoch' },
   );
@@ -402,6 +376,83 @@ export async function appendRunEvents(
   if (row === undefined) return false;
   observeEpoch?.(BigInt(String(row.epoch)));
   return row.last_seq;
+}
+
+// The append's CTEs: `run` (the run row's update, fenced) and `added` (its events); $1…$13 (appendValues).
+const APPEND =
+  'WITH run AS (UPDATE mt_runs SET last_seq = last_seq + $2, updated_at = now(), ' +
+  'status = COALESCE($3, status), ' +
+  'result = CASE WHEN $4::boolean THEN $5 ELSE result END, ' +
+  'result_structured = CASE WHEN $4::boolean THEN $13 ELSE result_structured END, ' +
+  'error_code = CASE WHEN $4::boolean THEN $6 ELSE error_code END, ' +
+  'error_message = CASE WHEN $4::boolean THEN $7 ELSE error_message END ' +
+  "WHERE id = $1 AND (CASE WHEN $8::boolean THEN claim = $9 AND status = 'Running' " +
+  'ELSE status = ANY($10::text[]) END) AND ($11::int IS NULL OR (last_seq = $11::int AND NOT cancel_requested)) ' +
+  'RETURNING last_seq), ' +
+  'added AS (INSERT INTO mt_run_events (run_id, seq, type, data) ' +
+  'SELECT $1, run.last_seq - $2 + e.n, e.type, e.data FROM run, ' +
+  'json_to_recordset($12::json) AS e(n int, type text, data json))';
+
+function appendValues(runId: string, fence: RunFence, events: NewRunEvent[], change?: RunStatusChange): unknown[] {
+  const byClaim = 'claim' in fence;
+  return [
+    runId,
+    events.length,
+    change?.status ?? null,
+    change !== undefined && (change.result !== undefined || change.error !== undefined),
+    change?.result ?? null,
+    change?.error?.code ?? null,
+    change?.error?.message ?? null,
+    byClaim,
+    byClaim ? fence.claim : null,
+    byClaim ? [] : fence.statuses,
+    byClaim ? (fence.expectSeq ?? null) : null,
+    JSON.stringify(events.map((event, index) => ({ n: index + 1, type: event.type, data: event.data }))),
+    change?.structured === true,
+  ];
+}
+
+/**
+ * A job's completion stored in the same statement as a run's last append: `update` is one `UPDATE … RETURNING id`
+ * using `$1`…`$n` for `values` only (pg-boss's own complete, fenced to the attempt).
+ */
+export interface RunJobComplete {
+  update: string;
+  values: unknown[];
+}
+
+/**
+ * {@link appendRunEvents} and a job's completion in one statement (data-modifying CTEs): both are stored or
+ * neither. When the append is refused (its fence), the statement fails on purpose (division by zero, as the start
+ * guards its job) so the job stays active, and this resolves with `seq` false. `completed` is what the job's update
+ * returned: the ids it completed.
+ */
+export async function appendRunEventsCompleting(
+  db: Queryable,
+  runId: string,
+  fence: RunFence,
+  events: NewRunEvent[],
+  change: RunStatusChange | undefined,
+  complete: RunJobComplete,
+): Promise<{ seq: number | false; completed: string[] }> {
+  const shift = complete.values.length;
+  const ours = APPEND.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + shift}`);
+  const text =
+    `WITH job_done AS (${complete.update}), ${ours.slice('WITH '.length)} ` +
+    `SELECT run.last_seq, pg_notify('${WAKE_CHANNEL}', 'run:' || $${1 + shift}::text) AS woken, ` +
+    "(SELECT COALESCE(array_agg(id), '{}'::uuid[]) FROM job_done) AS job_ids, " +
+    '1 / (SELECT count(*)::int FROM run) AS appended FROM (SELECT 1) AS one LEFT JOIN run ON true';
+  try {
+    const { rows } = await db.query<{ last_seq: number; job_ids: string[] }>(
+      text,
+      [...complete.values, ...appendValues(runId, fence, events, change)],
+      { name: `mt_append_completing_${createHash('sha1').update(text).digest('hex').slice(0, 20)}` },
+    );
+    return { seq: rows[0]!.last_seq, completed: rows[0]!.job_ids };
+  } catch (error) {
+    if ((error as { code?: unknown }).code === '22012') return { seq: false, completed: [] };
+    throw error;
+  }
 }
 
 /** The events of a run with `seq > after`, in order: at most `limit` of them (all when undefined). */
@@ -470,14 +521,19 @@ const CLAIMED_COLUMNS = COLUMNS.split(', ')
  */
 export async function fetchClaimingRuns(db: Queryable, fetch: RunJobFetch, owner: string): Promise<ClaimedJob[]> {
   const o = `$${fetch.values.length + 1}`;
-  const { rows } = await db.query<Record<string, unknown> & { mt_run: RunRow | null; mt_events: EventJson[] | null }>(
+  const text =
     `WITH ${fetch.ctes}, fetched AS (${fetch.update}), ` +
-      `claimed AS (UPDATE mt_runs r SET claim = ${o}::text || '/' || f.id::text || '/' || f."retryCount"::text ` +
-      `FROM fetched f WHERE r.id = (f.data->>'runId')::uuid AND r.status = 'Running' RETURNING ${CLAIMED_COLUMNS}) ` +
-      "SELECT f.*, to_json(c) AS mt_run, (SELECT json_agg(json_build_object('seq', e.seq, 'type', e.type, " +
-      "'data', e.data, 'at', e.created_at) ORDER BY e.seq) FROM mt_run_events e WHERE e.run_id = c.id) AS mt_events " +
-      "FROM fetched f LEFT JOIN claimed c ON c.id = (f.data->>'runId')::uuid",
+    `claimed AS (UPDATE mt_runs r SET claim = ${o}::text || '/' || f.id::text || '/' || f."retryCount"::text ` +
+    `FROM fetched f WHERE r.id = (f.data->>'runId')::uuid AND r.status = 'Running' RETURNING ${CLAIMED_COLUMNS}) ` +
+    "SELECT f.*, to_json(c) AS mt_run, (SELECT json_agg(json_build_object('seq', e.seq, 'type', e.type, " +
+    "'data', e.data, 'at', e.created_at) ORDER BY e.seq) FROM mt_run_events e WHERE e.run_id = c.id) AS mt_events " +
+    "FROM fetched f LEFT JOIN claimed c ON c.id = (f.data->>'runId')::uuid";
+  const { rows } = await db.query<Record<string, unknown> & { mt_run: RunRow | null; mt_events: EventJson[] | null }>(
+    text,
     [...fetch.values, owner],
+    // Every run's pickup makes it, in a few texts (pg-boss's batch size is in its text): each prepared once per
+    // connection under a name its text gives, so it is not parsed and planned each time.
+    { name: `mt_fetch_claim_${createHash('sha1').update(text).digest('hex').slice(0, 20)}` },
   );
   return rows.map(({ mt_run, mt_events, ...job }) => ({
     job,
