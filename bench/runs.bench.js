@@ -689,9 +689,9 @@ supervisor every 2 s, the fallback polls; aim ≤ 8: **${f.statementsPerRun <= 8
 \`INSERT\` of the same JSON on the same pool: ${f.appendRatio}× (aim ≤ 1.5×: **${f.appendRatio <= 1.5 ? 'met' : 'not met'}**);
 HOT updates of \`mt_runs\` so far: ${f.hotUpdates}. Where a run's statements go (\`BENCH_QUERIES=1\` lists them): the interaction
 read; the start (one statement: the run's \`INSERT\` with its \`runs\` notify and pg-boss's own job insert in a
-CTE); pg-boss's fetch (one: a full batch looks again at once only while \`runs\` wake-ups are left unanswered); the
-claim, which reads the events too; the
-five step writes; the job's complete. No epoch read of its own: the writes of \`tool-call-started\` read it.
+CTE); pg-boss's fetch with the claim of the fetched runs in it, which reads their events too (one: a full batch
+looks again at once only while \`runs\` wake-ups are left unanswered); the five step writes, the last with pg-boss's
+complete of the job in it. No epoch read of its own: the writes of \`tool-call-started\` read it.
 
 Aim: under 3 ms of engine overhead a step at p50 (a durable single-row write to PostgreSQL costs ~0.3 ms here):
 **${met ? 'met' : 'not met'}** (${ms(f.overheadP50)} ms under load, ${ms(f.seqOverheadP50)} ms alone).
