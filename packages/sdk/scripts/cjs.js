@@ -46,3 +46,5 @@ for (const file of declarations(dist)) {
 }
 writeFileSync(join(out, 'package.json'), `${JSON.stringify({ type: 'commonjs' }, null, 2)}\n`);
 writeFileSync(join(out, 'index.js'), "'use strict';\nmodule.exports = require('../index.js');\n");
+// `@maitento/sdk/client` (the client without the wire's TypeBox schemas), the same way.
+writeFileSync(join(out, 'client-entry.js'), "'use strict';\nmodule.exports = require('../client-entry.js');\n");

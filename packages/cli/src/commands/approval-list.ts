@@ -1,4 +1,4 @@
-import { APPROVAL_STATUSES, type ApprovalView, type Maitento } from '@maitento/sdk';
+import { APPROVAL_STATUSES, type ApprovalView, type Maitento } from '@maitento/sdk/client';
 import { Option } from 'commander';
 import { type ApiFlags, addConnectionOptions, addJsonOption, withClient } from '../internal/api.js';
 import { printJson } from '../internal/output.js';

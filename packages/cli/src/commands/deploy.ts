@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { UnprocessableEntityError } from '@maitento/sdk';
+import { UnprocessableEntityError } from '@maitento/sdk/client';
 import { cliErrors } from '../errors.js';
 import { type ApiFlags, addConnectionOptions, addJsonOption, withClient } from '../internal/api.js';
 import { formatPlan, planSummary } from '../internal/deploy-output.js';

@@ -1,5 +1,5 @@
 import { createInterface } from 'node:readline/promises';
-import { path } from '@maitento/sdk';
+import { path } from '@maitento/sdk/client';
 import { type ApiFlags, addConnectionOptions, withClient } from '../internal/api.js';
 import { ExitCode } from '../internal/exit-codes.js';
 import { CommandExit } from '../internal/output.js';

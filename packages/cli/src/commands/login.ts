@@ -1,4 +1,4 @@
-import { Maitento } from '@maitento/sdk';
+import { Maitento } from '@maitento/sdk/client';
 import { type ConnectionFlags, DEFAULT_API_URL, normaliseApiUrl } from '../internal/connection.js';
 import { readLoginFile, writeLoginFile } from '../internal/login-file.js';
 import { CommandExit, reportError } from '../internal/output.js';

@@ -1,4 +1,4 @@
-import { RUN_STATUSES } from '@maitento/sdk';
+import { RUN_STATUSES } from '@maitento/sdk/client';
 import { InvalidArgumentError, Option } from 'commander';
 import { type ApiFlags, addConnectionOptions, addJsonOption, withClient } from '../internal/api.js';
 import { printJson } from '../internal/output.js';

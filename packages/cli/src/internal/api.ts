@@ -1,5 +1,5 @@
 import { MtError } from '@maitento/errors';
-import { APIConnectionError, AuthenticationError, Maitento } from '@maitento/sdk';
+import { APIConnectionError, AuthenticationError, Maitento } from '@maitento/sdk/client';
 import type { Command } from 'commander';
 import { cliErrors } from '../errors.js';
 import { type Connection, type ConnectionFlags, resolveConnection } from './connection.js';

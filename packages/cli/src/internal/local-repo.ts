@@ -48,7 +48,7 @@ export async function compileLocalRepo(dir: string): Promise<LocalRepo> {
   await assertConfigRepo(dir);
   const [{ compileRepo, readConfigRepo }, { egressPolicyFromEnv }] = await Promise.all([
     import('@maitento/lang'),
-    import('@maitento/egress'),
+    import('@maitento/egress/static'),
   ]);
   const root = resolve(dir);
   const egress = egressPolicyFromEnv(process.env);

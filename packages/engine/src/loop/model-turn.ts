@@ -1,5 +1,7 @@
-import { generateText, jsonSchema, type LanguageModel, type ToolSet, tool, wrapLanguageModel } from 'ai';
+import type * as Ai from 'ai';
+import type { LanguageModel, ToolSet } from 'ai';
 import type { JSONSchema7, LanguageModelV4, LanguageModelV4Content } from '@ai-sdk/provider';
+import { loadAi } from '../models/ai.js';
 import { classifyModelError } from '../models/classify.js';
 import type { RunContext } from './context.js';
 import type { ModelResponse } from '../journal/events.js';
@@ -12,7 +14,7 @@ import { resultOutput, resultSchema } from './result-shape.js';
 const toolSets = new WeakMap<object, ToolSet>();
 
 /** The interaction's tools as the AI SDK takes them: model-facing definitions unchanged, no `execute`. */
-export function sdkTools(ctx: RunContext): ToolSet {
+export function sdkTools(ctx: RunContext, { jsonSchema, tool }: Pick<typeof Ai, 'jsonSchema' | 'tool'>): ToolSet {
   const cached = toolSets.get(ctx.pinned);
   if (cached !== undefined) return cached;
   const tools: ToolSet = {};
@@ -50,7 +52,10 @@ export function uniqueCallIds(content: LanguageModelV4Content[]): LanguageModelV
 
 const wrapped = new WeakMap<object, LanguageModel>();
 
-function withUniqueIds(model: LanguageModel): LanguageModel {
+function withUniqueIds(
+  model: LanguageModel,
+  { wrapLanguageModel }: Pick<typeof Ai, 'wrapLanguageModel'>,
+): LanguageModel {
   if (typeof model === 'string') return model;
   let found = wrapped.get(model);
   if (found === undefined) {
@@ -93,15 +98,15 @@ export async function modelTurn(
   const started = performance.now();
   const span = ctx.telemetry?.chat(tracedRun(ctx));
   try {
-    const { model, scripted } = ctx.models(spec);
+    const [{ model, scripted }, ai] = await Promise.all([ctx.models(spec), loadAi()]);
     const schema = resultSchema(ctx);
     const { messages, trimmed } = fitConversation(task, turns, historyMaxChars);
     const result = await ctx.outside(
-      generateText({
-        model: withUniqueIds(model),
+      ai.generateText({
+        model: withUniqueIds(model, ai),
         instructions: ctx.pinned.agent.resource.instructions,
         messages,
-        tools: sdkTools(ctx),
+        tools: sdkTools(ctx, ai),
         maxRetries: ctx.modelRetries,
         abortSignal: ctx.modelSignal,
         ...(schema === undefined ? {} : { output: resultOutput(schema) }),

@@ -1,6 +1,6 @@
 import { isMtError, type MtError } from '@maitento/errors';
-import { APICallError, LoadAPIKeyError, RetryError } from 'ai';
 import { engineErrors } from '../errors.js';
+import { loadedAi } from './ai.js';
 
 function short(text: string | undefined, max = 300): string {
   const flat = (text ?? '').replace(/\s+/g, ' ').trim();
@@ -10,15 +10,17 @@ function short(text: string | undefined, max = 300): string {
 /** Turns what `generateText` threw into the run's failure: unreachable, an error status, or an unreadable answer. */
 export function classifyModelError(model: string, error: unknown): MtError {
   if (isMtError(error)) return error;
+  // The AI SDK's errors come from a model call, which loaded it; before one, nothing here is one of them.
+  const ai = loadedAi();
   let cause = error;
-  if (RetryError.isInstance(cause)) cause = cause.lastError;
-  if (LoadAPIKeyError.isInstance(cause)) {
+  if (ai?.RetryError.isInstance(cause)) cause = cause.lastError;
+  if (ai?.LoadAPIKeyError.isInstance(cause)) {
     return engineErrors.create('api:models:not-configured', {
       provider: model.split(':')[0],
       missing: 'its API key',
     });
   }
-  if (APICallError.isInstance(cause)) {
+  if (ai?.APICallError.isInstance(cause)) {
     if (cause.statusCode !== undefined) {
       // A 2xx whose body could not be read is a garbage answer, not an error status.
       if (cause.statusCode >= 200 && cause.statusCode < 300) {

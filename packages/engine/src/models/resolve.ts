@@ -1,6 +1,3 @@
-import { createAnthropic } from '@ai-sdk/anthropic';
-import { createOpenAI } from '@ai-sdk/openai';
-import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { MODEL_PROVIDERS } from '@maitento/lang';
 import type { LanguageModel } from 'ai';
 import { envText as env } from '../engine/settings.js';
@@ -13,8 +10,11 @@ export interface ResolvedModel {
   scripted: boolean;
 }
 
-/** Turns an agent's `provider:name` into a model; throws `api:models:*` errors for what cannot run. */
-export type ModelResolver = (spec: string) => ResolvedModel;
+/**
+ * Turns an agent's `provider:name` into a model; throws `api:models:*` errors for what cannot run. May answer with a
+ * promise: the default resolver imports a provider's package on its first use.
+ */
+export type ModelResolver = (spec: string) => ResolvedModel | Promise<ResolvedModel>;
 
 /** Splits `provider:name` at the first colon. */
 export function parseModelSpec(spec: string): { provider: string; name: string } {
@@ -31,21 +31,25 @@ function apiKey(provider: string, keyVar: string, baseVar: string): string {
 }
 
 /**
- * The default resolver: reads the environment at each call, so a worker picks up keys without code.
+ * The default resolver: reads the environment at each call, so a worker picks up keys without code. The settings
+ * are read (and a missing one refused) at once; the provider's package (~0.1 s of CPU each with the AI SDK's
+ * shared code) is imported when a run first uses it, not when the engine is.
  * `scriptsDir` is where `scripted:NAME` finds NAME.json (default `MT_SCRIPTED_MODELS` or ./scripted-models).
  */
 export function modelsFromEnvironment(options: { scriptsDir?: string } = {}): ModelResolver {
   return (spec) => {
     const { provider, name } = parseModelSpec(spec);
     switch (provider) {
-      case 'openai':
-        return {
-          model: createOpenAI({
-            baseURL: env('OPENAI_BASE_URL'),
-            apiKey: apiKey('openai', 'OPENAI_API_KEY', 'OPENAI_BASE_URL'),
-          }).chat(name),
-          scripted: false,
+      case 'openai': {
+        const settings = {
+          baseURL: env('OPENAI_BASE_URL'),
+          apiKey: apiKey('openai', 'OPENAI_API_KEY', 'OPENAI_BASE_URL'),
         };
+        return import('@ai-sdk/openai').then(({ createOpenAI }) => ({
+          model: createOpenAI(settings).chat(name),
+          scripted: false,
+        }));
+      }
       case 'openai-compatible': {
         const baseURL = env('OPENAI_COMPATIBLE_BASE_URL');
         if (baseURL === undefined) {
@@ -54,23 +58,22 @@ export function modelsFromEnvironment(options: { scriptsDir?: string } = {}): Mo
             missing: 'OPENAI_COMPATIBLE_BASE_URL',
           });
         }
-        return {
-          model: createOpenAICompatible({
-            name: 'openai-compatible',
-            baseURL,
-            apiKey: env('OPENAI_COMPATIBLE_API_KEY'),
-          }).chatModel(name),
+        const settings = { name: 'openai-compatible', baseURL, apiKey: env('OPENAI_COMPATIBLE_API_KEY') };
+        return import('@ai-sdk/openai-compatible').then(({ createOpenAICompatible }) => ({
+          model: createOpenAICompatible(settings).chatModel(name),
           scripted: false,
-        };
+        }));
       }
-      case 'anthropic':
-        return {
-          model: createAnthropic({
-            baseURL: env('ANTHROPIC_BASE_URL'),
-            apiKey: apiKey('anthropic', 'ANTHROPIC_API_KEY', 'ANTHROPIC_BASE_URL'),
-          })(name),
-          scripted: false,
+      case 'anthropic': {
+        const settings = {
+          baseURL: env('ANTHROPIC_BASE_URL'),
+          apiKey: apiKey('anthropic', 'ANTHROPIC_API_KEY', 'ANTHROPIC_BASE_URL'),
         };
+        return import('@ai-sdk/anthropic').then(({ createAnthropic }) => ({
+          model: createAnthropic(settings)(name),
+          scripted: false,
+        }));
+      }
       case 'scripted':
         return {
           model: scriptedModel(name, options.scriptsDir ?? env('MT_SCRIPTED_MODELS') ?? './scripted-models'),

@@ -14,7 +14,7 @@ import type {
   RunView,
 } from '../types.js';
 import type { StartRunBodySchema } from '../wire/requests.js';
-import { TERMINAL_EVENT_TYPES } from '../wire/schemas.js';
+import { TERMINAL_EVENT_TYPES } from '../wire/constants.js';
 import { APIResource } from './resource.js';
 
 const TERMINAL_EVENTS = new Set<string>(TERMINAL_EVENT_TYPES);

@@ -3,6 +3,7 @@
 // The server imports these; @maitento/lang's resource types and the engine's api types are checked equal to
 // them at compile time (packages/server/src/schemas/same-types.ts).
 import { type Static, type TSchema, type TUnsafe, Type } from 'typebox';
+import { APPROVAL_STATUSES, RESOURCE_KINDS, RUN_EVENT_TYPES, RUN_STATUSES } from './constants.js';
 import { timestamp, uuid } from './formats.js';
 
 /** Any JSON value. */
@@ -27,50 +28,16 @@ const nullable = <T extends TSchema>(schema: T, description?: string) =>
   Type.Union([schema, Type.Null()], description ? { description } : {});
 const jsonSchema = Type.Unsafe<{ [key: string]: Json } | boolean>({});
 
-/** The four resource kinds of a config repo. */
-export const RESOURCE_KINDS = ['connector', 'tool', 'agent', 'interaction'] as const;
-/** Run statuses. */
-export const RUN_STATUSES = [
-  'Running',
-  'PendingApproval',
-  'WaitingForInput',
-  'Completed',
-  'Failed',
-  'Cancelled',
-] as const;
-/** Statuses a run does not leave. */
-export const TERMINAL_RUN_STATUSES = [
-  'Completed',
-  'Failed',
-  'Cancelled',
-] as const satisfies readonly (typeof RUN_STATUSES)[number][];
-/** Approval statuses. */
-export const APPROVAL_STATUSES = ['Pending', 'Approved', 'Rejected', 'Expired'] as const;
-/** The kinds of stored steps of a run. */
-export const RUN_EVENT_TYPES = [
-  'run-started',
-  'model-response',
-  'tool-call-started',
-  'tool-result',
-  'approval-requested',
-  'approval-answered',
-  'run-waiting',
-  'result-invalid',
-  'input-requested',
-  'user-message',
-  'history-trimmed',
-  'conversation-ended',
-  'run-completed',
-  'run-failed',
-  'run-cancelled',
-] as const;
-/** Event types after which a run has ended (its event stream ends there). */
-export const TERMINAL_EVENT_TYPES = [
-  'run-completed',
-  'conversation-ended',
-  'run-failed',
-  'run-cancelled',
-] as const satisfies readonly (typeof RUN_EVENT_TYPES)[number][];
+// The plain lists (resource kinds, statuses, event types) live in ./constants.js, which loads no TypeBox: the
+// SDK's `@maitento/sdk/client` entry and the CLI's commands need them without the schemas.
+export {
+  APPROVAL_STATUSES,
+  RESOURCE_KINDS,
+  RUN_EVENT_TYPES,
+  RUN_STATUSES,
+  TERMINAL_EVENT_TYPES,
+  TERMINAL_RUN_STATUSES,
+} from './constants.js';
 
 // Diagnostics and errors.
 

@@ -1,5 +1,4 @@
-import { convert, type FormatCallback } from 'html-to-text';
-import { extractText, getDocumentProxy } from 'unpdf';
+import type { FormatCallback } from 'html-to-text';
 import { serverErrors } from '../errors.js';
 import { type Chunk, chunkText } from './chunk.js';
 
@@ -35,6 +34,8 @@ function unreadable(name: string, type: string, error: unknown) {
 
 // A PDF's text page by page: each page is a section titled with its number.
 async function pdfChunks(name: string, body: Buffer): Promise<Chunk[]> {
+  // unpdf and html-to-text are imported on a document's first use, not when the server starts.
+  const { extractText, getDocumentProxy } = await import('unpdf');
   let pages: string[];
   try {
     const pdf = await getDocumentProxy(new Uint8Array(body));
@@ -62,8 +63,10 @@ export async function documentChunks(name: string, type: DocumentType, body: Buf
       throw unreadable(name, type, error);
     }
     if (text.includes('\u0000')) throw unreadable(name, type, new Error('the text holds a NUL character'));
-    if (type === 'text/html') chunks = chunkText(convert(text, HTML_OPTIONS));
-    else chunks = chunkText(text, { headings: type === 'text/markdown' });
+    if (type === 'text/html') {
+      const { convert } = await import('html-to-text');
+      chunks = chunkText(convert(text, HTML_OPTIONS));
+    } else chunks = chunkText(text, { headings: type === 'text/markdown' });
   }
   if (chunks.length === 0) throw serverErrors.create('api:knowledge:empty', { name });
   return chunks;

@@ -1,14 +1,37 @@
-import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { serverErrors } from '../errors.js';
 import type { ServerContext } from '../internal/context.js';
 import { PerKeyLimit } from '../internal/per-key-limit.js';
 import { registerAuth } from '../plugins/auth.js';
 import { watchToolChanges } from './list-changed.js';
-import { type McpSession, openSession } from './session.js';
-import { isPlainToolCall } from './session-transport.js';
+import type { McpSession } from './session.js';
 import type { McpSettings } from './settings.js';
 import { loadAgent, type McpScope } from './tools.js';
+
+type McpModules = {
+  isInitializeRequest: typeof import('@modelcontextprotocol/sdk/types.js').isInitializeRequest;
+  openSession: typeof import('./session.js').openSession;
+  isPlainToolCall: typeof import('./session-transport.js').isPlainToolCall;
+};
+let mcpModules: McpModules | undefined;
+
+// The MCP SDK (with zod and hono: ~0.2-0.4 s of CPU to load) is imported on the first request to /mcp, not when the
+// server starts: most servers never get one. A request with a session comes after the one that opened it, so the
+// modules are there by then.
+async function loadMcp(): Promise<McpModules> {
+  if (mcpModules !== undefined) return mcpModules;
+  const [types, session, transport] = await Promise.all([
+    import('@modelcontextprotocol/sdk/types.js'),
+    import('./session.js'),
+    import('./session-transport.js'),
+  ]);
+  mcpModules = {
+    isInitializeRequest: types.isInitializeRequest,
+    openSession: session.openSession,
+    isPlainToolCall: transport.isPlainToolCall,
+  };
+  return mcpModules;
+}
 
 /**
  * `/mcp` (every tool of the key's namespace) and `/mcp/agents/{name}` (one agent's functions) over MCP's
@@ -30,6 +53,7 @@ export async function mcpRoutes(app: FastifyInstance, ctx: ServerContext, settin
   });
 
   const handle = async (request: FastifyRequest, reply: FastifyReply, agent?: string) => {
+    const { isInitializeRequest, openSession, isPlainToolCall } = mcpModules ?? (await loadMcp());
     const { namespace, keyId } = request.identity;
     const endpoint = agent === undefined ? '/mcp' : `/mcp/agents/${agent}`;
     const header = request.headers['mcp-session-id'];

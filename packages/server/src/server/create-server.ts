@@ -255,7 +255,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
     vectorSearch: chooseVectorSearch(vectorSupport),
     ...(telemetry === undefined ? {} : { telemetry }),
   };
-  const embeddingModel = options.embeddingModel === undefined ? embeddingModelFromEnv() : options.embeddingModel;
+  const embeddingModel = options.embeddingModel === undefined ? await embeddingModelFromEnv() : options.embeddingModel;
   if (embeddingModel) {
     ctx.embeddingModel = embeddingModel;
     if (options.worker) {

@@ -100,7 +100,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
         ...(options.logger ? { logger: options.logger } : {}),
       });
       // Passages of knowledge bases get their vectors here too, when an embedding model is configured.
-      const model = embeddingModelFromEnv();
+      const model = await embeddingModelFromEnv();
       const embedding = model ? startEmbeddingWorker({ db, model, logger: options.logger }) : undefined;
       return {
         engine,

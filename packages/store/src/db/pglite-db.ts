@@ -1,5 +1,5 @@
 import { mkdirSync } from 'node:fs';
-import { PGlite, type Transaction } from '@electric-sql/pglite';
+import type { PGlite, Transaction } from '@electric-sql/pglite';
 import { lockDataDir } from './data-lock.js';
 import type { Db, Queryable, QueryResult } from './db.js';
 
@@ -37,6 +37,8 @@ export async function createPgliteDb(dataDir?: string): Promise<Db> {
   }
   let pglite: PGlite;
   try {
+    // Imported here, not with the store: a server on PostgreSQL never loads PGlite's JavaScript.
+    const { PGlite } = await import('@electric-sql/pglite');
     pglite = await PGlite.create(dataDir);
   } catch (error) {
     release();
