@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash as digest } from 'node:crypto';
 import type { ResourceKind } from '@maitento/lang';
 import { BoundedMap } from '@maitento/egress';
 import type { Db } from '../db/db.js';
@@ -257,7 +257,8 @@ export async function createStoreCache(db: Db, options: StoreCacheOptions): Prom
     },
 
     async authenticateApiKey(key) {
-      const hash = createHash('sha256').update(key, 'utf8').digest('base64');
+      // One-shot (no Hash object to make): taken on every request.
+      const hash = digest('sha256', key, 'base64');
       const known = keys.get(hash);
       if (known !== undefined) return known;
       const started = generation;
