@@ -22,7 +22,7 @@ import { cpuMicros, deployGetOrder, serve, serveEnv, stop } from './lib/serve.js
 const CALLS = Number(process.env.BENCH_CALLS ?? 2000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
 const DB = process.env.BENCH_DB ?? 'pg';
-const ONLY = process.env.BENCH_CLIENT; // 'mcp' or 'rest': that client only (profiling)
+const ONLY = process.env.BENCH_CLIENT; // 'mcp' or 'rest' (or 'rest|mcp (sdk'): the targets whose name starts so
 const SECRET = 'bench-secret-value';
 const PG_URL = process.env.MT_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
@@ -146,7 +146,7 @@ try {
       name: 'MCP request on a bare Pool with a signal',
       call: () => bareMcpCall(shared.signal),
     },
-  ].filter((t) => ONLY === undefined || t.name.toLowerCase().startsWith(ONLY));
+  ].filter((t) => ONLY === undefined || ONLY.split('|').some((only) => t.name.toLowerCase().startsWith(only)));
 
   for (const target of targets) await measure(target.call, 1, CALLS, 60_000);
   const totals = targets.map(() => ({ latencies: [], client: 0, server: 0, calls: 0, threads: {} }));
@@ -180,10 +180,14 @@ try {
     console.log(`  by thread: ${threads.map(([name, us]) => `${name} ${(us / t.calls).toFixed(0)}`).join(', ')}`);
   }
 
-  if (lastAnswer !== undefined) {
+  // (Only when the SDK Client's calls ran: else the last answer is the initialize's, which the Client has read.)
+  if (lastAnswer !== undefined && targets.some((t) => t.name.startsWith('MCP (SDK'))) {
     // The answer of the last MCP call, and the client's steps on it timed one by one (median µs of 20,000).
     const text = await lastAnswer.response.text();
-    const headers = [...lastAnswer.response.headers.entries()];
+    const headers = [];
+    lastAnswer.response.headers.forEach((value, name) => {
+      headers.push([name, value]);
+    });
     console.log(`answer: ${Buffer.byteLength(text)} bytes, ${headers.length} headers: ${JSON.stringify(headers)}`);
     console.log(`body: ${text}`);
     const data = JSON.parse(text);

@@ -9,7 +9,7 @@ const mt = process.env.BENCH_MT ?? fileURLToPath(new URL('../../packages/cli/bin
 
 /**
  * Starts `mt serve` on a free port with `env` added to this process's; resolves with `{ proc, url }` once it prints
- * `listening on`. `nodeArgs`: node flags (profiling). A start longer than BENCH_START_MS (default 180 s: PGlite's
+ * `listening on`. `nodeArgs`: node flags (profiling); `mtPath`: another checkout's `mt` (default: BENCH_MT or this one's). A start longer than BENCH_START_MS (default 180 s: PGlite's
  * start is slow on a loaded machine) ends the process.
  */
 /** A bench server's environment: a fresh secret key, `adminKey` as the first admin key, 127.0.0.1 allowed, PGlite. */
@@ -23,8 +23,10 @@ export function serveEnv(adminKey) {
   };
 }
 
-export function serve(env, args = [], nodeArgs = []) {
-  const proc = spawn(process.execPath, [...nodeArgs, mt, 'serve', '--port', '0', ...args], {
+export function serve(env, args = [], nodeArgs = [], mtPath = mt) {
+  // BENCH_SERVE_NODE_ARGS: node flags for every bench server (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`).
+  const extra = process.env.BENCH_SERVE_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+  const proc = spawn(process.execPath, [...extra, ...nodeArgs, mtPath, 'serve', '--port', '0', ...args], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'ignore', 'pipe'],
   });

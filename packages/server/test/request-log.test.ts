@@ -81,6 +81,8 @@ describe('request logging', () => {
       expect.objectContaining({ msg: 'slow request', method: 'POST', route: '/v1/secrets', statusCode: 201 }),
     ]);
     expect(typeof logged[0].responseTimeMs).toBe('number');
+    // The request's logger is made when the line is written (logging.ts), with fastify's request id as before.
+    expect(logged[0].reqId).toEqual(expect.any(String));
     const text = JSON.stringify(lines);
     expect(text).not.toContain(SECRET_VALUE);
     expect(text).not.toContain(adminKey);

@@ -8,7 +8,7 @@ import {
   releaseIdempotencyKey,
   renewIdempotencyKey,
 } from '@maitento/store';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { serverErrors } from '../errors.js';
 import type { ServerContext } from '../internal/context.js';
 
@@ -110,23 +110,26 @@ export function registerIdempotency(app: FastifyInstance, ctx: ServerContext, op
   app.decorateRequest('idempotency', undefined);
 
   // The fingerprint hashes the raw body as it streams to the parser, so no second copy of it is kept.
-  app.addHook('preParsing', async (request, _reply, payload) => {
-    if (headerKey(request) === undefined) return payload;
+  // The hooks run on every request of /v1, and most carry no key: those pass on at once, without the promise and the
+  // microtask turn an async hook costs (hooks with `done`); the rest run the async step below.
+  app.addHook('preParsing', (request, _reply, payload, done) => {
+    if (headerKey(request) === undefined) return done(null, payload);
     const hash = createHash('sha256').update(`${request.method}\n${request.url}\n`);
     request.idempotency = { hash, settled: false };
-    return payload.pipe(
-      new Transform({
-        transform(chunk, _encoding, done) {
-          hash.update(chunk);
-          done(null, chunk);
-        },
-      }),
+    done(
+      null,
+      payload.pipe(
+        new Transform({
+          transform(chunk, _encoding, next) {
+            hash.update(chunk);
+            next(null, chunk);
+          },
+        }),
+      ),
     );
   });
 
-  app.addHook('preHandler', async (request, reply) => {
-    const key = headerKey(request);
-    if (key === undefined) return;
+  const claim = async (request: FastifyRequest, reply: FastifyReply, key: string): Promise<void> => {
     if (!IDEMPOTENCY_KEY_PATTERN.test(key)) {
       throw serverErrors.create('api:request:invalid', {
         detail: 'The Idempotency-Key header must be 1 to 255 visible ASCII characters',
@@ -145,30 +148,36 @@ export function registerIdempotency(app: FastifyInstance, ctx: ServerContext, op
       const { answer } = claim;
       reply.status(answer.status).header('idempotent-replayed', 'true');
       if (answer.contentType !== undefined) reply.header('content-type', answer.contentType);
-      return reply.send(answer.status === 204 ? undefined : answer.body);
+      reply.send(answer.status === 204 ? undefined : answer.body);
+      return;
     }
     state.scope = scope;
     state.token = claim.token;
     state.renewal = setInterval(() => renew(request, state), (leaseSeconds * 1000) / 3);
     state.renewal.unref();
+  };
+  app.addHook('preHandler', (request, reply, done) => {
+    const key = headerKey(request);
+    if (key === undefined) return done();
+    claim(request, reply, key).then(() => done(), done);
   });
 
-  app.addHook('onSend', async (request, reply, payload) => {
-    const state = request.idempotency;
-    if (!state?.scope || state.settled) return payload;
+  const record = async (request: FastifyRequest, reply: FastifyReply, state: IdempotencyState, payload: unknown) => {
+    const { scope } = state;
+    if (scope === undefined) return;
     await stopRenewal(state);
     const body = payloadText(payload);
     if (reply.statusCode >= 500 || body === undefined) {
       // Released before the answer goes out, so a client retrying at once finds the key free.
       await release(request);
-      return payload;
+      return;
     }
     const contentType = reply.getHeader('content-type');
     try {
       await completeIdempotencyKey(
         ctx.db,
         ctx.secretKey,
-        state.scope,
+        scope,
         {
           status: reply.statusCode,
           ...(contentType === undefined ? {} : { contentType: String(contentType) }),
@@ -181,11 +190,21 @@ export function registerIdempotency(app: FastifyInstance, ctx: ServerContext, op
       // The answer still goes out; the record is released below, so a retry runs the request again.
       request.log.error({ err: error }, 'recording the Idempotency-Key failed');
     }
-    return payload;
+  };
+  app.addHook('onSend', (request, reply, payload, done) => {
+    const state = request.idempotency;
+    if (!state?.scope || state.settled) return done(null, payload);
+    record(request, reply, state, payload).then(
+      () => done(null, payload),
+      (error: Error) => done(error),
+    );
   });
 
   // An answer that could not be recorded, or a request that ended without one, releases the key; onResponse
   // also runs when the client went away, but only after the route finished, so a retry never runs beside
   // the first attempt.
-  app.addHook('onResponse', release);
+  app.addHook('onResponse', (request, _reply, done) => {
+    if (request.idempotency === undefined) return done();
+    release(request).then(() => done(), done);
+  });
 }

@@ -42,7 +42,7 @@ import { markOptionalBodies, takesOptionalBody } from '../internal/optional-body
 import { markRawBodies } from '../internal/raw-bodies.js';
 import { declareHeaders, OPENAPI_TAGS } from '../internal/openapi-headers.js';
 import { documentOperations } from '../internal/openapi-operations-doc.js';
-import { loggerOptions } from '../internal/logging.js';
+import { loggerOptions, requestLogger } from '../internal/logging.js';
 import { registerRequestLog } from '../internal/request-log.js';
 import { formatSchemaError, installValidators } from '../internal/validation.js';
 import { registerAuth } from '../plugins/auth.js';
@@ -271,6 +271,8 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
     logger: loggerOptions(options.logger),
     // fastify's two lines per request are replaced by registerRequestLog's one, written only when it matters.
     logController: new LogController({ disableRequestLogging: true }),
+    // A request's logger is made when it first writes a line: most requests write none (logging.ts).
+    childLoggerFactory: requestLogger,
     bodyLimit,
     // Resource names come from file names and may be long; the router's default cap is 100 characters.
     routerOptions: { maxParamLength: MAX_NAME_LENGTH },

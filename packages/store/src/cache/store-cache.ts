@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash as digest } from 'node:crypto';
 import type { ResourceKind } from '@maitento/lang';
 import { BoundedMap } from '@maitento/egress';
 import type { Db } from '../db/db.js';
@@ -72,6 +72,12 @@ export interface StoreCache {
   readonly live: boolean;
   /** {@link authenticateApiKey}, cached by the key's sha256 until the epoch moves. */
   authenticateApiKey(key: string): Promise<KeyIdentity | undefined>;
+  /**
+   * What `sync()` then `authenticateApiKey(key)` would answer with no statement and no wait: the kept identity when
+   * `sync` has nothing to read (the lease holds, or on PGlite nothing was written since the last read) and the key
+   * is kept; undefined otherwise, and the caller takes that path (the server's auth hook, on every request).
+   */
+  knownApiKey(key: string): KeyIdentity | undefined;
   /** The store's `getVersion`, cached. */
   getVersion<K extends VersionedKind>(
     namespace: string,
@@ -172,9 +178,11 @@ export async function createStoreCache(db: Db, options: StoreCacheOptions): Prom
     return done;
   }
 
+  // True when `sync` has nothing to read.
+  const synced = () => live() || (seenWrites !== undefined && seenWrites === db.writes?.());
+
   function sync(): Promise<void> {
-    if (live()) return Promise.resolve();
-    if (seenWrites !== undefined && seenWrites === db.writes?.()) return Promise.resolve();
+    if (synced()) return Promise.resolve();
     if (current === undefined) return readEpoch();
     // The read in flight may have been sent before a change this caller must see: wait for the next one. When it
     // fails, the database did not answer in time: its waiters fail with it rather than wait a second deadline.
@@ -256,8 +264,13 @@ export async function createStoreCache(db: Db, options: StoreCacheOptions): Prom
       return live();
     },
 
+    knownApiKey(key) {
+      return synced() ? keys.get(digest('sha256', key, 'base64')) : undefined;
+    },
+
     async authenticateApiKey(key) {
-      const hash = createHash('sha256').update(key, 'utf8').digest('base64');
+      // One-shot (no Hash object to make): taken on every request.
+      const hash = digest('sha256', key, 'base64');
       const known = keys.get(hash);
       if (known !== undefined) return known;
       const started = generation;
