@@ -100,7 +100,8 @@ describe('createEgressAgent', () => {
 
   it('does not route through HTTP_PROXY or HTTPS_PROXY, while a proxy-aware agent would', async () => {
     const proxy = await countingServer();
-    const saved = { ...process.env };
+    const names = ['HTTP_PROXY', 'http_proxy', 'HTTPS_PROXY', 'https_proxy', 'NO_PROXY', 'no_proxy'];
+    const saved = Object.fromEntries(names.map((name) => [name, process.env[name]]));
     const proxyUrl = `http://127.0.0.1:${proxy.port}`;
     Object.assign(process.env, {
       HTTP_PROXY: proxyUrl,
@@ -132,7 +133,11 @@ describe('createEgressAgent', () => {
       expect(proxy.connections).toBeGreaterThan(0);
       expect(target.connections).toBe(1);
     } finally {
-      process.env = saved;
+      // Each variable put back in the process's own environment (files share a worker's process).
+      for (const name of names) {
+        if (saved[name] === undefined) delete process.env[name];
+        else process.env[name] = saved[name];
+      }
       proxy.server.close();
     }
   });

@@ -66,6 +66,9 @@ inputs.prompts = [ { name = "message" required = true } ]
   ];
 }
 
+// Restored in afterAll: files share a worker's process (vitest.config.ts, project `shared`).
+const scriptedModelsBefore = process.env.MT_SCRIPTED_MODELS;
+
 beforeAll(async () => {
   process.env.MT_SCRIPTED_MODELS = scriptsDir;
   upstream = createHttpServer((req, res) => {
@@ -95,6 +98,8 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  if (scriptedModelsBefore === undefined) delete process.env.MT_SCRIPTED_MODELS;
+  else process.env.MT_SCRIPTED_MODELS = scriptedModelsBefore;
   await server?.close();
   await db?.drop();
   await new Promise((resolve) => upstream?.close(resolve));
