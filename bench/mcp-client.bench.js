@@ -17,7 +17,7 @@ import pg from 'pg';
 import { Pool } from 'undici';
 import { measure, percentile, timeEach } from './lib/measure.js';
 import { poolFetch } from './lib/pool-fetch.js';
-import { cpuMicros, deployGetOrder, serve, serveEnv, stop } from './lib/serve.js';
+import { cpuMicros, deployGetOrder, restGetOrder, sdkGetOrder, serve, serveEnv, stop } from './lib/serve.js';
 
 const CALLS = Number(process.env.BENCH_CALLS ?? 2000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
@@ -104,23 +104,11 @@ try {
   const targets = [
     {
       name: 'REST (undici Pool)',
-      call: async () => {
-        const { statusCode, body } = await rest.request({
-          path: '/v1/extops/get-order/call',
-          method: 'POST',
-          headers: restHeaders,
-          body: callBody,
-        });
-        const value = await body.json();
-        if (statusCode !== 200 || !value.ok) throw new Error('REST call failed');
-      },
+      call: () => restGetOrder(rest, restHeaders, callBody),
     },
     {
       name: 'MCP (SDK Client, Pool fetch)',
-      call: async () => {
-        const result = await client.callTool(params);
-        if (result.isError) throw new Error(`MCP call failed: ${JSON.stringify(result.content)}`);
-      },
+      call: () => sdkGetOrder(client, params),
     },
     {
       // The same JSON-RPC request on a bare Pool (not the MCP row: what the HTTP exchange alone costs the client).

@@ -15,7 +15,7 @@ import pg from 'pg';
 import { Pool } from 'undici';
 import { measure, percentile } from './lib/measure.js';
 import { poolFetch } from './lib/pool-fetch.js';
-import { cpuMicros, deployGetOrder, serve, serveEnv, stop } from './lib/serve.js';
+import { cpuMicros, deployGetOrder, restGetOrder, sdkGetOrder, serve, serveEnv, stop } from './lib/serve.js';
 
 const other = process.argv[2];
 if (other === undefined) throw new Error('usage: node bench/serve-ab.bench.js OTHER_CHECKOUT/packages/cli/bin/mt.js');
@@ -66,23 +66,11 @@ try {
     side.targets = [
       {
         name: 'REST',
-        call: async () => {
-          const { statusCode, body } = await side.rest.request({
-            path: '/v1/extops/get-order/call',
-            method: 'POST',
-            headers: restHeaders,
-            body: callBody,
-          });
-          const value = await body.json();
-          if (statusCode !== 200 || !value.ok) throw new Error('REST call failed');
-        },
+        call: () => restGetOrder(side.rest, restHeaders, callBody),
       },
       {
         name: 'MCP',
-        call: async () => {
-          const result = await side.client.callTool(params);
-          if (result.isError) throw new Error(`MCP call failed: ${JSON.stringify(result.content)}`);
-        },
+        call: () => sdkGetOrder(side.client, params),
       },
     ].map((t) => ({ ...t, latencies: [], server: 0, client: 0, calls: 0 }));
     for (const target of side.targets) await measure(target.call, 1, CALLS, 60_000);

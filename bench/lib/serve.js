@@ -119,3 +119,21 @@ auth = { header = "X-Api-Key" secret = @ref("orders-key") }
   const deployed = await fetch(`${url}/v1/deploy`, { method: 'POST', headers, body: JSON.stringify({ files }) });
   if (deployed.status !== 200) throw new Error(`deploy: ${deployed.status} ${await deployed.text()}`);
 }
+
+/** The deployed `get-order` tool called over REST on an undici `Pool`: the REST target of the MCP benches. */
+export async function restGetOrder(pool, headers, body) {
+  const { statusCode, body: answer } = await pool.request({
+    path: '/v1/extops/get-order/call',
+    method: 'POST',
+    headers,
+    body,
+  });
+  const value = await answer.json();
+  if (statusCode !== 200 || !value.ok) throw new Error('REST call failed');
+}
+
+/** The same tool through the MCP SDK `Client`'s `callTool`: the MCP target of the MCP benches. */
+export async function sdkGetOrder(client, params) {
+  const result = await client.callTool(params);
+  if (result.isError) throw new Error(`MCP call failed: ${JSON.stringify(result.content)}`);
+}
