@@ -11,6 +11,7 @@ import {
   type Wakeups,
   wakeTopics,
 } from '@maitento/store';
+import { BoundedMap } from '@maitento/egress';
 import { engineErrors } from '../errors.js';
 import { PgBoss } from 'pg-boss';
 import { LOAD_WINDOW_MS, runLimit } from './run-limit.js';
@@ -381,18 +382,13 @@ export function jobFetch(text: string, values: unknown[] | undefined): RunJobFet
   const known = fetchShapes.get(text);
   if (known !== undefined && known.count === (values?.length ?? 0)) return { ...known.parts, values: values ?? [] };
   const parts = fetchShape(text, values);
-  remember(fetchShapes, text, { count: values?.length ?? 0, parts });
+  fetchShapes.set(text, { count: values?.length ?? 0, parts });
   return { ...parts, values: values ?? [] };
 }
 
 // The shapes checked, by pg-boss's text (a few: its batch size is in it), so a fetch does not scan its text again.
-const fetchShapes = new Map<string, { count: number; parts: { ctes: string; update: string } }>();
-const completeShapes = new Map<string, { count: number; update: string }>();
-
-function remember<V>(map: Map<string, V>, text: string, value: V): void {
-  if (map.size >= 64) map.delete(map.keys().next().value!);
-  map.set(text, value);
-}
+const fetchShapes = new BoundedMap<string, { count: number; parts: { ctes: string; update: string } }>(64);
+const completeShapes = new BoundedMap<string, { count: number; update: string }>(64);
 
 function fetchShape(text: string, values: unknown[] | undefined): { ctes: string; update: string } {
   const sql = text.trim();
@@ -431,7 +427,7 @@ export function jobComplete(text: string, values: unknown[] | undefined): RunJob
   if (known !== undefined && known.count === (values?.length ?? 0))
     return { update: known.update, values: values ?? [] };
   const checked = completeShape(text, values);
-  remember(completeShapes, text, { count: values?.length ?? 0, update: checked.update });
+  completeShapes.set(text, { count: values?.length ?? 0, update: checked.update });
   return checked;
 }
 
