@@ -152,8 +152,15 @@ describe('runs', () => {
     expect(upstream.seen.filter((s) => s.url.includes('P-')).map((s) => s.url)).toEqual(['/orders/P-1', '/orders/P-2']);
     expect(pinnedTool.version).toBe(1);
 
-    // Disable the pinned tool version of a new run: its call is refused as a tool result.
+    // Disable the pinned tool version of a new run: its next call is refused as a tool result. The first turn's
+    // call is slow, so the disable is stored while it is in flight and before the second turn's call, whatever the
+    // run's pace (the first call may be made or refused; the second is refused).
     world.script('support', [
+      {
+        toolCalls: [
+          { name: 'get-order', arguments: { additionalInputs: { 'path.orderId': 'D-0', 'query.verbose': null } } },
+        ],
+      },
       {
         toolCalls: [
           { name: 'get-order', arguments: { additionalInputs: { 'path.orderId': 'D-1', 'query.verbose': null } } },
@@ -161,14 +168,17 @@ describe('runs', () => {
       },
       { text: 'could not' },
     ]);
+    upstream.delayMs = 400;
     const second = await engine.startRun(world.ns, 'support', { inputs: { message: 'disabled' } });
     const tool = second.versions.find((v) => v.kind === 'tool' && v.name === 'get-order')!;
     await setVersionEnabled(world.db, world.ns, 'tool', 'get-order', tool.version, false);
     const done = await waitFor(engine, world.ns, second.id);
+    upstream.delayMs = 0;
     await setVersionEnabled(world.db, world.ns, 'tool', 'get-order', tool.version, true);
     expect(done.status).toBe('Completed');
-    const result = (await engine.listEvents(world.ns, second.id)).find((e) => e.type === 'tool-result')!.data;
-    expect(result.code).toBe('api:extops:version-disabled');
+    const results = (await engine.listEvents(world.ns, second.id)).filter((e) => e.type === 'tool-result');
+    expect(results).toHaveLength(2);
+    expect(results[1]!.data.code).toBe('api:extops:version-disabled');
     expect(upstream.seen.some((s) => s.url.includes('D-1'))).toBe(false);
   });
 
