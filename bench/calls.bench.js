@@ -13,7 +13,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import pg from 'pg';
 import { Pool } from 'undici';
-import { combine, measure } from './lib/measure.js';
+import { addedOver, combine, measure, runQueueWaitMicros } from './lib/measure.js';
 import { poolFetch } from './lib/pool-fetch.js';
 import { listenProxy } from './lib/proxy.js';
 import { cpuMicros, deployGetOrder, serveEnv, serve as startServe, stop } from './lib/serve.js';
@@ -21,14 +21,21 @@ import { cpuMicros, deployGetOrder, serveEnv, serve as startServe, stop } from '
 const MAX_CALLS = Number(process.env.BENCH_CALLS ?? 20_000);
 const MAX_MS = Number(process.env.BENCH_MS ?? 2_000);
 const WARMUP_MS = Number(process.env.BENCH_WARMUP_MS ?? 800);
-// BENCH_ROUNDS: more alternating rounds (of BENCH_MS / rounds each) average out a load that changes during the run.
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
+// BENCH_ROUNDS: alternating rounds (of BENCH_MS / rounds each), so a load that changes during the run weighs on every
+// target alike. At concurrency 1 the default is 10 rounds of 200 ms: the "added" figure is the median over rounds of
+// (the row's p50 − raw undici's p50 in the same round), each round weighted by the row's calls in it
+// (bench/lib/measure.js `addedOver`; docs/decisions.md, "bench:calls at concurrency 1: ten rounds and each round's
+// difference"). At higher concurrencies 2 rounds of 1 s.
+const roundsAt = (concurrency) => Number(process.env.BENCH_ROUNDS ?? (concurrency === 1 ? 10 : 2));
 // Profiling and quick looks: BENCH_ONLY keeps the targets whose name contains it, or one of its `|`-separated parts
 // (the docs are then not written),
 // BENCH_CONCURRENCY picks the concurrencies (`1,64`), BENCH_SERVE_NODE_ARGS gives `mt serve`'s node flags
 // (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`; summarise with `node bench/lib/cpu-profile.js DIR`).
 const ONLY = process.env.BENCH_ONLY;
-const kept = (name) => ONLY === undefined || ONLY.split('|').some((part) => name.includes(part));
+// A part starting with `=` keeps only the target of exactly that name (`raw|fastify|=mt serve, PostgreSQL`).
+const kept = (name) =>
+  ONLY === undefined ||
+  ONLY.split('|').some((part) => (part.startsWith('=') ? name === part.slice(1) : name.includes(part)));
 const CONCURRENCIES = (process.env.BENCH_CONCURRENCY ?? '1,64').split(',').map(Number);
 const SERVE_NODE_ARGS = (process.env.BENCH_SERVE_NODE_ARGS ?? '').split(' ').filter(Boolean);
 const REPLY = JSON.stringify({ id: 'A-1001', status: 'shipped', total: 12.5, items: [{ sku: 'MUG-1', qty: 1 }] });
@@ -136,7 +143,7 @@ async function main() {
       servers.push({ name: OTEL_ROW, ...(await serve(otelEnv, [])) });
     }
     // With BENCH_ONLY, the PGlite server only when a kept target is its own (its start-up would weigh on the others).
-    if (ONLY === undefined || ONLY.split('|').some((part) => 'mt serve, PGlite'.includes(part))) {
+    if (kept('mt serve, PGlite')) {
       servers.push({ name: 'mt serve, PGlite', ...(await serve(env, ['--data', dataDir])) });
     }
     for (const server of servers) await deployGetOrder(server.url, adminKey, upstream.port, SECRET);
@@ -202,26 +209,46 @@ async function main() {
     for (const concurrency of CONCURRENCIES) {
       for (const target of targets) await measure(target.call, concurrency, MAX_CALLS, WARMUP_MS);
       // Alternating rounds, so a change in machine load during the run weighs on every target alike.
+      const ROUNDS = roundsAt(concurrency);
       const rounds = targets.map(() => []);
       for (let round = 0; round < ROUNDS; round++) {
-        for (const [i, target] of targets.entries()) {
+        // Each round starts with another target, so none always follows the same one (a busy neighbour's leftovers).
+        for (let k = 0; k < targets.length; k++) {
+          const i = (round + k) % targets.length;
+          const target = targets[i];
           const cpu0 = target.pid === undefined ? undefined : cpuMicros(target.pid);
+          // The wait for a core of the bench, the upstream and the serving process (run-queue wait, Linux).
+          const waiting = [process.pid, upstream.proc.pid, ...(target.pid === undefined ? [] : [target.pid])];
+          const wait0 = waiting.map(runQueueWaitMicros);
           const client0 = process.cpuUsage();
           const result = await measure(target.call, concurrency, MAX_CALLS / ROUNDS, MAX_MS / ROUNDS);
           const client = process.cpuUsage(client0);
           const cpu1 = target.pid === undefined ? undefined : cpuMicros(target.pid);
+          const wait1 = waiting.map(runQueueWaitMicros);
           rounds[i].push({
+            wait: wait0.some((w, j) => w === undefined || wait1[j] === undefined)
+              ? undefined
+              : wait1.reduce((sum, w, j) => sum + w - wait0[j], 0),
             ...result,
             cpu: cpu0 === undefined || cpu1 === undefined ? undefined : cpu1 - cpu0,
             clientCpu: client.user + client.system,
           });
         }
       }
-      const results = targets.map((target, i) => ({ name: target.name, ...combine(rounds[i]) }));
-      rows.push({ concurrency, results });
+      const rawIndex = targets.findIndex((t) => t.name === 'raw undici');
+      const results = targets.map((target, i) => ({
+        name: target.name,
+        ...combine(rounds[i]),
+        ...(rawIndex < 0 ? {} : { added: addedOver(rounds[i], rounds[rawIndex]) }),
+      }));
+      rows.push({ concurrency, results, rounds: ROUNDS });
       for (const r of results) {
+        const added =
+          r.added === undefined || concurrency !== 1
+            ? ''
+            : ` added ${r.added.median.toFixed(0)}µs (quartiles ${r.added.low.toFixed(0)}–${r.added.high.toFixed(0)}, pooled ${r.added.pooled.toFixed(0)})`;
         console.error(
-          `c=${concurrency} ${r.name}: ${r.perSecond.toFixed(0)}/s p50 ${r.p50.toFixed(0)}µs p99 ${r.p99.toFixed(0)}µs cpu/call ${r.cpuPerCall?.toFixed(0) ?? '-'}µs client cpu/call ${r.clientCpuPerCall.toFixed(0)}µs`,
+          `c=${concurrency} ${r.name}: ${r.perSecond.toFixed(0)}/s p50 ${r.p50.toFixed(0)}µs p99 ${r.p99.toFixed(0)}µs${added} cpu/call ${r.cpuPerCall?.toFixed(0) ?? '-'}µs client cpu/call ${r.clientCpuPerCall.toFixed(0)}µs run-queue wait/call ${r.waitPerCall?.toFixed(0) ?? '-'}µs`,
         );
       }
     }
@@ -278,9 +305,16 @@ function writeSection(rows, logBytes, seconds, exported) {
     .join('\n');
   const pg64 = get(64, 'mt serve, PostgreSQL').perSecond / get(64, 'fastify proxy').perSecond;
   const lite64 = get(64, 'mt serve, PGlite').perSecond / get(64, 'fastify proxy').perSecond;
-  const pgAdded = get(1, 'mt serve, PostgreSQL').p50 - get(1, 'raw undici').p50;
-  const liteAdded = get(1, 'mt serve, PGlite').p50 - get(1, 'raw undici').p50;
-  const proxyAdded = get(1, 'fastify proxy').p50 - get(1, 'raw undici').p50;
+  // Added at concurrency 1: the median over rounds of each round's p50 less raw undici's (bench/lib/measure.js).
+  const pgAdded = get(1, 'mt serve, PostgreSQL').added.median;
+  const liteAdded = get(1, 'mt serve, PGlite').added.median;
+  const proxyAdded = get(1, 'fastify proxy').added.median;
+  const quartiles = (name) => `${f(get(1, name).added.low)}–${f(get(1, name).added.high)}`;
+  const rounds = (concurrency) => rows.find((r) => r.concurrency === concurrency).rounds;
+  const waits = (c) =>
+    ['raw undici', 'fastify proxy', 'mt serve, PostgreSQL']
+      .map((name) => (get(c, name).waitPerCall === undefined ? '-' : f(get(c, name).waitPerCall)))
+      .join(', ');
   const mcp64 = get(64, 'mt serve, PostgreSQL, over MCP').perSecond / get(64, 'fastify proxy').perSecond;
   const mcp1 = get(1, 'mt serve, PostgreSQL, over MCP').p50 / get(1, 'mt serve, PostgreSQL').p50;
   // OpenTelemetry on against the plain PostgreSQL server, same run (issue #24: under 1 ms added at p50).
@@ -302,8 +336,10 @@ JSON body in, one undici request with the secret header, the JSON result out). T
 with \`tools/call\` of the MCP SDK's \`Client\` on one Streamable HTTP session of the PostgreSQL server (\`/mcp\`), its
 transport's \`fetch\` option given an undici \`Pool\` as the REST rows use (so the two differ by the protocol, not by
 undici's WHATWG \`fetch\`); the row \`(client on fetch)\` is the same on the SDK's default, global \`fetch\`. The load comes from the bench process
-through undici \`Pool\`s. Per concurrency, a ${WARMUP_MS} ms warm-up of each target, then ${ROUNDS} alternating rounds of up to
-${MAX_CALLS / ROUNDS} calls or ${MAX_MS / ROUNDS / 1000} s each; latencies in µs. The whole run took ${f(seconds)} s.
+through undici \`Pool\`s. Per concurrency, a ${WARMUP_MS} ms warm-up of each target, then alternating rounds (each round
+starting with the next target), ${rounds(1)} at concurrency 1 and ${rounds(64)} at 64, of up to ${MAX_CALLS / rounds(1)} and
+${MAX_CALLS / rounds(64)} calls or ${MAX_MS / rounds(1) / 1000} and ${MAX_MS / rounds(64) / 1000} s each; latencies in µs, p50
+and p99 over every call of the rounds. The whole run took ${f(seconds)} s.
 Measured on ${cpus()[0]?.model ?? 'unknown CPU'}, ${availableParallelism()} cores (load generator, servers, upstream and PostgreSQL
 share them), ${Math.round(totalmem() / 2 ** 30)} GiB, Node.js ${process.versions.node}, load average ${loadavg()[0].toFixed(1)} at the end.
 
@@ -316,7 +352,13 @@ Aims, as ratios of this run:
 - At concurrency 64, the server's call path on PostgreSQL makes at least 50% of the fastify proxy's calls/s:
   measured ${(pg64 * 100).toFixed(0)}% (${pg64 >= 0.5 ? 'met' : 'not met'}); on PGlite ${(lite64 * 100).toFixed(0)}%.
 - At concurrency 1, it adds at most 250 µs at p50 over raw undici: measured ${f(pgAdded)} µs on PostgreSQL
-  (${pgAdded <= 250 ? 'met' : 'not met'}), ${f(liteAdded)} µs on PGlite; the fastify proxy alone adds ${f(proxyAdded)} µs.
+  (${pgAdded <= 250 ? 'met' : 'not met'}; quartiles over rounds ${quartiles('mt serve, PostgreSQL')}), ${f(liteAdded)} µs on PGlite;
+  the fastify proxy alone adds ${f(proxyAdded)} µs (${quartiles('fastify proxy')}). "Added" is the median over the
+  ${rounds(1)} rounds of the row's p50 less raw undici's p50 in the same round, each round weighted by the row's calls
+  in it; the p50s over all calls above differ by ${f(get(1, 'mt serve, PostgreSQL').added.pooled)} and ${f(get(1, 'fastify proxy').added.pooled)} µs.
+  The processes a call passes through (the bench, the upstream, the server) waited for a core ${waits(1)} µs a call
+  (raw undici, the proxy, \`mt serve\` on PostgreSQL; their run-queue wait, Linux's schedstat): a run where these are
+  more than a few µs was measured on a busy machine, and its figures say little about the aim.
 - Over MCP (issue #29), at concurrency 64 at least 50% of the fastify proxy's calls/s: measured ${(mcp64 * 100).toFixed(0)}%
   (${mcp64 >= 0.5 ? 'met' : 'not met'}); at concurrency 1 a p50 at most 1.3 times the REST call's: measured ${mcp1.toFixed(2)} times
   (${mcp1 <= 1.3 ? 'met' : 'not met'}). With the SDK client on its default \`fetch\` instead (the row \`(client on fetch)\`):

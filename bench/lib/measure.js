@@ -1,4 +1,22 @@
 // Latency measurement shared by the benches: closed-loop workers, rounds combined into calls/s and percentiles.
+import { readdirSync, readFileSync } from 'node:fs';
+
+/**
+ * The time a process's threads have spent ready to run but waiting for a core, in µs (the second field of Linux's
+ * /proc/PID/task/TID/schedstat); undefined elsewhere. At concurrency 1 a call's latency holds every such wait of the
+ * processes it passes through, so a run whose wait a call is high was measured on a busy machine.
+ */
+export function runQueueWaitMicros(pid) {
+  try {
+    let ns = 0;
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[1]);
+    }
+    return ns / 1000;
+  } catch {
+    return undefined;
+  }
+}
 
 /** The `p`th percentile of `sorted` (ascending). */
 export function percentile(sorted, p) {
@@ -25,7 +43,8 @@ export async function measure(call, concurrency, calls, maxMs) {
 
 /**
  * Calls/s over all rounds, and percentiles over every latency of them; with `cpu` (µs, the server's) or `clientCpu`
- * (µs, the load generator's) on every round, the CPU time a call too.
+ * (µs, the load generator's) on every round, the CPU time a call too; with `wait` (µs, `runQueueWaitMicros` of the
+ * processes a call passes through), the wait for a core a call.
  */
 export function combine(rounds) {
   const latencies = rounds.flatMap((r) => r.latencies).sort((a, b) => a - b);
@@ -34,6 +53,7 @@ export function combine(rounds) {
   const clientCpu = rounds.every((r) => r.clientCpu !== undefined)
     ? rounds.reduce((sum, r) => sum + r.clientCpu, 0)
     : undefined;
+  const wait = rounds.every((r) => r.wait !== undefined) ? rounds.reduce((sum, r) => sum + r.wait, 0) : undefined;
   return {
     calls: latencies.length,
     perSecond: latencies.length / seconds,
@@ -41,6 +61,42 @@ export function combine(rounds) {
     p99: percentile(latencies, 99),
     cpuPerCall: cpu === undefined ? undefined : cpu / latencies.length,
     clientCpuPerCall: clientCpu === undefined ? undefined : clientCpu / latencies.length,
+    waitPerCall: wait === undefined ? undefined : wait / latencies.length,
+  };
+}
+
+/** The `q` quantile (0–1) of `[value, weight]` pairs: the first value, in ascending order, whose cumulative weight reaches q. */
+export function weightedQuantile(pairs, q) {
+  const sorted = [...pairs].sort((a, b) => a[0] - b[0]);
+  const total = sorted.reduce((sum, [, w]) => sum + w, 0);
+  let acc = 0;
+  for (const [value, weight] of sorted) {
+    acc += weight;
+    if (acc >= q * total) return value;
+  }
+  return sorted.at(-1)?.[0];
+}
+
+/**
+ * A row's latency added over a baseline measured in the same alternating rounds. For each round, the row's p50 less
+ * the baseline's p50 of that round; `median` is the median of those differences, each round weighted by the row's
+ * calls in it (so every call counts alike, as in a p50 over all calls, while a load that changes between rounds
+ * falls on both sides of each difference; a round stalled by other work holds few calls and weighs little), `low` and
+ * `high` their weighted quartiles, `pooled` the row's p50 over every call less the baseline's (the figure before).
+ */
+export function addedOver(rounds, baselineRounds) {
+  const p50 = (latencies) =>
+    percentile(
+      [...latencies].sort((a, b) => a - b),
+      50,
+    );
+  const pairs = rounds.map((r, i) => [p50(r.latencies) - p50(baselineRounds[i].latencies), r.latencies.length]);
+  const pooled = (rs) => p50(rs.flatMap((r) => r.latencies));
+  return {
+    median: weightedQuantile(pairs, 0.5),
+    low: weightedQuantile(pairs, 0.25),
+    high: weightedQuantile(pairs, 0.75),
+    pooled: pooled(rounds) - pooled(baselineRounds),
   };
 }
 
