@@ -26,20 +26,23 @@ const psr = (pid) => {
     return -1;
   }
 };
-// A process's threads' time on a core and waiting for one (ns), and its main thread's migrations between cores.
+// A process's threads' time on a core and waiting for one (ns), the times they were put on a core (`slices`: a
+// wake-up each, mostly), and its main thread's migrations between cores.
 const sched = (pid) => {
   let run = 0;
   let wait = 0;
+  let slices = 0;
   try {
     for (const tid of readdirSync(`/proc/${pid}/task`)) {
-      const [r, w] = readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ').map(Number);
+      const [r, w, c] = readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ').map(Number);
       run += r;
       wait += w;
+      slices += c;
     }
     const migrations = Number(/se\.nr_migrations\s+:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/sched`, 'utf8'))[1]);
-    return { run, wait, migrations };
+    return { run, wait, slices, migrations };
   } catch {
-    return { run: 0, wait: 0, migrations: 0 };
+    return { run: 0, wait: 0, slices: 0, migrations: 0 };
   }
 };
 const child = (args) =>
@@ -136,7 +139,9 @@ try {
       clearInterval(sampler);
       const n = latencies.length;
       const per = (k, f) =>
-        ((s1[k][f] - s0[k][f]) / n / (f === 'migrations' ? 1 : 1000)).toFixed(f === 'migrations' ? 2 : 0);
+        ((s1[k][f] - s0[k][f]) / n / (f === 'migrations' || f === 'slices' ? 1 : 1000)).toFixed(
+          f === 'migrations' || f === 'slices' ? 2 : 0,
+        );
       const own = t.pid === undefined ? 'up' : t.name;
       const p50 = percentile(
         latencies.sort((a, b) => a - b),
@@ -148,7 +153,7 @@ try {
       // Per call: the serving process's CPU and run-queue wait (µs), the bench's and the upstream's wait, migrations;
       // then the cores sampled (bench, upstream, server).
       line.push(
-        `${t.name} ${p50.toFixed(0).padStart(4)} run ${per(own, 'run')} wait ${per(own, 'wait')}/b${per('bench', 'wait')}/u${per('up', 'wait')} mig ${per(own, 'migrations')}/b${per('bench', 'migrations')} ${seen.bench?.slice(0, 5)}/${seen.up?.slice(0, 5)}/${seen[own]?.slice(0, 5)}`,
+        `${t.name} ${p50.toFixed(0).padStart(4)} run ${per(own, 'run')} wait ${per(own, 'wait')}/b${per('bench', 'wait')}/u${per('up', 'wait')} slices ${per(own, 'slices')}/b${per('bench', 'slices')}/u${per('up', 'slices')} mig ${per(own, 'migrations')}/b${per('bench', 'migrations')} ${seen.bench?.slice(0, 5)}/${seen.up?.slice(0, 5)}/${seen[own]?.slice(0, 5)}`,
       );
     }
     console.log(line.join(' | '));
