@@ -119,7 +119,8 @@ try {
         }),
     },
   ];
-  for (const t of targets) await measure(t.call, 1, 1e9, 800);
+  // BENCH_WARMUP_MS (default 800, as bench:calls): each target alone first.
+  for (const t of targets) await measure(t.call, 1, 1e9, Number(process.env.BENCH_WARMUP_MS ?? 800));
   const pids = { bench: process.pid, up: upstream.proc.pid, proxy: proxy.proc.pid, mt: server.proc.pid };
   console.log(`load ${loadavg()[0].toFixed(2)}`);
   const added = { proxy: [], mt: [] };

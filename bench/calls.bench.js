@@ -21,6 +21,11 @@ import { cpuMicros, deployGetOrder, serveEnv, serve as startServe, stop } from '
 const MAX_CALLS = Number(process.env.BENCH_CALLS ?? 20_000);
 const MAX_MS = Number(process.env.BENCH_MS ?? 2_000);
 const WARMUP_MS = Number(process.env.BENCH_WARMUP_MS ?? 800);
+// A target's warm-up also lasts until it has made BENCH_WARMUP_CALLS calls (default 3,000), up to BENCH_WARMUP_MAX_MS
+// (default 10 s): on a busy machine 800 ms held a few hundred calls of a server, and the 2 s after it were its slowest
+// (docs/performance.md, "bench:calls at concurrency 1: why the figure swings").
+const WARMUP_CALLS = Number(process.env.BENCH_WARMUP_CALLS ?? 3000);
+const WARMUP_MAX_MS = Number(process.env.BENCH_WARMUP_MAX_MS ?? 10_000);
 // BENCH_ROUNDS: alternating rounds (of BENCH_MS / rounds each), so a load that changes during the run weighs on every
 // target alike. At concurrency 1 the default is 10 rounds of 200 ms: the "added" figure is the median over rounds of
 // (the row's p50 − raw undici's p50 in the same round), each round weighted by the row's calls in it
@@ -70,6 +75,16 @@ if (process.argv[2] === '--upstream') {
 function child(args) {
   const proc = fork(fileURLToPath(import.meta.url), args, { stdio: 'inherit' });
   return new Promise((resolve) => proc.once('message', (m) => resolve({ proc, port: m.port })));
+}
+
+/** Calls `call` for WARMUP_MS, and on until WARMUP_CALLS calls in all or WARMUP_MAX_MS; nothing is kept. */
+async function warmUp(call, concurrency) {
+  const began = performance.now();
+  let calls = (await measure(call, concurrency, MAX_CALLS, WARMUP_MS)).latencies.length;
+  while (calls < WARMUP_CALLS && performance.now() - began < WARMUP_MAX_MS) {
+    const left = WARMUP_MAX_MS - (performance.now() - began);
+    calls += (await measure(call, concurrency, WARMUP_CALLS - calls, left)).latencies.length;
+  }
 }
 
 /** Starts `mt serve` (bench/lib/serve.js) with BENCH_SERVE_NODE_ARGS. */
@@ -207,7 +222,7 @@ async function main() {
     if (ONLY !== undefined) targets.splice(0, targets.length, ...targets.filter((t) => kept(t.name)));
     const rows = [];
     for (const concurrency of CONCURRENCIES) {
-      for (const target of targets) await measure(target.call, concurrency, MAX_CALLS, WARMUP_MS);
+      for (const target of targets) await warmUp(target.call, concurrency);
       // Alternating rounds, so a change in machine load during the run weighs on every target alike.
       const ROUNDS = roundsAt(concurrency);
       const rounds = targets.map(() => []);
@@ -336,7 +351,8 @@ JSON body in, one undici request with the secret header, the JSON result out). T
 with \`tools/call\` of the MCP SDK's \`Client\` on one Streamable HTTP session of the PostgreSQL server (\`/mcp\`), its
 transport's \`fetch\` option given an undici \`Pool\` as the REST rows use (so the two differ by the protocol, not by
 undici's WHATWG \`fetch\`); the row \`(client on fetch)\` is the same on the SDK's default, global \`fetch\`. The load comes from the bench process
-through undici \`Pool\`s. Per concurrency, a ${WARMUP_MS} ms warm-up of each target, then alternating rounds (each round
+through undici \`Pool\`s. Per concurrency, a warm-up of each target (${WARMUP_MS} ms, and on until ${WARMUP_CALLS} calls or
+${WARMUP_MAX_MS / 1000} s), then alternating rounds (each round
 starting with the next target), ${rounds(1)} at concurrency 1 and ${rounds(64)} at 64, of up to ${MAX_CALLS / rounds(1)} and
 ${MAX_CALLS / rounds(64)} calls or ${MAX_MS / rounds(1) / 1000} and ${MAX_MS / rounds(64) / 1000} s each; latencies in µs, p50
 and p99 over every call of the rounds. The whole run took ${f(seconds)} s.
