@@ -29,8 +29,8 @@ const WARMUP_MAX_MS = Number(process.env.BENCH_WARMUP_MAX_MS ?? 10_000);
 // BENCH_ROUNDS: alternating rounds (of BENCH_MS / rounds each), so a load that changes during the run weighs on every
 // target alike. At concurrency 1 the default is 10 rounds of 200 ms: the "added" figure is the median over rounds of
 // (the row's p50 − raw undici's p50 in the same round), each round weighted by the row's calls in it
-// (bench/lib/measure.js `addedOver`; docs/decisions.md, "bench:calls at concurrency 1: ten rounds and each round's
-// difference"). At higher concurrencies 2 rounds of 1 s.
+// (bench/lib/measure.js `addedOver`; docs/decisions.md, "bench:calls at concurrency 1: ten rounds, each round's
+// difference, the wait for a core"). At higher concurrencies 2 rounds of 1 s.
 const roundsAt = (concurrency) => Number(process.env.BENCH_ROUNDS ?? (concurrency === 1 ? 10 : 2));
 // Profiling and quick looks: BENCH_ONLY keeps the targets whose name contains it, or one of its `|`-separated parts
 // (the docs are then not written),
