@@ -320,7 +320,7 @@ function writeSection(rows, logBytes, seconds, exported) {
     .join('\n');
   const pg64 = get(64, 'mt serve, PostgreSQL').perSecond / get(64, 'fastify proxy').perSecond;
   const lite64 = get(64, 'mt serve, PGlite').perSecond / get(64, 'fastify proxy').perSecond;
-  // Added at concurrency 1: the median over rounds of each round's p50 less raw undici's (bench/lib/measure.js).
+  // Added at concurrency 1: the call-weighted median over rounds of each round's p50 less raw undici's (addedOver).
   const pgAdded = get(1, 'mt serve, PostgreSQL').added.median;
   const liteAdded = get(1, 'mt serve, PGlite').added.median;
   const proxyAdded = get(1, 'fastify proxy').added.median;
