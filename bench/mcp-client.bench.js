@@ -10,6 +10,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { PerformanceObserver } from 'node:perf_hooks';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CallToolResultSchema, JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
@@ -137,21 +138,45 @@ try {
   ].filter((t) => ONLY === undefined || ONLY.split('|').some((only) => t.name.toLowerCase().startsWith(only)));
 
   for (const target of targets) await measure(target.call, 1, CALLS, 60_000);
-  const totals = targets.map(() => ({ latencies: [], client: 0, server: 0, calls: 0, threads: {} }));
+  // The client's own garbage collections (main-thread pauses, V8's `gc` entries), by round: is a round's p50 theirs?
+  let gcMs = 0;
+  let gcCount = 0;
+  const gcObserver = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) {
+      gcMs += entry.duration;
+      gcCount++;
+    }
+  });
+  gcObserver.observe({ entryTypes: ['gc'] });
+  const totals = targets.map(() => ({ latencies: [], client: 0, server: 0, calls: 0, threads: {}, rounds: [] }));
   for (let round = 0; round < ROUNDS; round++) {
     for (const [i, target] of targets.entries()) {
       const s0 = cpuMicros(server.proc.pid);
       const c0 = process.cpuUsage();
       const t0 = threadMicros();
+      const gc0 = { ms: gcMs, count: gcCount };
       const { latencies } = await measure(target.call, 1, CALLS, 60_000);
+      // Entries of the round's last collections are delivered after it: one turn to take them.
+      await new Promise((resolve) => setImmediate(resolve));
       const c = process.cpuUsage(c0);
       for (const [name, us] of Object.entries(threadMicros())) {
         totals[i].threads[name] = (totals[i].threads[name] ?? 0) + us - (t0[name] ?? 0);
       }
-      totals[i].server += cpuMicros(server.proc.pid) - s0;
+      const serverUs = cpuMicros(server.proc.pid) - s0;
+      totals[i].server += serverUs;
       totals[i].client += c.user + c.system;
       totals[i].calls += latencies.length;
       totals[i].latencies.push(...latencies);
+      // Each round's own figures (BENCH_PER_ROUND=1 prints them): p50, client and server CPU µs a call.
+      const sorted = [...latencies].sort((a, b) => a - b);
+      totals[i].rounds.push({
+        p50: percentile(sorted, 50),
+        client: (c.user + c.system) / latencies.length,
+        server: serverUs / latencies.length,
+        p99: percentile(sorted, 99),
+        gcUs: ((gcMs - gc0.ms) * 1000) / latencies.length,
+        gcs: gcCount - gc0.count,
+      });
     }
   }
   console.log(`${DB}, ${ROUNDS} rounds of ${CALLS} calls at concurrency 1, load ${loadavg()[0].toFixed(2)}`);
@@ -166,6 +191,21 @@ try {
     );
     const threads = Object.entries(t.threads).filter(([, us]) => us > 0);
     console.log(`  by thread: ${threads.map(([name, us]) => `${name} ${(us / t.calls).toFixed(0)}`).join(', ')}`);
+    if (process.env.BENCH_PER_ROUND) {
+      const f = (r) =>
+        `${r.p50.toFixed(0)}/${r.p99.toFixed(0)}/${r.client.toFixed(0)}/${r.server.toFixed(0)}/${r.gcUs.toFixed(1)}(${r.gcs})`;
+      console.log(
+        `  rounds (p50/p99/client CPU/server CPU/client GC pause µs a call (collections)): ${t.rounds.map(f).join(' ')}`,
+      );
+      if (i > 0) {
+        // This target's p50 over the first target's (REST's) in the same round: how much the ratio moves by round.
+        const ratios = t.rounds.map((r, round) => r.p50 / totals[0].rounds[round].p50);
+        const sorted = [...ratios].sort((a, b) => a - b);
+        console.log(
+          `  p50 / ${targets[0].name}'s by round: ${ratios.map((r) => r.toFixed(2)).join(' ')} (median ${percentile(sorted, 50).toFixed(2)})`,
+        );
+      }
+    }
   }
 
   // (Only when the SDK Client's calls ran: else the last answer is the initialize's, which the Client has read.)
@@ -205,6 +245,7 @@ try {
     };
     for (const [step, us] of Object.entries(steps)) console.log(`  ${step}: ${us} µs`);
   }
+  gcObserver.disconnect();
   await client.close();
   await http.close();
   await rest.close();
