@@ -4,6 +4,9 @@
 // system time), the server's, and p50. Then times the client's steps one by one on a real answer of the server.
 // Profile the client with `node --cpu-prof --cpu-prof-dir=DIR bench/mcp-client.bench.js` (BENCH_CLIENT=mcp: the MCP
 // calls only) and `node bench/lib/cpu-profile.js DIR 40 callTool`. Needs a build and PostgreSQL (MT_TEST_PG_URL).
+// Also prints the server's CPU a second with no call (BENCH_IDLE_MS, default 5000 ms, after the warm-up), and with
+// BENCH_PER_ROUND=1 each round's p50, p99, client and server CPU a call, the client's GC pauses a call, and each
+// target's p50 over REST's round by round (the ratio's spread); BENCH_REVERSE=1 runs the targets in reverse order.
 import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -136,8 +139,17 @@ try {
       call: () => bareMcpCall(shared.signal),
     },
   ].filter((t) => ONLY === undefined || ONLY.split('|').some((only) => t.name.toLowerCase().startsWith(only)));
+  // BENCH_REVERSE=1: the targets in the opposite order within each round (REST last), to tell a place's bias.
+  if (process.env.BENCH_REVERSE) targets.reverse();
+  const base = targets.findIndex((t) => t.name.startsWith('REST'));
 
   for (const target of targets) await measure(target.call, 1, CALLS, 60_000);
+  // The server's CPU with no call (its timers, pools, GC; the SDK Client's session and GET stream open): µs a second.
+  // A row whose calls take longer is charged more of it a call, whatever its own work.
+  const idleMs = Number(process.env.BENCH_IDLE_MS ?? 5000);
+  const idle0 = cpuMicros(server.proc.pid);
+  await new Promise((resolve) => setTimeout(resolve, idleMs));
+  const idleUsPerS = ((cpuMicros(server.proc.pid) - idle0) * 1000) / idleMs;
   // The client's own garbage collections (main-thread pauses, V8's `gc` entries), by round: is a round's p50 theirs?
   let gcMs = 0;
   let gcCount = 0;
@@ -179,7 +191,9 @@ try {
       });
     }
   }
-  console.log(`${DB}, ${ROUNDS} rounds of ${CALLS} calls at concurrency 1, load ${loadavg()[0].toFixed(2)}`);
+  console.log(
+    `${DB}, ${ROUNDS} rounds of ${CALLS} calls at concurrency 1, load ${loadavg()[0].toFixed(2)}; server idle ${idleUsPerS.toFixed(0)} µs CPU a second`,
+  );
   for (const [i, target] of targets.entries()) {
     const t = totals[i];
     const p50 = percentile(
@@ -187,7 +201,7 @@ try {
       50,
     );
     console.log(
-      `${target.name}: p50 ${p50.toFixed(0)} µs, client CPU ${(t.client / t.calls).toFixed(0)} µs a call, server CPU ${(t.server / t.calls).toFixed(0)} µs a call`,
+      `${target.name}: p50 ${p50.toFixed(0)} µs, mean ${(t.latencies.reduce((a, b) => a + b, 0) / t.latencies.length).toFixed(0)} µs, client CPU ${(t.client / t.calls).toFixed(0)} µs a call, server CPU ${(t.server / t.calls).toFixed(0)} µs a call`,
     );
     const threads = Object.entries(t.threads).filter(([, us]) => us > 0);
     console.log(`  by thread: ${threads.map(([name, us]) => `${name} ${(us / t.calls).toFixed(0)}`).join(', ')}`);
@@ -197,12 +211,12 @@ try {
       console.log(
         `  rounds (p50/p99/client CPU/server CPU/client GC pause µs a call (collections)): ${t.rounds.map(f).join(' ')}`,
       );
-      if (i > 0) {
-        // This target's p50 over the first target's (REST's) in the same round: how much the ratio moves by round.
-        const ratios = t.rounds.map((r, round) => r.p50 / totals[0].rounds[round].p50);
+      if (base !== -1 && i !== base) {
+        // This target's p50 over REST's in the same round: how much the ratio moves from round to round.
+        const ratios = t.rounds.map((r, round) => r.p50 / totals[base].rounds[round].p50);
         const sorted = [...ratios].sort((a, b) => a - b);
         console.log(
-          `  p50 / ${targets[0].name}'s by round: ${ratios.map((r) => r.toFixed(2)).join(' ')} (median ${percentile(sorted, 50).toFixed(2)})`,
+          `  p50 / REST's by round: ${ratios.map((r) => r.toFixed(2)).join(' ')} (median ${percentile(sorted, 50).toFixed(2)})`,
         );
       }
     }
