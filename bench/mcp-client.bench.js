@@ -28,6 +28,7 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
 const DB = process.env.BENCH_DB ?? 'pg';
 const ONLY = process.env.BENCH_CLIENT; // 'mcp' or 'rest' (or 'rest|mcp (sdk'): the targets whose name starts so
 const SECRET = 'bench-secret-value';
+const SPIN_US = Number(process.env.BENCH_SPIN_US ?? 150);
 const PG_URL = process.env.MT_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 /** This process's CPU µs by thread name (/proc/self/task: the main thread is `node`, V8's helpers `V8 DefaultWorke`). */
@@ -137,6 +138,16 @@ try {
     {
       name: 'MCP request on a bare Pool with a signal',
       call: () => bareMcpCall(shared.signal),
+    },
+    {
+      // The bare request, then the client busy for BENCH_SPIN_US (default 150) µs, about the SDK Client's extra CPU
+      // a call, in a loop that touches no memory: does the server's CPU a call rise with the client's alone?
+      name: 'MCP request on a bare Pool, then a client spin',
+      call: async () => {
+        await bareMcpCall();
+        const until = performance.now() + SPIN_US / 1000;
+        while (performance.now() < until) {}
+      },
     },
   ].filter((t) => ONLY === undefined || ONLY.split('|').some((only) => t.name.toLowerCase().startsWith(only)));
   // BENCH_REVERSE=1: the targets in the opposite order within each round (REST last), to tell a place's bias.
