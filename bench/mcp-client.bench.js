@@ -6,7 +6,9 @@
 // calls only) and `node bench/lib/cpu-profile.js DIR 40 callTool`. Needs a build and PostgreSQL (MT_TEST_PG_URL).
 // Also prints the server's CPU a second with no call (BENCH_IDLE_MS, default 5000 ms, after the warm-up), and with
 // BENCH_PER_ROUND=1 each round's p50, p99, client and server CPU a call, the client's GC pauses a call, and each
-// target's p50 over REST's round by round (the ratio's spread); BENCH_REVERSE=1 runs the targets in reverse order.
+// target's p50 over REST's round by round (the ratio's spread); BENCH_REVERSE=1 runs the targets in reverse order;
+// BENCH_FETCH_CLIENT=1 adds a second SDK Client on the global `fetch` (as bench:calls has); BENCH_SPIN_US sets the
+// client spin of the control "MCP request on a bare Pool, then a client spin" (default 150).
 import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -81,6 +83,14 @@ try {
       fetch: recordingFetch,
     }),
   );
+  // BENCH_FETCH_CLIENT=1: a second SDK Client on the global `fetch`, as bench:calls has beside its MCP row (its row
+  // "over MCP (client on fetch)"): the same SDK code then runs on two kinds of response object.
+  const fetchClient = process.env.BENCH_FETCH_CLIENT ? new Client({ name: 'bench-fetch', version: '1' }) : undefined;
+  await fetchClient?.connect(
+    new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), {
+      requestInit: { headers: { authorization: `Bearer ${adminKey}` } },
+    }),
+  );
   const rest = new Pool(server.url);
   const restHeaders = { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' };
   const callBody = JSON.stringify({ arguments: params.arguments });
@@ -115,6 +125,9 @@ try {
       name: 'MCP (SDK Client, Pool fetch)',
       call: () => sdkGetOrder(client, params),
     },
+    ...(fetchClient === undefined
+      ? []
+      : [{ name: 'MCP (SDK Client, global fetch)', call: () => sdkGetOrder(fetchClient, params) }]),
     {
       // The same JSON-RPC request on a bare Pool (not the MCP row: what the HTTP exchange alone costs the client).
       name: 'MCP request on a bare Pool',
@@ -271,6 +284,7 @@ try {
     for (const [step, us] of Object.entries(steps)) console.log(`  ${step}: ${us} µs`);
   }
   gcObserver.disconnect();
+  await fetchClient?.close();
   await client.close();
   await http.close();
   await rest.close();
