@@ -4,12 +4,18 @@
 // system time), the server's, and p50. Then times the client's steps one by one on a real answer of the server.
 // Profile the client with `node --cpu-prof --cpu-prof-dir=DIR bench/mcp-client.bench.js` (BENCH_CLIENT=mcp: the MCP
 // calls only) and `node bench/lib/cpu-profile.js DIR 40 callTool`. Needs a build and PostgreSQL (MT_TEST_PG_URL).
+// Also prints the server's CPU a second with no call (BENCH_IDLE_MS, default 5000 ms, after the warm-up), and with
+// BENCH_PER_ROUND=1 each round's p50, p99, client and server CPU a call, the client's GC pauses a call, and each
+// target's p50 over REST's round by round (the ratio's spread); BENCH_REVERSE=1 runs the targets in reverse order;
+// BENCH_FETCH_CLIENT=1 adds a second SDK Client on the global `fetch` (as bench:calls has); BENCH_SPIN_US sets the
+// client spin of the control "MCP request on a bare Pool, then a client spin" (default 150).
 import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { PerformanceObserver } from 'node:perf_hooks';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CallToolResultSchema, JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
@@ -24,6 +30,7 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
 const DB = process.env.BENCH_DB ?? 'pg';
 const ONLY = process.env.BENCH_CLIENT; // 'mcp' or 'rest' (or 'rest|mcp (sdk'): the targets whose name starts so
 const SECRET = 'bench-secret-value';
+const SPIN_US = Number(process.env.BENCH_SPIN_US ?? 150);
 const PG_URL = process.env.MT_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 /** This process's CPU µs by thread name (/proc/self/task: the main thread is `node`, V8's helpers `V8 DefaultWorke`). */
@@ -76,6 +83,14 @@ try {
       fetch: recordingFetch,
     }),
   );
+  // BENCH_FETCH_CLIENT=1: a second SDK Client on the global `fetch`, as bench:calls has beside its MCP row (its row
+  // "over MCP (client on fetch)"): the same SDK code then runs on two kinds of response object.
+  const fetchClient = process.env.BENCH_FETCH_CLIENT ? new Client({ name: 'bench-fetch', version: '1' }) : undefined;
+  await fetchClient?.connect(
+    new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), {
+      requestInit: { headers: { authorization: `Bearer ${adminKey}` } },
+    }),
+  );
   const rest = new Pool(server.url);
   const restHeaders = { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' };
   const callBody = JSON.stringify({ arguments: params.arguments });
@@ -110,6 +125,9 @@ try {
       name: 'MCP (SDK Client, Pool fetch)',
       call: () => sdkGetOrder(client, params),
     },
+    ...(fetchClient === undefined
+      ? []
+      : [{ name: 'MCP (SDK Client, global fetch)', call: () => sdkGetOrder(fetchClient, params) }]),
     {
       // The same JSON-RPC request on a bare Pool (not the MCP row: what the HTTP exchange alone costs the client).
       name: 'MCP request on a bare Pool',
@@ -134,27 +152,72 @@ try {
       name: 'MCP request on a bare Pool with a signal',
       call: () => bareMcpCall(shared.signal),
     },
+    {
+      // The bare request, then the client busy for BENCH_SPIN_US (default 150) µs, about the SDK Client's extra CPU
+      // a call, in a loop that touches no memory: does the server's CPU a call rise with the client's alone?
+      name: 'MCP request on a bare Pool, then a client spin',
+      call: async () => {
+        await bareMcpCall();
+        const until = performance.now() + SPIN_US / 1000;
+        while (performance.now() < until) {}
+      },
+    },
   ].filter((t) => ONLY === undefined || ONLY.split('|').some((only) => t.name.toLowerCase().startsWith(only)));
+  // BENCH_REVERSE=1: the targets in the opposite order within each round (REST last), to tell a place's bias.
+  if (process.env.BENCH_REVERSE) targets.reverse();
+  const base = targets.findIndex((t) => t.name.startsWith('REST'));
 
   for (const target of targets) await measure(target.call, 1, CALLS, 60_000);
-  const totals = targets.map(() => ({ latencies: [], client: 0, server: 0, calls: 0, threads: {} }));
+  // The server's CPU with no call (its timers, pools, GC; the SDK Client's session and GET stream open): µs a second.
+  // A row whose calls take longer is charged more of it a call, whatever its own work.
+  const idleMs = Number(process.env.BENCH_IDLE_MS ?? 5000);
+  const idle0 = cpuMicros(server.proc.pid);
+  await new Promise((resolve) => setTimeout(resolve, idleMs));
+  const idleUsPerS = ((cpuMicros(server.proc.pid) - idle0) * 1000) / idleMs;
+  // The client's own garbage collections (main-thread pauses, V8's `gc` entries), by round: is a round's p50 theirs?
+  let gcMs = 0;
+  let gcCount = 0;
+  const gcObserver = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) {
+      gcMs += entry.duration;
+      gcCount++;
+    }
+  });
+  gcObserver.observe({ entryTypes: ['gc'] });
+  const totals = targets.map(() => ({ latencies: [], client: 0, server: 0, calls: 0, threads: {}, rounds: [] }));
   for (let round = 0; round < ROUNDS; round++) {
     for (const [i, target] of targets.entries()) {
       const s0 = cpuMicros(server.proc.pid);
       const c0 = process.cpuUsage();
       const t0 = threadMicros();
+      const gc0 = { ms: gcMs, count: gcCount };
       const { latencies } = await measure(target.call, 1, CALLS, 60_000);
+      // Entries of the round's last collections are delivered after it: one turn to take them.
+      await new Promise((resolve) => setImmediate(resolve));
       const c = process.cpuUsage(c0);
       for (const [name, us] of Object.entries(threadMicros())) {
         totals[i].threads[name] = (totals[i].threads[name] ?? 0) + us - (t0[name] ?? 0);
       }
-      totals[i].server += cpuMicros(server.proc.pid) - s0;
+      const serverUs = cpuMicros(server.proc.pid) - s0;
+      totals[i].server += serverUs;
       totals[i].client += c.user + c.system;
       totals[i].calls += latencies.length;
       totals[i].latencies.push(...latencies);
+      // Each round's own figures (BENCH_PER_ROUND=1 prints them): p50, client and server CPU µs a call.
+      const sorted = [...latencies].sort((a, b) => a - b);
+      totals[i].rounds.push({
+        p50: percentile(sorted, 50),
+        client: (c.user + c.system) / latencies.length,
+        server: serverUs / latencies.length,
+        p99: percentile(sorted, 99),
+        gcUs: ((gcMs - gc0.ms) * 1000) / latencies.length,
+        gcs: gcCount - gc0.count,
+      });
     }
   }
-  console.log(`${DB}, ${ROUNDS} rounds of ${CALLS} calls at concurrency 1, load ${loadavg()[0].toFixed(2)}`);
+  console.log(
+    `${DB}, ${ROUNDS} rounds of ${CALLS} calls at concurrency 1, load ${loadavg()[0].toFixed(2)}; server idle ${idleUsPerS.toFixed(0)} µs CPU a second`,
+  );
   for (const [i, target] of targets.entries()) {
     const t = totals[i];
     const p50 = percentile(
@@ -162,10 +225,25 @@ try {
       50,
     );
     console.log(
-      `${target.name}: p50 ${p50.toFixed(0)} µs, client CPU ${(t.client / t.calls).toFixed(0)} µs a call, server CPU ${(t.server / t.calls).toFixed(0)} µs a call`,
+      `${target.name}: p50 ${p50.toFixed(0)} µs, mean ${(t.latencies.reduce((a, b) => a + b, 0) / t.latencies.length).toFixed(0)} µs, client CPU ${(t.client / t.calls).toFixed(0)} µs a call, server CPU ${(t.server / t.calls).toFixed(0)} µs a call`,
     );
     const threads = Object.entries(t.threads).filter(([, us]) => us > 0);
     console.log(`  by thread: ${threads.map(([name, us]) => `${name} ${(us / t.calls).toFixed(0)}`).join(', ')}`);
+    if (process.env.BENCH_PER_ROUND) {
+      const f = (r) =>
+        `${r.p50.toFixed(0)}/${r.p99.toFixed(0)}/${r.client.toFixed(0)}/${r.server.toFixed(0)}/${r.gcUs.toFixed(1)}(${r.gcs})`;
+      console.log(
+        `  rounds (p50/p99/client CPU/server CPU/client GC pause µs a call (collections)): ${t.rounds.map(f).join(' ')}`,
+      );
+      if (base !== -1 && i !== base) {
+        // This target's p50 over REST's in the same round: how much the ratio moves from round to round.
+        const ratios = t.rounds.map((r, round) => r.p50 / totals[base].rounds[round].p50);
+        const sorted = [...ratios].sort((a, b) => a - b);
+        console.log(
+          `  p50 / REST's by round: ${ratios.map((r) => r.toFixed(2)).join(' ')} (median ${percentile(sorted, 50).toFixed(2)})`,
+        );
+      }
+    }
   }
 
   // (Only when the SDK Client's calls ran: else the last answer is the initialize's, which the Client has read.)
@@ -205,6 +283,8 @@ try {
     };
     for (const [step, us] of Object.entries(steps)) console.log(`  ${step}: ${us} µs`);
   }
+  gcObserver.disconnect();
+  await fetchClient?.close();
   await client.close();
   await http.close();
   await rest.close();

@@ -339,6 +339,37 @@ describe('Maitento as an MCP server', () => {
     await expect(connect(adminKey, '/mcp/agents/nobody')).rejects.toThrow(/404|api:agents:not-found/);
   });
 
+  it("calls an agent's functions as its latest version pins them, from the first call after a deploy", async () => {
+    const port = (upstream.address() as AddressInfo).port;
+    const agent = (refs: string[]) => ({
+      path: 'agents/desk-agent.mtr',
+      content: `model = "openai:gpt-4o-mini"
+instructions = "Help at the desk."
+functions = [ ${refs.map((r) => `{ ref = @ref("${r}") }`).join(', ')} ]
+`,
+    });
+    expect((await rest('POST', '/v1/deploy', { files: [...files(port), agent(['get-order'])] })).status).toBe(200);
+    const client = await connect(adminKey, '/mcp/agents/desk-agent');
+    const order = await client.callTool({
+      name: 'get-order',
+      arguments: { additionalInputs: { 'path.orderId': 'D-1' } },
+    });
+    expect(order.isError).toBe(false);
+    // The agent's function list (its latest version's pins) is read on every call: not yet a function of it.
+    await expectUnknownTool(client.callTool({ name: 'current-weather', arguments: {} }));
+    const deployed = await rest('POST', '/v1/deploy', {
+      files: [...files(port), agent(['get-order', 'current-weather'])],
+    });
+    expect(deployed.status).toBe(200);
+    // The same session, the next call: the new version's pins, not a cached older version (the intranet address
+    // is blocked, so the call is made and refused by the egress policy: a tool result, not -32602).
+    const weather = await client.callTool({
+      name: 'current-weather',
+      arguments: { additionalInputs: { 'query.latitude': 1, 'query.longitude': 2 } },
+    });
+    expect([weather.isError, JSON.parse(text(weather)).code]).toEqual([true, 'api:connectors:address-blocked']);
+  });
+
   it('keeps namespaces apart, and refuses a session to another key', async () => {
     const created = await rest('POST', '/v1/namespaces', { name: 'other-team' });
     expect(created.status).toBe(201);

@@ -118,9 +118,10 @@ export async function mcpRoutes(app: FastifyInstance, ctx: ServerContext, settin
         const gone = () => {
           if (!reply.raw.writableEnded) transport.forget(id);
         };
-        reply.raw.once('close', gone);
+        // `on` and `removeListener`, not `once` and `off`: no wrapper made and searched for a call.
+        reply.raw.on('close', gone);
         const response = await session.callPlain(request.body, request.headers);
-        reply.raw.off('close', gone);
+        reply.raw.removeListener('close', gone);
         // `application/json` without parameters (JSON defines none, RFC 8259): the SDK clients parse the media type
         // of every answer (`mediaTypeEssence`), and a parameter costs them a regex pass a call. A string passed
         // through the reply's own serializer keeps the type as given (fastify appends `; charset=utf-8` to a string

@@ -1,6 +1,6 @@
 import type { Agent, Connector, HttpMethod, Tool, ToolDefinition } from '@maitento/lang';
 import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
-import { getAnyVersion, listTools, type StoredVersion, storeErrors } from '@maitento/store';
+import { listTools, type StoredVersion, storeErrors } from '@maitento/store';
 import { serverErrors } from '../errors.js';
 import type { ServerContext } from '../internal/context.js';
 
@@ -46,9 +46,14 @@ export function outputSchemaOf(connector: Pick<Connector, 'schema'>): McpOutputS
   return undefined;
 }
 
-/** The latest version of the agent of `scope`, or `api:agents:not-found`. */
+/**
+ * The latest version of the agent of `scope`, or `api:agents:not-found`: read through the store cache (the store's
+ * `getAnyVersion`, kept until a deploy, a disable or an enable moves the cache's epoch), as a call's tool and
+ * connector versions are. Read on every `tools/call` of `/mcp/agents/{name}` (the pins name the tool's version), so
+ * not a database round trip a call (docs/decisions.md, "MCP: a call's per-request work (#29)").
+ */
 export async function loadAgent(ctx: ServerContext, namespace: string, name: string): Promise<StoredVersion<Agent>> {
-  const agent = await getAnyVersion<Agent>(ctx.db, namespace, 'agent', name);
+  const agent = await ctx.cache.findVersion<Agent>(namespace, 'agent', name);
   if (agent === undefined) throw serverErrors.create('api:agents:not-found', { name, version: '', suggestion: '' });
   return agent;
 }
