@@ -105,8 +105,22 @@ beforeAll(async () => {
   home = await tempHome();
   tutorials = join(home, 'maitento-tutorials');
   state = await mkdtemp(join(tmpdir(), 'mt-tutorials-state-'));
-  await installTutorialFolder(tutorials, join(home, 'maitento-packages'));
+  // The install (npm pack and npm install: the longest part of this set-up, mostly waiting on npm) goes on while the
+  // database, the upstreams and the server start: none of them reads the folder it fills (the server reads the
+  // scripted models' folder at a run's first model call, after the install has ended).
+  const installed = installTutorialFolder(tutorials, join(home, 'maitento-packages'));
+  // Awaited in the end whatever happens before, so a failed start leaves no npm running into afterAll's rm.
+  installed.catch(() => undefined);
+  try {
+    await startServices();
+  } finally {
+    await installed;
+  }
   await writeNodeShim(join(state, 'bin'));
+}, 300_000);
+
+/** The database, the upstream, the orders API and `mt serve`, and the tutorials' options that name them. */
+async function startServices(): Promise<void> {
   db = await createTestDatabase('mt_tutorials', { migrated: true });
   upstream = await startUpstream();
   orders = await startOrdersApi();
@@ -145,7 +159,7 @@ beforeAll(async () => {
       CUP_SHOP_KEY,
     },
   };
-}, 300_000);
+}
 
 afterAll(async () => {
   await server?.stop();

@@ -126,7 +126,9 @@ export async function startServeProcess(
   });
   let log = '';
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`mt serve did not start in 30 s:\n${log}`)), 30_000);
+    // 60 s as helpers/processes.ts: four servers starting at once took over 30 s at load 20-25 (deploy-chain, and
+    // packages/cli/test/agents-interactions once), with nothing wrong but the machine's load.
+    const timer = setTimeout(() => reject(new Error(`mt serve did not start in 60 s:\n${log}`)), 60_000);
     child.stderr.on('data', (c: Buffer) => {
       log += c.toString();
       const match = /listening on (http:\/\/\S+)/.exec(log);

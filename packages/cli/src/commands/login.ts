@@ -1,9 +1,8 @@
-import { Maitento } from '@maitento/sdk/client';
 import { type ConnectionFlags, DEFAULT_API_URL, normaliseApiUrl } from '../internal/connection.js';
 import { readLoginFile, writeLoginFile } from '../internal/login-file.js';
 import { CommandExit, reportError } from '../internal/output.js';
 import { readSecretValue } from '../internal/secret-input.js';
-import { withHint } from '../internal/api.js';
+import { apiClient, withHint } from '../internal/api.js';
 import type { RegisterCommand } from './index.js';
 
 /**
@@ -37,7 +36,7 @@ export const register: RegisterCommand = (program, io) => {
         const apiUrl = normaliseApiUrl(url, from);
         const apiKey = await readSecretValue(flags.key, 'API key', '--key');
         // Any key may list connectors, so this checks the key without needing the admin role.
-        await new Maitento({ baseUrl: apiUrl, apiKey }).connectors.list();
+        await apiClient(apiUrl, apiKey).connectors.list();
         const file = await writeLoginFile({ apiUrl, apiKey });
         io.err(`logged in to ${apiUrl}; the key is stored in ${file}, readable only by you`);
       } catch (error) {

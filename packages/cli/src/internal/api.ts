@@ -2,6 +2,7 @@ import { MtError } from '@maitento/errors';
 import { APIConnectionError, AuthenticationError, Maitento } from '@maitento/sdk/client';
 import type { Command } from 'commander';
 import { cliErrors } from '../errors.js';
+import { httpFetch } from './http-fetch.js';
 import { type Connection, type ConnectionFlags, resolveConnection } from './connection.js';
 import { CommandExit, type Io, reportError } from './output.js';
 
@@ -26,8 +27,15 @@ export function addJsonOption(command: Command): Command {
 export async function connect(flags: ConnectionFlags): Promise<{ client: Maitento; connection: Connection }> {
   const connection = await resolveConnection(flags);
   if (connection.apiKey === undefined) throw cliErrors.create('api:cli:key-missing', { url: connection.apiUrl });
-  const client = new Maitento({ baseUrl: connection.apiUrl, apiKey: connection.apiKey });
-  return { client, connection };
+  return { client: apiClient(connection.apiUrl, connection.apiKey), connection };
+}
+
+/**
+ * The SDK's client for a command: on node:http (`httpFetch`) instead of Node.js's `fetch`, whose undici a command
+ * would load for ~0.12 s of CPU.
+ */
+export function apiClient(baseUrl: string, apiKey: string | undefined): Maitento {
+  return new Maitento({ baseUrl, apiKey, fetch: httpFetch as unknown as typeof fetch });
 }
 
 /**
