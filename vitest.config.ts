@@ -2,6 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { configDefaults, defineConfig } from 'vitest/config';
+import { SlowFirstSequencer } from './test/sequencer.js';
 
 // Tests import the workspace packages from their TypeScript sources, so a test run
 // never depends on a stale build. Processes spawned by tests (the `mt` CLI, the server)
@@ -67,13 +68,18 @@ export default defineConfig({
           isolate: false,
         },
       },
-      { extends: true, test: { name: 'isolated', include: ['test/**/*.test.ts', ...OWN_WORKER_FILES], isolate: true } },
+      // test/: the files that start `mt` and `mt serve` processes (and the docs' checks), unisolated too; each puts
+      // back what it changes (secrets-canary `fetch`, messages `MT_SCRIPTED_MODELS`, quickstart-words its spy).
+      { extends: true, test: { name: 'processes', include: ['test/**/*.test.ts'], isolate: false } },
+      { extends: true, test: { name: 'isolated', include: OWN_WORKER_FILES, isolate: true } },
     ],
     // One check that PostgreSQL is there (MT_TEST_PG_URL), before any file runs.
     globalSetup: ['test/global-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // The long files first, project by project (test/sequencer.ts).
+    sequence: { sequencer: SlowFirstSequencer },
     // Two files at a time at least: each file has its own database and servers, and most of a file's time is spent
     // waiting on processes, PostgreSQL and sockets, so on 2 cores two at a time take 737 s where vitest's default (the
     // cores less one: one at a time here) took 1,047 s (docs/performance.md, "Where the test suite's time goes").
