@@ -7,9 +7,9 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
  * the other has nothing left. Its sources: the quiet whole runs of docs/performance.md for the first ones
  * (tutorials 62 s, telemetry 58 s, the console 45 s, remote 30 s on the merged tree; deploy-chain, installed and
  * runs-cli ~32 s with two workers, runs-recovery, mcp-connector-recovery, sub-agents-recovery and durability 20-24 s
- * one at a time), then the order of a loaded run (2 December, 11:22-12:03 UTC) for files that passed in it. A file
- * not listed (or renamed: test/sequencer.test.ts fails then) comes after these, in vitest's own order (its cached
- * duration from an earlier run on this machine, else its size).
+ * one at a time), then the order of test/'s files in a loaded run of them (`--project processes`, 2 December
+ * 12:03-12:15 UTC: those that took 20 s or more there). A file not listed (or renamed: test/sequencer.test.ts fails
+ * then) comes after these, in vitest's own order (its cached duration from an earlier run, else its size).
  */
 export const SLOW_FILES: readonly string[] = [
   'test/tutorials.test.ts',
@@ -24,17 +24,24 @@ export const SLOW_FILES: readonly string[] = [
   'test/e2e/mcp-connector-recovery.test.ts',
   'test/e2e/sub-agents-recovery.test.ts',
   'packages/store/test/pglite.test.ts',
-  'test/e2e/cache-freshness.test.ts',
-  'test/packages.test.ts',
-  'test/e2e/knowledge-embedding-recovery.test.ts',
-  'test/e2e/mcp-server.test.ts',
   'packages/store/test/wakeups.test.ts',
-  'test/e2e/runs-drain.test.ts',
+  'test/e2e/admin-key.test.ts',
+  'test/e2e/approvals-flow.test.ts',
+  'test/e2e/mcp-server.test.ts',
+  'test/e2e/cache-freshness.test.ts',
   'test/e2e/secret-keys.test.ts',
-  'test/e2e/import-openapi.test.ts',
+  'test/e2e/quickstart.test.ts',
+  'test/e2e/approvals-recovery.test.ts',
+  'test/e2e/knowledge-embedding-recovery.test.ts',
+  'test/e2e/sub-agents.test.ts',
+  'test/packages.test.ts',
+  'test/e2e/secrets-canary.test.ts',
+  'test/messages.test.ts',
   'test/e2e/runs-pglite.test.ts',
-  'test/e2e/cli-offline.test.ts',
-  'test/e2e/runs-flows.test.ts',
+  'test/e2e/conversation.test.ts',
+  'test/e2e/runs-failures.test.ts',
+  'test/e2e/key-deleted.test.ts',
+  'test/e2e/mcp-connector.test.ts',
 ];
 
 /**
