@@ -51,13 +51,14 @@ const OWN_WORKER_FILES = [
 export default defineConfig({
   resolve: { alias },
   test: {
-    // Two projects (docs/decisions.md, "Test files that share a worker"). `shared`: the packages' own tests, which
+    // Three projects (docs/decisions.md, "Test files that share a worker" and "test/ shares a worker; the long files
+    // first"). `shared`: the packages' own tests, which
     // import the workspace packages in-process; they run unisolated, each worker evaluating the packages once for
     // all the files it runs instead of once per file (a fresh worker per file cost ~0.9 s and re-importing the
     // packages as much again: the packages' 153 files took 576 s of CPU isolated, 344 s unisolated). A file there
-    // puts back what it changes in the process (environment variables, globals, spies) when it ends. `isolated`:
-    // test/, whose files mostly drive spawned `mt` and `mt serve` processes and change the process's globals
-    // (fetch, environment) for their own servers; each keeps its fresh worker, and so do OWN_WORKER_FILES.
+    // puts back what it changes in the process (environment variables, globals, spies) when it ends. `processes`:
+    // test/, whose files mostly drive spawned `mt` and `mt serve` processes, unisolated as well (a fork per file cost
+    // 0.5-1.0 s of CPU). `isolated`: OWN_WORKER_FILES, each in a fresh worker.
     projects: [
       {
         extends: true,
@@ -68,8 +69,7 @@ export default defineConfig({
           isolate: false,
         },
       },
-      // test/: the files that start `mt` and `mt serve` processes (and the docs' checks), unisolated too; each puts
-      // back what it changes (secrets-canary `fetch`, messages `MT_SCRIPTED_MODELS`, quickstart-words its spy).
+      // Each puts back what it changes (secrets-canary `fetch`, messages `MT_SCRIPTED_MODELS`, quickstart-words its spy).
       { extends: true, test: { name: 'processes', include: ['test/**/*.test.ts'], isolate: false } },
       { extends: true, test: { name: 'isolated', include: OWN_WORKER_FILES, isolate: true } },
     ],
