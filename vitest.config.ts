@@ -2,6 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { configDefaults, defineConfig } from 'vitest/config';
+import { SlowFirstSequencer } from './test/sequencer.js';
 
 // Tests import the workspace packages from their TypeScript sources, so a test run
 // never depends on a stale build. Processes spawned by tests (the `mt` CLI, the server)
@@ -50,13 +51,14 @@ const OWN_WORKER_FILES = [
 export default defineConfig({
   resolve: { alias },
   test: {
-    // Two projects (docs/decisions.md, "Test files that share a worker"). `shared`: the packages' own tests, which
+    // Three projects (docs/decisions.md, "Test files that share a worker" and "test/ shares a worker; the long files
+    // first"). `shared`: the packages' own tests, which
     // import the workspace packages in-process; they run unisolated, each worker evaluating the packages once for
     // all the files it runs instead of once per file (a fresh worker per file cost ~0.9 s and re-importing the
     // packages as much again: the packages' 153 files took 576 s of CPU isolated, 344 s unisolated). A file there
-    // puts back what it changes in the process (environment variables, globals, spies) when it ends. `isolated`:
-    // test/, whose files mostly drive spawned `mt` and `mt serve` processes and change the process's globals
-    // (fetch, environment) for their own servers; each keeps its fresh worker, and so do OWN_WORKER_FILES.
+    // puts back what it changes in the process (environment variables, globals, spies) when it ends. `processes`:
+    // test/, whose files mostly drive spawned `mt` and `mt serve` processes, unisolated as well (a fork per file cost
+    // 0.5-1.0 s of CPU). `isolated`: OWN_WORKER_FILES, each in a fresh worker.
     projects: [
       {
         extends: true,
@@ -67,13 +69,17 @@ export default defineConfig({
           isolate: false,
         },
       },
-      { extends: true, test: { name: 'isolated', include: ['test/**/*.test.ts', ...OWN_WORKER_FILES], isolate: true } },
+      // Each puts back what it changes (secrets-canary `fetch`, messages `MT_SCRIPTED_MODELS`, quickstart-words its spy).
+      { extends: true, test: { name: 'processes', include: ['test/**/*.test.ts'], isolate: false } },
+      { extends: true, test: { name: 'isolated', include: OWN_WORKER_FILES, isolate: true } },
     ],
     // One check that PostgreSQL is there (MT_TEST_PG_URL), before any file runs.
     globalSetup: ['test/global-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // The long files first, project by project (test/sequencer.ts).
+    sequence: { sequencer: SlowFirstSequencer },
     // Two files at a time at least: each file has its own database and servers, and most of a file's time is spent
     // waiting on processes, PostgreSQL and sockets, so on 2 cores two at a time take 737 s where vitest's default (the
     // cores less one: one at a time here) took 1,047 s (docs/performance.md, "Where the test suite's time goes").
