@@ -5,12 +5,12 @@
 // BENCH_PIN (below) pins the processes with taskset, to see what placement does. Needs a build and PostgreSQL.
 import { execFileSync, fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { Pool } from 'undici';
-import { addedOver, measure, percentile } from './lib/measure.js';
+import { addedOver, measure, median, schedStat } from './lib/measure.js';
 import { deployGetOrder, serve, serveEnv, stop } from './lib/serve.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 30);
@@ -29,18 +29,10 @@ const psr = (pid) => {
 // A process's threads' time on a core and waiting for one (ns), the times they were put on a core (`slices`: a
 // wake-up each, mostly), and its main thread's migrations between cores.
 const sched = (pid) => {
-  let run = 0;
-  let wait = 0;
-  let slices = 0;
+  const stat = schedStat(pid);
   try {
-    for (const tid of readdirSync(`/proc/${pid}/task`)) {
-      const [r, w, c] = readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ').map(Number);
-      run += r;
-      wait += w;
-      slices += c;
-    }
     const migrations = Number(/se\.nr_migrations\s+:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/sched`, 'utf8'))[1]);
-    return { run, wait, slices, migrations };
+    return stat === undefined ? { run: 0, wait: 0, slices: 0, migrations: 0 } : { ...stat, migrations };
   } catch {
     return { run: 0, wait: 0, slices: 0, migrations: 0 };
   }
@@ -144,10 +136,7 @@ try {
           f === 'migrations' || f === 'slices' ? 2 : 0,
         );
       const own = t.pid === undefined ? 'up' : t.name;
-      const p50 = percentile(
-        latencies.sort((a, b) => a - b),
-        50,
-      );
+      const p50 = median(latencies);
       kept[t.name].push(latencies);
       if (t.name === 'raw') rawP50 = p50;
       else added[t.name].push(p50 - rawP50);
@@ -159,18 +148,9 @@ try {
     }
     console.log(line.join(' | '));
   }
-  const med = (xs) =>
-    percentile(
-      [...xs].sort((a, b) => a - b),
-      50,
-    );
-  const pooled = (rounds) =>
-    percentile(
-      rounds.flat().sort((a, b) => a - b),
-      50,
-    );
+  const pooled = (rounds) => median(rounds.flat());
   console.log(
-    `median over rounds of (p50 - raw p50): proxy ${med(added.proxy).toFixed(0)} mt ${med(added.mt).toFixed(0)}; load ${loadavg()[0].toFixed(2)}`,
+    `median over rounds of (p50 - raw p50): proxy ${median(added.proxy).toFixed(0)} mt ${median(added.mt).toFixed(0)}; load ${loadavg()[0].toFixed(2)}`,
   );
   // The same data cut into blocks of BENCH_BLOCK (default 10) rounds, each block as one bench:calls run would see it:
   // `pooled` is the p50 over every call of the block less raw undici's (the old figure), `median` the median over the
@@ -183,7 +163,7 @@ try {
     const weighted = [];
     for (let b = 0; b + BLOCK <= ROUNDS; b += BLOCK) {
       old.push(pooled(kept[name].slice(b, b + BLOCK)) - pooled(kept.raw.slice(b, b + BLOCK)));
-      now.push(med(added[name].slice(b, b + BLOCK)));
+      now.push(median(added[name].slice(b, b + BLOCK)));
       // bench:calls' figure: the median of the rounds' differences weighted by the row's calls in each round.
       weighted.push(
         addedOver(

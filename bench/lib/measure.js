@@ -2,25 +2,45 @@
 import { readdirSync, readFileSync } from 'node:fs';
 
 /**
- * The time a process's threads have spent ready to run but waiting for a core, in µs (the second field of Linux's
- * /proc/PID/task/TID/schedstat); undefined elsewhere. At concurrency 1 a call's latency holds every such wait of the
- * processes it passes through, so a run whose wait a call is high was measured on a busy machine.
+ * A process's threads' scheduler counters from Linux's /proc/PID/task/TID/schedstat, summed: ns on a core (`run`),
+ * ns ready to run but waiting for a core (`wait`) and the times put on a core (`slices`); undefined elsewhere.
  */
-export function runQueueWaitMicros(pid) {
+export function schedStat(pid) {
   try {
-    let ns = 0;
+    const sum = { run: 0, wait: 0, slices: 0 };
     for (const tid of readdirSync(`/proc/${pid}/task`)) {
-      ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[1]);
+      const [run, wait, slices] = readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ').map(Number);
+      sum.run += run;
+      sum.wait += wait;
+      sum.slices += slices;
     }
-    return ns / 1000;
+    return sum;
   } catch {
     return undefined;
   }
 }
 
+/**
+ * The time a process's threads have spent waiting for a core, in µs ({@link schedStat}'s `wait`); undefined
+ * elsewhere. At concurrency 1 a call's latency holds every such wait of the processes it passes through, so a run
+ * whose wait a call is high was measured on a busy machine.
+ */
+export function runQueueWaitMicros(pid) {
+  const stat = schedStat(pid);
+  return stat === undefined ? undefined : stat.wait / 1000;
+}
+
 /** The `p`th percentile of `sorted` (ascending). */
 export function percentile(sorted, p) {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+/** The median of `values` in any order (left as given). */
+export function median(values) {
+  return percentile(
+    [...values].sort((a, b) => a - b),
+    50,
+  );
 }
 
 /** Runs `call` with `concurrency` workers until `calls` calls or `maxMs`; returns the latencies in µs and the time. */
@@ -85,13 +105,8 @@ export function weightedQuantile(pairs, q) {
  * `high` their weighted quartiles, `pooled` the row's p50 over every call less the baseline's (the figure before).
  */
 export function addedOver(rounds, baselineRounds) {
-  const p50 = (latencies) =>
-    percentile(
-      [...latencies].sort((a, b) => a - b),
-      50,
-    );
-  const pairs = rounds.map((r, i) => [p50(r.latencies) - p50(baselineRounds[i].latencies), r.latencies.length]);
-  const pooled = (rs) => p50(rs.flatMap((r) => r.latencies));
+  const pairs = rounds.map((r, i) => [median(r.latencies) - median(baselineRounds[i].latencies), r.latencies.length]);
+  const pooled = (rs) => median(rs.flatMap((r) => r.latencies));
   return {
     median: weightedQuantile(pairs, 0.5),
     low: weightedQuantile(pairs, 0.25),
