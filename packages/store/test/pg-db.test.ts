@@ -70,6 +70,22 @@ describe('createPgDb with a stalled connection', () => {
     expect(changes).toEqual([false, true]);
   });
 
+  it('does not call the database unreachable for a statement begun before its last answer', async () => {
+    const before = changes.length;
+    // Begun first, it times out (300 ms) after the statement begun next has answered: that failure is older than
+    // the answer, so the state stays "answering" (once it flipped to unreachable and back: two lines in the log).
+    const slow = timed(db.query('SELECT pg_sleep(0.6)'));
+    await db.query('SELECT 1');
+    expect(await slow).toMatchObject({ error: { code: 'api:store:unavailable' } });
+    expect(db.reachable).toBe(true);
+    expect(changes.slice(before)).toEqual([]);
+    // Begun after the last answer, the same failure does say so.
+    await expect(db.query('SELECT pg_sleep(0.6)')).rejects.toMatchObject({ code: 'api:store:unavailable' });
+    expect(db.reachable).toBe(false);
+    await db.query('SELECT 1');
+    expect(changes.slice(before)).toEqual([false, true]);
+  });
+
   it('does not count a failing statement as an unreachable database', async () => {
     await expect(db.query('SELECT * FROM no_such_table')).rejects.toMatchObject({ code: '42P01' });
     expect(db.reachable).toBe(true);

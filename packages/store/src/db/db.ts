@@ -41,7 +41,10 @@ export interface Db extends Queryable {
    * listeners open a connection of their own.
    */
   listen?(channel: string, fn: (payload: string) => void): Promise<() => Promise<void>>;
-  /** False from a statement that failed with `api:store:unavailable` until the next one answered (always true on PGlite). */
+  /**
+   * False from a statement that failed with `api:store:unavailable` (one begun after the last answer) until the next
+   * one answered (always true on PGlite).
+   */
   readonly reachable: boolean;
   /**
    * On PGlite only (one process, so every write goes through this object): statements that may have written, counted

@@ -27,10 +27,23 @@ function isConnectionFailure(error: unknown): boolean {
   return error instanceof Error && !(error instanceof TypeError) && !(error instanceof RangeError);
 }
 
-/** Whether PostgreSQL answers, with the listeners told when that changes. */
+/**
+ * Whether PostgreSQL answers, with the listeners told when that changes. Any answer says it does. A failure says
+ * it does not only when its statement began after the last answer arrived: a statement that began before then
+ * (one that waited out a stall and timed out just after the database came back) says nothing about now, so the
+ * state cannot go answering → unreachable → answering on one stall.
+ */
 function reachability() {
   let reachable = true;
+  // Statements begun so far, and how many had begun when the last answer arrived.
+  let begun = 0;
+  let begunAtLastAnswer = 0;
   const listeners: Array<(reachable: boolean, error?: unknown) => void> = [];
+  function set(now: boolean, error?: unknown) {
+    if (now === reachable) return;
+    reachable = now;
+    for (const listener of listeners) listener(now, error);
+  }
   return {
     get reachable() {
       return reachable;
@@ -38,10 +51,16 @@ function reachability() {
     listen(listener: (reachable: boolean, error?: unknown) => void) {
       listeners.push(listener);
     },
-    set(now: boolean, error?: unknown) {
-      if (now === reachable) return;
-      reachable = now;
-      for (const listener of listeners) listener(now, error);
+    /** Called as a statement begins; its number, given back to {@link answered} or {@link failed}. */
+    begin(): number {
+      return ++begun;
+    },
+    answered() {
+      begunAtLastAnswer = begun;
+      set(true);
+    },
+    failed(statement: number, error: unknown) {
+      if (statement > begunAtLastAnswer) set(false, error);
     },
   };
 }
@@ -60,16 +79,18 @@ export function createPgDb(connectionString: string, options: PgDbOptions = {}):
   const state = reachability();
 
   async function bounded<T>(run: () => Promise<T>): Promise<T> {
+    const statement = state.begin();
     try {
       const result = await run();
-      state.set(true);
+      state.answered();
       return result;
     } catch (error) {
       if (!isConnectionFailure(error)) {
-        state.set(true);
+        // PostgreSQL's own error is an answer; a TypeError or RangeError (a value pg cannot send) says nothing.
+        if (error instanceof pg.DatabaseError) state.answered();
         throw error;
       }
-      state.set(false, error);
+      state.failed(statement, error);
       throw storeErrors.create('api:store:unavailable', { timeoutMs }, { cause: error });
     }
   }
