@@ -1,5 +1,5 @@
-// node bench/calls-spread.js — why bench:calls' concurrency-1 figure swings between runs: raw undici, the fastify proxy
-// and `mt serve` on PostgreSQL (bench:calls' upstream and tool), in many short alternating rounds, each round's p50
+// node bench/calls-spread.js — why bench:calls' concurrency-1 figure swings between runs: raw undici, the fastify proxy,
+// the same proxy on node:http alone (`bare`: the floor of one more process on the path) and `mt serve` on PostgreSQL (bench:calls' upstream and tool), in many short alternating rounds, each round's p50
 // printed with the core (/proc/PID/stat `processor`) each process's main thread and the bench's own last ran on,
 // sampled every 20 ms during the round. BENCH_ROUNDS (default 30) rounds of BENCH_ROUND_MS (default 200) ms a target.
 // BENCH_PIN (below) pins the processes with taskset, to see what placement does. Needs a build and PostgreSQL.
@@ -45,6 +45,7 @@ const child = (args) =>
 
 const upstream = await child(['--upstream']);
 const proxy = await child(['--proxy', String(upstream.port)]);
+const bare = await child(['--bare-proxy', String(upstream.port)]);
 const admin = new pg.Client({ connectionString: PG_URL });
 await admin.connect();
 const dbName = `mt_bench_spread_${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`;
@@ -64,6 +65,7 @@ try {
       [process.pid, '0'],
       [upstream.proc.pid, '0'],
       [proxy.proc.pid, serverCore],
+      [bare.proc.pid, serverCore],
       [server.proc.pid, serverCore],
     ]) {
       execFileSync('taskset', ['-a', '-p', '-c', core, String(pid)], { stdio: 'ignore' });
@@ -72,6 +74,7 @@ try {
   const callBody = JSON.stringify({ arguments: { additionalInputs: { 'path.orderId': 'A-1001' } } });
   const raw = new Pool(`http://127.0.0.1:${upstream.port}`);
   const proxyPool = new Pool(`http://127.0.0.1:${proxy.port}`);
+  const barePool = new Pool(`http://127.0.0.1:${bare.port}`);
   const mtPool = new Pool(server.url);
   const ok = async (pool, opts) => {
     const { statusCode, body } = await pool.request(opts);
@@ -100,6 +103,17 @@ try {
         }),
     },
     {
+      name: 'bare',
+      pid: bare.proc.pid,
+      call: () =>
+        ok(barePool, {
+          path: '/call',
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: callBody,
+        }),
+    },
+    {
       name: 'mt',
       pid: server.proc.pid,
       call: () =>
@@ -113,11 +127,17 @@ try {
   ];
   // BENCH_WARMUP_MS (default 800, as bench:calls): each target alone first.
   for (const t of targets) await measure(t.call, 1, 1e9, Number(process.env.BENCH_WARMUP_MS ?? 800));
-  const pids = { bench: process.pid, up: upstream.proc.pid, proxy: proxy.proc.pid, mt: server.proc.pid };
+  const pids = {
+    bench: process.pid,
+    up: upstream.proc.pid,
+    proxy: proxy.proc.pid,
+    bare: bare.proc.pid,
+    mt: server.proc.pid,
+  };
   console.log(`load ${loadavg()[0].toFixed(2)}`);
-  const added = { proxy: [], mt: [] };
+  const added = { proxy: [], bare: [], mt: [] };
   // Every round's latencies, per target: the estimators compared below over blocks of BENCH_BLOCK rounds.
-  const kept = { raw: [], proxy: [], mt: [] };
+  const kept = { raw: [], proxy: [], bare: [], mt: [] };
   for (let round = 0; round < ROUNDS; round++) {
     const line = [];
     let rawP50;
@@ -150,14 +170,14 @@ try {
   }
   const pooled = (rounds) => median(rounds.flat());
   console.log(
-    `median over rounds of (p50 - raw p50): proxy ${median(added.proxy).toFixed(0)} mt ${median(added.mt).toFixed(0)}; load ${loadavg()[0].toFixed(2)}`,
+    `median over rounds of (p50 - raw p50): proxy ${median(added.proxy).toFixed(0)} bare ${median(added.bare).toFixed(0)} mt ${median(added.mt).toFixed(0)}; load ${loadavg()[0].toFixed(2)}`,
   );
   // The same data cut into blocks of BENCH_BLOCK (default 10) rounds, each block as one bench:calls run would see it:
   // `pooled` is the p50 over every call of the block less raw undici's (the old figure), `median` the median over the
   // block's rounds of each round's difference (the new one). Their spread between blocks is each estimator's noise.
   const BLOCK = Number(process.env.BENCH_BLOCK ?? 10);
   const spread = (xs) => `${Math.min(...xs).toFixed(0)}–${Math.max(...xs).toFixed(0)}`;
-  for (const name of ['proxy', 'mt']) {
+  for (const name of ['proxy', 'bare', 'mt']) {
     const old = [];
     const now = [];
     const weighted = [];
@@ -178,11 +198,13 @@ try {
   }
   await raw.close();
   await proxyPool.close();
+  await barePool.close();
   await mtPool.close();
 } finally {
   await stop(server.proc);
   upstream.proc.disconnect();
   proxy.proc.disconnect();
+  bare.proc.disconnect();
   await admin.query(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`);
   await admin.end();
 }

@@ -15,7 +15,7 @@ import pg from 'pg';
 import { Pool } from 'undici';
 import { addedOver, combine, measure, runQueueWaitMicros } from './lib/measure.js';
 import { poolFetch } from './lib/pool-fetch.js';
-import { listenProxy } from './lib/proxy.js';
+import { listenBareProxy, listenProxy } from './lib/proxy.js';
 import { cpuMicros, deployGetOrder, serveEnv, serve as startServe, stop } from './lib/serve.js';
 
 const MAX_CALLS = Number(process.env.BENCH_CALLS ?? 20_000);
@@ -67,6 +67,10 @@ if (process.argv[2] === '--upstream') {
 } else if (process.argv[2] === '--proxy') {
   // The baseline server: the minimal fastify proxy (bench/lib/proxy.js) on the repo's undici.
   const port = await listenProxy({ Pool, upstreamPort: process.argv[3], secret: SECRET });
+  process.send?.({ port });
+} else if (process.argv[2] === '--bare-proxy') {
+  // The floor: the same proxy on node:http alone (bench/calls-spread.js's `bare` row).
+  const port = await listenBareProxy({ Pool, upstreamPort: process.argv[3], secret: SECRET });
   process.send?.({ port });
 } else {
   await main();
