@@ -10,15 +10,26 @@ import { enableCompileCache } from 'node:module';
 try {
   enableCompileCache?.();
 } catch {}
+// A clone built with `tsc -b` alone has dist/ but not the bundle: say so, rather than a module-not-found stack.
+async function load(path) {
+  try {
+    return await import(path);
+  } catch (error) {
+    const { existsSync } = await import('node:fs');
+    if (existsSync(new URL(path, import.meta.url))) throw error;
+    process.stderr.write(`mt: ${new URL(path, import.meta.url).pathname} is missing: run \`npm run build\`\n`);
+    process.exit(1);
+  }
+}
 const [, , command, ...rest] = process.argv;
 if (command === 'lsp' && rest.every((arg) => arg === '--stdio')) {
   // The language server starts with every editor window and its first diagnostics wait for it: it loads only
   // its own modules, not every command's (`mt lsp --help` and the like still go through the CLI below).
-  const { startStdioServer } = await import('../dist/bundle/lsp/server.js');
+  const { startStdioServer } = await load('../dist/bundle/lsp/server.js');
   startStdioServer();
 } else {
   // The bundle's main.js loads only what the command needs (`mt import` its own command, others the whole program):
   // each of dist/main.js's `await import(...)` is a chunk of its own.
-  const { main } = await import('../dist/bundle/main.js');
+  const { main } = await load('../dist/bundle/main.js');
   await main(process.argv);
 }
