@@ -12,8 +12,9 @@ const MT = join(ROOT, 'packages/cli/bin/mt.js');
 
 /** Fails with a clear message when the CLI has not been built (`npm test` builds first). */
 export function requireBuiltCli(): void {
-  if (!existsSync(join(ROOT, 'packages/cli/dist/index.js'))) {
-    throw new Error('packages/cli/dist is missing: run `npx tsc -b` (or `npm test`, which builds first)');
+  // bin/mt.js runs the bundle that `npm run build` makes after `tsc -b` (packages/cli/scripts/bundle.js).
+  if (!existsSync(join(ROOT, 'packages/cli/dist/bundle/main.js'))) {
+    throw new Error('packages/cli/dist/bundle is missing: run `npm run build` (or `npm test`, which builds first)');
   }
 }
 

@@ -54,8 +54,9 @@ Environment:
       // The server read DATABASE_URL; its database says which it chose.
       const store =
         running.db.driver === 'pg' ? 'PostgreSQL (DATABASE_URL)' : `PGlite in ${flags.data ?? '.maitento/data'}`;
-      io.err(`listening on ${running.url} (data: ${store})`);
-      io.err(`web console: ${running.url}/console (approvals at ${running.url}/console/approvals)`);
-      await runUntilSignal(io, running);
+      await runUntilSignal(io, running, [
+        `listening on ${running.url} (data: ${store})`,
+        `web console: ${running.url}/console (approvals at ${running.url}/console/approvals)`,
+      ]);
     });
 };

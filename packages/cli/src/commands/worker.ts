@@ -48,8 +48,9 @@ Environment:
       } catch (error) {
         throw new CommandExit(reportError(io, error));
       }
-      io.err(`worker ${running.engine.workerId} executing runs (data: PostgreSQL (DATABASE_URL))`);
-      await runUntilSignal(io, running);
+      await runUntilSignal(io, running, [
+        `worker ${running.engine.workerId} executing runs (data: PostgreSQL (DATABASE_URL))`,
+      ]);
     });
 };
 

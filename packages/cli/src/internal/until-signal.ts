@@ -1,7 +1,12 @@
 import type { Io } from './output.js';
 
-/** Waits for SIGINT or SIGTERM, then closes `running` and says so on stderr (`mt serve`, `mt worker`). */
-export async function runUntilSignal(io: Io, running: { close: () => Promise<void> }): Promise<void> {
+/**
+ * Says `ready` on stderr, then waits for SIGINT or SIGTERM, closes `running` and says so (`mt serve`, `mt worker`).
+ * The handlers are in place before the first line is written: whoever waits for that line (a test, a supervisor)
+ * may signal at once, and a process descheduled between its write and its `process.on` died of the signal's
+ * default action instead of stopping cleanly (seen on a loaded machine, 1–3 starts in 10).
+ */
+export async function runUntilSignal(io: Io, running: { close: () => Promise<void> }, ready: string[]): Promise<void> {
   await new Promise<void>((resolve) => {
     const stop = (signal: NodeJS.Signals) => {
       process.off('SIGINT', stop);
@@ -11,6 +16,7 @@ export async function runUntilSignal(io: Io, running: { close: () => Promise<voi
     };
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);
+    for (const line of ready) io.err(line);
   });
   await running.close();
   io.err('stopped');

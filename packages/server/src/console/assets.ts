@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { serverRequire } from '../internal/package-require.js';
 
 /** The files under /console/assets/: htmx 4 and its SSE extension from node_modules (no CDN, no build), and the CSS. */
 export interface Asset {
@@ -8,7 +8,7 @@ export interface Asset {
   body: string;
 }
 
-const htmxDir = join(dirname(createRequire(import.meta.url).resolve('htmx.org/package.json')), 'dist');
+const htmxDir = join(dirname(serverRequire.resolve('htmx.org/package.json')), 'dist');
 
 const CSS = `
 :root { color-scheme: light; font-family: system-ui, sans-serif; line-height: 1.5; color: #1a1a1a; background: #fff; }

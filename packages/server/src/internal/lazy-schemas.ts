@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import type { FastifySchemaCompiler, FastifyServerOptions } from 'fastify';
+import { serverRequire } from './package-require.js';
 
 type SerializerBuilder = NonNullable<
   NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>['buildSerializer']
@@ -11,7 +12,7 @@ export const WARM_UP_SCHEMA = { type: 'object', properties: { warm: { type: 'str
 
 // fastify's own serializer builder (fast-json-stringify), loaded from where fastify loads it: it is fastify's
 // dependency, so this adds none and stays the version fastify was released with.
-const fastifyRequire = createRequire(createRequire(import.meta.url).resolve('fastify'));
+const fastifyRequire = createRequire(serverRequire.resolve('fastify'));
 
 /**
  * fastify's default response serializer builder, compiling each route's response schema on the route's first

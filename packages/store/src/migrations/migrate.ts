@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import type { Db } from '../db/db.js';
 import { storeErrors } from '../errors.js';
 
@@ -10,8 +11,10 @@ export interface Migration {
   sql: string;
 }
 
-// The same relative path holds from src/migrations (tests) and dist/migrations (built).
-const SQL_DIR = fileURLToPath(new URL('../../sql/', import.meta.url));
+// The package's sql/ folder, found through the package's name, not `import.meta.url`: the `mt` executable runs a
+// bundle of this code (packages/cli/dist/bundle), whose address is the CLI's. From src/ or dist/ the name resolves to
+// this package itself, from the CLI's bundle to the CLI's own dependency on it.
+const SQL_DIR = join(dirname(createRequire(import.meta.url).resolve('@maitento/store/package.json')), 'sql');
 
 // Any constant works; it only has to be the same for every Maitento process on a database.
 const MIGRATION_LOCK = 7_357_001;
