@@ -613,24 +613,25 @@ describe('an approved MCP call, checked at the moment of acting', () => {
   it('keeps a client whose request timeout is shorter than the wait waiting when it resets its timeout on progress', async () => {
     const client = await connectPatient(adminKey);
     // Without resetTimeoutOnProgress the SDK client gives up after its timeout, however much progress comes.
-    const gaveUp = await client.callTool(refund(65), undefined, { timeout: 1_000, onprogress: () => undefined }).then(
+    const gaveUp = await client.callTool(refund(65), undefined, { timeout: 3_000, onprogress: () => undefined }).then(
       () => undefined,
       (e: unknown) => e,
     );
     expect((gaveUp as McpError).code).toBe(ErrorCode.RequestTimeout);
     // With it (as hosts built on the TypeScript or Python SDK can), progress every 0.3 s keeps the call alive until
-    // the person answers, 2.5 s later: the client gets the call's result.
+    // the person answers, 3.5 s later: the client gets the call's result. (The client's timeout is 3 s, not 1 s: at
+    // load 23 two progress notifications came more than 1 s apart.)
     const before = refunds();
     let progress = 0;
     const waiting = client.callTool(refund(66), undefined, {
-      timeout: 1_000,
+      timeout: 3_000,
       resetTimeoutOnProgress: true,
       onprogress: () => {
         progress += 1;
       },
     });
     const approval = await waitForApproval(66);
-    await new Promise((r) => setTimeout(r, 2_500));
+    await new Promise((r) => setTimeout(r, 3_500));
     expect((await rest('POST', `/v1/approvals/${approval.id}/approve`)).status).toBe(200);
     const result = await waiting;
     expect(result.isError).toBe(false);
