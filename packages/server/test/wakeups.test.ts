@@ -76,17 +76,18 @@ describe('waiters wake on mt_wake (fallback polls of 10 s)', () => {
     await world?.close();
   });
 
-  it('a run stream sends an event within 100 ms of it being stored, not at its next poll', async () => {
+  it('a run stream sends an event within 1 s of it being stored, not at its next poll (10 s)', async () => {
     const { id, stream } = await waitingRunStream(world);
     // Cancelling a waiting run stores run-cancelled before the answer.
     expect((await world.request('POST', `/v1/runs/${id}/cancel`)).statusCode).toBe(200);
     const [, ms] = await timed(
       stream.readUntil((frames) => streamEvents(frames).some((f) => f.event === 'run-cancelled'), 2000),
     );
-    expect(ms).toBeLessThan(100);
+    // Woken, not polled: the poll is 10 s away. (100 ms here took 227 ms at load 20; any wake-up is far below 1 s.)
+    expect(ms).toBeLessThan(1000);
   });
 
-  it('an MCP tools/call waiting for a person returns within 300 ms of the answer, not at its next poll', async () => {
+  it('an MCP tools/call waiting for a person returns within 1 s of the answer, not at its next poll (10 s)', async () => {
     const client = await mcpClient(world);
     const call = client.callTool(refund(61));
     const approvalId = await pendingApproval(world, 61);
@@ -94,11 +95,11 @@ describe('waiters wake on mt_wake (fallback polls of 10 s)', () => {
     expect(answered.statusCode, answered.body).toBe(200);
     const [result, ms] = await timed(call);
     expect(result.isError).toBe(false);
-    // The approved refund itself is made in this time too.
-    expect(ms).toBeLessThan(300);
+    // The approved refund itself is made in this time too (300 ms took 314 ms at load 20).
+    expect(ms).toBeLessThan(1000);
   });
 
-  it('an open MCP session is told tools/list_changed within 300 ms of a disable, not at its next poll', async () => {
+  it('an open MCP session is told tools/list_changed within 1 s of a disable, not at its next poll (10 s)', async () => {
     const client = await mcpClient(world);
     await client.listTools();
     let told = () => {};
@@ -116,7 +117,7 @@ describe('waiters wake on mt_wake (fallback polls of 10 s)', () => {
           new Promise((_, reject) => setTimeout(() => reject(new Error('no tools/list_changed in 2 s')), 2000)),
         ]),
       );
-      expect(ms).toBeLessThan(300);
+      expect(ms).toBeLessThan(1000);
     } finally {
       expect((await world.request('POST', `${path}/enable`)).statusCode).toBe(200);
     }
