@@ -11,6 +11,9 @@ const bomb = gzipSync(Buffer.alloc(64 * 1024 * 1024));
 let upstream: Upstream;
 let gateway: Gateway;
 let quick: Gateway;
+// When each slow path's request reached the upstream: the deadline runs from the sending (the time before it, the
+// gateway's first use in this file, took 4 s at load 23 and is not the deadline's).
+const arrived = new Map<string, number>();
 
 beforeAll(async () => {
   upstream = await startRecordingUpstream((req, res) => {
@@ -18,9 +21,11 @@ beforeAll(async () => {
     const url = new URL(req.url ?? '/', 'http://x');
     switch (url.pathname) {
       case '/slow-headers':
+        arrived.set(url.pathname, Date.now());
         setTimeout(() => json(res, 200, { late: true }), 3_000);
         return;
       case '/slow-body':
+        arrived.set(url.pathname, Date.now());
         res.writeHead(200, { 'content-type': 'application/json' });
         res.write('{"partial":');
         setTimeout(() => res.end('true}'), 3_000);
@@ -123,18 +128,17 @@ const refundSchema = {
 
 describe('the deadline', () => {
   it('stops a call whose headers do not come in time', async () => {
-    const started = Date.now();
     const result = await quick.call({ tool, connector: connector('/slow-headers'), arguments: {} });
     expect(result).toMatchObject({ ok: false, code: 'api:gateway:timeout' });
     expect(result.error).toBe('The endpoint of test-tool did not answer within 0.3 seconds.');
-    expect(Date.now() - started).toBeLessThan(2_000);
+    // Long before the endpoint's answer (3 s after the request reached it).
+    expect(Date.now() - arrived.get('/slow-headers')!).toBeLessThan(2_000);
   });
 
   it('also covers reading the body', async () => {
-    const started = Date.now();
     const result = await quick.call({ tool, connector: connector('/slow-body'), arguments: {} });
     expect(result).toMatchObject({ ok: false, code: 'api:gateway:timeout' });
-    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(Date.now() - arrived.get('/slow-body')!).toBeLessThan(2_000);
   });
 });
 
