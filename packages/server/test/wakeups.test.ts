@@ -1,4 +1,4 @@
-// What waits wakes on mt_wake, not on its poll: a real listening server whose fallback polls are 10 s, so only a
+// What waits wakes on mt_wake, not on its poll: a real listening server whose fallback polls are 60 s, so only a
 // wake-up can make a stream, an MCP approval wait or tools/list_changed fast; then the same waiters with the
 // wake-up connection stalled behind a TCP proxy, where the fallback polls finish the job and /health says so.
 import { startTcpProxy, type TcpProxy } from '@maitento/testkit';
@@ -8,7 +8,9 @@ import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/typ
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openRunStream, type RunsWorld, startRunsWorld, streamEvents } from './runs-helpers.js';
 
-const SLOW = 10_000;
+// A minute: a poll could then pass a bound of 1 s for a wake-up once in 60 runs (100 ms of a 10 s poll: once in 100; 300 ms,
+// once in 33). 100 and 300 ms took 227 and 314 ms at load 20; 1 s held up to load 20 (one took 2.3 s at load 23).
+const SLOW = 60_000;
 const clients: Client[] = [];
 
 afterAll(async () => {
@@ -60,7 +62,7 @@ async function timed<T>(work: Promise<T>): Promise<[T, number]> {
   return [value, performance.now() - began];
 }
 
-describe('waiters wake on mt_wake (fallback polls of 10 s)', () => {
+describe('waiters wake on mt_wake (fallback polls of 60 s)', () => {
   let world: RunsWorld;
 
   beforeAll(async () => {
@@ -76,18 +78,17 @@ describe('waiters wake on mt_wake (fallback polls of 10 s)', () => {
     await world?.close();
   });
 
-  it('a run stream sends an event within 1 s of it being stored, not at its next poll (10 s)', async () => {
+  it('a run stream sends an event within 1 s of it being stored, not at its next poll (60 s)', async () => {
     const { id, stream } = await waitingRunStream(world);
     // Cancelling a waiting run stores run-cancelled before the answer.
     expect((await world.request('POST', `/v1/runs/${id}/cancel`)).statusCode).toBe(200);
     const [, ms] = await timed(
       stream.readUntil((frames) => streamEvents(frames).some((f) => f.event === 'run-cancelled'), 2000),
     );
-    // Woken, not polled: the poll is 10 s away. (100 ms here took 227 ms at load 20; any wake-up is far below 1 s.)
     expect(ms).toBeLessThan(1000);
   });
 
-  it('an MCP tools/call waiting for a person returns within 1 s of the answer, not at its next poll (10 s)', async () => {
+  it('an MCP tools/call waiting for a person returns within 1 s of the answer, not at its next poll (60 s)', async () => {
     const client = await mcpClient(world);
     const call = client.callTool(refund(61));
     const approvalId = await pendingApproval(world, 61);
@@ -95,11 +96,11 @@ describe('waiters wake on mt_wake (fallback polls of 10 s)', () => {
     expect(answered.statusCode, answered.body).toBe(200);
     const [result, ms] = await timed(call);
     expect(result.isError).toBe(false);
-    // The approved refund itself is made in this time too (300 ms took 314 ms at load 20).
+    // The approved refund itself is made in this time too.
     expect(ms).toBeLessThan(1000);
   });
 
-  it('an open MCP session is told tools/list_changed within 1 s of a disable, not at its next poll (10 s)', async () => {
+  it('an open MCP session is told tools/list_changed within 1 s of a disable, not at its next poll (60 s)', async () => {
     const client = await mcpClient(world);
     await client.listTools();
     let told = () => {};
