@@ -86,8 +86,9 @@ beforeAll(async () => {
   const policy = createEgressPolicy({ allow: '127.0.0.1/32' });
   gateway = createGateway({ policy });
   quick = createGateway({ policy, timeoutMs: 300 });
-  // Once before the deadline's tests, so what they time is the call's own work.
-  expect((await quick.call({ tool, connector: connector('/warm'), arguments: {} })).ok).toBe(true);
+  // Once before the deadline's tests, so what they time is the call's own work (at load 20 this first call may itself
+  // run out of its 0.3 s: its result does not matter).
+  await quick.call({ tool, connector: connector('/warm'), arguments: {} });
 });
 
 afterAll(async () => {
