@@ -86,7 +86,7 @@ describe('the web console', { timeout: 60_000 }, () => {
       page.click('button[type=submit]'),
     ]);
     expect(wrong.status()).toBe(401);
-    await expect.poll(() => page.locator('[role=alert]').textContent()).toContain('not valid');
+    await expect.poll(() => page.locator('[role=alert]').textContent(), { timeout: 15_000 }).toContain('not valid');
     expect((await context.cookies()).filter((c) => c.name === 'mt_console_session')).toEqual([]);
 
     await signIn(page, base, stack.adminKey);
@@ -217,7 +217,7 @@ describe('the web console', { timeout: 60_000 }, () => {
     await stack.api.waitForEnd(run.id);
     await expect.poll(() => page.locator('#run-status').textContent(), { timeout: 15_000 }).toBe('Completed');
     // An ended run has nothing to cancel: the button goes with the last step.
-    await expect.poll(() => page.locator('#run-cancel').count()).toBe(0);
+    await expect.poll(() => page.locator('#run-cancel').count(), { timeout: 15_000 }).toBe(0);
     const events = await stack.api.events(run.id);
     const ids = await rows.evaluateAll((items) => items.map((li) => li.id));
     expect(ids).toEqual(events.map((e) => `step-${e.seq}`));
