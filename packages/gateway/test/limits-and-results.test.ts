@@ -22,13 +22,13 @@ beforeAll(async () => {
     switch (url.pathname) {
       case '/slow-headers':
         arrived.set(url.pathname, Date.now());
-        setTimeout(() => json(res, 200, { late: true }), 3_000);
+        setTimeout(() => json(res, 200, { late: true }), 6_000);
         return;
       case '/slow-body':
         arrived.set(url.pathname, Date.now());
         res.writeHead(200, { 'content-type': 'application/json' });
         res.write('{"partial":');
-        setTimeout(() => res.end('true}'), 3_000);
+        setTimeout(() => res.end('true}'), 6_000);
         return;
       case '/big':
         res.writeHead(200, { 'content-type': 'text/plain', 'content-length': String(big.length) });
@@ -85,9 +85,9 @@ beforeAll(async () => {
   });
   const policy = createEgressPolicy({ allow: '127.0.0.1/32' });
   gateway = createGateway({ policy });
-  quick = createGateway({ policy, timeoutMs: 300 });
-  // Once before the deadline's tests, so what they time is the call's own work (at load 20 this first call may itself
-  // run out of its 0.3 s: its result does not matter).
+  // 1.5 s: at load 22 a 0.3 s deadline ran out before the request reached the endpoint.
+  quick = createGateway({ policy, timeoutMs: 1_500 });
+  // Once before the deadline's tests, so what they time is the call's own work (its result does not matter).
   await quick.call({ tool, connector: connector('/warm'), arguments: {} });
 });
 
@@ -133,17 +133,17 @@ describe('the deadline', () => {
   it('stops a call whose headers do not come in time', async () => {
     const result = await quick.call({ tool, connector: connector('/slow-headers'), arguments: {} });
     expect(result).toMatchObject({ ok: false, code: 'api:gateway:timeout' });
-    expect(result.error).toBe('The endpoint of test-tool did not answer within 0.3 seconds.');
-    // The request reached the endpoint, and the call ended long before its answer (3 s after that).
+    expect(result.error).toBe('The endpoint of test-tool did not answer within 1.5 seconds.');
+    // The request reached the endpoint, and the call ended long before its answer (6 s after that).
     expect(arrived.has('/slow-headers')).toBe(true);
-    expect(Date.now() - arrived.get('/slow-headers')!).toBeLessThan(2_000);
+    expect(Date.now() - arrived.get('/slow-headers')!).toBeLessThan(4_500);
   });
 
   it('also covers reading the body', async () => {
     const result = await quick.call({ tool, connector: connector('/slow-body'), arguments: {} });
     expect(result).toMatchObject({ ok: false, code: 'api:gateway:timeout' });
     expect(arrived.has('/slow-body')).toBe(true);
-    expect(Date.now() - arrived.get('/slow-body')!).toBeLessThan(2_000);
+    expect(Date.now() - arrived.get('/slow-body')!).toBeLessThan(4_500);
   });
 });
 
