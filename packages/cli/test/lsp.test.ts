@@ -175,7 +175,7 @@ describe('mt lsp --stdio', () => {
   afterAll(() => rmSync(ws, { recursive: true, force: true }));
 
   it('registers a **/*.mtr and a **/*.json file watcher', async () => {
-    await expect.poll(() => server.registrations.length).toBe(1);
+    await expect.poll(() => server.registrations.length, { timeout: 15_000 }).toBe(1);
     const [registration] = server.registrations[0].registrations;
     expect(registration.method).toBe('workspace/didChangeWatchedFiles');
     expect(registration.registerOptions).toEqual({

@@ -46,7 +46,7 @@ function controls(child: ChildProcess, log: () => string): WorkerProcess {
 
 /**
  * Starts the real `mt worker` with a clean environment plus `env`, and waits until it says it is
- * working (its `executing runs` line on stderr) or 3 s have passed; rejects with its output when it exits first.
+ * working (its `executing runs` line on stderr); rejects with its output when it exits first or after 60 s.
  */
 export async function startWorker(home: string, env: Record<string, string>): Promise<WorkerProcess> {
   const child = spawn(process.execPath, [MT, 'worker'], { cwd: home, env: { ...cleanEnv(home), ...env } });
@@ -56,7 +56,8 @@ export async function startWorker(home: string, env: Record<string, string>): Pr
   });
   await new Promise<void>((resolve, reject) => {
     // Ready is the worker's own line, or its exit; a loaded machine may take several seconds for either.
-    const timer = setTimeout(() => reject(new Error(`mt worker did not start in 30 s:\n${log}`)), 30_000);
+    // 60 s, as `mt serve`'s start below: at load 22-24 a worker took more than 30 s (mcp-connector-recovery).
+    const timer = setTimeout(() => reject(new Error(`mt worker did not start in 60 s:\n${log}`)), 60_000);
     child.stderr?.on('data', (c: Buffer) => {
       log += c.toString();
       if (/executing runs/.test(log)) {

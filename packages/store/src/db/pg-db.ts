@@ -66,6 +66,21 @@ function reachability() {
 }
 
 /**
+ * `work`, or a rejection with `message` once `deadline` (a `performance.now()` time) has passed. The rejection waits
+ * for the event loop's next poll for I/O after the timer fires: when the loop was blocked past the deadline (a long
+ * synchronous task, a process that got no CPU on a loaded machine), an answer that arrived meanwhile is read first
+ * and wins, rather than being taken for a database that does not answer (pg's own `query_timeout` and a bare timer
+ * reject in the timers phase, before any socket is read). The wake-ups' deadline does the same (wake/wakeups.ts).
+ */
+function beforeDeadline<T>(work: Promise<T>, deadline: number, message: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => setImmediate(() => reject(new Error(message))), Math.max(0, deadline - performance.now()));
+  });
+  return Promise.race([work, late]).finally(() => clearTimeout(timer));
+}
+
+/**
  * Opens a {@link Db} on a PostgreSQL server through a `pg` Pool. Every statement but `exec` and multi-statement
  * `executeSql` (migrations, job-queue setup) gets a connection and its answer within `timeoutMs` (a statement of
  * a transaction: its answer; the transaction: its connection); past it, or when the connection fails, it fails
@@ -73,7 +88,9 @@ function reachability() {
  */
 export function createPgDb(connectionString: string, options: PgDbOptions = {}): Db {
   const timeoutMs = options.timeoutMs ?? dbTimeoutFromEnv();
-  const pool = new pg.Pool({ connectionString, max: options.max ?? 10, connectionTimeoutMillis: timeoutMs });
+  // The pool's own timer ends a connection attempt that still hangs; it is longer than the deadline, which is
+  // acquire's (a timer of the pool's fires before a connection's answer is read when the loop was blocked).
+  const pool = new pg.Pool({ connectionString, max: options.max ?? 10, connectionTimeoutMillis: 2 * timeoutMs });
   // An idle client that loses its connection emits on the pool; without a listener Node would crash.
   pool.on('error', () => {});
   const state = reachability();
@@ -95,38 +112,32 @@ export function createPgDb(connectionString: string, options: PgDbOptions = {}):
     }
   }
 
-  // pg reads a statement's own `query_timeout` (its typings do not list it).
-  // With a name, pg parses the statement once per connection and then only binds and executes it.
-  const bound = (text: string, values: unknown[], ms: number, name?: string) =>
-    ({ text, values, name, query_timeout: Math.max(1, Math.ceil(ms)) }) as pg.QueryConfig;
+  // With a name, pg parses the statement once per connection and then only binds and executes it. Its deadline is
+  // `beforeDeadline`'s, not pg's own `query_timeout`, which rejects as its timer fires (see there).
+  const bound = (text: string, values: unknown[], name?: string) => ({ text, values, name }) as pg.QueryConfig;
 
   // A client of the pool by `deadline` (the pool's own wait may add a connection attempt to a wait in its queue).
   async function acquire(deadline: number): Promise<pg.PoolClient> {
     const pending = pool.connect();
-    let timer: NodeJS.Timeout | undefined;
-    const expired = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error('no connection of the pool in time')), deadline - performance.now());
-    });
     try {
-      return await Promise.race([pending, expired]);
+      return await beforeDeadline(pending, deadline, 'no connection of the pool in time');
     } catch (error) {
       pending.then(
         (client) => client.release(),
         () => {},
       );
       throw error;
-    } finally {
-      clearTimeout(timer);
     }
   }
 
-  // One statement on a client of its own, all of it (the wait for the client too) within the deadline.
+  // One statement on a client of its own, all of it (the wait for the client too) within the deadline. A statement
+  // past it leaves its connection closed (`failed`): it is not handed out again.
   async function statement(text: string, values: unknown[], name?: string): Promise<pg.QueryResult> {
     const deadline = performance.now() + timeoutMs;
     const client = await acquire(deadline);
     let failed: Error | undefined;
     try {
-      return await client.query(bound(text, values, deadline - performance.now(), name));
+      return await beforeDeadline(client.query(bound(text, values, name)), deadline, 'no answer in time');
     } catch (error) {
       // A connection that failed or did not answer is closed rather than handed out again.
       if (isConnectionFailure(error)) failed = error as Error;
@@ -140,7 +151,12 @@ export function createPgDb(connectionString: string, options: PgDbOptions = {}):
     return {
       query<R>(text: string, params: unknown[] = [], options?: QueryOptions): Promise<QueryResult<R>> {
         return bounded(async () => {
-          const result = await client.query(bound(text, params, timeoutMs, options?.name));
+          // Past the deadline the transaction fails with api:store:unavailable and its connection is closed.
+          const result = await beforeDeadline(
+            client.query(bound(text, params, options?.name)),
+            performance.now() + timeoutMs,
+            'no answer in time',
+          );
           return { rows: result.rows as R[], rowCount: result.rowCount ?? 0 };
         });
       },
