@@ -242,24 +242,20 @@ const OTEL_ON = (protocol: string, capture: boolean) => ({
   MT_APPROVAL_TTL: '',
 });
 
-/**
- * Stops the server and starts another on the same database with these variables changed. The next one starts while
- * the old one stops (SIGTERM: it ends its requests and flushes its telemetry), so the restart costs the longer of the
- * two rather than both; `sequential` waits for the old one to be gone first, for a stop whose time is measured.
- */
-async function restartServe(changes: Record<string, string>, { sequential = false } = {}): Promise<number> {
+/** Stops the server and starts another on the same database with these variables changed. */
+async function restartServe(changes: Record<string, string>): Promise<number> {
   const old = stack.servers[0]!;
   // SIGTERM, and the time until it exited (killed only if it is still there after 15 s).
   const begin = Date.now();
-  const exited = new Promise<number>((resolve) => old.child.once('exit', () => resolve(Date.now() - begin)));
+  const exited = new Promise((resolve) => old.child.once('exit', resolve));
   old.child.kill('SIGTERM');
   const killer = setTimeout(() => old.child.kill('SIGKILL'), 15_000);
-  Object.assign(stack.env, changes);
-  const [stoppedIn, next] = sequential
-    ? [await exited, await startServe(stack.home, stack.env)]
-    : await Promise.all([exited, startServe(stack.home, stack.env)]);
+  await exited;
   clearTimeout(killer);
+  const stoppedIn = Date.now() - begin;
   expect(old.child.signalCode, `mt serve had to be killed:\n${old.log()}`).not.toBe('SIGKILL');
+  Object.assign(stack.env, changes);
+  const next = await startServe(stack.home, stack.env);
   stack.servers[0] = next;
   stack.api = api(next.url, stack.adminKey);
   return stoppedIn;
@@ -767,7 +763,7 @@ describe('OpenTelemetry of runs', { timeout: 180_000 }, () => {
     expect(ended.result).toContain('delivered');
     // The spans and metrics it could not send wait in the queue; a stop gives them at most 5 s. The server that
     // follows has no endpoint: the quiet run below runs on it (one start for both halves of the test).
-    const stoppedIn = await restartServe({ OTEL_EXPORTER_OTLP_ENDPOINT: '' }, { sequential: true });
+    const stoppedIn = await restartServe({ OTEL_EXPORTER_OTLP_ENDPOINT: '' });
     expect(stoppedIn).toBeLessThan(6000);
     expect(receiver.received.length).toBe(from);
 
