@@ -42,10 +42,12 @@ interface Change {
 
 beforeAll(async () => {
   requireBuiltCli();
-  db = await createTestDatabase('mt_e2e', { migrated: true });
-  home = await tempHome();
+  [db, home, repo] = await Promise.all([
+    createTestDatabase('mt_e2e', { migrated: true }),
+    tempHome(),
+    copyExampleRepo(),
+  ]);
   server = await startServer(db.url, ADMIN_KEY, home);
-  repo = await copyExampleRepo();
 });
 
 afterAll(async () => {
@@ -57,13 +59,14 @@ afterAll(async () => {
 
 describe('mt against a real server', { timeout: 120_000 }, () => {
   it('refuses a deploy naming a secret the namespace lacks, showing the diagnostic with its source line', async () => {
-    const result = await mt(['deploy', repo]);
+    // Commands that cannot affect each other run side by side in this file; each is still its own `mt` process. A
+    // read that checks what another command stored (or did not) runs after it.
+    const [result, json] = await Promise.all([mt(['deploy', repo]), mt(['deploy', repo, '--json'])]);
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/external-operations\/open-api\/[a-z-]+\.mtr:\d+:\d+ error api:secrets:not-found/);
     expect(result.stderr).toContain('orders-api-key');
     expect(result.stderr).toMatch(/\d+ \| .*@ref\("orders-api-key"\)/);
     expect(result.stderr).toContain('error [api:deploy:invalid]');
-    const json = await mt(['deploy', repo, '--json']);
     expect(json.code).toBe(1);
     const refusal = JSON.parse(json.stdout);
     expect(refusal.code).toBe('api:deploy:invalid');
@@ -107,7 +110,10 @@ describe('mt against a real server', { timeout: 120_000 }, () => {
     const text = await readFile(file, 'utf8');
     await writeFile(file, text.replace(/^description = "(.*)"$/m, 'description = "$1 (changed)"'));
     try {
-      const plan = await mtJson<{ applied: boolean; changes: Change[] }>(['deploy', changed, '--dry-run']);
+      const [plan, human] = await Promise.all([
+        mtJson<{ applied: boolean; changes: Change[] }>(['deploy', changed, '--dry-run']),
+        mt(['deploy', changed, '--dry-run']),
+      ]);
       expect(plan.applied).toBe(false);
       const byName = new Map(plan.changes.map((c) => [`${c.kind}:${c.name}`, c]));
       expect(byName.get('connector:orders-get-order')).toMatchObject({
@@ -119,39 +125,42 @@ describe('mt against a real server', { timeout: 120_000 }, () => {
       expect(byName.get('connector:open-meteo-forecast')).toMatchObject({ action: 'unchanged', version: 1 });
       expect(byName.get('tool:current-weather')).toMatchObject({ action: 'unchanged' });
 
-      const human = await mt(['deploy', changed, '--dry-run']);
       expect(human.code).toBe(0);
       expect(human.stdout).toMatch(/connector\s+orders-get-order\s+update\s+1 → 2/);
       expect(human.stderr).toMatch(/^dry run: 0 to create, \d+ to update, \d+ unchanged; nothing was stored/m);
 
-      const versions = await mtJson<unknown[]>(['connector-versions', 'orders-get-order']);
+      const [versions, extopVersions] = await Promise.all([
+        mtJson<unknown[]>(['connector-versions', 'orders-get-order']),
+        mtJson<unknown[]>(['extop-versions', 'get-order']),
+      ]);
       expect(versions).toHaveLength(1);
-      expect(await mtJson<unknown[]>(['extop-versions', 'get-order'])).toHaveLength(1);
+      expect(extopVersions).toHaveLength(1);
     } finally {
       await rm(changed, { recursive: true, force: true });
     }
   });
 
   it('lists connectors and tools as JSON and as aligned tables', async () => {
-    const connectors = await mtJson<{ name: string; latestVersion: number; enabled: boolean }[]>(['connector-list']);
+    const [connectors, extops, table] = await Promise.all([
+      mtJson<{ name: string; latestVersion: number; enabled: boolean }[]>(['connector-list']),
+      mtJson<{ name: string }[]>(['extop-list']),
+      mt(['extop-list']),
+    ]);
     expect(connectors).toContainEqual({ name: 'orders-get-order', latestVersion: 1, enabled: true });
-    const extops = await mtJson<{ name: string }[]>(['extop-list']);
     expect(extops.map((e) => e.name)).toEqual(expect.arrayContaining(['current-weather', 'get-order', 'refund-order']));
-    const table = await mt(['extop-list']);
     expect(table.stdout.split('\n')[0]).toMatch(/^NAME\s+LATEST\s+ENABLED\s+CALLABLE$/);
     expect(table.stdout).toMatch(/current-weather\s+1\s+yes\s+yes/);
   });
 
   it("shows a tool's model-facing definition", async () => {
-    const extop = await mtJson<{ name: string; definition: { name: string; parameters: unknown } }>([
-      'extop-get',
-      'current-weather',
+    const [extop, human] = await Promise.all([
+      mtJson<{ name: string; definition: { name: string; parameters: unknown } }>(['extop-get', 'current-weather']),
+      mt(['extop-get', 'current-weather']),
     ]);
     expect(extop.definition.name).toBe('current-weather');
     const params = JSON.stringify(extop.definition.parameters);
     expect(params).toContain('query.latitude');
     expect(params).not.toContain('query.current"');
-    const human = await mt(['extop-get', 'current-weather']);
     expect(human.stdout).toContain('What the model sees:');
     expect(human.stdout).toMatch(/connector\s+open-meteo-forecast \(version 1\)/);
   });
@@ -159,13 +168,13 @@ describe('mt against a real server', { timeout: 120_000 }, () => {
   it('disables and enables a connector version and a tool version', async () => {
     const off = await mtJson(['connector-version-disable', 'orders-get-order', '1']);
     expect(off).toEqual({ name: 'orders-get-order', version: 1, enabled: false });
-    const versions = await mtJson<{ version: number; enabled: boolean; createdAt: string }[]>([
-      'connector-versions',
-      'orders-get-order',
+    const [versions, versionsTable] = await Promise.all([
+      mtJson<{ version: number; enabled: boolean; createdAt: string }[]>(['connector-versions', 'orders-get-order']),
+      mt(['connector-versions', 'orders-get-order']),
     ]);
     expect(versions).toEqual([{ version: 1, enabled: false, createdAt: expect.any(String) }]);
     expect(Object.keys(versions[0]).sort()).toEqual(['createdAt', 'enabled', 'version']);
-    expect((await mt(['connector-versions', 'orders-get-order'])).stdout).toMatch(/^1\s+no\s+\S+$/m);
+    expect(versionsTable.stdout).toMatch(/^1\s+no\s+\S+$/m);
     expect(await mtJson(['connector-version-enable', 'orders-get-order', '1'])).toEqual({
       name: 'orders-get-order',
       version: 1,
@@ -201,19 +210,21 @@ describe('mt keys and roles', { timeout: 120_000 }, () => {
     userKey = await mtJson(['key-create', '--role', 'user', '--name', 'reader']);
     expect(userKey).toMatchObject({ role: 'user', name: 'reader', key: expect.any(String) });
     const asUser = { env: { MT_API_KEY: userKey.key } };
-    expect((await mt(['connector-list', '--json'], asUser)).code).toBe(0);
-    const deploy = await mt(['deploy', repo], asUser);
+    const [list, deploy, json] = await Promise.all([
+      mt(['connector-list', '--json'], asUser),
+      mt(['deploy', repo], asUser),
+      mt(['deploy', repo, '--json'], asUser),
+    ]);
+    expect(list.code).toBe(0);
     expect(deploy.code).toBe(1);
     expect(deploy.stderr).toMatch(/^error \[api:[a-z-]+:[a-z-]+\]: /m);
-    const json = await mt(['deploy', repo, '--json'], asUser);
     expect(json.code).toBe(1);
     expect(JSON.parse(json.stdout)).toMatchObject({ code: expect.stringMatching(/^api:/) });
   });
 
   it('lists keys without the keys themselves and deletes one so it stops working', async () => {
-    const keys = await mtJson<{ id: string; role: string }[]>(['key-list']);
+    const [keys, listed] = await Promise.all([mtJson<{ id: string; role: string }[]>(['key-list']), mt(['key-list'])]);
     expect(keys.map((k) => k.id)).toContain(userKey.id);
-    const listed = await mt(['key-list']);
     expect(listed.stdout).not.toContain(userKey.key);
     expect(listed.stdout).not.toContain(ADMIN_KEY);
     expect((await mt(['key-delete', userKey.id])).code).toBe(0);
@@ -226,8 +237,11 @@ describe('mt keys and roles', { timeout: 120_000 }, () => {
     const created = await mtJson<{ name: string; key: { key: string; role: string } }>(['namespace-create', 'team-b']);
     expect(created).toMatchObject({ name: 'team-b', key: { role: 'admin' } });
     const other = { env: { MT_API_KEY: created.key.key } };
-    expect(await mtJson(['connector-list'], other)).toEqual([]);
-    const versions = await mt(['connector-versions', 'orders-get-order'], other);
+    const [connectors, versions] = await Promise.all([
+      mtJson(['connector-list'], other),
+      mt(['connector-versions', 'orders-get-order'], other),
+    ]);
+    expect(connectors).toEqual([]);
     expect(versions.code).toBe(1);
   });
 });

@@ -261,6 +261,15 @@ async function restartServe(changes: Record<string, string>): Promise<number> {
   return stoppedIn;
 }
 
+/**
+ * Makes sure the server runs with these variables: restarts it (as {@link restartServe}) only when one of them differs
+ * from what the running server was started with. Every variable is read at start, so a server started with the same
+ * values is the same server as a new one would be, less a start (~2 s of CPU).
+ */
+async function serveWith(changes: Record<string, string>): Promise<void> {
+  if (Object.entries(changes).some(([name, value]) => (stack.env[name] ?? '') !== value)) await restartServe(changes);
+}
+
 /** The console's page of a run, signed in with the admin key as a person would (login form, then its cookie). */
 async function consoleRunPage(runId: string): Promise<string> {
   const base = stack.api.url;
@@ -300,27 +309,31 @@ async function tracedRun(marker: string) {
 }
 
 beforeAll(async () => {
-  receiver = await startReceiver();
-  model = await createFakeOpenAI({ respond: script });
-  mcp = await startLocalMcpServer([
-    {
-      name: 'list_labels',
-      description: 'Lists the labels of a repository',
-      inputSchema: { type: 'object', properties: { repo: { type: 'string' } }, required: ['repo'] },
-      answer: () => 'bug, feature',
-    },
+  [receiver, model, mcp] = await Promise.all([
+    startReceiver(),
+    createFakeOpenAI({ respond: script }),
+    startLocalMcpServer([
+      {
+        name: 'list_labels',
+        description: 'Lists the labels of a repository',
+        inputSchema: { type: 'object', properties: { repo: { type: 'string' } }, required: ['repo'] },
+        answer: () => 'bug, feature',
+      },
+    ]),
   ]);
   stack = await startRunsStack({
     deploy: false,
     env: { ...OTEL_ON('http/json', true), OPENAI_BASE_URL: model.url, MT_TRACE_URL_TEMPLATE: TRACE_TEMPLATE },
   });
-  for (const [name, value] of [
-    ['orders-api-key', ORDERS_SECRET],
-    ['otel-key', SECRET],
-  ]) {
-    const r = await stack.api.request('POST', '/v1/secrets', { name, value });
-    expect(r.status, JSON.stringify(r.body)).toBe(201);
-  }
+  await Promise.all(
+    [
+      ['orders-api-key', ORDERS_SECRET],
+      ['otel-key', SECRET],
+    ].map(async ([name, value]) => {
+      const r = await stack.api.request('POST', '/v1/secrets', { name, value });
+      expect(r.status, JSON.stringify(r.body)).toBe(201);
+    }),
+  );
   await stack.api.deploy(repo(stack.upstream.origin, mcp.url));
 }, 120_000);
 
@@ -678,9 +691,39 @@ describe('OpenTelemetry of runs', { timeout: 180_000 }, () => {
     for (const id of runIds) expect(metricBytes.includes(id)).toBe(false);
   });
 
+  it.each([
+    ['http/json', true],
+    ['http/protobuf', false],
+    ['http/protobuf', true],
+    ['http/json', false],
+  ] as const)(
+    'no secret, binding value or run input in any byte received (%s, capture %s)',
+    async (protocol, capture) => {
+      await serveWith(OTEL_ON(protocol, capture));
+      const from = receiver.received.length;
+      const run = await tracedRun('[two]');
+      expect((await stack.api.waitForEnd(run.id)).status).toBe('Completed');
+      // The run's spans arrived (its id is the root's gen_ai.conversation.id, in either encoding)...
+      const mine = () => Buffer.concat(receiver.received.slice(from).map((r) => r.body));
+      await until('the run’s spans', () => (mine().includes(run.id) ? true : undefined));
+      const types = new Set(receiver.received.slice(from).map((r) => r.contentType));
+      expect(types).toContain(protocol === 'http/json' ? 'application/json' : 'application/x-protobuf');
+      // ...with the tool call's content only when capture is on (the upstream's answer for an order)...
+      expect(mine().includes('gen_ai.tool.call.result')).toBe(capture);
+      if (capture) expect(mine().includes('delivered')).toBe(true);
+      // ...and not one of these, anywhere (the upstream did receive them: the secret and the binding).
+      const upstreamSaw = stack.upstream.requests.map((r) => `${r.url} ${JSON.stringify(r.headers)}`).join('\n');
+      expect(upstreamSaw).toContain(SECRET);
+      expect(upstreamSaw).toContain(run.binding);
+      const everything = Buffer.concat(receiver.received.map((r) => r.body));
+      for (const value of secretsOf(run)) expect(everything.includes(value), value).toBe(false);
+    },
+  );
+
   it('an approval nobody answers expires through the sweep: await_approval expired under the root, no execute_tool', async () => {
-    // MT_APPROVAL_TTL in seconds: the worker's sweep (every 2 s) fails the run once the approval is past it.
-    await restartServe({ MT_APPROVAL_TTL: '1' });
+    // MT_APPROVAL_TTL in seconds: the worker's sweep (every 2 s) fails the run once the approval is past it. After the
+    // it.each above, so that its first case finds the server it asks for already running (JSON, capture on, no TTL).
+    await restartServe({ ...OTEL_ON('http/json', true), MT_APPROVAL_TTL: '1' });
     const run = await tracedRun('[refund]');
     const paused = await stack.api.waitForRun(run.id, (r) => r.status !== 'Running');
     expect(paused.status).toBe('PendingApproval');
@@ -707,58 +750,30 @@ describe('OpenTelemetry of runs', { timeout: 180_000 }, () => {
     expect(Number(wait.end - wait.start) / 1e6).toBeLessThan(5000);
   });
 
-  it.each([
-    ['http/json', true],
-    ['http/protobuf', false],
-    ['http/protobuf', true],
-    ['http/json', false],
-  ] as const)(
-    'no secret, binding value or run input in any byte received (%s, capture %s)',
-    async (protocol, capture) => {
-      await restartServe(OTEL_ON(protocol, capture));
-      const from = receiver.received.length;
-      const run = await tracedRun('[two]');
-      expect((await stack.api.waitForEnd(run.id)).status).toBe('Completed');
-      // The run's spans arrived (its id is the root's gen_ai.conversation.id, in either encoding)...
-      const mine = () => Buffer.concat(receiver.received.slice(from).map((r) => r.body));
-      await until('the run’s spans', () => (mine().includes(run.id) ? true : undefined));
-      const types = new Set(receiver.received.slice(from).map((r) => r.contentType));
-      expect(types).toContain(protocol === 'http/json' ? 'application/json' : 'application/x-protobuf');
-      // ...with the tool call's content only when capture is on (the upstream's answer for an order)...
-      expect(mine().includes('gen_ai.tool.call.result')).toBe(capture);
-      if (capture) expect(mine().includes('delivered')).toBe(true);
-      // ...and not one of these, anywhere (the upstream did receive them: the secret and the binding).
-      const upstreamSaw = stack.upstream.requests.map((r) => `${r.url} ${JSON.stringify(r.headers)}`).join('\n');
-      expect(upstreamSaw).toContain(SECRET);
-      expect(upstreamSaw).toContain(run.binding);
-      const everything = Buffer.concat(receiver.received.map((r) => r.body));
-      for (const value of secretsOf(run)) expect(everything.includes(value), value).toBe(false);
-    },
-  );
-
   it('without an endpoint nothing is sent; with a closed port the run succeeds and mt serve stops within 6 s', async () => {
-    await restartServe({ OTEL_EXPORTER_OTLP_ENDPOINT: '' });
-    let from = receiver.received.length;
-    const quiet = await tracedRun('[two]');
-    expect((await stack.api.waitForEnd(quiet.id)).status).toBe('Completed');
-    await new Promise((resolve) => setTimeout(resolve, 2000));
-    expect(receiver.received.length).toBe(from);
-    // A run that started with OpenTelemetry off has no trace: no link on its page.
-    expect(await consoleRunPage(quiet.id)).not.toContain('run-trace');
-
     const closed = createServer();
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
     const port = (closed.address() as AddressInfo).port;
     await new Promise<void>((resolve) => closed.close(() => resolve()));
     await restartServe({ OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}` });
-    from = receiver.received.length;
+    let from = receiver.received.length;
     const run = await tracedRun('[two]');
     const ended = await stack.api.waitForEnd(run.id);
     expect(ended.status).toBe('Completed');
     expect(ended.result).toContain('delivered');
-    // The spans and metrics it could not send wait in the queue; a stop gives them at most 5 s.
+    // The spans and metrics it could not send wait in the queue; a stop gives them at most 5 s. The server that
+    // follows has no endpoint: the quiet run below runs on it (one start for both halves of the test).
     const stoppedIn = await restartServe({ OTEL_EXPORTER_OTLP_ENDPOINT: '' });
     expect(stoppedIn).toBeLessThan(6000);
     expect(receiver.received.length).toBe(from);
+
+    from = receiver.received.length;
+    const quiet = await tracedRun('[two]');
+    expect((await stack.api.waitForEnd(quiet.id)).status).toBe('Completed');
+    // Two seconds of silence (metrics every 0.5 s when an endpoint is set), the console's page read meanwhile.
+    const [page] = await Promise.all([consoleRunPage(quiet.id), new Promise((resolve) => setTimeout(resolve, 2000))]);
+    expect(receiver.received.length).toBe(from);
+    // A run that started with OpenTelemetry off has no trace: no link on its page.
+    expect(page).not.toContain('run-trace');
   }, 180_000);
 });

@@ -26,8 +26,7 @@ function mt(args: string[]) {
 
 beforeAll(async () => {
   requireBuiltCli();
-  db = await createTestDatabase('mt_cli_kb', { migrated: true });
-  home = await tempHome();
+  [db, home] = await Promise.all([createTestDatabase('mt_cli_kb', { migrated: true }), tempHome()]);
   server = await startServer(db.url, ADMIN_KEY, home);
 });
 
@@ -49,16 +48,19 @@ describe('mt kb-*', { timeout: 60_000 }, () => {
     expect(added.stderr).toMatch(/\[#+\.*\] 1\/3 leave\.md: 3 passages/);
     expect(added.stderr).toMatch(/\[#{24}\] 3\/3 equipment\.html: 2 passages/);
     expect(added.stderr).toContain('added 3 of 3 files to handbook');
-    const listed = await mt(['kb-list', '--json']);
+    // The four reads side by side, each its own `mt` process.
+    const [listed, table, found, text] = await Promise.all([
+      mt(['kb-list', '--json']),
+      mt(['kb-list']),
+      mt(['kb-search', id, 'Is first class train travel refunded?', '--json']),
+      mt(['kb-search', 'handbook', '"sick leave"', '--limit', '1']),
+    ]);
     expect(JSON.parse(listed.stdout)).toEqual([
       expect.objectContaining({ id, name: 'handbook', documentCount: 3, chunkCount: 7 }),
     ]);
-    const table = await mt(['kb-list']);
     expect(table.stdout).toMatch(/^ID\s+NAME\s+LANGUAGE\s+DOCUMENTS\s+PASSAGES\s+CREATED\n/);
-    const found = await mt(['kb-search', id, 'Is first class train travel refunded?', '--json']);
     expect(found.code, found.stderr).toBe(0);
     expect(JSON.parse(found.stdout)[0]).toMatchObject({ document: { name: 'expenses.pdf' }, title: 'Page 1' });
-    const text = await mt(['kb-search', 'handbook', '"sick leave"', '--limit', '1']);
     expect(text.stdout).toMatch(/^leave\.md > Leave > Sick leave \(#1, score \d+\.\d{3}\)\nTell your manager/);
   });
 

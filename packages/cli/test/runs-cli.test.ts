@@ -110,9 +110,11 @@ beforeAll(async () => {
       res.end('{"refunded":true}');
     });
   });
-  await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
-  db = await createTestDatabase('mt_cli_runs', { migrated: true });
-  home = await tempHome();
+  [db, home] = await Promise.all([
+    createTestDatabase('mt_cli_runs', { migrated: true }),
+    tempHome(),
+    new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve)),
+  ]);
   server = await startServeProcess([], {
     home,
     env: {
@@ -150,10 +152,13 @@ describe('mt interaction-run and the commands that follow a run', { timeout: 60_
     expect(result.stdout).toContain(`mt interaction-reject ${runId} -r "REASON"`);
     expect(refunds).toEqual([]);
 
-    const status = await mtJson<RunView>(['interaction-status', runId]);
+    // Commands that only read run side by side (here and below): each is still its own `mt` process.
+    const [status, table] = await Promise.all([
+      mtJson<RunView>(['interaction-status', runId]),
+      mt(['interaction-status', runId]),
+    ]);
     expect(status).toMatchObject({ id: runId, status: 'PendingApproval', result: null, error: null });
     expect(status.pendingApproval?.functionName).toBe('refund-order');
-    const table = await mt(['interaction-status', runId]);
     expect(table.stdout).toMatch(/status +PendingApproval/);
 
     const approved = await mtJson<RunView>(['interaction-approve', runId]);
@@ -186,16 +191,20 @@ describe('mt interaction-run and the commands that follow a run', { timeout: 60_
   });
 
   it('refuses bad inputs with the server code (exit 1) and malformed options (exit 2)', async () => {
-    const missing = await mt(['interaction-run', 'desk', '--json']);
+    // Seven commands that are each refused, none changing anything: run side by side.
+    const [missing, unknown, ...malformed] = await Promise.all([
+      mt(['interaction-run', 'desk', '--json']),
+      mt(['interaction-run', 'desk', '--input', 'mesage=x']),
+      mt(['interaction-run', 'desk', '--input', 'no-equals']),
+      mt(['interaction-run', 'desk', '--input-json', 'message={bad']),
+      mt(['interaction-run', 'desk', '--app', '--interactive']),
+      mt(['interaction-reject', 'some-run']),
+      mt(['run-list', '--status', 'Done']),
+    ]);
     expect(missing.code).toBe(1);
     expect(JSON.parse(missing.stdout).code).toBe('api:interactions:input-required');
-    const unknown = await mt(['interaction-run', 'desk', '--input', 'mesage=x']);
     expect([unknown.code, unknown.stderr]).toEqual([1, expect.stringContaining('api:interactions:input-unknown')]);
-    expect((await mt(['interaction-run', 'desk', '--input', 'no-equals'])).code).toBe(2);
-    expect((await mt(['interaction-run', 'desk', '--input-json', 'message={bad'])).code).toBe(2);
-    expect((await mt(['interaction-run', 'desk', '--app', '--interactive'])).code).toBe(2);
-    expect((await mt(['interaction-reject', 'some-run'])).code).toBe(2);
-    expect((await mt(['run-list', '--status', 'Done'])).code).toBe(2);
+    expect(malformed.map((r) => r.code)).toEqual([2, 2, 2, 2, 2]);
   });
 
   it('rejects with a reason, lists and gets approvals, and answers the redraft with approval-approve', async () => {
@@ -207,9 +216,8 @@ describe('mt interaction-run and the commands that follow a run', { timeout: 60_
 
     const runId = (await mt(['interaction-run', 'desk', '--input', 'message=refund A-1'])).stdout.trim();
     const first = (await waitFor(runId, (r) => r.status === 'PendingApproval')).pendingApproval!;
-    const listed = await mt(['approval-list']);
+    const [listed, shown] = await Promise.all([mt(['approval-list']), mt(['approval-get', first.id])]);
     expect(listed.stdout).toMatch(new RegExp(`${first.id} +${runId} +refund-order +Desk +Pending`));
-    const shown = await mt(['approval-get', first.id]);
     expect(shown.stdout).toContain('"amount": 90');
     const rejected = await mt(['interaction-reject', runId, '-r', 'at most 20', '--approval', first.id]);
     expect(rejected.code, rejected.stderr).toBe(0);
@@ -235,19 +243,21 @@ describe('mt interaction-run and the commands that follow a run', { timeout: 60_
     );
     const twice = await mt(['interaction-cancel', runId]);
     expect([twice.code, twice.stderr]).toEqual([1, expect.stringContaining('error [api:runs:already-ended]')]);
-    const page = await mtJson<{ runs: RunSummary[]; nextCursor: string | null }>(['run-list', '--status', 'Cancelled']);
+    const [page, byAgent, otherAgent, table, none] = await Promise.all([
+      mtJson<{ runs: RunSummary[]; nextCursor: string | null }>(['run-list', '--status', 'Cancelled']),
+      // --agent: the runs that pinned a version of that agent.
+      mtJson<{ runs: RunSummary[] }>(['run-list', '--status', 'Cancelled', '--agent', 'desk']),
+      mtJson<{ runs: RunSummary[] }>(['run-list', '--status', 'Cancelled', '--agent', 'broken']),
+      mt(['run-list', '--interaction', 'desk', '--limit', '1']),
+      mt(['interaction-status', '00000000-0000-4000-8000-000000000000']),
+    ]);
     expect(page.runs.map((r) => r.id)).toEqual([runId]);
-    // --agent: the runs that pinned a version of that agent.
-    const byAgent = await mtJson<{ runs: RunSummary[] }>(['run-list', '--status', 'Cancelled', '--agent', 'desk']);
     expect(byAgent.runs.map((r) => r.id)).toEqual([runId]);
-    const otherAgent = await mtJson<{ runs: RunSummary[] }>(['run-list', '--status', 'Cancelled', '--agent', 'broken']);
     expect(otherAgent.runs).toEqual([]);
-    const table = await mt(['run-list', '--interaction', 'desk', '--limit', '1']);
     expect(table.stdout).toMatch(
       new RegExp(`^ID +INTERACTION +STATUS +CREATED +UPDATED\\n${runId} +desk@1 +Cancelled`),
     );
     expect(table.stderr).toMatch(/more: mt run-list --cursor \S+/);
-    const none = await mt(['interaction-status', '00000000-0000-4000-8000-000000000000']);
     expect([none.code, none.stderr]).toEqual([1, expect.stringContaining('api:runs:not-found')]);
   });
 });

@@ -53,7 +53,9 @@ afterAll(() => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 
-describe('mt serve', () => {
+// The two tests share nothing (a PGlite folder of its own; a database of its own): they run side by side, each
+// waiting on its own `mt serve`.
+describe('mt serve', { concurrent: true }, () => {
   it('starts on PGlite with --port 0, serves the API with the bootstrap key, and stops cleanly on SIGTERM', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'mt-serve-'));
     dirs.push(dir);

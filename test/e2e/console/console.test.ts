@@ -36,14 +36,18 @@ async function newContext(): Promise<BrowserContext> {
 }
 
 beforeAll(async () => {
-  stack = await startRunsStack({ deploy: false });
+  // The browser starts while the server does (each takes seconds); afterAll closes whichever started.
+  const [started, launched] = await Promise.allSettled([startRunsStack({ deploy: false }), launchChromium()]);
+  if (launched.status === 'fulfilled') browser = launched.value;
+  if (started.status === 'rejected') throw started.reason;
+  stack = started.value;
+  if (launched.status === 'rejected') throw launched.reason;
   const secret = await stack.api.request('POST', '/v1/secrets', { name: 'orders-api-key', value: SECRET });
   expect(secret.status, JSON.stringify(secret.body)).toBe(201);
   await stack.api.deploy(runsRepoFiles({ origin: stack.upstream.origin }));
   const server = new URL(stack.servers[0].url);
   proxy = await startTcpProxy({ host: server.hostname, port: Number(server.port) });
   base = `http://127.0.0.1:${proxy.port}`;
-  browser = await launchChromium();
   admin = await newContext();
 }, 120_000);
 

@@ -55,14 +55,22 @@ export interface RunsStackOptions {
  */
 export async function startRunsStack(options: RunsStackOptions = {}): Promise<RunsStack> {
   requireBuiltCli();
-  const home = await tempHome();
-  const db = options.pglite ? undefined : await createTestDatabase('mt_e2e_runs', { migrated: true });
-  const dataDir = options.pglite ? await mkdtemp(join(tmpdir(), 'mt-e2e-pglite-')) : undefined;
-  // An empty PGlite database already made, so `mt serve` skips initdb (pglite-serve.test.ts starts from nothing).
-  if (dataDir) await copyPgliteTemplate(join(dataDir, 'pglite'));
-  const upstream = await startUpstream();
-  const openai = await startScenarioModel('openai');
-  const anthropic = await startScenarioModel('anthropic');
+  // The set-up steps are independent of each other: made at the same time.
+  const [home, db, dataDir, upstream, openai, anthropic] = await Promise.all([
+    tempHome(),
+    options.pglite ? undefined : createTestDatabase('mt_e2e_runs', { migrated: true }),
+    options.pglite
+      ? mkdtemp(join(tmpdir(), 'mt-e2e-pglite-')).then(async (dir) => {
+          // An empty PGlite database already made, so `mt serve` skips initdb (pglite-serve.test.ts starts from
+          // nothing).
+          await copyPgliteTemplate(join(dir, 'pglite'));
+          return dir;
+        })
+      : undefined,
+    startUpstream(),
+    startScenarioModel('openai'),
+    startScenarioModel('anthropic'),
+  ]);
   const adminKey = `mt_e2e_${randomBytes(18).toString('hex')}`;
   const env: Record<string, string> = {
     MT_SECRET_KEY: randomBytes(32).toString('hex'),
@@ -105,10 +113,17 @@ export async function startRunsStack(options: RunsStackOptions = {}): Promise<Ru
   };
   try {
     const count = options.servers ?? 1;
-    // The first server migrates the database; the others start once it is ready.
+    // The first server migrates the database; the other servers and the workers start once it is ready, all at
+    // once (each start is seconds of waiting on its own process).
     servers.push(await startServe(home, env, dataDir ? ['--data', dataDir] : []));
-    for (let i = 1; i < count; i++) servers.push(await startServe(home, env));
-    for (let i = 0; i < (options.workers ?? 0); i++) await stack.addWorker();
+    const more = await Promise.allSettled([
+      ...Array.from({ length: count - 1 }, async () => {
+        servers.push(await startServe(home, env));
+      }),
+      ...Array.from({ length: options.workers ?? 0 }, () => stack.addWorker()),
+    ]);
+    const failed = more.find((r) => r.status === 'rejected');
+    if (failed) throw failed.reason;
     stack.api = api(servers[0].url, adminKey);
     if (options.deploy !== false) {
       const secret = await stack.api.request('POST', '/v1/secrets', { name: 'orders-api-key', value: ORDERS_SECRET });
