@@ -131,6 +131,20 @@ async function waitForApproval(amount: number): Promise<ApprovalSeen> {
   throw new Error(`no pending approval of a refund of ${amount} in 20 s`);
 }
 
+/** Another listening server on the same database and key, with MCP settings of its own. */
+async function secondServer(mcp: NonNullable<Parameters<typeof createServer>[0]['mcp']>) {
+  const server = await createServer({
+    db,
+    secretKey,
+    egress: createEgressPolicy({ allow: '127.0.0.1/32' }),
+    resolver,
+    logger: false,
+    mcp,
+  });
+  await server.listen({ port: 0, host: '127.0.0.1' });
+  return server;
+}
+
 beforeAll(async () => {
   upstream = createHttpServer(async (req, res) => {
     let body = '';
@@ -155,15 +169,7 @@ beforeAll(async () => {
   });
   await app.listen({ port: 0, host: '127.0.0.1' });
   url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
-  patient = await createServer({
-    db,
-    secretKey,
-    egress: createEgressPolicy({ allow: '127.0.0.1/32' }),
-    resolver,
-    logger: false,
-    mcp: { approvalWaitMs: 20_000, approvalPollMs: 50, progressMs: 300 },
-  });
-  await patient.listen({ port: 0, host: '127.0.0.1' });
+  patient = await secondServer({ approvalWaitMs: 20_000, approvalPollMs: 50, progressMs: 300 });
   patientUrl = `http://127.0.0.1:${(patient.server.address() as AddressInfo).port}`;
   expect((await rest('POST', '/v1/secrets', { name: 'orders-key', value: SECRET })).status).toBe(201);
   expect((await rest('POST', '/v1/deploy', { files: files((upstream.address() as AddressInfo).port) })).status).toBe(
@@ -573,15 +579,7 @@ describe('approvals over MCP, with several waiters and an expiry', () => {
 
   it('says an approval that expired before anyone answered was not made (MT_APPROVAL_TTL)', async () => {
     // A second server on the same database whose approvals expire after 0.3 s.
-    const expiring = await createServer({
-      db,
-      secretKey,
-      egress: createEgressPolicy({ allow: '127.0.0.1/32' }),
-      resolver,
-      logger: false,
-      mcp: { approvalWaitMs: 1_500, approvalPollMs: 50, approvalTtlMs: 300 },
-    });
-    await expiring.listen({ port: 0, host: '127.0.0.1' });
+    const expiring = await secondServer({ approvalWaitMs: 1_500, approvalPollMs: 50, approvalTtlMs: 300 });
     try {
       const client = new Client({ name: 'expiry', version: '1' });
       const port = (expiring.server.address() as AddressInfo).port;
