@@ -9,7 +9,8 @@
 // - External (left to Node.js, from node_modules): packages that read files beside their own modules at run time
 //   (PGlite's wasm and data files, unpdf's pdf.js build), and optional native modules nobody installs.
 // - Files a package reads from its own folder (store's sql/, htmx's dist/) are found through the package's name,
-//   not `import.meta.url`, which in a bundle is the chunk's address (packages/*/src/internal/package-dir.ts).
+//   not `import.meta.url`, which in a bundle is the chunk's address (store's migrate.ts, server's
+//   src/internal/package-require.ts).
 // - dist/bundle/meta.json (esbuild's metafile, not packed) says which modules went into which chunk: the tests that
 //   check what a command loads read it.
 import { rmSync, writeFileSync } from 'node:fs';
