@@ -308,6 +308,28 @@ async function tracedRun(marker: string) {
   return { id: started.body.id as string, ...values };
 }
 
+/** A run of otel-run that asks for a refund, once it waits for the person's approval. */
+async function refundAwaitingApproval() {
+  const run = await tracedRun('[refund]');
+  const paused = await stack.api.waitForRun(run.id, (r) => r.status !== 'Running');
+  expect(paused.status).toBe('PendingApproval');
+  return { run, approvalId: (paused.pendingApproval as { id: string }).id };
+}
+
+/** The trace of a run that ended while it waited for an approval: its root's error type, its spans, its wait's span. */
+async function approvalWaitSpan(runId: string, errorType: string): Promise<Span> {
+  const { root, spans } = await traceOf(receiver, runId);
+  expect(root.attributes['error.type']).toBe(errorType);
+  expect(spans.map((s) => s.name).sort()).toEqual([
+    'await_approval refund-order',
+    'chat gpt-4o-mini',
+    'invoke_agent Tracer',
+  ]);
+  const wait = spans.find((s) => s.name.startsWith('await_approval'))!;
+  expect(wait.parentSpanId).toBe(root.spanId);
+  return wait;
+}
+
 beforeAll(async () => {
   [receiver, model, mcp] = await Promise.all([
     startReceiver(),
@@ -614,21 +636,10 @@ describe('OpenTelemetry of runs', { timeout: 180_000 }, () => {
   });
 
   it('a run cancelled while it waits: its approval span (expired) and its root span (cancelled) are emitted', async () => {
-    const run = await tracedRun('[refund]');
-    const paused = await stack.api.waitForRun(run.id, (r) => r.status !== 'Running');
-    expect(paused.status).toBe('PendingApproval');
-    const approvalId = (paused.pendingApproval as { id: string }).id;
+    const { run, approvalId } = await refundAwaitingApproval();
     const cancelled = await stack.api.request('POST', `/v1/runs/${run.id}/cancel`, {});
     expect(cancelled.status, JSON.stringify(cancelled.body)).toBe(200);
-    const { root, spans } = await traceOf(receiver, run.id);
-    expect(root.attributes['error.type']).toBe('cancelled');
-    expect(spans.map((s) => s.name).sort()).toEqual([
-      'await_approval refund-order',
-      'chat gpt-4o-mini',
-      'invoke_agent Tracer',
-    ]);
-    const wait = spans.find((s) => s.name.startsWith('await_approval'))!;
-    expect(wait.parentSpanId).toBe(root.spanId);
+    const wait = await approvalWaitSpan(run.id, 'cancelled');
     expect(wait.attributes).toMatchObject({
       'maitento.approval.id': approvalId,
       'maitento.approval.decision': 'expired',
@@ -724,21 +735,10 @@ describe('OpenTelemetry of runs', { timeout: 180_000 }, () => {
     // MT_APPROVAL_TTL in seconds: the worker's sweep (every 2 s) fails the run once the approval is past it. After the
     // it.each above, so that its first case finds the server it asks for already running (JSON, capture on, no TTL).
     await restartServe({ ...OTEL_ON('http/json', true), MT_APPROVAL_TTL: '1' });
-    const run = await tracedRun('[refund]');
-    const paused = await stack.api.waitForRun(run.id, (r) => r.status !== 'Running');
-    expect(paused.status).toBe('PendingApproval');
-    const approvalId = (paused.pendingApproval as { id: string }).id;
+    const { run, approvalId } = await refundAwaitingApproval();
     const ended = await stack.api.waitForEnd(run.id);
     expect(ended.status, JSON.stringify(ended)).toBe('Failed');
-    const { root, spans } = await traceOf(receiver, run.id);
-    expect(root.attributes['error.type']).toBe('api:approvals:expired');
-    expect(spans.map((s) => s.name).sort()).toEqual([
-      'await_approval refund-order',
-      'chat gpt-4o-mini',
-      'invoke_agent Tracer',
-    ]);
-    const wait = spans.find((s) => s.name.startsWith('await_approval'))!;
-    expect(wait.parentSpanId).toBe(root.spanId);
+    const wait = await approvalWaitSpan(run.id, 'api:approvals:expired');
     expect(wait.kind).toBe(KIND.internal);
     expect(wait.attributes).toEqual({
       'gen_ai.tool.name': 'refund-order',
