@@ -13,6 +13,7 @@ const NAMES = [
   'OTEL_EXPORTER_OTLP_HEADERS',
   'OTEL_SERVICE_NAME',
   'OTEL_METRIC_EXPORT_INTERVAL',
+  'OTEL_BSP_SCHEDULE_DELAY',
   'MAITENTO_OTEL_CAPTURE_CONTENT',
 ];
 const saved = Object.fromEntries(NAMES.map((name) => [name, process.env[name]]));
@@ -50,12 +51,20 @@ describe('OpenTelemetry settings', () => {
       protocol: 'http/protobuf',
       serviceName: 'maitento',
       metricIntervalMs: 60_000,
+      spanDelayMs: 1000,
       captureContent: false,
     });
     expect(withEnv({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://t/only' })).toMatchObject({
       tracesUrl: 'http://t/only',
       metricsUrl: undefined,
     });
+  });
+
+  it('reads OTEL_BSP_SCHEDULE_DELAY as the span batch delay; 0 is kept, anything not a number >= 0 is the default', () => {
+    expect(withEnv({ OTEL_BSP_SCHEDULE_DELAY: '50' }).spanDelayMs).toBe(50);
+    expect(withEnv({ OTEL_BSP_SCHEDULE_DELAY: '0' }).spanDelayMs).toBe(0);
+    expect(withEnv({ OTEL_BSP_SCHEDULE_DELAY: '-5' }).spanDelayMs).toBe(1000);
+    expect(withEnv({ OTEL_BSP_SCHEDULE_DELAY: 'soon' }).spanDelayMs).toBe(1000);
   });
 
   it('refuses grpc (or any protocol but OTLP over HTTP) at start with api:telemetry:protocol-unsupported', async () => {

@@ -75,6 +75,8 @@ export interface TelemetrySettings {
   serviceName: string;
   /** `OTEL_METRIC_EXPORT_INTERVAL`: milliseconds between metric exports (default 60 000). */
   metricIntervalMs: number;
+  /** `OTEL_BSP_SCHEDULE_DELAY`: milliseconds the span processor waits before exporting a batch (default 1 000). */
+  spanDelayMs: number;
   /** `MAITENTO_OTEL_CAPTURE_CONTENT=true`: tool call arguments and results (masked) on `execute_tool` spans. */
   captureContent: boolean;
 }
@@ -112,6 +114,7 @@ export function parseOtlpHeaders(text: string | undefined): Record<string, strin
 export function telemetrySettingsFromEnv(): TelemetrySettings {
   const base = trimmed(process.env.OTEL_EXPORTER_OTLP_ENDPOINT);
   const interval = Number(trimmed(process.env.OTEL_METRIC_EXPORT_INTERVAL));
+  const spanDelay = Number(trimmed(process.env.OTEL_BSP_SCHEDULE_DELAY));
   return {
     disabled: trimmed(process.env.OTEL_SDK_DISABLED)?.toLowerCase() === 'true',
     tracesUrl: signalUrl(trimmed(process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT), base, '/v1/traces'),
@@ -120,6 +123,8 @@ export function telemetrySettingsFromEnv(): TelemetrySettings {
     headers: parseOtlpHeaders(process.env.OTEL_EXPORTER_OTLP_HEADERS),
     serviceName: trimmed(process.env.OTEL_SERVICE_NAME) ?? 'maitento',
     metricIntervalMs: Number.isFinite(interval) && interval > 0 ? interval : 60_000,
+    // 0 is allowed: each span is exported as soon as it ends (the SDK still batches what ended together).
+    spanDelayMs: Number.isFinite(spanDelay) && spanDelay >= 0 ? spanDelay : 1000,
     captureContent: trimmed(process.env.MAITENTO_OTEL_CAPTURE_CONTENT)?.toLowerCase() === 'true',
   };
 }

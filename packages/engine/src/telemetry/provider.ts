@@ -160,7 +160,7 @@ export async function startProviders(
           exporter,
           maxQueueSize: MAX_QUEUED_SPANS,
           maxExportBatchSize: 512,
-          scheduledDelayMillis: 1000,
+          scheduledDelayMillis: settings.spanDelayMs,
           exportTimeoutMillis: EXPORT_TIMEOUT_MS,
         }),
       ],
