@@ -4,25 +4,27 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { copyProject, PACKED, packedInstall, userEnv } from './tutorials/install.js';
 
 // issue #22: the CLI and the SDK used from one's own project, as docs/sdk.md and docs/cli.md say until they
-// are published: `npm pack` the packages, `npm install` the tarballs into a folder outside the clone. This
-// does exactly that (with npm's cache first: --prefer-offline) and runs what a user runs there.
+// are published: `npm pack` the packages, `npm install` the tarballs into a folder outside the clone. That install
+// is made once a suite run (test/tutorials/install.ts, shared with test/tutorials.test.ts); this file copies its
+// project into a folder of its own and runs what a user runs there.
 const root = fileURLToPath(new URL('../', import.meta.url));
 const tsc = join(root, 'node_modules/typescript/bin/tsc');
-// @maitento/cli and every workspace it depends on (the testkit is for tests only).
-const PACKAGES = ['errors', 'egress', 'lang', 'gateway', 'store', 'engine', 'server', 'sdk', 'cli'];
-let dir: string;
 let project: string;
-// npm run by the tests of a `npm test` passes its settings on as npm_config_*: a user's shell has none.
-const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.toLowerCase().startsWith('npm_')));
 
 // Asynchronous, so that vitest's worker keeps answering while npm and tsc work.
 function run(cmd: string, args: string[], extraEnv: Record<string, string> = {}) {
   return new Promise<{ status: number; stdout: string; stderr: string }>((resolve) => {
-    execFile(cmd, args, { cwd: project, env: { ...env, ...extraEnv }, timeout: 120_000 }, (error, stdout, stderr) => {
-      resolve({ status: error ? Number(error.code ?? 1) || 1 : 0, stdout, stderr });
-    });
+    execFile(
+      cmd,
+      args,
+      { cwd: project, env: { ...userEnv, ...extraEnv }, timeout: 120_000 },
+      (error, stdout, stderr) => {
+        resolve({ status: error ? Number(error.code ?? 1) || 1 : 0, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -50,39 +52,19 @@ void main();
 `;
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'mt-installed-'));
-  const tarballs = join(dir, 'tarballs');
-  mkdirSync(tarballs);
-  const workspaces = PACKAGES.flatMap((name) => ['-w', `@maitento/${name}`]);
-  const packed = JSON.parse(
-    execFileSync('npm', ['pack', '--json', '--pack-destination', tarballs, ...workspaces], {
-      cwd: root,
-      encoding: 'utf8',
-      env,
-      stdio: ['ignore', 'pipe', 'ignore'],
-    }),
-  ) as { filename: string }[];
-  project = join(dir, 'my-project');
-  mkdirSync(project);
-  writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'my-project', version: '1.0.0', private: true }));
-  const install = await run('npm', [
-    'install',
-    '--prefer-offline',
-    '--no-audit',
-    '--no-fund',
-    ...packed.map((p) => join(tarballs, p.filename)),
-  ]);
-  if (install.status !== 0) throw new Error(`npm install of the tarballs failed:\n${install.stderr}`);
-}, 240_000);
+  const install = await packedInstall();
+  project = mkdtempSync(join(tmpdir(), 'mt-installed-'));
+  await copyProject(install, project);
+}, 360_000);
 
 afterAll(() => {
-  if (dir) rmSync(dir, { recursive: true, force: true });
+  if (project) rmSync(project, { recursive: true, force: true });
 });
 
 describe('the packed CLI and SDK installed into a project of their own', () => {
   it('installs from the tarballs alone, nothing linked back to the clone', () => {
     const manifest = JSON.parse(readFileSync(join(project, 'package.json'), 'utf8'));
-    expect(Object.keys(manifest.dependencies).sort()).toEqual(PACKAGES.map((p) => `@maitento/${p}`).sort());
+    expect(Object.keys(manifest.dependencies).sort()).toEqual(PACKED.map((p) => `@maitento/${p}`).sort());
     for (const spec of Object.values(manifest.dependencies)) expect(spec).toMatch(/^file:.*\.tgz$/);
     const lock = readFileSync(join(project, 'package-lock.json'), 'utf8');
     expect(lock).not.toContain(root);

@@ -19,7 +19,7 @@ import {
   type TutorialOptions,
   writeNodeShim,
 } from './tutorials/tutorial-runner.js';
-import { installTutorialFolder } from './tutorials/install.js';
+import { copyProject, packedInstall } from './tutorials/install.js';
 
 // The tutorials of docs/tutorials run as a reader would run them, in the folder layout they describe: a home of
 // its own with ~/maitento-tutorials, where the packed CLI and SDK are installed (once for the file) and the
@@ -105,10 +105,11 @@ beforeAll(async () => {
   home = await tempHome();
   tutorials = join(home, 'maitento-tutorials');
   state = await mkdtemp(join(tmpdir(), 'mt-tutorials-state-'));
-  // The install (npm pack and npm install: the longest part of this set-up, mostly waiting on npm) goes on while the
-  // database, the upstreams and the server start: none of them reads the folder it fills (the server reads the
-  // scripted models' folder at a run's first model call, after the install has ended).
-  const installed = installTutorialFolder(tutorials, join(home, 'maitento-packages'));
+  // The install (npm pack and npm install of the tarballs, made once a suite run and shared with
+  // test/installed.test.ts: the longest part of this set-up, mostly waiting on npm), then its project copied into
+  // ~/maitento-tutorials, goes on while the database, the upstreams and the server start: none of them reads the
+  // folder it fills (the server reads the scripted models' folder at a run's first model call, after that).
+  const installed = packedInstall().then((install) => copyProject(install, tutorials));
   // Awaited in the end whatever happens before, so a failed start leaves no npm running into afterAll's rm.
   installed.catch(() => undefined);
   try {
