@@ -4,11 +4,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { copyProject, PACKED, packedInstall, userEnv } from './tutorials/install.js';
+import { copyProject, PACKED, packedInstall, userEnv } from './support/packed.js';
 
 // issue #22: the CLI and the SDK used from one's own project, as docs/sdk.md and docs/cli.md say until they
 // are published: `npm pack` the packages, `npm install` the tarballs into a folder outside the clone. That install
-// is made once a suite run (test/tutorials/install.ts, shared with test/tutorials.test.ts); this file copies its
+// is made once a suite run (test/support/packed.ts, shared with test/tutorials.test.ts); this file copies its
 // project into a folder of its own and runs what a user runs there.
 const root = fileURLToPath(new URL('../', import.meta.url));
 const tsc = join(root, 'node_modules/typescript/bin/tsc');

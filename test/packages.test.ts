@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { packedTarballs } from './support/packed.js';
 
 // Every package as npm would publish it: its tarball carries the license text, and its package.json says
 // where the project lives (docs/decisions.md: the project's home) and under which license.
@@ -69,16 +70,20 @@ function tool(bin: string, args: string[]) {
   });
 }
 
-describe('attw --pack and publint --strict', () => {
+// The tarballs a user installs (npm pack, made once a suite run: test/support/packed.ts), as attw and publint would
+// pack them themselves.
+describe('attw and publint --strict on the packed tarballs', () => {
   it.each([
-    ['packages/sdk', []],
-    ['packages/cli', ['--profile', 'esm-only']],
+    ['@maitento/sdk', []],
+    ['@maitento/cli', ['--profile', 'esm-only']],
   ])(
     '%s: no problems',
-    async (dir, profile) => {
+    async (name, profile) => {
+      const tarball = (await packedTarballs())[name];
+      expect(tarball).toMatch(/\.tgz$/);
       const [attw, publint] = await Promise.all([
-        tool('attw', ['--pack', dir, '--format', 'ascii', ...profile]),
-        tool('publint', ['--strict', dir]),
+        tool('attw', [tarball, '--format', 'ascii', ...profile]),
+        tool('publint', ['run', tarball, '--strict']),
       ]);
       expect(attw.ok, attw.out).toBe(true);
       // Each problem attw finds is a line with a warning sign; for the CLI only the CommonJS one, which its

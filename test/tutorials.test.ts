@@ -19,7 +19,7 @@ import {
   type TutorialOptions,
   writeNodeShim,
 } from './tutorials/tutorial-runner.js';
-import { copyProject, packedInstall } from './tutorials/install.js';
+import { copyProject, packedInstall } from './support/packed.js';
 
 // The tutorials of docs/tutorials run as a reader would run them, in the folder layout they describe: a home of
 // its own with ~/maitento-tutorials, where the packed CLI and SDK are installed (once for the file) and the
