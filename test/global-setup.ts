@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -7,12 +7,7 @@ import pg from 'pg';
 import { PgBoss } from 'pg-boss';
 import { createPgDb } from '../packages/store/src/db/pg-db.js';
 import { migrate } from '../packages/store/src/migrations/migrate.js';
-import {
-  dropTaggedDatabases,
-  MIGRATED_TEMPLATE_ENV,
-  RUN_TAG_ENV,
-  TEST_SERVER_URL,
-} from '../packages/testkit/src/database.js';
+import { MIGRATED_TEMPLATE_ENV, TEST_SERVER_URL } from '../packages/testkit/src/database.js';
 import { RUN_DIR_ENV } from './support/packed.js';
 
 const SQL_DIR = new URL('../packages/store/sql/', import.meta.url);
@@ -75,7 +70,7 @@ async function makeTemplate(admin: pg.Client, name: string): Promise<void> {
 // migrated template that `createTestDatabase(prefix, { migrated: true })` copies (MT_TEST_PG_TEMPLATE, inherited
 // by the test workers): a copy takes ~0.1 s where migrating an empty database and making pg-boss's schema take
 // ~0.4 s (docs/performance.md, "Where the test suite's time goes").
-export default async function setup(): Promise<() => Promise<void>> {
+export default async function setup(): Promise<() => void> {
   const client = new pg.Client({ connectionString: TEST_SERVER_URL, connectionTimeoutMillis: 5_000 });
   try {
     await client.connect();
@@ -100,15 +95,9 @@ export default async function setup(): Promise<() => Promise<void>> {
   } finally {
     await client.end().catch(() => {});
   }
-  // A folder of this run's own, for what test files make once and share (test/support/packed.ts), and the run's
-  // tag, which the test databases carry: both removed when the run ends, the databases all at once
-  // (packages/testkit/src/database.ts, RUN_TAG_ENV).
+  // A folder of this run's own, for what test files make once and share (test/support/packed.ts), removed when
+  // the run ends.
   const runDir = mkdtempSync(join(tmpdir(), 'mt-test-run-'));
-  const tag = randomBytes(4).toString('hex');
   process.env[RUN_DIR_ENV] = runDir;
-  process.env[RUN_TAG_ENV] = tag;
-  return async () => {
-    rmSync(runDir, { recursive: true, force: true });
-    await dropTaggedDatabases(tag);
-  };
+  return () => rmSync(runDir, { recursive: true, force: true });
 }

@@ -1,13 +1,7 @@
 import { readdirSync } from 'node:fs';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import {
-  createTestDatabase,
-  dropTaggedDatabases,
-  MIGRATED_TEMPLATE_ENV,
-  RUN_TAG_ENV,
-  TEST_SERVER_URL,
-} from './database.js';
+import { createTestDatabase, MIGRATED_TEMPLATE_ENV } from './database.js';
 
 async function tablesOf(url: string): Promise<{ versions: number[]; pgboss: boolean }> {
   const client = new pg.Client({ connectionString: url });
@@ -47,36 +41,6 @@ describe('createTestDatabase', () => {
     } finally {
       await migrated.drop();
       await empty.drop();
-    }
-  });
-
-  it('under a run tag leaves the drop to the run: dropTaggedDatabases drops the databases of that tag and no other', async () => {
-    const saved = process.env[RUN_TAG_ENV];
-    const exists = async (name: string) => {
-      const admin = new pg.Client({ connectionString: TEST_SERVER_URL });
-      await admin.connect();
-      try {
-        return (await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [name])).rowCount === 1;
-      } finally {
-        await admin.end();
-      }
-    };
-    try {
-      process.env[RUN_TAG_ENV] = 'abcdef01';
-      const tagged = await createTestDatabase('mt_testkit_tagged');
-      process.env[RUN_TAG_ENV] = 'abcdef02';
-      const other = await createTestDatabase('mt_testkit_tagged');
-      expect(tagged.name).toMatch(/^mt_testkit_tagged_abcdef01_/);
-      await tagged.drop();
-      expect(await exists(tagged.name)).toBe(true);
-      expect(await dropTaggedDatabases('abcdef01')).toBe(1);
-      expect(await exists(tagged.name)).toBe(false);
-      expect(await exists(other.name)).toBe(true);
-      expect(await dropTaggedDatabases('abcdef02')).toBe(1);
-      await expect(dropTaggedDatabases("x' OR true --")).rejects.toThrow('not a run tag');
-    } finally {
-      if (saved === undefined) delete process.env[RUN_TAG_ENV];
-      else process.env[RUN_TAG_ENV] = saved;
     }
   });
 });

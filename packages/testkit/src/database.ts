@@ -19,15 +19,6 @@ export interface TestDatabase {
  */
 export const MIGRATED_TEMPLATE_ENV = 'MT_TEST_PG_TEMPLATE';
 
-/**
- * The environment variable carrying the suite run's tag (test/global-setup.ts sets it): a database made under it
- * has the tag in its name and is dropped by the run's teardown, all at once, instead of by the file that made it.
- * PostgreSQL 15's `DROP DATABASE` forces a checkpoint and waits for it: dropped one by one while other files run,
- * each of the ~110 drops of a run flushed every dirty buffer of the server (docs/performance.md, "The suite's
- * PostgreSQL").
- */
-export const RUN_TAG_ENV = 'MT_TEST_RUN_TAG';
-
 /** Options of {@link createTestDatabase}. */
 export interface TestDatabaseOptions {
   /**
@@ -40,9 +31,7 @@ export interface TestDatabaseOptions {
 
 /** Creates a database with a unique name on the test server, so test files run in parallel. */
 export async function createTestDatabase(prefix = 'mt_test', options: TestDatabaseOptions = {}): Promise<TestDatabase> {
-  const tag = process.env[RUN_TAG_ENV];
-  const name =
-    `${prefix}_${tag === undefined ? '' : `${tag}_`}${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`.toLowerCase();
+  const name = `${prefix}_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`.toLowerCase();
   const template = options.migrated ? process.env[MIGRATED_TEMPLATE_ENV] : undefined;
   const admin = new pg.Client({ connectionString: TEST_SERVER_URL });
   await admin.connect();
@@ -57,8 +46,6 @@ export async function createTestDatabase(prefix = 'mt_test', options: TestDataba
     url: url.toString(),
     name,
     async drop() {
-      // Under a suite run's tag the run's teardown drops it (dropTaggedDatabases), with the others.
-      if (tag !== undefined) return;
       const c = new pg.Client({ connectionString: TEST_SERVER_URL });
       await c.connect();
       try {
@@ -68,24 +55,4 @@ export async function createTestDatabase(prefix = 'mt_test', options: TestDataba
       }
     },
   };
-}
-
-/**
- * Drops every database made under the run tag `tag` (see {@link RUN_TAG_ENV}), ending their connections; returns
- * how many. Only names holding `_<tag>_` are touched, so suites of other checkouts running beside it keep theirs.
- */
-export async function dropTaggedDatabases(tag: string): Promise<number> {
-  if (!/^[0-9a-f]{8}$/.test(tag)) throw new Error(`not a run tag: ${tag}`);
-  const admin = new pg.Client({ connectionString: TEST_SERVER_URL });
-  await admin.connect();
-  try {
-    const { rows } = await admin.query<{ datname: string }>(
-      "SELECT datname FROM pg_database WHERE datname LIKE '%\\_' || $1 || '\\_%'",
-      [tag],
-    );
-    for (const { datname } of rows) await admin.query(`DROP DATABASE IF EXISTS "${datname}" WITH (FORCE)`);
-    return rows.length;
-  } finally {
-    await admin.end();
-  }
 }

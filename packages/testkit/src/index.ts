@@ -1,10 +1,4 @@
-export {
-  createTestDatabase,
-  dropTaggedDatabases,
-  MIGRATED_TEMPLATE_ENV,
-  RUN_TAG_ENV,
-  TEST_SERVER_URL,
-} from './database.js';
+export { createTestDatabase, MIGRATED_TEMPLATE_ENV, TEST_SERVER_URL } from './database.js';
 export type { TestDatabase, TestDatabaseOptions } from './database.js';
 export { createFakeAnthropic, createFakeOpenAI } from './fake-models.js';
 export type {
