@@ -39,7 +39,11 @@ async function exists(path: string): Promise<boolean> {
  * that asks meanwhile waits for it, at most 5 minutes, and a failure is reported to every file that asks, with
  * its message. Nobody writes in what was made afterwards.
  */
-async function onceARun(name: string, make: (folder: string) => Promise<void>): Promise<string> {
+export async function onceARun(
+  name: string,
+  make: (folder: string) => Promise<void>,
+  waitMs = WAIT_MS,
+): Promise<string> {
   const runDir = process.env[RUN_DIR_ENV];
   if (runDir === undefined)
     throw new Error(`${RUN_DIR_ENV} is not set: run the tests with vitest (test/global-setup.ts)`);
@@ -64,13 +68,13 @@ async function onceARun(name: string, make: (folder: string) => Promise<void>): 
     }
     return done;
   }
-  const deadline = Date.now() + WAIT_MS;
+  const deadline = Date.now() + waitMs;
   for (;;) {
     if (await exists(done)) return done;
     if (await exists(failed))
       throw new Error(`${name} failed in another test file:\n${await readFile(failed, 'utf8')}`);
     if (Date.now() > deadline)
-      throw new Error(`${name}, made by another test file, was not ready in ${WAIT_MS / 1000} s`);
+      throw new Error(`${name}, made by another test file, was not ready in ${waitMs / 1000} s`);
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
 }
