@@ -134,8 +134,6 @@ function sourceFiles(dir: string): string[] {
     if (skip.has(entry.name) || entry.name.startsWith('.')) return [];
     const path = join(dir, entry.name);
     if (entry.isDirectory()) return sourceFiles(path);
-    return /\.(md|ts|tsx|js|mjs|cjs|py|json|yaml|yml)$/.test(entry.name) && !entry.name.endsWith('.lock')
-      ? [path]
-      : [];
+    return /\.(md|ts|tsx|js|mjs|cjs|py|json|yaml|yml)$/.test(entry.name) && !entry.name.endsWith('.lock') ? [path] : [];
   });
 }
