@@ -51,8 +51,8 @@ const OWN_WORKER_FILES = [
 export default defineConfig({
   resolve: { alias },
   test: {
-    // Three projects (docs/decisions.md, "Test files that share a worker" and "test/ shares a worker; the long files
-    // first"). `shared`: the packages' own tests, which
+    // Three projects (docs/decisions/0040-test-files-that-share-a-worker.md and
+    // docs/decisions/0044-test-shares-a-worker-the-long-files-first.md). `shared`: the packages' own tests, which
     // import the workspace packages in-process; they run unisolated, each worker evaluating the packages once for
     // all the files it runs instead of once per file (a fresh worker per file cost ~0.9 s and re-importing the
     // packages as much again: the packages' 153 files took 576 s of CPU isolated, 344 s unisolated). A file there
@@ -82,7 +82,7 @@ export default defineConfig({
     sequence: { sequencer: SlowFirstSequencer },
     // Two files at a time at least: each file has its own database and servers, and most of a file's time is spent
     // waiting on processes, PostgreSQL and sockets, so on 2 cores two at a time take 737 s where vitest's default (the
-    // cores less one: one at a time here) took 1,047 s (docs/performance.md, "Where the test suite's time goes").
+    // cores less one: one at a time here) took 1,047 s (docs/performance.md at 3251c0c, "Where the test suite's time goes").
     maxWorkers: Math.max(2, availableParallelism() - 1),
   },
 });

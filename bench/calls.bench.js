@@ -1,12 +1,12 @@
 // npm run bench:calls — one tool call end to end through a real `mt serve` process (on PostgreSQL and on PGlite),
 // against raw undici to the same upstream and a minimal fastify proxy to it, in the same run.
-// Writes calls/s, p50, p99 and the aims' ratios into docs/performance.md between the bench:calls markers.
+// Writes calls/s, p50, p99 and the aims' ratios into docs/performance.md between its markers (bench/lib/perf-doc.js).
 // Needs a build (`npm run build`) and PostgreSQL at 127.0.0.1:5432 (MT_TEST_PG_URL); sends traffic only to 127.0.0.1.
 import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
-import { availableParallelism, cpus, loadavg, tmpdir, totalmem } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -14,6 +14,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import pg from 'pg';
 import { Pool } from 'undici';
 import { addedOver, combine, measure, runQueueWaitMicros } from './lib/measure.js';
+import { writeBenchSection, provenance } from './lib/perf-doc.js';
 import { poolFetch } from './lib/pool-fetch.js';
 import { listenBareProxy, listenProxy } from './lib/proxy.js';
 import { cpuMicros, deployGetOrder, serveEnv, serve as startServe, stop } from './lib/serve.js';
@@ -23,14 +24,14 @@ const MAX_MS = Number(process.env.BENCH_MS ?? 2_000);
 const WARMUP_MS = Number(process.env.BENCH_WARMUP_MS ?? 800);
 // A target's warm-up also lasts until it has made BENCH_WARMUP_CALLS calls (default 3,000), up to BENCH_WARMUP_MAX_MS
 // (default 10 s): on a busy machine 800 ms held a few hundred calls of a server, and the 2 s after it were its slowest
-// (docs/performance.md, "bench:calls at concurrency 1: why the figure swings").
+// (docs/performance.md at 3251c0c, "bench:calls at concurrency 1: why the figure swings").
 const WARMUP_CALLS = Number(process.env.BENCH_WARMUP_CALLS ?? 3000);
 const WARMUP_MAX_MS = Number(process.env.BENCH_WARMUP_MAX_MS ?? 10_000);
 // BENCH_ROUNDS: alternating rounds (of BENCH_MS / rounds each), so a load that changes during the run weighs on every
 // target alike. At concurrency 1 the default is 10 rounds of 200 ms: the "added" figure is the median over rounds of
 // (the row's p50 − raw undici's p50 in the same round), each round weighted by the row's calls in it
-// (bench/lib/measure.js `addedOver`; docs/decisions.md, "bench:calls at concurrency 1: ten rounds, each round's
-// difference, the wait for a core"). At higher concurrencies 2 rounds of 1 s.
+// (bench/lib/measure.js `addedOver`; docs/decisions/0041-bench-calls-at-concurrency-1-ten-rounds.md). At higher
+// concurrencies 2 rounds of 1 s.
 const roundsAt = (concurrency) => Number(process.env.BENCH_ROUNDS ?? (concurrency === 1 ? 10 : 2));
 // Profiling and quick looks: BENCH_ONLY keeps the targets whose name contains it, or one of its `|`-separated parts
 // (the docs are then not written),
@@ -343,25 +344,16 @@ function writeSection(rows, logBytes, seconds, exported) {
   const fetch64 =
     get(64, 'mt serve, PostgreSQL, over MCP (client on fetch)').perSecond / get(64, 'fastify proxy').perSecond;
   const fetch1 = get(1, 'mt serve, PostgreSQL, over MCP (client on fetch)').p50 / get(1, 'mt serve, PostgreSQL').p50;
-  const section = `<!-- bench:calls -->
-## One tool call end to end (\`npm run bench:calls\`)
+  const section = `## One tool call end to end (\`npm run bench:calls\`)
 
-\`npm run bench:calls\` (bench/calls.bench.js, after \`npm run build\`): \`POST /v1/extops/get-order/call\` (a deployed tool
-with a Header secret) on two real \`mt serve\` processes, one on PostgreSQL (a fresh database on 127.0.0.1:5432, dropped
-after) and one on PGlite (a temp \`--data\` folder), both at \`MT_LOG_LEVEL=info\`, against one local upstream (node:http,
-keep-alive, a ${Buffer.byteLength(REPLY)}-byte JSON reply, its own process; allowed with \`MT_EGRESS_ALLOW=127.0.0.1/32\`). In the same run: raw
-undici to the upstream (a keep-alive \`Pool\`, \`body.json()\`), and a minimal fastify proxy (its own process, no logger:
-JSON body in, one undici request with the secret header, the JSON result out). The row \`over MCP\` is the same tool called
-with \`tools/call\` of the MCP SDK's \`Client\` on one Streamable HTTP session of the PostgreSQL server (\`/mcp\`), its
-transport's \`fetch\` option given an undici \`Pool\` as the REST rows use (so the two differ by the protocol, not by
-undici's WHATWG \`fetch\`); the row \`(client on fetch)\` is the same on the SDK's default, global \`fetch\`. The load comes from the bench process
-through undici \`Pool\`s. Per concurrency, a warm-up of each target (${WARMUP_MS} ms, and on until ${WARMUP_CALLS} calls or
-${WARMUP_MAX_MS / 1000} s), then alternating rounds (each round
-starting with the next target), ${rounds(1)} at concurrency 1 and ${rounds(64)} at 64, of up to ${MAX_CALLS / rounds(1)} and
-${MAX_CALLS / rounds(64)} calls or ${MAX_MS / rounds(1) / 1000} and ${MAX_MS / rounds(64) / 1000} s each; latencies in µs, p50
-and p99 over every call of the rounds. The whole run took ${f(seconds)} s.
-Measured on ${cpus()[0]?.model ?? 'unknown CPU'}, ${availableParallelism()} cores (load generator, servers, upstream and PostgreSQL
-share them), ${Math.round(totalmem() / 2 ** 30)} GiB, Node.js ${process.versions.node}, load average ${loadavg()[0].toFixed(1)} at the end.
+${provenance('npm run build && npm run bench:calls')}
+
+\`POST /v1/extops/get-order/call\` (a deployed tool with a Header secret) on real \`mt serve\` processes (PostgreSQL on
+127.0.0.1, PGlite in a temp folder; \`MT_LOG_LEVEL=info\`) against one local upstream (a ${Buffer.byteLength(REPLY)}-byte JSON
+reply). In the same run: raw undici to the upstream and a minimal fastify proxy (one undici request with the secret
+header). \`over MCP\` is the same tool through the MCP SDK's \`Client\` (on an undici \`Pool\`; \`client on fetch\`: on the
+global \`fetch\`). A warm-up per target, then alternating rounds (${rounds(1)} at concurrency 1, ${rounds(64)} at 64);
+latencies in µs; CPU a call of the serving process and of the bench's client. The run took ${f(seconds)} s.
 
 | Concurrency | Target | Calls/s | p50 / p99 | CPU µs per call (serving process) | CPU µs per call (bench's client) | Calls measured |
 | ----------- | ------ | ------- | --------- | --------------------------------- | -------------------------------- | -------------- |
@@ -369,41 +361,17 @@ ${table}
 
 Aims, as ratios of this run:
 
-- At concurrency 64, the server's call path on PostgreSQL makes at least 50% of the fastify proxy's calls/s:
-  measured ${(pg64 * 100).toFixed(0)}% (${pg64 >= 0.5 ? 'met' : 'not met'}); on PGlite ${(lite64 * 100).toFixed(0)}%.
-- At concurrency 1, it adds at most 250 µs at p50 over raw undici: measured ${f(pgAdded)} µs on PostgreSQL
-  (${pgAdded <= 250 ? 'met' : 'not met'}; quartiles over rounds ${quartiles('mt serve, PostgreSQL')}), ${f(liteAdded)} µs on PGlite;
-  the fastify proxy alone adds ${f(proxyAdded)} µs (${quartiles('fastify proxy')}). "Added" is the median over the
-  ${rounds(1)} rounds of the row's p50 less raw undici's p50 in the same round, each round weighted by the row's calls
-  in it; the p50s over all calls above differ by ${f(get(1, 'mt serve, PostgreSQL').added.pooled)} and ${f(get(1, 'fastify proxy').added.pooled)} µs.
-  The processes a call passes through (the bench, the upstream, the server) waited for a core ${waits(1)} µs a call
-  (raw undici, the proxy, \`mt serve\` on PostgreSQL; their run-queue wait, Linux's schedstat): a run where these are
-  more than a few µs was measured on a busy machine, and its figures say little about the aim.
-- Over MCP (issue #29), at concurrency 64 at least 50% of the fastify proxy's calls/s: measured ${(mcp64 * 100).toFixed(0)}%
-  (${mcp64 >= 0.5 ? 'met' : 'not met'}); at concurrency 1 a p50 at most 1.3 times the REST call's: measured ${mcp1.toFixed(2)} times
-  (${mcp1 <= 1.3 ? 'met' : 'not met'}). With the SDK client on its default \`fetch\` instead (the row \`(client on fetch)\`):
-  ${(fetch64 * 100).toFixed(0)}% and ${fetch1.toFixed(2)} times.
-- OpenTelemetry on (issue #24; the row \`${OTEL_ROW}\`: a third server, on a database of its own set up alike,
-  with \`OTEL_EXPORTER_OTLP_ENDPOINT\` at a local OTLP/HTTP receiver in its own process; every call is an
-  \`execute_tool\` span with its \`GET\` child and a duration metric, docs/telemetry.md) adds under 1 ms per call at p50:
-  measured ${f(otelAdded(1))} µs at concurrency 1 (${otelAdded(1) < 0 ? "met, but below zero: this run's noise is larger than the difference" : otelAdded(1) < 1000 ? 'met' : 'not met'}) and ${f(otelAdded(64))} µs at 64, over the plain
-  PostgreSQL row of this run; CPU a call ${f(otelCpu(1))} µs more at 1, ${f(otelCpu(64))} µs at 64. The receiver got ${exported.requests} exports
-  (${Math.round(exported.bytes / 1024)} KiB).
+- Concurrency 64, \`mt serve\` on PostgreSQL ≥ 50% of the fastify proxy's calls/s: ${(pg64 * 100).toFixed(0)}% (${pg64 >= 0.5 ? 'met' : 'not met'}); PGlite ${(lite64 * 100).toFixed(0)}%.
+- Concurrency 1, ≤ 250 µs added at p50 over raw undici (median over rounds of each round's difference, weighted by
+  calls: docs/decisions/0041-bench-calls-at-concurrency-1-ten-rounds.md): ${f(pgAdded)} µs on PostgreSQL
+  (${pgAdded <= 250 ? 'met' : 'not met'}; quartiles ${quartiles('mt serve, PostgreSQL')}), ${f(liteAdded)} µs on PGlite; the proxy alone ${f(proxyAdded)} µs
+  (${quartiles('fastify proxy')}). Wait for a core a call (raw undici, proxy, \`mt serve\`): ${waits(1)} µs; more than a few µs
+  means a busy machine.
+- Over MCP (#29): concurrency 64 ≥ 50% of the proxy: ${(mcp64 * 100).toFixed(0)}% (${mcp64 >= 0.5 ? 'met' : 'not met'}); concurrency 1 p50 ≤ 1.3 × REST's:
+  ${mcp1.toFixed(2)} × (${mcp1 <= 1.3 ? 'met' : 'not met'}). Client on \`fetch\`: ${(fetch64 * 100).toFixed(0)}% and ${fetch1.toFixed(2)} ×.
+- OpenTelemetry on (#24) adds under 1 ms at p50: ${f(otelAdded(1))} µs at concurrency 1 (${otelAdded(1) < 1000 ? 'met' : 'not met'}), ${f(otelAdded(64))} µs at 64;
+  CPU a call ${f(otelCpu(1))} / ${f(otelCpu(64))} µs more. The receiver got ${exported.requests} exports (${Math.round(exported.bytes / 1024)} KiB).
 
-CPU per call is the user and system time of the serving process (the proxy's, or \`mt serve\`'s, not PostgreSQL's)
-during the measured rounds, divided by the calls: it depends far less on other load than calls/s does. The client's
-is the bench process's own (undici \`Pool\`s, or the MCP SDK's \`Client\` over \`fetch\` with its zod checks of each
-message), which shares the cores with the servers. The servers wrote ${logBytes.join(' and ')} bytes of log during the run (at info only errors and slow requests are logged).
-<!-- /bench:calls -->`;
-  const docPath = join(root, 'docs/performance.md');
-  const doc = readFileSync(docPath, 'utf8');
-  const start = doc.indexOf('<!-- bench:calls -->');
-  const endMarker = '<!-- /bench:calls -->';
-  const end = doc.indexOf(endMarker);
-  const next =
-    start < 0 || end < 0
-      ? `${doc.trimEnd()}\n\n${section}\n`
-      : doc.slice(0, start) + section + doc.slice(end + endMarker.length);
-  writeFileSync(docPath, next);
-  console.error('wrote docs/performance.md (bench:calls)');
+The servers wrote ${logBytes.join(' and ')} bytes of log during the run.`;
+  writeBenchSection('calls', section);
 }

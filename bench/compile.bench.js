@@ -1,10 +1,10 @@
 // `npm run bench:compile`: how fast the config compiler turns .mtr files into checked resources, against
 // JSON.parse of the same data in the same run. Imports the built @maitento/lang (run `npx tsc -b` first) and
-// writes its figures into docs/performance.md between the bench:compile markers.
-import { readFileSync, writeFileSync } from 'node:fs';
+// writes its figures into docs/performance.md between its markers (bench/lib/perf-doc.js).
 import { availableParallelism, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { compileRepo, parseMtr } from '@maitento/lang';
+import { provenance, writeBenchSection } from './lib/perf-doc.js';
 
 const FILES = 1000;
 const ROUNDS = 7;
@@ -193,16 +193,14 @@ const verdict =
     : `The aim of ${show(AIM)} files/s with every check is not met: the best round reached ${show(compileRate)} files/s, ${Math.round(
         (100 * (AIM - compileRate)) / AIM,
       )}% short.`;
-const loaded = load1 > cpus / 2;
-const section = `<!-- bench:compile -->
-## Config compiler (\`npm run bench:compile\`)
+const section = `## Config compiler (\`npm run bench:compile\`)
 
-\`npm run bench:compile\` (bench/compile.bench.js): ${FILES} generated files (half connectors with their own
-request and response schemas, half tools with bindings, auth and a secret reference; ${Math.round(lines / FILES)}
-lines a file on average), compiled with \`compileRepo\` (lex, parse, trees, shapes, references, every check
-including ajv meta-schema validation of each distinct schema, URL address rules, tool definitions) in one process
-after a warm-up, ${ROUNDS} rounds, each a fresh repo so no cache helps; against \`JSON.parse\` of the same data as
-JSON. Each measurement runs its own rounds; the table gives the best round.
+${provenance('npm run bench:compile')}
+
+${FILES} generated files (half connectors with their own request and response schemas, half tools with bindings, auth
+and a secret reference; ${Math.round(lines / FILES)} lines a file on average), compiled with \`compileRepo\` (every
+check) in one process after a warm-up, ${ROUNDS} rounds, each a fresh repo; against \`JSON.parse\` of the same data.
+The table gives the best round.
 
 | What | Files/s |
 | --- | --- |
@@ -211,24 +209,9 @@ JSON. Each measurement runs its own rounds; the table gives the best round.
 | \`JSON.parse\` of equivalent JSON | ${show(parseRate)} |
 | ratio (JSON.parse / compileRepo) | ${ratio}× |
 
-${verdict} Measured on Node.js ${process.versions.node}, ${cpus} CPUs; load average at the end of the run
-${load1.toFixed(2)} (1 min), ${load5.toFixed(2)} (5 min)${
-  loaded ? ', so other work shared the machine and the figures are lower than on a quiet one' : ''
-}.
+${verdict}`;
 
-How the compiler gets there: the parser builds the AST in its grammar rules (chevrotain's \`EmbeddedActionsParser\`,
-no concrete syntax tree in between, each \`OR\`'s alternatives built once); a file's value tree records no positions
-while it is built, and a check that reports works them out by parsing that file again, so the ASTs and span maps of
-the whole repo are never alive at once (garbage collection had been a quarter of the time); tree objects inherit no
-keys yet stay in V8's fast mode; schemas are validated against the meta-schema without ajv's code generation, and
-verdicts are cached by schema text. A file with a problem that a later check finds is parsed twice, so a repo with
-errors compiles a little slower than a clean one.
-<!-- /bench:compile -->`;
-
-const docPath = new URL('../docs/performance.md', import.meta.url);
-const doc = readFileSync(docPath, 'utf8');
-const updated = doc.replace(/<!-- bench:compile -->[\s\S]*?<!-- \/bench:compile -->/, section);
-writeFileSync(docPath, updated);
+writeBenchSection('compile', section);
 console.log(
   `compileRepo: ${compileRate} files/s (median ${compileMedian}); parseMtr: ${syntaxRate} files/s; JSON.parse: ${parseRate} files/s; ratio ${ratio}x`,
 );

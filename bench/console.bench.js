@@ -1,15 +1,14 @@
 // npm run bench:console — the web console's figures on a real `mt serve` on PostgreSQL: the runs list's server time
 // with 10 000 runs in the namespace, the step-to-screen latency of one run's live steps with 50 viewers (SSE
 // clients of /console/runs/{id}/live), and the bytes of JavaScript each page ships. Writes them into
-// docs/performance.md between the bench:console markers. Needs a build (`npm run build`) and PostgreSQL at
+// docs/performance.md between its markers (bench/lib/perf-doc.js). Needs a build (`npm run build`) and PostgreSQL at
 // 127.0.0.1:5432 (MT_TEST_PG_URL); sends traffic only to 127.0.0.1.
 import { spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
-import { availableParallelism, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { appendRunEvents, openDatabase } from '@maitento/store';
 import pg from 'pg';
+import { provenance, writeBenchSection } from './lib/perf-doc.js';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 10_000);
 const LIST_REQUESTS = Number(process.env.BENCH_LIST_REQUESTS ?? 200);
@@ -202,12 +201,11 @@ try {
 
   const stepP50 = percentile(latencies, 50);
   const stepP95 = percentile(latencies, 95);
-  const when = new Date().toISOString().slice(0, 16).replace('T', ' ');
-  const section = `<!-- bench:console -->
-## The web console (\`npm run bench:console\`)
+  const section = `## The web console (\`npm run bench:console\`)
 
-\`npm run bench:console\` (bench/console.bench.js), ${when} UTC, ${availableParallelism()} cores, load average
-${loadavg()[0].toFixed(2)} at the end: a real \`mt serve\` on PostgreSQL, measured from a client on the same machine.
+${provenance('npm run build && npm run bench:console')}
+
+A real \`mt serve\` on PostgreSQL, measured from a client on the same machine.
 
 **Runs list with ${RUNS.toLocaleString('en')} runs in the namespace** (\`GET /console/runs\`, the whole HTML page of 50
 rows, signed in; ${LIST_REQUESTS} requests after 20 of warm-up, one at a time). Aim: p95 under 150 ms.
@@ -229,16 +227,8 @@ row off its \`/console/runs/{id}/live\` stream (${latencies.length} samples). p5
 | --- | --- |
 ${Object.entries(js)
   .map(([label, b]) => `| ${label} | ${b === 0 ? 'none' : `${b.toLocaleString('en')} bytes`} |`)
-  .join('\n')}
-<!-- /bench:console -->`;
-  const docPath = `${root}docs/performance.md`;
-  let doc = readFileSync(docPath, 'utf8');
-  const start = doc.indexOf('<!-- bench:console -->');
-  const end = doc.indexOf('<!-- /bench:console -->');
-  if (start >= 0 && end > start)
-    doc = doc.slice(0, start) + section + doc.slice(end + '<!-- /bench:console -->'.length);
-  else doc = `${doc.trimEnd()}\n\n${section}\n`;
-  writeFileSync(docPath, doc);
+  .join('\n')}`;
+  writeBenchSection('console', section);
   console.log(section);
 } finally {
   server.stop();

@@ -1,13 +1,14 @@
 // Deploy benchmark: 1,000 resources (400 connectors, 400 tools, 100 agents, 100 interactions), a first
 // deploy and a no-op redeploy, on PostgreSQL (a fresh database on 127.0.0.1:5432, dropped after) and on
-// PGlite (a temp folder). Uses the built packages: run `npx tsc -b` first. Writes docs/performance.md.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, tmpdir, totalmem } from 'node:os';
+// PGlite (a temp folder). Uses the built packages: run `npx tsc -b` first. Writes its section of docs/performance.md.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { compileRepo } from '@maitento/lang';
 import { createNamespace, createPgDb, createPgliteDb, deploy, migrate } from '@maitento/store';
 import { createTestDatabase } from '@maitento/testkit';
+import { provenance, writeBenchSection } from './lib/perf-doc.js';
 
 const COUNTS = { connectors: 400, tools: 400, agents: 100, interactions: 100 };
 const ROUNDS = 5;
@@ -125,9 +126,12 @@ function table(head, rows) {
   return [line(head), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)];
 }
 const lines = [
+  '## Deploy (`npm run bench:deploy`)',
+  '',
+  provenance('npm run bench:deploy'),
+  '',
   `Deploy of ${total} resources (${COUNTS.connectors} connectors, ${COUNTS.tools} tools, ${COUNTS.agents} agents, ` +
-    `${COUNTS.interactions} interactions), median of ${ROUNDS} rounds, each into a fresh namespace ` +
-    `(\`npm run bench:deploy\`, ${cpus().length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}). ` +
+    `${COUNTS.interactions} interactions), median of ${ROUNDS} rounds, each into a fresh namespace. ` +
     `Compiling the repo once took ${fmt(compileTime.ms)} and is not included below.`,
   '',
   ...table(
@@ -141,11 +145,4 @@ const lines = [
 ];
 console.log(lines.join('\n'));
 
-const docPath = new URL('../docs/performance.md', import.meta.url);
-const doc = readFileSync(docPath, 'utf8');
-const start = '<!-- bench:deploy -->';
-const end = '<!-- /bench:deploy -->';
-const from = doc.indexOf(start);
-const to = doc.indexOf(end);
-if (from === -1 || to === -1) throw new Error('docs/performance.md has no bench:deploy markers');
-writeFileSync(docPath, `${doc.slice(0, from + start.length)}\n${lines.join('\n')}\n${doc.slice(to)}`);
+writeBenchSection('deploy', lines.join('\n'));

@@ -1,12 +1,13 @@
 // `npm run bench:import`: `mt import openapi` of a generated 1,000-operation OpenAPI document, against the
 // 8-operation Redocly Museum in the same run (the fixed cost of a process that imports). Each import is the real
 // `mt` in its own process; the time is from spawn to exit, the memory the process's peak RSS. Needs the built CLI
-// (`npx tsc -b`); writes its figures into docs/performance.md between the bench:import markers.
+// (`npx tsc -b`); writes its figures into docs/performance.md between its markers (bench/lib/perf-doc.js).
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { availableParallelism, loadavg, tmpdir } from 'node:os';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { provenance, writeBenchSection } from './lib/perf-doc.js';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const OPERATIONS = 1000;
@@ -159,12 +160,12 @@ try {
 }
 const [small, first, again] = rows;
 const fmt = (ms) => `${(ms / 1000).toFixed(2)} s`;
-const load = loadavg().map((l) => l.toFixed(2));
 const meets = first.best < 5000 && first.rss < 300;
-const section = `<!-- bench:import -->
-## Importing OpenAPI (\`npm run bench:import\`)
+const section = `## Importing OpenAPI (\`npm run bench:import\`)
 
-\`npm run bench:import\` (bench/import-openapi.bench.js): \`mt import openapi\` of a generated OpenAPI 3.0 document
+${provenance('npx tsc -b && npm run bench:import')}
+
+\`mt import openapi\` of a generated OpenAPI 3.0 document
 of ${OPERATIONS.toLocaleString('en-US')} operations (500 paths, each a GET with a path, two query and a header parameter and a
 POST with a \`$ref\` body; shared \`allOf\` and \`$ref\` schemas, a header API key), each import in its own process, timed
 from spawn to exit (Node.js start-up included), with the process's peak RSS; the best of ${ROUNDS} rounds, into an
@@ -176,26 +177,6 @@ empty folder each. Baseline in the same run: the 8-operation Redocly Museum (the
 | ${OPERATIONS.toLocaleString('en-US')} operations, first import (2,000 files written) | ${fmt(first.best)} | ${fmt(first.cpu)} | ${first.rss.toFixed(0)} MB |
 | the same again (a re-import: three-way merge, "no changes") | ${fmt(again.best)} | ${fmt(again.cpu)} | ${again.rss.toFixed(0)} MB |
 
-The aim (under 5 s and 300 MB for 1,000 operations) is ${meets ? 'met' : '**not met** in wall time as measured'}${!meets && first.cpu < 5000 ? ` (its CPU time, ${fmt(first.cpu)}, is under 5 s: the wall time is the shared machine's)` : ''}; the memory aim is ${first.rss < 300 ? 'met' : '**not met**'}. Measured on Node.js
-${process.versions.node}, ${availableParallelism()} CPUs, while other engineers' work shared the machine (load
-average at the end of the run ${load[0]} (1 min), ${load[1]} (5 min)), so the figures are higher than on a quiet one;
-CPU time is the figure to compare between runs.
-
-Where the time goes (\`node --cpu-prof\` of the import process): the fixed cost is start-up. \`mt import\` used to load
-the whole program (every command, and with them the SDK's 1,400 typebox modules, the server and the engine);
-it now loads only its own command (\`bin/mt.js\` → \`dist/main.js\`), and from \`@maitento/lang\` only the formatter,
-the parser and the JSON Schema entry points: the Museum's CPU time went from about 2.0 s to 1.6 s in alternating
-runs at load 15. What is left of it is loading ajv, yaml, chevrotain and the scalar packages, and the OpenAPI
-meta-schema that \`@scalar/openapi-parser\`'s \`validate\` compiles with ajv on every run (a fifth of the Museum's
-CPU time). Per operation, the import read and wrote its two files per operation through the promise API (three
-thread-pool round trips per file, a thrown error per missing one); synchronous calls and one \`mkdir\` per
-folder took a 1,000-operation import from about 6.1 s to 3.7 s of CPU time and 253 MB to 188 MB peak RSS (one
-run each, load about 20).
-<!-- /bench:import -->`;
-const docPath = join(ROOT, 'docs/performance.md');
-const doc = readFileSync(docPath, 'utf8');
-const updated = doc.includes('<!-- bench:import -->')
-  ? doc.replace(/<!-- bench:import -->[\s\S]*?<!-- \/bench:import -->/, section)
-  : `${doc.trimEnd()}\n\n${section}\n`;
-writeFileSync(docPath, updated);
+The aim (under 5 s and 300 MB for 1,000 operations) is ${meets ? 'met' : '**not met** in wall time as measured'}${!meets && first.cpu < 5000 ? ` (its CPU time, ${fmt(first.cpu)}, is under 5 s: the wall time is the shared machine's)` : ''}; the memory aim is ${first.rss < 300 ? 'met' : '**not met**'}. CPU time is the figure to compare between runs.`;
+writeBenchSection('import', section);
 console.log(section);

@@ -3,11 +3,11 @@
 // BENCH_CHUNKS passages (default 100,000) in full-text and hybrid modes, and recall@5 of each mode on the question
 // set of bench/knowledge/qa.json (written for this bench, CC0) over the handbook of test/fixtures/handbook.
 // Hybrid uses the deterministic fake embedding of @maitento/testkit (64 dimensions, word groups as its "meaning"),
-// computed in process: the figures are the database's, not a model's. Writes docs/performance.md between the
-// bench:knowledge markers. Needs a build (`npm run build`) and PostgreSQL at 127.0.0.1:5432 (MT_TEST_PG_URL).
+// computed in process: the figures are the database's, not a model's. Writes docs/performance.md between its
+// markers (bench/lib/perf-doc.js). Needs a build (`npm run build`) and PostgreSQL at 127.0.0.1:5432 (MT_TEST_PG_URL).
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createEgressPolicy } from '@maitento/egress';
@@ -23,6 +23,7 @@ import {
 } from '@maitento/store';
 import { copyPgliteTemplate, createTestDatabase, fakeEmbedding } from '@maitento/testkit';
 import { percentile } from './lib/measure.js';
+import { provenance, writeBenchSection } from './lib/perf-doc.js';
 
 // The exact vector scan of a hybrid search at 100,000 passages may take longer than a statement may by default
 // (MT_DB_TIMEOUT_MS, 1.5 s) on a loaded machine: the bench lets it finish, to measure it.
@@ -238,12 +239,11 @@ const rows = results
       `| ${r.driver} | ${r.mdPerSecond.toFixed(1)} | ${r.pdfPerSecond.toFixed(1)} | ${ms(r.fullText.p50)} / ${ms(r.fullText.p95)} (${r.fullText.n}) | ${ms(r.hybrid.p50)} / ${ms(r.hybrid.p95)} (${r.hybrid.n}) | ${(r.recall.fullText * 100).toFixed(0)}% | ${(r.recall.hybrid * 100).toFixed(0)}% | ${r.loadSeconds.toFixed(0)} s |`,
   )
   .join('\n');
-const date = new Date().toISOString().slice(0, 16).replace('T', ' ');
-const section = `<!-- bench:knowledge -->
-## Knowledge bases (\`npm run bench:knowledge\`)
+const section = `## Knowledge bases (\`npm run bench:knowledge\`)
 
-\`npm run bench:knowledge\` (bench/knowledge.bench.js), ${date} UTC, ${cpus()[0]?.model ?? 'CPU'} × ${availableParallelism()},
-load average ${loadAtStart.toFixed(1)} at the start and ${loadavg()[0].toFixed(1)} at the end (the machine was shared). Documents a second: ${MARKDOWN_DOCS}
+${provenance('npm run build && npm run bench:knowledge')} Load average at the start: ${loadAtStart.toFixed(1)}.
+
+Documents a second: ${MARKDOWN_DOCS}
 Markdown files (\`test/fixtures/handbook/leave.md\`, 3 passages) and ${PDF_DOCS} PDFs (\`expenses.pdf\`, 2 pages) added
 one request after the other through the REST API (\`inject\`: extraction, chunking, one transaction each). Search:
 a knowledge base of ${CHUNKS.toLocaleString('en')} passages (${CHUNKS / PER_DOCUMENT} documents of ${PER_DOCUMENT}, 40 words each, 64-dimension
@@ -259,28 +259,6 @@ a measure of a real embedding model. Loading the passages with their vectors thr
 | --- | --- | --- | --- | --- | --- | --- | --- |
 ${rows}
 
-Full-text search scores only the candidates the GIN index picks alone: the passages that hold at least k of the
-query's n words (an OR of every k of them), for the largest k that has \`limit\` passages, at most 1000 scored
-(see [knowledge-bases.md](knowledge-bases.md#search-at-scale)). Before, every passage holding any word of the
-question was read and scored (here about half of them: the synthetic passages draw their words from one page's
-vocabulary): on 2026-12-01 18:59 UTC (load average 7.0) full-text p50 / p95 was 1056 / 1959 ms on PostgreSQL and
-988 / 1799 ms on PGlite, hybrid 1633 / 2597 and 2473 / 2964 ms; EXPLAIN (ANALYZE, BUFFERS) showed 51,227 rows of a
-question read from 25,505 heap pages (1.25 s) and scored (0.5 s). Full-text search is now well under the default
-statement wait (\`MT_DB_TIMEOUT_MS\`, 1.5 s).
-
-Hybrid adds the exact vector ranking: a dot product with every vector of the knowledge base, written as one
-arithmetic expression over the array's elements (two to three times faster than \`sum(a * b)\` over the two arrays
-unnested per row, the form before, and in real arithmetic as the column), top 50 taken on the passages alone.
-Its cost still grows with the passages (every vector is read): at 100,000 passages on a more loaded machine it
-can pass the default statement wait, which the bench raises so as to measure it rather than fail. A deployment with knowledge bases that large and an embedding model uses pgvector's index where the
-server has the extension ([knowledge-bases.md](knowledge-bases.md#embeddings)), or raises \`MT_DB_TIMEOUT_MS\`.
-<!-- /bench:knowledge -->`;
-const docPath = join(root, 'docs/performance.md');
-let doc = readFileSync(docPath, 'utf8');
-const start = doc.indexOf('<!-- bench:knowledge -->');
-const end = doc.indexOf('<!-- /bench:knowledge -->');
-if (start >= 0 && end > start)
-  doc = doc.slice(0, start) + section + doc.slice(end + '<!-- /bench:knowledge -->'.length);
-else doc = `${doc.trimEnd()}\n\n${section}\n`;
-writeFileSync(docPath, doc);
-console.log(`wrote ${docPath}`);
+Full-text search scores only the candidates the GIN index picks (docs/knowledge-bases.md, decision 0022); hybrid
+adds the exact vector ranking, whose cost grows with the passages (pgvector's index where the server has it).`;
+writeBenchSection('knowledge', section);

@@ -2,10 +2,10 @@
 // stdio by a real LSP client: the initial index, diagnostics after a keystroke in a 300-line file, completion,
 // and the server's memory; against, in the same run, `mt check` of the same repo (a cold compile in its own
 // process) and `compileRepo` of it in this process (the work one keystroke's check cannot avoid). Uses the built
-// CLI (run `npm run build` first). Writes docs/performance.md between the bench:lsp markers.
+// CLI (run `npm run build` first). Writes docs/performance.md between its markers (bench/lib/perf-doc.js).
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { availableParallelism, loadavg, tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -24,6 +24,7 @@ import {
   StreamMessageWriter,
 } from 'vscode-languageserver-protocol/node';
 import { percentile } from './lib/measure.js';
+import { provenance, writeBenchSection } from './lib/perf-doc.js';
 
 const root = fileURLToPath(new URL('../', import.meta.url));
 const mtBin = join(root, 'packages/cli/bin/mt.js');
@@ -231,8 +232,6 @@ try {
 
   const k = stats(keystroke);
   const c = stats(completion);
-  const cpus = availableParallelism();
-  const [load1, load5] = loadavg();
   const ms = (n) => `${n.toFixed(1)} ms`;
   const bestCompile = Math.min(...compileMs);
   const bestCompileCpu = Math.min(...compileCpu);
@@ -251,10 +250,11 @@ try {
       : `On the wall clock, aims not met in this run: ${missedWall.join('; ')}.`,
     missedCpu.length === 0 ? 'In CPU time every aim is met.' : `In CPU time, aims not met: ${missedCpu.join('; ')}.`,
   ].join(' ');
-  const section = `<!-- bench:lsp -->
-## Language server (\`npm run bench:lsp\`)
+  const section = `## Language server (\`npm run bench:lsp\`)
 
-\`npm run bench:lsp\` (bench/lsp.bench.js): \`mt lsp --stdio\` spawned from the built CLI and driven over stdio by
+${provenance('npm run build && npm run bench:lsp')}
+
+\`mt lsp --stdio\` spawned from the built CLI and driven over stdio by
 \`vscode-languageserver-protocol\`, in a generated workspace of 1,000 \`.mtr\` files (${CONNECTORS + 1} connectors,
 ${TOOLS} tools, ${AGENTS} agents, ${INTERACTIONS} interactions). A keystroke is a \`didChange\` of a 300-line
 connector that breaks or mends one value, timed until its diagnostics arrive; that includes the 150 ms the server
@@ -275,21 +275,9 @@ the machine does not inflate the way it inflates waits.
 
 ${verdict}
 
-A keystroke re-checks the changed file and the files whose \`@ref\`s name it, directly or through others
-(\`RepoChecker\` of \`@maitento/lang\`, docs/decisions.md): a few files' work, not the whole repo's. The first
-version compiled the whole repo per keystroke, the warm \`compileRepo\` baseline above: in this run a keystroke
-costs the server ${(bestCompileCpu / keystrokeCpuMs).toFixed(1)} times less CPU than that baseline, protocol included, and
-what is left is mostly the 300-line file's own parse and its request schema's check. (The first version's figures,
-wall clock only, at load 18.8: index 12,387 ms, keystroke p95 without the wait 1,088 ms, completion p95 40.7 ms.) Measured on Node.js ${process.versions.node}, ${cpus} CPUs; load average at the end of the
-run ${load1.toFixed(2)} (1 min), ${load5.toFixed(2)} (5 min). The machine was shared with other engineers' work when these
-figures were taken, so the wall-clock figures are far higher than on a quiet one.
-<!-- /bench:lsp -->`;
-  const docPath = join(root, 'docs/performance.md');
-  const doc = readFileSync(docPath, 'utf8');
-  const updated = doc.includes('<!-- bench:lsp -->')
-    ? doc.replace(/<!-- bench:lsp -->[\s\S]*?<!-- \/bench:lsp -->/, section)
-    : `${doc.trimEnd()}\n\n${section}\n`;
-  writeFileSync(docPath, updated);
+A keystroke re-checks the changed file and the files whose \`@ref\`s name it (docs/decisions/0023-language-server-and-vs-code-extension.md):
+in this run it costs the server ${(bestCompileCpu / keystrokeCpuMs).toFixed(1)} times less CPU than the warm \`compileRepo\` baseline.`;
+  writeBenchSection('lsp', section);
   console.log(
     `index ${ms(indexMs)} (CPU ${ms(indexCpu)}; mt check ${ms(check.wall)}, CPU ${ms(check.cpu)}; compileRepo ${ms(bestCompile)}); keystroke p95 ${ms(k.p95)} (CPU ${ms(keystrokeCpuMs)}); completion p95 ${ms(c.p95)} (CPU ${ms(completionCpuMs)}); RSS ${memory.rss.toFixed(0)} MB; load ${loadavg()[0].toFixed(2)}`,
   );

@@ -1,12 +1,11 @@
 // npm run bench:runs — 200 concurrent runs of a three-turn interaction (model → tool → model → tool → model answer)
 // through the real engine on PostgreSQL: startRun → pg-boss queue → worker → gateway → a local upstream, against a
 // fake OpenAI Chat Completions server. Writes runs/s, run latency and the engine's own overhead per step into
-// docs/performance.md between the bench:runs markers. Built JS: run `npx tsc -b packages/engine` first.
+// docs/performance.md between its markers (bench/lib/perf-doc.js). Built JS: run `npx tsc -b packages/engine` first.
 import { fork } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
-import { availableParallelism, cpus, loadavg, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { createOpenAI } from '@ai-sdk/openai';
 import { createEgressPolicy } from '@maitento/egress';
@@ -28,6 +27,7 @@ import {
 import { createTestDatabase } from '@maitento/testkit';
 import pg from 'pg';
 import { percentile } from './lib/measure.js';
+import { provenance, writeBenchSection } from './lib/perf-doc.js';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 200);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
@@ -640,124 +640,36 @@ async function main() {
 }
 
 function write(f) {
-  const docPath = fileURLToPath(new URL('../docs/performance.md', import.meta.url));
   const ms = (x) => x.toFixed(2);
   const met = f.overheadP50 < 3 && f.seqOverheadP50 < 3;
-  const section = `<!-- bench:runs -->
-## Runs: the engine (\`npm run bench:runs\`)
+  const section = `## Runs: the engine (\`npm run bench:runs\`)
 
-\`npm run bench:runs\` (bench/runs.bench.js): ${f.runs} runs started at once of a three-turn interaction (the model
-asks for \`get-order\`, then again, then answers: model → tool → model → tool → model, 6 events a run) through the
-real engine on PostgreSQL (a fresh database, dropped after): \`startRun\` (pins, inputs, the run row with its
-\`run-started\` and its pg-boss job in one statement) → the \`mt-run\` queue → a worker (\`createEngine({ worker: {
-concurrency: ${f.concurrency} } })\`, the default slots, and the worker's own limit on the runs doing engine work while
-its event loop is busy: docs/runs.md) → the AI SDK's OpenAI provider against a fake Chat Completions server, and the gateway
-against an upstream, both on 127.0.0.1 in another process. Run latency is from \`startRun\` to the run's final write;
-it includes waiting to be taken, so with ${f.runs} runs at once it is mostly queueing.
+${provenance('npx tsc -b && npm run bench:runs')}
 
-The engine's overhead per step is measured in-process: the model (the provider's \`doGenerate\`, HTTP included) and
-the gateway's \`call\` are timed, and the overhead is the time between one outside call's end and the next one's start
-— what the engine does between two steps: store the step just made (one statement: the fenced \`UPDATE mt_runs\`
-and the events insert), rebuild the conversation from the events it keeps, store \`tool-call-started\` (the same statement reads the
-cache epoch, which brings the store cache up to date: no round trip of its own) and take from the cache
-whether the pinned versions are still enabled and the credential, assemble the next call. Four such gaps a run. The engine is given a \`StoreCache\` as \`mt
-serve\` gives it its own.
-
-Measured on ${cpuName()}, ${availableParallelism()} cores, ${Math.round(totalmem() / 2 ** 30)} GiB, Node.js ${process.versions.node}, load average
-${loadavg()[0].toFixed(1)} at the end of the run (other work shared the machine).
+${f.runs} runs started at once of a three-turn interaction (model → tool → model → tool → model) through the real engine
+on PostgreSQL: \`startRun\` → the \`mt-run\` queue → a worker (${f.concurrency} slots, and its limit on the runs doing engine
+work: docs/runs.md) → the AI SDK's OpenAI provider against a fake Chat Completions server, and the gateway against an
+upstream, both on 127.0.0.1 in another process. Run latency is from \`startRun\` to the run's final write (with
+${f.runs} at once, mostly queueing). The engine's overhead a step is the time between one outside call's end and the next
+one's start (store the step, rebuild the conversation, read the cache, assemble the next call); four a run.
 
 | | runs/s | run latency p50 / p99 (ms) | engine overhead a step p50 / p99 (ms) | model call p50 (ms) | tool call p50 (ms) |
 | --- | --- | --- | --- | --- | --- |
 | ${f.runs} at once, ${f.concurrency} slots | ${f.runsPerSecond} | ${f.latencyP50} / ${f.latencyP99} | ${ms(f.overheadP50)} / ${ms(f.overheadP99)} | ${ms(f.model.p50)} | ${ms(f.tool.p50)} |
 | one at a time (${SEQUENTIAL} runs) | — | ${f.seqLatencyP50} / — | ${ms(f.seqOverheadP50)} / ${ms(f.seqOverheadP99)} | ${ms(f.seqModel.p50)} | ${ms(f.seqTool.p50)} |
+| ${f.convTurns}-turn conversation (${f.conversations}) | — | — | ${ms(f.convStepP50)} / ${ms(f.convStepP99)} | — | — |
+| parent with two children (${f.families}) | — | ${f.familyLatencyP50} / — | ${ms(f.familyOverheadP50)} / ${ms(f.familyOverheadP99)} | — | — |
+| one at a time, OpenTelemetry off / on (${f.otelRuns}) | — | — | ${ms(f.otelOffP50)} / ${ms(f.otelOnP50)} (p50) | — | — |
 
-With ${f.runs} at once: ${ms(f.loadBeforeToolP50)} ms before a tool call and ${ms(f.loadBeforeModelP50)} ms before a model call at p50; the
-engine process used ${ms(f.cpuMsPerRun)} ms of CPU a run (${ms(f.sysMsPerRun)} ms of it in the kernel), and its event loop was busy
-${Math.round(f.eventLoopUtilization * 100)}% of the time.
-
-Overhead by what comes next, one at a time: ${ms(f.seqBeforeToolP50)} ms before a tool call (store the model's
-turn with the call's \`tool-call-started\`, which reads the cache epoch in the same statement; \`enabled\` and
-the credential then come from memory),
-${ms(f.seqBeforeModelP50)} ms before a model call (store the tool result, rebuild the conversation, the AI SDK's own
-preparation). A durable single-row write (an autocommit \`INSERT\`) on the same database in the same run: p50
-${ms(f.writeP50)} ms (~0.3 ms on a quiet machine).
-
-Statements a run, one at a time: **${f.statementsPerRun}** (every statement this process sent to PostgreSQL, the
-store's pool and pg-boss's alike, less what it sends with no run at all, ${f.idleStatementsPerSecond} a second: the queue's
-supervisor every 2 s, the fallback polls; aim ≤ 8: **${f.statementsPerRun <= 8 ? 'met' : 'not met'}**). A step's write (the fenced
-\`UPDATE mt_runs\` with the events insert, one statement) p50 ${ms(f.appendP50)} ms against ${ms(f.plainInsertP50)} ms for a plain
-\`INSERT\` of the same JSON on the same pool: ${f.appendRatio}× (aim ≤ 1.5×: **${f.appendRatio <= 1.5 ? 'met' : 'not met'}**);
-HOT updates of \`mt_runs\` so far: ${f.hotUpdates}. Where a run's statements go (\`BENCH_QUERIES=1\` lists them): the interaction
-read; the start (one statement: the run's \`INSERT\` with its \`runs\` notify and pg-boss's own job insert in a
-CTE); pg-boss's fetch with the claim of the fetched runs in it, which reads their events too (one: a full batch
-looks again at once only while \`runs\` wake-ups are left unanswered); the five step writes, the last with pg-boss's
-complete of the job in it. No epoch read of its own: the writes of \`tool-call-started\` read it.
-
-Aim: under 3 ms of engine overhead a step at p50 (a durable single-row write to PostgreSQL costs ~0.3 ms here):
-**${met ? 'met' : 'not met'}** (${ms(f.overheadP50)} ms under load, ${ms(f.seqOverheadP50)} ms alone).
-
-Where the rest goes: one PostgreSQL round trip before each call (the step's append: the fenced \`UPDATE mt_runs\`
-and the events insert in one commit; before a tool call it also reads the cache epoch), and the engine's CPU work
-between two calls, 0.1–0.5 ms. Under ${f.runs} runs at once a step also waits for the one event loop behind the other
-runs doing engine work: that wait is what the worker's limit on them bounds (docs/runs.md).
-
-The limit on runs doing engine work (2026-12-01, same bench, alternating runs, times UTC): with every slot always
-working (the worker before the limit), 85.2–93.9 runs/s, run latency p50 1,317–1,397 ms, overhead a step p50
-5.21–5.75 ms (p99 13.0–15.4), the event loop 93–95% busy: with the CPU saturated, more runs in flight finish a batch
-sooner but make every run's steps wait. With the limit at 70% busy: 62.2–87.3 runs/s, 1.70–2.07 ms (five runs); at 80%:
-65.6–76.8 runs/s, 2.45–3.02 ms. A first version limited the runs *held* (1.25–1.92 ms, 56.9–68.4 runs/s) and was
-replaced: a busy API in the same process would have cut it to one run at a time, each waiting on its model. Before
-the limit, the same session cut a run's round trips: \`startRun\` stores the run with its \`run-started\` in one
-statement and answers from it (3 round trips instead of 7: no transaction, no re-read), and a turn's first tool call
-syncs the store cache while the turn is written instead of after it (before a tool call under load: 9.0 ms → 4.9 ms,
-every slot working).
-
-Conversations and agents as tools (issue #21), one at a time, same run: ${f.conversations} conversations of
-${f.convTurns} turns (\`interactions/conversation/\`, a message sent with \`sendMessage\` after each reply, as
-\`POST /v1/runs/{id}/messages\` does), and ${f.families} runs of a parent that hands work to two child agents in one
-turn (the children run one after the other: docs/runs.md). Engine overhead a step, p50 / p99 (ms), load average ${loadavg()[0].toFixed(1)}:
-
-| | engine overhead a step p50 / p99 (ms) | more |
-| --- | --- | --- |
-| ${f.convTurns}-turn conversation | ${ms(f.convStepP50)} / ${ms(f.convStepP99)} | message → model request ${ms(f.convToModelP50)}, reply → WaitingForInput stored ${ms(f.convReplyStoredP50)} (p50); a turn's both parts, 2nd turn ${ms(f.convFirstTurnP50)}, ${f.convTurns}th turn ${ms(f.convLastTurnP50)} |
-| parent with two children | ${ms(f.familyOverheadP50)} / ${ms(f.familyOverheadP99)} | three steps a family (parent → child A → child B → parent); a family's latency p50 ${f.familyLatencyP50} ms |
-
-A conversation's step is a turn's engine work, its two parts: from the message to the model's request (the message stored with the
-run's job, the pickup and claim, the history rebuilt from the events) and from the model's reply to the run stored
-as WaitingForInput (\`updated_at\` of the run: the statement's start). A family's step is the time between one model
-call's end and the next one's start across the parent and its children: store the turn and start the child (its
-run and job in one transaction), the child's pickup; the child's end queues the parent, which takes the answer
-and starts the second child; the last child's end queues the parent for its answer.
-
-OpenTelemetry on vs off (issue #24), same run: ${f.otelRuns} one-shot runs one at a time, alternately on this engine
-and on a second engine in the same process with OpenTelemetry on (its own database set up alike; every span and
-metric exported over OTLP/HTTP protobuf to a local receiver in its own process, which got ${f.otelExported.requests} exports,
-${Math.round(f.otelExported.bytes / 1024)} KiB): engine overhead a step p50 ${ms(f.otelOffP50)} ms off, ${ms(f.otelOnP50)} ms on
-(p99 ${ms(f.otelOffP99)} / ${ms(f.otelOnP99)}): ${ms(f.otelOnP50 - f.otelOffP50)} ms more a step at p50.
-
-Concurrency: before the limit, \`BENCH_CONCURRENCY=32\` measured 45.8 runs/s, run latency p50 2,667 ms, overhead a
-step p50 64 ms (one run of it): more slots only made each step wait longer for the one event loop.
-
-Before this work (the engine as first built, same bench, load average ~15): 11.9 runs/s, run latency p50 9,203 ms
-/ p99 16,706 ms, engine overhead a step p50 56.4 ms under load and 15.3 ms alone, a lone run's latency p50 481 ms.
-What changed: pg-boss's \`work()\` waited its 0.5 s polling interval after every job (a slot ran ~2 runs/s, and a
-run waited up to 0.5 s to start): the engine now runs its own fetch loop (fetch per free slot, at once again while
-jobs come, woken by a send in the same process); an append was \`BEGIN\`/\`UPDATE\`/\`INSERT\`/\`COMMIT\`, four round
-trips: now one statement; the events were re-read at every step: now read once a pickup and kept by the worker's
-own writes; the run's approvals were read whenever a turn had calls: now only when one needs a person; the
-two reads before a tool call now run at once, and the first call's \`tool-call-started\` is stored with the model's
-turn; the AI SDK tool set is built once per pinned set.
-<!-- /bench:runs -->`;
-  let doc = readFileSync(docPath, 'utf8');
-  const start = doc.indexOf('<!-- bench:runs -->');
-  const end = doc.indexOf('<!-- /bench:runs -->');
-  if (start >= 0 && end > start) doc = doc.slice(0, start) + section + doc.slice(end + '<!-- /bench:runs -->'.length);
-  else doc = `${doc.trimEnd()}\n\n${section}\n`;
-  writeFileSync(docPath, doc);
-  console.log(`wrote ${docPath}`);
-}
-
-function cpuName() {
-  const model = cpus()[0]?.model ?? 'unknown CPU';
-  return model.includes('EPYC') ? 'AMD EPYC' : model;
+- With ${f.runs} at once: ${ms(f.loadBeforeToolP50)} ms before a tool call, ${ms(f.loadBeforeModelP50)} ms before a model call (p50); ${ms(f.cpuMsPerRun)} ms of
+  CPU a run (${ms(f.sysMsPerRun)} ms in the kernel); the event loop ${Math.round(f.eventLoopUtilization * 100)}% busy.
+- One at a time: ${ms(f.seqBeforeToolP50)} ms before a tool call, ${ms(f.seqBeforeModelP50)} ms before a model call (p50). A durable single-row
+  \`INSERT\` on the same database: p50 ${ms(f.writeP50)} ms.
+- Statements a run, one at a time: **${f.statementsPerRun}** (less the ${f.idleStatementsPerSecond} a second sent with no run at all; aim ≤ 8:
+  **${f.statementsPerRun <= 8 ? 'met' : 'not met'}**; \`BENCH_QUERIES=1\` lists them). A step's write p50 ${ms(f.appendP50)} ms against ${ms(f.plainInsertP50)} ms for a plain \`INSERT\`
+  of the same JSON: ${f.appendRatio}× (aim ≤ 1.5×: **${f.appendRatio <= 1.5 ? 'met' : 'not met'}**). HOT updates of \`mt_runs\`: ${f.hotUpdates}.
+- Aim: under 3 ms of engine overhead a step at p50: **${met ? 'met' : 'not met'}** (${ms(f.overheadP50)} ms under load, ${ms(f.seqOverheadP50)} ms alone).
+- OpenTelemetry on (#24): ${ms(f.otelOnP50 - f.otelOffP50)} ms more a step at p50; the receiver got ${f.otelExported.requests} exports
+  (${Math.round(f.otelExported.bytes / 1024)} KiB).`;
+  writeBenchSection('runs', section);
 }

@@ -4,7 +4,7 @@
 // (a bare undici `Pool`) and the MCP row's `tools/call` (the SDK's `Client` on bench/lib/pool-fetch.js), all at
 // concurrency 1, so a change of the machine's load weighs on both servers alike. Prints, per server and target, p50,
 // the server's CPU µs a call (/proc) and the bench's own (the client's) CPU µs a call. BENCH_CALLS (default 1500) calls
-// a round, BENCH_ROUNDS (default 6) rounds. Needs PostgreSQL (MT_TEST_PG_URL). Used for docs/performance.md.
+// a round, BENCH_ROUNDS (default 6) rounds. Needs PostgreSQL (MT_TEST_PG_URL). Used for docs/performance.md at 3251c0c.
 import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { loadavg } from 'node:os';

@@ -2,20 +2,17 @@
 // run: the telemetry's own work per tool call (execute_tool + its HTTP span + the duration metric) and per model call
 // (chat span + two metrics), with the SDK exporting to a local OTLP/HTTP receiver; and the process's RSS after 1,000
 // runs' spans (2 chats, 2 tool calls, the root) with the collector down (a closed port), against the same loop with
-// OpenTelemetry off. Writes docs/performance.md between the bench:telemetry markers. Needs `npm run build`.
-import { availableParallelism, cpus, loadavg } from 'node:os';
-import { readFileSync, writeFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+// OpenTelemetry off. Writes docs/performance.md between its markers (bench/lib/perf-doc.js). Needs `npm run build`.
 import { telemetrySettingsFromEnv } from '../packages/engine/dist/engine/settings.js';
 import { RunTelemetry, startProviders } from '../packages/engine/dist/telemetry/index.js';
 import { percentile, timeEach } from './lib/measure.js';
 import { closedPortUrl, startReceiver } from './lib/otlp-receiver.js';
+import { writeBenchSection, provenance } from './lib/perf-doc.js';
 import { realRuns } from './lib/serve-runs.js';
 
 const CALLS = Number(process.env.BENCH_CALLS ?? 20_000);
 const RUNS = Number(process.env.BENCH_RUNS ?? 1000);
 const SERVE_RUNS = Number(process.env.BENCH_SERVE_RUNS ?? 1000);
-const root = fileURLToPath(new URL('..', import.meta.url));
 const log = { info() {}, warn() {}, error() {} };
 
 const tool = {
@@ -124,16 +121,15 @@ async function main() {
     serveRuns,
   };
   console.log(JSON.stringify(figures, null, 2));
-  const section = `<!-- bench:telemetry -->
-## OpenTelemetry's cost (\`npm run bench:telemetry\`)
+  const section = `## OpenTelemetry's cost (\`npm run bench:telemetry\`)
 
-\`npm run bench:telemetry\` (bench/telemetry.bench.js, after \`npm run build\`): the engine's telemetry hooks as the run loop
+${provenance('npm run build && npm run bench:telemetry')}
+
+The engine's telemetry hooks as the run loop
 calls them, in one process, with the SDK on (batch processor, OTLP/HTTP protobuf to a local receiver, metrics every
 second) and off (\`ctx.telemetry\` undefined), alternating in 4 rounds of ${CALLS / 4} calls each; µs per call, each call timed
 alone. The spans' export happens in the batch processor's timer, not in the call: it is not in these figures but in the
-process's CPU. Measured on ${cpus()[0]?.model ?? 'unknown CPU'}, ${availableParallelism()} cores, Node.js ${process.versions.node},
-load average ${loadavg()[0].toFixed(1)} at the end: **the machine was shared with other engineers' builds and tests
-while this ran**, so take the absolute figures as upper bounds.
+process's CPU.
 
 | Hook | On: p50 / p99 (µs) | Off: p50 (µs) |
 | --- | --- | --- |
@@ -165,20 +161,9 @@ process stopped (SIGTERM, with its last flush bounded at 4 s) in ${f(serveRuns.r
 }
 
 The runs' engine overhead a step on vs off is in \`npm run bench:runs\`, a direct tool call's added latency in
-\`npm run bench:calls\` (the row \`mt serve, PostgreSQL, OpenTelemetry on\`).
-<!-- /bench:telemetry -->`;
+\`npm run bench:calls\` (the row \`mt serve, PostgreSQL, OpenTelemetry on\`).`;
   if (process.env.BENCH_WRITE !== '0') {
-    const docPath = `${root}docs/performance.md`;
-    const doc = readFileSync(docPath, 'utf8');
-    const start = doc.indexOf('<!-- bench:telemetry -->');
-    const endMarker = '<!-- /bench:telemetry -->';
-    const end = doc.indexOf(endMarker);
-    const next =
-      start < 0 || end < 0
-        ? `${doc.trimEnd()}\n\n${section}\n`
-        : doc.slice(0, start) + section + doc.slice(end + endMarker.length);
-    writeFileSync(docPath, next);
-    console.error('wrote docs/performance.md (bench:telemetry)');
+    writeBenchSection('telemetry', section);
   }
 }
 

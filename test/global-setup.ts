@@ -69,7 +69,7 @@ async function makeTemplate(admin: pg.Client, name: string): Promise<void> {
 // without one every file used to fail on its own with a bare ECONNREFUSED. One clear message instead. Then the
 // migrated template that `createTestDatabase(prefix, { migrated: true })` copies (MT_TEST_PG_TEMPLATE, inherited
 // by the test workers): a copy takes ~0.1 s where migrating an empty database and making pg-boss's schema take
-// ~0.4 s (docs/performance.md, "Where the test suite's time goes").
+// ~0.4 s (docs/performance.md at 3251c0c, "Where the test suite's time goes").
 export default async function setup(): Promise<() => void> {
   const client = new pg.Client({ connectionString: TEST_SERVER_URL, connectionTimeoutMillis: 5_000 });
   try {

@@ -6,7 +6,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { packedTarballs } from './support/packed.js';
 
 // Every package as npm would publish it: its tarball carries the license text, and its package.json says
-// where the project lives (docs/decisions.md: the project's home) and under which license.
+// where the project lives (docs/decisions/0021-standards-as-other-tools-read-them.md: the project's home) and under which license.
 const root = fileURLToPath(new URL('../', import.meta.url));
 const HOME = 'https://github.com/maitento/maitento';
 // Every npm workspace: the packages and the VS Code extension (editors/vscode).

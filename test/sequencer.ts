@@ -2,9 +2,9 @@ import { relative } from 'node:path';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 /**
- * The slow files, longest first (docs/performance.md, "The test suite's order and isolation"). Only the order
+ * The slow files, longest first (docs/performance.md at 3251c0c, "The test suite's order and isolation"). Only the order
  * matters: the longest files start first, so a run does not end with one worker still on a minute-long file while
- * the other has nothing left. Its sources: the quiet whole runs of docs/performance.md for the first ones
+ * the other has nothing left. Its sources: the quiet whole runs of docs/performance.md at 3251c0c for the first ones
  * (tutorials 62 s, telemetry 58 s, the console 45 s, remote 30 s on the merged tree; deploy-chain, installed and
  * runs-cli ~32 s with two workers, runs-recovery, mcp-connector-recovery, sub-agents-recovery and durability 20-24 s
  * one at a time), then the order of test/'s files in a loaded run of them (`--project processes`, 2 December

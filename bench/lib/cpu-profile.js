@@ -2,7 +2,7 @@
 // time and by inclusive time (a frame's own samples plus its callees', each sample counted once per frame), as % of the
 // busy (not idle) samples. With FROM (a substring of a frame, e.g. `handlePostRequest`), only the samples from the
 // first one whose stack holds it on, so a server's start-up is left out. Used on `mt serve --cpu-prof` under a bench
-// (docs/performance.md).
+// (docs/performance.md at 3251c0c).
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 

@@ -1,7 +1,7 @@
 // node bench/lib/pingpong.js [same|split] [ms] — the cost of a wake-up on this machine: two processes answering each
 // other one byte at a time over a loopback TCP socket (the shape of a call at concurrency 1), pinned with taskset to
 // one core (`same`) or to two (`split`: every wake-up crosses cores), or left to the OS (no argument). Prints the round
-// trip's p50 and p90 in µs and the cores each side was seen on. Used for docs/performance.md (bench:calls' spread).
+// trip's p50 and p90 in µs and the cores each side was seen on. Used for docs/performance.md at 3251c0c (bench:calls' spread).
 import { execFileSync, fork } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { connect, createServer } from 'node:net';

@@ -7,7 +7,7 @@ import { startServe } from './helpers/processes.js';
 import { ORDERS_SECRET, type RunsStack, startRunsStack } from './helpers/stack.js';
 
 // Three real `mt serve` processes on one PostgreSQL database, each with its own caches under the bounded cache lease
-// (docs/decisions.md): a change made through one is found by the others on the next request sent after its answer,
+// (docs/decisions/0009-how-a-change-reaches-every-servers-cache.md): a change made through one is found by the others on the next request sent after its answer,
 // with no epoch read while their lease holds (the write waits for their acknowledgement), also by a server whose
 // process was stopped or killed while the change was made (the write waits at most for its lease to end, < 2 s);
 // no other database role can join the lease, acknowledge for a member or hold a write.

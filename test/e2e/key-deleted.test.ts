@@ -81,7 +81,7 @@ describe('a deleted key ends what it opened on every server', { timeout: 60_000 
     await init.body?.cancel();
     const initialized = await mcpPost(b.url, key, { jsonrpc: '2.0', method: 'notifications/initialized' }, session);
     expect(initialized.status).toBe(202);
-    // A plain tools/call (no progress token) is answered as one JSON body (docs/decisions.md, #29): its headers
+    // A plain tools/call (no progress token) is answered as one JSON body (docs/decisions/0032-mcp-plain-tools-call-answered-as-json.md): its headers
     // come with the answer, so the request is not awaited before the key is deleted.
     const call = mcpPost(
       b.url,

@@ -288,7 +288,7 @@ describe('agents as tools', { timeout: 60_000 }, () => {
     }
   });
 
-  it('runs two children the model asked for in one turn one after the other (docs/runs.md, decisions.md)', async () => {
+  it('runs two children the model asked for in one turn one after the other (docs/runs.md, docs/decisions/0029-two-sub-agents-in-one-turn-one-after-the-other.md)', async () => {
     const run = await start('triage-two');
     const done = await stack.api.waitForEnd(run.id);
     expect(done).toMatchObject({ status: 'Completed', result: 'Both looked up.' });

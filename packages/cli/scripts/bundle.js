@@ -1,7 +1,7 @@
 // Bundles the compiled CLI (dist/, built by `tsc -b`) into dist/bundle/ with esbuild: the `mt` executable
 // (bin/mt.js) loads a few files instead of ~120-1,450 separate ES modules, whose per-module work in Node's ESM
 // loader (resolve, realpath, read, link) is most of what a command's or `mt serve`'s start costs (issue #22,
-// docs/decisions.md "The `mt` executable runs a bundle").
+// docs/decisions/0046-the-mt-executable-runs-a-bundle-of-the-compiled.md).
 //
 // - Entry points: dist/main.js (every command) and dist/lsp/server.js (`mt lsp --stdio`, which loads nothing else).
 // - `--splitting`: every `await import(...)` stays a chunk of its own loaded on first use (a command's own program,
@@ -41,7 +41,7 @@ const result = await build({
   },
   // Linked source maps, through tsc's maps to src/*.ts (the packages' own files as esbuild found them), without the
   // sources' text (6 MB instead of 19 MB). Node.js reads them only with --enable-source-maps
-  // (NODE_OPTIONS=--enable-source-maps mt ...): off by default, as for dist/ before (docs/decisions.md).
+  // (NODE_OPTIONS=--enable-source-maps mt ...): off by default, as for dist/ before (docs/decisions/0046-the-mt-executable-runs-a-bundle-of-the-compiled.md).
   sourcemap: 'linked',
   sourcesContent: false,
   legalComments: 'none',

@@ -1,6 +1,6 @@
 // Two servers on one PostgreSQL database, each with its own pool and its own caches, reached over real HTTP
 // as clients reach them: a change made through one is seen by the other on its next request (the write waits for
-// the other's cache lease, docs/decisions.md); and a third whose LISTEN connection stalls behind a TCP proxy.
+// the other's cache lease, docs/decisions/0009-how-a-change-reaches-every-servers-cache.md); and a third whose LISTEN connection stalls behind a TCP proxy.
 import { randomBytes } from 'node:crypto';
 import { createServer as createHttpServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';

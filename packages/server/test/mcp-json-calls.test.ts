@@ -1,5 +1,5 @@
 // A plain tools/call over MCP (no task, no progress token) is answered as one JSON body; every other request keeps
-// the SDK's Streamable HTTP transport (SSE for calls that may send progress). docs/mcp.md, docs/decisions.md.
+// the SDK's Streamable HTTP transport (SSE for calls that may send progress). docs/mcp.md, docs/decisions/0032-mcp-plain-tools-call-answered-as-json.md.
 import { randomBytes } from 'node:crypto';
 import { createServer as createHttpServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';

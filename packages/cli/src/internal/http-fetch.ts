@@ -4,7 +4,7 @@ import { Readable } from 'node:stream';
 // The `fetch` the CLI's commands give the SDK: one request on node:http (node:https for an https URL), its answer in a
 // class of the same shape as the subset of `Response` the SDK reads. Node.js's own `fetch`, `Response` and `Headers`
 // load its bundled undici on first use, ~0.12-0.15 s of CPU in every command that calls the server (about a third of a
-// command's start, docs/performance.md "The test suite's processes"); node:http is already in the startup snapshot's
+// command's start, docs/performance.md at 3251c0c "The test suite's processes"); node:http is already in the startup snapshot's
 // reach and costs a few ms. Only what the SDK's client uses is here: method, headers, a string or byte body, an abort
 // signal; the answer's status, headers, and body as bytes, text, JSON or a web stream (Server-Sent Events).
 

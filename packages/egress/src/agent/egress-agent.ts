@@ -72,7 +72,7 @@ export interface EgressAgentOptions {
  * An undici Agent whose every connection goes to a checked address: names through a lookup that
  * checks each answer, IP literals checked before the socket is opened. It never uses HTTP(S)_PROXY.
  * It speaks HTTP/1.1 only: undici 8 would offer HTTP/2 by ALPN to a TLS upstream, but the gateway's limits
- * and its hostile-upstream tests are HTTP/1.1's (docs/decisions.md, #27).
+ * and its hostile-upstream tests are HTTP/1.1's (docs/decisions/0037-current-majors-of-the-tools-we-build-on.md).
  */
 export function createEgressAgent(options: EgressAgentOptions): Agent {
   const { policy, resolver = systemResolver } = options;

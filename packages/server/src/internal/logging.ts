@@ -32,7 +32,7 @@ type Pino = FastifyBaseLogger & { isLevelEnabled(level: string): boolean; bindin
 /**
  * A request's logger, made only when the request writes a line: fastify makes a pino child (its `reqId` binding
  * serialized, the redaction wired in) for every request, and at the default level a healthy call writes none (about
- * 2% of `mt serve`'s CPU a call, docs/performance.md). A method whose level is off does nothing, as pino's would; any
+ * 2% of `mt serve`'s CPU a call, docs/performance.md at 3251c0c). A method whose level is off does nothing, as pino's would; any
  * other use makes the same child fastify would have made, once, and hands on to it.
  */
 class RequestLogger {

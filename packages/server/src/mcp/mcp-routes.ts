@@ -105,7 +105,7 @@ export async function mcpRoutes(app: FastifyInstance, ctx: ServerContext, settin
       if (releaseUnopened !== undefined) await session.server.connect(session.transport);
       session.lastUsed = Date.now();
       // A tools/call that needs no stream: answered as one JSON body, run directly when its tool needs no approval,
-      // else by the session's Server (docs/mcp.md, docs/decisions.md).
+      // else by the session's Server (docs/mcp.md, docs/decisions/0032-mcp-plain-tools-call-answered-as-json.md).
       if (
         releaseUnopened === undefined &&
         request.method === 'POST' &&
@@ -126,7 +126,7 @@ export async function mcpRoutes(app: FastifyInstance, ctx: ServerContext, settin
         // of every answer (`mediaTypeEssence`), and a parameter costs them a regex pass a call. A string passed
         // through the reply's own serializer keeps the type as given (fastify appends `; charset=utf-8` to a string
         // sent with a JSON type otherwise) and goes out in one write with the head, as REST's answers do (a Buffer
-        // went out as a writev of two chunks, docs/performance.md).
+        // went out as a writev of two chunks, docs/performance.md at 3251c0c).
         return reply
           .header('mcp-session-id', header)
           .type('application/json')

@@ -50,7 +50,7 @@ export function isPlainToolCall(body: unknown, headers: IncomingHttpHeaders): bo
  * The transport of one session's SDK `Server`: the SDK's Streamable HTTP transport for every request (initialize,
  * tools/list, the GET stream of notifications, DELETE, task requests, calls that may send progress), plus
  * {@link answer} for a plain `tools/call`, handed to the same `Server` and answered with one JSON body instead of
- * an SSE stream through the SDK's Node-to-web conversion (docs/decisions.md, "MCP: plain tools/call answered as JSON").
+ * an SSE stream through the SDK's Node-to-web conversion (docs/decisions/0032-mcp-plain-tools-call-answered-as-json.md).
  * One `Server`, so one set of handlers, one request-id space, cancellation (`notifications/cancelled`) and the
  * session's close apply to both paths alike.
  */
@@ -128,8 +128,8 @@ export class SessionTransport implements Transport {
   }
 
   /**
-   * Runs a plain `tools/call` without the Server (the route's fast path, docs/decisions.md "MCP: plain tools/call
-   * run directly"): `run` gets a signal that ends when the client cancels this id or the session ends, and
+   * Runs a plain `tools/call` without the Server (the route's fast path,
+   * docs/decisions/0033-mcp-plain-tools-call-run-directly.md): `run` gets a signal that ends when the client cancels this id or the session ends, and
    * resolves with the response. The same request-id space, refusals and close as {@link answer}: an id in flight is
    * refused, a closed session answers "Connection closed" (at once, also for calls still running), and a cancelled
    * call gets no response (its HTTP exchange ends when the client closes it, through {@link forget}).

@@ -50,7 +50,7 @@ export function outputSchemaOf(connector: Pick<Connector, 'schema'>): McpOutputS
  * The latest version of the agent of `scope`, or `api:agents:not-found`: read through the store cache (the store's
  * `getAnyVersion`, kept until a deploy, a disable or an enable moves the cache's epoch), as a call's tool and
  * connector versions are. Read on every `tools/call` of `/mcp/agents/{name}` (the pins name the tool's version), so
- * not a database round trip a call (docs/decisions.md, "MCP: a call's per-request work (#29)").
+ * not a database round trip a call (docs/decisions/0042-mcp-a-calls-per-request-work.md).
  */
 export async function loadAgent(ctx: ServerContext, namespace: string, name: string): Promise<StoredVersion<Agent>> {
   const agent = await ctx.cache.findVersion<Agent>(namespace, 'agent', name);

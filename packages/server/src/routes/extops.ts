@@ -56,7 +56,7 @@ export async function extopRoutes(app: FastifyInstance, ctx: ServerContext): Pro
         request.params.name,
         request.body.version,
       );
-      // A tool that needs a person's approval is called only from a run, where one approves (PRODUCT §6).
+      // A tool that needs a person's approval is called only from a run, where one approves (docs/product.md §6).
       if (tool.resource.requiresApproval) {
         throw gatewayErrors.create('api:approvals:required', { tool: tool.resource.name });
       }

@@ -190,7 +190,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
         warn: (obj, msg) => wakeLog.target?.warn(obj, msg),
       },
     }));
-  // The bounded cache lease on PostgreSQL (docs/decisions.md): this server's cache (its own or the one it was given)
+  // The bounded cache lease on PostgreSQL (docs/decisions/0009-how-a-change-reaches-every-servers-cache.md): this server's cache (its own or the one it was given)
   // is a member, and its writes settle. On PGlite (one process) nothing to do.
   const leaseLog: { target?: FastifyBaseLogger } = {};
   const lease = startCacheLease({

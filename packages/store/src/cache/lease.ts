@@ -108,8 +108,8 @@ export const noCacheLease: CacheLease = {
 };
 
 /**
- * Starts the process's membership of the bounded cache lease on PostgreSQL (docs/decisions.md, "How a change reaches
- * every server's cache 'at once'"): a row of `mt_cache_members` renewed every L/4 and at once on a `cache` wake-up,
+ * Starts the process's membership of the bounded cache lease on PostgreSQL
+ * (docs/decisions/0009-how-a-change-reaches-every-servers-cache.md): a row of `mt_cache_members` renewed every L/4 and at once on a `cache` wake-up,
  * every statement on the wake-ups' LISTEN connection with its deadline. The cache is live (no statement a request)
  * until T + 0.9 L, T the local time the last renewal was sent, once it has applied and acknowledged the epoch that
  * renewal read; otherwise it reads the epoch on each request as without a lease. On PGlite it returns

@@ -106,7 +106,7 @@ export interface StoreCache {
 type Frozen = Omit<StoredVersion, 'enabled'>;
 
 // Prepared once per pooled connection (a name): sent as a simple query, PostgreSQL parsed and planned it on every
-// request: about 40% of the backend's CPU for it (docs/performance.md, "The call path's round trip, taken apart").
+// request: about 40% of the backend's CPU for it (docs/performance.md at 3251c0c, "The call path's round trip, taken apart").
 const EPOCH_READ = 'SELECT epoch FROM mt_cache_epoch';
 
 interface NameState {
@@ -143,7 +143,7 @@ export async function createStoreCache(db: Db, options: StoreCacheOptions): Prom
   let current: Promise<void> | undefined;
   let queued: Promise<void> | undefined;
   // While the process's cache lease holds (performance.now() before it), nothing changed that this cache has not
-  // applied: every writer waits for this process's acknowledgement or for the end of its lease (docs/decisions.md).
+  // applied: every writer waits for this process's acknowledgement or for the end of its lease (docs/decisions/0009-how-a-change-reaches-every-servers-cache.md).
   let leaseEnd = 0;
   const live = () => epoch !== undefined && performance.now() < leaseEnd;
 

@@ -46,7 +46,7 @@ const hits = (rows: HitRow[]): VectorHit[] =>
 // documents. The dot product is one arithmetic expression, `embedding[1] * q1 + embedding[2] * q2 + ...` with the
 // query's numbers written into it (summed as a balanced tree, so that 1536 dimensions nest 11 deep, not 1536):
 // PostgreSQL evaluates it per row without the set-returning unnest and aggregate of `sum(a * b) FROM unnest(...)`,
-// two to three times faster (docs/performance.md), and in real (float4) arithmetic, as the column and the sum
+// two to three times faster (docs/performance.md at 3251c0c), and in real (float4) arithmetic, as the column and the sum
 // over it were: 1.5 times faster again than float8 on PGlite. Passages whose vector has another number of
 // dimensions (an embedding model changed) are not compared.
 function exactSql(vector: number[]): string {
