@@ -34,6 +34,8 @@ import Fastify, {
 import type { ServerContext } from '../internal/context.js';
 import { DEFAULT_STREAM_TIMING, type EventStreamTiming } from '../internal/event-stream.js';
 import { logInternalErrors } from '../internal/internal-errors.js';
+import { PerKeyLimit } from '../internal/per-key-limit.js';
+import { serverErrors } from '../errors.js';
 import { watchKeys } from '../internal/key-watch.js';
 import { lazyEngine } from '../internal/lazy-engine.js';
 import { lazySerializerBuilder } from '../internal/lazy-schemas.js';
@@ -240,7 +242,9 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
   const ctx: ServerContext = {
     engine,
     streamTiming: { ...DEFAULT_STREAM_TIMING, keepAliveMs: streamKeepAliveMsFromEnv(), ...options.streamTiming },
-    runStreamsPerKey: options.runStreamsPerKey ?? runStreamsPerKeyFromEnv(),
+    runStreams: new PerKeyLimit(options.runStreamsPerKey ?? runStreamsPerKeyFromEnv(), (max) =>
+      serverErrors.create('api:runs:too-many-streams', { max }),
+    ),
     wakeups,
     keys: watchKeys(options.db, wakeups, { warn: (obj, msg) => keyLog.target?.warn(obj, msg) }),
     db: options.db,
