@@ -42,7 +42,8 @@ async function streamText(key: string, runId: string): Promise<string> {
 
 function runStarted(events: RunEvent[]): Record<string, unknown> {
   const first = events.find((e) => e.type === 'run-started');
-  return (first?.data as { inputs: Record<string, unknown> }).inputs;
+  if (first === undefined) throw new Error('no run-started event');
+  return (first.data as { inputs: Record<string, unknown> }).inputs;
 }
 
 describe('secrets are named only by those who may use them', { timeout: 60_000 }, () => {
@@ -100,6 +101,22 @@ describe('secrets are named only by those who may use them', { timeout: 60_000 }
     expect(ended.status).toBe('Completed');
     expect(ended.inputs.shopKey).toBe(shopA);
     expect(sentWithShopA()).toHaveLength(before + 1);
+  });
+
+  it('the call is the second line: a run whose key lost the secret mid-run sends nothing', async () => {
+    // The granted key's run waits at the model; the key is deleted (its grant with it); then the model calls the tool.
+    const granted = await userKey({ name: 'leaves', secrets: [shopA] });
+    const before = sentWithShopA().length;
+    const message = 'Where is order A-1005? [gate:secret-access-second-line]';
+    const run = await granted.client.startRun('support-any-shop', { message, shopKey: shopA });
+    expect(run.status, JSON.stringify(run.body)).toBe(201);
+    await stack.openai.reached('secret-access-second-line');
+    expect((await stack.api.request('DELETE', `/v1/keys/${granted.id}`)).status).toBe(204);
+    stack.openai.open('secret-access-second-line');
+    await stack.api.waitForEnd(run.body.id);
+    const result = (await stack.api.events(run.body.id)).find((e) => e.type === 'tool-result');
+    expect(result?.data).toMatchObject({ ok: false, code: 'api:runs:secret-forbidden' });
+    expect(sentWithShopA()).toHaveLength(before);
   });
 
   it('a grant names a secret of the namespace', async () => {
