@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Api, api, type RunEvent } from './helpers/api.js';
 import { type RunsStack, startRunsStack } from './helpers/stack.js';
+import { runMt } from './support/harness.js';
 
 // Secrets are named only by those who may use them (#41 item 5), against a real `mt serve` on PostgreSQL: an admin
 // key uses any secret of its namespace; a user key uses only the secrets granted to it when it was made. Before,
@@ -86,9 +87,15 @@ describe('secrets are named only by those who may use them', { timeout: 60_000 }
     expect(sentWithShopA()).toHaveLength(1);
   });
 
-  it('a user key granted the secret when it was made uses it and sees it', async () => {
-    const granted = await userKey({ name: 'shop-a-desk', secrets: [shopA] });
-    expect(granted.id).toMatch(/^[0-9a-f-]{36}$/);
+  it('a user key granted the secret when it was made (mt key-create --secret) uses it and sees it', async () => {
+    const made = await runMt(['key-create', '--role', 'user', '--name', 'shop-a-desk', '--secret', shopA, '--json'], {
+      home: stack.home,
+      env: { MT_API_URL: stack.servers[0].url, MT_API_KEY: stack.adminKey },
+    });
+    expect(made.code, made.stderr).toBe(0);
+    const key = JSON.parse(made.stdout) as { id: string; key: string; secrets: string[] };
+    expect(key.secrets).toEqual([shopA]);
+    const granted = { id: key.id, client: api(stack.servers[0].url, key.key) };
     const listed = await stack.api.request('GET', '/v1/keys');
     expect(listed.body.find((k: { id: string }) => k.id === granted.id)).toMatchObject({ secrets: [shopA] });
     const before = sentWithShopA().length;
