@@ -70,3 +70,33 @@ inputs.functions.auth = [ { name = "shopKey" function = @ref("get-order") header
     expect(await credentialOf({ tool, run, readSecret })).toEqual({ header: 'X-Api-Key', value: 'value-of-secret-2' });
   });
 });
+
+describe("a run-chosen secret the run's key may not use", () => {
+  it('is never read: the credential says forbidden, naming the input; a granted one is read and sent', async () => {
+    const { interaction, tool } = compiled(
+      'inputs.functions.auth = [ { name = "shopKey" function = @ref("get-order") header = "X-Api-Key" } ]\n',
+      true,
+      ['api:connectors:secret-missing'],
+    );
+    const read: unknown[] = [];
+    const reading = async (ref: { id: string } | { name: string }) => {
+      read.push(ref);
+      return readSecret(ref);
+    };
+    const asked: string[] = [];
+    const mayUseSecret = async (id: string) => {
+      asked.push(id);
+      return id === 'granted';
+    };
+    const run = (shopKey: string) => ({ interaction, agent: 'triage-agent', inputs: { shopKey }, mayUseSecret });
+    expect(await credentialOf({ tool, run: run('not-granted'), readSecret: reading })).toEqual({
+      forbidden: { secret: 'not-granted', input: 'shopKey' },
+    });
+    expect(read).toEqual([]);
+    expect(await credentialOf({ tool, run: run('granted'), readSecret: reading })).toEqual({
+      header: 'X-Api-Key',
+      value: 'value-of-granted',
+    });
+    expect(asked).toEqual(['not-granted', 'granted']);
+  });
+});

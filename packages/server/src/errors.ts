@@ -141,4 +141,9 @@ export const serverErrors = defineErrors({
     hint: 'A PDF of scanned pages has no text layer: run it through OCR first',
   },
   'api:server:internal': { status: 500, message: 'Internal server error' },
+  'api:server:trust-proxy-invalid': {
+    status: 500,
+    message: 'MT_TRUST_PROXY={value} is not usable: {reason}',
+    hint: 'Set it to true, or to the addresses or CIDR ranges of your reverse proxies (for example 10.0.0.0/8,127.0.0.1)',
+  },
 });

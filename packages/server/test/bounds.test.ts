@@ -193,7 +193,84 @@ describe('run event streams', () => {
     world.gate.open();
     await world.waitFor(id);
   }, 30_000);
+
+  it("one count per key across the REST API and the console: 3 REST streams refuse the console's 4th, and back", async () => {
+    world.gate.close();
+    world.script('gated', [{ text: 'Done.' }]);
+    const { id } = await (await post('/v1/interactions/slow/runs', { inputs: { order: 'A-2' } })).json();
+    const key = await userKey('streams-both');
+    const session = await consoleSession(key);
+    const rest = async () => {
+      const controller = new AbortController();
+      const response = await fetch(`${world.url}/v1/runs/${id}/stream`, {
+        headers: auth(key),
+        signal: controller.signal,
+      });
+      return { response, close: () => controller.abort() };
+    };
+    const live = async () => {
+      const controller = new AbortController();
+      const response = await fetch(`${world.url}/console/runs/${id}/live`, {
+        headers: { cookie: session },
+        signal: controller.signal,
+      });
+      return { response, close: () => controller.abort() };
+    };
+    // Until `open()` answers 200 (a closed stream's place is given back when the server sees it close).
+    const eventually = async (open: () => ReturnType<typeof rest>) => {
+      const deadline = Date.now() + 5_000;
+      let stream = await open();
+      while (stream.response.status === 429 && Date.now() < deadline) {
+        await stream.response.body?.cancel();
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        stream = await open();
+      }
+      return stream;
+    };
+    const streams = [];
+    for (let i = 0; i < LIMIT_PER_KEY; i++) {
+      const stream = await rest();
+      expect(stream.response.status).toBe(200);
+      streams.push(stream);
+    }
+    const refusedLive = await live();
+    expect(refusedLive.response.status).toBe(429);
+    expect(await refusedLive.response.text()).toContain('api:runs:too-many-streams');
+
+    // One REST stream closes: the console takes its place, and then the REST API's next is refused.
+    streams.pop()!.close();
+    const console = await eventually(live);
+    expect(console.response.status).toBe(200);
+    streams.push(console);
+    const refusedRest = await rest();
+    expect([refusedRest.response.status, (await refusedRest.response.json()).code]).toEqual([
+      429,
+      'api:runs:too-many-streams',
+    ]);
+    for (const stream of streams) stream.close();
+    world.gate.open();
+    await world.waitFor(id);
+  }, 30_000);
 });
+
+/** Signs in to the web console with `key` as a browser does (its CSRF cookie, its Origin); resolves with the cookie. */
+async function consoleSession(key: string): Promise<string> {
+  const cookieOf = (res: Response) =>
+    res.headers
+      .getSetCookie()
+      .map((c) => c.split(';')[0])
+      .join('; ');
+  const login = await fetch(`${world.url}/console/login`);
+  const csrf = /name="_csrf" value="([^"]+)"/.exec(await login.text())?.[1] ?? '';
+  const signedIn = await fetch(`${world.url}/console/login`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { cookie: cookieOf(login), origin: world.url, 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ _csrf: csrf, key }).toString(),
+  });
+  expect(signedIn.status).toBe(303);
+  return cookieOf(signedIn);
+}
 
 describe('MCP sessions', () => {
   const initialize = (key: string) =>

@@ -20,6 +20,7 @@ export {
   listApiKeys,
 } from './keys/keys.js';
 export { isUuid } from './internal/uuid.js';
+export { secretAccess } from './keys/secret-access.js';
 export type { ApiKeyInfo, CreatedApiKey, KeyIdentity, KeyRole } from './keys/keys.js';
 export {
   isPlatformToken,

@@ -39,6 +39,7 @@ describe('migrations', () => {
       'mt_idempotency_keys',
       'mt_kb_chunks',
       'mt_kb_documents',
+      'mt_key_secret_grants',
       'mt_knowledge_bases',
       'mt_migrations',
       'mt_namespaces',

@@ -372,7 +372,7 @@ class Run(MaitentoModel):
     interaction: RunInteraction
     status: Literal["Running", "PendingApproval", "WaitingForInput", "Completed", "Failed", "Cancelled"]
     interactive: bool = Field(description="False for an app run: nobody can be asked to approve")
-    inputs: dict[str, Any] = Field(description="The inputs as given (secret inputs are secret ids, never values)")
+    inputs: dict[str, Any] = Field(description="The inputs as given (secret inputs are secret ids, never values); a secret input whose secret the calling key may not use is {\"secret\": true}")
     result: str | dict[str, Any] | None = Field(description="The final answer of a Completed run: its text, or the object matching the interaction's result.schema when it declares one")
     error: RunError | None
     pending_approval: Approval | None = Field(alias="pendingApproval", description="The approval the run waits on while PendingApproval; a parent waiting on a child run shows the child's (its runId the child's, its agentName the agent that asks)")
@@ -523,6 +523,7 @@ class KeyInfo(MaitentoModel):
     id: str
     name: str | None
     role: Literal["admin", "user"]
+    secrets: list[str] = Field(description="The ids of the secrets granted to the key when it was made: a user key names only these in a run (an admin key any)")
     created_at: str = Field(alias="createdAt")
 
 
@@ -532,6 +533,7 @@ class CreatedKey(MaitentoModel):
     id: str
     name: str | None
     role: Literal["admin", "user"]
+    secrets: list[str] = Field(description="The ids of the secrets granted to the key when it was made: a user key names only these in a run (an admin key any)")
     created_at: str = Field(alias="createdAt")
     key: str
 
@@ -739,6 +741,7 @@ class CreateKeyBody(MaitentoModel):
 
     name: str | None = Field(None)
     role: Literal["admin", "user"]
+    secrets: list[str] | None = Field(None, description="Ids of secrets of the namespace the key may name in a run (inputs.functions.auth); a user key may name no other. An admin key uses every secret.")
 
 
 class CreateKnowledgeBaseBody(MaitentoModel):

@@ -120,7 +120,7 @@ async function withRemoteTool(
   const mcp = connector.mcp!;
   const listed = await gateway.listMcpTools(
     { url: mcp.url },
-    { credential: credential === undefined || 'missing' in credential ? undefined : credential },
+    { credential: credential !== undefined && 'header' in credential ? credential : undefined },
   );
   const remote = listed.find((t) => t.name === mcp.tool);
   const { compileRepo, didYouMean } = await import('@maitento/lang');

@@ -3,7 +3,7 @@ import { type ApiFlags, addConnectionOptions, addJsonOption, withClient } from '
 import { printJson } from '../internal/output.js';
 import type { RegisterCommand } from './index.js';
 
-/** `mt key-create --role admin|user [--name NAME]`: prints the new key, shown this once. */
+/** `mt key-create --role admin|user [--name NAME] [--secret ID]...`: prints the new key, shown this once. */
 export const register: RegisterCommand = (program, io) => {
   const command = program
     .command('key-create')
@@ -13,11 +13,21 @@ export const register: RegisterCommand = (program, io) => {
         .choices(['admin', 'user'])
         .makeOptionMandatory(),
     )
-    .option('--name <name>', 'a label to recognise the key by');
+    .option('--name <name>', 'a label to recognise the key by')
+    .option(
+      '--secret <id>',
+      'grant the key a secret by id (repeat for more): a user key names only its granted secrets in a run',
+      (id: string, ids: string[]) => [...ids, id],
+      [] as string[],
+    );
   addJsonOption(addConnectionOptions(command)).action(
-    async (flags: ApiFlags & { role: 'admin' | 'user'; name?: string }) => {
+    async (flags: ApiFlags & { role: 'admin' | 'user'; name?: string; secret: string[] }) => {
       await withClient(io, flags, async (client) => {
-        const created = await client.keys.create({ role: flags.role, ...(flags.name ? { name: flags.name } : {}) });
+        const created = await client.keys.create({
+          role: flags.role,
+          ...(flags.name ? { name: flags.name } : {}),
+          ...(flags.secret.length > 0 ? { secrets: flags.secret } : {}),
+        });
         if (flags.json) return printJson(io, created);
         io.out(created.key);
         io.err(`created ${created.role} key ${created.id}; the key above is shown only this once`);

@@ -14,8 +14,8 @@ export const register: RegisterCommand = (program, io) => {
       if (flags.json) return printJson(io, keys);
       io.out(
         formatTable(
-          ['ID', 'NAME', 'ROLE', 'CREATED'],
-          keys.map((k) => [k.id, k.name, k.role, k.createdAt]),
+          ['ID', 'NAME', 'ROLE', 'SECRETS', 'CREATED'],
+          keys.map((k) => [k.id, k.name, k.role, k.secrets.join(','), k.createdAt]),
         ),
       );
     });

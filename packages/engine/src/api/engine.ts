@@ -6,6 +6,7 @@ import type {
   RunEvent,
   RunPage,
   RunView,
+  RunViewer,
   StartRunInput,
 } from './types.js';
 
@@ -17,10 +18,16 @@ export const RUN_EVENTS_MAX_PAGE = 1000;
 
 /**
  * What the server asks of the engine. Every method is scoped to a namespace (another namespace's run or
- * approval is `not-found`) and throws registry errors (`MtError`) for the caller's mistakes.
+ * approval is `not-found`) and throws registry errors (`MtError`) for the caller's mistakes. A method that shows a
+ * run's inputs takes the `viewer` (the request's key): a secret input whose secret it may not use is shown as
+ * `{ "secret": true }` (docs/security.md). The server always passes it; without one (the engine's own callers) the
+ * inputs are shown as stored.
  */
 export interface Engine {
-  /** Checks the inputs, pins every version, stores the run and queues it; resolves with the new run. */
+  /**
+   * Checks the inputs (a secret `startedBy` may not use is 403 `api:runs:secret-forbidden`), pins every version,
+   * stores the run and queues it; resolves with the new run.
+   */
   startRun(
     namespace: string,
     interaction: string,
@@ -29,28 +36,35 @@ export interface Engine {
     /** The caller's W3C trace context: the run's trace continues it when OpenTelemetry is on. */
     context?: { traceparent?: string },
   ): Promise<RunView>;
-  getRun(namespace: string, id: string): Promise<RunView>;
+  getRun(namespace: string, id: string, viewer?: RunViewer): Promise<RunView>;
   /** One page of runs as summaries: no inputs, the result cut short (the run's own {@link getRun} has all). */
   listRuns(namespace: string, query: ListRunsQuery): Promise<RunPage>;
   /**
    * The stored steps with `seq > after` (default 0), in order: at most `limit` of them (default
    * {@link RUN_EVENTS_PAGE}, at most {@link RUN_EVENTS_MAX_PAGE}); read the next page after the last `seq`.
    */
-  listEvents(namespace: string, id: string, after?: number, limit?: number): Promise<RunEvent[]>;
+  listEvents(namespace: string, id: string, after?: number, limit?: number, viewer?: RunViewer): Promise<RunEvent[]>;
   /**
    * Sends the next message of a conversation waiting for one (WaitingForInput): stores it and queues the run; resolves
    * with the run (Running). Empty text is 422 `api:runs:message-empty`; a run that does not wait for a message is 409
    * `api:runs:not-waiting-for-input`, an ended one 409 `api:runs:already-ended`.
    */
-  sendMessage(namespace: string, runId: string, text: string, by: { keyId: string; keyName: string }): Promise<RunView>;
+  sendMessage(
+    namespace: string,
+    runId: string,
+    text: string,
+    by: { keyId: string; keyName: string },
+    viewer?: RunViewer,
+  ): Promise<RunView>;
   /** Cancels a run that has not ended (a terminal run answers 409 `api:runs:already-ended`). */
-  cancelRun(namespace: string, id: string): Promise<RunView>;
+  cancelRun(namespace: string, id: string, viewer?: RunViewer): Promise<RunView>;
   /** Answers the run's pending approval (or the one named), once; resolves with the run. */
   answerRunApproval(
     namespace: string,
     runId: string,
     approvalId: string | undefined,
     answer: ApprovalAnswer,
+    viewer?: RunViewer,
   ): Promise<RunView>;
   /** Answers an approval by its id, once (409 `api:approvals:already-answered` for the losers). */
   answerApproval(namespace: string, approvalId: string, answer: ApprovalAnswer): Promise<ApprovalView>;

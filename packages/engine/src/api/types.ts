@@ -58,7 +58,10 @@ export interface RunView {
   status: RunStatus;
   /** False for an app run: nobody can be asked to approve. */
   interactive: boolean;
-  /** The inputs as given (secret inputs are secret ids, never values). */
+  /**
+   * The inputs as given (secret inputs are secret ids, never values). A secret input is `{ "secret": true }` to a
+   * key that may not use its secret (docs/security.md, "Who may use a secret").
+   */
   inputs: Record<string, unknown>;
   /**
    * The final answer of a Completed run: its text, or the object an interaction with `result.schema` declared
@@ -109,6 +112,11 @@ export interface RunEvent {
   type: RunEventType;
   at: string;
   data: Record<string, unknown>;
+}
+
+/** Who reads a run: the API key of the request (a secret input is shown to it only when it may use the secret). */
+export interface RunViewer {
+  keyId: string;
 }
 
 /** The body of `POST /v1/interactions/{name}/runs`. */

@@ -10,7 +10,8 @@ import {
   type ToolCallInput,
 } from '@maitento/gateway';
 import type { InteractionTool, Json } from '@maitento/lang';
-import { apiKeyDeleted, storeErrors } from '@maitento/store';
+import { sharedErrors } from '@maitento/errors';
+import { apiKeyDeleted, secretAccess, storeErrors } from '@maitento/store';
 import { engineErrors } from '../errors.js';
 import { findVersion } from '../runs/call-reads.js';
 import type { RunContext } from './context.js';
@@ -28,11 +29,20 @@ function isEmpty(value: unknown): boolean {
 
 // The run inputs that feed the run's calls: its interaction, the agent that calls, the values given.
 function runInputs(ctx: RunContext): CallRunInputs {
+  const keyId = ctx.run.startedByKeyId;
   return {
     interaction: ctx.pinned.interaction.resource,
     agent: ctx.pinned.agentTools.agent,
     handedTask: ctx.run.parentRunId !== null,
     inputs: ctx.run.inputs,
+    // The second line behind the start's check (secret-inputs.ts): the key that started the run, as it is now. A run
+    // with no key recorded (a child run carries its parent's inputs, checked at the root's start) is not asked.
+    ...(keyId === null
+      ? {}
+      : {
+          mayUseSecret: async (id: string) =>
+            (await secretAccess(ctx.db, ctx.run.namespace, keyId, [id])).get(id.toLowerCase()) !== false,
+        }),
   };
 }
 
@@ -95,6 +105,9 @@ export async function actingRefusal(ctx: RunContext, tool: InteractionTool): Pro
   ]);
   if (disabled !== undefined) return disabled;
   if (keyGone) return engineErrors.create('api:calls:key-deleted', { keyId: keyId!, tool: tool.tool.name });
+  if (credential !== undefined && 'forbidden' in credential) {
+    return sharedErrors.create('api:runs:secret-forbidden', credential.forbidden);
+  }
   if (credential !== undefined && 'missing' in credential) {
     return gatewayErrors.create('api:gateway:secret-not-found', {
       secret: credential.missing.secret,

@@ -17,6 +17,7 @@ import {
   TERMINAL_RUN_STATUSES,
 } from '@maitento/store';
 import { isUuid, nameSuggestion } from '@maitento/store';
+import type { Interaction } from '@maitento/lang';
 import { answerApproval, approvalOrThrow } from '../approvals/answer.js';
 import { RUN_EVENTS_MAX_PAGE, RUN_EVENTS_PAGE, type RunningEngine } from '../api/engine.js';
 import type {
@@ -27,6 +28,7 @@ import type {
   RunEvent,
   RunPage,
   RunView,
+  RunViewer,
   StartRunInput,
 } from '../api/types.js';
 import { engineErrors } from '../errors.js';
@@ -37,6 +39,7 @@ import type { RunQueue } from '../worker/queue.js';
 import { checkInputs } from './inputs.js';
 import { traceEndedElsewhere } from '../telemetry/index.js';
 import type { PinnedLoader } from './pinned.js';
+import { checkSecretInputs, visibleEvents, visibleInputs } from './secret-inputs.js';
 import { approvalView, runSummary, runView } from './views.js';
 
 function pendingOf(approvals: ApprovalRecord[]): ApprovalRecord | undefined {
@@ -61,10 +64,26 @@ export class RunService implements RunningEngine {
     return run;
   }
 
-  private async view(run: RunRecord): Promise<RunView> {
-    if (run.status !== 'PendingApproval') return runView(run);
+  private async view(run: RunRecord, viewer: RunViewer | undefined): Promise<RunView> {
+    const shown = viewer === undefined ? run : { ...run, inputs: await this.visible(run, viewer) };
+    if (run.status !== 'PendingApproval') return runView(shown);
     // Its own pending approval, or that of the child run it waits on (down the chain of children).
-    return runView(run, pendingOf(await treeApprovals(this.deps.db, run.id)));
+    return runView(shown, pendingOf(await treeApprovals(this.deps.db, run.id)));
+  }
+
+  // The interaction version a run was started on (pinned: kept, and cached by the loader).
+  private interactionOf(namespace: string) {
+    return async (ref: { name: string; version: number }) =>
+      (await this.loader.version<Interaction>(namespace, { kind: 'interaction', ...ref }))?.resource;
+  }
+
+  // The run's inputs as `viewer` may see them (a secret input it may not use hidden).
+  private async visible(run: RunRecord, viewer: RunViewer): Promise<Record<string, unknown>> {
+    const interaction = await this.interactionOf(run.namespace)({
+      name: run.interaction,
+      version: run.interactionVersion,
+    });
+    return visibleInputs(this.deps.db, run.namespace, viewer, interaction, run.inputs);
   }
 
   // Cancels one run in `tx`; resolves with the run as it was, or undefined when it had ended.
@@ -119,6 +138,10 @@ export class RunService implements RunningEngine {
     const versions = await this.loader.resolve(namespace, interaction);
     const pinned = await this.loader.load(namespace, versions);
     const inputs = checkInputs(pinned, input.inputs ?? {});
+    // A secret the starting key may not use is refused before anything is stored (docs/security.md).
+    if (startedBy !== undefined) {
+      await checkSecretInputs(this.deps.db, namespace, startedBy.keyId, interaction.resource, inputs);
+    }
     const id = randomUUID();
     const interactive = input.interactive ?? true;
     const trace = this.deps.telemetry?.allocate(context?.traceparent);
@@ -153,8 +176,8 @@ export class RunService implements RunningEngine {
     return runView(run);
   }
 
-  async getRun(namespace: string, id: string): Promise<RunView> {
-    return this.view(await this.record(namespace, id));
+  async getRun(namespace: string, id: string, viewer?: RunViewer): Promise<RunView> {
+    return this.view(await this.record(namespace, id), viewer);
   }
 
   async listRuns(namespace: string, query: ListRunsQuery): Promise<RunPage> {
@@ -188,13 +211,21 @@ export class RunService implements RunningEngine {
     };
   }
 
-  async listEvents(namespace: string, id: string, after = 0, limit = RUN_EVENTS_PAGE): Promise<RunEvent[]> {
+  async listEvents(
+    namespace: string,
+    id: string,
+    after = 0,
+    limit = RUN_EVENTS_PAGE,
+    viewer?: RunViewer,
+  ): Promise<RunEvent[]> {
     // Only whether it is there: a stream reads a page at a time, and the run's inputs and result are not needed.
     if (!isUuid(id) || !(await runExists(this.deps.db, id, namespace))) {
       throw engineErrors.create('api:runs:not-found', { id });
     }
     const page = Math.min(Math.max(Math.floor(limit), 1), RUN_EVENTS_MAX_PAGE);
-    return readEvents(this.deps.db, id, after, page);
+    const events = await readEvents(this.deps.db, id, after, page);
+    if (viewer === undefined) return events;
+    return visibleEvents(this.deps.db, namespace, viewer, this.interactionOf(namespace), events);
   }
 
   async sendMessage(
@@ -202,6 +233,7 @@ export class RunService implements RunningEngine {
     id: string,
     text: string,
     by: { keyId: string; keyName: string },
+    viewer?: RunViewer,
   ): Promise<RunView> {
     if (text.trim() === '') throw engineErrors.create('api:runs:message-empty');
     const run = await this.record(namespace, id);
@@ -221,10 +253,10 @@ export class RunService implements RunningEngine {
       throw engineErrors.create('api:runs:not-waiting-for-input', { id, status: now.status, why });
     }
     this.queue.sent();
-    return this.getRun(namespace, id);
+    return this.getRun(namespace, id, viewer);
   }
 
-  async cancelRun(namespace: string, id: string): Promise<RunView> {
+  async cancelRun(namespace: string, id: string, viewer?: RunViewer): Promise<RunView> {
     const run = await this.record(namespace, id);
     // The runs a cancel ended here (waiting ones: no worker holds them) and the approvals it expired, for telemetry.
     const ended = new Map<string, ApprovalRecord[]>();
@@ -243,7 +275,7 @@ export class RunService implements RunningEngine {
         await traceEndedElsewhere(telemetry, this.deps.db, this.loader, runId, expired, 'cancelled');
       }
     }
-    return this.getRun(namespace, id);
+    return this.getRun(namespace, id, viewer);
   }
 
   async answerApproval(namespace: string, id: string, answer: ApprovalAnswer): Promise<ApprovalView> {
@@ -258,6 +290,7 @@ export class RunService implements RunningEngine {
     runId: string,
     approvalId: string | undefined,
     answer: ApprovalAnswer,
+    viewer?: RunViewer,
   ): Promise<RunView> {
     const run = await this.record(namespace, runId);
     let id = approvalId;
@@ -283,7 +316,7 @@ export class RunService implements RunningEngine {
       }
     }
     await this.answerApproval(namespace, id, answer);
-    return this.getRun(namespace, runId);
+    return this.getRun(namespace, runId, viewer);
   }
 
   async getApproval(namespace: string, id: string): Promise<ApprovalView> {

@@ -15,6 +15,11 @@ export interface CallRunInputs {
    */
   handedTask?: boolean;
   inputs: Record<string, unknown>;
+  /**
+   * Whether the run's key may use the secret `id` a run input names (docs/security.md, "Who may use a secret");
+   * asked before the secret is read. Left out (a call made by hand, the CLI's own secrets), every secret may be used.
+   */
+  mayUseSecret?: (id: string) => Promise<boolean>;
 }
 
 /** Everything one call of a tool is built from, by the engine, the server (REST and MCP) and the CLI alike. */
@@ -45,7 +50,8 @@ export function runBindingsOf(tool: Tool, run: CallRunInputs | undefined): RunBi
 
 /**
  * The credential of a call: the run's auth input for the tool (a secret by id), else that input's default secret
- * or the tool's own `auth` (a secret by name); `{ missing }` names a secret that does not exist; none without auth.
+ * or the tool's own `auth` (a secret by name); `{ missing }` names a secret that does not exist, `{ forbidden }` one
+ * the run's key may not use; none without auth.
  */
 export async function credentialOf(
   parts: Pick<CallParts, 'tool' | 'run' | 'readSecret'>,
@@ -54,6 +60,10 @@ export async function credentialOf(
   const input = run === undefined ? undefined : run.interaction.inputs.functions.auth.find(forThisCall(tool, run));
   const given = input === undefined ? undefined : run?.inputs[input.name];
   if (input !== undefined && typeof given === 'string' && given !== '') {
+    // The second line behind the run's start: a secret the run's key may not use is never read nor sent.
+    if (run?.mayUseSecret !== undefined && !(await run.mayUseSecret(given))) {
+      return { forbidden: { secret: given, input: input.name } };
+    }
     const value = await readSecret({ id: given });
     return value === undefined ? { missing: { secret: given } } : { header: input.header, value };
   }

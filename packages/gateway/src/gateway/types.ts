@@ -42,8 +42,14 @@ export interface GatewayOptions {
   };
 }
 
-/** A credential the caller resolved for this call. */
-export type CallCredential = { header: string; value: string } | { missing: { secret: string } };
+/**
+ * A credential the caller resolved for this call: `missing` names a secret that does not exist, `forbidden` one the
+ * run's key may not use (named by the run input `input`); either makes the call fail with nothing sent.
+ */
+export type CallCredential =
+  | { header: string; value: string }
+  | { missing: { secret: string } }
+  | { forbidden: { secret: string; input: string } };
 
 /** One run-input binding and the run's value for it. */
 export interface RunBindingValue {

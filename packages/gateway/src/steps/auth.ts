@@ -42,6 +42,12 @@ export async function resolveAuth(
       detail: 'this call was given no secret (an optional inputs.functions.auth input left empty?)',
     });
   }
+  if ('forbidden' in credential) {
+    throw sharedErrors.create('api:runs:secret-forbidden', {
+      secret: credential.forbidden.secret,
+      input: credential.forbidden.input,
+    });
+  }
   if ('missing' in credential) {
     throw gatewayErrors.create('api:gateway:secret-not-found', {
       secret: credential.missing.secret,

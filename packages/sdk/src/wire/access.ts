@@ -7,6 +7,10 @@ const keyProperties = {
   id: uuid(),
   name: Type.Union([Type.String(), Type.Null()]),
   role: stringEnum(['admin', 'user']),
+  secrets: Type.Array(uuid(), {
+    description:
+      'The ids of the secrets granted to the key when it was made: a user key names only these in a run (an admin key any)',
+  }),
   createdAt: timestamp(),
 };
 

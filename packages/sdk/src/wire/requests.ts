@@ -54,7 +54,17 @@ export const CreateNamespaceBodySchema = Type.Object(
 
 /** The body of `POST /v1/keys`. */
 export const CreateKeyBodySchema = Type.Object(
-  { name: Type.Optional(Type.String({ maxLength: 200 })), role: stringEnum(['admin', 'user']) },
+  {
+    name: Type.Optional(Type.String({ maxLength: 200 })),
+    role: stringEnum(['admin', 'user']),
+    secrets: Type.Optional(
+      Type.Array(Type.String({ minLength: 1, maxLength: 100 }), {
+        maxItems: 1000,
+        description:
+          'Ids of secrets of the namespace the key may name in a run (inputs.functions.auth); a user key may name no other. An admin key uses every secret.',
+      }),
+    ),
+  },
   { additionalProperties: false },
 );
 

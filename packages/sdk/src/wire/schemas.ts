@@ -304,7 +304,8 @@ export const RunSchema = Type.Object(
     inputs: Type.Unsafe<Record<string, unknown>>({
       type: 'object',
       additionalProperties: true,
-      description: 'The inputs as given (secret inputs are secret ids, never values)',
+      description:
+        'The inputs as given (secret inputs are secret ids, never values); a secret input whose secret the calling key may not use is {"secret": true}',
     }),
     result: Type.Union([Type.String(), unknownMap, Type.Null()], {
       description:

@@ -14,7 +14,6 @@ import { listRunnableVersions } from '../internal/resource-reads.js';
 import { changeVersionEnabled } from '../internal/versioned-routes.js';
 import type { ServerContext } from '../internal/context.js';
 import { type OpenStream, resumePoint, streamRunEvents } from '../internal/event-stream.js';
-import { PerKeyLimit } from '../internal/per-key-limit.js';
 import { allowed } from '../plugins/auth.js';
 import { traceUrlTemplateFromEnv } from '../server/settings.js';
 import { loadAssets } from './assets.js';
@@ -150,10 +149,6 @@ export async function consoleRoutes(app: FastifyInstance, ctx: ServerContext): P
   const assets = loadAssets();
   const traceTemplate = traceUrlTemplateFromEnv();
   const open = new Set<OpenStream>();
-  // The console's live streams count against the same per-key limit as the REST API's (MT_RUN_STREAMS_PER_KEY).
-  const streamsPerKey = new PerKeyLimit(ctx.runStreamsPerKey, (max) =>
-    serverErrors.create('api:runs:too-many-streams', { max }),
-  );
   // Open streams would otherwise hold the server's close until their runs end.
   app.addHook('preClose', async () => {
     for (const stream of [...open]) stream.stop();
@@ -352,7 +347,7 @@ export async function consoleRoutes(app: FastifyInstance, ctx: ServerContext): P
     const namespace = request.identity.namespace;
     const approval = await engine.getApproval(namespace, id);
     const record = await findApproval(ctx.db, approval.id, namespace);
-    const events = approval.runId ? await engine.listEvents(namespace, approval.runId, 0, 1000) : [];
+    const events = approval.runId ? await engine.listEvents(namespace, approval.runId, 0, 1000, request.identity) : [];
     const { request: prepared, modelText } = approvalContext(events, approval.id);
     const secretName = approval.runId
       ? await toolSecretName(namespace, approval.runId, approval.functionName)
@@ -460,10 +455,10 @@ export async function consoleRoutes(app: FastifyInstance, ctx: ServerContext): P
 
   app.get<{ Params: { id: string } }>('/console/runs/:id', async (request, reply) => {
     const namespace = request.identity.namespace;
-    const run = await engine.getRun(namespace, request.params.id);
+    const run = await engine.getRun(namespace, request.params.id, request.identity);
     const events: RunEvent[] = [];
     for (let after = 0; ; ) {
-      const batch = await engine.listEvents(namespace, run.id, after, 1000);
+      const batch = await engine.listEvents(namespace, run.id, after, 1000, request.identity);
       events.push(...batch);
       if (batch.length < 1000) break;
       after = batch[batch.length - 1].seq;
@@ -486,11 +481,12 @@ export async function consoleRoutes(app: FastifyInstance, ctx: ServerContext): P
       const namespace = request.identity.namespace;
       const run = await engine.getRun(namespace, request.params.id);
       const after = Number(request.query.after);
-      const release = streamsPerKey.acquire(request.identity.keyId);
+      const release = ctx.runStreams.acquire(request.identity.keyId);
       try {
         await streamRunEvents(request, reply, {
           engine,
           namespace,
+          viewer: request.identity,
           runId: run.id,
           // Last-Event-ID (a reconnect) wins over ?after=: no step is sent twice or skipped.
           after: resumePoint(request.headers['last-event-id'], Number.isSafeInteger(after) ? after : undefined) ?? 0,
@@ -509,7 +505,7 @@ export async function consoleRoutes(app: FastifyInstance, ctx: ServerContext): P
   );
 
   app.post<{ Params: { id: string } }>('/console/runs/:id/cancel', async (request, reply) => {
-    await engine.cancelRun(request.identity.namespace, request.params.id);
+    await engine.cancelRun(request.identity.namespace, request.params.id, request.identity);
     return reply.redirect(`/console/runs/${request.params.id}`, 303);
   });
 

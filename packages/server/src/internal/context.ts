@@ -14,6 +14,7 @@ import type {
 } from '@maitento/store';
 import type { EventStreamTiming } from './event-stream.js';
 import type { KeyWatch } from './key-watch.js';
+import type { PerKeyLimit } from './per-key-limit.js';
 
 /** What every route plugin needs: the database, the secret key, the gateway, the egress policy and the run engine. */
 export interface ServerContext {
@@ -37,8 +38,11 @@ export interface ServerContext {
   telemetry?: RunTelemetry;
   /** The fallback poll of run event streams (they wake on `run:<id>`), and their keep-alive interval. */
   streamTiming: EventStreamTiming;
-  /** The most run event streams one API key may hold open at once. */
-  runStreamsPerKey: number;
+  /**
+   * The run event streams each API key holds open, REST's and the console's alike, one count per key: one more than
+   * `MT_RUN_STREAMS_PER_KEY` is refused.
+   */
+  runStreams: PerKeyLimit;
   /** The process's wake-ups (`mt_wake`): what waits (streams, MCP approval waits, list changes) subscribes here. */
   wakeups: Wakeups;
   /** The embedding model of knowledge bases (MT_EMBEDDING_MODEL); none: full-text search alone. */

@@ -1,4 +1,4 @@
-import { type Engine, type RunEvent, type RunEventType, TERMINAL_EVENT_TYPES } from '@maitento/engine';
+import { type Engine, type RunEvent, type RunEventType, type RunViewer, TERMINAL_EVENT_TYPES } from '@maitento/engine';
 import { isMtError, type MtError } from '@maitento/errors';
 import { type Wakeups, wakeTopics } from '@maitento/store';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -30,6 +30,8 @@ export interface OpenStream {
 export interface RunStreamSpec {
   engine: Engine;
   namespace: string;
+  /** Who reads the stream: a secret input it may not use is shown as a secret (docs/security.md). */
+  viewer: RunViewer;
   runId: string;
   /** Events with `seq` above this are sent. */
   after: number;
@@ -130,7 +132,7 @@ export async function streamRunEvents(
     await write(': stream of run events\n\n');
     while (!closed) {
       woken = false;
-      const events = await engine.listEvents(namespace, runId, after, STREAM_PAGE);
+      const events = await engine.listEvents(namespace, runId, after, STREAM_PAGE, spec.viewer);
       for (const event of events) {
         await write(format(event));
         after = event.seq;

@@ -133,10 +133,11 @@ export const SCHEMA_EXAMPLES: Record<string, unknown> = {
     id: KEY_ID,
     name: 'ci deploys',
     role: 'user',
+    secrets: [SECRET_ID],
     createdAt: AT,
     key: 'mt_7hGt2kLw9pQx4zVn1cRb8sYd3fMa6uJe',
   },
-  KeyInfo: { id: KEY_ID, name: 'ci deploys', role: 'user', createdAt: AT },
+  KeyInfo: { id: KEY_ID, name: 'ci deploys', role: 'user', secrets: [SECRET_ID], createdAt: AT },
   DeployPlan: {
     applied: true,
     changes: [
@@ -302,7 +303,7 @@ export const OPERATION_EXAMPLES: Partial<
     },
   },
   createNamespace: { body: { name: 'support' } },
-  createKey: { body: { name: 'ci deploys', role: 'user' } },
+  createKey: { body: { name: 'shop-a desk', role: 'user', secrets: [SECRET_ID] } },
   deploy: {
     body: {
       files: [
@@ -427,6 +428,7 @@ export const ERROR_PARAMS: Record<string, string | number> = {
   bytes: 1073741824,
   condition: 'If-Match "3f2a9c1e7b"',
   secret: 'orders-key',
+  input: 'shopKey',
   remote: 'search',
   operation: 'tools/call',
   origin: 'https://mcp.example.com',

@@ -84,12 +84,14 @@ export const OPERATION_DOCS: Record<string, OperationDoc> = {
   createKey: {
     description:
       "Creates an API key of the calling key's namespace with the role asked for (admin: may change the namespace; " +
-      'user: may read, call and run). The key itself is in this answer only; only its hash is stored.',
+      'user: may read, call and run). The key itself is in this answer only; only its hash is stored. secrets ' +
+      'grants the key secrets of the namespace by id: a user key names only those in a run (an admin key any).',
     ok: 'The key, with its secret value (shown once)',
-    errors: [],
+    errors: ['api:secrets:not-found'],
   },
   listKeys: {
-    description: "Lists the API keys of the calling key's namespace: id, name, role and creation time, never the key.",
+    description:
+      "Lists the API keys of the calling key's namespace: id, name, role, the secrets granted to it and creation time, never the key.",
     ok: 'The API keys of the namespace',
     errors: [],
   },
@@ -189,9 +191,11 @@ export const OPERATION_DOCS: Record<string, OperationDoc> = {
     description:
       'Starts a run of the interaction (its latest enabled version, or the one named) with its inputs; the run ' +
       'goes on in a worker. Follow it with getRun, listRunEvents or streamRunEvents. interactive false is an ' +
-      'app run: a tool that needs approval fails instead of waiting for a person.',
+      'app run: a tool that needs approval fails instead of waiting for a person. An auth input may name only a ' +
+      'secret the calling key may use (an admin key: any of the namespace; a user key: those granted to it).',
     ok: 'The run, as started (status Running)',
     errors: [
+      'api:runs:secret-forbidden',
       'api:interactions:not-found',
       'api:interactions:input-required',
       'api:interactions:input-unknown',
@@ -208,7 +212,9 @@ export const OPERATION_DOCS: Record<string, OperationDoc> = {
     errors: ['api:runs:invalid-cursor'],
   },
   getRun: {
-    description: 'Reads one run: its status, inputs, result or error, and the approval it waits on, if any.',
+    description:
+      'Reads one run: its status, inputs, result or error, and the approval it waits on, if any. A secret input ' +
+      'whose secret the calling key may not use shows as {"secret": true}.',
     ok: 'The run',
     errors: ['api:runs:not-found'],
   },

@@ -6,7 +6,6 @@ import { answeringActor } from '../internal/actor.js';
 import type { ServerContext } from '../internal/context.js';
 import { emptyBodyIsEmptyObject, rejectionNeedsReason } from '../internal/optional-body.js';
 import { type OpenStream, resumePoint, streamRunEvents } from '../internal/event-stream.js';
-import { PerKeyLimit } from '../internal/per-key-limit.js';
 import { operation, responses } from '../schemas/shared.js';
 
 const TERMINAL: RunStatus[] = ['Completed', 'Failed', 'Cancelled'];
@@ -18,9 +17,6 @@ const TERMINAL: RunStatus[] = ['Completed', 'Failed', 'Cancelled'];
 export async function runRoutes(app: FastifyInstance, ctx: ServerContext): Promise<void> {
   const { engine } = ctx;
   const open = new Set<OpenStream>();
-  const streamsPerKey = new PerKeyLimit(ctx.runStreamsPerKey, (max) =>
-    serverErrors.create('api:runs:too-many-streams', { max }),
-  );
   // Open streams would otherwise hold the server's close until their runs end.
   app.addHook('preClose', async () => {
     for (const stream of [...open]) stream.stop();
@@ -73,7 +69,7 @@ export async function runRoutes(app: FastifyInstance, ctx: ServerContext): Promi
         response: responses({ 200: { $ref: 'Run#' } }),
       },
     },
-    async (request) => engine.getRun(request.identity.namespace, request.params.id),
+    async (request) => engine.getRun(request.identity.namespace, request.params.id, request.identity),
   );
 
   app.get<OperationRequest<'listRunEvents'>>(
@@ -87,7 +83,13 @@ export async function runRoutes(app: FastifyInstance, ctx: ServerContext): Promi
       },
     },
     async (request) =>
-      engine.listEvents(request.identity.namespace, request.params.id, request.query.after ?? 0, request.query.limit),
+      engine.listEvents(
+        request.identity.namespace,
+        request.params.id,
+        request.query.after ?? 0,
+        request.query.limit,
+        request.identity,
+      ),
   );
 
   app.get<OperationRequest<'streamRunEvents'>>(
@@ -122,11 +124,13 @@ export async function runRoutes(app: FastifyInstance, ctx: ServerContext): Promi
       // Looked up first, so an unknown run answers 404 as JSON before the stream starts.
       const run = await engine.getRun(namespace, request.params.id);
       // Taken before the stream starts, so a key over its limit gets a 429 as JSON; given back when it ends.
-      const release = streamsPerKey.acquire(request.identity.keyId);
+      // One count per key, shared with the console's live streams (ctx.runStreams).
+      const release = ctx.runStreams.acquire(request.identity.keyId);
       try {
         await streamRunEvents(request, reply, {
           engine,
           namespace,
+          viewer: request.identity,
           runId: run.id,
           after: resumePoint(request.headers['last-event-id'], request.query.after) ?? 0,
           ended: TERMINAL.includes(run.status),
@@ -154,7 +158,7 @@ export async function runRoutes(app: FastifyInstance, ctx: ServerContext): Promi
       },
       preValidation: emptyBodyIsEmptyObject,
     },
-    async (request) => engine.cancelRun(request.identity.namespace, request.params.id),
+    async (request) => engine.cancelRun(request.identity.namespace, request.params.id, request.identity),
   );
 
   app.post<OperationRequest<'sendRunMessage'>>(
@@ -169,7 +173,7 @@ export async function runRoutes(app: FastifyInstance, ctx: ServerContext): Promi
     },
     async (request) => {
       const by = await answeringActor(ctx.db, request);
-      return engine.sendMessage(request.identity.namespace, request.params.id, request.body.text, by);
+      return engine.sendMessage(request.identity.namespace, request.params.id, request.body.text, by, request.identity);
     },
   );
 
@@ -191,11 +195,13 @@ export async function runRoutes(app: FastifyInstance, ctx: ServerContext): Promi
       async (request) => {
         const by = await answeringActor(ctx.db, request);
         const { approvalId, reason } = request.body;
-        return engine.answerRunApproval(request.identity.namespace, request.params.id, approvalId, {
-          decision,
-          ...(reason === undefined ? {} : { reason }),
-          by,
-        });
+        return engine.answerRunApproval(
+          request.identity.namespace,
+          request.params.id,
+          approvalId,
+          { decision, ...(reason === undefined ? {} : { reason }), by },
+          request.identity,
+        );
       },
     );
   }

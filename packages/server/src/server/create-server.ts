@@ -34,6 +34,8 @@ import Fastify, {
 import type { ServerContext } from '../internal/context.js';
 import { DEFAULT_STREAM_TIMING, type EventStreamTiming } from '../internal/event-stream.js';
 import { logInternalErrors } from '../internal/internal-errors.js';
+import { PerKeyLimit } from '../internal/per-key-limit.js';
+import { serverErrors } from '../errors.js';
 import { watchKeys } from '../internal/key-watch.js';
 import { lazyEngine } from '../internal/lazy-engine.js';
 import { lazySerializerBuilder } from '../internal/lazy-schemas.js';
@@ -74,6 +76,7 @@ import {
   streamKeepAliveMsFromEnv,
   cacheLeaseMsFromEnv,
   slowRequestMsFromEnv,
+  trustProxyFromEnv,
 } from './settings.js';
 
 /** Options of {@link createServer}. */
@@ -113,6 +116,11 @@ export interface ServerOptions {
   engineOptions?: Partial<EngineOptions>;
   /** Fallback poll interval and keep-alive of run event streams (tests change them). */
   streamTiming?: Partial<EventStreamTiming>;
+  /**
+   * Which peers are reverse proxies whose `X-Forwarded-For` names the client (fastify's `trustProxy`: the console's
+   * sign-in limit is per client address); default `MT_TRUST_PROXY`, none when unset.
+   */
+  trustProxy?: boolean | string[];
   /** The most run event streams one API key holds open at once (default `MT_RUN_STREAMS_PER_KEY` or 20). */
   runStreamsPerKey?: number;
   /** The process's wake-ups to use (the caller closes them); default: opened on `db` and closed with the server. */
@@ -240,7 +248,9 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
   const ctx: ServerContext = {
     engine,
     streamTiming: { ...DEFAULT_STREAM_TIMING, keepAliveMs: streamKeepAliveMsFromEnv(), ...options.streamTiming },
-    runStreamsPerKey: options.runStreamsPerKey ?? runStreamsPerKeyFromEnv(),
+    runStreams: new PerKeyLimit(options.runStreamsPerKey ?? runStreamsPerKeyFromEnv(), (max) =>
+      serverErrors.create('api:runs:too-many-streams', { max }),
+    ),
     wakeups,
     keys: watchKeys(options.db, wakeups, { warn: (obj, msg) => keyLog.target?.warn(obj, msg) }),
     db: options.db,
@@ -274,6 +284,8 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
     // A request's logger is made when it first writes a line: most requests write none (logging.ts).
     childLoggerFactory: requestLogger,
     bodyLimit,
+    // Behind a reverse proxy, `request.ip` is the client named in X-Forwarded-For by a trusted proxy; else the peer.
+    trustProxy: options.trustProxy ?? trustProxyFromEnv(),
     // Resource names come from file names and may be long; the router's default cap is 100 characters.
     routerOptions: { maxParamLength: MAX_NAME_LENGTH },
     frameworkErrors: frameworkErrorHandler,

@@ -1,7 +1,9 @@
+import { isIP } from 'node:net';
 import { approvalTtlMsFromEnv } from '@maitento/engine';
 import { DEFAULT_CACHE_LEASE_MS, DEFAULT_FILE_LIMITS, type FileLimits } from '@maitento/store';
 import { DEFAULT_STREAM_TIMING } from '../internal/event-stream.js';
 import type { McpSettings } from '../mcp/settings.js';
+import { serverErrors } from '../errors.js';
 
 // The one module of the server that reads the environment (docs/configuration.md). The engine reads its own
 // (MT_APPROVAL_TTL included, taken from it here); the egress rules (MT_EGRESS_*) are read by @maitento/egress.
@@ -126,4 +128,40 @@ export const DEFAULT_KB_DOCUMENT_LIMIT = 20 * 1024 * 1024;
 /** `MT_KB_DOCUMENT_LIMIT`: the largest document a knowledge base takes, in bytes (default 20 MiB). */
 export function knowledgeDocumentLimitFromEnv(): number {
   return envLimit('MT_KB_DOCUMENT_LIMIT', DEFAULT_KB_DOCUMENT_LIMIT);
+}
+
+// The names proxy-addr (fastify's trustProxy) knows for address ranges.
+const PROXY_RANGE_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+function isProxyAddress(entry: string): boolean {
+  if (PROXY_RANGE_NAMES.has(entry)) return true;
+  const [address, bits, extra] = entry.split('/');
+  if (extra !== undefined || address === undefined || isIP(address) === 0) return false;
+  if (bits === undefined) return true;
+  const max = isIP(address) === 4 ? 32 : 128;
+  return /^[0-9]{1,3}$/.test(bits) ? Number(bits) <= max : isIP(bits) === 4 && max === 32;
+}
+
+/**
+ * `MT_TRUST_PROXY`: which peers are reverse proxies whose `X-Forwarded-For` names the client (fastify's
+ * `trustProxy`): unset or `false` trusts none (the peer's address is the client's, and the header is ignored), `true`
+ * every peer, else a comma-separated list of addresses, CIDR ranges and `loopback`, `linklocal`, `uniquelocal`. A hop
+ * count is refused: fastify trusts no peer for one (its fail-closed rule), which would silently ignore the setting.
+ */
+export function trustProxyFromEnv(): boolean | string[] {
+  const raw = process.env.MT_TRUST_PROXY?.trim() ?? '';
+  if (raw === '' || raw === 'false') return false;
+  if (raw === 'true') return true;
+  const refuse = (reason: string) => serverErrors.create('api:server:trust-proxy-invalid', { value: raw, reason });
+  if (/^[0-9]+$/.test(raw)) {
+    throw refuse("a hop count is not accepted (fastify trusts no peer for one); name the proxies' addresses");
+  }
+  const entries = raw.split(',').map((entry) => entry.trim());
+  const bad = entries.find((entry) => !isProxyAddress(entry));
+  if (bad !== undefined) {
+    throw refuse(
+      `${bad === '' ? 'an empty entry' : bad} is not an IP address, a CIDR range or loopback, linklocal, uniquelocal`,
+    );
+  }
+  return entries;
 }

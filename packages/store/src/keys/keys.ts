@@ -1,9 +1,11 @@
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { sharedErrors } from '@maitento/errors';
 import type { Queryable } from '../db/db.js';
 import { storeErrors } from '../errors.js';
 import { bytes, iso } from '../internal/rows.js';
 import { isUuid } from '../internal/uuid.js';
 import { WAKE_CHANNEL } from '../wake/notify.js';
+import { secretAccess } from './secret-access.js';
 
 /** What a key may do: `admin` deploys and manages; `user` reads, runs and approves. */
 export type KeyRole = 'admin' | 'user';
@@ -13,6 +15,8 @@ export interface ApiKeyInfo {
   id: string;
   name: string | null;
   role: KeyRole;
+  /** The ids of the secrets granted to the key when it was made (a user key names only these in a run). */
+  secrets: string[];
   createdAt: string;
 }
 
@@ -37,28 +41,64 @@ function hashKey(key: string): Buffer {
   return createHash('sha256').update(key, 'utf8').digest();
 }
 
-/** Stores a key (a new random one unless `key` is given) for `namespace` and returns it once. */
+/**
+ * Stores a key (a new random one unless `key` is given) for `namespace`, with the secrets of `secrets` granted to it,
+ * and returns it once. A secret id that is none of the namespace's is `api:secrets:not-found`, and nothing is stored.
+ */
 export async function createApiKey(
   db: Queryable,
   namespace: string,
-  options: { role: KeyRole; name?: string | null; key?: string },
+  options: { role: KeyRole; name?: string | null; key?: string; secrets?: string[] },
 ): Promise<CreatedApiKey> {
   const key = options.key ?? generateApiKey();
   const id = randomUUID();
+  const secrets = [...new Set((options.secrets ?? []).map((s) => s.toLowerCase()))].sort();
+  const invalid = secrets.find((s) => !isUuid(s));
+  if (invalid !== undefined) throw sharedErrors.create('api:secrets:not-found', { ref: invalid });
+  // One statement: the key is stored only when every granted secret is one of the namespace's, with its grants.
   const { rows } = await db.query<{ created_at: Date }>(
-    'INSERT INTO mt_api_keys (id, namespace, name, role, key_hash) VALUES ($1, $2, $3, $4, $5) RETURNING created_at',
-    [id, namespace, options.name ?? null, options.role, hashKey(key)],
+    'WITH wanted AS (SELECT id FROM mt_secrets WHERE namespace = $2 AND id = ANY($6::uuid[])), ' +
+      'made AS (INSERT INTO mt_api_keys (id, namespace, name, role, key_hash) ' +
+      'SELECT $1, $2, $3, $4, $5 WHERE (SELECT count(*) FROM wanted) = $7 RETURNING id, created_at), ' +
+      'granted AS (INSERT INTO mt_key_secret_grants (key_id, secret_id) SELECT made.id, wanted.id FROM made, wanted) ' +
+      'SELECT created_at FROM made',
+    [id, namespace, options.name ?? null, options.role, hashKey(key), secrets, secrets.length],
   );
-  return { id, name: options.name ?? null, role: options.role, createdAt: iso(rows[0].created_at), key };
+  if (rows[0] === undefined) {
+    const found = await secretAccess(db, namespace, null, secrets);
+    throw sharedErrors.create('api:secrets:not-found', { ref: secrets.find((s) => !found.has(s)) ?? '' });
+  }
+  return {
+    id,
+    name: options.name ?? null,
+    role: options.role,
+    secrets,
+    createdAt: iso(rows[0].created_at),
+    key,
+  };
 }
 
 /** Lists the keys of a namespace, oldest first. */
 export async function listApiKeys(db: Queryable, namespace: string): Promise<ApiKeyInfo[]> {
-  const { rows } = await db.query<{ id: string; name: string | null; role: KeyRole; created_at: Date }>(
-    'SELECT id, name, role, created_at FROM mt_api_keys WHERE namespace = $1 ORDER BY created_at, id',
+  const { rows } = await db.query<{
+    id: string;
+    name: string | null;
+    role: KeyRole;
+    secrets: string[] | null;
+    created_at: Date;
+  }>(
+    'SELECT k.id, k.name, k.role, k.created_at, ' +
+      '(SELECT array_agg(g.secret_id::text ORDER BY g.secret_id::text) FROM mt_key_secret_grants g WHERE g.key_id = k.id) AS secrets ' +
+      'FROM mt_api_keys k WHERE k.namespace = $1 ORDER BY k.created_at, k.id',
     [namespace],
   );
-  return rows.map((row) => ({ id: row.id, name: row.name, role: row.role, createdAt: iso(row.created_at) }));
+  return rows.map((row) => ({
+    id: row.id,
+    name: row.name,
+    role: row.role,
+    secrets: row.secrets ?? [],
+    createdAt: iso(row.created_at),
+  }));
 }
 
 /** Deletes a key of `namespace` (refused from the next request, on every server); another namespace's is `api:keys:not-found`. */

@@ -207,9 +207,11 @@ class Secrets(_Resource):
 class Keys(_Resource):
     """`mt.keys`: the API keys of the namespace."""
 
-    def create(self, *, role: str, name: str | None = None) -> CreatedKey:
-        """Creates a key; the answer's `key` is shown this once."""
-        body = without_none({"role": role, "name": name})
+    def create(
+        self, *, role: str, name: str | None = None, secrets: builtins.list[str] | None = None
+    ) -> CreatedKey:
+        """Creates a key; the answer's `key` is shown this once. `secrets`: the secret ids a user key may name in a run."""
+        body = without_none({"role": role, "name": name, "secrets": secrets})
         return CreatedKey.model_validate(self._client.request("POST", "/v1/keys", body))
 
     def list(self) -> builtins.list[KeyInfo]:
