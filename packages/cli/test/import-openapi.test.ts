@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { Maitento } from '@maitento/sdk';
@@ -254,6 +254,59 @@ describe('mt import openapi: errors and filters', { timeout: 60_000 }, () => {
       `error [api:import:ref-external]: ${source} has a $ref to another host (https://schemas.example.com/event.yaml#/Event) at /paths/~1events/post/requestBody/content/application~1json/schema/$ref`,
     );
     await expect(readdir(out)).rejects.toThrow();
+  });
+
+  // Issue #41 item 6: a $ref naming the CLI's login file put its API key into a connector, and `mt check` said ok.
+  it("refuses a $ref outside the document's folder (../, an absolute path, a symlink out): exit 2, nothing written", async () => {
+    const dir = join(scratch, 'outside');
+    await mkdir(join(dir, 'api'), { recursive: true });
+    const secret = 'mt_0123456789secretkeyOFTHELOGINFILE';
+    const login = join(dir, 'login.json');
+    await writeFile(login, JSON.stringify({ url: 'http://127.0.0.1:8080', key: secret }));
+    await symlink(login, join(dir, 'api', 'linked.json'));
+    const spec = (ref: string) =>
+      [
+        'openapi: 3.1.0',
+        'info: { title: Outside, version: 1.0.0 }',
+        'servers: [{ url: https://outside.example.com }]',
+        'paths:',
+        '  /events:',
+        '    post:',
+        '      requestBody:',
+        '        content:',
+        '          application/json:',
+        `            schema: { $ref: '${ref}' }`,
+        "      responses: { '201': { description: Created } }",
+      ].join('\n');
+    for (const [name, ref] of [
+      ['dotdot', '../login.json'],
+      ['absolute', login],
+      ['symlink', 'linked.json'],
+    ] as const) {
+      const source = join(dir, 'api', `${name}.yaml`);
+      await writeFile(source, spec(ref));
+      const out = await fresh(`outside-${name}`);
+      const result = await mt(['import', 'openapi', source, '--out', out]);
+      expect([name, result.code]).toEqual([name, 2]);
+      expect(result.stderr).toContain(
+        `error [api:import:ref-outside]: ${source} has a $ref outside what it may read (${ref}) at /paths/~1events/post/requestBody/content/application~1json/schema/$ref: it is not inside the document's folder`,
+      );
+      expect(result.stderr + result.stdout).not.toContain(secret);
+      await expect(readdir(out)).rejects.toThrow();
+    }
+    // A file inside the folder, by a relative path or a symlink that stays inside, is still read.
+    await writeFile(
+      join(dir, 'api', 'event.json'),
+      JSON.stringify({ type: 'object', properties: { id: { type: 'string' } } }),
+    );
+    await symlink(join(dir, 'api', 'event.json'), join(dir, 'api', 'inside.json'));
+    for (const ref of ['./event.json', 'inside.json']) {
+      const source = join(dir, 'api', 'inside.yaml');
+      await writeFile(source, spec(ref));
+      const out = await fresh('outside-inside');
+      const result = await mt(['import', 'openapi', source, '--out', out]);
+      expect(result.code, result.stderr).toBe(0);
+    }
   });
 
   it('refuses a relative server without --server-url, exit 2', async () => {
