@@ -125,6 +125,11 @@ export const cliErrors = defineErrors({
     message: 'cannot read {ref}, referred to at {pointer} of {source}: {reason}',
     hint: 'a relative $ref is resolved against the file or URL of the document it is written in',
   },
+  'api:import:schema-too-large': {
+    status: 400,
+    message: 'the {where} schema of {source} is too large to import: {reason}; nothing was written',
+    hint: 'import fewer operations (--operations, --tags), or simplify the schema; each schema is written once, so this is a schema that is itself this large',
+  },
   'api:import:server-relative': {
     status: 400,
     message: 'the server URL {url} of {source} is relative, and there is nothing to resolve it against',

@@ -45,6 +45,7 @@ const REFUSED = new Set([
   'api:import:swagger-2',
   'api:import:ref-external',
   'api:import:ref-outside',
+  'api:import:schema-too-large',
   'api:import:server-relative',
   'api:import:server-missing',
   'api:import:filter-unknown',
