@@ -7,6 +7,7 @@ import { dirname, join, relative } from 'node:path';
 import { Maitento } from '@maitento/sdk';
 import { createTestDatabase, type TestDatabase } from '@maitento/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { kebab } from '../src/internal/openapi/generate.js';
 import { run } from '../src/program.js';
 import {
   ROOT,
@@ -440,6 +441,15 @@ describe('mt import openapi: errors and filters', { timeout: 60_000 }, () => {
       `error [api:import:schema-too-large]: the POST /deep request body schema of ${source} is too large to import: it nests deeper than 48 levels`,
     );
     await expect(readdir(out)).rejects.toThrow();
+  });
+
+  it('makes names of a hostile operationId in linear time (1 MB of capitals)', () => {
+    const id = `${'A'.repeat(1024 * 1024)}1`;
+    const started = performance.now();
+    const name = kebab(id);
+    expect(performance.now() - started).toBeLessThan(2_000);
+    expect(name).toBe(id.toLowerCase());
+    expect(kebab('getHTTPResponseCode')).toBe('get-http-response-code');
   });
 
   it('refuses a relative server without --server-url, exit 2', async () => {

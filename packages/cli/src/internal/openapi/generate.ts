@@ -51,7 +51,8 @@ const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !
 /** A string in the repo's file-name style: lowercase kebab case (`createSpecialEvent` → `create-special-event`). */
 export function kebab(text: string, splitCamelCase = true): string {
   const words = splitCamelCase
-    ? text.replace(/([a-z0-9])([A-Z])/g, '$1-$2').replace(/([A-Z]+)([A-Z][a-z])/g, '$1-$2')
+    ? // Linear: `([A-Z]+)([A-Z][a-z])` backtracked over a run of capitals at each of its starts (1 MB: minutes).
+      text.replace(/([a-z0-9])([A-Z])/g, '$1-$2').replace(/([A-Z])(?=[A-Z][a-z])/g, '$1-')
     : text;
   return words
     .toLowerCase()
