@@ -53,11 +53,16 @@ async function pdfChunks(name: string, body: Buffer, limits: ExtractLimits): Pro
   } catch (error) {
     throw unreadable(name, 'application/pdf', error);
   }
-  if (pdf.numPages > limits.pages) throw tooComplex(name, `it has ${pdf.numPages} pages, more than ${limits.pages}`);
   try {
-    pages = (await extractText(pdf, { mergePages: false })).text;
-  } catch (error) {
-    throw unreadable(name, 'application/pdf', error);
+    if (pdf.numPages > limits.pages) throw tooComplex(name, `it has ${pdf.numPages} pages, more than ${limits.pages}`);
+    try {
+      pages = (await extractText(pdf, { mergePages: false })).text;
+    } catch (error) {
+      throw unreadable(name, 'application/pdf', error);
+    }
+  } finally {
+    // The thread is reused for the next document: nothing of this one stays behind.
+    await pdf.loadingTask.destroy();
   }
   checkText(name, pages.join(''), limits);
   return pages.flatMap((page, i) => chunkText(page, { headings: false, title: `Page ${i + 1}` }));
