@@ -130,7 +130,8 @@ export async function documentChunks(
       worker.once('message', listeners.message);
       worker.once('error', listeners.error);
       worker.once('exit', listeners.exit);
-      worker.postMessage(request);
+      // The copy of the body is handed over, not cloned again.
+      worker.postMessage(request, [request.body.buffer as ArrayBuffer]);
     });
     ended = true;
     if (over !== undefined || reply === undefined) {
