@@ -93,16 +93,22 @@ export const MAX_SCHEMA_DEPTH = 48;
 /** Keywords whose values are data, not schemas: a `$ref` there is text. */
 const DATA_KEYWORDS = new Set(['example', 'examples', 'enum', 'const', 'default']);
 
-/** Calls `onRef` with the target of every `$ref` of a schema, not looking into data keywords. */
-function eachRef(node: unknown, onRef: (target: string) => void): void {
+/**
+ * Calls `onRef` with the target of every `$ref` of a schema, not looking into data keywords; `tooDeep` past
+ * twice {@link MAX_SCHEMA_DEPTH} levels of the document (a property is two: `properties`, then its name).
+ */
+function eachRef(node: unknown, onRef: (target: string) => void, tooDeep: () => Error, depth = 0): void {
+  if (depth > 2 * MAX_SCHEMA_DEPTH) throw tooDeep();
   if (Array.isArray(node)) {
-    for (const item of node) eachRef(item, onRef);
+    for (const item of node) eachRef(item, onRef, tooDeep, depth + 1);
     return;
   }
   if (!isObj(node)) return;
   if (typeof node.$ref === 'string') onRef(node.$ref);
   for (const [key, value] of Object.entries(node)) {
-    if (key !== '$ref' && key !== 'xml' && key !== 'discriminator' && !DATA_KEYWORDS.has(key)) eachRef(value, onRef);
+    if (key !== '$ref' && key !== 'xml' && key !== 'discriminator' && !DATA_KEYWORDS.has(key)) {
+      eachRef(value, onRef, tooDeep, depth + 1);
+    }
   }
 }
 
@@ -136,10 +142,13 @@ function inlineSchema(doc: Obj, schema: unknown, input: boolean, source: string,
     counts.set(target, (seen ?? 0) + 1);
     if (seen === undefined) queue.push(target);
   };
-  eachRef(schema, count);
-  for (let next = queue.shift(); next !== undefined; next = queue.shift()) eachRef(resolveRef(doc, next), count);
-
   const tooLarge = (reason: string) => cliErrors.create('api:import:schema-too-large', { source, where, reason });
+  const tooDeep = () => tooLarge(`it nests deeper than ${MAX_SCHEMA_DEPTH} levels`);
+  eachRef(schema, count, tooDeep);
+  for (let next = queue.shift(); next !== undefined; next = queue.shift()) {
+    eachRef(resolveRef(doc, next), count, tooDeep);
+  }
+
   const names = new Map<string, string>();
   const defs: Obj = {};
   const pending: string[] = [];
@@ -158,7 +167,7 @@ function inlineSchema(doc: Obj, schema: unknown, input: boolean, source: string,
     return name;
   };
   const walk = (node: unknown, depth: number): unknown => {
-    if (depth > MAX_SCHEMA_DEPTH) throw tooLarge(`it nests deeper than ${MAX_SCHEMA_DEPTH} levels`);
+    if (depth > MAX_SCHEMA_DEPTH) throw tooDeep();
     if (Array.isArray(node)) return node.map((item) => walk(item, depth + 1));
     if (!isObj(node)) return node;
     if (typeof node.$ref === 'string') {

@@ -218,9 +218,10 @@ async function outsideScope(scope: RefScope, target: URL): Promise<string | unde
  * and may only point at the same file system or the same host (scheme, host and port); any other is refused
  * (`api:import:ref-external`, exit 2). Within those, a file's `$ref` reads only a file inside the root document's
  * own folder (or below it), checked on the real path after symlinks, and a URL's `$ref` reads only from the root
- * document's origin, a redirect off it not followed; any other is refused (`api:import:ref-outside`, exit 2). Every document read is put under `#/x-mt-import-refs/<key>` of the root
- * document, and each `$ref` rewritten to point there, so the rest of the import sees one document with local
- * references only. Documents are read once each, with the same limits as the root one.
+ * document's origin, a redirect off it not followed; any other is refused (`api:import:ref-outside`, exit 2).
+ * Every document read is put under `#/x-mt-import-refs/<key>` of the root document, and each `$ref` rewritten to
+ * point there, so the rest of the import sees one document with local references only. Documents are read once
+ * each, with the same limits as the root one.
  */
 async function bundleExternalRefs(
   source: string,
