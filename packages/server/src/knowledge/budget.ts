@@ -96,8 +96,25 @@ export async function documentChunks(
   const overMemory = `reading it took more than ${budget.memoryMb} MiB of memory`;
   const deadline = setTimeout(() => stop(`reading it took longer than ${budget.timeoutMs / 1000} s`), budget.timeoutMs);
   let watch: NodeJS.Timeout | undefined;
-  const onMessage = (resolve: (reply: ExtractReply | undefined) => void) => (message: ExtractReply) => resolve(message);
   let listeners: { message: (m: ExtractReply) => void; error: (e: Error) => void; exit: () => void } | undefined;
+  // Listening from the start: a thread stopped at its deadline while its memory is first read still answers.
+  const replied = new Promise<ExtractReply | undefined>((resolve, reject) => {
+    listeners = {
+      message: (message: ExtractReply) => resolve(message),
+      error: (error: Error & { code?: string }) => {
+        if (error.code === 'ERR_WORKER_OUT_OF_MEMORY') stop(overMemory);
+        else {
+          over ??= 'failed';
+          reject(error);
+        }
+      },
+      exit: () => resolve(undefined),
+    };
+    worker.once('message', listeners.message);
+    worker.once('error', listeners.error);
+    worker.once('exit', listeners.exit);
+  });
+  replied.catch(() => {}); // awaited below; a failure before then is not an unhandled rejection
   try {
     // The memory a thread holds before the document (a warm one: PDF.js, garbage of the last document) is not the
     // document's: the budget is counted from there.
@@ -115,24 +132,9 @@ export async function documentChunks(
           checking = false;
         });
     }, MEMORY_CHECK_MS);
-    const reply = await new Promise<ExtractReply | undefined>((resolve, reject) => {
-      listeners = {
-        message: onMessage(resolve),
-        error: (error: Error & { code?: string }) => {
-          if (error.code === 'ERR_WORKER_OUT_OF_MEMORY') stop(overMemory);
-          else {
-            over ??= 'failed';
-            reject(error);
-          }
-        },
-        exit: () => resolve(undefined),
-      };
-      worker.once('message', listeners.message);
-      worker.once('error', listeners.error);
-      worker.once('exit', listeners.exit);
-      // The copy of the body is handed over, not cloned again.
-      worker.postMessage(request, [request.body.buffer as ArrayBuffer]);
-    });
+    // The copy of the body is handed over, not cloned again.
+    if (over === undefined) worker.postMessage(request, [request.body.buffer as ArrayBuffer]);
+    const reply = await replied;
     ended = true;
     if (over !== undefined || reply === undefined) {
       throw serverErrors.create('api:knowledge:document-too-complex', { name, reason: over ?? 'its reader stopped' });
