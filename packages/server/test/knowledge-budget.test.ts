@@ -2,6 +2,7 @@ import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { createDeflate } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { documentChunks } from '../src/knowledge/budget.js';
 import { auth, startTestServer, type TestServer } from './helpers.js';
 
 // Issue #41 item 8: one upload must not stall or exhaust the server. A PDF whose content stream inflates to hundreds
@@ -172,6 +173,15 @@ describe('the budget of reading one document', () => {
     const three = await add('three.pdf', 'application/pdf', pdf([page, page, page], false));
     expect(three.statusCode, three.body).toBe(201);
     expect(three.json().chunkCount).toBe(3);
+  });
+
+  it('settles a deadline that passes before a fresh thread has started', async () => {
+    // 17 MiB: a budget no earlier test used, so no warm thread is at hand and the 1 ms deadline comes first.
+    const budget = { timeoutMs: 1, memoryMb: 17, pages: 10, textChars: 1000 };
+    await expect(documentChunks('a.md', 'text/markdown', Buffer.from('# A\n\nalpha\n'), budget)).rejects.toMatchObject({
+      code: 'api:knowledge:document-too-complex',
+      message: expect.stringContaining('took longer than 0.001 s'),
+    });
   });
 
   it('reads an ordinary document in its thread as before', async () => {
