@@ -115,10 +115,20 @@ export const cliErrors = defineErrors({
       '{source} has a $ref to another host ({ref}) at {pointer}; only references to its own file system or host (scheme, host and port) are followed',
     hint: 'bundle the document into one file first (for example with `npx @redocly/cli bundle`), or download the referenced document next to it and refer to it by a relative path',
   },
+  'api:import:ref-outside': {
+    status: 400,
+    message: '{source} has a $ref outside what it may read ({ref}) at {pointer}: {reason}; nothing was written',
+    hint: "a $ref reads only files in the document's own folder (or below it), or from a URL's own origin with no redirect off it; copy the referenced document next to it",
+  },
   'api:import:ref-unreadable': {
     status: 400,
     message: 'cannot read {ref}, referred to at {pointer} of {source}: {reason}',
     hint: 'a relative $ref is resolved against the file or URL of the document it is written in',
+  },
+  'api:import:schema-too-large': {
+    status: 400,
+    message: 'the {where} schema of {source} is too large to import: {reason}; nothing was written',
+    hint: 'import fewer operations (--operations, --tags), or simplify the schema; each schema is written once, so this is a schema that is itself this large',
   },
   'api:import:server-relative': {
     status: 400,

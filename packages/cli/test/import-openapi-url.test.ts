@@ -17,6 +17,7 @@ let base: string;
 let otherBase: string;
 let scratch: string;
 const stalled: PassThrough[] = [];
+let otherHits = 0;
 
 async function mt(args: string[]) {
   let stdout = '';
@@ -79,6 +80,9 @@ beforeAll(async () => {
   // "Another host": a second server on another port of 127.0.0.1, serving the same schema.
   const eventSchema = await readFile(join(split, 'schemas/event.yaml'), 'utf8');
   other = Fastify({ forceCloseConnections: true });
+  other.addHook('onRequest', async () => {
+    otherHits++;
+  });
   other.get('/schemas/event.yaml', async (_req, reply) => reply.type('application/yaml').send(eventSchema));
   otherBase = await other.listen({ port: 0, host: '127.0.0.1' });
   const pointingAt = (schemaUrl: string) => `openapi: 3.1.0
@@ -103,6 +107,11 @@ paths:
     reply
       .type('application/yaml')
       .send(pointingAt(`${base.replace('127.0.0.1', 'localhost')}/split/schemas/event.yaml`)),
+  );
+  // A $ref on this origin that redirects to the other server: never followed (issue #41 item 6).
+  app.get('/redirect-out/event.yaml', async (_req, reply) => reply.redirect(`${otherBase}/schemas/event.yaml`, 302));
+  app.get('/specs/redirect-out.yaml', async (_req, reply) =>
+    reply.type('application/yaml').send(pointingAt('../redirect-out/event.yaml')),
   );
   app.get('/specs/missing-ref.yaml', async (_req, reply) =>
     reply.type('application/yaml').send(pointingAt('../split/schemas/nope.yaml')),
@@ -197,6 +206,18 @@ describe('mt import openapi from a URL', { timeout: 60_000 }, () => {
       );
       await expect(readFile(join(out, '.mt-import/elsewhere-api.json'))).rejects.toThrow();
     }
+  });
+
+  it("does not follow a $ref's redirect off the document's origin: exit 2, the other host never asked", async () => {
+    const hits = otherHits;
+    const out = join(scratch, 'redirect-out');
+    const result = await mt(['import', 'openapi', `${base}/specs/redirect-out.yaml`, '--out', out]);
+    expect(result.code, result.stderr).toBe(2);
+    expect(result.stderr).toContain(
+      `error [api:import:ref-outside]: ${base}/specs/redirect-out.yaml has a $ref outside what it may read (../redirect-out/event.yaml#/Event) at /paths/~1events/get/responses/200/content/application~1json/schema/$ref: it redirects to ${otherBase}/schemas/event.yaml`,
+    );
+    expect(otherHits).toBe(hits);
+    await expect(readFile(join(out, '.mt-import/elsewhere-api.json'))).rejects.toThrow();
   });
 
   it('says which $ref cannot be read', async () => {

@@ -1,9 +1,13 @@
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { once } from 'node:events';
+import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { Maitento } from '@maitento/sdk';
 import { createTestDatabase, type TestDatabase } from '@maitento/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { kebab } from '../src/internal/openapi/generate.js';
 import { run } from '../src/program.js';
 import {
   ROOT,
@@ -71,6 +75,42 @@ beforeAll(async () => {
   scratch = await mkdtemp(join(tmpdir(), 'mt-import-openapi-'));
 });
 
+/**
+ * Issue #41 item 7: a small document whose schemas each refer twice to the next, `levels` deep (L0 → L1 twice → ...),
+ * the last a leaf with a required integer. Inlining every `$ref` wrote 2^levels copies (16 s and 16 MB at 16).
+ */
+function doubling(levels: number, serverUrl = 'https://doubling.example.com'): string {
+  const schemas: Record<string, unknown> = {};
+  for (let i = 0; i < levels; i++) {
+    const next = { $ref: `#/components/schemas/L${i + 1}` };
+    schemas[`L${i}`] = { type: 'object', additionalProperties: false, properties: { a: next, b: next } };
+  }
+  schemas[`L${levels}`] = {
+    type: 'object',
+    required: ['n'],
+    additionalProperties: false,
+    properties: { n: { type: 'integer' } },
+  };
+  return JSON.stringify({
+    openapi: '3.1.0',
+    info: { title: 'Doubling', version: '1' },
+    servers: [{ url: serverUrl }],
+    paths: {
+      '/things': {
+        post: {
+          operationId: 'makeThing',
+          requestBody: {
+            required: true,
+            content: { 'application/json': { schema: { $ref: '#/components/schemas/L0' } } },
+          },
+          responses: { '200': { description: 'ok', content: { 'application/json': { schema: { type: 'object' } } } } },
+        },
+      },
+    },
+    components: { schemas },
+  });
+}
+
 afterAll(async () => {
   if (scratch) await rm(scratch, { recursive: true, force: true });
   if (home) await rm(home, { recursive: true, force: true });
@@ -119,14 +159,14 @@ describe('mt import openapi: golden output', { timeout: 120_000 }, () => {
 
   it('says what each hand-written fixture is there for', async () => {
     const warnings = async (name: string) => readFile(join(GOLDEN, name, 'stderr.txt'), 'utf8');
-    expect(await warnings('cycle')).toContain(
-      'the schema refers to itself (#/components/schemas/Node at /properties/children/items); the cycle is cut to {}',
-    );
     expect(await warnings('clash')).toContain(
       'GET /b (get_thing) is named clash-api-get-thing-2: clash-api-get-thing is taken by GET /a (getThing)',
     );
     expect(await warnings('v3-2')).toContain('is OpenAPI 3.2.0: read as 3.1');
     const cycle = await readFile(join(GOLDEN, 'cycle/connectors/open-api/tree-api-create-node.mtr'), 'utf8');
+    // A schema that refers to itself is written once under $defs, the cycle kept as a reference (no warning).
+    expect(await warnings('cycle')).not.toContain('warning');
+    expect(cycle.match(/"\$ref" = "#\/\$defs\/Node"/g)?.length).toBe(4);
     // readOnly id: dropped from the request body, kept in the response.
     expect(cycle.slice(0, cycle.indexOf('schema.response'))).not.toContain('id = ');
     expect(cycle.slice(cycle.indexOf('schema.response'))).toContain('id = ');
@@ -172,7 +212,7 @@ describe('mt import openapi: output deployed', { timeout: 120_000 }, () => {
 
   beforeAll(async () => {
     db = await createTestDatabase('mt_import_openapi');
-    server = await startServer(db.url, ADMIN_KEY, home);
+    server = await startServer(db.url, ADMIN_KEY, home, { MT_EGRESS_ALLOW: '127.0.0.1/32' });
   });
 
   afterAll(async () => {
@@ -206,6 +246,53 @@ describe('mt import openapi: output deployed', { timeout: 120_000 }, () => {
     expect(names).toContain('swagger-petstore-openapi-3-0-place-order');
     expect(names).toContain('swagger-petstore-add-pet');
     expect(names.length).toBe(8 + 17 + 3);
+  });
+
+  it('a doubling document written with $defs still checks each request against the referred schema at call time', async () => {
+    const received: unknown[] = [];
+    const upstream = createServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk) => {
+        body += chunk;
+      });
+      req.on('end', () => {
+        received.push(JSON.parse(body));
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{"made":true}');
+      });
+    });
+    upstream.listen(0, '127.0.0.1');
+    await once(upstream, 'listening');
+    try {
+      const { port } = upstream.address() as AddressInfo;
+      const source = join(scratch, 'doubling-deploy.json');
+      await writeFile(source, doubling(30, `http://127.0.0.1:${port}`));
+      const out = await fresh('doubling-deploy');
+      const imported = await mt(['import', 'openapi', source, '--out', out, '--no-approval']);
+      expect(imported.code, imported.stderr).toBe(0);
+      const deploy = await mtProcess(['deploy', out, '--json'], {
+        MT_API_URL: server.url,
+        MT_API_KEY: ADMIN_KEY,
+        MT_EGRESS_ALLOW: '127.0.0.1/32',
+      });
+      expect(deploy.code, deploy.stderr + deploy.stdout).toBe(0);
+      const client = new Maitento({ baseUrl: server.url, apiKey: ADMIN_KEY, maxRetries: 0 });
+      // A leaf 30 levels down reached through L1 ... L30: valid, and sent.
+      let leaf: Record<string, unknown> = { n: 7 };
+      for (let i = 0; i < 30; i++) leaf = { [i % 2 === 0 ? 'a' : 'b']: leaf };
+      const ok = await client.extops.call('doubling-make-thing', { arguments: { request: leaf } });
+      expect(ok, JSON.stringify(ok)).toMatchObject({ ok: true, status: 200 });
+      expect(received).toEqual([leaf]);
+      // The same with the leaf's integer a string, and with a property L5 does not have: refused, never sent.
+      const deepWrong = JSON.parse(JSON.stringify(leaf).replace('"n":7', '"n":"seven"'));
+      const extra = { a: { b: { a: { b: { a: { zzz: 1 } } } } } };
+      for (const request of [deepWrong, extra]) {
+        const refused = await client.extops.call('doubling-make-thing', { arguments: { request } });
+        expect(refused, JSON.stringify(refused)).toMatchObject({ ok: false, code: 'api:gateway:request-invalid' });
+      }
+      expect(received).toHaveLength(1);
+    } finally {
+      upstream.close();
+    }
   });
 });
 
@@ -254,6 +341,115 @@ describe('mt import openapi: errors and filters', { timeout: 60_000 }, () => {
       `error [api:import:ref-external]: ${source} has a $ref to another host (https://schemas.example.com/event.yaml#/Event) at /paths/~1events/post/requestBody/content/application~1json/schema/$ref`,
     );
     await expect(readdir(out)).rejects.toThrow();
+  });
+
+  // Issue #41 item 6: a $ref naming the CLI's login file put its API key into a connector, and `mt check` said ok.
+  it("refuses a $ref outside the document's folder (../, an absolute path, a symlink out): exit 2, nothing written", async () => {
+    const dir = join(scratch, 'outside');
+    await mkdir(join(dir, 'api'), { recursive: true });
+    const secret = 'mt_0123456789secretkeyOFTHELOGINFILE';
+    const login = join(dir, 'login.json');
+    await writeFile(login, JSON.stringify({ url: 'http://127.0.0.1:8080', key: secret }));
+    await symlink(login, join(dir, 'api', 'linked.json'));
+    const spec = (ref: string) =>
+      [
+        'openapi: 3.1.0',
+        'info: { title: Outside, version: 1.0.0 }',
+        'servers: [{ url: https://outside.example.com }]',
+        'paths:',
+        '  /events:',
+        '    post:',
+        '      requestBody:',
+        '        content:',
+        '          application/json:',
+        `            schema: { $ref: '${ref}' }`,
+        "      responses: { '201': { description: Created } }",
+      ].join('\n');
+    for (const [name, ref] of [
+      ['dotdot', '../login.json'],
+      ['absolute', login],
+      ['symlink', 'linked.json'],
+    ] as const) {
+      const source = join(dir, 'api', `${name}.yaml`);
+      await writeFile(source, spec(ref));
+      const out = await fresh(`outside-${name}`);
+      const result = await mt(['import', 'openapi', source, '--out', out]);
+      expect([name, result.code]).toEqual([name, 2]);
+      expect(result.stderr).toContain(
+        `error [api:import:ref-outside]: ${source} has a $ref outside what it may read (${ref}) at /paths/~1events/post/requestBody/content/application~1json/schema/$ref: it is not inside the document's folder`,
+      );
+      expect(result.stderr + result.stdout).not.toContain(secret);
+      await expect(readdir(out)).rejects.toThrow();
+    }
+    // A file inside the folder, by a relative path or a symlink that stays inside, is still read.
+    await writeFile(
+      join(dir, 'api', 'event.json'),
+      JSON.stringify({ type: 'object', properties: { id: { type: 'string' } } }),
+    );
+    await symlink(join(dir, 'api', 'event.json'), join(dir, 'api', 'inside.json'));
+    for (const ref of ['./event.json', 'inside.json']) {
+      const source = join(dir, 'api', 'inside.yaml');
+      await writeFile(source, spec(ref));
+      const out = await fresh('outside-inside');
+      const result = await mt(['import', 'openapi', source, '--out', out]);
+      expect(result.code, result.stderr).toBe(0);
+    }
+  });
+
+  it('writes each schema once under $defs: a 30-level doubling document imports in well under a second, small', async () => {
+    const source = join(scratch, 'doubling.json');
+    await writeFile(source, doubling(30));
+    expect((await readFile(source)).length).toBeLessThan(8192);
+    const out = await fresh('doubling');
+    const started = performance.now();
+    const result = await mt(['import', 'openapi', source, '--out', out]);
+    const took = performance.now() - started;
+    expect(result.code, result.stderr).toBe(0);
+    expect(took).toBeLessThan(1_000);
+    const connector = await readFile(join(out, 'connectors/open-api/doubling-make-thing.mtr'), 'utf8');
+    expect(connector.length).toBeLessThan(20_000);
+    // L0 is referred to once (inlined at the root); L1 ... L30 twice each: 30 definitions, each written once.
+    expect(connector.match(/^ {4}L\d+ = \{$/gm)?.length).toBe(30);
+    const check = await mt(['check', out]);
+    expect(check.code, check.stderr).toBe(0);
+  });
+
+  it('refuses a schema nested deeper than the cap: exit 2, api:import:schema-too-large, nothing written', async () => {
+    let deep: Record<string, unknown> = { type: 'string' };
+    for (let i = 0; i < 60; i++) deep = { type: 'object', properties: { x: deep } };
+    const source = join(scratch, 'deep.json');
+    await writeFile(
+      source,
+      JSON.stringify({
+        openapi: '3.1.0',
+        info: { title: 'Deep', version: '1' },
+        servers: [{ url: 'https://deep.example.com' }],
+        paths: {
+          '/deep': {
+            post: {
+              requestBody: { content: { 'application/json': { schema: deep } } },
+              responses: { '204': { description: 'ok' } },
+            },
+          },
+        },
+      }),
+    );
+    const out = await fresh('deep');
+    const result = await mt(['import', 'openapi', source, '--out', out]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(
+      `error [api:import:schema-too-large]: the POST /deep request body schema of ${source} is too large to import: it nests deeper than 48 levels`,
+    );
+    await expect(readdir(out)).rejects.toThrow();
+  });
+
+  it('makes names of a hostile operationId in linear time (1 MB of capitals)', () => {
+    const id = `${'A'.repeat(1024 * 1024)}1`;
+    const started = performance.now();
+    const name = kebab(id);
+    expect(performance.now() - started).toBeLessThan(2_000);
+    expect(name).toBe(id.toLowerCase());
+    expect(kebab('getHTTPResponseCode')).toBe('get-http-response-code');
   });
 
   it('refuses a relative server without --server-url, exit 2', async () => {

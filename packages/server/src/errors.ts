@@ -140,6 +140,11 @@ export const serverErrors = defineErrors({
     message: 'Document {name} holds no text; nothing was stored',
     hint: 'A PDF of scanned pages has no text layer: run it through OCR first',
   },
+  'api:knowledge:document-too-complex': {
+    status: 422,
+    message: 'Document {name} is over the budget of reading one document: {reason}; nothing was stored',
+    hint: 'Split the document into smaller ones; an operator raises the budget with MT_KB_EXTRACT_TIMEOUT, MT_KB_EXTRACT_MEMORY, MT_KB_EXTRACT_PAGES and MT_KB_EXTRACT_TEXT',
+  },
   'api:server:internal': { status: 500, message: 'Internal server error' },
   'api:server:trust-proxy-invalid': {
     status: 500,

@@ -44,6 +44,8 @@ const REFUSED = new Set([
   'api:import:document-invalid',
   'api:import:swagger-2',
   'api:import:ref-external',
+  'api:import:ref-outside',
+  'api:import:schema-too-large',
   'api:import:server-relative',
   'api:import:server-missing',
   'api:import:filter-unknown',

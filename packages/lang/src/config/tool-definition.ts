@@ -97,7 +97,15 @@ export function toolDefinition(tool: Tool, connector: Connector, runBound?: RunB
 
   // The body's `$schema` (draft-07 or 2020-12) said how to check it; inside the one schema the model reads it would be
   // a dialect switch in a subschema, which providers do not take, so it is left out there.
-  const body = withoutDialect(connector.schema.request);
+  // The body's `$defs` (where `mt import openapi` writes a schema referred to more than once) move to the root of the
+  // definition: its `$ref`s (`#/$defs/X`) are resolved from the root of the one schema the model reads.
+  const written = withoutDialect(connector.schema.request);
+  const defs = isObject(written) && isObject(written.$defs) ? written.$defs : undefined;
+  let body = written;
+  if (defs !== undefined && isObject(written)) {
+    const { $defs: _, ...rest } = written;
+    body = rest;
+  }
   if (connector.mcp !== undefined && body === undefined) {
     // Not listed yet (`mt check`): the arguments are some JSON object, known once a deploy reads the schema.
     properties.request = {
@@ -132,6 +140,12 @@ export function toolDefinition(tool: Tool, connector: Connector, runBound?: RunB
   return {
     name: tool.name,
     description: tool.guidance,
-    parameters: { type: 'object', properties, required: Object.keys(properties), additionalProperties: false },
+    parameters: {
+      type: 'object',
+      properties,
+      required: Object.keys(properties),
+      additionalProperties: false,
+      ...(defs !== undefined && properties.request !== undefined ? { $defs: defs } : {}),
+    },
   };
 }

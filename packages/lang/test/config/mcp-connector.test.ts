@@ -1,5 +1,6 @@
 import { createEgressPolicy } from '@maitento/egress';
 import { type Diagnostic, formatMtr, interactionTools, type RemoteTool } from '@maitento/lang';
+import { newAjv } from '@maitento/lang/json-schema';
 import { describe, expect, it } from 'vitest';
 import { compile, where } from './helpers.js';
 
@@ -306,6 +307,24 @@ describe('the remote input schema of an MCP connector', () => {
     expect(
       compile({ 'connectors/mcp/issues.mtr': issuesConnector }, listed({ inputSchema: untyped })).diagnostics,
     ).toEqual([]);
+  });
+
+  it("moves the body's $defs to the root of the model-facing definition, where its $refs resolve", () => {
+    const $schema = 'https://json-schema.org/draft/2020-12/schema';
+    const modern = {
+      $schema,
+      type: 'object',
+      $defs: { state: { enum: ['open', 'closed'] } },
+      properties: { repo: { type: 'string' }, q: { type: 'string' }, state: { $ref: '#/$defs/state' } },
+    };
+    const compiled = compile(repo, listed({ inputSchema: modern }));
+    expect(compiled.diagnostics).toEqual([]);
+    const parameters = compiled.definitions.get('search')?.parameters as Record<string, unknown>;
+    expect(parameters.$defs).toEqual(modern.$defs);
+    expect((parameters.properties as { request: object }).request).not.toHaveProperty('$defs');
+    const validate = newAjv('2020-12', { strict: false }).compile(parameters);
+    expect(validate({ request: { q: 'x', state: 'open' } })).toBe(true);
+    expect(validate({ request: { q: 'x', state: 'lost' } })).toBe(false);
   });
 
   it('takes a remote schema declaring JSON Schema 2020-12, checked against the 2020-12 meta-schema', () => {

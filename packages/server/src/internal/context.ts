@@ -12,6 +12,7 @@ import type {
   VectorSearch,
   Wakeups,
 } from '@maitento/store';
+import type { ExtractBudget } from '../knowledge/budget.js';
 import type { EventStreamTiming } from './event-stream.js';
 import type { KeyWatch } from './key-watch.js';
 import type { PerKeyLimit } from './per-key-limit.js';
@@ -53,6 +54,8 @@ export interface ServerContext {
   embeddingWorker?: EmbeddingWorker;
   /** The largest document a knowledge base takes, in bytes (MT_KB_DOCUMENT_LIMIT, default 20 MiB). */
   knowledgeDocumentLimit: number;
+  /** What reading one uploaded document may take (MT_KB_EXTRACT_*). */
+  knowledgeExtractBudget: ExtractBudget;
   /** Ends what a key opened (streams, MCP sessions) when the key is deleted. */
   keys: KeyWatch;
   /** The largest file and the most one file system may hold, in bytes. */

@@ -429,6 +429,7 @@ export const OPERATION_DOCS: Record<string, OperationDoc> = {
       'api:knowledge:unsupported-type',
       'api:knowledge:empty',
       'api:knowledge:unreadable',
+      'api:knowledge:document-too-complex',
     ],
   },
   listKnowledgeDocuments: {

@@ -7,8 +7,23 @@ export interface Chunk {
 /** The longest chunk in characters: a few paragraphs, small enough that a passage answers one question. */
 export const MAX_CHUNK_CHARS = 1500;
 
-const HEADING = /^(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$/;
+// Every expression over a document's text is linear: no quantifier next to another that can match the same characters
+// (a heading's text is taken apart by `headingText`, not by backtracking), so a hostile line costs its length.
+const HEADING = /^#{1,6}[ \t]/;
 const FENCE = /^[ \t]{0,3}(```|~~~)/;
+const BLANK = (c: string) => c === ' ' || c === '\t';
+
+/** A heading's level and text: `## Title ##` → 2, `Title` (a closing `#` run after a blank is dropped, as CommonMark does). */
+function headingText(line: string): { level: number; text: string } {
+  let level = 0;
+  while (line[level] === '#') level++;
+  let end = line.length;
+  while (end > level && BLANK(line[end - 1] as string)) end--;
+  let hashes = end;
+  while (hashes > level && line[hashes - 1] === '#') hashes--;
+  if (hashes < end && hashes > level && BLANK(line[hashes - 1] as string)) end = hashes;
+  return { level, text: line.slice(level, end).trim() };
+}
 
 // A paragraph longer than `max` is cut at sentence ends, and a sentence longer than `max` at `max`.
 function pieces(paragraph: string, max: number): string[] {
@@ -64,12 +79,11 @@ export function chunkText(text: string, options: { headings?: boolean; title?: s
   };
   for (const line of text.replace(/\r\n?/g, '\n').split('\n')) {
     if (FENCE.test(line)) fenced = !fenced;
-    const heading = !fenced && options.headings !== false ? HEADING.exec(line) : null;
-    if (heading) {
+    if (!fenced && options.headings !== false && HEADING.test(line)) {
       endSection();
-      const level = heading[1].length;
+      const { level, text } = headingText(line);
       path.length = level - 1;
-      path[level - 1] = heading[2].trim();
+      path[level - 1] = text;
     } else if (!fenced && line.trim() === '') {
       endParagraph();
     } else {

@@ -27,34 +27,69 @@ const HTML_OPTIONS = {
   ],
 };
 
+/** What reading one document may produce: at most `pages` PDF pages and `textChars` characters of text. */
+export interface ExtractLimits {
+  pages: number;
+  textChars: number;
+}
+
+function tooComplex(name: string, reason: string) {
+  return serverErrors.create('api:knowledge:document-too-complex', { name, reason });
+}
+
 function unreadable(name: string, type: string, error: unknown) {
   const reason = error instanceof Error ? error.message : String(error);
   return serverErrors.create('api:knowledge:unreadable', { name, type, reason });
 }
 
 // A PDF's text page by page: each page is a section titled with its number.
-async function pdfChunks(name: string, body: Buffer): Promise<Chunk[]> {
+async function pdfChunks(name: string, body: Buffer, limits: ExtractLimits): Promise<Chunk[]> {
   // unpdf and html-to-text are imported on a document's first use, not when the server starts.
   const { extractText, getDocumentProxy } = await import('unpdf');
   let pages: string[];
+  let pdf: Awaited<ReturnType<typeof getDocumentProxy>>;
   try {
-    const pdf = await getDocumentProxy(new Uint8Array(body));
-    pages = (await extractText(pdf, { mergePages: false })).text;
+    pdf = await getDocumentProxy(new Uint8Array(body));
   } catch (error) {
     throw unreadable(name, 'application/pdf', error);
   }
+  try {
+    if (pdf.numPages > limits.pages) throw tooComplex(name, `it has ${pdf.numPages} pages, more than ${limits.pages}`);
+    try {
+      pages = (await extractText(pdf, { mergePages: false })).text;
+    } catch (error) {
+      throw unreadable(name, 'application/pdf', error);
+    }
+  } finally {
+    // The thread is reused for the next document: nothing of this one stays behind.
+    await pdf.loadingTask.destroy();
+  }
+  checkText(name, pages.join(''), limits);
   return pages.flatMap((page, i) => chunkText(page, { headings: false, title: `Page ${i + 1}` }));
+}
+
+function checkText(name: string, text: string, limits: ExtractLimits): void {
+  if (text.length > limits.textChars) {
+    throw tooComplex(name, `its text is longer than ${limits.textChars} characters`);
+  }
 }
 
 /**
  * The chunks of document `name`: its text taken from `body` by `type` (PDF through unpdf, HTML through
  * html-to-text, Markdown and plain text as they are) and split by {@link chunkText}. A body that cannot be read
- * is `api:knowledge:unreadable`, one with no text `api:knowledge:empty`.
+ * is `api:knowledge:unreadable`, one with no text `api:knowledge:empty`, one over `limits`
+ * `api:knowledge:document-too-complex`. This runs in the extraction thread (knowledge/budget.ts), which bounds its
+ * time and memory; the server calls {@link documentChunks} there.
  */
-export async function documentChunks(name: string, type: DocumentType, body: Buffer): Promise<Chunk[]> {
+export async function extractChunks(
+  name: string,
+  type: DocumentType,
+  body: Buffer,
+  limits: ExtractLimits,
+): Promise<Chunk[]> {
   let chunks: Chunk[];
   if (type === 'application/pdf') {
-    chunks = await pdfChunks(name, body);
+    chunks = await pdfChunks(name, body, limits);
   } else {
     let text: string;
     try {
@@ -65,8 +100,10 @@ export async function documentChunks(name: string, type: DocumentType, body: Buf
     if (text.includes('\u0000')) throw unreadable(name, type, new Error('the text holds a NUL character'));
     if (type === 'text/html') {
       const { convert } = await import('html-to-text');
-      chunks = chunkText(convert(text, HTML_OPTIONS));
-    } else chunks = chunkText(text, { headings: type === 'text/markdown' });
+      text = convert(text, HTML_OPTIONS);
+    }
+    checkText(name, text, limits);
+    chunks = chunkText(text, { headings: type !== 'text/plain' });
   }
   if (chunks.length === 0) throw serverErrors.create('api:knowledge:empty', { name });
   return chunks;

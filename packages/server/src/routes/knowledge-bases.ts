@@ -17,7 +17,8 @@ import { embedQuery } from '@maitento/engine';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { serverErrors } from '../errors.js';
 import type { ServerContext } from '../internal/context.js';
-import { documentChunks, documentType } from '../knowledge/extract.js';
+import { documentChunks } from '../knowledge/budget.js';
+import { documentType } from '../knowledge/extract.js';
 import { operation, responses } from '../schemas/shared.js';
 
 /** How many passages a search returns when the request does not say. */
@@ -97,7 +98,7 @@ export async function knowledgeBaseRoutes(app: FastifyInstance, ctx: ServerConte
         // The knowledge base is checked before the file is read, so a deleted one says so whatever is sent.
         await getKnowledgeBase(ctx.db, namespace, request.params.id);
         const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
-        const chunks = await documentChunks(request.query.name, type, body);
+        const chunks = await documentChunks(request.query.name, type, body, ctx.knowledgeExtractBudget);
         const document = await putDocument(ctx.db, namespace, request.params.id, {
           name: request.query.name,
           contentType: type,

@@ -68,9 +68,11 @@ import { fileSystemRoutes } from '../routes/file-systems.js';
 import { secretRoutes } from '../routes/secrets.js';
 import { addSharedSchemas, MAX_NAME_LENGTH } from '../schemas/shared.js';
 import { platformCalls } from '../internal/platform-calls.js';
+import type { ExtractBudget } from '../knowledge/budget.js';
 import {
   fileLimitsFromEnv,
   knowledgeDocumentLimitFromEnv,
+  knowledgeExtractBudgetFromEnv,
   mcpSettingsFromEnv,
   runStreamsPerKeyFromEnv,
   streamKeepAliveMsFromEnv,
@@ -139,6 +141,8 @@ export interface ServerOptions {
   fileLimits?: Partial<FileLimits>;
   /** The largest document a knowledge base takes, in bytes (default `MT_KB_DOCUMENT_LIMIT` or 20 MiB). */
   knowledgeDocumentLimit?: number;
+  /** What reading one knowledge-base document may take; default from `MT_KB_EXTRACT_*` (docs/knowledge-bases.md). */
+  knowledgeExtractBudget?: Partial<ExtractBudget>;
   /**
    * The embedding model of knowledge bases: with one, documents' passages get vectors (in this process's worker,
    * when it has one) and searches fuse full-text and vector rankings; `null` for none. Default `MT_EMBEDDING_MODEL`.
@@ -262,6 +266,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
     platformOrigin: options.platformOrigin,
     fileLimits: fileLimitsFromEnv(options.fileLimits),
     knowledgeDocumentLimit: options.knowledgeDocumentLimit ?? knowledgeDocumentLimitFromEnv(),
+    knowledgeExtractBudget: knowledgeExtractBudgetFromEnv(options.knowledgeExtractBudget),
     vectorSearch: chooseVectorSearch(vectorSupport),
     ...(telemetry === undefined ? {} : { telemetry }),
   };

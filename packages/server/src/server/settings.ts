@@ -2,6 +2,7 @@ import { isIP } from 'node:net';
 import { approvalTtlMsFromEnv } from '@maitento/engine';
 import { DEFAULT_CACHE_LEASE_MS, DEFAULT_FILE_LIMITS, type FileLimits } from '@maitento/store';
 import { DEFAULT_STREAM_TIMING } from '../internal/event-stream.js';
+import type { ExtractBudget } from '../knowledge/budget.js';
 import type { McpSettings } from '../mcp/settings.js';
 import { serverErrors } from '../errors.js';
 
@@ -124,6 +125,28 @@ export function mcpSettingsFromEnv(overrides: Partial<McpSettings> = {}): McpSet
 
 /** The default largest document a knowledge base takes: 20 MiB. */
 export const DEFAULT_KB_DOCUMENT_LIMIT = 20 * 1024 * 1024;
+
+/** The default budget of reading one knowledge-base document: 30 s, 512 MiB, 2000 pages, 20 million characters. */
+export const DEFAULT_KB_EXTRACT_BUDGET: ExtractBudget = {
+  timeoutMs: 30_000,
+  memoryMb: 512,
+  pages: 2000,
+  textChars: 20_000_000,
+};
+
+/**
+ * `MT_KB_EXTRACT_TIMEOUT` (seconds), `MT_KB_EXTRACT_MEMORY` (MiB), `MT_KB_EXTRACT_PAGES` and `MT_KB_EXTRACT_TEXT`
+ * (characters): what reading one knowledge-base document may take, with `overrides` (tests) taking precedence.
+ */
+export function knowledgeExtractBudgetFromEnv(overrides: Partial<ExtractBudget> = {}): ExtractBudget {
+  const d = DEFAULT_KB_EXTRACT_BUDGET;
+  return {
+    timeoutMs: overrides.timeoutMs ?? envSeconds('MT_KB_EXTRACT_TIMEOUT') ?? d.timeoutMs,
+    memoryMb: overrides.memoryMb ?? envLimit('MT_KB_EXTRACT_MEMORY', d.memoryMb, 16),
+    pages: overrides.pages ?? envLimit('MT_KB_EXTRACT_PAGES', d.pages),
+    textChars: overrides.textChars ?? envLimit('MT_KB_EXTRACT_TEXT', d.textChars),
+  };
+}
 
 /** `MT_KB_DOCUMENT_LIMIT`: the largest document a knowledge base takes, in bytes (default 20 MiB). */
 export function knowledgeDocumentLimitFromEnv(): number {

@@ -51,7 +51,8 @@ const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !
 /** A string in the repo's file-name style: lowercase kebab case (`createSpecialEvent` → `create-special-event`). */
 export function kebab(text: string, splitCamelCase = true): string {
   const words = splitCamelCase
-    ? text.replace(/([a-z0-9])([A-Z])/g, '$1-$2').replace(/([A-Z]+)([A-Z][a-z])/g, '$1-$2')
+    ? // Linear: `([A-Z]+)([A-Z][a-z])` backtracked over a run of capitals at each of its starts (1 MB: minutes).
+      text.replace(/([a-z0-9])([A-Z])/g, '$1-$2').replace(/([A-Z])(?=[A-Z][a-z])/g, '$1-')
     : text;
   return words
     .toLowerCase()
@@ -85,31 +86,102 @@ function deref(doc: Obj, value: unknown): unknown {
   return node;
 }
 
+/** The largest schema an import writes (its JSON), and the deepest: past either the import is refused. */
+export const MAX_SCHEMA_BYTES = 1024 * 1024;
+export const MAX_SCHEMA_DEPTH = 48;
+
+/** Keywords whose values are data, not schemas: a `$ref` there is text. */
+const DATA_KEYWORDS = new Set(['example', 'examples', 'enum', 'const', 'default']);
+
 /**
- * A schema of the document made self-contained for a connector: every `$ref` inlined (a cycle cut to `{}` and
- * warned at its pointer), `xml` and `discriminator` stripped, and for inputs the `readOnly` properties dropped.
+ * Calls `onRef` with the target of every `$ref` of a schema, not looking into data keywords; `tooDeep` past
+ * twice {@link MAX_SCHEMA_DEPTH} levels of the document (a property is two: `properties`, then its name).
  */
-function inlineSchema(doc: Obj, schema: unknown, input: boolean, warn: (m: string) => void, where: string): unknown {
-  const walk = (node: unknown, stack: string[], at: string): unknown => {
-    if (Array.isArray(node)) return node.map((item, i) => walk(item, stack, `${at}/${i}`));
+function eachRef(node: unknown, onRef: (target: string) => void, tooDeep: () => Error, depth = 0): void {
+  if (depth > 2 * MAX_SCHEMA_DEPTH) throw tooDeep();
+  if (Array.isArray(node)) {
+    for (const item of node) eachRef(item, onRef, tooDeep, depth + 1);
+    return;
+  }
+  if (!isObj(node)) return;
+  if (typeof node.$ref === 'string') onRef(node.$ref);
+  for (const [key, value] of Object.entries(node)) {
+    if (key !== '$ref' && key !== 'xml' && key !== 'discriminator' && !DATA_KEYWORDS.has(key)) {
+      eachRef(value, onRef, tooDeep, depth + 1);
+    }
+  }
+}
+
+/** Whether a schema is `readOnly`, itself or through the `$ref`s it follows. */
+function isReadOnly(doc: Obj, node: unknown): boolean {
+  const seen = new Set<string>();
+  for (let at = node; isObj(at); ) {
+    if (at.readOnly === true) return true;
+    if (typeof at.$ref !== 'string' || seen.has(at.$ref)) return false;
+    seen.add(at.$ref);
+    at = resolveRef(doc, at.$ref);
+  }
+  return false;
+}
+
+/**
+ * A schema of the document made self-contained for a connector, each schema of the document it refers to written
+ * once: one referred to once (and not on a cycle) inlined where it is referred to, one referred to more than once
+ * (or on a cycle: such a schema is always referred to at least twice) put under `$defs` and referred to there. So
+ * the output grows with the document, not with the number of paths through it (a schema referring twice to the
+ * next, 30 deep, was 2^30 copies when every `$ref` was inlined). `xml` and `discriminator` are stripped, and for
+ * inputs the `readOnly` properties dropped. Past {@link MAX_SCHEMA_DEPTH} levels or {@link MAX_SCHEMA_BYTES} the
+ * import is refused (`api:import:schema-too-large`).
+ */
+function inlineSchema(doc: Obj, schema: unknown, input: boolean, source: string, where: string): unknown {
+  // How often each schema is referred to: from the schema, and once from each schema it reaches.
+  const counts = new Map<string, number>();
+  const queue: string[] = [];
+  const count = (target: string) => {
+    const seen = counts.get(target);
+    counts.set(target, (seen ?? 0) + 1);
+    if (seen === undefined) queue.push(target);
+  };
+  const tooLarge = (reason: string) => cliErrors.create('api:import:schema-too-large', { source, where, reason });
+  const tooDeep = () => tooLarge(`it nests deeper than ${MAX_SCHEMA_DEPTH} levels`);
+  eachRef(schema, count, tooDeep);
+  for (let next = queue.shift(); next !== undefined; next = queue.shift()) {
+    eachRef(resolveRef(doc, next), count, tooDeep);
+  }
+
+  const names = new Map<string, string>();
+  const defs: Obj = {};
+  const pending: string[] = [];
+  const defName = (target: string): string => {
+    const known = names.get(target);
+    if (known !== undefined) return known;
+    const last = decodeURIComponent(target.slice(target.lastIndexOf('/') + 1))
+      .replace(/~1/g, '/')
+      .replace(/~0/g, '~');
+    const stem = last.replace(/[^A-Za-z0-9_.-]/g, '_') || 'schema';
+    const taken = new Set(names.values());
+    let name = stem;
+    for (let n = 2; taken.has(name); n++) name = `${stem}-${n}`;
+    names.set(target, name);
+    pending.push(target);
+    return name;
+  };
+  const walk = (node: unknown, depth: number): unknown => {
+    if (depth > MAX_SCHEMA_DEPTH) throw tooDeep();
+    if (Array.isArray(node)) return node.map((item) => walk(item, depth + 1));
     if (!isObj(node)) return node;
     if (typeof node.$ref === 'string') {
       const target = node.$ref;
-      if (stack.includes(target)) {
-        warn(`${where}: the schema refers to itself (${target} at ${at || '/'}); the cycle is cut to {}`);
-        return {};
-      }
       const { $ref: _, ...siblings } = node;
-      const resolved = walk(resolveRef(doc, target), [...stack, target], at);
-      return Object.keys(siblings).length === 0 || !isObj(resolved)
-        ? resolved
-        : { ...resolved, ...(walk(siblings, stack, at) as Obj) };
+      const rest = Object.keys(siblings).length === 0 ? undefined : (walk(siblings, depth) as Obj);
+      if ((counts.get(target) ?? 0) > 1) return { $ref: `#/$defs/${defName(target)}`, ...rest };
+      const resolved = walk(resolveRef(doc, target), depth);
+      return rest === undefined || !isObj(resolved) ? resolved : { ...resolved, ...rest };
     }
     const out: Obj = {};
     for (const [key, value] of Object.entries(node)) {
       if (key === 'xml' || key === 'discriminator') continue;
-      // Values under these keywords are data, not schemas.
-      if (key === 'example' || key === 'examples' || key === 'enum' || key === 'const' || key === 'default') {
+      if (DATA_KEYWORDS.has(key)) {
         out[key] = value;
         continue;
       }
@@ -117,9 +189,8 @@ function inlineSchema(doc: Obj, schema: unknown, input: boolean, warn: (m: strin
         const props: Obj = {};
         const dropped: string[] = [];
         for (const [prop, sub] of Object.entries(value)) {
-          const resolved = walk(sub, stack, `${at}/properties/${prop}`);
-          if (input && isObj(resolved) && resolved.readOnly === true) dropped.push(prop);
-          else props[prop] = resolved;
+          if (input && isReadOnly(doc, sub)) dropped.push(prop);
+          else props[prop] = walk(sub, depth + 2);
         }
         out[key] = props;
         if (dropped.length > 0 && Array.isArray(node.required)) {
@@ -128,11 +199,19 @@ function inlineSchema(doc: Obj, schema: unknown, input: boolean, warn: (m: strin
         continue;
       }
       if (key === 'required' && 'required' in out) continue;
-      out[key] = walk(value, stack, `${at}/${key}`);
+      out[key] = walk(value, depth + 1);
     }
     return out;
   };
-  return walk(schema, [], '');
+  const root = walk(schema, 0);
+  for (let next = pending.shift(); next !== undefined; next = pending.shift()) {
+    defs[names.get(next) as string] = walk(resolveRef(doc, next), 2);
+  }
+  const result = Object.keys(defs).length === 0 || !isObj(root) ? root : { ...root, $defs: defs };
+  if (JSON.stringify(result).length > MAX_SCHEMA_BYTES) {
+    throw tooLarge(`it is larger than ${MAX_SCHEMA_BYTES / (1024 * 1024)} MiB written out`);
+  }
+  return result;
 }
 
 function jsonMedia(content: unknown): { type: string; schema: unknown } | undefined {
@@ -423,7 +502,7 @@ export function generate(doc: Obj, options: GenerateOptions, source: string, doc
     }
 
     const inline = (schema: unknown, input: boolean, what: string): unknown => {
-      const inlined = inlineSchema(doc, schema, input, (m) => warnings.push(m), `${label} ${what}`);
+      const inlined = inlineSchema(doc, schema, input, source, `${label} ${what}`);
       return isObj(inlined) ? { $schema: DIALECT_URIS['2020-12'], ...inlined } : inlined;
     };
     let request: unknown;

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
-import { posix, resolve as resolvePath } from 'node:path';
+import { readFile, realpath } from 'node:fs/promises';
+import { dirname, posix, resolve as resolvePath, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { upgrade, validate } from '@scalar/openapi-parser';
 import { parse as parseYaml } from 'yaml';
@@ -39,8 +39,22 @@ function describeSize(bytes: number): string {
   return `${bytes / (1024 * 1024)} MiB`;
 }
 
-/** Reads a URL with the limits: at most `maxRedirects` redirects, `maxBytes` of body, `timeoutMs` in all. */
-async function fetchText(source: string, limits: FetchLimits): Promise<{ bytes: Buffer; url: string }> {
+/** A redirect to another origin than the one a `$ref` may read from. */
+class RedirectOutside extends Error {
+  constructor(readonly location: string) {
+    super(`it redirects to ${location}`);
+  }
+}
+
+/**
+ * Reads a URL with the limits: at most `maxRedirects` redirects, `maxBytes` of body, `timeoutMs` in all. With
+ * `origin`, a redirect to any other origin is not followed ({@link RedirectOutside}).
+ */
+async function fetchText(
+  source: string,
+  limits: FetchLimits,
+  origin?: string,
+): Promise<{ bytes: Buffer; url: string }> {
   const signal = AbortSignal.timeout(limits.timeoutMs);
   let url = source;
   try {
@@ -51,7 +65,9 @@ async function fetchText(source: string, limits: FetchLimits): Promise<{ bytes: 
         if (redirects >= limits.maxRedirects) {
           throw cliErrors.create('api:import:too-many-redirects', { source, limit: limits.maxRedirects });
         }
-        url = new URL(response.headers.get('location') as string, url).toString();
+        const next = new URL(response.headers.get('location') as string, url);
+        if (origin !== undefined && next.origin !== origin) throw new RedirectOutside(next.href);
+        url = next.toString();
         continue;
       }
       if (!response.ok) {
@@ -83,6 +99,7 @@ async function fetchText(source: string, limits: FetchLimits): Promise<{ bytes: 
     if (signal.aborted) {
       throw cliErrors.create('api:import:source-timeout', { source, seconds: limits.timeoutMs / 1000 });
     }
+    if (error instanceof RedirectOutside) throw error;
     if (error instanceof Error && 'code' in error && String(error.code).startsWith('api:')) throw error;
     throw cliErrors.create('api:import:source-unreadable', { source, reason: (error as Error).message });
   }
@@ -127,7 +144,9 @@ export async function loadDocument(source: string, limits: FetchLimits = DEFAULT
     });
   }
   const base = url !== undefined ? new URL(url) : pathToFileURL(resolvePath(source));
-  await bundleExternalRefs(source, raw, base, limits, hash);
+  // A `$ref` reads only inside the document's own folder (its real path: symlinks resolved) or its URL's origin.
+  const scope = url !== undefined ? { origin: base.origin } : { folder: await realpath(dirname(resolvePath(source))) };
+  await bundleExternalRefs(source, raw, base, scope, limits, hash);
   const sha256 = hash.digest('hex');
   const result = await validate(structuredClone(raw));
   if (!result.valid) {
@@ -177,17 +196,38 @@ function sameHost(base: URL, target: URL): boolean {
   return target.origin === base.origin;
 }
 
+/** Where a document's `$ref`s may read: inside the folder of a file (a real path), or the origin of a URL. */
+type RefScope = { folder: string } | { origin: string };
+
+/** Why `target` may not be read from `scope` (the reason for `api:import:ref-outside`), or undefined when it may. */
+async function outsideScope(scope: RefScope, target: URL): Promise<string | undefined> {
+  if ('origin' in scope) return target.origin === scope.origin ? undefined : `it is not on ${scope.origin}`;
+  let real: string;
+  try {
+    real = await realpath(fileURLToPath(target.href.replace(/#.*$/, '')));
+  } catch {
+    return undefined; // no such file: reading it says so (api:import:ref-unreadable)
+  }
+  return real.startsWith(scope.folder.endsWith(sep) ? scope.folder : `${scope.folder}${sep}`)
+    ? undefined
+    : `it is not inside the document's folder ${scope.folder}`;
+}
+
 /**
  * Follows the `$ref`s to other documents: each is resolved against the document it is written in (a file or a URL)
  * and may only point at the same file system or the same host (scheme, host and port); any other is refused
- * (`api:import:ref-external`, exit 2). Every document read is put under `#/x-mt-import-refs/<key>` of the root
- * document, and each `$ref` rewritten to point there, so the rest of the import sees one document with local
- * references only. Documents are read once each, with the same limits as the root one.
+ * (`api:import:ref-external`, exit 2). Within those, a file's `$ref` reads only a file inside the root document's
+ * own folder (or below it), checked on the real path after symlinks, and a URL's `$ref` reads only from the root
+ * document's origin, a redirect off it not followed; any other is refused (`api:import:ref-outside`, exit 2).
+ * Every document read is put under `#/x-mt-import-refs/<key>` of the root document, and each `$ref` rewritten to
+ * point there, so the rest of the import sees one document with local references only. Documents are read once
+ * each, with the same limits as the root one.
  */
 async function bundleExternalRefs(
   source: string,
   root: Record<string, unknown>,
   rootUrl: URL,
+  scope: RefScope,
   limits: FetchLimits,
   hash: ReturnType<typeof createHash>,
 ): Promise<void> {
@@ -202,10 +242,19 @@ async function bundleExternalRefs(
     const href = target.href.replace(/#.*$/, '');
     const known = keys.get(href);
     if (known !== undefined) return known;
+    const outside = await outsideScope(scope, target);
+    if (outside !== undefined)
+      throw cliErrors.create('api:import:ref-outside', { source, ref, pointer: at, reason: outside });
     let bytes: Buffer;
     try {
-      bytes = target.protocol === 'file:' ? await readFile(fileURLToPath(href)) : (await fetchText(href, limits)).bytes;
+      bytes =
+        target.protocol === 'file:'
+          ? await readFile(fileURLToPath(href))
+          : (await fetchText(href, limits, 'origin' in scope ? scope.origin : undefined)).bytes;
     } catch (error) {
+      if (error instanceof RedirectOutside) {
+        throw cliErrors.create('api:import:ref-outside', { source, ref, pointer: at, reason: error.message });
+      }
       throw cliErrors.create('api:import:ref-unreadable', {
         source,
         ref,
