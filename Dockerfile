@@ -10,7 +10,10 @@ WORKDIR /app
 COPY --from=build /app /app
 # The PGlite data folder must belong to the user the server runs as (a new volume takes this ownership).
 RUN mkdir -p /data && chown node:node /data
-USER node
+# The image's `node` user by its numeric id (1000), so Kubernetes' runAsNonRoot can verify it is not root. With
+# PostgreSQL the process writes nothing to disk: it runs with a read-only root filesystem and an empty /tmp
+# (docs/operations.md, "Kubernetes"; deploy/kubernetes). Only PGlite writes, to /data.
+USER 1000:1000
 EXPOSE 8080
 # DATABASE_URL selects PostgreSQL (MT_SECRET_KEY is then required); without it PGlite keeps its data in /data.
 VOLUME ["/data"]

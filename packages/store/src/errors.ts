@@ -80,6 +80,16 @@ export const storeErrors = defineErrors({
     message: 'The database schema is at version {found}, newer than this server knows ({known})',
     hint: 'Upgrade Maitento to the version that migrated this database',
   },
+  'api:store:tls': {
+    status: 503,
+    message: 'The database refused or failed the TLS check (sslmode={sslmode}): {reason}',
+    hint: 'Give the CA that signed the server certificate with sslrootcert=FILE in DATABASE_URL or PGSSLROOTCERT, connect by the host name the certificate names, or choose the sslmode that matches (docs/operations.md, "TLS to PostgreSQL")',
+  },
+  'api:store:tls-config': {
+    status: 500,
+    message: 'The TLS settings of DATABASE_URL cannot be used: {reason}',
+    hint: 'sslmode is one of disable, allow, prefer, require, verify-ca, verify-full; sslrootcert (or PGSSLROOTCERT) names a readable PEM file or `system`',
+  },
   'api:store:unavailable': {
     status: 503,
     message: 'The database did not answer within {timeoutMs} ms',

@@ -27,3 +27,7 @@ export { startRecordingUpstream } from './upstream.js';
 export type { Upstream, UpstreamHandler, UpstreamOptions, UpstreamRequest } from './upstream.js';
 export { fakeEmbedding, startFakeEmbeddings } from './fake-embeddings.js';
 export type { FakeEmbeddings } from './fake-embeddings.js';
+export { certificateChain } from './tls.js';
+export type { CertificateChain } from './tls.js';
+export { startPostgresServer } from './postgres-server.js';
+export type { PostgresServer, PostgresServerOptions } from './postgres-server.js';

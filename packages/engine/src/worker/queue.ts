@@ -2,6 +2,7 @@ import {
   type Db,
   fetchClaimingRuns,
   notifyWake,
+  pgConnectionConfig,
   type Queryable,
   type RunEventRecord,
   type RunJobComplete,
@@ -96,7 +97,12 @@ function bossOn(db: Db): PgBoss {
     maintenanceIntervalSeconds: 3600,
   };
   return db.driver === 'pg' && db.connectionString !== undefined
-    ? new PgBoss({ ...common, connectionString: db.connectionString, max: 4 })
+    ? new PgBoss({
+        ...common,
+        // TLS and the application name as the store's own pool has them (pg-config.ts).
+        ...pgConnectionConfig(db.connectionString, db.applicationName && `${db.applicationName}-queue`).config,
+        max: 4,
+      })
     : new PgBoss({ ...common, db: { executeSql: (text, values) => db.executeSql(text, values) }, backend: 'pglite' });
 }
 

@@ -41,7 +41,9 @@ export async function createAdminKey(options: CreateAdminKeyOptions = {}): Promi
   const databaseUrl = options.databaseUrl ?? databaseUrlFromEnv();
   const namespace = options.namespace ?? DEFAULT_NAMESPACE;
   const db = await openDatabase(
-    databaseUrl ? { databaseUrl } : { dataDir: join(options.dataDir ?? DEFAULT_DATA_DIR, 'pglite') },
+    databaseUrl
+      ? { databaseUrl, applicationName: 'mt-admin-key-create' }
+      : { dataDir: join(options.dataDir ?? DEFAULT_DATA_DIR, 'pglite') },
   );
   try {
     await migrate(db);

@@ -79,7 +79,9 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     dataDir: databaseUrl ? undefined : dataDir,
   });
   if (key.warning) message(`warning: ${key.warning}`);
-  const db = await openDatabase(databaseUrl ? { databaseUrl } : { dataDir: join(dataDir, 'pglite') });
+  const db = await openDatabase(
+    databaseUrl ? { databaseUrl, applicationName: 'mt-serve' } : { dataDir: join(dataDir, 'pglite') },
+  );
   let app: FastifyInstance | undefined;
   try {
     // Stored secrets must open with the keys given: refuse to start (naming the missing key id) rather than fail calls.

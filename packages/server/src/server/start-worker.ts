@@ -59,7 +59,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
     value: options.secretKey ?? env.value,
     previous: env.previous,
   });
-  const db = await openDatabase({ databaseUrl: options.databaseUrl });
+  const db = await openDatabase({ databaseUrl: options.databaseUrl, applicationName: 'mt-worker' });
   try {
     await migrate(db);
     // Refuses to start (api:secrets:key-id-missing) when stored secrets are under a key this worker lacks.

@@ -30,6 +30,8 @@ export interface Db extends Queryable {
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
   /** The connection string of a `pg` database (undefined for PGlite), for clients that open their own pool. */
   readonly connectionString?: string;
+  /** PostgreSQL's `application_name` of this process's connections (`mt-serve`, `mt-worker`), if set. */
+  readonly applicationName?: string;
   /**
    * Runs SQL the way a job queue (pg-boss's `db.executeSql`) expects: with `values`, one parameterised
    * statement; without, possibly several statements, whose rows are all returned, in order.

@@ -2,6 +2,7 @@ import { isMtError } from '@maitento/errors';
 import pg from 'pg';
 import { storeErrors } from '../errors.js';
 import type { Db, Queryable, QueryOptions, QueryResult } from './db.js';
+import { dbPoolMaxFromEnv, pgConnectionConfig, tlsRefusal } from './pg-config.js';
 
 /** How long a statement waits for a connection, and then for its answer, by default (`MT_DB_TIMEOUT_MS`). */
 export const DEFAULT_DB_TIMEOUT_MS = 1500;
@@ -14,8 +15,10 @@ export function dbTimeoutFromEnv(env: NodeJS.ProcessEnv = process.env): number {
 
 /** Options of {@link createPgDb}. */
 export interface PgDbOptions {
-  /** Most connections of the pool (default 10). */
+  /** Most connections of the pool (default `MT_DB_POOL_MAX`, else 10). */
   max?: number;
+  /** PostgreSQL's `application_name` of its connections (pg_stat_activity), unless the URL sets one. */
+  applicationName?: string;
   /** See {@link DEFAULT_DB_TIMEOUT_MS}; default `MT_DB_TIMEOUT_MS`. */
   timeoutMs?: number;
 }
@@ -90,7 +93,10 @@ export function createPgDb(connectionString: string, options: PgDbOptions = {}):
   const timeoutMs = options.timeoutMs ?? dbTimeoutFromEnv();
   // The pool's own timer ends a connection attempt that still hangs; it is longer than the deadline, which is
   // acquire's (a timer of the pool's fires before a connection's answer is read when the loop was blocked).
-  const pool = new pg.Pool({ connectionString, max: options.max ?? 10, connectionTimeoutMillis: 2 * timeoutMs });
+  // sslmode, sslrootcert and the application name: pg-config.ts, as for every connection of the process.
+  const { config, sslmode } = pgConnectionConfig(connectionString, options.applicationName);
+  const max = options.max ?? dbPoolMaxFromEnv();
+  const pool = new pg.Pool({ ...config, max, connectionTimeoutMillis: 2 * timeoutMs });
   // An idle client that loses its connection emits on the pool; without a listener Node would crash.
   pool.on('error', () => {});
   const state = reachability();
@@ -108,7 +114,7 @@ export function createPgDb(connectionString: string, options: PgDbOptions = {}):
         throw error;
       }
       state.failed(statement, error);
-      throw storeErrors.create('api:store:unavailable', { timeoutMs }, { cause: error });
+      throw tlsRefusal(error, sslmode) ?? storeErrors.create('api:store:unavailable', { timeoutMs }, { cause: error });
     }
   }
 
@@ -170,6 +176,7 @@ export function createPgDb(connectionString: string, options: PgDbOptions = {}):
   return {
     driver: 'pg',
     connectionString,
+    applicationName: options.applicationName,
     query<R>(text: string, params: unknown[] = [], options?: QueryOptions): Promise<QueryResult<R>> {
       return bounded(async () => {
         const result = await statement(text, params, options?.name);

@@ -1,5 +1,6 @@
 import pg from 'pg';
 import type { Db } from '../db/db.js';
+import { pgConnectionConfig, tlsRefusal } from '../db/pg-config.js';
 import { WAKE_CHANNEL } from './notify.js';
 
 /** One process's wake-ups: notifications on the PostgreSQL channel `mt_wake`, delivered by topic. */
@@ -123,6 +124,11 @@ export async function openWakeups(db: Db, options: WakeupsOptions = {}): Promise
   if (db.driver === 'pglite' && db.listen !== undefined) return openPgliteWakeups(db);
   const url = options.url ?? db.connectionString;
   if (url === undefined) throw new Error('openWakeups: a PostgreSQL database needs a connection string');
+  // TLS as the store's pool has it (pg-config.ts); named `<process>-wake` in pg_stat_activity.
+  const { config: connection, sslmode } = pgConnectionConfig(
+    url,
+    db.applicationName ? `${db.applicationName}-wake` : undefined,
+  );
   const deadlineMs = options.deadlineMs ?? 2000;
   const pingMs = options.pingMs ?? 2000;
   const retryMs = options.retryMs ?? 1000;
@@ -176,7 +182,7 @@ export async function openWakeups(db: Db, options: WakeupsOptions = {}): Promise
   }
 
   async function connect(): Promise<void> {
-    const next = new pg.Client({ connectionString: url, connectionTimeoutMillis: deadlineMs });
+    const next = new pg.Client({ ...connection, connectionTimeoutMillis: deadlineMs });
     let gone = false;
     const onGone = (error: unknown) => {
       if (gone) return;
@@ -197,7 +203,7 @@ export async function openWakeups(db: Db, options: WakeupsOptions = {}): Promise
       await withDeadline(next.connect(), deadlineMs);
       await withDeadline(next.query(`LISTEN ${WAKE_CHANNEL}`), deadlineMs);
     } catch (error) {
-      onGone(error);
+      onGone(tlsRefusal(error, sslmode) ?? error);
       return;
     }
     if (closed) return drop(next);
