@@ -3,6 +3,8 @@ export { createServer } from './server/create-server.js';
 export type { ServerOptions } from './server/create-server.js';
 export { createAdminKey } from './server/admin-key.js';
 export type { CreateAdminKeyOptions, CreatedAdminKey } from './server/admin-key.js';
+export { pruneRuns } from './server/prune-runs.js';
+export type { PruneRunsOptions } from './server/prune-runs.js';
 export { startServer } from './server/start-server.js';
 export type { RunningServer, StartServerOptions } from './server/start-server.js';
 export { startWorker } from './server/start-worker.js';

@@ -22,6 +22,8 @@ import {
   type SecretKeys,
   type StoreCache,
   startCacheLease,
+  startRetention,
+  type Retention,
   type Wakeups,
   type WakeupsOptions,
 } from '@maitento/store';
@@ -74,6 +76,7 @@ import {
   streamKeepAliveMsFromEnv,
   cacheLeaseMsFromEnv,
   slowRequestMsFromEnv,
+  retentionMsFromEnv,
 } from './settings.js';
 
 /** Options of {@link createServer}. */
@@ -131,6 +134,11 @@ export interface ServerOptions {
   fileLimits?: Partial<FileLimits>;
   /** The largest document a knowledge base takes, in bytes (default `MT_KB_DOCUMENT_LIMIT` or 20 MiB). */
   knowledgeDocumentLimit?: number;
+  /**
+   * How long ended runs and answered approvals are kept, in ms: a server with a worker deletes older ones every hour
+   * (docs/operations.md, "Data lifecycle"); `null` keeps them forever. Default `MT_RETENTION_DAYS` (30 days).
+   */
+  retentionMs?: number | null;
   /**
    * The embedding model of knowledge bases: with one, documents' passages get vectors (in this process's worker,
    * when it has one) and searches fuse full-text and vector rankings; `null` for none. Default `MT_EMBEDDING_MODEL`.
@@ -295,6 +303,12 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
   }
   engineLog.target = app.log;
   wakeLog.target = app.log;
+  // The retention job runs where runs are executed (a server with a worker, `mt worker`), not in an API-only server.
+  const retentionMs = options.retentionMs === undefined ? retentionMsFromEnv() : (options.retentionMs ?? undefined);
+  const retention: Retention | undefined =
+    options.worker && retentionMs !== undefined
+      ? startRetention({ db: options.db, retentionMs, logger: app.log })
+      : undefined;
   keyLog.target = app.log;
   // Said once when the database stops answering in time, and once when it answers again (pg-db.ts).
   options.db.onReachability((reachable, error) => {
@@ -304,6 +318,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
   });
   // The engine's workers stop before the gateway they call through closes.
   app.addHook('onClose', async () => {
+    await retention?.close();
     await ctx.embeddingWorker?.close();
     if (ownsEngine) await engine.close();
     // Flushed by the engine's close already, unless the engine was never made (a server without a worker).

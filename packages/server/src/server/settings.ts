@@ -127,3 +127,19 @@ export const DEFAULT_KB_DOCUMENT_LIMIT = 20 * 1024 * 1024;
 export function knowledgeDocumentLimitFromEnv(): number {
   return envLimit('MT_KB_DOCUMENT_LIMIT', DEFAULT_KB_DOCUMENT_LIMIT);
 }
+
+/** The default retention of ended runs and answered approvals: 30 days. */
+export const DEFAULT_RETENTION_DAYS = 30;
+
+/**
+ * `MT_RETENTION_DAYS`: how many days ended runs (with their events, approvals and child runs) and answered approvals
+ * are kept (default 30; may be fractional); `0` or `off` keeps them forever (docs/operations.md, "Data lifecycle").
+ * Undefined: no retention job.
+ */
+export function retentionMsFromEnv(): number | undefined {
+  const raw = process.env.MT_RETENTION_DAYS?.trim().toLowerCase();
+  if (raw === undefined || raw === '') return DEFAULT_RETENTION_DAYS * 86_400_000;
+  if (raw === 'off' || raw === '0') return undefined;
+  const days = Number(raw);
+  return Number.isFinite(days) && days > 0 ? days * 86_400_000 : DEFAULT_RETENTION_DAYS * 86_400_000;
+}

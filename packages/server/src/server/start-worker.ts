@@ -17,11 +17,12 @@ import {
   openWakeups,
   startCacheLease,
   resolveSecretKey,
+  startRetention,
   type Wakeups,
 } from '@maitento/store';
 import { logInternalErrors } from '../internal/internal-errors.js';
 import { platformCalls } from '../internal/platform-calls.js';
-import { cacheLeaseMsFromEnv, publicUrlFromEnv, secretKeysFromEnv } from './settings.js';
+import { cacheLeaseMsFromEnv, publicUrlFromEnv, retentionMsFromEnv, secretKeysFromEnv } from './settings.js';
 
 /** Options of {@link startWorker}; every one has a default from the environment. */
 export interface StartWorkerOptions {
@@ -102,11 +103,18 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
       // Passages of knowledge bases get their vectors here too, when an embedding model is configured.
       const model = await embeddingModelFromEnv();
       const embedding = model ? startEmbeddingWorker({ db, model, logger: options.logger }) : undefined;
+      // Ended runs older than MT_RETENTION_DAYS are deleted every hour (docs/operations.md, "Data lifecycle").
+      const retentionMs = retentionMsFromEnv();
+      const retention =
+        retentionMs === undefined
+          ? undefined
+          : startRetention({ db, retentionMs, ...(options.logger ? { logger: options.logger } : {}) });
       return {
         engine,
         gateway,
         db,
         async close() {
+          await retention?.close();
           await embedding?.close();
           await engine.close();
           await lease?.close();
