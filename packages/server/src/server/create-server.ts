@@ -77,7 +77,9 @@ import {
   cacheLeaseMsFromEnv,
   slowRequestMsFromEnv,
   retentionMsFromEnv,
+  metricsListenFromEnv,
 } from './settings.js';
+import { type MetricsListen, type ProcessMetrics, startMetrics } from '../internal/metrics.js';
 
 /** Options of {@link createServer}. */
 export interface ServerOptions {
@@ -139,6 +141,11 @@ export interface ServerOptions {
    * (docs/operations.md, "Data lifecycle"); `null` keeps them forever. Default `MT_RETENTION_DAYS` (30 days).
    */
   retentionMs?: number | null;
+  /**
+   * Where to serve Prometheus metrics (`GET /metrics` on a port of its own, docs/operations.md "Metrics"); null for
+   * none. Default `MT_METRICS_PORT` and `MT_METRICS_HOST` (none when unset).
+   */
+  metrics?: MetricsListen | null;
   /**
    * The embedding model of knowledge bases: with one, documents' passages get vectors (in this process's worker,
    * when it has one) and searches fuse full-text and vector rankings; `null` for none. Default `MT_EMBEDDING_MODEL`.
@@ -213,6 +220,12 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
       error: (obj, msg) => leaseLog.target?.error(obj, msg),
     },
   });
+  // Prometheus metrics on their own port, when asked for: the engine's counters and the server's requests.
+  const metricsListen = options.metrics === undefined ? metricsListenFromEnv() : (options.metrics ?? undefined);
+  let metrics: ProcessMetrics | undefined;
+  if (metricsListen !== undefined) {
+    metrics = await startMetrics({ ...metricsListen, db: options.db, lease: () => lease.state(), role: 'serve' });
+  }
   const ownsEngine = options.engine === undefined;
   const engineLog: { target?: FastifyBaseLogger } = {};
   // The engine logs through the server's logger, which is made below.
@@ -239,6 +252,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
       // The worker fetches on `runs` and reads a held run's cancel on `run:<id>` (its polls are the 2 s fallback).
       wakeups,
       worker: options.worker ?? false,
+      ...(metrics === undefined ? {} : { metrics: metrics.ops }),
     });
   // With a worker the engine starts now; without one, at the first request that needs it.
   const engine = options.engine ?? (options.worker ? await makeEngine() : lazyEngine(makeEngine));
@@ -303,6 +317,10 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
   }
   engineLog.target = app.log;
   wakeLog.target = app.log;
+  if (metrics !== undefined) {
+    metrics.observeHttp(app);
+    app.log.info({ url: metrics.url }, `metrics at ${metrics.url}`);
+  }
   // The retention job runs where runs are executed (a server with a worker, `mt worker`), not in an API-only server.
   const retentionMs = options.retentionMs === undefined ? retentionMsFromEnv() : (options.retentionMs ?? undefined);
   const retention: Retention | undefined =
@@ -323,6 +341,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
     if (ownsEngine) await engine.close();
     // Flushed by the engine's close already, unless the engine was never made (a server without a worker).
     await telemetry?.shutdown();
+    await metrics?.close();
   });
   app.addHook('onClose', async () => {
     ctx.keys.stop();

@@ -2,6 +2,7 @@ import { approvalTtlMsFromEnv } from '@maitento/engine';
 import { DEFAULT_CACHE_LEASE_MS, DEFAULT_FILE_LIMITS, type FileLimits } from '@maitento/store';
 import { DEFAULT_STREAM_TIMING } from '../internal/event-stream.js';
 import type { McpSettings } from '../mcp/settings.js';
+import { serverErrors } from '../errors.js';
 
 // The one module of the server that reads the environment (docs/configuration.md). The engine reads its own
 // (MT_APPROVAL_TTL included, taken from it here); the egress rules (MT_EGRESS_*) are read by @maitento/egress.
@@ -142,4 +143,19 @@ export function retentionMsFromEnv(): number | undefined {
   if (raw === 'off' || raw === '0') return undefined;
   const days = Number(raw);
   return Number.isFinite(days) && days > 0 ? days * 86_400_000 : DEFAULT_RETENTION_DAYS * 86_400_000;
+}
+
+/**
+ * `MT_METRICS_PORT` and `MT_METRICS_HOST`: where this process serves Prometheus metrics at `GET /metrics`, apart from
+ * the API (docs/operations.md, "Metrics"); undefined (the default) for no metrics. The host defaults to 127.0.0.1;
+ * set 0.0.0.0 in a container so Prometheus can reach it. A value that is not a port is `api:metrics:port-invalid`.
+ */
+export function metricsListenFromEnv(): { port: number; host: string } | undefined {
+  const raw = process.env.MT_METRICS_PORT?.trim();
+  if (raw === undefined || raw === '') return undefined;
+  const port = Number(raw);
+  if (!Number.isInteger(port) || port < 0 || port > 65_535) {
+    throw serverErrors.create('api:metrics:port-invalid', { value: JSON.stringify(raw) });
+  }
+  return { port, host: envText('MT_METRICS_HOST') ?? '127.0.0.1' };
 }

@@ -22,7 +22,14 @@ import {
 } from '@maitento/store';
 import { logInternalErrors } from '../internal/internal-errors.js';
 import { platformCalls } from '../internal/platform-calls.js';
-import { cacheLeaseMsFromEnv, publicUrlFromEnv, retentionMsFromEnv, secretKeysFromEnv } from './settings.js';
+import {
+  cacheLeaseMsFromEnv,
+  metricsListenFromEnv,
+  publicUrlFromEnv,
+  retentionMsFromEnv,
+  secretKeysFromEnv,
+} from './settings.js';
+import { type ProcessMetrics, startMetrics } from '../internal/metrics.js';
 
 /** Options of {@link startWorker}; every one has a default from the environment. */
 export interface StartWorkerOptions {
@@ -80,6 +87,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
     });
     let wakeups: Wakeups | undefined;
     let lease: CacheLease | undefined;
+    let metrics: ProcessMetrics | undefined;
     try {
       // The worker's wake-ups: it fetches on `runs` and reads a held run's cancel on `run:<id>`.
       wakeups = await openWakeups(db, options.logger ? { logger: options.logger } : {});
@@ -91,6 +99,13 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
         leaseMs: cacheLeaseMsFromEnv(),
         ...(options.logger ? { logger: options.logger } : {}),
       });
+      // Prometheus metrics on their own port (MT_METRICS_PORT), as `mt serve`'s: the runs and tool calls of this worker.
+      const listen = metricsListenFromEnv();
+      const leaseNow = lease;
+      if (listen !== undefined) {
+        metrics = await startMetrics({ ...listen, db, lease: () => leaseNow.state(), role: 'worker' });
+        options.logger?.info({ url: metrics.url }, `metrics at ${metrics.url}`);
+      }
       const engine = await runWorker({
         db,
         secretKey: key.keyring,
@@ -99,6 +114,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
         wakeups,
         ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
         ...(options.logger ? { logger: options.logger } : {}),
+        ...(metrics === undefined ? {} : { metrics: metrics.ops }),
       });
       // Passages of knowledge bases get their vectors here too, when an embedding model is configured.
       const model = await embeddingModelFromEnv();
@@ -117,6 +133,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
           await retention?.close();
           await embedding?.close();
           await engine.close();
+          await metrics?.close();
           await lease?.close();
           await wakeups?.close();
           await cache.close();
@@ -125,6 +142,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
         },
       };
     } catch (error) {
+      await metrics?.close();
       await lease?.close();
       await wakeups?.close();
       await cache.close();
