@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -165,6 +167,17 @@ describe('metrics', { timeout: 90_000 }, () => {
         ['read-through', 0],
       ].sort(),
     );
+
+    // Every series the example alert rules and dashboard of deploy/ name is one mt serve serves.
+    const deploy = ['prometheus/maitento-alerts.yaml', 'grafana/maitento-dashboard.json'].map((f) =>
+      readFileSync(fileURLToPath(new URL(`../../deploy/${f}`, import.meta.url)), 'utf8'),
+    );
+    const named = new Set(deploy.flatMap((text) => text.match(/\bmt_[a-z_]+/g) ?? []));
+    expect(named.size).toBeGreaterThan(8);
+    for (const name of named) {
+      const base = name.replace(/_(bucket|count|sum)$/, '');
+      expect(families.has(name) || families.get(base)?.type === 'HISTOGRAM', `${name} is served`).toBe(true);
+    }
 
     // The approved refund is called and the run ends: the counters move.
     expect((await stack.api.request('POST', `/v1/runs/${refund.body.id}/approve`, {})).status).toBe(200);

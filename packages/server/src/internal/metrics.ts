@@ -45,12 +45,15 @@ interface DbFigures {
 
 // Per namespace (its index on (namespace, status, created_at)), at most METRICS_COUNT_CAP rows of each status: the
 // runs that wait for a person (PendingApproval) or a message (WaitingForInput), and the Running ones (queued or
-// executed). A waiting run's updated_at is when it began to wait; a Running one's, its last step.
+// executed) but those waiting on a child run (agents as tools: Running, holding no worker, until the child ends). A
+// waiting run's updated_at is when it began to wait; a Running one's, its last step.
 const DB_FIGURES =
   'SELECT s.status, count(*)::int AS n, ' +
   'COALESCE(extract(epoch FROM now() - min(s.updated_at)), 0)::float8 AS oldest ' +
   'FROM mt_namespaces ns CROSS JOIN unnest(ARRAY[$1, $2, $3]::text[]) st(status) CROSS JOIN LATERAL (' +
   'SELECT r.status, r.updated_at FROM mt_runs r WHERE r.namespace = ns.name AND r.status = st.status ' +
+  "AND (r.status <> 'Running' OR NOT EXISTS (SELECT 1 FROM mt_runs c WHERE c.parent_run_id = r.id " +
+  "AND c.status NOT IN ('Completed', 'Failed', 'Cancelled'))) " +
   'ORDER BY r.created_at LIMIT $4) s GROUP BY s.status';
 
 /**
@@ -152,7 +155,7 @@ export async function startMetrics(options: MetricsOptions): Promise<ProcessMetr
     description: 'How long the longest-waiting run of each status has waited',
   });
   const queueDepth = meter.createObservableGauge('mt_runs_queued', {
-    description: 'Runs Running: queued for a worker or being executed',
+    description: 'Runs Running (queued for a worker or being executed), but those waiting on a child run',
   });
   const queueOldest = meter.createObservableGauge('mt_runs_queued_oldest_seconds', {
     description: 'Time since the Running run changed least recently took its last step (a queued run waits here)',
