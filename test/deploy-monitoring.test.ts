@@ -83,6 +83,8 @@ describe('deploy/ monitoring files', () => {
     expect(dash.templating.list.map((v) => v.name)).toEqual(['datasource', 'job']);
     expect(new Set(dash.panels.map((p) => p.id)).size).toBe(dash.panels.length);
     for (const panel of dash.panels) {
+      // Grafana's variable syntax, not a template string.
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: the literal text Grafana substitutes
       expect(panel.datasource.uid).toBe('${datasource}');
       expect(panel.targets.length).toBeGreaterThan(0);
       for (const target of panel.targets) {
