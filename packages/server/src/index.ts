@@ -2,6 +2,8 @@ export { serverErrors } from './errors.js';
 export { createServer } from './server/create-server.js';
 export type { ServerOptions } from './server/create-server.js';
 export { createAdminKey } from './server/admin-key.js';
+export { processLogger } from './internal/logging.js';
+export type { ProcessLogger } from './internal/logging.js';
 export type { CreateAdminKeyOptions, CreatedAdminKey } from './server/admin-key.js';
 export { pruneRuns } from './server/prune-runs.js';
 export type { PruneRunsOptions } from './server/prune-runs.js';

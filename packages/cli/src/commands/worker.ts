@@ -43,7 +43,8 @@ Environment:
         running = await server.startWorker({
           databaseUrl,
           concurrency: flags.concurrency,
-          logger: workerLogger(io),
+          // One JSON line per entry on stdout, the shape of `mt serve`'s log (time, pid, hostname, level, msg).
+          logger: server.processLogger((line) => io.out(line)),
         });
       } catch (error) {
         throw new CommandExit(reportError(io, error));
@@ -53,22 +54,3 @@ Environment:
       ]);
     });
 };
-
-type WorkerLogger = NonNullable<Parameters<typeof startWorker>[0]['logger']>;
-
-/** The log of `mt worker`: one JSON line per entry on stderr; an error's message, code and stack are written out. */
-export function workerLogger(io: Io): WorkerLogger {
-  return {
-    info: (obj, msg) => io.err(JSON.stringify({ level: 'info', msg, ...obj })),
-    warn: (obj, msg) => io.err(JSON.stringify({ level: 'warn', msg, ...obj })),
-    error: (obj, msg) => io.err(JSON.stringify({ level: 'error', msg, ...describeErr(obj) })),
-  };
-}
-
-// An Error's own fields are not enumerable: name its message, code and stack (an internal error in a tool call is
-// logged for its stack) so the log line says something.
-function describeErr(obj: object): object {
-  const err = (obj as { err?: unknown }).err;
-  if (!(err instanceof Error)) return obj;
-  return { ...obj, err: { message: err.message, code: (err as { code?: unknown }).code, stack: err.stack } };
-}

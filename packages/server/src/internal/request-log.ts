@@ -15,9 +15,13 @@ export function registerRequestLog(app: FastifyInstance, slowMs: number): void {
     const failed = reply.statusCode >= 500;
     // Above debug the line would be dropped anyway: do not build it.
     if (!failed && ms < slowMs && !VERBOSE.has(request.log.level)) return done();
+    const route = request.routeOptions.url ?? '(no route)';
+    // A request about a run names it, as every line about a run does.
+    const runId = route.startsWith('/v1/runs/:id') ? (request.params as { id?: string }).id : undefined;
     const line = {
       method: request.method,
-      route: request.routeOptions.url ?? '(no route)',
+      route,
+      ...(runId === undefined ? {} : { runId }),
       statusCode: reply.statusCode,
       responseTimeMs: Math.round(ms * 10) / 10,
     };

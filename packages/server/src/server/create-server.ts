@@ -44,7 +44,7 @@ import { markOptionalBodies, takesOptionalBody } from '../internal/optional-body
 import { markRawBodies } from '../internal/raw-bodies.js';
 import { declareHeaders, OPENAPI_TAGS } from '../internal/openapi-headers.js';
 import { documentOperations } from '../internal/openapi-operations-doc.js';
-import { loggerOptions, requestLogger } from '../internal/logging.js';
+import { echoRequestId, loggerOptions, requestId, requestLogger } from '../internal/logging.js';
 import { registerRequestLog } from '../internal/request-log.js';
 import { formatSchemaError, installValidators } from '../internal/validation.js';
 import { registerAuth } from '../plugins/auth.js';
@@ -295,6 +295,9 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
     logController: new LogController({ disableRequestLogging: true }),
     // A request's logger is made when it first writes a line: most requests write none (logging.ts).
     childLoggerFactory: requestLogger,
+    // A request's id: the caller's X-Request-Id when it is one, else a random UUID; echoed in the answer.
+    requestIdHeader: false,
+    genReqId: requestId,
     bodyLimit,
     // Resource names come from file names and may be long; the router's default cap is 100 characters.
     routerOptions: { maxParamLength: MAX_NAME_LENGTH },
@@ -358,6 +361,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
     if (body === '') return done(null, undefined);
     jsonParser(request, String(body), done);
   });
+  echoRequestId(app);
   registerRequestLog(app, slowRequestMsFromEnv());
   addSharedSchemas(app);
   installValidators(app);
