@@ -1,7 +1,7 @@
 import type { startWorker } from '@maitento/server';
 import { InvalidArgumentError } from 'commander';
 import { cliErrors } from '../errors.js';
-import { CommandExit, type Io, reportError } from '../internal/output.js';
+import { CommandExit, reportError } from '../internal/output.js';
 import { runUntilSignal } from '../internal/until-signal.js';
 import type { RegisterCommand } from './index.js';
 
