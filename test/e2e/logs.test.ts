@@ -4,11 +4,20 @@ import { type RunsStack, startRunsStack } from './helpers/stack.js';
 import { join } from 'node:path';
 import { cleanEnv, ROOT } from './support/harness.js';
 
-// The logs of `mt serve` and `mt worker` (docs/operations.md, "Logs"): stdout carries one pino JSON object a line, the
-// same shape in both (level, time, pid, hostname, msg), and nothing else; a request's id is the caller's X-Request-Id
-// (else a UUID), echoed back and on its lines; a line about a run names it.
+// The logs of `mt serve` and `mt worker` (docs/operations.md, "Logs"): on stderr, one pino JSON object a line, the
+// same shape in both (level, time, pid, hostname, msg); the only other lines are the few status lines written for a
+// person (ready, stopping, stopped). A request's id is the caller's X-Request-Id (else a UUID), echoed back and on its
+// lines; a line about a run names it.
 let stack: RunsStack;
-let worker: { child: ChildProcess; stdout: string[]; stderr: string } | undefined;
+let worker: { child: ChildProcess; stdout: string; stderr: string } | undefined;
+/** The status lines of `mt serve` and `mt worker`, for a person: nothing else on stderr is not JSON. */
+const STATUS_LINES = [
+  /^listening on http:\/\/\S+ \(data: .+\)$/,
+  /^web console: http:\/\/\S+\/console \(approvals at \S+\)$/,
+  /^worker \S+ executing runs \(data: .+\)$/,
+  /^SIG[A-Z]+: stopping$/,
+  /^stopped$/,
+];
 const MT = join(ROOT, 'packages/cli/bin/mt.js');
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -31,13 +40,9 @@ async function startLoggedWorker(): Promise<NonNullable<typeof worker>> {
     cwd: stack.home,
     env: { ...cleanEnv(stack.home), ...stack.env, MT_LOG_LEVEL: 'debug', MT_METRICS_PORT: '0' },
   });
-  const started = { child, stdout: [] as string[], stderr: '' };
-  let partial = '';
+  const started = { child, stdout: '', stderr: '' };
   child.stdout?.on('data', (c: Buffer) => {
-    const text = partial + c.toString();
-    const lines = text.split('\n');
-    partial = lines.pop() ?? '';
-    started.stdout.push(...lines);
+    started.stdout += c.toString();
   });
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`mt worker did not start:\n${started.stderr}`)), 60_000);
@@ -53,16 +58,21 @@ async function startLoggedWorker(): Promise<NonNullable<typeof worker>> {
   return started;
 }
 
-/** Every line is one JSON object with pino's fields; resolves with the parsed lines. */
-function expectJsonLines(lines: string[], pid: number | undefined): Record<string, unknown>[] {
+/**
+ * Every line of `text` is one JSON object with pino's fields and this `pid`, or one of the status lines; resolves with
+ * the parsed JSON lines.
+ */
+function expectLogLines(text: string, pid: number | undefined): Record<string, unknown>[] {
   const parsed: Record<string, unknown>[] = [];
-  for (const line of lines.filter((l) => l !== '')) {
-    let entry: Record<string, unknown>;
-    try {
-      entry = JSON.parse(line);
-    } catch {
-      throw new Error(`a log line that is not JSON: ${line}`);
+  for (const line of text.split('\n').filter((l) => l !== '')) {
+    if (!line.startsWith('{')) {
+      expect(
+        STATUS_LINES.some((status) => status.test(line)),
+        `a plain-text line that is no status line: ${line}`,
+      ).toBe(true);
+      continue;
     }
+    const entry = JSON.parse(line) as Record<string, unknown>;
     expect(typeof entry.level, line).toBe('number');
     expect(typeof entry.time, line).toBe('number');
     expect(entry.pid, line).toBe(pid);
@@ -108,26 +118,22 @@ describe('logs', { timeout: 60_000 }, () => {
     }
     const line = lines.find((l) => l.reqId === 'lb-7f3a9c21.req:42');
     expect(line).toMatchObject({ route: '/v1/runs/:id', runId: started.body.id, statusCode: 200 });
-    // Every JSON line of mt serve has pino's shape.
-    expectJsonLines(
-      server
-        .log()
-        .split('\n')
-        .filter((l) => l.startsWith('{')),
-      server.pid,
-    );
+    // Every line of mt serve (its stdout and stderr) is a pino JSON line or a status line.
+    expect(expectLogLines(server.log(), server.pid).length).toBeGreaterThan(3);
   });
 
-  it('mt worker writes only JSON lines with the shape of mt serve’s (time, pid, hostname) on stdout', async () => {
+  it('mt worker writes JSON log lines of mt serve’s shape (time, pid, hostname) and no other plain text', async () => {
     worker = await startLoggedWorker();
     // A run the worker may take, and its metrics line (info) at start.
     const started = await stack.api.startRun('weather', { place: 'Paris' });
     expect((await stack.api.waitForEnd(started.body.id)).status).toBe('Completed');
     await new Promise((r) => setTimeout(r, 200));
-    expect(worker.stdout.length).toBeGreaterThan(0);
-    const entries = expectJsonLines(worker.stdout, worker.child.pid);
+    const exited = new Promise((r) => worker!.child.once('exit', r));
+    worker.child.kill('SIGTERM');
+    await exited;
+    expect(worker.stdout).toBe('');
+    const entries = expectLogLines(worker.stderr, worker.child.pid);
     expect(entries.some((e) => typeof e.msg === 'string' && e.msg.startsWith('metrics at'))).toBe(true);
-    // What a person reads (ready, stopping) is on stderr, never mixed into the log.
-    expect(worker.stderr).toContain('executing runs');
+    expect(worker.stderr).toMatch(/^stopped$/m);
   });
 });

@@ -29,7 +29,9 @@ Environment:
   MT_PUBLIC_URL     the server's public URL, the only target of auth = "Maitento" connectors
   MT_LOG_LEVEL      log level (default info); logs go to stderr, written synchronously (nothing is lost on exit)
   MT_LOG_SLOW_MS    at info, only failed (5xx) requests and those slower than this are logged (default 1000);
-                    at debug, every request`,
+                    at debug, every request
+  MT_METRICS_PORT   serve Prometheus metrics at GET /metrics on this port (MT_METRICS_HOST, default 127.0.0.1)
+  MT_RETENTION_DAYS days ended runs are kept before the hourly retention job deletes them (default 30; 0: forever)`,
     )
     .action(async (flags: ServeFlags) => {
       const port = Number(flags.port);

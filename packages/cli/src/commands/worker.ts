@@ -32,6 +32,9 @@ Environment:
   MT_WORKER_CONCURRENCY  most runs executed at once (default 8)
   MT_EGRESS_ALLOW        as for mt serve: what tools may call beyond the public internet
   MT_PUBLIC_URL          as for mt serve: the only target of auth = "Maitento" connectors
+  MT_LOG_LEVEL           log level (default info); logs go to stderr as JSON lines, as mt serve's
+  MT_METRICS_PORT        serve Prometheus metrics at GET /metrics on this port (MT_METRICS_HOST, default 127.0.0.1)
+  MT_RETENTION_DAYS      days ended runs are kept before the hourly retention job deletes them (default 30; 0: forever)
   OPENAI_API_KEY, OPENAI_BASE_URL, ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL   the model providers`,
     )
     .action(async (flags: { concurrency?: number }) => {
@@ -43,8 +46,8 @@ Environment:
         running = await server.startWorker({
           databaseUrl,
           concurrency: flags.concurrency,
-          // One JSON line per entry on stdout, the shape of `mt serve`'s log (time, pid, hostname, level, msg).
-          logger: server.processLogger((line) => io.out(line)),
+          // One JSON line per entry on stderr, as `mt serve`'s log and of its shape (level, time, pid, hostname, msg).
+          logger: server.processLogger((line) => io.err(line)),
         });
       } catch (error) {
         throw new CommandExit(reportError(io, error));

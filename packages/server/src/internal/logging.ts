@@ -58,12 +58,11 @@ export interface ProcessLogger {
 
 /**
  * The log of a process without fastify (`mt worker`): pino with the options of `mt serve`'s logger (level from
- * `MT_LOG_LEVEL`, the same redaction), so every line of every process is one JSON object with `level`, `time`, `pid`,
- * `hostname` and `msg`. Lines go to stdout, as `mt serve`'s, or to `write` (tests).
+ * `MT_LOG_LEVEL`, the same redaction), so every log line of every process is one JSON object with `level`, `time`,
+ * `pid`, `hostname` and `msg`. Lines go to `write` (`mt worker`: stderr, as `mt serve`'s).
  */
-export function processLogger(write?: (line: string) => void): ProcessLogger {
-  const options = loggerOptions(undefined) as Parameters<typeof pino>[0];
-  return write === undefined ? pino(options) : pino(options, { write });
+export function processLogger(write: (line: string) => void): ProcessLogger {
+  return pino(loggerOptions(undefined) as Parameters<typeof pino>[0], { write });
 }
 
 type Level = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';
