@@ -94,9 +94,9 @@ echo "$TARGET_COUNTS" | tr ' ' '\n' | grep -E '^public\.mt_(runs|run_events|appr
 
 step "4/6 mt serve on the restored database"
 LOG="$WORK/serve.log"
-# No worker: the drill reads, it executes no run the restored database holds.
-DATABASE_URL="$TARGET" MT_WORKER_CONCURRENCY=1 MT_RETENTION_DAYS=off "${MT_CMD[@]}" serve --port 0 --host 127.0.0.1 \
-  >"$LOG" 2>&1 &
+# --no-worker: the drill reads; it executes none of the runs the restored database holds (their tool calls would reach
+# the real upstreams again), and no retention job deletes anything there.
+DATABASE_URL="$TARGET" "${MT_CMD[@]}" serve --no-worker --port 0 --host 127.0.0.1 >"$LOG" 2>&1 &
 SERVER_PID=$!
 URL=""
 for _ in $(seq 1 600); do

@@ -84,19 +84,32 @@ describe('restore drill', { timeout: 120_000 }, () => {
     expect(result.stderr).toContain('1 secrets of namespace default readable by name');
     expect(result.stderr).not.toContain(ORDERS_SECRET);
 
-    // The restored database served by a new mt serve with the same key: the old run reads back as it was, and a new
-    // run's tool call sends the secret stored before the backup.
-    const restored = await startServe(stack.home, { ...stack.env, DATABASE_URL: target });
+    // The restored database served by a new `mt serve --no-worker` with the same key (as the drill serves it): the
+    // old run reads back as it was, and a run started there is queued, executed by no one.
+    const apiOnly = await startServe(stack.home, { ...stack.env, DATABASE_URL: target }, ['--no-worker']);
+    const calls = orderCalls('B-2002').length;
+    let queued: string;
     try {
-      const client = api(restored.url, stack.adminKey);
+      const client = api(apiOnly.url, stack.adminKey);
       const old = await client.getRun(before.body.id);
       expect(old).toMatchObject({ status: 'Completed', result: ended.result });
-      const calls = orderCalls('B-2002').length;
       const run = await client.startRun('support-desk', {
         message: 'The lamp of order B-2002 arrived broken, please refund it.',
       });
       expect(run.status, JSON.stringify(run.body)).toBe(201);
-      await client.waitForRun(run.body.id, (r) => r.status === 'PendingApproval');
+      queued = run.body.id;
+      await new Promise((r) => setTimeout(r, 2500));
+      expect((await client.getRun(queued)).status).toBe('Running');
+      expect(orderCalls('B-2002')).toHaveLength(calls);
+    } finally {
+      await apiOnly.stop();
+    }
+    // With a worker, the run goes on: its get-order call sends the secret stored before the backup, opened with the
+    // same master key.
+    const restored = await startServe(stack.home, { ...stack.env, DATABASE_URL: target });
+    try {
+      const client = api(restored.url, stack.adminKey);
+      await client.waitForRun(queued, (r) => r.status === 'PendingApproval');
       const sent = orderCalls('B-2002');
       expect(sent).toHaveLength(calls + 1);
       expect(Object.values(sent.at(-1)!.headers).join('\n')).toContain(ORDERS_SECRET);

@@ -8,6 +8,7 @@ interface ServeFlags {
   port: string;
   host: string;
   data?: string;
+  worker: boolean;
 }
 
 /** `mt serve`: runs the API server until SIGINT or SIGTERM. */
@@ -18,6 +19,7 @@ export const register: RegisterCommand = (program, io) => {
     .option('--port <port>', 'port to listen on; 0 picks a free one', '8080')
     .option('--host <host>', 'address to listen on', '127.0.0.1')
     .option('--data <dir>', 'PGlite data folder when DATABASE_URL is not set (default .maitento/data)')
+    .option('--no-worker', 'serve the API only: execute no run here (runs wait for `mt worker` processes)')
     .addHelpText(
       'after',
       `
@@ -49,6 +51,8 @@ Environment:
           // The level is the server's MT_LOG_LEVEL (read in its settings module).
           logger: { stream: process.stderr },
           message: (line) => io.err(line),
+          // --no-worker: an API-only server (a restore drill, a fleet whose runs `mt worker` executes).
+          ...(flags.worker ? {} : { worker: false as const }),
         });
       } catch (error) {
         throw new CommandExit(reportError(io, error));
