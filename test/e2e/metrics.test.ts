@@ -4,6 +4,7 @@ import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startWorker, type WorkerProcess } from './helpers/processes.js';
+import { runMt } from './support/harness.js';
 import { type RunsStack, startRunsStack } from './helpers/stack.js';
 
 // Prometheus metrics (docs/operations.md, "Metrics"): the real `mt serve` and `mt worker` with MT_METRICS_PORT serve
@@ -225,5 +226,17 @@ describe('metrics', { timeout: 90_000 }, () => {
     expect(Number(sample(lease, { mode: 'live' })?.value)).toBe(1);
     expect(Number(family(families, 'mt_db_pool_max', 'gauge').metrics[0].value)).toBeGreaterThan(0);
     expect((await fetch(url.replace('/metrics', '/other'))).status).toBe(404);
+  });
+
+  it('a setting that is not a port stops mt serve and mt worker at start, with a clear code', async () => {
+    for (const command of ['serve', 'worker']) {
+      const refused = await runMt([command, ...(command === 'serve' ? ['--port', '0'] : [])], {
+        home: stack.home,
+        env: { ...stack.env, MT_METRICS_PORT: '94x64' },
+      });
+      expect(refused.code, refused.stderr).toBe(1);
+      expect(refused.stderr).toContain('api:metrics:port-invalid');
+      expect(refused.stderr).toContain('"94x64"');
+    }
   });
 });

@@ -12,6 +12,7 @@ import {
 import { createGateway, type Gateway } from '@maitento/gateway';
 import {
   bootstrap,
+  type CacheLeaseState,
   chooseVectorSearch,
   createStoreCache,
   detectVectorSupport,
@@ -174,8 +175,17 @@ export async function bootstrapDatabase(
  * returns the fastify instance (ready for `inject` or `listen`).
  */
 export async function createServer(options: ServerOptions): Promise<FastifyInstance> {
+  // Read before anything starts: a bad setting (api:metrics:port-invalid) stops the start with nothing to close.
+  const metricsListen = options.metrics === undefined ? metricsListenFromEnv() : (options.metrics ?? undefined);
   await migrate(options.db);
   if (options.bootstrap !== false) await bootstrapDatabase(options.db, options);
+  // Prometheus metrics on their own port, when asked for (first: a port in use stops the start with nothing else
+  // started): the engine's counters, the server's requests, the lease's mode once it exists.
+  let leaseState = (): CacheLeaseState => ({ mode: 'off' });
+  const metrics: ProcessMetrics | undefined =
+    metricsListen === undefined
+      ? undefined
+      : await startMetrics({ ...metricsListen, db: options.db, lease: () => leaseState(), role: 'serve' });
 
   const egress = options.egress ?? egressPolicyFromEnv();
   const ownsGateway = options.gateway === undefined;
@@ -220,12 +230,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
       error: (obj, msg) => leaseLog.target?.error(obj, msg),
     },
   });
-  // Prometheus metrics on their own port, when asked for: the engine's counters and the server's requests.
-  const metricsListen = options.metrics === undefined ? metricsListenFromEnv() : (options.metrics ?? undefined);
-  let metrics: ProcessMetrics | undefined;
-  if (metricsListen !== undefined) {
-    metrics = await startMetrics({ ...metricsListen, db: options.db, lease: () => lease.state(), role: 'serve' });
-  }
+  leaseState = () => lease.state();
   const ownsEngine = options.engine === undefined;
   const engineLog: { target?: FastifyBaseLogger } = {};
   // The engine logs through the server's logger, which is made below.

@@ -67,6 +67,8 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
     value: options.secretKey ?? env.value,
     previous: env.previous,
   });
+  // Read before anything starts: a bad setting (api:metrics:port-invalid) stops the start with nothing to close.
+  const listen = metricsListenFromEnv();
   const db = await openDatabase({ databaseUrl: options.databaseUrl });
   try {
     await migrate(db);
@@ -100,7 +102,6 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
         ...(options.logger ? { logger: options.logger } : {}),
       });
       // Prometheus metrics on their own port (MT_METRICS_PORT), as `mt serve`'s: the runs and tool calls of this worker.
-      const listen = metricsListenFromEnv();
       const leaseNow = lease;
       if (listen !== undefined) {
         metrics = await startMetrics({ ...listen, db, lease: () => leaseNow.state(), role: 'worker' });
