@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import type { FastifyBaseLogger, FastifyInstance, FastifyServerOptions } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance, FastifyRequest, FastifyServerOptions } from 'fastify';
 import { pino } from 'pino';
 import { logLevelFromEnv } from '../server/settings.js';
 
@@ -92,6 +92,12 @@ class RequestLogger {
     return this.#child;
   }
 
+  /** Adds bindings to every later line of the request (to the child still to be made, when none was needed yet). */
+  addBindings(bindings: Bindings): void {
+    if (this.#child === undefined) Object.assign(this.#bindings, bindings);
+    else this.#child = this.#child.child(bindings) as Pino;
+  }
+
   #write(level: Level, args: unknown[]): void {
     const logger = this.#child ?? this.#parent;
     if (!logger.isLevelEnabled(level)) return;
@@ -137,6 +143,13 @@ class RequestLogger {
   bindings(): Bindings {
     return this.#real().bindings();
   }
+}
+
+/** Adds `bindings` to every later line of `request`'s log (`runId` on a request about a run). */
+export function bindRequestLog(request: FastifyRequest, bindings: Bindings): void {
+  const log = request.log as FastifyBaseLogger & { addBindings?: (b: Bindings) => void };
+  if (typeof log.addBindings === 'function') log.addBindings(bindings);
+  else request.log = log.child(bindings);
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { bindRequestLog } from './logging.js';
 
 const VERBOSE = new Set(['debug', 'trace']);
 
@@ -9,19 +10,24 @@ const VERBOSE = new Set(['debug', 'trace']);
  * status and the time; no header and no body.
  */
 export function registerRequestLog(app: FastifyInstance, slowMs: number): void {
+  // A request about a run names it on every line it writes (`runId`), as every line about a run does: bound once the
+  // route's parameters are known, before the handler (a line not yet written costs nothing).
+  app.addHook('preValidation', (request, _reply, done) => {
+    if (request.routeOptions.url?.startsWith('/v1/runs/:id')) {
+      const id = (request.params as { id?: unknown }).id;
+      if (typeof id === 'string') bindRequestLog(request, { runId: id });
+    }
+    done();
+  });
   // A hook with `done`, not an async one: no promise and no microtask turn for the requests it writes nothing for.
   app.addHook('onResponse', (request, reply, done) => {
     const ms = reply.elapsedTime;
     const failed = reply.statusCode >= 500;
     // Above debug the line would be dropped anyway: do not build it.
     if (!failed && ms < slowMs && !VERBOSE.has(request.log.level)) return done();
-    const route = request.routeOptions.url ?? '(no route)';
-    // A request about a run names it, as every line about a run does.
-    const runId = route.startsWith('/v1/runs/:id') ? (request.params as { id?: string }).id : undefined;
     const line = {
       method: request.method,
-      route,
-      ...(runId === undefined ? {} : { runId }),
+      route: request.routeOptions.url ?? '(no route)',
       statusCode: reply.statusCode,
       responseTimeMs: Math.round(ms * 10) / 10,
     };
