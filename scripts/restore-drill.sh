@@ -39,7 +39,11 @@ for tool in pg_dump pg_restore psql curl; do
 done
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
-MT_CMD=(${MT:-node "$ROOT/packages/cli/bin/mt.js"})
+if [ -n "${MT:-}" ]; then
+  read -r -a MT_CMD <<<"$MT"
+else
+  MT_CMD=(node "$ROOT/packages/cli/bin/mt.js")
+fi
 WORK="$(mktemp -d)"
 SERVER_PID=""
 cleanup() {
