@@ -36,6 +36,11 @@ export const cliErrors = defineErrors({
     message: 'no embedded database in {dir} (no {dir}/pglite folder), and DATABASE_URL is not set',
     hint: 'give the data folder of `mt serve --data DIR` with --data DIR, or set DATABASE_URL for PostgreSQL',
   },
+  'api:cli:date-invalid': {
+    status: 400,
+    message: '{flag} {value} is not a date: give YYYY-MM-DD or an ISO 8601 time such as 2026-11-01T00:00:00Z',
+    hint: 'dates without a time are midnight UTC',
+  },
   'api:cli:config-invalid': {
     status: 422,
     message: 'the config repo has {count} error(s); nothing was sent',

@@ -1,10 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import type { Resolver } from '@maitento/egress';
 import type { Connector, Tool } from '@maitento/lang';
-import { startWorker } from '@maitento/server';
+import { processLogger, startWorker } from '@maitento/server';
 import { createTestDatabase, type TestDatabase } from '@maitento/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { workerLogger } from '../src/commands/worker.js';
 
 // `mt worker` alone (startWorker on a real PostgreSQL, with the log `mt worker` writes): an unexpected error in a
 // tool call reaches the operator's log with its stack, as it does with `mt serve`.
@@ -55,7 +54,7 @@ describe('mt worker and an internal error in a tool call', { timeout: 60_000 }, 
       databaseUrl: database.url,
       secretKey: randomBytes(32).toString('hex'),
       resolver: buggyResolver,
-      logger: workerLogger({ out: () => {}, err: (text) => lines.push(text) }),
+      logger: processLogger((line) => lines.push(line)),
     });
     try {
       const result = await worker.gateway.call({ tool, connector, arguments: {} });
@@ -63,12 +62,25 @@ describe('mt worker and an internal error in a tool call', { timeout: 60_000 }, 
       expect(result.error).not.toContain('buggyResolver');
 
       const logged = lines
-        .map((line) => JSON.parse(line) as { level: string; msg?: string; tool?: string; err?: { stack?: string } })
+        .map((line) => JSON.parse(line) as { level: number; msg?: string; tool?: string; err?: { stack?: string } })
         .filter((entry) => entry.msg === 'internal error in a tool call');
       expect(logged).toHaveLength(1);
-      expect(logged[0]).toMatchObject({ level: 'error', tool: 'get-thing' });
+      // pino's level 50: error.
+      expect(logged[0]).toMatchObject({ level: 50, tool: 'get-thing' });
       expect(logged[0].err?.stack).toContain('TypeError: a bug in buggyResolver');
       expect(logged[0].err?.stack).toMatch(/\n\s+at /);
+      // Every line has the shape of `mt serve`'s (pino): time, pid, hostname.
+      for (const line of lines)
+        expect(Object.keys(JSON.parse(line))).toEqual(expect.arrayContaining(['time', 'pid', 'hostname']));
+
+      // A call of a run: its line names the run.
+      const runId = '0b7c3f0e-8d1a-4c52-9a3e-2f5d6b7c8d9e';
+      const ofRun = await worker.gateway.call({ tool, connector, arguments: {}, runId });
+      expect(ofRun).toMatchObject({ ok: false, code: 'api:gateway:internal' });
+      const second = lines.map((line) => JSON.parse(line)).filter((e) => e.msg === 'internal error in a tool call');
+      expect(second).toHaveLength(2);
+      expect(second[1]).toMatchObject({ runId, tool: 'get-thing' });
+      expect(second[0].runId).toBeUndefined();
     } finally {
       await worker.close();
     }

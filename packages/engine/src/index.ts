@@ -7,6 +7,8 @@ export { engineErrors } from './errors.js';
 export type { EngineErrorCode } from './errors.js';
 export { createEngine, runWorker, startTelemetry } from './engine/create-engine.js';
 export type { RunTelemetry, ToolSpan } from './telemetry/run-telemetry.js';
+export { opsMetrics, TOOL_CALL_BUCKETS } from './telemetry/ops-metrics.js';
+export type { EndedStatus, OpsMetrics } from './telemetry/ops-metrics.js';
 export type { EngineOptions } from './engine/create-engine.js';
 export { approvalTtlMsFromEnv } from './engine/settings.js';
 export { modelsFromEnvironment, parseModelSpec } from './models/resolve.js';

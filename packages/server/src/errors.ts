@@ -3,6 +3,11 @@ import { defineErrors } from '@maitento/errors';
 /** Errors of the REST server itself: requests, authentication and refused deploys. */
 export const serverErrors = defineErrors({
   'api:request:invalid': { status: 400, message: '{detail}' },
+  'api:metrics:port-invalid': {
+    status: 400,
+    message: 'MT_METRICS_PORT {value} is not a port (a whole number from 0 to 65535)',
+    hint: 'set MT_METRICS_PORT to the port Prometheus scrapes (for example 9464), or leave it unset for no metrics',
+  },
   'api:request:not-found': { status: 404, message: 'No route {method} {url}' },
   'api:request:method-not-allowed': {
     status: 405,

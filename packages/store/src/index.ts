@@ -185,3 +185,5 @@ export {
   pgvectorSql,
 } from './knowledge/vector-search.js';
 export type { VectorHit, VectorSearch, VectorSearchKind, VectorSupport } from './knowledge/vector-search.js';
+export { PRUNE_BATCH_SIZE, pruneBefore, RETENTION_INTERVAL_MS, startRetention } from './runs/prune.js';
+export type { PruneOptions, PruneResult, Retention, RetentionOptions } from './runs/prune.js';

@@ -50,6 +50,7 @@ import { register as lsp } from './lsp.js';
 import { register as mcpConfig } from './mcp-config.js';
 import { register as namespaceCreate } from './namespace-create.js';
 import { register as runList } from './run-list.js';
+import { register as runsPrune } from './runs-prune.js';
 import { register as secretCreate } from './secret-create.js';
 import { register as secretDelete } from './secret-delete.js';
 import { register as secretKeyRotate } from './secret-key-rotate.js';
@@ -113,6 +114,7 @@ export const commands: RegisterCommand[] = [
   mcpConfig,
   namespaceCreate,
   runList,
+  runsPrune,
   secretCreate,
   secretDelete,
   secretKeyRotate,

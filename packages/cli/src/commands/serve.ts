@@ -8,6 +8,7 @@ interface ServeFlags {
   port: string;
   host: string;
   data?: string;
+  worker: boolean;
 }
 
 /** `mt serve`: runs the API server until SIGINT or SIGTERM. */
@@ -18,6 +19,7 @@ export const register: RegisterCommand = (program, io) => {
     .option('--port <port>', 'port to listen on; 0 picks a free one', '8080')
     .option('--host <host>', 'address to listen on', '127.0.0.1')
     .option('--data <dir>', 'PGlite data folder when DATABASE_URL is not set (default .maitento/data)')
+    .option('--no-worker', 'serve the API only: execute no run here (runs wait for `mt worker` processes)')
     .addHelpText(
       'after',
       `
@@ -29,7 +31,9 @@ Environment:
   MT_PUBLIC_URL     the server's public URL, the only target of auth = "Maitento" connectors
   MT_LOG_LEVEL      log level (default info); logs go to stderr, written synchronously (nothing is lost on exit)
   MT_LOG_SLOW_MS    at info, only failed (5xx) requests and those slower than this are logged (default 1000);
-                    at debug, every request`,
+                    at debug, every request
+  MT_METRICS_PORT   serve Prometheus metrics at GET /metrics on this port (MT_METRICS_HOST, default 127.0.0.1)
+  MT_RETENTION_DAYS days ended runs are kept before the hourly retention job deletes them (default 30; 0: forever)`,
     )
     .action(async (flags: ServeFlags) => {
       const port = Number(flags.port);
@@ -47,6 +51,8 @@ Environment:
           // The level is the server's MT_LOG_LEVEL (read in its settings module).
           logger: { stream: process.stderr },
           message: (line) => io.err(line),
+          // --no-worker: an API-only server (a restore drill, a fleet whose runs `mt worker` executes).
+          ...(flags.worker ? {} : { worker: false as const }),
         });
       } catch (error) {
         throw new CommandExit(reportError(io, error));

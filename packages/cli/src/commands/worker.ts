@@ -1,7 +1,7 @@
 import type { startWorker } from '@maitento/server';
 import { InvalidArgumentError } from 'commander';
 import { cliErrors } from '../errors.js';
-import { CommandExit, type Io, reportError } from '../internal/output.js';
+import { CommandExit, reportError } from '../internal/output.js';
 import { runUntilSignal } from '../internal/until-signal.js';
 import type { RegisterCommand } from './index.js';
 
@@ -32,6 +32,9 @@ Environment:
   MT_WORKER_CONCURRENCY  most runs executed at once (default 8)
   MT_EGRESS_ALLOW        as for mt serve: what tools may call beyond the public internet
   MT_PUBLIC_URL          as for mt serve: the only target of auth = "Maitento" connectors
+  MT_LOG_LEVEL           log level (default info); logs go to stderr as JSON lines, as mt serve's
+  MT_METRICS_PORT        serve Prometheus metrics at GET /metrics on this port (MT_METRICS_HOST, default 127.0.0.1)
+  MT_RETENTION_DAYS      days ended runs are kept before the hourly retention job deletes them (default 30; 0: forever)
   OPENAI_API_KEY, OPENAI_BASE_URL, ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL   the model providers`,
     )
     .action(async (flags: { concurrency?: number }) => {
@@ -43,7 +46,8 @@ Environment:
         running = await server.startWorker({
           databaseUrl,
           concurrency: flags.concurrency,
-          logger: workerLogger(io),
+          // One JSON line per entry on stderr, as `mt serve`'s log and of its shape (level, time, pid, hostname, msg).
+          logger: server.processLogger((line) => io.err(line)),
         });
       } catch (error) {
         throw new CommandExit(reportError(io, error));
@@ -53,22 +57,3 @@ Environment:
       ]);
     });
 };
-
-type WorkerLogger = NonNullable<Parameters<typeof startWorker>[0]['logger']>;
-
-/** The log of `mt worker`: one JSON line per entry on stderr; an error's message, code and stack are written out. */
-export function workerLogger(io: Io): WorkerLogger {
-  return {
-    info: (obj, msg) => io.err(JSON.stringify({ level: 'info', msg, ...obj })),
-    warn: (obj, msg) => io.err(JSON.stringify({ level: 'warn', msg, ...obj })),
-    error: (obj, msg) => io.err(JSON.stringify({ level: 'error', msg, ...describeErr(obj) })),
-  };
-}
-
-// An Error's own fields are not enumerable: name its message, code and stack (an internal error in a tool call is
-// logged for its stack) so the log line says something.
-function describeErr(obj: object): object {
-  const err = (obj as { err?: unknown }).err;
-  if (!(err instanceof Error)) return obj;
-  return { ...obj, err: { message: err.message, code: (err as { code?: unknown }).code, stack: err.stack } };
-}

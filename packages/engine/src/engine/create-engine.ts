@@ -11,6 +11,7 @@ import { RunService } from '../runs/service.js';
 import { openRunQueue, type RunWakeups } from '../worker/queue.js';
 import { RunWorker } from '../worker/run-worker.js';
 import { RunTelemetry, startProviders } from '../telemetry/index.js';
+import type { OpsMetrics } from '../telemetry/ops-metrics.js';
 import { engineSettingsFromEnv, telemetrySettingsFromEnv } from './settings.js';
 
 /** Options of {@link createEngine}. */
@@ -53,6 +54,8 @@ export interface EngineOptions {
    * close flushes it.
    */
   telemetry?: RunTelemetry | null;
+  /** The counters of `/metrics` (the server makes them when metrics are on); default none. */
+  metrics?: OpsMetrics;
   logger?: EngineLogger;
 }
 
@@ -84,6 +87,7 @@ export async function createEngine(options: EngineOptions): Promise<RunningEngin
     runInputMaxBytes: options.runInputMaxBytes ?? settings.runInputMaxBytes,
     telemetry,
     maxDepth: options.maxDepth ?? settings.maxDepth,
+    ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
   };
   const loader = new PinnedLoader(options.db, reads.reads);
   let queue: Awaited<ReturnType<typeof openRunQueue>>;

@@ -4,6 +4,7 @@ import type { AttemptJournal } from '../journal/journal.js';
 import type { ModelResolver } from '../models/resolve.js';
 import type { CallReads } from '../runs/call-reads.js';
 import type { PinnedSet } from '../runs/pinned.js';
+import type { OpsMetrics } from '../telemetry/ops-metrics.js';
 import type { RunTelemetry } from '../telemetry/run-telemetry.js';
 import type { RunQueue } from '../worker/queue.js';
 
@@ -24,6 +25,8 @@ export interface EngineDeps {
   telemetry?: RunTelemetry;
   /** How deep agents may hand tasks to agents (a top run is 0 deep, its child 1). */
   maxDepth: number;
+  /** The counters of `/metrics` (docs/operations.md); undefined when metrics are off. */
+  metrics?: OpsMetrics;
 }
 
 /** Thrown at a step boundary when the worker stops: the run is handed on, not failed. */

@@ -22,6 +22,7 @@ export type StopReason = 'ended' | 'waiting';
 async function fail(ctx: RunContext, error: MtError): Promise<StopReason> {
   await ctx.journal.append([runFailed(error)]);
   ctx.telemetry?.runEnded(tracedRun(ctx), error.code);
+  ctx.metrics?.runEnded('Failed');
   return 'ended';
 }
 
@@ -29,6 +30,7 @@ async function fail(ctx: RunContext, error: MtError): Promise<StopReason> {
 export async function cancelled(ctx: RunContext): Promise<StopReason> {
   await ctx.journal.append([runCancelled()]);
   ctx.telemetry?.runEnded(tracedRun(ctx), 'cancelled');
+  ctx.metrics?.runEnded('Cancelled');
   return 'ended';
 }
 
@@ -111,6 +113,8 @@ export async function advanceRun(
       const ended = events.at(-1);
       if (ended?.type === 'run-completed') ctx.telemetry?.runEnded(tracedRun(ctx));
       else if (ended?.type === 'run-failed') ctx.telemetry?.runEnded(tracedRun(ctx), 'api:runs:result-invalid');
+      if (ended?.type === 'run-completed') ctx.metrics?.runEnded('Completed');
+      else if (ended?.type === 'run-failed') ctx.metrics?.runEnded('Failed');
       return 'ended';
     }
     // The turn's first call, when it is made without asking anyone, is marked started in the same write: one

@@ -76,6 +76,7 @@ export async function subAgentCall(
       await ctx.queue.send(id, tx, true);
     });
     ctx.queue.sent();
+    ctx.metrics?.runStarted();
     turn.started.add(call.index);
     return 'child';
   }

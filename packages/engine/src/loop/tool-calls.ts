@@ -111,18 +111,22 @@ async function makeCall(
   const elapsed = () => Math.round(performance.now() - begin);
   if (disabled) {
     span?.end(disabled, call.arguments);
+    ctx.metrics?.toolCall(tool.tool.name, 'refused', (performance.now() - begin) / 1000);
     return storeResult(ctx, call, disabled, elapsed());
   }
   let result: ToolCallResult | LocalResult;
+  let refused: MtError | undefined;
   if (options.approved !== undefined) {
     const use = approvalUse(ctx, tool, options.approved, options);
     result = await ctx.outside(ctx.gateway.callApproved(input, use));
   } else {
     // A call resumed after a crash (its run waited for a worker) is checked again like an approved one.
-    const refused = options.resumed ? await actingRefusal(ctx, tool) : undefined;
+    refused = options.resumed ? await actingRefusal(ctx, tool) : undefined;
     result = refused !== undefined ? localError(refused) : await ctx.outside(ctx.gateway.call(input));
   }
   span?.end(result, call.arguments);
+  const outcome = refused !== undefined ? 'refused' : result.ok ? 'ok' : 'error';
+  ctx.metrics?.toolCall(tool.tool.name, outcome, (performance.now() - begin) / 1000);
   if (ctx.signal.aborted) throw ctx.signal.reason;
   await storeResult(ctx, call, result, elapsed());
 }

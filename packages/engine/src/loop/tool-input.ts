@@ -134,7 +134,8 @@ export function callInput(
     idempotencyKey,
     caller: ctx.run.namespace,
     signal,
-  });
+    // The operator's log names the run of a call that hit an internal error.
+  }).then((input) => ({ ...input, runId: ctx.run.id }));
 }
 
 function setPath(target: Record<string, Json>, path: string[], value: Json): void {

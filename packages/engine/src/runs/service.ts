@@ -173,6 +173,7 @@ export class RunService implements RunningEngine {
       return { jobId: inserted.jobId!, result: inserted };
     });
     this.queue.sent();
+    this.deps.metrics?.runStarted();
     return runView(run);
   }
 
@@ -269,6 +270,8 @@ export class RunService implements RunningEngine {
     });
     if (marked === undefined) throw engineErrors.create('api:runs:already-ended', { id, status: run.status });
     this.queue.sent();
+    // The waiting runs this cancel ended (a held one is counted by its worker when it stops).
+    for (let i = 0; i < ended.size; i++) this.deps.metrics?.runEnded('Cancelled');
     const telemetry = this.deps.telemetry;
     if (telemetry !== undefined) {
       for (const [runId, expired] of ended) {

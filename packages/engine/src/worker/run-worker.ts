@@ -222,7 +222,10 @@ export class RunWorker {
     for (const timer of this.#timers) clearInterval(timer);
     for (const held of this.#held.values()) held.stop.abort(new Stopping('worker stopping'));
     if (await this.queue.drain(this.settings.drainMs)) return;
-    this.log.warn({ runs: this.#held.size }, 'tool calls still in flight at the stop deadline: aborted');
+    this.log.warn(
+      { runs: this.#held.size, runIds: [...this.#held.values()].map((held) => held.runId) },
+      'tool calls still in flight at the stop deadline: aborted',
+    );
     for (const held of this.#held.values()) held.cancel.abort(new Stopping('worker stopping'));
     await this.queue.drain(5000);
   }

@@ -68,7 +68,7 @@ export function createGateway(gatewayOptions: GatewayOptions): Gateway {
     }
     // A bug or a failed assertion: the stack goes to the operator's log, the caller gets the code alone.
     try {
-      options.onInternalError?.(error, { tool });
+      options.onInternalError?.(error, input.runId === undefined ? { tool } : { tool, runId: input.runId });
     } catch {
       // A failing logger must not turn one error result into a rejected call.
     }

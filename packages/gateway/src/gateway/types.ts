@@ -34,7 +34,7 @@ export interface GatewayOptions {
    * call's result is then `api:gateway:internal` without it. Never given a secret's value on purpose, but the
    * error is whatever was thrown: log it where secrets are redacted.
    */
-  onInternalError?: (error: unknown, context: { tool: string }) => void;
+  onInternalError?: (error: unknown, context: { tool: string; runId?: string }) => void;
   /** Sessions with remote MCP servers (connectors with `mcp`). */
   mcp?: {
     /** How long an open session with no call in flight is kept for the next call (default 30 000 ms). */
@@ -77,6 +77,8 @@ export interface ToolCallInput {
   signal?: AbortSignal;
   /** Whom the call is made for (for example the namespace); handed to `platform.token` and nothing else. */
   caller?: string;
+  /** The run the call is made for, when it is one: named in the operator's log lines about the call, nothing else. */
+  runId?: string;
   /** Told once, right before the call's first HTTP request is sent (the engine starts its HTTP span there). */
   onSend?: () => void;
 }

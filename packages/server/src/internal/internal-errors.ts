@@ -11,5 +11,6 @@ interface ErrorLog {
  * asked at each error, as the server's logger is made after its gateway.
  */
 export function logInternalErrors(log: () => ErrorLog | undefined): NonNullable<GatewayOptions['onInternalError']> {
-  return (err, { tool }) => log()?.error({ err, tool }, 'internal error in a tool call');
+  return (err, { tool, runId }) =>
+    log()?.error(runId === undefined ? { err, tool } : { err, tool, runId }, 'internal error in a tool call');
 }

@@ -1,4 +1,7 @@
-import type { FastifyBaseLogger, FastifyServerOptions } from 'fastify';
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import type { FastifyBaseLogger, FastifyInstance, FastifyRequest, FastifyServerOptions } from 'fastify';
+import { pino } from 'pino';
 import { logLevelFromEnv } from '../server/settings.js';
 
 /** Log paths censored in every log line: the API key header and any secret value. */
@@ -21,6 +24,45 @@ export function loggerOptions(logger: FastifyServerOptions['logger'] | undefined
     ...base,
     redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
   } as FastifyServerOptions['logger'];
+}
+
+/** The header a request's id comes in and goes back in. */
+export const REQUEST_ID_HEADER = 'x-request-id';
+/** What an incoming request id may be: what proxies and tracing tools send (UUIDs, hex, base64url), nothing to forge log lines with. */
+const REQUEST_ID = /^[A-Za-z0-9._:=+/-]{1,128}$/;
+
+/**
+ * fastify's `genReqId`: the request's id is the caller's `X-Request-Id` (a load balancer's, a client's) when it is one
+ * (at most 128 characters of letters, digits and `._:=+/-`), else a random UUID: unique across processes and restarts,
+ * unlike fastify's per-process counter. Every log line of the request carries it as `reqId`.
+ */
+export function requestId(request: IncomingMessage): string {
+  const given = request.headers[REQUEST_ID_HEADER];
+  return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+}
+
+/** Sends every request's id back in `X-Request-Id`, so a client can quote it and an operator find its log lines. */
+export function echoRequestId(app: FastifyInstance): void {
+  app.addHook('onRequest', (request, reply, done) => {
+    reply.header(REQUEST_ID_HEADER, request.id);
+    done();
+  });
+}
+
+/** A process's log outside a request: `mt worker`'s, with the shape of `mt serve`'s (docs/operations.md, "Logs"). */
+export interface ProcessLogger {
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}
+
+/**
+ * The log of a process without fastify (`mt worker`): pino with the options of `mt serve`'s logger (level from
+ * `MT_LOG_LEVEL`, the same redaction), so every log line of every process is one JSON object with `level`, `time`,
+ * `pid`, `hostname` and `msg`. Lines go to `write` (`mt worker`: stderr, as `mt serve`'s).
+ */
+export function processLogger(write: (line: string) => void): ProcessLogger {
+  return pino(loggerOptions(undefined) as Parameters<typeof pino>[0], { write });
 }
 
 type Level = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';
@@ -48,6 +90,12 @@ class RequestLogger {
   #real(): Pino {
     this.#child ??= this.#parent.child(this.#bindings) as Pino;
     return this.#child;
+  }
+
+  /** Adds bindings to every later line of the request (to the child still to be made, when none was needed yet). */
+  addBindings(bindings: Bindings): void {
+    if (this.#child === undefined) Object.assign(this.#bindings, bindings);
+    else this.#child = this.#child.child(bindings) as Pino;
   }
 
   #write(level: Level, args: unknown[]): void {
@@ -95,6 +143,13 @@ class RequestLogger {
   bindings(): Bindings {
     return this.#real().bindings();
   }
+}
+
+/** Adds `bindings` to every later line of `request`'s log (`runId` on a request about a run). */
+export function bindRequestLog(request: FastifyRequest, bindings: Bindings): void {
+  const log = request.log as FastifyBaseLogger & { addBindings?: (b: Bindings) => void };
+  if (typeof log.addBindings === 'function') log.addBindings(bindings);
+  else request.log = log.child(bindings);
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { bindRequestLog } from './logging.js';
 
 const VERBOSE = new Set(['debug', 'trace']);
 
@@ -9,6 +10,15 @@ const VERBOSE = new Set(['debug', 'trace']);
  * status and the time; no header and no body.
  */
 export function registerRequestLog(app: FastifyInstance, slowMs: number): void {
+  // A request about a run names it on every line it writes (`runId`), as every line about a run does: bound once the
+  // route's parameters are known, before the handler (a line not yet written costs nothing).
+  app.addHook('preValidation', (request, _reply, done) => {
+    if (request.routeOptions.url?.startsWith('/v1/runs/:id')) {
+      const id = (request.params as { id?: unknown }).id;
+      if (typeof id === 'string') bindRequestLog(request, { runId: id });
+    }
+    done();
+  });
   // A hook with `done`, not an async one: no promise and no microtask turn for the requests it writes nothing for.
   app.addHook('onResponse', (request, reply, done) => {
     const ms = reply.elapsedTime;

@@ -12,6 +12,7 @@ import {
 import { createGateway, type Gateway } from '@maitento/gateway';
 import {
   bootstrap,
+  type CacheLeaseState,
   chooseVectorSearch,
   createStoreCache,
   detectVectorSupport,
@@ -22,6 +23,8 @@ import {
   type SecretKeys,
   type StoreCache,
   startCacheLease,
+  startRetention,
+  type Retention,
   type Wakeups,
   type WakeupsOptions,
 } from '@maitento/store';
@@ -44,7 +47,7 @@ import { markOptionalBodies, takesOptionalBody } from '../internal/optional-body
 import { markRawBodies } from '../internal/raw-bodies.js';
 import { declareHeaders, OPENAPI_TAGS } from '../internal/openapi-headers.js';
 import { documentOperations } from '../internal/openapi-operations-doc.js';
-import { loggerOptions, requestLogger } from '../internal/logging.js';
+import { echoRequestId, loggerOptions, requestId, requestLogger } from '../internal/logging.js';
 import { registerRequestLog } from '../internal/request-log.js';
 import { formatSchemaError, installValidators } from '../internal/validation.js';
 import { registerAuth } from '../plugins/auth.js';
@@ -79,7 +82,10 @@ import {
   cacheLeaseMsFromEnv,
   slowRequestMsFromEnv,
   trustProxyFromEnv,
+  retentionMsFromEnv,
+  metricsListenFromEnv,
 } from './settings.js';
+import { type MetricsListen, type ProcessMetrics, startMetrics } from '../internal/metrics.js';
 
 /** Options of {@link createServer}. */
 export interface ServerOptions {
@@ -144,6 +150,16 @@ export interface ServerOptions {
   /** What reading one knowledge-base document may take; default from `MT_KB_EXTRACT_*` (docs/knowledge-bases.md). */
   knowledgeExtractBudget?: Partial<ExtractBudget>;
   /**
+   * How long ended runs and answered approvals are kept, in ms: a server with a worker deletes older ones every hour
+   * (docs/operations.md, "Data lifecycle"); `null` keeps them forever. Default `MT_RETENTION_DAYS` (30 days).
+   */
+  retentionMs?: number | null;
+  /**
+   * Where to serve Prometheus metrics (`GET /metrics` on a port of its own, docs/operations.md "Metrics"); null for
+   * none. Default `MT_METRICS_PORT` and `MT_METRICS_HOST` (none when unset).
+   */
+  metrics?: MetricsListen | null;
+  /**
    * The embedding model of knowledge bases: with one, documents' passages get vectors (in this process's worker,
    * when it has one) and searches fuse full-text and vector rankings; `null` for none. Default `MT_EMBEDDING_MODEL`.
    */
@@ -171,8 +187,17 @@ export async function bootstrapDatabase(
  * returns the fastify instance (ready for `inject` or `listen`).
  */
 export async function createServer(options: ServerOptions): Promise<FastifyInstance> {
+  // Read before anything starts: a bad setting (api:metrics:port-invalid) stops the start with nothing to close.
+  const metricsListen = options.metrics === undefined ? metricsListenFromEnv() : (options.metrics ?? undefined);
   await migrate(options.db);
   if (options.bootstrap !== false) await bootstrapDatabase(options.db, options);
+  // Prometheus metrics on their own port, when asked for (first: a port in use stops the start with nothing else
+  // started): the engine's counters, the server's requests, the lease's mode once it exists.
+  let leaseState = (): CacheLeaseState => ({ mode: 'off' });
+  const metrics: ProcessMetrics | undefined =
+    metricsListen === undefined
+      ? undefined
+      : await startMetrics({ ...metricsListen, db: options.db, lease: () => leaseState(), role: 'serve' });
 
   const egress = options.egress ?? egressPolicyFromEnv();
   const ownsGateway = options.gateway === undefined;
@@ -217,6 +242,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
       error: (obj, msg) => leaseLog.target?.error(obj, msg),
     },
   });
+  leaseState = () => lease.state();
   const ownsEngine = options.engine === undefined;
   const engineLog: { target?: FastifyBaseLogger } = {};
   // The engine logs through the server's logger, which is made below.
@@ -243,6 +269,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
       // The worker fetches on `runs` and reads a held run's cancel on `run:<id>` (its polls are the 2 s fallback).
       wakeups,
       worker: options.worker ?? false,
+      ...(metrics === undefined ? {} : { metrics: metrics.ops }),
     });
   // With a worker the engine starts now; without one, at the first request that needs it.
   const engine = options.engine ?? (options.worker ? await makeEngine() : lazyEngine(makeEngine));
@@ -288,6 +315,9 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
     logController: new LogController({ disableRequestLogging: true }),
     // A request's logger is made when it first writes a line: most requests write none (logging.ts).
     childLoggerFactory: requestLogger,
+    // A request's id: the caller's X-Request-Id when it is one, else a random UUID; echoed in the answer.
+    requestIdHeader: false,
+    genReqId: requestId,
     bodyLimit,
     // Behind a reverse proxy, `request.ip` is the client named in X-Forwarded-For by a trusted proxy; else the peer.
     trustProxy: options.trustProxy ?? trustProxyFromEnv(),
@@ -312,6 +342,16 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
   }
   engineLog.target = app.log;
   wakeLog.target = app.log;
+  if (metrics !== undefined) {
+    metrics.observeHttp(app);
+    app.log.info({ url: metrics.url }, `metrics at ${metrics.url}`);
+  }
+  // The retention job runs where runs are executed (a server with a worker, `mt worker`), not in an API-only server.
+  const retentionMs = options.retentionMs === undefined ? retentionMsFromEnv() : (options.retentionMs ?? undefined);
+  const retention: Retention | undefined =
+    options.worker && retentionMs !== undefined
+      ? startRetention({ db: options.db, retentionMs, logger: app.log })
+      : undefined;
   keyLog.target = app.log;
   // Said once when the database stops answering in time, and once when it answers again (pg-db.ts).
   options.db.onReachability((reachable, error) => {
@@ -321,10 +361,12 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
   });
   // The engine's workers stop before the gateway they call through closes.
   app.addHook('onClose', async () => {
+    await retention?.close();
     await ctx.embeddingWorker?.close();
     if (ownsEngine) await engine.close();
     // Flushed by the engine's close already, unless the engine was never made (a server without a worker).
     await telemetry?.shutdown();
+    await metrics?.close();
   });
   app.addHook('onClose', async () => {
     ctx.keys.stop();
@@ -341,6 +383,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
     if (body === '') return done(null, undefined);
     jsonParser(request, String(body), done);
   });
+  echoRequestId(app);
   registerRequestLog(app, slowRequestMsFromEnv());
   addSharedSchemas(app);
   installValidators(app);

@@ -188,3 +188,34 @@ export function trustProxyFromEnv(): boolean | string[] {
   }
   return entries;
 }
+
+/** The default retention of ended runs and answered approvals: 30 days. */
+export const DEFAULT_RETENTION_DAYS = 30;
+
+/**
+ * `MT_RETENTION_DAYS`: how many days ended runs (with their events, approvals and child runs) and answered approvals
+ * are kept (default 30; may be fractional); `0` or `off` keeps them forever (docs/operations.md, "Data lifecycle").
+ * Undefined: no retention job.
+ */
+export function retentionMsFromEnv(): number | undefined {
+  const raw = process.env.MT_RETENTION_DAYS?.trim().toLowerCase();
+  if (raw === undefined || raw === '') return DEFAULT_RETENTION_DAYS * 86_400_000;
+  if (raw === 'off' || raw === '0') return undefined;
+  const days = Number(raw);
+  return Number.isFinite(days) && days > 0 ? days * 86_400_000 : DEFAULT_RETENTION_DAYS * 86_400_000;
+}
+
+/**
+ * `MT_METRICS_PORT` and `MT_METRICS_HOST`: where this process serves Prometheus metrics at `GET /metrics`, apart from
+ * the API (docs/operations.md, "Metrics"); undefined (the default) for no metrics. The host defaults to 127.0.0.1;
+ * set 0.0.0.0 in a container so Prometheus can reach it. A value that is not a port is `api:metrics:port-invalid`.
+ */
+export function metricsListenFromEnv(): { port: number; host: string } | undefined {
+  const raw = process.env.MT_METRICS_PORT?.trim();
+  if (raw === undefined || raw === '') return undefined;
+  const port = Number(raw);
+  if (!Number.isInteger(port) || port < 0 || port > 65_535) {
+    throw serverErrors.create('api:metrics:port-invalid', { value: JSON.stringify(raw) });
+  }
+  return { port, host: envText('MT_METRICS_HOST') ?? '127.0.0.1' };
+}

@@ -17,11 +17,19 @@ import {
   openWakeups,
   startCacheLease,
   resolveSecretKey,
+  startRetention,
   type Wakeups,
 } from '@maitento/store';
 import { logInternalErrors } from '../internal/internal-errors.js';
 import { platformCalls } from '../internal/platform-calls.js';
-import { cacheLeaseMsFromEnv, publicUrlFromEnv, secretKeysFromEnv } from './settings.js';
+import {
+  cacheLeaseMsFromEnv,
+  metricsListenFromEnv,
+  publicUrlFromEnv,
+  retentionMsFromEnv,
+  secretKeysFromEnv,
+} from './settings.js';
+import { type ProcessMetrics, startMetrics } from '../internal/metrics.js';
 
 /** Options of {@link startWorker}; every one has a default from the environment. */
 export interface StartWorkerOptions {
@@ -59,6 +67,8 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
     value: options.secretKey ?? env.value,
     previous: env.previous,
   });
+  // Read before anything starts: a bad setting (api:metrics:port-invalid) stops the start with nothing to close.
+  const listen = metricsListenFromEnv();
   const db = await openDatabase({ databaseUrl: options.databaseUrl, applicationName: 'mt-worker' });
   try {
     await migrate(db);
@@ -79,6 +89,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
     });
     let wakeups: Wakeups | undefined;
     let lease: CacheLease | undefined;
+    let metrics: ProcessMetrics | undefined;
     try {
       // The worker's wake-ups: it fetches on `runs` and reads a held run's cancel on `run:<id>`.
       wakeups = await openWakeups(db, options.logger ? { logger: options.logger } : {});
@@ -90,6 +101,12 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
         leaseMs: cacheLeaseMsFromEnv(),
         ...(options.logger ? { logger: options.logger } : {}),
       });
+      // Prometheus metrics on their own port (MT_METRICS_PORT), as `mt serve`'s: the runs and tool calls of this worker.
+      const leaseNow = lease;
+      if (listen !== undefined) {
+        metrics = await startMetrics({ ...listen, db, lease: () => leaseNow.state(), role: 'worker' });
+        options.logger?.info({ url: metrics.url }, `metrics at ${metrics.url}`);
+      }
       const engine = await runWorker({
         db,
         secretKey: key.keyring,
@@ -98,17 +115,26 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
         wakeups,
         ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
         ...(options.logger ? { logger: options.logger } : {}),
+        ...(metrics === undefined ? {} : { metrics: metrics.ops }),
       });
       // Passages of knowledge bases get their vectors here too, when an embedding model is configured.
       const model = await embeddingModelFromEnv();
       const embedding = model ? startEmbeddingWorker({ db, model, logger: options.logger }) : undefined;
+      // Ended runs older than MT_RETENTION_DAYS are deleted every hour (docs/operations.md, "Data lifecycle").
+      const retentionMs = retentionMsFromEnv();
+      const retention =
+        retentionMs === undefined
+          ? undefined
+          : startRetention({ db, retentionMs, ...(options.logger ? { logger: options.logger } : {}) });
       return {
         engine,
         gateway,
         db,
         async close() {
+          await retention?.close();
           await embedding?.close();
           await engine.close();
+          await metrics?.close();
           await lease?.close();
           await wakeups?.close();
           await cache.close();
@@ -117,6 +143,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
         },
       };
     } catch (error) {
+      await metrics?.close();
       await lease?.close();
       await wakeups?.close();
       await cache.close();

@@ -53,6 +53,11 @@ export interface Db extends Queryable {
    * once they finished, so a reader can tell that nothing was written since it last looked. Undefined on PostgreSQL.
    */
   writes?(): number;
+  /**
+   * PostgreSQL only: the pool's connections now (open, idle, and requests waiting for one) and its most, for
+   * `/metrics`. Undefined on PGlite.
+   */
+  poolStats?(): { total: number; idle: number; waiting: number; max: number };
   /** Calls `listener` each time {@link Db.reachable} changes (never on PGlite). */
   onReachability(listener: (reachable: boolean, error?: unknown) => void): void;
   /** Closes the pool or the embedded database. */

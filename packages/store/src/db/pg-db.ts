@@ -190,6 +190,9 @@ export function createPgDb(connectionString: string, options: PgDbOptions = {}):
       return state.reachable;
     },
     onReachability: state.listen,
+    poolStats() {
+      return { total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max: pool.options.max };
+    },
     async executeSql(text: string, values?: unknown[]): Promise<{ rows: unknown[] }> {
       if (values !== undefined) return bounded(() => statement(text, values));
       // A multi-statement query answers an array of results; every statement's rows are kept.
