@@ -23,6 +23,16 @@ export class ClaimLost extends Error {
   }
 }
 
+/**
+ * Thrown when an append that starts something (a tool call, a child run: `tool-call-started`) was refused because
+ * the run's cancel was requested: nothing was started, and the attempt stores the cancellation.
+ */
+export class CancelSeen extends Error {
+  constructor(runId: string) {
+    super(`run ${runId} was cancelled before its next call started`);
+  }
+}
+
 // The one cast from the store's open records: every event is written through events.ts's constructors.
 function typed(records: RunEventRecord[]): JournalEvent[] {
   return records as JournalEvent[];
@@ -115,8 +125,12 @@ export class AttemptJournal {
    * extra condition failed; throws {@link ClaimLost} when the claim is gone. `tx` joins the caller's transaction.
    */
   async append(events: RunEventInput[], expectSeq?: number, tx?: Queryable): Promise<boolean> {
+    // A call (or a child run) is started only while the run's cancel has not been requested: the append that marks
+    // it started is refused once a cancel committed, and a cancel that comes later waits for it (the run row's
+    // lock), then sees what it started (docs/runs.md, "The run tree").
+    const live = events.some((event) => event.type === 'tool-call-started');
     // One statement, atomic on its own: no transaction of its own needed.
-    const fence = { claim: this.claim, expectSeq };
+    const fence = { claim: this.claim, expectSeq, live };
     this.#epoch = undefined;
     // The write of a `tool-call-started` (alone or with its turn's model response) precedes the call at once: it
     // reads the cache epoch for the call's reads in the same statement. Not in a caller's transaction.
@@ -164,9 +178,12 @@ export class AttemptJournal {
     }
     this.#known = undefined;
     // The extra condition failed, not necessarily the claim: the run row tells which.
-    if (expectSeq !== undefined && !tx) {
-      const now = await findRun(this.db, this.runId);
-      if (now?.claim === this.claim && now.status === 'Running') return false;
+    if (expectSeq !== undefined || live) {
+      const now = await findRun(tx ?? this.db, this.runId);
+      if (now?.claim === this.claim && now.status === 'Running') {
+        if (live && now.cancelRequested) throw new CancelSeen(this.runId);
+        if (expectSeq !== undefined && !tx) return false;
+      }
     }
     throw new ClaimLost(this.runId);
   }

@@ -14,6 +14,7 @@ import { apiKeyDeleted, storeErrors } from '@maitento/store';
 import { engineErrors } from '../errors.js';
 import { findVersion } from '../runs/call-reads.js';
 import type { RunContext } from './context.js';
+import { treeKeyId } from './sub-agents.js';
 
 /** A tool result the engine makes itself, without calling anything. */
 export interface LocalResult {
@@ -87,7 +88,8 @@ async function disabledError(ctx: RunContext, tool: InteractionTool): Promise<Mt
  */
 export async function actingRefusal(ctx: RunContext, tool: InteractionTool): Promise<MtError | undefined> {
   await ctx.reads.sync();
-  const keyId = ctx.run.startedByKeyId;
+  // The key that started the run's tree (a child's is its top run's).
+  const keyId = await treeKeyId(ctx);
   const [disabled, keyGone, credential] = await Promise.all([
     disabledError(ctx, tool),
     keyId === null ? false : apiKeyDeleted(ctx.db, ctx.run.namespace, keyId),
