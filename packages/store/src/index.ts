@@ -135,6 +135,7 @@ export type { ApprovalRecord } from './runs/approvals.js';
 export {
   findChildRun,
   followDescendant,
+  lockRunLine,
   openChildren,
   openDescendants,
   runTree,

@@ -9,6 +9,7 @@ import {
   findRun,
   followDescendant,
   listRunEvents,
+  lockRunLine,
   type Queryable,
   type RunEventRecord,
   type RunJobComplete,
@@ -24,8 +25,9 @@ export class ClaimLost extends Error {
 }
 
 /**
- * Thrown when an append that starts something (a tool call, a child run: `tool-call-started`) was refused because
- * the run's cancel was requested: nothing was started, and the attempt stores the cancellation.
+ * Thrown when an append that starts something (a tool call, a child run: `tool-call-started`) or that makes the run
+ * wait was refused because the run's cancel was requested: nothing was started, and the attempt stores the
+ * cancellation at once (without waiting for the cancel's wake-up or poll).
  */
 export class CancelSeen extends Error {
   constructor(runId: string) {
@@ -51,6 +53,8 @@ export async function appendToRun(
   wakeParent?: (db: Queryable, parentRunId: string) => Promise<void>,
 ): Promise<number | false> {
   const change = statusChange(events);
+  // The run's ancestors follow its status: their locks first, top down (lockRunLine).
+  if (change !== undefined) await lockRunLine(db, runId);
   const seq = await appendRunEvents(db, runId, { statuses }, events, change);
   if (seq === false || change === undefined) return seq;
   // A child run's ancestors follow it (they show PendingApproval while it waits for a person).
@@ -145,6 +149,8 @@ export class AttemptJournal {
     const seq =
       child !== undefined && change !== undefined && tx === undefined
         ? await child.db.transaction(async (t) => {
+            // Its ancestors follow it: their locks first, top down, as a cancel takes them (lockRunLine).
+            await lockRunLine(t, this.runId);
             const done = await appendRunEvents(t, this.runId, fence, events, change);
             if (done === false) return false;
             const parent = await followDescendant(t, this.runId, change.status);
@@ -181,7 +187,8 @@ export class AttemptJournal {
     if (expectSeq !== undefined || live) {
       const now = await findRun(tx ?? this.db, this.runId);
       if (now?.claim === this.claim && now.status === 'Running') {
-        if (live && now.cancelRequested) throw new CancelSeen(this.runId);
+        // Refused by the cancel (a call about to start, or the run about to wait): the attempt stores it at once.
+        if (now.cancelRequested) throw new CancelSeen(this.runId);
         if (expectSeq !== undefined && !tx) return false;
       }
     }

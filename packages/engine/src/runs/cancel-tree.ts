@@ -23,6 +23,18 @@ export interface CancelQueue {
 /** The runs a cancel ended at once (waiting ones: no worker holds them), with the approvals it expired. */
 export type CancelEnded = Map<string, ApprovalRecord[]>;
 
+/**
+ * Expires the Pending approvals of a run that was cancelled: nobody may answer for a run that will not act on the
+ * answer (a worker that stored the cancellation of a run with an approval not yet waited on calls it too).
+ */
+export async function expirePending(tx: Queryable, runId: string): Promise<ApprovalRecord[]> {
+  const expired: ApprovalRecord[] = [];
+  for (const approval of await runApprovals(tx, runId)) {
+    if (approval.status === 'Pending') expired.push(...(await expireApprovals(tx, { id: approval.id })));
+  }
+  return expired;
+}
+
 // Cancels one run in `tx`; resolves with the run as it was, or undefined when it had ended.
 async function cancelOne(
   tx: Queryable,
@@ -38,13 +50,7 @@ async function cancelOne(
     // approval expires.
     const wake = (db: Queryable, parentRunId: string) => queue.send(parentRunId, db);
     const done = await appendToRun(tx, id, [found.status], [runCancelled()], wake);
-    if (done !== false) {
-      const expired: ApprovalRecord[] = [];
-      for (const approval of await runApprovals(tx, id)) {
-        if (approval.status === 'Pending') expired.push(...(await expireApprovals(tx, { id: approval.id })));
-      }
-      ended.set(id, expired);
-    }
+    if (done !== false) ended.set(id, await expirePending(tx, id));
   } else {
     // requestCancel's statement woke the worker holding the run (`cancel:<id>`); a queued run (or a parent waiting
     // on its child, which holds no worker) is cancelled by its job, like an answer.

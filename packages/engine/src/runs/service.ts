@@ -5,7 +5,6 @@ import {
   insertRun,
   listApprovalRecords,
   listRunSummaries,
-  type Queryable,
   type RunRecord,
   runExists,
   runTree,

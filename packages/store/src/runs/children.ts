@@ -57,6 +57,21 @@ export async function treeStartedBy(db: Queryable, runId: string): Promise<strin
   return rows[0]?.key ?? null;
 }
 
+/**
+ * Locks run `runId` and its ancestors' rows in `tx`, the top run first (one statement). Every transaction that writes
+ * more than one run of a tree takes their locks top down, as a cancel does (the run, then its children): a child's
+ * status change, which its ancestors follow, or an answer, which locks its approval after its runs, then never
+ * waits in a cycle with a cancel (a deadlock that would fail one of them).
+ */
+export async function lockRunLine(tx: Queryable, runId: string): Promise<void> {
+  await tx.query(
+    'WITH RECURSIVE up(id, parent) AS (SELECT id, parent_run_id FROM mt_runs WHERE id = $1 ' +
+      'UNION ALL SELECT r.id, r.parent_run_id FROM mt_runs r JOIN up ON r.id = up.parent) ' +
+      'SELECT r.id FROM mt_runs r WHERE r.id IN (SELECT id FROM up) ORDER BY r.depth FOR UPDATE OF r',
+    [runId],
+  );
+}
+
 /** The ids of a run and all its descendants. */
 export async function runTree(db: Queryable, runId: string): Promise<string[]> {
   const { rows } = await db.query<{ id: string }>(
