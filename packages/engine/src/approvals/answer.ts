@@ -11,6 +11,7 @@ import {
 import { isUuid } from '@maitento/store';
 import type { ApprovalAnswer } from '../api/types.js';
 import { engineErrors } from '../errors.js';
+import { approvalNow } from './acting.js';
 import { approvalAnswered, runFailed } from '../journal/events.js';
 import { appendToRun } from '../journal/journal.js';
 
@@ -100,7 +101,7 @@ export async function answerApproval(
     if (now.status === 'Pending') await expireApprovals(db, { id });
   }
   const now = await approvalOrThrow(db, namespace, id);
-  if (now.status === 'Pending' && now.expired) {
+  if (now.status === 'Pending' && approvalNow(now) === 'expired') {
     await expireApproval(db, now, queueRun);
     throw engineErrors.create('api:approvals:expired', { id, expiresAt: now.expiresAt ?? '' });
   }

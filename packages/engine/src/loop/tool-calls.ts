@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { isMtError, type MtError } from '@maitento/errors';
 import { isPreparedRequest, type ToolCallInput, type ToolCallResult, toolResultText } from '@maitento/gateway';
 import { didYouMean, type InteractionTool } from '@maitento/lang';
-import { type ApprovalRecord, consumeApproval, insertApproval, runApprovals } from '@maitento/store';
+import { type ApprovalRecord, insertApproval, runApprovals } from '@maitento/store';
+import { approvalNow, approvedCallUse } from '../approvals/acting.js';
 import { engineErrors } from '../errors.js';
 import { approvalRequested, toolCallStarted, toolResult } from '../journal/events.js';
 import { approvalView } from '../runs/views.js';
@@ -11,6 +12,7 @@ import type { Turn, TurnCall } from './history.js';
 import { tracedRun } from '../telemetry/index.js';
 import { subAgentCall, subAgentOf } from './sub-agents.js';
 import {
+  actingCheck,
   actingRefusal,
   callInput,
   disabledResult,
@@ -76,20 +78,6 @@ interface MakeOptions {
   resumed: boolean;
 }
 
-// The approval's last word before sending: the moment-of-acting checks, then the approval consumed by the same
-// statement that checks its status and hash (a retry of a started call may use it again, with the same key).
-function approvalUse(ctx: RunContext, tool: InteractionTool, approval: ApprovalRecord, options: MakeOptions) {
-  return {
-    hash: approval.requestHash,
-    consume: async (hash: string) => {
-      const refused = await actingRefusal(ctx, tool);
-      if (refused !== undefined) return refused;
-      if (await consumeApproval(ctx.db, approval.id, hash, { again: options.resumed })) return undefined;
-      return engineErrors.create('api:approvals:already-used', { id: approval.id, tool: tool.tool.name });
-    },
-  };
-}
-
 // Makes the call through the gateway; an approved one only through `callApproved` (same hash, checked at once).
 async function makeCall(
   ctx: RunContext,
@@ -102,8 +90,12 @@ async function makeCall(
   // or rotation answered before that write is seen).
   await startAndSync(ctx, turn, call, options.resumed);
   const span = ctx.telemetry?.tool(tracedRun(ctx), tool, call.id, options.approved?.id);
+  // A call made after a wait (approved, or resumed) is checked once, right before sending, by the checks of the
+  // moment of acting (disabled versions among them); one made at once only for its versions, here. The secret is
+  // read once, into the input.
+  const acting = options.approved !== undefined || options.resumed;
   const [disabled, input] = await Promise.all([
-    disabledResult(ctx, tool),
+    acting ? undefined : disabledResult(ctx, tool),
     callInput(ctx, tool, call.arguments, callIdentity(ctx, turn.step, call.index), ctx.signal),
   ]);
   if (span !== undefined) input.onSend = span.sending;
@@ -115,7 +107,12 @@ async function makeCall(
   }
   let result: ToolCallResult | LocalResult;
   if (options.approved !== undefined) {
-    const use = approvalUse(ctx, tool, options.approved, options);
+    const approval = options.approved;
+    // A retry of a started call may use its approval again, with the same idempotency key.
+    const use = approvedCallUse(await actingCheck(ctx, tool), approval, {
+      again: options.resumed,
+      used: () => engineErrors.create('api:approvals:already-used', { id: approval.id, tool: tool.tool.name }),
+    });
     result = await ctx.outside(ctx.gateway.callApproved(input, use));
   } else {
     // A call resumed after a crash (its run waited for a worker) is checked again like an approved one.
@@ -225,13 +222,14 @@ export async function handleCall(
     }
     const approval = approvals.get(approvalKey(turn.step, call.index));
     if (approval === undefined) return await requestApproval(ctx, turn, call, tool);
-    if (approval.status === 'Pending' && !approval.expired) return 'waiting';
-    if (approval.status === 'Approved') {
+    const now = approvalNow(approval);
+    if (now === 'waiting') return 'waiting';
+    if (now === 'approved') {
       if (!resumed) ctx.telemetry?.approvalEnded(tracedRun(ctx), approval, 'approved');
       await makeCall(ctx, turn, call, tool, { approved: approval, resumed });
       return 'done';
     }
-    if (approval.status === 'Rejected') {
+    if (now === 'rejected') {
       ctx.telemetry?.approvalEnded(tracedRun(ctx), approval, 'rejected');
       const error = engineErrors.create('api:approvals:rejected', {
         tool: tool.tool.name,

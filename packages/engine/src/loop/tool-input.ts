@@ -1,18 +1,13 @@
 import type { MtError } from '@maitento/errors';
 import {
-  type CallCredential,
   type CallRunInputs,
   callInputOf,
-  credentialOf,
-  gatewayErrors,
   type RunBindingValue,
   runBindingsOf,
   type ToolCallInput,
 } from '@maitento/gateway';
 import type { InteractionTool, Json } from '@maitento/lang';
-import { apiKeyDeleted, storeErrors } from '@maitento/store';
-import { engineErrors } from '../errors.js';
-import { findVersion } from '../runs/call-reads.js';
+import { type ActingCheck, actingRefusal as sharedActingRefusal, versionRefusal } from '../approvals/acting.js';
 import type { RunContext } from './context.js';
 import { treeKeyId } from './sub-agents.js';
 
@@ -47,63 +42,43 @@ function secretReader(ctx: RunContext) {
     (await ctx.reads.readSecretValue(ctx.run.namespace, ref))?.value;
 }
 
-/** The credential of a call: the run's auth input for the tool, its default, or the tool's own auth. */
-export function credentialFor(ctx: RunContext, tool: InteractionTool): Promise<CallCredential | undefined> {
-  return credentialOf({ tool: tool.tool, run: runInputs(ctx), readSecret: secretReader(ctx) });
+/** The checks of the moment of acting for `tool` in this run: its pinned versions, and the key of the run's tree. */
+export async function actingCheck(ctx: RunContext, tool: InteractionTool): Promise<ActingCheck> {
+  const toolVersion = ctx.pinned.tools.get(tool.tool.name)!;
+  const connectorVersion = ctx.pinned.connectors.get(tool.connector.name)!;
+  return {
+    reads: ctx.reads,
+    db: ctx.db,
+    namespace: ctx.run.namespace,
+    // The key that started the run's tree (a child's is its top run's).
+    keyId: await treeKeyId(ctx),
+    tool: { name: toolVersion.name, version: toolVersion.version },
+    connector: { name: connectorVersion.name, version: connectorVersion.version },
+  };
 }
 
 /**
- * A refusal when the tool's or its connector's pinned version has been disabled since: read through
- * `ctx.reads`, after its `sync()` for this call (a version that is gone counts as disabled).
+ * A refusal when the tool's or its connector's pinned version has been disabled since: read through `ctx.reads`,
+ * after its `sync()` for this call (a version that is gone counts as disabled). For a call made without a wait.
  */
 export async function disabledResult(ctx: RunContext, tool: InteractionTool): Promise<LocalResult | undefined> {
-  const error = await disabledError(ctx, tool);
-  return error && { ok: false, code: error.code, error: error.message };
-}
-
-async function disabledError(ctx: RunContext, tool: InteractionTool): Promise<MtError | undefined> {
   const toolVersion = ctx.pinned.tools.get(tool.tool.name)!;
   const connectorVersion = ctx.pinned.connectors.get(tool.connector.name)!;
-  const ns = ctx.run.namespace;
-  const [toolNow, connectorNow] = await Promise.all([
-    findVersion(ctx.reads, ns, 'tool', toolVersion.name, toolVersion.version),
-    findVersion(ctx.reads, ns, 'connector', connectorVersion.name, connectorVersion.version),
-  ]);
-  const toolOn = toolNow?.enabled === true;
-  const connectorOn = connectorNow?.enabled === true;
-  const error = !toolOn
-    ? storeErrors.create('api:extops:version-disabled', { name: toolVersion.name, version: toolVersion.version })
-    : !connectorOn
-      ? storeErrors.create('api:connectors:version-disabled', {
-          name: connectorVersion.name,
-          version: connectorVersion.version,
-        })
-      : undefined;
-  return error;
+  const error = await versionRefusal({
+    reads: ctx.reads,
+    namespace: ctx.run.namespace,
+    tool: { name: toolVersion.name, version: toolVersion.version },
+    connector: { name: connectorVersion.name, version: connectorVersion.version },
+  });
+  return error && { ok: false, code: error.code, error: error.message };
 }
 
 /**
  * Why a call made after a wait (an approval, a resume after a crash) may not be made now, read right before
- * sending: a disabled tool or connector version, the deleted key that started the run, a secret gone.
+ * sending (approvals/acting.ts, the one place runs and MCP calls decide it).
  */
 export async function actingRefusal(ctx: RunContext, tool: InteractionTool): Promise<MtError | undefined> {
-  await ctx.reads.sync();
-  // The key that started the run's tree (a child's is its top run's).
-  const keyId = await treeKeyId(ctx);
-  const [disabled, keyGone, credential] = await Promise.all([
-    disabledError(ctx, tool),
-    keyId === null ? false : apiKeyDeleted(ctx.db, ctx.run.namespace, keyId),
-    credentialFor(ctx, tool),
-  ]);
-  if (disabled !== undefined) return disabled;
-  if (keyGone) return engineErrors.create('api:calls:key-deleted', { keyId: keyId!, tool: tool.tool.name });
-  if (credential !== undefined && 'missing' in credential) {
-    return gatewayErrors.create('api:gateway:secret-not-found', {
-      secret: credential.missing.secret,
-      connector: tool.connector.name,
-    });
-  }
-  return undefined;
+  return sharedActingRefusal(await actingCheck(ctx, tool));
 }
 
 /** Everything the gateway needs for one call of the run (built by the gateway's `callInputOf`, as every caller's). */
