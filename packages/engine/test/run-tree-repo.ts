@@ -2,7 +2,7 @@ import { ordersRepo, type RepoFile } from '@maitento/testkit';
 
 // The run-tree tests' config repo and scripts (on top of the orders repo): `lookup-tree` hands a lookup to a child
 // agent whose one call needs no approval; `refund-tree` hands a refund to a child whose call needs a person's
-// approval; `refund-deep` hands the same refund two levels down (a grandchild asks).
+// approval, then looks the order up at once; `refund-deep` hands the same refund two levels down (a grandchild asks).
 const handTo = (agent: string, task: string) => ({ toolCalls: [{ name: agent, arguments: { task } }] });
 
 export const REFUND = { amount: 40, reason: 'The lamp arrived broken' };
@@ -14,12 +14,14 @@ export const TREE_SCRIPTS: Record<string, unknown[]> = {
     { text: 'SLOW-1 was delivered.' },
   ],
   'refund-top': [handTo('refund-child', 'Refund order A-1001'), { text: 'Refund handled.' }],
+  // The refund (a person approves it), then a lookup made at once: both on the tree's authority.
   'refund-child': [
     {
       toolCalls: [
         { name: 'refund-order', arguments: { request: REFUND, additionalInputs: { 'path.orderId': 'A-1001' } } },
       ],
     },
+    { toolCalls: [{ name: 'get-order', arguments: { additionalInputs: { 'path.orderId': 'A-1001' } } }] },
     { text: 'Refunded 40.' },
   ],
   'deep-top': [handTo('deep-middle', 'Have the refund made'), { text: 'Deep refund handled.' }],
@@ -46,7 +48,7 @@ export function runTreeRepo(origin: string): RepoFile[] {
     { path: 'agents/refund-top.mtr', content: agent('refund-top', 'Routes', '{ agent = @ref("refund-child") }') },
     {
       path: 'agents/refund-child.mtr',
-      content: agent('refund-child', 'Refunds orders', '{ ref = @ref("refund-order") }'),
+      content: agent('refund-child', 'Refunds orders', '{ ref = @ref("refund-order") }, { ref = @ref("get-order") }'),
     },
     { path: 'agents/deep-top.mtr', content: agent('deep-top', 'Routes', '{ agent = @ref("deep-middle") }') },
     { path: 'agents/deep-middle.mtr', content: agent('deep-middle', 'Routes on', '{ agent = @ref("refund-child") }') },

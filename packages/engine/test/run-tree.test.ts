@@ -127,11 +127,11 @@ describe('a run tree acts as one', { timeout: 60_000 }, () => {
     });
   }
 
-  it("a child acts on the authority of the key that started its tree: the key deleted, the child's approved refund is not sent", async () => {
+  it("a child acts on the authority of the key that started its tree: the key deleted, neither the child's approved refund nor the lookup it then makes is sent", async () => {
     const engine = await world.engine();
     try {
       const key = await createApiKey(world.db, world.ns, { role: 'user', name: 'tree-key' });
-      const refundsBefore = upstream.seen.filter((s) => s.method === 'POST').length;
+      const seenBefore = upstream.seen.length;
       const run = await engine.startRun(
         world.ns,
         'refund-tree',
@@ -145,11 +145,15 @@ describe('a run tree acts as one', { timeout: 60_000 }, () => {
       await engine.answerRunApproval(world.ns, run.id, undefined, { decision: 'approve', by });
       const done = await waitFor(engine, world.ns, run.id);
       expect(done.status).toBe('Completed');
-      // Nothing sent: the child's call was refused as the top run's would be.
-      expect(upstream.seen.filter((s) => s.method === 'POST').length).toBe(refundsBefore);
+      // Nothing sent: the child's approved refund was refused as the top run's would be, and so was the lookup it
+      // then makes without asking anyone.
+      expect(upstream.seen.slice(seenBefore)).toEqual([]);
       const childEvents = await engine.listEvents(world.ns, childId);
-      const result = childEvents.find((e) => e.type === 'tool-result')!;
-      expect(result.data).toMatchObject({ ok: false, code: 'api:calls:key-deleted' });
+      const results = childEvents.filter((e) => e.type === 'tool-result').map((e) => e.data);
+      expect(results).toEqual([
+        expect.objectContaining({ name: 'refund-order', ok: false, code: 'api:calls:key-deleted' }),
+        expect.objectContaining({ name: 'get-order', ok: false, code: 'api:calls:key-deleted' }),
+      ]);
     } finally {
       await engine.close();
       world.engines.splice(0);

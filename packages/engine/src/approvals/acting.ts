@@ -49,6 +49,22 @@ export async function versionRefusal(
 }
 
 /**
+ * Why a call made without a wait (or a person asked about one) may not be made: a disabled tool or connector version,
+ * the deleted key whose authority it uses. Read through `reads`, which the caller synced for this call (the epoch
+ * the call's `tool-call-started` read): no round trip while they are kept.
+ */
+export async function directRefusal(check: ActingCheck): Promise<MtError | undefined> {
+  const { keyId } = check;
+  const [disabled, keyThere] = await Promise.all([
+    versionRefusal(check),
+    keyId === null ? true : check.reads.apiKeyExists(check.namespace, keyId),
+  ]);
+  if (disabled !== undefined) return disabled;
+  if (!keyThere) return engineErrors.create('api:calls:key-deleted', { keyId: keyId!, tool: check.tool.name });
+  return undefined;
+}
+
+/**
  * Why a call made after a wait (an approved call, a call resumed after a crash) may not be made now, read right
  * before sending: a disabled tool or connector version, the deleted key whose authority it uses. The secret is read
  * once, into the call's input built right before sending (a missing one is refused by the gateway's auth step,

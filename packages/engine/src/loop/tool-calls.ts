@@ -15,7 +15,7 @@ import {
   actingCheck,
   actingRefusal,
   callInput,
-  disabledResult,
+  directRefusalResult,
   type LocalResult,
   runBindingsFor,
   shownArguments,
@@ -91,19 +91,19 @@ async function makeCall(
   await startAndSync(ctx, turn, call, options.resumed);
   const span = ctx.telemetry?.tool(tracedRun(ctx), tool, call.id, options.approved?.id);
   // A call made after a wait (approved, or resumed) is checked once, right before sending, by the checks of the
-  // moment of acting (disabled versions among them); one made at once only for its versions, here. The secret is
-  // read once, into the input.
+  // moment of acting (fresh reads); one made at once here, from the synced cache (versions, the tree's key). The
+  // secret is read once, into the input.
   const acting = options.approved !== undefined || options.resumed;
-  const [disabled, input] = await Promise.all([
-    acting ? undefined : disabledResult(ctx, tool),
+  const [refused, input] = await Promise.all([
+    acting ? undefined : directRefusalResult(ctx, tool),
     callInput(ctx, tool, call.arguments, callIdentity(ctx, turn.step, call.index), ctx.signal),
   ]);
   if (span !== undefined) input.onSend = span.sending;
   const begin = performance.now();
   const elapsed = () => Math.round(performance.now() - begin);
-  if (disabled) {
-    span?.end(disabled, call.arguments);
-    return storeResult(ctx, call, disabled, elapsed());
+  if (refused) {
+    span?.end(refused, call.arguments);
+    return storeResult(ctx, call, refused, elapsed());
   }
   let result: ToolCallResult | LocalResult;
   if (options.approved !== undefined) {
@@ -116,8 +116,8 @@ async function makeCall(
     result = await ctx.outside(ctx.gateway.callApproved(input, use));
   } else {
     // A call resumed after a crash (its run waited for a worker) is checked again like an approved one.
-    const refused = options.resumed ? await actingRefusal(ctx, tool) : undefined;
-    result = refused !== undefined ? localError(refused) : await ctx.outside(ctx.gateway.call(input));
+    const stopped = options.resumed ? await actingRefusal(ctx, tool) : undefined;
+    result = stopped !== undefined ? localError(stopped) : await ctx.outside(ctx.gateway.call(input));
   }
   span?.end(result, call.arguments);
   if (ctx.signal.aborted) throw ctx.signal.reason;
@@ -133,9 +133,9 @@ async function requestApproval(
 ): Promise<CallOutcome> {
   const begin = performance.now();
   await ctx.reads.sync();
-  const disabled = await disabledResult(ctx, tool);
-  if (disabled) {
-    await storeResult(ctx, call, disabled, 0);
+  const refused = await directRefusalResult(ctx, tool);
+  if (refused) {
+    await storeResult(ctx, call, refused, 0);
     return 'done';
   }
   const input: ToolCallInput = await callInput(

@@ -7,7 +7,7 @@ import {
   type ToolCallInput,
 } from '@maitento/gateway';
 import type { InteractionTool, Json } from '@maitento/lang';
-import { type ActingCheck, actingRefusal as sharedActingRefusal, versionRefusal } from '../approvals/acting.js';
+import { type ActingCheck, directRefusal, actingRefusal as sharedActingRefusal } from '../approvals/acting.js';
 import type { RunContext } from './context.js';
 import { treeKeyId } from './sub-agents.js';
 
@@ -58,18 +58,12 @@ export async function actingCheck(ctx: RunContext, tool: InteractionTool): Promi
 }
 
 /**
- * A refusal when the tool's or its connector's pinned version has been disabled since: read through `ctx.reads`,
- * after its `sync()` for this call (a version that is gone counts as disabled). For a call made without a wait.
+ * A refusal of a call made without a wait (or of asking a person about one): a tool or connector version disabled
+ * since, or the key of the run's tree deleted; read through `ctx.reads`, after its `sync()` for this call (a version
+ * that is gone counts as disabled).
  */
-export async function disabledResult(ctx: RunContext, tool: InteractionTool): Promise<LocalResult | undefined> {
-  const toolVersion = ctx.pinned.tools.get(tool.tool.name)!;
-  const connectorVersion = ctx.pinned.connectors.get(tool.connector.name)!;
-  const error = await versionRefusal({
-    reads: ctx.reads,
-    namespace: ctx.run.namespace,
-    tool: { name: toolVersion.name, version: toolVersion.version },
-    connector: { name: connectorVersion.name, version: connectorVersion.version },
-  });
+export async function directRefusalResult(ctx: RunContext, tool: InteractionTool): Promise<LocalResult | undefined> {
+  const error = await directRefusal(await actingCheck(ctx, tool));
   return error && { ok: false, code: error.code, error: error.message };
 }
 
