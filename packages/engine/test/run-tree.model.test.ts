@@ -3,11 +3,11 @@
 // tree is being created; an approve and a cancel at once), driven against the engine in this process on a real
 // PostgreSQL database, a real upstream on 127.0.0.1 and the scripted model. After every command the invariant is
 // checked: no upstream call after the tree was cancelled or its authority (its key, the tool's version) was gone,
-// and no call made twice. Each tree asks a person from a child (or a grandchild), so no call is made without an
-// answer: the model knows exactly which calls may have been made.
+// and no call made twice. Each tree asks a person from a child (or a grandchild) about a refund, then looks the
+// order up at once, so no call is made without an answer: the model knows exactly which calls may have been made.
 //
 // MT_FC_SEED=<seed> (and MT_FC_PATH=<path>) replays a failure fast-check printed; MT_FC_RUNS sets how many sequences
-// (200 by default).
+// (200 by default); MT_FC_TIMES=1 prints each command's time.
 import type { RunningEngine, RunView } from '@maitento/engine';
 import { createApiKey, deleteApiKey, openWakeups, runTree, setVersionEnabled, type Wakeups } from '@maitento/store';
 import fc from 'fast-check';
