@@ -4,7 +4,7 @@
 // crash never starts a second child for the same call. The parent holds no worker while its child runs: the
 // child's end queues the parent again, in the transaction that stores it (journal.ts).
 import { randomUUID } from 'node:crypto';
-import { findChildRun, insertRun, treeStartedBy } from '@maitento/store';
+import { findChildRun, insertRun, type RunRecord, treeStartedBy } from '@maitento/store';
 import { engineErrors } from '../errors.js';
 import { runStarted, toolCallStarted, toolResult } from '../journal/events.js';
 import { fillTask } from '../runs/inputs.js';
@@ -34,11 +34,20 @@ async function store(ctx: RunContext, call: TurnCall, ok: boolean, result: strin
  * The key on whose authority a run acts: the one that started its tree (a child stores its top run's). A child stored
  * without one (by a worker older than schema 18) reads its top run's: never "no key, no check" for a child.
  */
-export async function treeKeyId(ctx: Pick<RunContext, 'run' | 'db'>): Promise<string | null> {
+export function treeKeyId(ctx: Pick<RunContext, 'run' | 'db'>): Promise<string | null> {
   const run = ctx.run;
-  if (run.startedByKeyId !== null || run.parentRunId === null) return run.startedByKeyId;
-  return treeStartedBy(ctx.db, run.id);
+  if (run.startedByKeyId !== null || run.parentRunId === null) return Promise.resolve(run.startedByKeyId);
+  // Read once per attempt (the top run's key never changes), not at each call.
+  let read = topKeys.get(run);
+  if (read === undefined) {
+    read = treeStartedBy(ctx.db, run.id);
+    read.catch(() => topKeys.delete(run));
+    topKeys.set(run, read);
+  }
+  return read;
 }
+
+const topKeys = new WeakMap<RunRecord, Promise<string | null>>();
 
 /** Hands the call's task to `agent` (once), or stores what its child run answered once it ended. */
 export async function subAgentCall(
