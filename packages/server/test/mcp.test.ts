@@ -674,6 +674,25 @@ describe('an approved MCP call, checked at the moment of acting', () => {
     expect(refunds()).toBe(before);
   });
 
+  it("sends nothing when the tool's secret was deleted while the call waited for its approval", async () => {
+    const client = await connectPatient(adminKey);
+    const before = refunds();
+    const waiting = client.callTool(refund(64));
+    const approval = await waitForApproval(64);
+    const secrets = (await rest('GET', '/v1/secrets')).body as { id: string; name: string }[];
+    const secret = secrets.find((s) => s.name === 'orders-key')!;
+    expect((await rest('DELETE', `/v1/secrets/${secret.id}`)).status).toBe(204);
+    try {
+      expect((await rest('POST', `/v1/approvals/${approval.id}/approve`)).status).toBe(200);
+      const result = await waiting;
+      expect(result.isError).toBe(true);
+      expect(JSON.parse(text(result)).code).toBe('api:gateway:secret-not-found');
+      expect(refunds()).toBe(before);
+    } finally {
+      expect((await rest('POST', '/v1/secrets', { name: 'orders-key', value: SECRET })).status).toBe(201);
+    }
+  });
+
   it('gives an approval made over MCP a lifetime without MT_APPROVAL_TTL: approved and unused past it, it lets nothing through', async () => {
     const client = await connect();
     const before = refunds();

@@ -135,7 +135,15 @@ export {
   markApprovalDelivered,
 } from './runs/approvals.js';
 export type { ApprovalRecord } from './runs/approvals.js';
-export { findChildRun, followDescendant, openDescendants, runTree } from './runs/children.js';
+export {
+  findChildRun,
+  followDescendant,
+  lockRunLine,
+  openChildren,
+  openDescendants,
+  runTree,
+  treeStartedBy,
+} from './runs/children.js';
 export { notifyWake, WAKE_CHANNEL, wakeTopics } from './wake/notify.js';
 export { openWakeups } from './wake/wakeups.js';
 export type { WakeLogger, Wakeups, WakeupsOptions } from './wake/wakeups.js';

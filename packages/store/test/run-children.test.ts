@@ -9,12 +9,16 @@ import {
   followDescendant,
   insertApproval,
   insertRun,
+  loadMigrations,
+  lockRunLine,
   migrate,
+  openChildren,
   openDescendants,
   runTree,
   treeApprovals,
+  treeStartedBy,
 } from '@maitento/store';
-import { databaseDrivers } from '@maitento/testkit';
+import { createTestDatabase, databaseDrivers, type TestDatabase } from '@maitento/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const NS = 'children';
@@ -119,3 +123,81 @@ describe.each(databaseDrivers('mt_store_children', { pg: createPgDb, pglite: cre
     });
   },
 );
+
+// The key that started a tree (schema 19): every run of the tree acts on it.
+describe('the key of a run tree', () => {
+  let database: TestDatabase;
+  let db: Db;
+
+  beforeAll(async () => {
+    database = await createTestDatabase('mt_store_tree_key');
+    db = createPgDb(database.url);
+  });
+  afterAll(async () => {
+    await db?.close();
+    await database?.drop();
+  });
+
+  const add = async (startedByKeyId?: string, parent?: { id: string; depth: number }) => {
+    const id = randomUUID();
+    await insertRun(
+      db,
+      {
+        id,
+        namespace: NS,
+        interaction: 'triage',
+        interactionVersion: 1,
+        versions: [],
+        inputs: {},
+        interactive: true,
+        startedByKeyId,
+        child: parent && { parentRunId: parent.id, step: 1, index: 0, agent: 'billing-agent', depth: parent.depth },
+      },
+      { type: 'run-started', data: {} },
+    );
+    return id;
+  };
+
+  it('schema 19 gives children stored before it their top run key; treeStartedBy reads it; openChildren and lockRunLine see the tree', async () => {
+    // The schema as it was before version 19, with a tree whose children have no key (as workers stored them).
+    await migrate(
+      db,
+      loadMigrations().filter((m) => m.version < 19),
+    );
+    await createNamespace(db, NS);
+    const key = randomUUID();
+    const top = await add(key);
+    const middle = await add(undefined, { id: top, depth: 1 });
+    const leaf = await add(undefined, { id: middle, depth: 2 });
+    const keyless = await add();
+    const keylessChild = await add(undefined, { id: keyless, depth: 1 });
+    expect(await treeStartedBy(db, leaf)).toBe(key);
+    expect(await treeStartedBy(db, keylessChild)).toBeNull();
+
+    expect(await migrate(db)).toContain(19);
+    const keys = async (...ids: string[]) =>
+      Promise.all(ids.map(async (id) => (await findRun(db, id))?.startedByKeyId));
+    expect(await keys(top, middle, leaf, keyless, keylessChild)).toEqual([key, key, key, null, null]);
+
+    expect(await openChildren(db, top)).toEqual([middle]);
+    await db.query("UPDATE mt_runs SET status = 'Completed' WHERE id = $1", [leaf]);
+    expect(await openChildren(db, middle)).toEqual([]);
+    // The locks of a run and its ancestors, taken in one statement: another connection cannot take them meanwhile,
+    // and a run outside the line stays free.
+    const other = createPgDb(database.url);
+    const lockable = (id: string) =>
+      other.query('SELECT 1 FROM mt_runs WHERE id = $1 FOR UPDATE NOWAIT', [id]).then(
+        () => true,
+        () => false,
+      );
+    try {
+      await db.transaction(async (tx) => {
+        await lockRunLine(tx, leaf);
+        expect(await Promise.all([top, middle, leaf, keyless].map(lockable))).toEqual([false, false, false, true]);
+      });
+      expect(await lockable(top)).toBe(true);
+    } finally {
+      await other.close();
+    }
+  });
+});

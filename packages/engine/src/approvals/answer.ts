@@ -6,10 +6,12 @@ import {
   expireApprovals,
   findApproval,
   findRun,
+  lockRunLine,
 } from '@maitento/store';
 import { isUuid } from '@maitento/store';
 import type { ApprovalAnswer } from '../api/types.js';
 import { engineErrors } from '../errors.js';
+import { approvalNow } from './acting.js';
 import { approvalAnswered, runFailed } from '../journal/events.js';
 import { appendToRun } from '../journal/journal.js';
 
@@ -41,6 +43,8 @@ export async function expireApproval(
   wakeParent?: (db: Queryable, parentRunId: string) => Promise<void>,
 ): Promise<void> {
   await db.transaction(async (tx) => {
+    // The run's locks before its approval's, as a cancel takes them (lockRunLine).
+    if (approval.runId !== null) await lockRunLine(tx, approval.runId);
     await expireApprovals(tx, { id: approval.id });
     await failExpired(tx, approval, wakeParent);
   });
@@ -60,22 +64,44 @@ export async function answerApproval(
 ): Promise<ApprovalRecord> {
   const reason = answer.reason?.trim() ?? '';
   if (answer.decision === 'reject' && reason === '') throw engineErrors.create('api:approvals:reason-required');
-  await approvalOrThrow(db, namespace, id);
-  const won = await db.transaction(async (tx) => {
-    const record = await answerApprovalRecord(tx, namespace, id, {
-      status: answer.decision === 'approve' ? 'Approved' : 'Rejected',
-      reason: reason === '' ? null : reason,
-      keyId: answer.by.keyId,
-      keyName: answer.by.keyName,
+  const asked = await approvalOrThrow(db, namespace, id);
+  let runEnded = false;
+  const won = await db
+    .transaction(async (tx) => {
+      // The run's locks (and its ancestors', top down) before the approval's, as a cancel takes them (lockRunLine).
+      if (asked.runId !== null) await lockRunLine(tx, asked.runId);
+      const record = await answerApprovalRecord(tx, namespace, id, {
+        status: answer.decision === 'approve' ? 'Approved' : 'Rejected',
+        reason: reason === '' ? null : reason,
+        keyId: answer.by.keyId,
+        keyName: answer.by.keyName,
+      });
+      if (record === undefined || record.runId === null) return record;
+      const seq = await appendToRun(
+        tx,
+        record.runId,
+        ['PendingApproval', 'Running'],
+        [approvalAnswered(record, answer)],
+      );
+      if (seq === false) {
+        // Its run ended (a cancel stored just before its approval was expired): nothing answered.
+        runEnded = true;
+        throw new Error('run ended');
+      }
+      await queueRun(tx, record.runId);
+      return record;
+    })
+    .catch((error: unknown) => {
+      if (runEnded) return undefined;
+      throw error;
     });
-    if (record === undefined || record.runId === null) return record;
-    await appendToRun(tx, record.runId, ['PendingApproval', 'Running'], [approvalAnswered(record, answer)]);
-    await queueRun(tx, record.runId);
-    return record;
-  });
   if (won !== undefined) return won;
+  if (runEnded) {
+    const now = await approvalOrThrow(db, namespace, id);
+    if (now.status === 'Pending') await expireApprovals(db, { id });
+  }
   const now = await approvalOrThrow(db, namespace, id);
-  if (now.status === 'Pending' && now.expired) {
+  if (now.status === 'Pending' && approvalNow(now) === 'expired') {
     await expireApproval(db, now, queueRun);
     throw engineErrors.create('api:approvals:expired', { id, expiresAt: now.expiresAt ?? '' });
   }

@@ -9,6 +9,7 @@ import {
   findRun,
   followDescendant,
   listRunEvents,
+  lockRunLine,
   type Queryable,
   type RunEventRecord,
   type RunJobComplete,
@@ -20,6 +21,17 @@ import { type JournalEvent, type RunEventInput, statusChange } from './events.js
 export class ClaimLost extends Error {
   constructor(runId: string) {
     super(`run ${runId} is no longer held by this attempt`);
+  }
+}
+
+/**
+ * Thrown when an append that starts something (a tool call, a child run: `tool-call-started`) or that makes the run
+ * wait was refused because the run's cancel was requested: nothing was started, and the attempt stores the
+ * cancellation at once (without waiting for the cancel's wake-up or poll).
+ */
+export class CancelSeen extends Error {
+  constructor(runId: string) {
+    super(`run ${runId} was cancelled before its next call started`);
   }
 }
 
@@ -41,6 +53,8 @@ export async function appendToRun(
   wakeParent?: (db: Queryable, parentRunId: string) => Promise<void>,
 ): Promise<number | false> {
   const change = statusChange(events);
+  // The run's ancestors follow its status: their locks first, top down (lockRunLine).
+  if (change !== undefined) await lockRunLine(db, runId);
   const seq = await appendRunEvents(db, runId, { statuses }, events, change);
   if (seq === false || change === undefined) return seq;
   // A child run's ancestors follow it (they show PendingApproval while it waits for a person).
@@ -115,8 +129,12 @@ export class AttemptJournal {
    * extra condition failed; throws {@link ClaimLost} when the claim is gone. `tx` joins the caller's transaction.
    */
   async append(events: RunEventInput[], expectSeq?: number, tx?: Queryable): Promise<boolean> {
+    // A call (or a child run) is started only while the run's cancel has not been requested: the append that marks
+    // it started is refused once a cancel committed, and a cancel that comes later waits for it (the run row's
+    // lock), then sees what it started (docs/runs.md, "The run tree").
+    const live = events.some((event) => event.type === 'tool-call-started');
     // One statement, atomic on its own: no transaction of its own needed.
-    const fence = { claim: this.claim, expectSeq };
+    const fence = { claim: this.claim, expectSeq, live };
     this.#epoch = undefined;
     // The write of a `tool-call-started` (alone or with its turn's model response) precedes the call at once: it
     // reads the cache epoch for the call's reads in the same statement. Not in a caller's transaction.
@@ -131,6 +149,8 @@ export class AttemptJournal {
     const seq =
       child !== undefined && change !== undefined && tx === undefined
         ? await child.db.transaction(async (t) => {
+            // Its ancestors follow it: their locks first, top down, as a cancel takes them (lockRunLine).
+            await lockRunLine(t, this.runId);
             const done = await appendRunEvents(t, this.runId, fence, events, change);
             if (done === false) return false;
             const parent = await followDescendant(t, this.runId, change.status);
@@ -164,9 +184,13 @@ export class AttemptJournal {
     }
     this.#known = undefined;
     // The extra condition failed, not necessarily the claim: the run row tells which.
-    if (expectSeq !== undefined && !tx) {
-      const now = await findRun(this.db, this.runId);
-      if (now?.claim === this.claim && now.status === 'Running') return false;
+    if (expectSeq !== undefined || live) {
+      const now = await findRun(tx ?? this.db, this.runId);
+      if (now?.claim === this.claim && now.status === 'Running') {
+        // Refused by the cancel (a call about to start, or the run about to wait): the attempt stores it at once.
+        if (now.cancelRequested) throw new CancelSeen(this.runId);
+        if (expectSeq !== undefined && !tx) return false;
+      }
     }
     throw new ClaimLost(this.runId);
   }

@@ -8,6 +8,7 @@ import {
   runWaiting,
   toolCallStarted,
 } from '../journal/events.js';
+import { cancelBelow, expirePending } from '../runs/cancel-tree.js';
 import { tracedRun } from '../telemetry/index.js';
 import { HandedOn, type RunContext } from './context.js';
 import { readTurns, turnsSinceInput } from './history.js';
@@ -26,11 +27,20 @@ async function fail(ctx: RunContext, error: MtError): Promise<StopReason> {
   return 'ended';
 }
 
-/** Stores the run's cancellation (its worker saw the cancel request between steps). */
+/**
+ * Stores the run's cancellation (its worker saw the cancel request between steps, or a call's start refused by it),
+ * then expires its Pending approvals (one asked just before the cancel) and cancels the runs below it that have not
+ * ended: once the run is Cancelled no child can be created under it, so the children read after that are all there are.
+ */
 export async function cancelled(ctx: RunContext): Promise<StopReason> {
   await ctx.journal.append([runCancelled()]);
   ctx.telemetry?.runEnded(tracedRun(ctx), 'cancelled');
   ctx.metrics?.runEnded('Cancelled');
+  await ctx.db.transaction(async (tx) => {
+    await expirePending(tx, ctx.run.id);
+    await cancelBelow(tx, ctx.run.namespace, ctx.run.id, ctx.queue);
+  });
+  ctx.queue.sent();
   return 'ended';
 }
 

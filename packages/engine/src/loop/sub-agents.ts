@@ -4,7 +4,7 @@
 // crash never starts a second child for the same call. The parent holds no worker while its child runs: the
 // child's end queues the parent again, in the transaction that stores it (journal.ts).
 import { randomUUID } from 'node:crypto';
-import { findChildRun, insertRun } from '@maitento/store';
+import { findChildRun, insertRun, type RunRecord, treeStartedBy } from '@maitento/store';
 import { engineErrors } from '../errors.js';
 import { runStarted, toolCallStarted, toolResult } from '../journal/events.js';
 import { fillTask } from '../runs/inputs.js';
@@ -30,6 +30,25 @@ async function store(ctx: RunContext, call: TurnCall, ok: boolean, result: strin
   await ctx.journal.append([toolResult(call, { ok, status: null, result, code }, 0)]);
 }
 
+/**
+ * The key on whose authority a run acts: the one that started its tree (a child stores its top run's). A child stored
+ * without one (by a worker older than schema 19) reads its top run's: never "no key, no check" for a child.
+ */
+export function treeKeyId(ctx: Pick<RunContext, 'run' | 'db'>): Promise<string | null> {
+  const run = ctx.run;
+  if (run.startedByKeyId !== null || run.parentRunId === null) return Promise.resolve(run.startedByKeyId);
+  // Read once per attempt (the top run's key never changes), not at each call.
+  let read = topKeys.get(run);
+  if (read === undefined) {
+    read = treeStartedBy(ctx.db, run.id);
+    read.catch(() => topKeys.delete(run));
+    topKeys.set(run, read);
+  }
+  return read;
+}
+
+const topKeys = new WeakMap<RunRecord, Promise<string | null>>();
+
 /** Hands the call's task to `agent` (once), or stores what its child run answered once it ended. */
 export async function subAgentCall(
   ctx: RunContext,
@@ -50,7 +69,9 @@ export async function subAgentCall(
     const id = randomUUID();
     const run = ctx.run;
     const parent = { runId: run.id, step: turn.step, index: call.index, agent, task };
-    // The call's start (naming its child), the child and its job commit together, fenced by this attempt's claim.
+    // The call's start (naming its child), the child and its job commit together, fenced by this attempt's claim and
+    // by the run's cancel (the start's append locks this run's row, as a cancel does: journal.ts, cancel-tree.ts).
+    // The child acts on this run's authority: the key that started the tree, its namespace and inputs.
     await ctx.db.transaction(async (tx) => {
       await ctx.journal.append([toolCallStarted(call, id)], undefined, tx);
       await insertRun(
@@ -63,6 +84,7 @@ export async function subAgentCall(
           versions: run.versions,
           inputs: run.inputs,
           interactive: run.interactive,
+          startedByKeyId: (await treeKeyId(ctx)) ?? undefined,
           child: { parentRunId: run.id, step: turn.step, index: call.index, agent, depth },
         },
         runStarted({

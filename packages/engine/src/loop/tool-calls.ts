@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { isMtError, type MtError } from '@maitento/errors';
 import { isPreparedRequest, type ToolCallInput, type ToolCallResult, toolResultText } from '@maitento/gateway';
 import { didYouMean, type InteractionTool } from '@maitento/lang';
-import { type ApprovalRecord, consumeApproval, insertApproval, runApprovals } from '@maitento/store';
+import { type ApprovalRecord, insertApproval, runApprovals } from '@maitento/store';
+import { approvalNow, approvedCallUse } from '../approvals/acting.js';
 import { engineErrors } from '../errors.js';
 import { approvalRequested, toolCallStarted, toolResult } from '../journal/events.js';
 import { approvalView } from '../runs/views.js';
@@ -11,9 +12,10 @@ import type { Turn, TurnCall } from './history.js';
 import { tracedRun } from '../telemetry/index.js';
 import { subAgentCall, subAgentOf } from './sub-agents.js';
 import {
+  actingCheck,
   actingRefusal,
   callInput,
-  disabledResult,
+  directRefusalResult,
   type LocalResult,
   runBindingsFor,
   shownArguments,
@@ -76,20 +78,6 @@ interface MakeOptions {
   resumed: boolean;
 }
 
-// The approval's last word before sending: the moment-of-acting checks, then the approval consumed by the same
-// statement that checks its status and hash (a retry of a started call may use it again, with the same key).
-function approvalUse(ctx: RunContext, tool: InteractionTool, approval: ApprovalRecord, options: MakeOptions) {
-  return {
-    hash: approval.requestHash,
-    consume: async (hash: string) => {
-      const refused = await actingRefusal(ctx, tool);
-      if (refused !== undefined) return refused;
-      if (await consumeApproval(ctx.db, approval.id, hash, { again: options.resumed })) return undefined;
-      return engineErrors.create('api:approvals:already-used', { id: approval.id, tool: tool.tool.name });
-    },
-  };
-}
-
 // Makes the call through the gateway; an approved one only through `callApproved` (same hash, checked at once).
 async function makeCall(
   ctx: RunContext,
@@ -102,30 +90,39 @@ async function makeCall(
   // or rotation answered before that write is seen).
   await startAndSync(ctx, turn, call, options.resumed);
   const span = ctx.telemetry?.tool(tracedRun(ctx), tool, call.id, options.approved?.id);
-  const [disabled, input] = await Promise.all([
-    disabledResult(ctx, tool),
+  // A call made after a wait (approved, or resumed) is checked once, right before sending, by the checks of the
+  // moment of acting (fresh reads); one made at once here, from the synced cache (versions, the tree's key). The
+  // secret is read once, into the input.
+  const acting = options.approved !== undefined || options.resumed;
+  const [refused, input] = await Promise.all([
+    acting ? undefined : directRefusalResult(ctx, tool),
     callInput(ctx, tool, call.arguments, callIdentity(ctx, turn.step, call.index), ctx.signal),
   ]);
   if (span !== undefined) input.onSend = span.sending;
   const begin = performance.now();
   const elapsed = () => Math.round(performance.now() - begin);
-  if (disabled) {
-    span?.end(disabled, call.arguments);
+  if (refused) {
+    span?.end(refused, call.arguments);
     ctx.metrics?.toolCall(tool.tool.name, 'refused', (performance.now() - begin) / 1000);
-    return storeResult(ctx, call, disabled, elapsed());
+    return storeResult(ctx, call, refused, elapsed());
   }
   let result: ToolCallResult | LocalResult;
-  let refused: MtError | undefined;
+  let stopped: MtError | undefined;
   if (options.approved !== undefined) {
-    const use = approvalUse(ctx, tool, options.approved, options);
+    const approval = options.approved;
+    // A retry of a started call may use its approval again, with the same idempotency key.
+    const use = approvedCallUse(await actingCheck(ctx, tool), approval, {
+      again: options.resumed,
+      used: () => engineErrors.create('api:approvals:already-used', { id: approval.id, tool: tool.tool.name }),
+    });
     result = await ctx.outside(ctx.gateway.callApproved(input, use));
   } else {
     // A call resumed after a crash (its run waited for a worker) is checked again like an approved one.
-    refused = options.resumed ? await actingRefusal(ctx, tool) : undefined;
-    result = refused !== undefined ? localError(refused) : await ctx.outside(ctx.gateway.call(input));
+    stopped = options.resumed ? await actingRefusal(ctx, tool) : undefined;
+    result = stopped !== undefined ? localError(stopped) : await ctx.outside(ctx.gateway.call(input));
   }
   span?.end(result, call.arguments);
-  const outcome = refused !== undefined ? 'refused' : result.ok ? 'ok' : 'error';
+  const outcome = stopped !== undefined ? 'refused' : result.ok ? 'ok' : 'error';
   ctx.metrics?.toolCall(tool.tool.name, outcome, (performance.now() - begin) / 1000);
   if (ctx.signal.aborted) throw ctx.signal.reason;
   await storeResult(ctx, call, result, elapsed());
@@ -140,9 +137,9 @@ async function requestApproval(
 ): Promise<CallOutcome> {
   const begin = performance.now();
   await ctx.reads.sync();
-  const disabled = await disabledResult(ctx, tool);
-  if (disabled) {
-    await storeResult(ctx, call, disabled, 0);
+  const refused = await directRefusalResult(ctx, tool);
+  if (refused) {
+    await storeResult(ctx, call, refused, 0);
     return 'done';
   }
   const input: ToolCallInput = await callInput(
@@ -229,13 +226,14 @@ export async function handleCall(
     }
     const approval = approvals.get(approvalKey(turn.step, call.index));
     if (approval === undefined) return await requestApproval(ctx, turn, call, tool);
-    if (approval.status === 'Pending' && !approval.expired) return 'waiting';
-    if (approval.status === 'Approved') {
+    const now = approvalNow(approval);
+    if (now === 'waiting') return 'waiting';
+    if (now === 'approved') {
       if (!resumed) ctx.telemetry?.approvalEnded(tracedRun(ctx), approval, 'approved');
       await makeCall(ctx, turn, call, tool, { approved: approval, resumed });
       return 'done';
     }
-    if (approval.status === 'Rejected') {
+    if (now === 'rejected') {
       ctx.telemetry?.approvalEnded(tracedRun(ctx), approval, 'rejected');
       const error = engineErrors.create('api:approvals:rejected', {
         tool: tool.tool.name,

@@ -1,20 +1,16 @@
 import type { MtError } from '@maitento/errors';
 import {
-  type CallCredential,
   type CallRunInputs,
   callInputOf,
-  credentialOf,
-  gatewayErrors,
   type RunBindingValue,
   runBindingsOf,
   type ToolCallInput,
 } from '@maitento/gateway';
 import type { InteractionTool, Json } from '@maitento/lang';
-import { sharedErrors } from '@maitento/errors';
-import { apiKeyDeleted, secretAccess, storeErrors } from '@maitento/store';
-import { engineErrors } from '../errors.js';
-import { findVersion } from '../runs/call-reads.js';
+import { secretAccess } from '@maitento/store';
+import { type ActingCheck, directRefusal, actingRefusal as sharedActingRefusal } from '../approvals/acting.js';
 import type { RunContext } from './context.js';
+import { treeKeyId } from './sub-agents.js';
 
 /** A tool result the engine makes itself, without calling anything. */
 export interface LocalResult {
@@ -29,20 +25,19 @@ function isEmpty(value: unknown): boolean {
 
 // The run inputs that feed the run's calls: its interaction, the agent that calls, the values given.
 function runInputs(ctx: RunContext): CallRunInputs {
-  const keyId = ctx.run.startedByKeyId;
   return {
     interaction: ctx.pinned.interaction.resource,
     agent: ctx.pinned.agentTools.agent,
     handedTask: ctx.run.parentRunId !== null,
     inputs: ctx.run.inputs,
-    // The second line behind the start's check (secret-inputs.ts): the key that started the run, as it is now. A run
-    // with no key recorded (a child run carries its parent's inputs, checked at the root's start) is not asked.
-    ...(keyId === null
-      ? {}
-      : {
-          mayUseSecret: async (id: string) =>
-            (await secretAccess(ctx.db, ctx.run.namespace, keyId, [id])).get(id.toLowerCase()) !== false,
-        }),
+    // The second line behind the start's check (secret-inputs.ts): the key of the run's tree, as it is now. A tree
+    // with no key recorded (started by a platform token) is not asked.
+    mayUseSecret: async (id: string) => {
+      const keyId = await treeKeyId(ctx);
+      return (
+        keyId === null || (await secretAccess(ctx.db, ctx.run.namespace, keyId, [id])).get(id.toLowerCase()) !== false
+      );
+    },
   };
 }
 
@@ -56,65 +51,37 @@ function secretReader(ctx: RunContext) {
     (await ctx.reads.readSecretValue(ctx.run.namespace, ref))?.value;
 }
 
-/** The credential of a call: the run's auth input for the tool, its default, or the tool's own auth. */
-export function credentialFor(ctx: RunContext, tool: InteractionTool): Promise<CallCredential | undefined> {
-  return credentialOf({ tool: tool.tool, run: runInputs(ctx), readSecret: secretReader(ctx) });
+/** The checks of the moment of acting for `tool` in this run: its pinned versions, and the key of the run's tree. */
+export async function actingCheck(ctx: RunContext, tool: InteractionTool): Promise<ActingCheck> {
+  const toolVersion = ctx.pinned.tools.get(tool.tool.name)!;
+  const connectorVersion = ctx.pinned.connectors.get(tool.connector.name)!;
+  return {
+    reads: ctx.reads,
+    db: ctx.db,
+    namespace: ctx.run.namespace,
+    // The key that started the run's tree (a child's is its top run's).
+    keyId: await treeKeyId(ctx),
+    tool: { name: toolVersion.name, version: toolVersion.version },
+    connector: { name: connectorVersion.name, version: connectorVersion.version },
+  };
 }
 
 /**
- * A refusal when the tool's or its connector's pinned version has been disabled since: read through
- * `ctx.reads`, after its `sync()` for this call (a version that is gone counts as disabled).
+ * A refusal of a call made without a wait (or of asking a person about one): a tool or connector version disabled
+ * since, or the key of the run's tree deleted; read through `ctx.reads`, after its `sync()` for this call (a version
+ * that is gone counts as disabled).
  */
-export async function disabledResult(ctx: RunContext, tool: InteractionTool): Promise<LocalResult | undefined> {
-  const error = await disabledError(ctx, tool);
+export async function directRefusalResult(ctx: RunContext, tool: InteractionTool): Promise<LocalResult | undefined> {
+  const error = await directRefusal(await actingCheck(ctx, tool));
   return error && { ok: false, code: error.code, error: error.message };
-}
-
-async function disabledError(ctx: RunContext, tool: InteractionTool): Promise<MtError | undefined> {
-  const toolVersion = ctx.pinned.tools.get(tool.tool.name)!;
-  const connectorVersion = ctx.pinned.connectors.get(tool.connector.name)!;
-  const ns = ctx.run.namespace;
-  const [toolNow, connectorNow] = await Promise.all([
-    findVersion(ctx.reads, ns, 'tool', toolVersion.name, toolVersion.version),
-    findVersion(ctx.reads, ns, 'connector', connectorVersion.name, connectorVersion.version),
-  ]);
-  const toolOn = toolNow?.enabled === true;
-  const connectorOn = connectorNow?.enabled === true;
-  const error = !toolOn
-    ? storeErrors.create('api:extops:version-disabled', { name: toolVersion.name, version: toolVersion.version })
-    : !connectorOn
-      ? storeErrors.create('api:connectors:version-disabled', {
-          name: connectorVersion.name,
-          version: connectorVersion.version,
-        })
-      : undefined;
-  return error;
 }
 
 /**
  * Why a call made after a wait (an approval, a resume after a crash) may not be made now, read right before
- * sending: a disabled tool or connector version, the deleted key that started the run, a secret gone.
+ * sending (approvals/acting.ts, the one place runs and MCP calls decide it).
  */
 export async function actingRefusal(ctx: RunContext, tool: InteractionTool): Promise<MtError | undefined> {
-  await ctx.reads.sync();
-  const keyId = ctx.run.startedByKeyId;
-  const [disabled, keyGone, credential] = await Promise.all([
-    disabledError(ctx, tool),
-    keyId === null ? false : apiKeyDeleted(ctx.db, ctx.run.namespace, keyId),
-    credentialFor(ctx, tool),
-  ]);
-  if (disabled !== undefined) return disabled;
-  if (keyGone) return engineErrors.create('api:calls:key-deleted', { keyId: keyId!, tool: tool.tool.name });
-  if (credential !== undefined && 'forbidden' in credential) {
-    return sharedErrors.create('api:runs:secret-forbidden', credential.forbidden);
-  }
-  if (credential !== undefined && 'missing' in credential) {
-    return gatewayErrors.create('api:gateway:secret-not-found', {
-      secret: credential.missing.secret,
-      connector: tool.connector.name,
-    });
-  }
-  return undefined;
+  return sharedActingRefusal(await actingCheck(ctx, tool));
 }
 
 /** Everything the gateway needs for one call of the run (built by the gateway's `callInputOf`, as every caller's). */

@@ -9,11 +9,15 @@ import {
 } from '@maitento/store';
 
 /**
- * What a tool call reads: the pinned tool and connector versions (their `enabled` flag) and the credential. The
+ * What a tool call reads: the pinned tool and connector versions (their `enabled` flag), the credential and whether
+ * the key whose authority it uses is still there. The
  * server's {@link StoreCache} fits, so the engine and the server's own calls share one cache and one gateway plan
  * per version.
  */
-export type CallReads = Pick<StoreCache, 'sync' | 'observe' | 'getVersion' | 'findVersion' | 'readSecretValue'>;
+export type CallReads = Pick<
+  StoreCache,
+  'sync' | 'observe' | 'getVersion' | 'findVersion' | 'readSecretValue' | 'apiKeyExists'
+>;
 
 /**
  * The reads of an engine: `given` (the server's cache), else a cache of its own (closed with the engine), which

@@ -1,16 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import {
   type ApprovalRecord,
-  expireApprovals,
   findRun,
   insertRun,
   listApprovalRecords,
   listRunSummaries,
-  openDescendants,
-  type Queryable,
   type RunRecord,
-  requestCancel,
-  runApprovals,
   runExists,
   runTree,
   treeApprovals,
@@ -32,10 +27,11 @@ import type {
   StartRunInput,
 } from '../api/types.js';
 import { engineErrors } from '../errors.js';
-import { runCancelled, runStarted, userMessage } from '../journal/events.js';
+import { runStarted, userMessage } from '../journal/events.js';
 import { appendToRun, readEvents } from '../journal/journal.js';
 import type { EngineDeps } from '../loop/context.js';
 import type { RunQueue } from '../worker/queue.js';
+import { cancelTree } from './cancel-tree.js';
 import { checkInputs } from './inputs.js';
 import { traceEndedElsewhere } from '../telemetry/index.js';
 import type { PinnedLoader } from './pinned.js';
@@ -84,35 +80,6 @@ export class RunService implements RunningEngine {
       version: run.interactionVersion,
     });
     return visibleInputs(this.deps.db, run.namespace, viewer, interaction, run.inputs);
-  }
-
-  // Cancels one run in `tx`; resolves with the run as it was, or undefined when it had ended.
-  private async cancelOne(
-    tx: Queryable,
-    namespace: string,
-    id: string,
-    ended: Map<string, ApprovalRecord[]>,
-  ): Promise<RunRecord | undefined> {
-    const found = await requestCancel(tx, namespace, id);
-    if (found === undefined) return undefined;
-    if (found.status === 'PendingApproval' || found.status === 'WaitingForInput') {
-      // No worker holds a waiting run (for a person's answer or message): it is cancelled here, and its pending
-      // approval expires.
-      const wake = (db: Queryable, parentRunId: string) => this.queue.send(parentRunId, db);
-      const done = await appendToRun(tx, id, [found.status], [runCancelled()], wake);
-      if (done !== false) {
-        const expired: ApprovalRecord[] = [];
-        for (const approval of await runApprovals(tx, id)) {
-          if (approval.status === 'Pending') expired.push(...(await expireApprovals(tx, { id: approval.id })));
-        }
-        ended.set(id, expired);
-      }
-    } else {
-      // requestCancel's statement woke the worker holding the run (`cancel:<id>`); a queued run (or a parent waiting
-      // on its child, which holds no worker) is cancelled by its job, like an answer.
-      await this.queue.send(id, tx);
-    }
-    return found;
   }
 
   async startRun(
@@ -261,13 +228,9 @@ export class RunService implements RunningEngine {
     const run = await this.record(namespace, id);
     // The runs a cancel ended here (waiting ones: no worker holds them) and the approvals it expired, for telemetry.
     const ended = new Map<string, ApprovalRecord[]>();
-    const marked = await this.deps.db.transaction(async (tx) => {
-      const found = await this.cancelOne(tx, namespace, id, ended);
-      // Cancelling a run cancels the child runs its calls started (agents as tools), down the chain.
-      if (found !== undefined)
-        for (const child of await openDescendants(tx, id)) await this.cancelOne(tx, namespace, child, ended);
-      return found;
-    });
+    // Cancelling a run cancels the child runs its calls started (agents as tools), down the chain, a child being
+    // created at this moment included (cancel-tree.ts).
+    const marked = await this.deps.db.transaction((tx) => cancelTree(tx, namespace, id, this.queue, ended));
     if (marked === undefined) throw engineErrors.create('api:runs:already-ended', { id, status: run.status });
     this.queue.sent();
     // The waiting runs this cancel ended (a held one is counted by its worker when it stops).

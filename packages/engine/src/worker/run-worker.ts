@@ -13,7 +13,7 @@ import {
 import { failExpired } from '../approvals/answer.js';
 import type { EngineLogger } from '../internal/logger.js';
 import { conversationEnded } from '../journal/events.js';
-import { AttemptJournal, appendToRun, ClaimLost } from '../journal/journal.js';
+import { AttemptJournal, appendToRun, CancelSeen, ClaimLost } from '../journal/journal.js';
 import { type EngineDeps, HandedOn, type RunContext } from '../loop/context.js';
 import { advanceRun, cancelled } from '../loop/run-loop.js';
 import type { PinnedLoader, PinnedSet } from '../runs/pinned.js';
@@ -201,7 +201,7 @@ export class RunWorker {
     } catch (error) {
       if (error instanceof ClaimLost) {
         this.log.warn({ runId }, 'run claimed by a later attempt or ended meanwhile');
-      } else if (held.cancelled) {
+      } else if (held.cancelled || error instanceof CancelSeen) {
         await cancelled(ctx).catch(() => {});
       } else if (error instanceof HandedOn || this.#stopping) {
         // Handed on: a new job, taken by another worker (or this one, restarted) once this attempt's job completes.

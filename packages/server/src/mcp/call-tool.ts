@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { engineErrors } from '@maitento/engine';
+import { approvalNow, approvedCallUse, engineErrors } from '@maitento/engine';
 import { isMtError, type MtError } from '@maitento/errors';
 import {
   type ApprovalUse,
@@ -12,9 +12,7 @@ import {
 import type { Tool } from '@maitento/lang';
 import {
   type ApprovalRecord,
-  apiKeyDeleted,
   canonicalJson,
-  consumeApproval,
   expireApprovals,
   findApproval,
   findUnusedCallApproval,
@@ -26,7 +24,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { gatewayErrors } from '@maitento/gateway';
 import { serverErrors } from '../errors.js';
 import type { ServerContext } from '../internal/context.js';
-import { cacheSecrets, toolCredential } from '../internal/tool-credential.js';
+import { cacheSecrets } from '../internal/tool-credential.js';
 import { tracedCall } from '../internal/traced-call.js';
 import type { McpSettings } from './settings.js';
 import { type LoadedTool, loadScopeTool, type McpScope, outputSchemaOf } from './tools.js';
@@ -141,7 +139,7 @@ async function waitForAnswer(call: McpCall, approval: ApprovalRecord): Promise<A
     trigger?.();
   });
   try {
-    while (current.status === 'Pending' && !current.expired && !call.signal.aborted) {
+    while (approvalNow(current) === 'waiting' && !call.signal.aborted) {
       const waited = Date.now() - start;
       if (call.waitMs !== undefined && waited >= call.waitMs) break;
       if (call.onWaiting && Date.now() >= nextProgress) {
@@ -196,35 +194,24 @@ async function approvalFor(
   });
 }
 
-// The approval's last word before sending, after the wait: the tool and connector versions still enabled, the
-// session's key and the secret still there, then the approval consumed by the statement that checks its hash.
+// The approval's last word before sending, after the wait: the checks of the moment of acting (the tool and
+// connector versions still enabled, the session's key still there), then the approval consumed by the statement that
+// checks its hash and expiry: approvedCallUse, the one decision runs make too. The secret is read once, into the
+// call's input built just before.
 function approvalUse(call: McpCall, loaded: Loaded, approval: ApprovalRecord): ApprovalUse {
   const { ctx, scope } = call;
   const tool = loaded.tool.resource;
-  return {
-    hash: approval.requestHash,
-    async consume(hash) {
-      await ctx.cache.sync();
-      try {
-        await ctx.cache.loadCallableTool(scope.namespace, tool.name, loaded.tool.version);
-      } catch (error) {
-        if (isMtError(error)) return error;
-        throw error;
-      }
-      if (await apiKeyDeleted(ctx.db, scope.namespace, call.keyId)) {
-        return engineErrors.create('api:calls:key-deleted', { keyId: call.keyId, tool: tool.name });
-      }
-      const credential = await toolCredential(ctx.cache, scope.namespace, tool);
-      if (credential !== undefined && 'missing' in credential) {
-        return gatewayErrors.create('api:gateway:secret-not-found', {
-          secret: credential.missing.secret,
-          connector: loaded.connector.resource.name,
-        });
-      }
-      if (await consumeApproval(ctx.db, approval.id, hash)) return undefined;
-      return serverErrors.create('api:mcp:approval-used', { tool: tool.name, id: approval.id });
-    },
+  const check = {
+    reads: ctx.cache,
+    db: ctx.db,
+    namespace: scope.namespace,
+    keyId: call.keyId,
+    tool: { name: tool.name, version: loaded.tool.version },
+    connector: { name: loaded.connector.name, version: loaded.connector.version },
   };
+  return approvedCallUse(check, approval, {
+    used: () => serverErrors.create('api:mcp:approval-used', { tool: tool.name, id: approval.id }),
+  });
 }
 
 // Delivers an answered (or expired) approval's outcome, once: the approved call is made with exactly the request
@@ -233,12 +220,13 @@ async function deliver(call: McpCall, loaded: Loaded, answered: ApprovalRecord):
   const { ctx } = call;
   const tool = loaded.tool.resource.name;
   let approval = answered;
-  if (approval.status === 'Pending' && approval.expired) {
+  const now = approvalNow(approval);
+  if (approval.status === 'Pending' && now === 'expired') {
     await expireApprovals(ctx.db, { id: approval.id });
     approval = { ...approval, status: 'Expired' };
   }
   // An approval made outside a run lives MT_APPROVAL_TTL (an hour by default), answered or not, until used.
-  if (approval.status === 'Approved' && !approval.expired) {
+  if (now === 'approved') {
     const input = await callInput(call, loaded, approval.id);
     const use = approvalUse(call, loaded, approval);
     return gatewayResult(
@@ -269,7 +257,7 @@ async function callWithApproval(call: McpCall, loaded: Loaded): Promise<CallTool
   const tool = loaded.tool.resource;
   const key = callKey(call.arguments);
   const approval = await waitForAnswer(call, await approvalFor(call, tool, key, { id, hash: prepared.hash }));
-  if (approval.status === 'Pending' && !approval.expired) {
+  if (approvalNow(approval) === 'waiting') {
     return errorResult(serverErrors.create('api:mcp:approval-pending', { tool: tool.name, id: approval.id }));
   }
   return deliver(call, loaded, approval);

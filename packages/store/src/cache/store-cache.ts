@@ -3,7 +3,7 @@ import type { ResourceKind } from '@maitento/lang';
 import { BoundedMap } from '@maitento/egress';
 import type { Db } from '../db/db.js';
 import { storeErrors } from '../errors.js';
-import { authenticateApiKey, type KeyIdentity } from '../keys/keys.js';
+import { apiKeyDeleted, authenticateApiKey, type KeyIdentity } from '../keys/keys.js';
 import type { CallableTool } from '../resources/tool-call.js';
 import {
   getAnyVersion,
@@ -78,6 +78,12 @@ export interface StoreCache {
    * is kept; undefined otherwise, and the caller takes that path (the server's auth hook, on every request).
    */
   knownApiKey(key: string): KeyIdentity | undefined;
+  /**
+   * Whether the stored key `id` of `namespace` is still there ({@link apiKeyDeleted}'s answer, negated), kept until
+   * the epoch moves (a key's deletion steps it): what a run's call made without a wait reads of the key whose
+   * authority it uses, with no round trip while the cache is synced.
+   */
+  apiKeyExists(namespace: string, id: string): Promise<boolean>;
   /** The store's `getVersion`, cached. */
   getVersion<K extends VersionedKind>(
     namespace: string,
@@ -132,6 +138,7 @@ export async function createStoreCache(db: Db, options: StoreCacheOptions): Prom
   const versions = new BoundedMap<string, Frozen>(maxVersions);
   const states = new Map<string, Map<string, NameState>>();
   const keys = new BoundedMap<string, KeyIdentity>(maxKeys);
+  const keyIds = new BoundedMap<string, boolean>(maxKeys);
   const secrets = new Map<string, Map<string, SecretValue & { expires: number }>>();
   // Bumped whenever the mutable entries are forgotten, so a read that started before does not store what it found.
   let generation = 0;
@@ -151,6 +158,7 @@ export async function createStoreCache(db: Db, options: StoreCacheOptions): Prom
     generation++;
     states.clear();
     keys.clear();
+    keyIds.clear();
     secrets.clear();
   }
 
@@ -280,6 +288,16 @@ export async function createStoreCache(db: Db, options: StoreCacheOptions): Prom
       const frozen = Object.freeze(identity);
       if (fresh(started)) keys.set(hash, frozen);
       return frozen;
+    },
+
+    async apiKeyExists(namespace, id) {
+      const idKey = `${namespace}\0${id}`;
+      const known = keyIds.get(idKey);
+      if (known !== undefined) return known;
+      const started = generation;
+      const exists = !(await apiKeyDeleted(db, namespace, id));
+      if (fresh(started)) keyIds.set(idKey, exists);
+      return exists;
     },
 
     getVersion: cachedVersion,

@@ -29,10 +29,14 @@ export interface ApprovalRecord {
   createdAt: string;
 }
 
+// Whether an approval's expiry has passed, by the database's clock: the one expression every statement below uses
+// (what it means for each status is decided in one place too: the engine's `approvalNow`).
+const EXPIRED = '(expires_at IS NOT NULL AND expires_at <= now())';
+
 const COLUMNS =
   'id, namespace, run_id, tool_call_id, step, call_index, function_name, agent_name, arguments_json, request_hash, ' +
   'status, reason, answered_by_key_id, answered_by_key_name, answered_at, expires_at, used_at, created_at, ' +
-  'COALESCE(expires_at <= now(), false) AS expired';
+  `${EXPIRED} AS expired`;
 
 // Selects the changed rows of a CTE and wakes `approval:<id>` for each, at commit.
 const WOKEN = `SELECT *, pg_notify('${WAKE_CHANNEL}', 'approval:' || id::text) AS woken FROM`;
@@ -178,7 +182,7 @@ export async function answerApprovalRecord(
   const { rows } = await db.query<ApprovalRow>(
     'WITH answered AS (UPDATE mt_approvals SET status = $3, reason = $4, answered_by_key_id = $5, ' +
       "answered_by_key_name = $6, answered_at = now() WHERE id = $1 AND namespace = $2 AND status = 'Pending' " +
-      `AND (expires_at IS NULL OR expires_at > now()) RETURNING ${COLUMNS}) ${WOKEN} answered`,
+      `AND NOT ${EXPIRED} RETURNING ${COLUMNS}) ${WOKEN} answered`,
     [id, namespace, answer.status, answer.reason, answer.keyId, answer.keyName],
   );
   return rows[0] && toRecord(rows[0]);
@@ -188,7 +192,7 @@ export async function answerApprovalRecord(
 export async function expireApprovals(db: Queryable, only?: { id: string }): Promise<ApprovalRecord[]> {
   const { rows } = await db.query<ApprovalRow>(
     "WITH expired AS (UPDATE mt_approvals SET status = 'Expired' WHERE status = 'Pending' AND " +
-      `(CASE WHEN $1::uuid IS NULL THEN expires_at <= now() ELSE id = $1::uuid END) RETURNING ${COLUMNS}) ` +
+      `(CASE WHEN $1::uuid IS NULL THEN ${EXPIRED} ELSE id = $1::uuid END) RETURNING ${COLUMNS}) ` +
       `${WOKEN} expired`,
     [only?.id ?? null],
   );
@@ -228,7 +232,7 @@ export async function consumeApproval(
   const { rows } = await db.query(
     "UPDATE mt_approvals SET used_at = COALESCE(used_at, now()) WHERE id = $1 AND status = 'Approved' " +
       'AND request_hash = $2 AND (used_at IS NULL OR $3::boolean) ' +
-      'AND (run_id IS NOT NULL OR expires_at IS NULL OR expires_at > now()) RETURNING id',
+      `AND (run_id IS NOT NULL OR NOT ${EXPIRED}) RETURNING id`,
     [id, requestHash, options.again === true],
   );
   return rows.length === 1;

@@ -29,6 +29,49 @@ export async function openDescendants(db: Queryable, runId: string): Promise<str
   return rows.map((row) => row.id);
 }
 
+/**
+ * The ids of a run's children that have not ended (not their children). Read after the caller locked the run's row
+ * (a cancel's `requestCancel`): a child whose creation committed before that lock is among them, and one not yet
+ * committed is refused by the lock's holder (its creation is fenced by the parent's `cancel_requested`).
+ */
+export async function openChildren(db: Queryable, runId: string): Promise<string[]> {
+  const { rows } = await db.query<{ id: string }>(
+    "SELECT id FROM mt_runs WHERE parent_run_id = $1 AND status IN ('Running', 'PendingApproval', 'WaitingForInput') " +
+      'ORDER BY created_at, id',
+    [runId],
+  );
+  return rows.map((row) => row.id);
+}
+
+/**
+ * The key that started a run's tree: the `started_by_key_id` of its top run (null when that run was started without
+ * a stored key). Read for a child run stored without one (a child created before schema 19 by an older worker).
+ */
+export async function treeStartedBy(db: Queryable, runId: string): Promise<string | null> {
+  const { rows } = await db.query<{ key: string | null }>(
+    'WITH RECURSIVE up(id, parent, key) AS (SELECT id, parent_run_id, started_by_key_id FROM mt_runs WHERE id = $1 ' +
+      'UNION ALL SELECT r.id, r.parent_run_id, r.started_by_key_id FROM mt_runs r JOIN up ON r.id = up.parent) ' +
+      'SELECT key FROM up WHERE parent IS NULL',
+    [runId],
+  );
+  return rows[0]?.key ?? null;
+}
+
+/**
+ * Locks run `runId` and its ancestors' rows in `tx`, the top run first (one statement). Every transaction that writes
+ * more than one run of a tree takes their locks top down, as a cancel does (the run, then its children): a child's
+ * status change, which its ancestors follow, or an answer, which locks its approval after its runs, then never
+ * waits in a cycle with a cancel (a deadlock that would fail one of them).
+ */
+export async function lockRunLine(tx: Queryable, runId: string): Promise<void> {
+  await tx.query(
+    'WITH RECURSIVE up(id, parent) AS (SELECT id, parent_run_id FROM mt_runs WHERE id = $1 ' +
+      'UNION ALL SELECT r.id, r.parent_run_id FROM mt_runs r JOIN up ON r.id = up.parent) ' +
+      'SELECT r.id FROM mt_runs r WHERE r.id IN (SELECT id FROM up) ORDER BY r.depth FOR UPDATE OF r',
+    [runId],
+  );
+}
+
 /** The ids of a run and all its descendants. */
 export async function runTree(db: Queryable, runId: string): Promise<string[]> {
   const { rows } = await db.query<{ id: string }>(

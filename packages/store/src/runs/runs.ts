@@ -74,9 +74,10 @@ export interface NewRunEvent {
 
 /**
  * Who may write a run: the attempt whose fencing token the run holds, while it is Running (with `expectSeq`: only
- * if no event was stored since and no cancel was requested), or anyone while the run has one of `statuses`.
+ * if no event was stored since and no cancel was requested; with `live`: only if no cancel was requested), or
+ * anyone while the run has one of `statuses`.
  */
-export type RunFence = { claim: string; expectSeq?: number } | { statuses: RunStatus[] };
+export type RunFence = { claim: string; expectSeq?: number; live?: boolean } | { statuses: RunStatus[] };
 
 /** A status change written with events. */
 export interface RunStatusChange {
@@ -378,7 +379,9 @@ export async function appendRunEvents(
   return row.last_seq;
 }
 
-// The append's CTEs: `run` (the run row's update, fenced) and `added` (its events); $1…$13 (appendValues).
+// The append's CTEs: `run` (the run row's update, fenced) and `added` (its events); $1…$14 (appendValues). The
+// UPDATE takes the run row's lock, as a cancel's does (requestCancel): a fence on `cancel_requested` is decided
+// after any cancel that committed first, and a cancel waits for the append that locked the row before it.
 const APPEND =
   'WITH run AS (UPDATE mt_runs SET last_seq = last_seq + $2, updated_at = now(), ' +
   'status = COALESCE($3, status), ' +
@@ -387,7 +390,8 @@ const APPEND =
   'error_code = CASE WHEN $4::boolean THEN $6 ELSE error_code END, ' +
   'error_message = CASE WHEN $4::boolean THEN $7 ELSE error_message END ' +
   "WHERE id = $1 AND (CASE WHEN $8::boolean THEN claim = $9 AND status = 'Running' " +
-  'ELSE status = ANY($10::text[]) END) AND ($11::int IS NULL OR (last_seq = $11::int AND NOT cancel_requested)) ' +
+  'ELSE status = ANY($10::text[]) END) AND ($11::int IS NULL OR last_seq = $11::int) ' +
+  'AND NOT ($14::boolean AND cancel_requested) ' +
   'RETURNING last_seq), ' +
   'added AS (INSERT INTO mt_run_events (run_id, seq, type, data) ' +
   'SELECT $1, run.last_seq - $2 + e.n, e.type, e.data FROM run, ' +
@@ -409,6 +413,7 @@ function appendValues(runId: string, fence: RunFence, events: NewRunEvent[], cha
     byClaim ? (fence.expectSeq ?? null) : null,
     JSON.stringify(events.map((event, index) => ({ n: index + 1, type: event.type, data: event.data }))),
     change?.structured === true,
+    byClaim && (fence.expectSeq !== undefined || fence.live === true),
   ];
 }
 
