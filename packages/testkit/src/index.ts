@@ -27,3 +27,5 @@ export { startRecordingUpstream } from './upstream.js';
 export type { Upstream, UpstreamHandler, UpstreamOptions, UpstreamRequest } from './upstream.js';
 export { fakeEmbedding, startFakeEmbeddings } from './fake-embeddings.js';
 export type { FakeEmbeddings } from './fake-embeddings.js';
+export { holdLock } from './lock-holder.js';
+export type { HeldLock } from './lock-holder.js';
