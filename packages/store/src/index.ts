@@ -1,5 +1,5 @@
 export type { Db, Queryable, QueryOptions, QueryResult } from './db/db.js';
-export { createPgDb } from './db/pg-db.js';
+export { type CommitOutcome, createPgDb, serverDeadlines } from './db/pg-db.js';
 export { createPgliteDb } from './db/pglite-db.js';
 export { DEFAULT_DATA_DIR, openDatabase } from './db/open.js';
 export type { OpenDatabaseOptions } from './db/open.js';

@@ -16,9 +16,10 @@ export interface TcpProxy {
    * Black-holes every connection open now and every one accepted until {@link TcpProxy.forward}: each stays open, and
    * what either side sends is dropped, never delivered and never answered (a half-open connection behind a NAT or a
    * failover). A black-holed connection stays so for good (what it lost cannot be replayed); new ones after
-   * `forward()` work.
+   * `forward()` work. With `'replies'`, only what the server sends is dropped: what the client sends still arrives
+   * (a request that is carried out, whose answer is lost).
    */
-  blackHole(): void;
+  blackHole(direction?: 'both' | 'replies'): void;
   /** Delays every chunk, both ways, by `ms` from now on (in order), until {@link TcpProxy.forward}. */
   latency(ms: number): void;
   /** Forwards new connections and live ones at once again (ends freeze, latency and black-hole for new connections). */
@@ -43,6 +44,8 @@ interface Link {
   upstream?: Socket;
   /** Drops everything for good. */
   dead: boolean;
+  /** Drops what the server sends, for good. */
+  deaf: boolean;
 }
 
 /**
@@ -53,7 +56,7 @@ export async function startTcpProxy(
   target: { host: string; port: number } = { host: '127.0.0.1', port: 5432 },
 ): Promise<TcpProxy> {
   let frozen = false;
-  let holing = false;
+  let holing: 'both' | 'replies' | undefined;
   let delayMs = 0;
   let accepted = 0;
   const pipes: Pipe[] = [];
@@ -69,8 +72,9 @@ export async function startTcpProxy(
   function forward(link: Link, from: Socket, to: Socket): void {
     const pipe: Pipe = { held: [], to };
     pipes.push(pipe);
+    const replies = from !== link.client;
     from.on('data', (chunk: Buffer) => {
-      if (link.dead) return;
+      if (link.dead || (replies && link.deaf)) return;
       if (frozen) pipe.held.push(chunk);
       else if (delayMs > 0) setTimeout(() => !link.dead && !to.destroyed && to.write(chunk), delayMs);
       else to.write(chunk);
@@ -83,7 +87,7 @@ export async function startTcpProxy(
   const server = createServer((client) => {
     accepted++;
     track(client);
-    const link: Link = { client, dead: holing };
+    const link: Link = { client, dead: holing === 'both', deaf: holing === 'replies' };
     links.add(link);
     client.on('close', () => links.delete(link));
     // Accepted while black-holed: kept open, read and dropped; never connected on.
@@ -118,16 +122,19 @@ export async function startTcpProxy(
         for (const chunk of pipe.held.splice(0)) if (!pipe.to.destroyed) pipe.to.write(chunk);
       }
     },
-    blackHole() {
-      holing = true;
-      for (const link of links) link.dead = true;
+    blackHole(direction = 'both') {
+      holing = direction;
+      for (const link of links) {
+        if (direction === 'both') link.dead = true;
+        else link.deaf = true;
+      }
       for (const pipe of pipes) pipe.held.length = 0;
     },
     latency(ms) {
       delayMs = ms;
     },
     forward() {
-      holing = false;
+      holing = undefined;
       proxy.thaw();
     },
     cut() {

@@ -91,6 +91,32 @@ describe('startTcpProxy', () => {
     }
   });
 
+  it("black-hole of 'replies': what the client sends arrives, what the server sends is dropped", async () => {
+    let arrived = '';
+    const sink = createServer((socket) => {
+      socket.on('error', () => {});
+      socket.on('data', (chunk: Buffer) => {
+        arrived += chunk.toString();
+        socket.write(chunk);
+      });
+    });
+    await new Promise<void>((resolve) => sink.listen(0, '127.0.0.1', resolve));
+    const proxy = await startTcpProxy({ host: '127.0.0.1', port: (sink.address() as { port: number }).port });
+    try {
+      const link = await dial(proxy);
+      await link.echo('before');
+      proxy.blackHole('replies');
+      link.socket.write('carried out');
+      await wait(300);
+      expect(arrived).toBe('beforecarried out');
+      expect(link.received).toBe('before');
+      expect(link.closed).toBe(false);
+    } finally {
+      await proxy.close();
+      await new Promise<void>((resolve) => sink.close(() => resolve()));
+    }
+  });
+
   it('latency: delays each chunk by the given ms each way, in order, until forward()', async () => {
     const proxy = await startTcpProxy({ host: '127.0.0.1', port: echoPort });
     try {
