@@ -38,7 +38,8 @@ function isServerDeadline(error: unknown): boolean {
  * that what the client stopped waiting for is ended by the server too: a statement runs at most 4/5 of `timeoutMs`
  * (the client waits `timeoutMs` for an answer, so a statement that waits on a lock is cancelled by the server, and
  * the client reads that answer, before its own deadline), and a transaction left idle (its client gone, its COMMIT
- * never arrived) is ended after twice `timeoutMs`.
+ * never arrived, its locks still held) is ended after ten times `timeoutMs` (long enough for a process whose event
+ * loop was stalled a while between two statements of a transaction).
  */
 export function serverDeadlines(timeoutMs: number): {
   statement_timeout: number;
@@ -46,7 +47,7 @@ export function serverDeadlines(timeoutMs: number): {
 } {
   return {
     statement_timeout: Math.max(1, Math.floor(timeoutMs * 0.8)),
-    idle_in_transaction_session_timeout: Math.max(1, Math.ceil(timeoutMs * 2)),
+    idle_in_transaction_session_timeout: Math.max(1, Math.ceil(timeoutMs * 10)),
   };
 }
 
@@ -145,9 +146,10 @@ export function createPgDb(connectionString: string, options: PgDbOptions = {}):
     }
     return unbounded;
   };
-  // How long a COMMIT without an answer is asked about before it is called unknown: past the server's idle deadline
-  // a transaction whose COMMIT never arrived is ended, so a database that answers settles it by then.
-  const settleMs = serverDeadlines(timeoutMs).idle_in_transaction_session_timeout + 2 * timeoutMs;
+  // How long a COMMIT without an answer is asked about before it is called unknown: a connection, ending the backend
+  // that holds the transaction, and asking its status take a deadline each; a database that answers settles it by
+  // then (were the backend not ended, at the latest at the server's idle deadline).
+  const settleMs = 4 * timeoutMs;
   const state = reachability();
 
   async function bounded<T>(run: () => Promise<T>): Promise<T> {
@@ -174,11 +176,19 @@ export function createPgDb(connectionString: string, options: PgDbOptions = {}):
   // `beforeDeadline`'s, not pg's own `query_timeout`, which rejects as its timer fires (see there).
   const bound = (text: string, values: unknown[], name?: string) => ({ text, values, name }) as pg.QueryConfig;
 
+  const listened = new WeakSet<pg.PoolClient>();
   // A client of the pool by `deadline` (the pool's own wait may add a connection attempt to a wait in its queue).
   async function acquire(deadline: number): Promise<pg.PoolClient> {
     const pending = pool.connect();
     try {
-      return await beforeDeadline(pending, deadline, 'no connection of the pool in time');
+      const client = await beforeDeadline(pending, deadline, 'no connection of the pool in time');
+      // A client out of the pool has no listener of the pool's: a connection the server ends meanwhile (its idle
+      // deadline in a transaction whose process was stalled) would crash the process. Its next statement fails.
+      if (!listened.has(client)) {
+        listened.add(client);
+        client.on('error', () => {});
+      }
+      return client;
     } catch (error) {
       pending.then(
         (client) => client.release(),
