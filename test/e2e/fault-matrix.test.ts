@@ -231,6 +231,8 @@ async function send(url: string, cell: Prepared, idempotencyKey: string, maxRetr
  */
 async function expectAtMostOnce(cell: Prepared, outcome: Outcome): Promise<void> {
   const effects = await cell.effects();
+  if (process.env.MT_FAULT_MATRIX_PRINT)
+    console.log('CELL', cell.route, JSON.stringify(outcome).slice(0, 300), effects);
   const seen = `${cell.route}: ${JSON.stringify(outcome)}, effects ${effects}`;
   expect(effects, seen).toBeLessThanOrEqual(1);
   if (outcome.ok) {
@@ -250,6 +252,13 @@ async function expectNoneStuck(cells: Prepared[]): Promise<void> {
   const statuses = await Promise.all(runs.map((id) => waitForStatus(id, (s) => s !== 'Running', RECOVERY_MS)));
   expect(statuses.filter((s) => s === 'Running' || s === 'missing')).toEqual([]);
 }
+
+/** Every table the eight writes need, held in EXCLUSIVE mode (writes wait, reads go on) for `ms`. */
+const EFFECT_TABLES = ['mt_runs', 'mt_run_events', 'mt_resource_versions', 'mt_secrets', 'mt_api_keys'];
+async function lockEffects(ms: number): Promise<HeldLock[]> {
+  return Promise.all(EFFECT_TABLES.map((t) => holdLock(stack.db!.url, t, ms, 'EXCLUSIVE')));
+}
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function health(url: string): Promise<number> {
   return fetch(`${url}/health`, { signal: AbortSignal.timeout(5_000) }).then(
@@ -287,9 +296,8 @@ describe('fault matrix: each side-effecting route under each fault, retried with
   it('the deadline passes while a lock holds the write, which would commit later: one effect, the answer is it', async () => {
     const cells = await prepareKind('lock');
     const url = stack.servers[0]!.url;
-    // Every table the eight writes need, held past the statement deadline (1.5 s) for 3 s: reads go on.
-    const tables = ['mt_runs', 'mt_run_events', 'mt_resource_versions', 'mt_secrets', 'mt_api_keys'];
-    const locks: HeldLock[] = await Promise.all(tables.map((t) => holdLock(stack.db!.url, t, 3_000, 'EXCLUSIVE')));
+    // Held past the statement deadline (1.5 s), for 3 s: each write waits, and would commit once the lock goes.
+    const locks = await lockEffects(3_000);
     const outcomes = await Promise.all(
       cells.map((cell) => send(url, cell, `lock-${cell.route.replace(/ /g, '-')}-${randomUUID()}`)),
     );
@@ -317,16 +325,20 @@ describe('fault matrix: each side-effecting route under each fault, retried with
       DATABASE_URL: proxy.via(stack.db!.url),
     });
     try {
-      // Each statement takes 2 × 100 ms, so every request is under way when the network goes silent at 350 ms.
-      proxy.latency(100);
+      // Each write reaches PostgreSQL and waits on a lock; the network goes silent (both ways) at 400 ms; the lock
+      // goes at 800 ms, so a single statement then commits and its answer is lost, while a transaction's never
+      // gets its COMMIT. The network comes back at 2.4 s; the SDK retries meanwhile.
+      const locks = await lockEffects(800);
       const sent = cells.map((cell) => send(server.url, cell, `hole-${cell.route.replace(/ /g, '-')}-${randomUUID()}`));
-      await new Promise((resolve) => setTimeout(resolve, 350));
+      await sleep(400);
       proxy.blackHole();
-      await new Promise((resolve) => setTimeout(resolve, 2_000));
+      await sleep(1_600);
       // /health tells the truth meanwhile: this server cannot reach its database.
       expect(await health(server.url)).toBe(503);
+      await sleep(400);
       proxy.forward();
       const outcomes = await Promise.all(sent);
+      await Promise.all(locks.map((l) => l.released));
       for (const [i, cell] of cells.entries()) await expectAtMostOnce(cell, outcomes[i]!);
       expect(await waitForHealth(server.url, 200)).toBe(200);
       await expectNoneStuck(cells);
@@ -338,24 +350,25 @@ describe('fault matrix: each side-effecting route under each fault, retried with
 
   it('the server is SIGKILLed mid-request: at most one effect; the retry on another server answers it or in-progress', async () => {
     const cells = await prepareKind('kill');
-    const proxy: TcpProxy = await startTcpProxy();
-    const doomed: ServeProcess = await startServe(stack.home, { ...stack.env, DATABASE_URL: proxy.via(stack.db!.url) });
+    const doomed: ServeProcess = await startServe(stack.home, stack.env);
     const keys = cells.map((cell) => `kill-${cell.route.replace(/ /g, '-')}-${randomUUID()}`);
-    try {
-      proxy.latency(100);
-      // One attempt each, no retry: the process dies under them.
-      const first = cells.map((cell, i) => send(doomed.url, cell, keys[i]!, 0));
-      await new Promise((resolve) => setTimeout(resolve, 350));
-      await doomed.kill();
-      await Promise.all(first);
-    } finally {
-      proxy.forward();
-    }
+    // Each write reaches PostgreSQL and waits on a lock; the process dies at 400 ms; the lock goes at 800 ms (before
+    // the statement deadline), so a single statement of the dead process commits, a transaction's does not.
+    const locks = await lockEffects(800);
+    // One attempt each, no retry: the process dies under them.
+    const first = cells.map((cell, i) => send(doomed.url, cell, keys[i]!, 0));
+    await sleep(400);
+    await doomed.kill();
+    await Promise.all(first);
+    await Promise.all(locks.map((l) => l.released));
+    await sleep(300);
     const url = stack.servers[0]!.url;
     const retries = await Promise.all(cells.map((cell, i) => send(url, cell, keys[i]!)));
     for (const [i, cell] of cells.entries()) {
       const outcome = retries[i]!;
       const effects = await cell.effects();
+      if (process.env.MT_FAULT_MATRIX_PRINT)
+        console.log('CELL kill', cell.route, JSON.stringify(outcome).slice(0, 300), effects);
       const seen = `${cell.route}: ${JSON.stringify(outcome)}, effects ${effects}`;
       expect(effects, seen).toBeLessThanOrEqual(1);
       if (outcome.ok) {
@@ -368,6 +381,5 @@ describe('fault matrix: each side-effecting route under each fault, retried with
     }
     await expectNoneStuck(cells);
     expect(await health(url)).toBe(200);
-    await proxy.close();
   });
 });

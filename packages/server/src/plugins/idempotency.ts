@@ -110,10 +110,23 @@ export function registerIdempotency(app: FastifyInstance, ctx: ServerContext, op
     if (state !== undefined) await stopRenewal(state);
     if (!state?.scope || state.settled) return;
     state.settled = true;
+    const { scope, token } = state;
     try {
-      await releaseIdempotencyKey(ctx.db, state.scope, state.token);
+      await releaseIdempotencyKey(ctx.db, scope, token);
     } catch (error) {
-      request.log.error({ err: error }, 'releasing the Idempotency-Key failed');
+      // The database did not take it (it is unreachable: the request most likely failed for that reason too). The
+      // key stays held, a retry answering in-progress, until the release goes through: tried again every second
+      // for as long as the lease (the token fences it: a retry that took the key over since is left alone).
+      request.log.error({ err: error }, 'releasing the Idempotency-Key failed; trying again every second');
+      let tries = 0;
+      const again = setInterval(() => {
+        if (++tries > leaseSeconds) return clearInterval(again);
+        releaseIdempotencyKey(ctx.db, scope, token).then(
+          () => clearInterval(again),
+          () => {},
+        );
+      }, 1000);
+      again.unref();
     }
   };
   app.decorateRequest('idempotency', undefined);
