@@ -325,23 +325,30 @@ describe('fault matrix: each side-effecting route under each fault, retried with
       DATABASE_URL: proxy.via(stack.db!.url),
     });
     try {
-      // Each write reaches PostgreSQL and waits on a lock; the network goes silent (both ways) at 400 ms; the lock
-      // goes at 800 ms, so a single statement then commits and its answer is lost, while a transaction's never
-      // gets its COMMIT. The network comes back at 2.4 s; the SDK retries meanwhile.
+      // Each write reaches PostgreSQL and waits on a lock; the connections go silent (both ways) at 400 ms; the lock
+      // goes at 800 ms, so a single statement then commits and its answer is lost, while a transaction never gets its
+      // COMMIT. New connections work again from 1 s, before the client's deadline (1.5 s): a key released at the
+      // deadline would be released for real, and a retry would run the request a second time.
       const locks = await lockEffects(800);
       const sent = cells.map((cell) => send(server.url, cell, `hole-${cell.route.replace(/ /g, '-')}-${randomUUID()}`));
       await sleep(400);
       proxy.blackHole();
-      await sleep(1_600);
-      // /health tells the truth meanwhile: this server cannot reach its database.
-      expect(await health(server.url)).toBe(503);
-      await sleep(400);
+      await sleep(600);
       proxy.forward();
       const outcomes = await Promise.all(sent);
       await Promise.all(locks.map((l) => l.released));
       for (const [i, cell] of cells.entries()) await expectAtMostOnce(cell, outcomes[i]!);
-      expect(await waitForHealth(server.url, 200)).toBe(200);
       await expectNoneStuck(cells);
+      // /health tells the truth: 503 while this server cannot reach its database, 200 once it can.
+      expect(await waitForHealth(server.url, 200)).toBe(200);
+      proxy.blackHole();
+      const during = await Promise.all([
+        send(server.url, cells[0]!, `hole-after-${randomUUID()}`, 0),
+        sleep(1_700).then(() => health(server.url)),
+      ]);
+      expect(during[1]).toBe(503);
+      proxy.forward();
+      expect(await waitForHealth(server.url, 200)).toBe(200);
     } finally {
       await server.stop();
       await proxy.close();
