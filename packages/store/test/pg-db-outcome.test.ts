@@ -64,6 +64,16 @@ describe('createPgDb: the outcome of a write is certain', { timeout: 30_000 }, (
     expect(expected.statement_timeout).toBeLessThan(TIMEOUT_MS);
   });
 
+  it('lifts the server’s deadline in a transaction that runs `exec` (migrations wait for each other)', async () => {
+    await db.transaction(async (tx) => {
+      await tx.exec('SELECT pg_sleep(0.5)');
+    });
+    // And only there: the next transaction on the same connections is bounded again.
+    await expect(db.transaction((tx) => tx.query('SELECT pg_sleep(0.5)'))).rejects.toMatchObject({
+      code: 'api:store:unavailable',
+    });
+  });
+
   it('a statement waiting on a lock past its deadline is ended by PostgreSQL: 503 unavailable, nothing stored later', async () => {
     for (const write of [
       (tag: string) => db.query('INSERT INTO effects VALUES ($1)', [tag]),

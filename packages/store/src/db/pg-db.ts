@@ -266,6 +266,7 @@ export function createPgDb(connectionString: string, options: PgDbOptions = {}):
   }
 
   function wrap(client: pg.PoolClient): Queryable {
+    let lifted = false;
     return {
       query<R>(text: string, params: unknown[] = [], options?: QueryOptions): Promise<QueryResult<R>> {
         return bounded(async () => {
@@ -279,6 +280,12 @@ export function createPgDb(connectionString: string, options: PgDbOptions = {}):
         });
       },
       async exec(sql: string): Promise<void> {
+        // Migrations and job-queue set-up, without a deadline (another process may be migrating a large database
+        // meanwhile): the server's statement deadline is lifted for the rest of this transaction, once.
+        if (!lifted) {
+          await client.query('SET LOCAL statement_timeout = 0');
+          lifted = true;
+        }
         // The simple-query protocol (no parameters) accepts several statements at once.
         await client.query(sql);
       },
