@@ -78,7 +78,7 @@ inputs.prompts = [
   },
 ];
 
-/** The eight cells of one fault kind, made ready (their runs waiting, their key created). */
+/** The nine cells of one fault kind, made ready (their runs waiting, their key created). */
 async function prepareKind(kind: string): Promise<Prepared[]> {
   const tag = `fm-${kind}-${randomUUID().slice(0, 8)}`;
   const [approveRun, rejectRun, messageRun, cancelRun] = await Promise.all([
@@ -89,6 +89,9 @@ async function prepareKind(kind: string): Promise<Prepared[]> {
   ]);
   const key = await stack.api.request('POST', '/v1/keys', { role: 'user', name: `${tag}-key` });
   expect(key.status).toBe(201);
+  const files = await stack.api.request('POST', '/v1/file-systems', { name: `${tag}-files` });
+  expect(files.status, JSON.stringify(files.body)).toBe(201);
+  const filePath = `notes/${tag}.txt`;
   const waits = await Promise.all([
     waitForStatus(approveRun, (s) => s !== 'Running'),
     waitForStatus(rejectRun, (s) => s !== 'Running'),
@@ -186,6 +189,23 @@ async function prepareKind(kind: string): Promise<Prepared[]> {
       runs: async () => [],
     },
     {
+      route: 'file write',
+      method: 'POST',
+      path: `/v1/file-systems/${files.body.id}/files`,
+      body: { path: filePath, content: `Written once ${tag}` },
+      // The file, plus one more when it was written a second time (a later write sets updated_at past created_at).
+      effects: () =>
+        count(
+          'SELECT 1 FROM mt_files WHERE path = $1 UNION ALL SELECT 1 FROM mt_files WHERE path = $1 AND updated_at > created_at',
+          [filePath],
+        ),
+      async isTheEffect(body) {
+        const { rows } = await db.query('SELECT etag FROM mt_files WHERE path = $1', [filePath]);
+        expect(body).toMatchObject({ path: filePath, etag: rows[0]?.etag });
+      },
+      runs: async () => [],
+    },
+    {
       route: 'key delete',
       method: 'DELETE',
       path: `/v1/keys/${key.body.id}`,
@@ -253,8 +273,8 @@ async function expectNoneStuck(cells: Prepared[]): Promise<void> {
   expect(statuses.filter((s) => s === 'Running' || s === 'missing')).toEqual([]);
 }
 
-/** Every table the eight writes need, held in EXCLUSIVE mode (writes wait, reads go on) for `ms`. */
-const EFFECT_TABLES = ['mt_runs', 'mt_run_events', 'mt_resource_versions', 'mt_secrets', 'mt_api_keys'];
+/** Every table the nine writes need, held in EXCLUSIVE mode (writes wait, reads go on) for `ms`. */
+const EFFECT_TABLES = ['mt_runs', 'mt_run_events', 'mt_resource_versions', 'mt_secrets', 'mt_api_keys', 'mt_files'];
 async function lockEffects(ms: number): Promise<HeldLock[]> {
   return Promise.all(EFFECT_TABLES.map((t) => holdLock(stack.db!.url, t, ms, 'EXCLUSIVE')));
 }
