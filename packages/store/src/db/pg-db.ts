@@ -51,8 +51,8 @@ export function serverDeadlines(timeoutMs: number): {
   };
 }
 
-// A statement sent whose answer never came (the deadline passed or the connection broke after it was sent, and not
-// PostgreSQL's own cancel, which is an answer): on its own (autocommit) it may have committed. `bounded` turns it
+// A statement sent whose answer never came (the deadline passed or the connection broke after it was sent; not an
+// error PostgreSQL sent in its place, which is an answer): on its own (autocommit) it may have committed. `bounded` turns it
 // into api:store:outcome-unknown.
 class Unanswered extends Error {
   constructor(readonly failure: unknown) {
@@ -213,7 +213,9 @@ export function createPgDb(connectionString: string, options: PgDbOptions = {}):
     } catch (error) {
       // A connection that failed or did not answer is closed rather than handed out again.
       if (isConnectionFailure(error)) failed = error as Error;
-      if (failed !== undefined && !isServerDeadline(error)) throw new Unanswered(error);
+      // PostgreSQL's own error in place of the answer (its deadline, a shutdown that ended the backend) says the
+      // statement did not complete: certain. Anything else (no answer in time, a broken socket) is not.
+      if (failed !== undefined && !(error instanceof pg.DatabaseError)) throw new Unanswered(error);
       throw error;
     } finally {
       client.release(failed);
