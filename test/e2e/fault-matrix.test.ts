@@ -358,6 +358,8 @@ describe('fault matrix: each side-effecting route under each fault, retried with
       const outcomes = await Promise.all(sent);
       await Promise.all(locks.map((l) => l.released));
       for (const [i, cell] of cells.entries()) await expectAtMostOnce(cell, outcomes[i]!);
+      // The fault was there: attempts met it (503) and were retried.
+      expect(outcomes.some((o) => o.statuses.includes(503))).toBe(true);
       await expectNoneStuck(cells);
       // /health tells the truth: 503 while this server cannot reach its database, 200 once it can.
       expect(await waitForHealth(server.url, 200)).toBe(200);
@@ -380,7 +382,7 @@ describe('fault matrix: each side-effecting route under each fault, retried with
     const doomed: ServeProcess = await startServe(stack.home, stack.env);
     const keys = cells.map((cell) => `kill-${cell.route.replace(/ /g, '-')}-${randomUUID()}`);
     // Each write reaches PostgreSQL and waits on a lock; the process dies at 400 ms; the lock goes at 800 ms (before
-    // the statement deadline), so a single statement of the dead process commits, a transaction's does not.
+    // the statement deadline), so a single statement of the dead process would commit, a transaction's does not.
     const locks = await lockEffects(800);
     // One attempt each, no retry: the process dies under them.
     const first = cells.map((cell, i) => send(doomed.url, cell, keys[i]!, 0));
