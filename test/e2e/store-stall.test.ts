@@ -76,7 +76,10 @@ describe('mt serve with its database stalled', { timeout: 60_000 }, () => {
       // Two rounds: the first finds the pool's connections stalled, the second opens new ones that stall.
       for (const round of [await requests(), await requests()]) {
         for (const answer of round) {
-          expect([answer.path, answer.status, answer.body?.code]).toEqual([answer.path, 503, 'api:store:unavailable']);
+          // A statement sent on a connection that went silent got no answer: what it did is unknown (a write may have
+          // committed), api:store:outcome-unknown; one that got no connection did nothing, api:store:unavailable.
+          expect([answer.path, answer.status]).toEqual([answer.path, 503]);
+          expect(['api:store:unavailable', 'api:store:outcome-unknown']).toContain(answer.body?.code);
           expect(answer.ms).toBeLessThan(2000);
         }
       }

@@ -51,6 +51,9 @@ function kindOf(text: string): string {
   // engine's own cache has none), and nothing at all in a server whose lease holds (packages/server/test/caches.test.ts).
   if (/^SELECT name, version, enabled|^SELECT epoch FROM mt_cache_epoch$/.test(text)) return 'read';
   if (/^WITH job AS/.test(text)) return 'start';
+  // The start's own transaction (decision 0101): BEGIN with the transaction id in one round trip, then COMMIT.
+  if (/^BEGIN; SELECT pg_current_xact_id\(\)/.test(text)) return 'begin';
+  if (/^COMMIT$/.test(text)) return 'commit';
   if (/WITH\s+next AS/.test(text)) return 'fetch';
   if (/SET claim/.test(text)) return 'claim';
   if (/SET last_seq/.test(text)) return 'write';
@@ -64,15 +67,16 @@ const jobsOf = (runId: string) =>
   count("SELECT count(*) AS n FROM pgboss.job WHERE name = 'mt-run' AND singleton_key = $1", [runId]);
 
 describe("a run's start", () => {
-  it("stores the run and its job in one statement: no transaction, pg-boss's own insert in it", async () => {
+  it("stores the run and its job in one statement, in a transaction of its own, pg-boss's own insert in it", async () => {
     // No worker: the job stays queued, to be looked at.
     const engine = await world.engine({ worker: false });
     const { result: run, texts } = await statementsOf(() =>
       engine.startRun(world.ns, 'support', { inputs: { message: 'Where is my order?' } }),
     );
-    // No transaction, and pg-boss's job insert only inside the run's statement (pg-boss's upkeep, which may run
-    // meanwhile, is left out).
-    expect(texts.filter((t) => /^\s*(BEGIN|COMMIT|ROLLBACK)\s*$/i.test(t))).toEqual([]);
+    // One transaction around it, whose COMMIT the store can settle when its answer is lost (decision 0101), and
+    // pg-boss's job insert only inside the run's statement (pg-boss's upkeep, which may run meanwhile, is left out).
+    expect(texts.filter((t) => ['begin', 'commit'].includes(kindOf(t)))).toHaveLength(2);
+    expect(texts.filter((t) => /^\s*ROLLBACK\s*$/i.test(t))).toEqual([]);
     expect(texts.filter((t) => /^\s*INSERT INTO pgboss\.job/.test(t))).toEqual([]);
     const starts = texts.filter((t) => kindOf(t) === 'start');
     expect(starts).toHaveLength(1);
@@ -272,16 +276,21 @@ describe("a run's start", () => {
     return kinds.filter((k) => k !== 'fetch');
   }
 
-  it('a run of one tool call makes 6 statements: read, start, fetch with the claim, three step writes (the last completes the job)', async () => {
-    expect((await statementsOfRun(1)).sort()).toEqual(['read', 'start', 'write', 'write', 'write'].sort());
+  it('a run of one tool call makes 8 statements: read, the start in its transaction, fetch with the claim, three step writes (the last completes the job)', async () => {
+    expect((await statementsOfRun(1)).sort()).toEqual(
+      ['read', 'begin', 'start', 'commit', 'write', 'write', 'write'].sort(),
+    );
   });
 
-  it("a run of bench:runs' shape (two tool calls in turn) makes 8 statements with the read, 7 without it", async () => {
+  it("a run of bench:runs' shape (two tool calls in turn) makes 10 statements with the read, 9 without it", async () => {
     // The read is the cache's epoch read of this engine, whose cache holds no lease; in `mt serve` and bench:runs the
-    // lease holds and it costs nothing (caches.test.ts), which leaves the start, the fetch and five writes.
+    // lease holds and it costs nothing (caches.test.ts), which leaves the start in its transaction, the fetch and five
+    // writes.
     const kinds = await statementsOfRun(2);
-    expect(kinds.sort()).toEqual(['read', 'start', 'write', 'write', 'write', 'write', 'write'].sort());
-    expect(kinds.filter((k) => k !== 'read').length + 1).toBeLessThanOrEqual(7);
+    expect(kinds.sort()).toEqual(
+      ['read', 'begin', 'start', 'commit', 'write', 'write', 'write', 'write', 'write'].sort(),
+    );
+    expect(kinds.filter((k) => k !== 'read').length + 1).toBeLessThanOrEqual(9);
   });
 
   it("refuses, with a code, a complete of any other shape than pg-boss 12's WITH results AS (UPDATE … RETURNING id)", () => {

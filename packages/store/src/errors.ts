@@ -95,4 +95,10 @@ export const storeErrors = defineErrors({
     message: 'The database did not answer within {timeoutMs} ms',
     hint: 'Check that PostgreSQL is up and reachable from this server (GET /health says when it is again); MT_DB_TIMEOUT_MS sets the wait',
   },
+  'api:store:outcome-unknown': {
+    status: 503,
+    message:
+      'A write was sent to the database and got no answer within {timeoutMs} ms, and whether it took effect could not be settled',
+    hint: 'Retry with the same Idempotency-Key: it answers 409 api:request:in-progress while the outcome is held, never runs the write twice',
+  },
 });

@@ -65,8 +65,12 @@ describe('createPgDb with a stalled connection', () => {
         timed(db.executeSql('SELECT $1::int AS one', [1])),
       ]);
       const again = await timed(db.query('SELECT 1'));
+      // A transaction's statement before its COMMIT is "not done" for certain; a single statement sent on a pooled
+      // connection frozen mid-way got no answer, and may have committed (what it did is not known): both 503.
+      expect(results[3]?.error).toMatchObject({ code: 'api:store:unavailable' });
       for (const { ms, error } of [...results, again]) {
-        expect(error).toMatchObject({ code: 'api:store:unavailable', status: 503 });
+        expect(error).toMatchObject({ status: 503 });
+        expect(['api:store:unavailable', 'api:store:outcome-unknown']).toContain((error as { code: string }).code);
         // A statement waits at most the deadline for a connection and the deadline for its answer.
         expect(ms).toBeLessThan(2 * 300 + 500);
       }

@@ -31,3 +31,5 @@ export { certificateChain } from './tls.js';
 export type { CertificateChain } from './tls.js';
 export { startPostgresServer } from './postgres-server.js';
 export type { PostgresServer, PostgresServerOptions } from './postgres-server.js';
+export { holdLock } from './lock-holder.js';
+export type { HeldLock } from './lock-holder.js';

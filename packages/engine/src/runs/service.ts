@@ -113,32 +113,36 @@ export class RunService implements RunningEngine {
     const interactive = input.interactive ?? true;
     const trace = this.deps.telemetry?.allocate(context?.traceparent);
     // The run and its job in one statement (pg-boss's job insert in a CTE of the run's): they commit together, so a
-    // run is never Running without a job, nor a job without its run, and no transaction is needed.
-    const run = await this.queue.sendWith(id, async (job) => {
-      const inserted = await insertRun(
-        this.deps.db,
-        {
-          id,
-          namespace,
-          interaction: interaction.name,
-          interactionVersion: interaction.version,
-          versions,
-          inputs,
-          interactive,
-          startedByKeyId: startedBy?.keyId,
-          trace,
-        },
-        runStarted({
-          interaction: { name: interaction.name, version: interaction.version },
-          versions,
-          inputs,
-          interactive,
-        }),
-        job,
-      );
-      // insertRun's statement has notified `runs`.
-      return { jobId: inserted.jobId!, result: inserted };
-    });
+    // run is never Running without a job, nor a job without its run. The statement runs in a transaction of its own
+    // all the same: a COMMIT whose answer is lost is settled by the store (committed: this start answers its run), where
+    // a single statement whose answer is lost could only be called unknown (decision 0101).
+    const run = await this.deps.db.transaction((tx) =>
+      this.queue.sendWith(id, async (job) => {
+        const inserted = await insertRun(
+          tx,
+          {
+            id,
+            namespace,
+            interaction: interaction.name,
+            interactionVersion: interaction.version,
+            versions,
+            inputs,
+            interactive,
+            startedByKeyId: startedBy?.keyId,
+            trace,
+          },
+          runStarted({
+            interaction: { name: interaction.name, version: interaction.version },
+            versions,
+            inputs,
+            interactive,
+          }),
+          job,
+        );
+        // insertRun's statement has notified `runs` (delivered at the commit).
+        return { jobId: inserted.jobId!, result: inserted };
+      }),
+    );
     this.queue.sent();
     this.deps.metrics?.runStarted();
     return runView(run);

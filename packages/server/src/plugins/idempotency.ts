@@ -8,6 +8,7 @@ import {
   releaseIdempotencyKey,
   renewIdempotencyKey,
 } from '@maitento/store';
+import { isMtError } from '@maitento/errors';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { serverErrors } from '../errors.js';
 import type { ServerContext } from '../internal/context.js';
@@ -29,6 +30,12 @@ interface IdempotencyState {
   fingerprint?: Buffer;
   /** True once the record is completed (or the answer is a replay): nothing is left to release. */
   settled: boolean;
+  /**
+   * True when the request failed with a write whose outcome is not known (`api:store:outcome-unknown`): its key is
+   * not released but left held until its lease ends, so a retry answers `api:request:in-progress` rather than
+   * running the request again beside an effect that may have happened.
+   */
+  uncertain?: boolean;
 }
 
 declare module 'fastify' {
@@ -68,7 +75,9 @@ async function stopRenewal(state: IdempotencyState): Promise<void> {
 /**
  * Adds Idempotency-Key handling to the POST/PUT/DELETE routes of `app` (register after auth): the first
  * request with a key runs and its answer (status < 500) is recorded; a retry with the same key, method, URL
- * and body gets the recorded answer again with `Idempotent-Replayed: true`, without running the route. While
+ * and body gets the recorded answer again with `Idempotent-Replayed: true`, without running the route. A 5xx answer
+ * releases the key (the failure is known to have left nothing: a statement PostgreSQL ended or that was never sent),
+ * except `api:store:outcome-unknown`, after which the key stays held until its lease ends. While
  * the first request runs, its claim's lease is renewed every third of it, so a long request (a deploy that
  * lists MCP servers, a master key rotation) keeps its key however long it runs; only a crashed one loses it.
  */
@@ -101,10 +110,23 @@ export function registerIdempotency(app: FastifyInstance, ctx: ServerContext, op
     if (state !== undefined) await stopRenewal(state);
     if (!state?.scope || state.settled) return;
     state.settled = true;
+    const { scope, token } = state;
     try {
-      await releaseIdempotencyKey(ctx.db, state.scope, state.token);
+      await releaseIdempotencyKey(ctx.db, scope, token);
     } catch (error) {
-      request.log.error({ err: error }, 'releasing the Idempotency-Key failed');
+      // The database did not take it (it is unreachable: the request most likely failed for that reason too). The
+      // key stays held, a retry answering in-progress, until the release goes through: tried again every second
+      // for as long as the lease (the token fences it: a retry that took the key over since is left alone).
+      request.log.error({ err: error }, 'releasing the Idempotency-Key failed; trying again every second');
+      let tries = 0;
+      const again = setInterval(() => {
+        if (++tries > leaseSeconds) return clearInterval(again);
+        releaseIdempotencyKey(ctx.db, scope, token).then(
+          () => clearInterval(again),
+          () => {},
+        );
+      }, 1000);
+      again.unref();
     }
   };
   app.decorateRequest('idempotency', undefined);
@@ -167,6 +189,12 @@ export function registerIdempotency(app: FastifyInstance, ctx: ServerContext, op
     if (scope === undefined) return;
     await stopRenewal(state);
     const body = payloadText(payload);
+    if (state.uncertain) {
+      // Held, not renewed: see IdempotencyState.uncertain.
+      state.settled = true;
+      request.log.warn('the outcome of this request is unknown: its Idempotency-Key stays held until its lease ends');
+      return;
+    }
     if (reply.statusCode >= 500 || body === undefined) {
       // Released before the answer goes out, so a client retrying at once finds the key free.
       await release(request);
@@ -191,6 +219,12 @@ export function registerIdempotency(app: FastifyInstance, ctx: ServerContext, op
       request.log.error({ err: error }, 'recording the Idempotency-Key failed');
     }
   };
+  // The one failure after which a key is not released: see IdempotencyState.uncertain.
+  app.addHook('onError', (request, _reply, error, done) => {
+    const state = request.idempotency;
+    if (state !== undefined && isMtError(error) && error.code === 'api:store:outcome-unknown') state.uncertain = true;
+    done();
+  });
   app.addHook('onSend', (request, reply, payload, done) => {
     const state = request.idempotency;
     if (!state?.scope || state.settled) return done(null, payload);

@@ -67,7 +67,13 @@ export async function healthRoutes(app: FastifyInstance, ctx: ServerContext): Pr
       try {
         await ctx.db.query('SELECT 1');
       } catch (error) {
-        if (!isMtError(error) || error.code !== 'api:store:unavailable') throw error;
+        // A `SELECT 1` sent on a connection gone silent fails as outcome-unknown (its answer never came): unreachable too.
+        if (
+          !isMtError(error) ||
+          (error.code !== 'api:store:unavailable' && error.code !== 'api:store:outcome-unknown')
+        ) {
+          throw error;
+        }
         return reply
           .status(503)
           .send({ status: 'degraded' as const, database: 'unreachable' as const, wakeups, cache });

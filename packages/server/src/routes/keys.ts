@@ -18,7 +18,9 @@ export async function keyRoutes(app: FastifyInstance, ctx: ServerContext): Promi
       },
     },
     async (request, reply) => {
-      const key = await createApiKey(ctx.db, request.identity.namespace, request.body);
+      // In a transaction of its own, though one statement: a lost COMMIT answer is settled (decision 0101), and the
+      // answer is the only copy of the new key.
+      const key = await ctx.db.transaction((tx) => createApiKey(tx, request.identity.namespace, request.body));
       return reply.status(201).send(key);
     },
   );
@@ -49,7 +51,8 @@ export async function keyRoutes(app: FastifyInstance, ctx: ServerContext): Promi
       },
     },
     async (request, reply) => {
-      await deleteApiKey(ctx.db, request.identity.namespace, request.params.id);
+      // In a transaction of its own, though one statement: a lost COMMIT answer is settled (decision 0101).
+      await ctx.db.transaction((tx) => deleteApiKey(tx, request.identity.namespace, request.params.id));
       // Answered once no server's cache still knows the key (or its lease has ended: it reads through).
       await ctx.lease.settle();
       return reply.status(204).send();

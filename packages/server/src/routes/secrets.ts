@@ -29,7 +29,10 @@ export async function secretRoutes(app: FastifyInstance, ctx: ServerContext): Pr
       },
     },
     async (request, reply) => {
-      const secret = await createSecret(ctx.db, ctx.secretKey, request.identity.namespace, request.body);
+      // In a transaction of its own, though one statement: a lost COMMIT answer is settled (decision 0101).
+      const secret = await ctx.db.transaction((tx) =>
+        createSecret(tx, ctx.secretKey, request.identity.namespace, request.body),
+      );
       return reply.status(201).send(secret);
     },
   );

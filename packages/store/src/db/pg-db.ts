@@ -24,11 +24,49 @@ export interface PgDbOptions {
 }
 
 // A failure of the connection rather than of the statement: a timeout, a refused or broken socket, or a server
-// that is shutting down or refusing connections (SQLSTATE classes 08 and 57P).
+// that is shutting down or refusing connections (SQLSTATE classes 08 and 57P), or the server's own deadline (see
+// {@link serverDeadlines}): a statement it cancelled (57014) or a session idle in a transaction it ended (25P03).
 function isConnectionFailure(error: unknown): boolean {
-  if (error instanceof pg.DatabaseError) return /^(08|57P)/.test(error.code ?? '');
+  if (error instanceof pg.DatabaseError) return /^(08|57P|57014|25P03)/.test(error.code ?? '');
   return error instanceof Error && !(error instanceof TypeError) && !(error instanceof RangeError);
 }
+
+// PostgreSQL's own answer that it ended the statement or the transaction: what it did is undone, for certain.
+function isServerDeadline(error: unknown): boolean {
+  return error instanceof pg.DatabaseError && (error.code === '57014' || error.code === '25P03');
+}
+
+/**
+ * The deadlines PostgreSQL itself keeps on every pooled connection (sent in the connection's startup message), so
+ * that what the client stopped waiting for is ended by the server too: a statement runs at most 4/5 of `timeoutMs`
+ * (the client waits `timeoutMs` for an answer, so a statement that waits on a lock is cancelled by the server, and
+ * the client reads that answer, before its own deadline), and a transaction left idle (its client gone, its COMMIT
+ * never arrived, its locks still held) is ended after ten times `timeoutMs` (long enough for a process whose event
+ * loop was stalled a while between two statements of a transaction).
+ */
+export function serverDeadlines(timeoutMs: number): {
+  statement_timeout: number;
+  idle_in_transaction_session_timeout: number;
+} {
+  return {
+    statement_timeout: Math.max(1, Math.floor(timeoutMs * 0.8)),
+    idle_in_transaction_session_timeout: Math.max(1, Math.ceil(timeoutMs * 10)),
+  };
+}
+
+// A statement sent whose answer never came (the deadline passed or the connection broke after it was sent; not an
+// error PostgreSQL sent in its place, which is an answer): on its own (autocommit) it may have committed. `bounded` turns it
+// into api:store:outcome-unknown.
+class Unanswered extends Error {
+  constructor(readonly failure: unknown) {
+    super('a statement was sent and got no answer', { cause: failure });
+  }
+}
+
+/** What became of a transaction whose COMMIT got no answer, asked of PostgreSQL on a connection of its own. */
+export type CommitOutcome = 'committed' | 'aborted' | 'unknown';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * Whether PostgreSQL answers, with the listeners told when that changes. Any answer says it does. A failure says
@@ -96,9 +134,23 @@ export function createPgDb(connectionString: string, options: PgDbOptions = {}):
   // sslmode, sslrootcert and the application name: pg-config.ts, as for every connection of the process.
   const { config, sslmode } = pgConnectionConfig(connectionString, options.applicationName);
   const max = options.max ?? dbPoolMaxFromEnv();
-  const pool = new pg.Pool({ ...config, max, connectionTimeoutMillis: 2 * timeoutMs });
+  const pool = new pg.Pool({ ...config, max, connectionTimeoutMillis: 2 * timeoutMs, ...serverDeadlines(timeoutMs) });
   // An idle client that loses its connection emits on the pool; without a listener Node would crash.
   pool.on('error', () => {});
+  // Migrations and job-queue set-up (`exec`, multi-statement `executeSql`) may run longer than a statement's
+  // deadline: they have a pool of their own, without the server's deadlines, opened when first used.
+  let unbounded: pg.Pool | undefined;
+  const longRunning = (): pg.Pool => {
+    if (unbounded === undefined) {
+      unbounded = new pg.Pool({ ...config, max: 2, connectionTimeoutMillis: 2 * timeoutMs });
+      unbounded.on('error', () => {});
+    }
+    return unbounded;
+  };
+  // How long a COMMIT without an answer is asked about before it is called unknown: a connection, ending the backend
+  // that holds the transaction, and asking its status take a deadline each; a database that answers settles it by
+  // then (were the backend not ended, at the latest at the server's idle deadline).
+  const settleMs = 4 * timeoutMs;
   const state = reachability();
 
   async function bounded<T>(run: () => Promise<T>): Promise<T> {
@@ -114,6 +166,9 @@ export function createPgDb(connectionString: string, options: PgDbOptions = {}):
         throw error;
       }
       state.failed(statement, error);
+      if (error instanceof Unanswered) {
+        throw storeErrors.create('api:store:outcome-unknown', { timeoutMs }, { cause: error.failure });
+      }
       throw tlsRefusal(error, sslmode) ?? storeErrors.create('api:store:unavailable', { timeoutMs }, { cause: error });
     }
   }
@@ -122,11 +177,19 @@ export function createPgDb(connectionString: string, options: PgDbOptions = {}):
   // `beforeDeadline`'s, not pg's own `query_timeout`, which rejects as its timer fires (see there).
   const bound = (text: string, values: unknown[], name?: string) => ({ text, values, name }) as pg.QueryConfig;
 
+  const listened = new WeakSet<pg.PoolClient>();
   // A client of the pool by `deadline` (the pool's own wait may add a connection attempt to a wait in its queue).
   async function acquire(deadline: number): Promise<pg.PoolClient> {
     const pending = pool.connect();
     try {
-      return await beforeDeadline(pending, deadline, 'no connection of the pool in time');
+      const client = await beforeDeadline(pending, deadline, 'no connection of the pool in time');
+      // A client out of the pool has no listener of the pool's: a connection the server ends meanwhile (its idle
+      // deadline in a transaction whose process was stalled) would crash the process. Its next statement fails.
+      if (!listened.has(client)) {
+        listened.add(client);
+        client.on('error', () => {});
+      }
+      return client;
     } catch (error) {
       pending.then(
         (client) => client.release(),
@@ -136,24 +199,77 @@ export function createPgDb(connectionString: string, options: PgDbOptions = {}):
     }
   }
 
-  // One statement on a client of its own, all of it (the wait for the client too) within the deadline. A statement
-  // past it leaves its connection closed (`failed`): it is not handed out again.
+  // One statement on a client of its own: a client within the deadline, then its answer within the deadline (the
+  // server's own deadline is shorter). A statement past it leaves its connection closed (`failed`): it is not handed
+  // out again. Sent and unanswered it may have committed on its own (autocommit): `Unanswered`.
   async function statement(text: string, values: unknown[], name?: string): Promise<pg.QueryResult> {
-    const deadline = performance.now() + timeoutMs;
-    const client = await acquire(deadline);
+    const client = await acquire(performance.now() + timeoutMs);
     let failed: Error | undefined;
     try {
-      return await beforeDeadline(client.query(bound(text, values, name)), deadline, 'no answer in time');
+      return await beforeDeadline(
+        client.query(bound(text, values, name)),
+        performance.now() + timeoutMs,
+        'no answer in time',
+      );
     } catch (error) {
       // A connection that failed or did not answer is closed rather than handed out again.
       if (isConnectionFailure(error)) failed = error as Error;
+      // PostgreSQL's own error in place of the answer (its deadline, a shutdown that ended the backend) says the
+      // statement did not complete: certain. Anything else (no answer in time, a broken socket) is not.
+      if (failed !== undefined && !(error instanceof pg.DatabaseError)) throw new Unanswered(error);
       throw error;
     } finally {
       client.release(failed);
     }
   }
 
+  /**
+   * What became of transaction `xid`, whose COMMIT was sent on backend `pid` and got no answer, asked on connections
+   * of its own (each with its deadline) until `settleMs` have passed. The backend is ended first while it still holds
+   * that transaction: a COMMIT it has not received then never arrives, and one it is committing is finished first
+   * (PostgreSQL ends a backend only outside its commit). Then `pg_xact_status` says committed, aborted or in progress.
+   */
+  async function settle(xid: string, pid: number | null): Promise<CommitOutcome> {
+    const until = performance.now() + settleMs;
+    while (performance.now() < until) {
+      const client = new pg.Client({ ...config, ...serverDeadlines(timeoutMs) });
+      client.on('error', () => {});
+      const deadline = () => performance.now() + Math.min(timeoutMs, Math.max(1, until - performance.now()));
+      try {
+        await beforeDeadline(client.connect(), deadline(), 'no connection in time');
+        while (performance.now() < until) {
+          if (pid !== null) {
+            await beforeDeadline(
+              client.query(
+                'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid = $1 AND backend_xid::text = $2',
+                [pid, String(BigInt(xid) % 4294967296n)],
+              ),
+              deadline(),
+              'no answer in time',
+            );
+          }
+          const { rows } = await beforeDeadline(
+            client.query<{ status: string | null }>('SELECT pg_xact_status($1::xid8) AS status', [xid]),
+            deadline(),
+            'no answer in time',
+          );
+          const status = rows[0]?.status;
+          if (status === 'committed' || status === 'aborted') return status;
+          // In progress: its backend is being ended, or is finishing its commit.
+          await sleep(50);
+        }
+      } catch {
+        // Asked again on a new connection until the time is up.
+        await sleep(100);
+      } finally {
+        client.end().catch(() => {});
+      }
+    }
+    return 'unknown';
+  }
+
   function wrap(client: pg.PoolClient): Queryable {
+    let lifted = false;
     return {
       query<R>(text: string, params: unknown[] = [], options?: QueryOptions): Promise<QueryResult<R>> {
         return bounded(async () => {
@@ -167,6 +283,12 @@ export function createPgDb(connectionString: string, options: PgDbOptions = {}):
         });
       },
       async exec(sql: string): Promise<void> {
+        // Migrations and job-queue set-up, without a deadline (another process may be migrating a large database
+        // meanwhile): the server's statement deadline is lifted for the rest of this transaction, once.
+        if (!lifted) {
+          await client.query('SET LOCAL statement_timeout = 0');
+          lifted = true;
+        }
         // The simple-query protocol (no parameters) accepts several statements at once.
         await client.query(sql);
       },
@@ -184,7 +306,7 @@ export function createPgDb(connectionString: string, options: PgDbOptions = {}):
       });
     },
     async exec(sql: string): Promise<void> {
-      await pool.query(sql);
+      await longRunning().query(sql);
     },
     get reachable() {
       return state.reachable;
@@ -196,29 +318,55 @@ export function createPgDb(connectionString: string, options: PgDbOptions = {}):
     async executeSql(text: string, values?: unknown[]): Promise<{ rows: unknown[] }> {
       if (values !== undefined) return bounded(() => statement(text, values));
       // A multi-statement query answers an array of results; every statement's rows are kept.
-      const result = (await pool.query(text)) as pg.QueryResult | pg.QueryResult[];
+      const result = (await longRunning().query(text)) as pg.QueryResult | pg.QueryResult[];
       return { rows: Array.isArray(result) ? result.flatMap((r) => r.rows ?? []) : result.rows };
     },
     async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
       const client = await bounded(() => acquire(performance.now() + timeoutMs));
       let broken: unknown;
+      // The transaction's id and its backend's, taken in BEGIN's round trip, and whether its COMMIT was sent.
+      let xid: string | undefined;
+      let pid: number | null = null;
+      let committing = false;
+      let result: T | undefined;
       try {
         const tx = wrap(client);
-        await tx.query('BEGIN');
-        const result = await fn(tx);
+        const begun = await bounded(() =>
+          beforeDeadline(
+            client.query(
+              'BEGIN; SELECT pg_current_xact_id()::text AS xid, pg_backend_pid() AS pid',
+            ) as unknown as Promise<pg.QueryResult[]>,
+            performance.now() + timeoutMs,
+            'no answer in time',
+          ),
+        );
+        xid = begun[1]?.rows[0]?.xid as string | undefined;
+        pid = (begun[1]?.rows[0]?.pid as number | undefined) ?? null;
+        result = await fn(tx);
+        committing = true;
         await tx.query('COMMIT');
         return result;
       } catch (error) {
-        // Without a working connection, PostgreSQL rolls the transaction back when the connection is closed.
-        if (isMtError(error) && error.code === 'api:store:unavailable') broken = error;
+        // Without a working connection, PostgreSQL rolls the transaction back when the connection is closed (or at
+        // its idle deadline): before COMMIT was sent, nothing of it is done, for certain.
+        const lost = isMtError(error) && error.code === 'api:store:unavailable';
+        if (lost) broken = error;
         else await client.query('ROLLBACK').catch(() => {});
+        // A COMMIT sent without an answer: PostgreSQL is asked what became of it.
+        if (lost && committing && xid !== undefined && !isServerDeadline(error.cause)) {
+          const outcome = await settle(xid, pid);
+          if (outcome === 'committed') return result as T;
+          if (outcome === 'unknown') {
+            throw storeErrors.create('api:store:outcome-unknown', { timeoutMs }, { cause: error.cause });
+          }
+        }
         throw error;
       } finally {
         client.release(broken as Error | undefined);
       }
     },
     async close(): Promise<void> {
-      await pool.end();
+      await Promise.all([pool.end(), unbounded?.end()]);
     },
   };
 }
