@@ -7,5 +7,5 @@ export { startServer } from './server/start-server.js';
 export type { RunningServer, StartServerOptions } from './server/start-server.js';
 export { startWorker } from './server/start-worker.js';
 export type { RunningWorker, StartWorkerOptions } from './server/start-worker.js';
-export { REDACTED_PATHS } from './internal/logging.js';
-export type { RouteRole } from './internal/context.js';
+export { REDACTED_PATHS } from './logging/logging.js';
+export type { RouteRole } from './server/context.js';

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { errorSpec } from '../src/internal/openapi-operations-doc.js';
+import { errorSpec } from '../src/openapi/document.js';
 import { auth, createSecret, startTestServer, type TestServer } from './helpers.js';
 
 // The served document's examples, descriptions and error statuses: every request body and answer has an example

@@ -25,9 +25,9 @@ import {
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { gatewayErrors } from '@maitento/gateway';
 import { serverErrors } from '../errors.js';
-import type { ServerContext } from '../internal/context.js';
-import { cacheSecrets, toolCredential } from '../internal/tool-credential.js';
-import { tracedCall } from '../internal/traced-call.js';
+import type { ServerContext } from '../server/context.js';
+import { cacheSecrets, toolCredential } from '../calls/tool-credential.js';
+import { tracedCall } from '../calls/traced-call.js';
 import type { McpSettings } from './settings.js';
 import { type LoadedTool, loadScopeTool, type McpScope, outputSchemaOf } from './tools.js';
 

@@ -13,7 +13,7 @@ import {
   type Task,
 } from '@modelcontextprotocol/sdk/types.js';
 import { isMtError } from '@maitento/errors';
-import type { ServerContext } from '../internal/context.js';
+import type { ServerContext } from '../server/context.js';
 import { callMcpTool, type McpCall } from './call-tool.js';
 import { SessionTransport } from './session-transport.js';
 import type { McpSettings } from './settings.js';

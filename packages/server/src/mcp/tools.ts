@@ -2,7 +2,7 @@ import type { Agent, Connector, HttpMethod, Tool, ToolDefinition } from '@maiten
 import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import { listTools, type StoredVersion, storeErrors } from '@maitento/store';
 import { serverErrors } from '../errors.js';
-import type { ServerContext } from '../internal/context.js';
+import type { ServerContext } from '../server/context.js';
 
 /** What one MCP endpoint serves: every tool of the namespace, or one agent's functions. */
 export interface McpScope {

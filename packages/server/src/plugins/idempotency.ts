@@ -10,7 +10,7 @@ import {
 } from '@maitento/store';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { serverErrors } from '../errors.js';
-import type { ServerContext } from '../internal/context.js';
+import type { ServerContext } from '../server/context.js';
 
 /** The methods whose requests may carry an `Idempotency-Key` (the document declares it on them). */
 export const IDEMPOTENT_METHODS: ReadonlySet<string> = new Set(['POST', 'PUT', 'DELETE']);

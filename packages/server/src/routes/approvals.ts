@@ -1,8 +1,8 @@
 import type { OperationRequest } from '@maitento/sdk';
 import type { FastifyInstance } from 'fastify';
-import { answeringActor } from '../internal/actor.js';
-import type { ServerContext } from '../internal/context.js';
-import { emptyBodyIsEmptyObject, rejectionNeedsReason } from '../internal/optional-body.js';
+import { answeringActor } from '../http/actor.js';
+import type { ServerContext } from '../server/context.js';
+import { emptyBodyIsEmptyObject, rejectionNeedsReason } from '../http/optional-body.js';
 import { operation, responses } from '../schemas/shared.js';
 
 /** `/v1/approvals`: the calls waiting for a person, in a run or not, each answered once. */

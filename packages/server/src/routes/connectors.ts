@@ -1,7 +1,7 @@
 import type { Connector, ConnectorRecord } from '@maitento/sdk';
 import type { FastifyInstance } from 'fastify';
-import type { ServerContext } from '../internal/context.js';
-import { storeReads, versionedRoutes } from '../internal/versioned-routes.js';
+import type { ServerContext } from '../server/context.js';
+import { storeReads, versionedRoutes } from '../resources/versioned-routes.js';
 
 /** `/v1/connectors`: read connector versions, disable and enable them. */
 export async function connectorRoutes(app: FastifyInstance, ctx: ServerContext): Promise<void> {

@@ -2,8 +2,8 @@ import { type CompileOptions, compileRepo, type RepoFile } from '@maitento/lang'
 import { deploy, secretNames } from '@maitento/store';
 import type { FastifyInstance } from 'fastify';
 import { serverErrors } from '../errors.js';
-import type { ServerContext } from '../internal/context.js';
-import { listRemoteTools } from '../internal/remote-tools.js';
+import type { ServerContext } from '../server/context.js';
+import { listRemoteTools } from '../calls/remote-tools.js';
 import { operation, responses } from '../schemas/shared.js';
 
 /** `POST /v1/deploy`: compile the repo's files and deploy them (or plan it, with `dryRun`). */

@@ -3,10 +3,10 @@ import { listTools, type StoredVersion } from '@maitento/store';
 import type { ExtopRecord, OperationRequest, Tool } from '@maitento/sdk';
 import type { FastifyInstance } from 'fastify';
 import { serverErrors } from '../errors.js';
-import type { ServerContext } from '../internal/context.js';
-import { cacheSecrets } from '../internal/tool-credential.js';
-import { tracedCall } from '../internal/traced-call.js';
-import { storeReads, versionedRoutes } from '../internal/versioned-routes.js';
+import type { ServerContext } from '../server/context.js';
+import { cacheSecrets } from '../calls/tool-credential.js';
+import { tracedCall } from '../calls/traced-call.js';
+import { storeReads, versionedRoutes } from '../resources/versioned-routes.js';
 import { operation, responses } from '../schemas/shared.js';
 
 // Deploy stores every tool version with the connector version it pins.

@@ -14,7 +14,7 @@ import {
   type WriteCondition,
 } from '@maitento/store';
 import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
-import type { ServerContext } from '../internal/context.js';
+import type { ServerContext } from '../server/context.js';
 import { operation, responses } from '../schemas/shared.js';
 
 // Files are bytes: the body of a PUT is the file, whatever its Content-Type (JSON included), up to the file

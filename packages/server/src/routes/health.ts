@@ -1,6 +1,6 @@
 import { isMtError } from '@maitento/errors';
 import type { FastifyInstance } from 'fastify';
-import type { ServerContext } from '../internal/context.js';
+import type { ServerContext } from '../server/context.js';
 import { operation, responses } from '../schemas/shared.js';
 
 /**

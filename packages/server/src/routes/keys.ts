@@ -1,7 +1,7 @@
 import type { OperationRequest } from '@maitento/sdk';
 import { createApiKey, deleteApiKey, listApiKeys } from '@maitento/store';
 import type { FastifyInstance } from 'fastify';
-import type { ServerContext } from '../internal/context.js';
+import type { ServerContext } from '../server/context.js';
 import { operation, responses } from '../schemas/shared.js';
 
 /** `/v1/keys`: an admin creates, lists and deletes the API keys of its namespace. */

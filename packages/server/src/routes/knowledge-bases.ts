@@ -16,7 +16,7 @@ import type { OperationRequest } from '@maitento/sdk';
 import { embedQuery } from '@maitento/engine';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { serverErrors } from '../errors.js';
-import type { ServerContext } from '../internal/context.js';
+import type { ServerContext } from '../server/context.js';
 import { documentChunks, documentType } from '../knowledge/extract.js';
 import { operation, responses } from '../schemas/shared.js';
 

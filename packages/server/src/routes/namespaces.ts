@@ -1,7 +1,7 @@
 import type { OperationRequest } from '@maitento/sdk';
 import { createApiKey, createNamespace } from '@maitento/store';
 import type { FastifyInstance } from 'fastify';
-import type { ServerContext } from '../internal/context.js';
+import type { ServerContext } from '../server/context.js';
 import { operation, responses } from '../schemas/shared.js';
 
 /** `POST /v1/namespaces`: the operator creates a namespace and gets its first admin key. */

@@ -2,10 +2,10 @@ import type { RunStatus } from '@maitento/engine';
 import type { OperationRequest } from '@maitento/sdk';
 import type { FastifyInstance } from 'fastify';
 import { serverErrors } from '../errors.js';
-import { answeringActor } from '../internal/actor.js';
-import type { ServerContext } from '../internal/context.js';
-import { emptyBodyIsEmptyObject, rejectionNeedsReason } from '../internal/optional-body.js';
-import { type OpenStream, resumePoint, streamRunEvents } from '../internal/event-stream.js';
+import { answeringActor } from '../http/actor.js';
+import type { ServerContext } from '../server/context.js';
+import { emptyBodyIsEmptyObject, rejectionNeedsReason } from '../http/optional-body.js';
+import { type OpenStream, resumePoint, streamRunEvents } from '../streams/event-stream.js';
 import { operation, responses } from '../schemas/shared.js';
 
 const TERMINAL: RunStatus[] = ['Completed', 'Failed', 'Cancelled'];

@@ -8,8 +8,8 @@ import {
 } from '@maitento/store';
 import type { OperationRequest } from '@maitento/sdk';
 import type { FastifyInstance } from 'fastify';
-import type { ServerContext } from '../internal/context.js';
-import { emptyBodyIsEmptyObject } from '../internal/optional-body.js';
+import type { ServerContext } from '../server/context.js';
+import { emptyBodyIsEmptyObject } from '../http/optional-body.js';
 import { operation, responses } from '../schemas/shared.js';
 
 /**

@@ -31,22 +31,22 @@ import Fastify, {
   type FastifyServerOptions,
   LogController,
 } from 'fastify';
-import type { ServerContext } from '../internal/context.js';
-import { DEFAULT_STREAM_TIMING, type EventStreamTiming } from '../internal/event-stream.js';
-import { logInternalErrors } from '../internal/internal-errors.js';
-import { PerKeyLimit } from '../internal/per-key-limit.js';
+import type { ServerContext } from './context.js';
+import { DEFAULT_STREAM_TIMING, type EventStreamTiming } from '../streams/event-stream.js';
+import { logInternalErrors } from '../logging/internal-errors.js';
+import { PerKeyLimit } from '../streams/per-key-limit.js';
 import { serverErrors } from '../errors.js';
-import { watchKeys } from '../internal/key-watch.js';
-import { lazyEngine } from '../internal/lazy-engine.js';
-import { lazySerializerBuilder } from '../internal/lazy-schemas.js';
-import { publishFileRoutes } from '../internal/openapi-files.js';
-import { markOptionalBodies, takesOptionalBody } from '../internal/optional-body.js';
-import { markRawBodies } from '../internal/raw-bodies.js';
-import { declareHeaders, OPENAPI_TAGS } from '../internal/openapi-headers.js';
-import { documentOperations } from '../internal/openapi-operations-doc.js';
-import { loggerOptions, requestLogger } from '../internal/logging.js';
-import { registerRequestLog } from '../internal/request-log.js';
-import { formatSchemaError, installValidators } from '../internal/validation.js';
+import { watchKeys } from '../streams/key-watch.js';
+import { lazyEngine } from './lazy-engine.js';
+import { lazySerializerBuilder } from '../http/lazy-schemas.js';
+import { publishFileRoutes } from '../openapi/files.js';
+import { markOptionalBodies, takesOptionalBody } from '../http/optional-body.js';
+import { markRawBodies } from '../http/raw-bodies.js';
+import { declareHeaders, OPENAPI_TAGS } from '../openapi/headers.js';
+import { documentOperations } from '../openapi/document.js';
+import { loggerOptions, requestLogger } from '../logging/logging.js';
+import { registerRequestLog } from '../logging/request-log.js';
+import { formatSchemaError, installValidators } from '../http/validation.js';
 import { registerAuth } from '../plugins/auth.js';
 import { frameworkErrorHandler, registerErrorHandler } from '../plugins/error-handler.js';
 import { registerIdempotency } from '../plugins/idempotency.js';
@@ -67,7 +67,7 @@ import { runRoutes } from '../routes/runs.js';
 import { fileSystemRoutes } from '../routes/file-systems.js';
 import { secretRoutes } from '../routes/secrets.js';
 import { addSharedSchemas, MAX_NAME_LENGTH } from '../schemas/shared.js';
-import { platformCalls } from '../internal/platform-calls.js';
+import { platformCalls } from '../calls/platform-calls.js';
 import {
   fileLimitsFromEnv,
   knowledgeDocumentLimitFromEnv,

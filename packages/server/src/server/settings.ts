@@ -1,7 +1,7 @@
 import { isIP } from 'node:net';
 import { approvalTtlMsFromEnv } from '@maitento/engine';
 import { DEFAULT_CACHE_LEASE_MS, DEFAULT_FILE_LIMITS, type FileLimits } from '@maitento/store';
-import { DEFAULT_STREAM_TIMING } from '../internal/event-stream.js';
+import { DEFAULT_STREAM_TIMING } from '../streams/event-stream.js';
 import type { McpSettings } from '../mcp/settings.js';
 import { serverErrors } from '../errors.js';
 

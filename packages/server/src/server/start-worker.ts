@@ -19,8 +19,8 @@ import {
   resolveSecretKey,
   type Wakeups,
 } from '@maitento/store';
-import { logInternalErrors } from '../internal/internal-errors.js';
-import { platformCalls } from '../internal/platform-calls.js';
+import { logInternalErrors } from '../logging/internal-errors.js';
+import { platformCalls } from '../calls/platform-calls.js';
 import { cacheLeaseMsFromEnv, publicUrlFromEnv, secretKeysFromEnv } from './settings.js';
 
 /** Options of {@link startWorker}; every one has a default from the environment. */

@@ -5,8 +5,8 @@ import { type ErrorRegistry, type ErrorSpec, renderTemplate, sharedErrors } from
 import { gatewayErrors } from '@maitento/gateway';
 import { fileErrors, storeErrors } from '@maitento/store';
 import { serverErrors } from '../errors.js';
-import { ERROR_PARAMS, OPERATION_EXAMPLES, SCHEMA_EXAMPLES } from './openapi-examples.js';
-import { OPERATION_DOCS } from './openapi-operations.js';
+import { ERROR_PARAMS, OPERATION_EXAMPLES, SCHEMA_EXAMPLES } from './examples.js';
+import { OPERATION_DOCS } from './operations.js';
 
 type Media = { schema?: { $ref?: string; type?: string; items?: { $ref?: string } }; example?: unknown };
 type Response = { description?: string; headers?: unknown; content?: Record<string, Media> };

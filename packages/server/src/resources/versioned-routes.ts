@@ -12,7 +12,7 @@ import {
 import type { NameParamsSchema, OperationId, RequestTypes, VersionParamsSchema } from '@maitento/sdk';
 import type { FastifyInstance } from 'fastify';
 import { operation, responses } from '../schemas/shared.js';
-import type { ServerContext } from './context.js';
+import type { ServerContext } from '../server/context.js';
 import {
   getRunnable,
   listRunnableVersions,
