@@ -2,7 +2,6 @@ export type * from './api/types.js';
 export type { Engine, RunningEngine } from './api/engine.js';
 export { RUN_EVENTS_MAX_PAGE, RUN_EVENTS_PAGE } from './api/engine.js';
 export { RUN_STATUSES, TERMINAL_RUN_STATUSES as TERMINAL_STATUSES } from '@maitento/store';
-export { TERMINAL_EVENT_TYPES } from './journal/events.js';
 export { engineErrors } from './errors.js';
 export type { EngineErrorCode } from './errors.js';
 export { createEngine, runWorker, startTelemetry } from './engine/create-engine.js';

@@ -31,10 +31,6 @@ export type SameWireTypes = [
   Assert<Same<engine.RunStatus, sdk.RunStatus>>,
   Assert<Same<engine.ApprovalStatus, sdk.ApprovalStatus>>,
   Assert<Same<engine.RunEventType, sdk.RunEventType>>,
-  // The statuses and terminal lists each layer declares once (store and engine below the wire, the SDK on it).
-  Assert<Same<(typeof engine.RUN_STATUSES)[number], sdk.RunStatus>>,
-  Assert<Same<(typeof engine.TERMINAL_STATUSES)[number], (typeof sdk.TERMINAL_RUN_STATUSES)[number]>>,
-  Assert<Same<(typeof engine.TERMINAL_EVENT_TYPES)[number], (typeof sdk.TERMINAL_EVENT_TYPES)[number]>>,
   Assert<Same<engine.RunSummary, sdk.RunSummary>>,
   Assert<Same<engine.RunPage, sdk.RunPage>>,
   Assert<Same<store.DeployPlan, sdk.DeployPlan>>,
