@@ -658,7 +658,9 @@ export function RunPage(props: {
       ) : null}
       <h2>Inputs</h2>
       <table>
-        <caption>Inputs (a secret input shows its secret's id to a key that may use it, else a secret; never a value)</caption>
+        <caption>
+          Inputs (a secret input shows its secret's id to a key that may use it, else a secret; never a value)
+        </caption>
         <thead>
           <tr>
             <th scope="col">Name</th>

@@ -44,6 +44,7 @@ import { markOptionalBodies, takesOptionalBody } from '../http/optional-body.js'
 import { markRawBodies } from '../http/raw-bodies.js';
 import { declareHeaders, OPENAPI_TAGS } from '../openapi/headers.js';
 import { documentOperations } from '../openapi/document.js';
+import { type OperationDoc, operationDoc } from '../openapi/operation.js';
 import { loggerOptions, requestLogger } from '../logging/logging.js';
 import { registerRequestLog } from '../logging/request-log.js';
 import { formatSchemaError, installValidators } from '../http/validation.js';
@@ -66,7 +67,7 @@ import { namespaceRoutes } from '../routes/namespaces.js';
 import { runRoutes } from '../routes/runs.js';
 import { fileSystemRoutes } from '../routes/file-systems.js';
 import { secretRoutes } from '../routes/secrets.js';
-import { addSharedSchemas, MAX_NAME_LENGTH } from '../schemas/shared.js';
+import { addSharedSchemas, MAX_NAME_LENGTH, type WireTypes } from '../schemas/shared.js';
 import { platformCalls } from '../calls/platform-calls.js';
 import {
   fileLimitsFromEnv,
@@ -344,8 +345,11 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
   // for the document.
   const optionalBodies = new Set<string>();
   const roles = new Map<string, string>();
+  const docs = new Map<string, OperationDoc>();
   app.addHook('onRoute', (route) => {
     const id = (route.schema as { operationId?: string } | undefined)?.operationId;
+    const doc = operationDoc(route.schema);
+    if (id !== undefined && doc) docs.set(id, doc);
     if (id !== undefined && takesOptionalBody(route.preValidation)) optionalBodies.add(id);
     const role = (route.config as { role?: string } | undefined)?.role;
     if (id !== undefined && role !== undefined) roles.set(id, role);
@@ -376,13 +380,13 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
       markOptionalBodies(openapi, optionalBodies);
       publishFileRoutes(openapi);
       markRawBodies(openapi);
-      documentOperations(openapi, roles);
+      documentOperations(openapi, docs, roles);
       declareHeaders(openapi);
       return openapi;
     },
   });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
-  await healthRoutes(app, ctx);
+  await healthRoutes(app.withTypeProvider<WireTypes>(), ctx);
   await app.register(
     async (v1) => {
       registerAuth(v1, ctx);
@@ -401,7 +405,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
         fileSystemRoutes,
         knowledgeBaseRoutes,
       ]) {
-        await routes(v1, ctx);
+        await routes(v1.withTypeProvider<WireTypes>(), ctx);
       }
     },
     { prefix: '/v1' },
