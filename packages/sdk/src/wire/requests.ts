@@ -1,8 +1,8 @@
 // What a request carries (path parameters, query strings, bodies), declared once like the answers in
 // ./schemas.ts: the server validates every request with these schemas (so their limits are the API's limits
 // and its 400 messages), @fastify/swagger publishes them in /openapi.json, and the SDK's parameter types are
-// their `Static` types (../types.ts and the resources' parameter types). The engine's and the store's input types are checked equal to them when
-// the server compiles (packages/server/src/schemas/same-types.ts). They have no `$id`: each is written inline
+// their `Static` types (../types.ts and the resources' parameter types), as are the engine's and the store's input
+// types (they import them). They have no `$id`: each is written inline
 // into the operation that takes it. Each route of the server names the ones its operation takes, in its own
 // `schema` (packages/server/src/routes/).
 import { Type } from 'typebox';

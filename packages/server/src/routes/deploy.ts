@@ -1,7 +1,7 @@
 import { DeployBodySchema } from '@maitento/sdk';
 
 import { operation } from '../openapi/operation.js';
-import { type CompileOptions, compileRepo, type RepoFile } from '@maitento/lang';
+import { type CompileOptions, compileRepo } from '@maitento/lang';
 import { deploy, secretNames } from '@maitento/store';
 import { serverErrors } from '../errors.js';
 import type { ServerContext } from '../server/context.js';
@@ -10,8 +10,7 @@ import type { Api } from '../schemas/shared.js';
 
 /** `POST /v1/deploy`: compile the repo's files and deploy them (or plan it, with `dryRun`). */
 export async function deployRoutes(app: Api, ctx: ServerContext): Promise<void> {
-  // The body's type is the SDK's DeployParams: schemas/same-types.ts proves RepoFile the SDK's DeployFile.
-  app.post<{ Body: { files: RepoFile[]; dryRun?: boolean } }>(
+  app.post(
     '/deploy',
     {
       config: { role: 'admin' },

@@ -1,3 +1,4 @@
+import type { CreateSecretParams } from '@maitento/sdk';
 import { randomUUID } from 'node:crypto';
 import { sharedErrors } from '@maitento/errors';
 import type { Queryable } from '../db/db.js';
@@ -34,7 +35,7 @@ export async function createSecret(
   db: Queryable,
   keys: SecretKeys,
   namespace: string,
-  input: { name: string; value: string },
+  input: CreateSecretParams,
 ): Promise<SecretInfo> {
   const id = randomUUID();
   const sealed = sealSecret(toKeyring(keys).current, namespace, id, input.value);
