@@ -1,8 +1,8 @@
 import type { DeployFile } from '@maitento/sdk';
 import type { Span } from '../syntax/ast.js';
 import { jsonErrorOffset } from './json-error-offset.js';
-import type { Json, ResourceKind } from './resources.js';
 import type { Reporter } from './report.js';
+import type { Json, ResourceKind } from './resources.js';
 import type { JsonLoader } from './value-tree.js';
 
 /** One file of a config repo: its path relative to the repo root (with `/`) and its text (what a deploy sends). */

@@ -1,6 +1,6 @@
-import { didYouMean } from '@maitento/lang';
-import type { CompiledRepo, Connector, RemoteTool } from '@maitento/lang';
 import { isMtError } from '@maitento/errors';
+import type { CompiledRepo, Connector, RemoteTool } from '@maitento/lang';
+import { didYouMean } from '@maitento/lang';
 import { serverErrors } from '../errors.js';
 import type { ServerContext } from '../server/context.js';
 

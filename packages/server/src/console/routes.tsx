@@ -11,12 +11,12 @@ import { findApproval, findRun, getVersion, listResources, listVersions } from '
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { serverErrors } from '../errors.js';
 import { answeringActor } from '../http/actor.js';
+import { allowed } from '../plugins/auth.js';
 import { listRunnableVersions } from '../resources/resource-reads.js';
 import { changeVersionEnabled } from '../resources/versioned-routes.js';
 import type { ServerContext } from '../server/context.js';
-import { type OpenStream, resumePoint, streamRunEvents } from '../streams/event-stream.js';
-import { allowed } from '../plugins/auth.js';
 import { traceUrlTemplateFromEnv } from '../server/settings.js';
+import { type OpenStream, resumePoint, streamRunEvents } from '../streams/event-stream.js';
 import { loadAssets } from './assets.js';
 import { type ConsoleSession, closeSession, findSession, openSession, SESSION_TTL_MS } from './sessions.js';
 import {
@@ -25,10 +25,10 @@ import {
   type Chrome,
   EndedControls,
   ErrorPage,
-  InboxRows,
-  PendingCount,
   fragment,
+  InboxRows,
   LoginPage,
+  PendingCount,
   page,
   type ResourceGroup,
   ResourcesPage,

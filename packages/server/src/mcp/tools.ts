@@ -1,6 +1,6 @@
 import type { Agent, Connector, HttpMethod, Tool, ToolDefinition } from '@maitento/lang';
-import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import { listTools, type StoredVersion, storeErrors } from '@maitento/store';
+import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import { serverErrors } from '../errors.js';
 import type { ServerContext } from '../server/context.js';
 

@@ -1,4 +1,4 @@
-import { IDEMPOTENT_METHODS, IDEMPOTENCY_KEY_PATTERN } from '../plugins/idempotency.js';
+import { IDEMPOTENCY_KEY_PATTERN, IDEMPOTENT_METHODS } from '../plugins/idempotency.js';
 
 type Operation = {
   operationId?: string;

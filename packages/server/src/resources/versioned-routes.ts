@@ -1,3 +1,4 @@
+import { NameParamsSchema, VersionParamsSchema } from '@maitento/sdk';
 import {
   getVersion,
   listResources,
@@ -9,7 +10,6 @@ import {
   type VersionedKind,
   type VersionSummary,
 } from '@maitento/store';
-import { NameParamsSchema, VersionParamsSchema } from '@maitento/sdk';
 import { operation } from '../openapi/operation.js';
 import type { Api } from '../schemas/shared.js';
 import type { ServerContext } from '../server/context.js';

@@ -1,7 +1,7 @@
 import type { AgentRecord } from '@maitento/sdk';
+import { runnableReads, versionedRoutes } from '../resources/versioned-routes.js';
 import type { Api } from '../schemas/shared.js';
 import type { ServerContext } from '../server/context.js';
-import { runnableReads, versionedRoutes } from '../resources/versioned-routes.js';
 
 /** `/v1/agents`: read agent versions (model, instructions, the tool versions each pins). */
 export async function agentRoutes(app: Api, ctx: ServerContext): Promise<void> {

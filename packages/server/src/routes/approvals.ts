@@ -4,12 +4,12 @@ import {
   IdParamsSchema,
   ListApprovalsQuerySchema,
 } from '@maitento/sdk';
+import { answeringActor } from '../http/actor.js';
+import { emptyBodyIsEmptyObject, rejectionNeedsReason } from '../http/optional-body.js';
 import { ANSWERED } from '../openapi/examples.js';
 import { operation } from '../openapi/operation.js';
-import { answeringActor } from '../http/actor.js';
-import type { ServerContext } from '../server/context.js';
-import { emptyBodyIsEmptyObject, rejectionNeedsReason } from '../http/optional-body.js';
 import type { Api } from '../schemas/shared.js';
+import type { ServerContext } from '../server/context.js';
 
 /** The two answers to an approval: one route each, declared alike. */
 const ANSWER_APPROVAL = {

@@ -1,7 +1,7 @@
 import type { Connector, ConnectorRecord } from '@maitento/sdk';
+import { storeReads, versionedRoutes } from '../resources/versioned-routes.js';
 import type { Api } from '../schemas/shared.js';
 import type { ServerContext } from '../server/context.js';
-import { storeReads, versionedRoutes } from '../resources/versioned-routes.js';
 
 /** `/v1/connectors`: read connector versions, disable and enable them. */
 export async function connectorRoutes(app: Api, ctx: ServerContext): Promise<void> {

@@ -1,12 +1,11 @@
-import { DeployBodySchema } from '@maitento/sdk';
-
-import { operation } from '../openapi/operation.js';
 import { type CompileOptions, compileRepo } from '@maitento/lang';
+import { DeployBodySchema } from '@maitento/sdk';
 import { deploy, secretNames } from '@maitento/store';
-import { serverErrors } from '../errors.js';
-import type { ServerContext } from '../server/context.js';
 import { listRemoteTools } from '../calls/remote-tools.js';
+import { serverErrors } from '../errors.js';
+import { operation } from '../openapi/operation.js';
 import type { Api } from '../schemas/shared.js';
+import type { ServerContext } from '../server/context.js';
 
 /** `POST /v1/deploy`: compile the repo's files and deploy them (or plan it, with `dryRun`). */
 export async function deployRoutes(app: Api, ctx: ServerContext): Promise<void> {

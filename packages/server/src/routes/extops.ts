@@ -1,15 +1,15 @@
-import { SCHEMA_EXAMPLES } from '../openapi/examples.js';
-import { ExtopCallBodySchema, NameParamsSchema } from '@maitento/sdk';
-import { operation } from '../openapi/operation.js';
 import { callInputOf, gatewayErrors } from '@maitento/gateway';
-import { listTools, type StoredVersion } from '@maitento/store';
 import type { ExtopRecord, Tool } from '@maitento/sdk';
-import { serverErrors } from '../errors.js';
-import type { ServerContext } from '../server/context.js';
+import { ExtopCallBodySchema, NameParamsSchema } from '@maitento/sdk';
+import { listTools, type StoredVersion } from '@maitento/store';
 import { cacheSecrets } from '../calls/tool-credential.js';
 import { tracedCall } from '../calls/traced-call.js';
+import { serverErrors } from '../errors.js';
+import { SCHEMA_EXAMPLES } from '../openapi/examples.js';
+import { operation } from '../openapi/operation.js';
 import { storeReads, versionedRoutes } from '../resources/versioned-routes.js';
 import type { Api } from '../schemas/shared.js';
+import type { ServerContext } from '../server/context.js';
 
 // Deploy stores every tool version with the connector version it pins.
 function connectorPin(stored: StoredVersion): ExtopRecord['connector'] {

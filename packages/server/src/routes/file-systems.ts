@@ -1,3 +1,4 @@
+import { isMtError } from '@maitento/errors';
 import {
   CreateFileSystemBodySchema,
   FileParamsSchema,
@@ -6,8 +7,6 @@ import {
   MoveFileBodySchema,
   WriteFileBodySchema,
 } from '@maitento/sdk';
-import { operation } from '../openapi/operation.js';
-import { isMtError } from '@maitento/errors';
 import {
   createFileSystem,
   deleteFile,
@@ -15,15 +14,16 @@ import {
   fileErrors,
   getFile,
   getFileSystem,
-  listFiles,
   listFileSystems,
+  listFiles,
   moveFile,
   putFile,
   type WriteCondition,
 } from '@maitento/store';
 import type { FastifyError, FastifyRequest } from 'fastify';
-import type { ServerContext } from '../server/context.js';
+import { operation } from '../openapi/operation.js';
 import type { Api, WireTypes } from '../schemas/shared.js';
+import type { ServerContext } from '../server/context.js';
 
 // Files are bytes: the body of a PUT is the file, whatever its Content-Type (JSON included), up to the file
 // limit. A file served back must not run as a page of this origin, whatever type it was written with.

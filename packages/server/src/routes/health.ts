@@ -1,7 +1,7 @@
-import { operation } from '../openapi/operation.js';
 import { isMtError } from '@maitento/errors';
-import type { ServerContext } from '../server/context.js';
+import { operation } from '../openapi/operation.js';
 import type { Api } from '../schemas/shared.js';
+import type { ServerContext } from '../server/context.js';
 
 /**
  * `GET /health`: no key needed; 200 `ok` when the server answers and its database does, 503 `degraded` when the

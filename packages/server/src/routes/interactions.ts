@@ -1,9 +1,9 @@
 import type { Interaction } from '@maitento/lang';
 import type { InteractionInput, InteractionRecord } from '@maitento/sdk';
-import type { Api } from '../schemas/shared.js';
-import type { ServerContext } from '../server/context.js';
 import { getRunnable, type StoredRunnable } from '../resources/resource-reads.js';
 import { runnableReads, versionedRoutes } from '../resources/versioned-routes.js';
+import type { Api } from '../schemas/shared.js';
+import type { ServerContext } from '../server/context.js';
 
 /** One input of an interaction as the API lists it. */
 type InputView = InteractionInput;

@@ -1,9 +1,9 @@
 import { CreateKeyBodySchema, IdParamsSchema } from '@maitento/sdk';
+import { createApiKey, deleteApiKey, listApiKeys } from '@maitento/store';
 import { SECRET_ID } from '../openapi/examples.js';
 import { operation } from '../openapi/operation.js';
-import { createApiKey, deleteApiKey, listApiKeys } from '@maitento/store';
-import type { ServerContext } from '../server/context.js';
 import type { Api } from '../schemas/shared.js';
+import type { ServerContext } from '../server/context.js';
 
 /** `/v1/keys`: an admin creates, lists and deletes the API keys of its namespace. */
 export async function keyRoutes(app: Api, ctx: ServerContext): Promise<void> {

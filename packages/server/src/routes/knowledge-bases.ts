@@ -1,3 +1,4 @@
+import { embedQuery } from '@maitento/engine';
 import {
   AddDocumentQuerySchema,
   CreateKnowledgeBaseBodySchema,
@@ -6,8 +7,6 @@ import {
   SearchKnowledgeBaseBodySchema,
   SearchKnowledgeBodySchema,
 } from '@maitento/sdk';
-import { KNOWLEDGE_BASE_ID, MARKDOWN } from '../openapi/examples.js';
-import { operation } from '../openapi/operation.js';
 import {
   createKnowledgeBase,
   deleteDocument,
@@ -22,12 +21,13 @@ import {
   putDocument,
   searchKnowledgeBase,
 } from '@maitento/store';
-import { embedQuery } from '@maitento/engine';
 import type { FastifyRequest } from 'fastify';
 import { serverErrors } from '../errors.js';
-import type { ServerContext } from '../server/context.js';
 import { documentChunks, documentType } from '../knowledge/extract.js';
+import { KNOWLEDGE_BASE_ID, MARKDOWN } from '../openapi/examples.js';
+import { operation } from '../openapi/operation.js';
 import type { Api, WireTypes } from '../schemas/shared.js';
+import type { ServerContext } from '../server/context.js';
 
 /** How many passages a search returns when the request does not say. */
 const DEFAULT_SEARCH_LIMIT = 5;

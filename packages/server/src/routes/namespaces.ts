@@ -1,8 +1,8 @@
 import { CreateNamespaceBodySchema } from '@maitento/sdk';
-import { operation } from '../openapi/operation.js';
 import { createApiKey, createNamespace } from '@maitento/store';
-import type { ServerContext } from '../server/context.js';
+import { operation } from '../openapi/operation.js';
 import type { Api } from '../schemas/shared.js';
+import type { ServerContext } from '../server/context.js';
 
 /** `POST /v1/namespaces`: the operator creates a namespace and gets its first admin key. */
 export async function namespaceRoutes(app: Api, ctx: ServerContext): Promise<void> {

@@ -1,3 +1,4 @@
+import type { RunStatus } from '@maitento/engine';
 import {
   CancelRunBodySchema,
   IdParamsSchema,
@@ -11,15 +12,14 @@ import {
   StartRunBodySchema,
   TERMINAL_RUN_STATUSES,
 } from '@maitento/sdk';
-import { APPROVAL_ID, AT, RUN, RUN_EVENTS } from '../openapi/examples.js';
-import { operation } from '../openapi/operation.js';
-import type { RunStatus } from '@maitento/engine';
 import { serverErrors } from '../errors.js';
 import { answeringActor } from '../http/actor.js';
-import type { ServerContext } from '../server/context.js';
 import { emptyBodyIsEmptyObject, rejectionNeedsReason } from '../http/optional-body.js';
-import { type OpenStream, resumePoint, streamRunEvents } from '../streams/event-stream.js';
+import { APPROVAL_ID, AT, RUN, RUN_EVENTS } from '../openapi/examples.js';
+import { operation } from '../openapi/operation.js';
 import type { Api } from '../schemas/shared.js';
+import type { ServerContext } from '../server/context.js';
+import { type OpenStream, resumePoint, streamRunEvents } from '../streams/event-stream.js';
 
 const TERMINAL: readonly RunStatus[] = TERMINAL_RUN_STATUSES;
 

@@ -4,7 +4,6 @@ import {
   RotateSecretBodySchema,
   RotateSecretKeyBodySchema,
 } from '@maitento/sdk';
-import { operation } from '../openapi/operation.js';
 import {
   createSecret,
   deleteSecret,
@@ -13,9 +12,10 @@ import {
   rotateSecretKeys,
   secretKeyStatus,
 } from '@maitento/store';
-import type { ServerContext } from '../server/context.js';
 import { emptyBodyIsEmptyObject } from '../http/optional-body.js';
+import { operation } from '../openapi/operation.js';
 import type { Api } from '../schemas/shared.js';
+import type { ServerContext } from '../server/context.js';
 
 /**
  * `/v1/secrets`: an admin creates, lists, rotates and deletes secrets; values go in, never out. `/v1/admin/secret-key`:

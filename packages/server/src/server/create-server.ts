@@ -2,20 +2,20 @@ import swagger from '@fastify/swagger';
 import { type EgressPolicy, egressPolicyFromEnv, type Resolver } from '@maitento/egress';
 import {
   createEngine,
-  startTelemetry,
   type EmbeddingModel,
   type Engine,
   type EngineOptions,
   embeddingModelFromEnv,
   startEmbeddingWorker,
+  startTelemetry,
 } from '@maitento/engine';
 import { createGateway, type Gateway } from '@maitento/gateway';
 import {
   bootstrap,
   chooseVectorSearch,
   createStoreCache,
-  detectVectorSupport,
   type Db,
+  detectVectorSupport,
   type FileLimits,
   migrate,
   openWakeups,
@@ -31,52 +31,52 @@ import Fastify, {
   type FastifyServerOptions,
   LogController,
 } from 'fastify';
-import type { ServerContext } from './context.js';
-import { DEFAULT_STREAM_TIMING, type EventStreamTiming } from '../streams/event-stream.js';
-import { logInternalErrors } from '../logging/internal-errors.js';
-import { PerKeyLimit } from '../streams/per-key-limit.js';
+import { platformCalls } from '../calls/platform-calls.js';
+import { consoleRoutes } from '../console/routes.js';
 import { serverErrors } from '../errors.js';
-import { watchKeys } from '../streams/key-watch.js';
-import { lazyEngine } from './lazy-engine.js';
 import { lazySerializerBuilder } from '../http/lazy-schemas.js';
-import { publishFileRoutes } from '../openapi/files.js';
 import { markOptionalBodies, takesOptionalBody } from '../http/optional-body.js';
 import { markRawBodies } from '../http/raw-bodies.js';
-import { declareHeaders, OPENAPI_TAGS } from '../openapi/headers.js';
-import { documentOperations } from '../openapi/document.js';
-import { type OperationDoc, operationDoc } from '../openapi/operation.js';
+import { formatSchemaError, installValidators } from '../http/validation.js';
+import { logInternalErrors } from '../logging/internal-errors.js';
 import { loggerOptions, requestLogger } from '../logging/logging.js';
 import { registerRequestLog } from '../logging/request-log.js';
-import { formatSchemaError, installValidators } from '../http/validation.js';
+import { mcpRoutes } from '../mcp/mcp-routes.js';
+import type { McpSettings } from '../mcp/settings.js';
+import { documentOperations } from '../openapi/document.js';
+import { publishFileRoutes } from '../openapi/files.js';
+import { declareHeaders, OPENAPI_TAGS } from '../openapi/headers.js';
+import { type OperationDoc, operationDoc } from '../openapi/operation.js';
 import { registerAuth } from '../plugins/auth.js';
 import { frameworkErrorHandler, registerErrorHandler } from '../plugins/error-handler.js';
 import { registerIdempotency } from '../plugins/idempotency.js';
-import { mcpRoutes } from '../mcp/mcp-routes.js';
-import type { McpSettings } from '../mcp/settings.js';
-import { consoleRoutes } from '../console/routes.js';
 import { agentRoutes } from '../routes/agents.js';
 import { approvalRoutes } from '../routes/approvals.js';
 import { connectorRoutes } from '../routes/connectors.js';
 import { deployRoutes } from '../routes/deploy.js';
 import { extopRoutes } from '../routes/extops.js';
+import { fileSystemRoutes } from '../routes/file-systems.js';
 import { healthRoutes } from '../routes/health.js';
 import { interactionRoutes } from '../routes/interactions.js';
 import { keyRoutes } from '../routes/keys.js';
 import { knowledgeBaseRoutes } from '../routes/knowledge-bases.js';
 import { namespaceRoutes } from '../routes/namespaces.js';
 import { runRoutes } from '../routes/runs.js';
-import { fileSystemRoutes } from '../routes/file-systems.js';
 import { secretRoutes } from '../routes/secrets.js';
 import { addSharedSchemas, MAX_NAME_LENGTH, type WireTypes } from '../schemas/shared.js';
-import { platformCalls } from '../calls/platform-calls.js';
+import { DEFAULT_STREAM_TIMING, type EventStreamTiming } from '../streams/event-stream.js';
+import { watchKeys } from '../streams/key-watch.js';
+import { PerKeyLimit } from '../streams/per-key-limit.js';
+import type { ServerContext } from './context.js';
+import { lazyEngine } from './lazy-engine.js';
 import {
+  cacheLeaseMsFromEnv,
   fileLimitsFromEnv,
   knowledgeDocumentLimitFromEnv,
   mcpSettingsFromEnv,
   runStreamsPerKeyFromEnv,
-  streamKeepAliveMsFromEnv,
-  cacheLeaseMsFromEnv,
   slowRequestMsFromEnv,
+  streamKeepAliveMsFromEnv,
   trustProxyFromEnv,
 } from './settings.js';
 

@@ -8,19 +8,19 @@ import {
 } from '@maitento/engine';
 import { createGateway, type Gateway } from '@maitento/gateway';
 import {
-  checkSecretKeys,
   type CacheLease,
+  checkSecretKeys,
   createStoreCache,
   type Db,
   migrate,
   openDatabase,
   openWakeups,
-  startCacheLease,
   resolveSecretKey,
+  startCacheLease,
   type Wakeups,
 } from '@maitento/store';
-import { logInternalErrors } from '../logging/internal-errors.js';
 import { platformCalls } from '../calls/platform-calls.js';
+import { logInternalErrors } from '../logging/internal-errors.js';
 import { cacheLeaseMsFromEnv, publicUrlFromEnv, secretKeysFromEnv } from './settings.js';
 
 /** Options of {@link startWorker}; every one has a default from the environment. */

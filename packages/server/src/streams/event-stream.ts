@@ -1,6 +1,6 @@
 import type { Engine, RunEvent, RunEventType, RunViewer } from '@maitento/engine';
-import { TERMINAL_EVENT_TYPES } from '@maitento/sdk';
 import { isMtError, type MtError } from '@maitento/errors';
+import { TERMINAL_EVENT_TYPES } from '@maitento/sdk';
 import { type Wakeups, wakeTopics } from '@maitento/store';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 

@@ -1,9 +1,9 @@
-import type * as wire from '@maitento/sdk';
 import type { Agent, Connector, Interaction, Resource, ResourceKind, Tool, ToolDefinition } from '@maitento/lang';
-import { notifyWake, wakeTopics } from '../wake/notify.js';
+import type * as wire from '@maitento/sdk';
 import type { Db, Queryable } from '../db/db.js';
 import { storeErrors } from '../errors.js';
 import { contentHash, type Pin } from '../resources/hash.js';
+import { notifyWake, wakeTopics } from '../wake/notify.js';
 import { describeChange, type PreviousVersion } from './describe.js';
 import { referencesOf } from './references.js';
 

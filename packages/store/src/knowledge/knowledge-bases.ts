@@ -1,8 +1,8 @@
-import type * as wire from '@maitento/sdk';
 import { randomUUID } from 'node:crypto';
+import type * as wire from '@maitento/sdk';
 import type { Queryable } from '../db/db.js';
 import { storeErrors } from '../errors.js';
-import { isUniqueViolation, iso } from '../internal/rows.js';
+import { iso, isUniqueViolation } from '../internal/rows.js';
 import { isUuid } from '../internal/uuid.js';
 
 /** A knowledge base: the id is what a run binds as `partitionId`. */

@@ -1,4 +1,3 @@
-import type * as wire from '@maitento/sdk';
 import {
   type Agent,
   type Connector,
@@ -8,6 +7,7 @@ import {
   type Tool,
   type ToolDefinition,
 } from '@maitento/lang';
+import type * as wire from '@maitento/sdk';
 import type { Queryable } from '../db/db.js';
 import { storeErrors } from '../errors.js';
 import { iso } from '../internal/rows.js';

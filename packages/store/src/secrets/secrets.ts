@@ -1,9 +1,9 @@
-import type { CreateSecretParams } from '@maitento/sdk';
 import { randomUUID } from 'node:crypto';
 import { sharedErrors } from '@maitento/errors';
+import type { CreateSecretParams } from '@maitento/sdk';
 import type { Queryable } from '../db/db.js';
 import { storeErrors } from '../errors.js';
-import { bytes, isUniqueViolation, iso } from '../internal/rows.js';
+import { bytes, iso, isUniqueViolation } from '../internal/rows.js';
 import { isUuid } from '../internal/uuid.js';
 import { type Envelope, openSecret, sealSecret } from './envelope.js';
 import { type SecretKeys, toKeyring } from './keyring.js';
