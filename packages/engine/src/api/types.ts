@@ -2,7 +2,7 @@
 // their events and approvals. The shapes the wire carries are @maitento/sdk's (declared once, as TypeBox
 // schemas, in packages/sdk/src/wire/): the engine answers and takes exactly those types.
 
-import type { Actor } from '@maitento/sdk';
+import type { Actor } from '@maitento/sdk/wire';
 
 export type {
   Actor,
@@ -18,7 +18,7 @@ export type {
   RunView,
   StartRunParams as StartRunInput,
   VersionRef,
-} from '@maitento/sdk';
+} from '@maitento/sdk/wire';
 // The engine's own union of event kinds, which the journal checks is the wire's list.
 export type { RunEventType } from '../journal/events.js';
 

@@ -3,7 +3,7 @@
 // The wire declares the same types by name (@maitento/sdk RUN_EVENT_TYPES; `RunEventType` below is checked equal to
 // it); the wire's `data` stays an open map, since a client must read events stored by older versions too.
 import type { PreparedRequestView } from '@maitento/gateway';
-import type { RUN_EVENT_TYPES } from '@maitento/sdk/client';
+import type { RUN_EVENT_TYPES } from '@maitento/sdk/wire';
 import type { ApprovalRecord, RunStatusChange } from '@maitento/store';
 import type { ApprovalAnswer, ApprovalView, VersionRef } from '../api/types.js';
 

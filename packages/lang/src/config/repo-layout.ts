@@ -1,4 +1,4 @@
-import type { DeployFile } from '@maitento/sdk';
+import type { DeployFile } from '@maitento/sdk/wire';
 import type { Span } from '../syntax/ast.js';
 import { jsonErrorOffset } from './json-error-offset.js';
 import type { Reporter } from './report.js';

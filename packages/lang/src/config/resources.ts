@@ -1,4 +1,4 @@
-import type * as wire from '@maitento/sdk';
+import type * as wire from '@maitento/sdk/wire';
 
 /** Any JSON value. */
 export type Json = wire.Json;

@@ -1,4 +1,4 @@
-import type * as wire from '@maitento/sdk';
+import type * as wire from '@maitento/sdk/wire';
 /**
  * One finding about a config repo, with a precise (1-based) position: its registry code (`mtr:<area>:<reason>` or
  * `api:<area>:<reason>`), the file relative to the repo root, and what may fix it. The wire's shape, declared once

@@ -54,6 +54,20 @@ function contentTypeOf(request: FastifyRequest): string | undefined {
   return type === undefined || type === '' ? undefined : type.slice(0, 255);
 }
 
+/** What the two ways of writing a file (JSON text, raw bytes) answer alike. */
+const FILE_WRITTEN = {
+  response: { 200: { $ref: 'FileInfo#' }, 201: { $ref: 'FileInfo#' } },
+  ok: 'The file was replaced',
+  created: 'The file was created',
+  errors: [
+    'api:file-systems:not-found',
+    'api:files:path-invalid',
+    'api:files:precondition-failed',
+    'api:files:too-large',
+    'api:file-systems:full',
+  ],
+};
+
 /**
  * `/v1/file-systems`: an admin creates and deletes file systems; any key of the namespace (and a platform token,
  * what `auth = "Maitento"` tools send) lists, reads and writes their files by path.
@@ -168,16 +182,7 @@ export async function fileSystemRoutes(app: Api, ctx: ServerContext): Promise<vo
           'that ETag. 201 when the file is new, 200 when it replaced one.',
         params: IdParamsSchema,
         body: WriteFileBodySchema,
-        response: { 200: { $ref: 'FileInfo#' }, 201: { $ref: 'FileInfo#' } },
-        ok: 'The file was replaced',
-        created: 'The file was created',
-        errors: [
-          'api:file-systems:not-found',
-          'api:files:path-invalid',
-          'api:files:precondition-failed',
-          'api:files:too-large',
-          'api:file-systems:full',
-        ],
+        ...FILE_WRITTEN,
         examples: {
           body: {
             path: 'reports/2026-03.md',
@@ -308,16 +313,7 @@ export async function fileSystemRoutes(app: Api, ctx: ServerContext): Promise<vo
             'Creates or replaces a file with the request body as its bytes (any type, text or binary; its Content-Type ' +
             'is stored); with If-Match, only over the file at that ETag. 201 when the file is new, 200 when it replaced one.',
           params: FileParamsSchema,
-          response: { 200: { $ref: 'FileInfo#' }, 201: { $ref: 'FileInfo#' } },
-          ok: 'The file was replaced',
-          created: 'The file was created',
-          errors: [
-            'api:file-systems:not-found',
-            'api:files:path-invalid',
-            'api:files:precondition-failed',
-            'api:files:too-large',
-            'api:file-systems:full',
-          ],
+          ...FILE_WRITTEN,
           examples: { bodies: { '*/*': '# March\n\n41 orders refunded.\n' } },
         }),
       },

@@ -1,5 +1,5 @@
 import type { Agent, Connector, Interaction, Resource, ResourceKind, Tool, ToolDefinition } from '@maitento/lang';
-import type * as wire from '@maitento/sdk';
+import type * as wire from '@maitento/sdk/wire';
 import type { Db, Queryable } from '../db/db.js';
 import { storeErrors } from '../errors.js';
 import { contentHash, type Pin } from '../resources/hash.js';

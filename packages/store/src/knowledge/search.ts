@@ -1,4 +1,4 @@
-import type * as wire from '@maitento/sdk';
+import type * as wire from '@maitento/sdk/wire';
 import type { Queryable } from '../db/db.js';
 import { knowledgeBaseLanguage } from './knowledge-bases.js';
 

@@ -7,7 +7,7 @@ import {
   type Tool,
   type ToolDefinition,
 } from '@maitento/lang';
-import type * as wire from '@maitento/sdk';
+import type * as wire from '@maitento/sdk/wire';
 import type { Queryable } from '../db/db.js';
 import { storeErrors } from '../errors.js';
 import { iso } from '../internal/rows.js';

@@ -1,4 +1,4 @@
-import type * as wire from '@maitento/sdk';
+import type * as wire from '@maitento/sdk/wire';
 import type { Db } from '../db/db.js';
 import { storeErrors } from '../errors.js';
 import { openSecret, sealSecret, unwrapDataKey, wrapDataKey } from './envelope.js';

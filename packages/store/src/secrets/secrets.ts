@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { sharedErrors } from '@maitento/errors';
-import type { CreateSecretParams } from '@maitento/sdk';
+import type { CreateSecretParams } from '@maitento/sdk/wire';
 import type { Queryable } from '../db/db.js';
 import { storeErrors } from '../errors.js';
 import { bytes, iso, isUniqueViolation } from '../internal/rows.js';
