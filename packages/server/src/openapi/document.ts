@@ -16,7 +16,7 @@ type Operation = {
   summary?: string;
   security?: unknown[];
   parameters?: unknown[];
-  requestBody?: { content?: Record<string, Media> };
+  requestBody?: { required?: boolean; description?: string; content?: Record<string, Media> };
   responses?: Record<string, Response>;
 };
 
@@ -38,7 +38,6 @@ export function errorSpec(code: string): ErrorSpec {
 
 const ERROR_REF = '#/components/schemas/Error';
 const WRITE_METHODS = new Set(['post', 'put', 'patch', 'delete']);
-const RAW_BODY_OPERATIONS = new Set(['putFile', 'addKnowledgeDocument']);
 
 /**
  * The codes an operation can answer besides its own (OperationDoc.errors, declared at its route), from what it is: a `/v1` operation
@@ -46,7 +45,13 @@ const RAW_BODY_OPERATIONS = new Set(['putFile', 'addKnowledgeDocument']);
  * parameters or a body refuses what does not match its schema (400); one with a body refuses a body too large
  * (413) or, for JSON, not JSON (415); a write takes an Idempotency-Key (409, 422); any can fail inside (500).
  */
-function commonCodes(path: string, method: string, op: Operation, role: string | undefined): string[] {
+function commonCodes(
+  path: string,
+  method: string,
+  op: Operation,
+  doc: OperationDoc,
+  role: string | undefined,
+): string[] {
   const codes: string[] = [];
   const v1 = path.startsWith('/v1/');
   if (v1) codes.push('api:auth:missing-key', 'api:auth:invalid-key');
@@ -54,7 +59,7 @@ function commonCodes(path: string, method: string, op: Operation, role: string |
   if ((op.parameters?.length ?? 0) > 0 || op.requestBody) codes.push('api:request:invalid');
   if (op.requestBody) {
     codes.push('api:request:too-large');
-    if (!RAW_BODY_OPERATIONS.has(op.operationId ?? '')) codes.push('api:request:unsupported-media-type');
+    if (!doc.rawBody) codes.push('api:request:unsupported-media-type');
   }
   if (v1 && WRITE_METHODS.has(method)) codes.push('api:request:in-progress', 'api:request:idempotency-key-reused');
   codes.push('api:server:internal');
@@ -143,6 +148,15 @@ export function documentOperations(
       if (!doc || !op.description)
         throw new Error(`no description of operation ${id} (${method.toUpperCase()} ${path})`);
       const examples = doc.examples ?? {};
+      if (doc.rawBody) {
+        const { types, description } = doc.rawBody;
+        op.requestBody = {
+          required: true,
+          ...(description === undefined ? {} : { description }),
+          content: Object.fromEntries(types.map((type) => [type, { schema: { type: 'string', format: 'binary' } }])),
+        };
+      }
+      if (doc.parameters) op.parameters = [...(op.parameters ?? []), ...doc.parameters];
       for (const [type, media] of Object.entries(op.requestBody?.content ?? {})) {
         media.example = examples.bodies?.[type] ?? examples.body;
         if (media.example === undefined) throw new Error(`no example of the ${type} body of ${id}`);
@@ -168,7 +182,7 @@ export function documentOperations(
       }
       delete responses['4XX'];
       delete responses['5XX'];
-      const errors = errorResponses([...commonCodes(path, method, op, roles.get(id)), ...doc.errors]);
+      const errors = errorResponses([...commonCodes(path, method, op, doc, roles.get(id)), ...doc.errors]);
       for (const [status, response] of Object.entries(errors)) {
         // An answer the route declares itself (the health check's 503) stays as it is.
         if (!responses[status]) responses[status] = response;

@@ -28,6 +28,13 @@ export interface OperationDoc {
    */
   errors: readonly string[];
   examples?: OperationExamples;
+  /**
+   * A request body taken as the bytes sent, not JSON (fastify validates no schema for it): the media types it is
+   * published with, each a binary string, and what it is.
+   */
+  rawBody?: { types: readonly string[]; description?: string };
+  /** Parameters the route reads itself, outside its schemas (a header), as OpenAPI parameter objects. */
+  parameters?: readonly Record<string, unknown>[];
 }
 
 /** One operation, as its route declares it. */
@@ -55,12 +62,14 @@ const DOC = Symbol('maitento.operation-doc');
  * reads) for {@link operationDoc}.
  */
 export function operation<const F extends OperationFacts>(facts: F): Omit<F, keyof OperationDoc> {
-  const { ok, created, errors, examples, response, ...schema } = facts;
+  const { ok, created, errors, examples, rawBody, parameters, response, ...schema } = facts;
   const doc: OperationDoc = {
     ok,
     errors,
     ...(created === undefined ? {} : { created }),
     ...(examples ? { examples } : {}),
+    ...(rawBody ? { rawBody } : {}),
+    ...(parameters ? { parameters } : {}),
   };
   return {
     ...schema,

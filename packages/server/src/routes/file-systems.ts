@@ -245,7 +245,7 @@ export async function fileSystemRoutes(app: Api, ctx: ServerContext): Promise<vo
         description: 'Reads a file: its bytes as stored, with its Content-Type and ETag headers.',
         params: FileParamsSchema,
         response: {
-          200: { type: 'string', format: 'binary', description: 'The file' },
+          200: { description: 'The file', content: { '*/*': { schema: { type: 'string', format: 'binary' } } } },
           304: { type: 'null', description: 'Not Modified: the file still has the ETag If-None-Match names' },
         },
         ok: 'The bytes of the file',
@@ -307,6 +307,10 @@ export async function fileSystemRoutes(app: Api, ctx: ServerContext): Promise<vo
         bodyLimit: ctx.fileLimits.maxFileBytes,
         schema: operation({
           operationId: 'putFile',
+          rawBody: {
+            types: ['*/*'],
+            description: 'The file, as it is stored (its Content-Type is stored with it)',
+          },
           tags: ['file-systems'],
           summary: 'Create or replace a file: the body is the file (text or binary), optionally at an ETag (If-Match)',
           description:

@@ -95,6 +95,7 @@ export async function knowledgeBaseRoutes(app: Api, ctx: ServerContext): Promise
             'and paragraphs, and stored whole or not at all; a document of the same name is replaced.',
           params: IdParamsSchema,
           querystring: AddDocumentQuerySchema,
+          rawBody: { types: ['text/plain', 'text/markdown', 'text/html', 'application/pdf'] },
           response: { 201: { $ref: 'KnowledgeDocument#' } },
           ok: 'The document, with how many passages it was split into',
           errors: [

@@ -16,6 +16,7 @@ import { serverErrors } from '../errors.js';
 import { answeringActor } from '../http/actor.js';
 import { emptyBodyIsEmptyObject, rejectionNeedsReason } from '../http/optional-body.js';
 import { APPROVAL_ID, AT, RUN, RUN_EVENTS } from '../openapi/examples.js';
+import { LAST_EVENT_ID } from '../openapi/headers.js';
 import { operation } from '../openapi/operation.js';
 import type { Api } from '../schemas/shared.js';
 import type { ServerContext } from '../server/context.js';
@@ -210,6 +211,7 @@ export async function runRoutes(app: Api, ctx: ServerContext): Promise<void> {
           'are JSON; one after it began is an `event: error`.',
         params: IdParamsSchema,
         querystring: RunEventsQuerySchema,
+        parameters: [LAST_EVENT_ID],
         response: {
           200: {
             description:

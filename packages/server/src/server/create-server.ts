@@ -36,7 +36,6 @@ import { consoleRoutes } from '../console/routes.js';
 import { serverErrors } from '../errors.js';
 import { lazySerializerBuilder } from '../http/lazy-schemas.js';
 import { markOptionalBodies, takesOptionalBody } from '../http/optional-body.js';
-import { markRawBodies } from '../http/raw-bodies.js';
 import { formatSchemaError, installValidators } from '../http/validation.js';
 import { logInternalErrors } from '../logging/internal-errors.js';
 import { loggerOptions, requestLogger } from '../logging/logging.js';
@@ -379,7 +378,6 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
       const openapi = 'openapiObject' in document ? document.openapiObject : document.swaggerObject;
       markOptionalBodies(openapi, optionalBodies);
       publishFileRoutes(openapi);
-      markRawBodies(openapi);
       documentOperations(openapi, docs, roles);
       declareHeaders(openapi);
       return openapi;
