@@ -48,3 +48,5 @@ writeFileSync(join(out, 'package.json'), `${JSON.stringify({ type: 'commonjs' },
 writeFileSync(join(out, 'index.js'), "'use strict';\nmodule.exports = require('../index.js');\n");
 // `@maitento/sdk/client` (the client without the wire's TypeBox schemas), the same way.
 writeFileSync(join(out, 'client-entry.js'), "'use strict';\nmodule.exports = require('../client-entry.js');\n");
+// `@maitento/sdk/wire` (the wire's plain lists and types, for the packages below the server), the same way.
+writeFileSync(join(out, 'wire-entry.js'), "'use strict';\nmodule.exports = require('../wire-entry.js');\n");

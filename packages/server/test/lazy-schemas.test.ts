@@ -1,6 +1,6 @@
 import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
-import { lazySerializerBuilder, lazyValidator, type Validate } from '../src/internal/lazy-schemas.js';
+import { lazySerializerBuilder, lazyValidator, type Validate } from '../src/http/lazy-schemas.js';
 
 // What `mt serve` no longer spends at start: a route's schemas are compiled when first used, not when it is added.
 describe('schemas compiled on first use', () => {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { errorSpec } from '../src/internal/openapi-operations-doc.js';
+import { errorSpec } from '../src/openapi/document.js';
 import { auth, createSecret, startTestServer, type TestServer } from './helpers.js';
 
 // The served document's examples, descriptions and error statuses: every request body and answer has an example
@@ -126,6 +126,32 @@ describe('descriptions and error statuses', () => {
         expect(Object.keys(op.responses), `${method} ${path}`).toEqual(expect.arrayContaining(['401', '500', '503']));
       }
     }
+  });
+
+  it("declares the 304 a file read answers to If-None-Match with the file's ETag", async () => {
+    const headers = auth(server.adminKey);
+    const fs = await server.app.inject({
+      method: 'POST',
+      url: '/v1/file-systems',
+      headers,
+      payload: { name: `etag-${randomUUID().slice(0, 8)}` },
+    });
+    const url = `/v1/file-systems/${fs.json().id}/files/notes.md`;
+    const put = await server.app.inject({
+      method: 'PUT',
+      url,
+      headers: { ...headers, 'content-type': 'text/markdown' },
+      payload: '# Notes\n',
+    });
+    expect(put.statusCode).toBe(201);
+    const again = await server.app.inject({
+      method: 'GET',
+      url,
+      headers: { ...headers, 'if-none-match': put.json().etag },
+    });
+    expect(again.statusCode).toBe(304);
+    const read = operations.find(({ op }) => op.operationId === 'getFile')?.op;
+    expect(Object.keys(read?.responses ?? {})).toContain('304');
   });
 
   it('answers requests probing every operation only with the statuses and codes it declares', async () => {

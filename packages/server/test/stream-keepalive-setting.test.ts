@@ -1,7 +1,7 @@
 // MT_STREAM_KEEPALIVE_MS: how long a run event stream may stay silent before the server writes a keep-alive comment.
 import { afterEach, describe, expect, it } from 'vitest';
-import { DEFAULT_STREAM_TIMING } from '../src/internal/event-stream.js';
 import { streamKeepAliveMsFromEnv } from '../src/server/settings.js';
+import { DEFAULT_STREAM_TIMING } from '../src/streams/event-stream.js';
 
 const saved = process.env.MT_STREAM_KEEPALIVE_MS;
 afterEach(() => {

@@ -1,8 +1,9 @@
 // A run's events as a typed union, with one constructor per kind: every event the engine stores is built here,
 // and the status change an event implies is decided here too (a run-failed always fails the run, and so on).
-// The wire declares the same types by name (@maitento/sdk RUN_EVENT_TYPES; same-types.ts checks them equal); the
-// wire's `data` stays an open map, since a client must read events stored by older versions too.
+// The wire declares the same types by name (@maitento/sdk RUN_EVENT_TYPES; `RunEventType` below is checked equal to
+// it); the wire's `data` stays an open map, since a client must read events stored by older versions too.
 import type { PreparedRequestView } from '@maitento/gateway';
+import type { RUN_EVENT_TYPES } from '@maitento/sdk/wire';
 import type { ApprovalRecord, RunStatusChange } from '@maitento/store';
 import type { ApprovalAnswer, ApprovalView, VersionRef } from '../api/types.js';
 
@@ -93,13 +94,15 @@ export type JournalEvent = RunEventInput & { seq: number; at: string };
 /** The kinds of events. */
 export type RunEventType = RunEventInput['type'];
 
-/** Event types after which a run has ended (a stream of its events ends there). */
-export const TERMINAL_EVENT_TYPES = [
-  'run-completed',
-  'conversation-ended',
-  'run-failed',
-  'run-cancelled',
-] as const satisfies readonly RunEventType[];
+type WireRunEventType = (typeof RUN_EVENT_TYPES)[number];
+
+/** Compiles only while the kinds of this union are exactly the wire's (@maitento/sdk's RUN_EVENT_TYPES). */
+const SAME_KINDS_AS_THE_WIRE: [RunEventType] extends [WireRunEventType]
+  ? [WireRunEventType] extends [RunEventType]
+    ? true
+    : false
+  : false = true;
+void SAME_KINDS_AS_THE_WIRE;
 
 /** The first event of a run. */
 export function runStarted(data: Extract<RunEventInput, { type: 'run-started' }>['data']): RunEventInput {

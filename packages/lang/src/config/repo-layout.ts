@@ -1,14 +1,12 @@
+import type { DeployFile } from '@maitento/sdk/wire';
 import type { Span } from '../syntax/ast.js';
 import { jsonErrorOffset } from './json-error-offset.js';
-import type { Json, ResourceKind } from './resources.js';
 import type { Reporter } from './report.js';
+import type { Json, ResourceKind } from './resources.js';
 import type { JsonLoader } from './value-tree.js';
 
-/** One file of a config repo: its path relative to the repo root (with `/`) and its text. */
-export interface RepoFile {
-  path: string;
-  content: string;
-}
+/** One file of a config repo: its path relative to the repo root (with `/`) and its text (what a deploy sends). */
+export type RepoFile = DeployFile;
 
 /** The folders each resource kind lives in: a connector to an HTTP endpoint or to a remote MCP server's tool. */
 export const KIND_FOLDERS: Readonly<Record<ResourceKind, readonly string[]>> = {

@@ -1,21 +1,10 @@
-/** How bad a diagnostic is: an `error` stops `mt check` and `mt deploy`, a `warning` does not. */
-export type Severity = 'error' | 'warning';
+import type * as wire from '@maitento/sdk/wire';
+/**
+ * One finding about a config repo, with a precise (1-based) position: its registry code (`mtr:<area>:<reason>` or
+ * `api:<area>:<reason>`), the file relative to the repo root, and what may fix it. The wire's shape, declared once
+ * in @maitento/sdk (packages/sdk/src/wire/schemas.ts).
+ */
+export type Diagnostic = wire.Diagnostic;
 
-/** One finding about a config repo, with a precise position. */
-export interface Diagnostic {
-  /** Registry code, `mtr:<area>:<reason>` or `api:<area>:<reason>`. */
-  code: string;
-  severity: Severity;
-  message: string;
-  /** File path relative to the config repo root (forward slashes). */
-  file: string;
-  /** 1-based. */
-  line: number;
-  /** 1-based. */
-  column: number;
-  /** 1-based, exclusive end of the span on `endLine` (for the caret underline). */
-  endLine?: number;
-  endColumn?: number;
-  /** What may fix it, such as "did you mean ...". */
-  hint?: string;
-}
+/** How bad a diagnostic is: an `error` stops `mt check` and `mt deploy`, a `warning` does not. */
+export type Severity = Diagnostic['severity'];

@@ -1,5 +1,5 @@
 // Knowledge bases: the answers of /v1/knowledge-bases and what its requests carry, declared once like ./schemas.ts
-// and ./requests.ts. The store's types are checked equal to them (packages/server/src/schemas/same-types.ts).
+// and ./requests.ts. The store's types are these (packages/store/src/knowledge/ imports them).
 import { type Static, Type } from 'typebox';
 import { timestamp, uuid } from './formats.js';
 import { ref, stringEnum } from './schemas.js';

@@ -1,5 +1,5 @@
 // The resource types of the wire, derived from their one declaration in ./schemas.ts. @maitento/lang's
-// types (packages/lang/src/config/resources.ts) are checked equal to these when the server compiles.
+// types (packages/lang/src/config/resources.ts) are these (it imports them through `@maitento/sdk/wire`).
 import type { Static } from 'typebox';
 import type {
   AgentSchema,

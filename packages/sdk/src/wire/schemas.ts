@@ -1,7 +1,7 @@
 // The wire's shapes, each declared once: a TypeBox schema is both the JSON Schema the server validates and
 // serializes with (and @fastify/swagger publishes in /openapi.json) and, through `Static`, the TypeScript type.
-// The server imports these; @maitento/lang's resource types and the engine's api types are checked equal to
-// them at compile time (packages/server/src/schemas/same-types.ts).
+// The server imports these, and @maitento/lang's resource types, the engine's api types and the store's answers
+// are these `Static` types (each imports them from here): one declaration, nothing to keep equal.
 import { type Static, type TSchema, type TUnsafe, Type } from 'typebox';
 import { APPROVAL_STATUSES, RESOURCE_KINDS, RUN_EVENT_TYPES, RUN_STATUSES } from './constants.js';
 import { timestamp, uuid } from './formats.js';

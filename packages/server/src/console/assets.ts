@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { serverRequire } from '../internal/package-require.js';
+import { serverRequire } from '../server/package-require.js';
 
 /** The files under /console/assets/: htmx 4 and its SSE extension from node_modules (no CDN, no build), and the CSS. */
 export interface Asset {

@@ -3,19 +3,20 @@ import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
 import helmet from '@fastify/helmet';
 import rateLimit from '@fastify/rate-limit';
-import { type ApprovalView, RUN_STATUSES, type RunEvent, type RunStatus, TERMINAL_EVENT_TYPES } from '@maitento/engine';
+import { type ApprovalView, RUN_STATUSES, type RunEvent, type RunStatus } from '@maitento/engine';
 import { isMtError, type MtError } from '@maitento/errors';
 import type { PreparedRequestView } from '@maitento/gateway';
+import { TERMINAL_EVENT_TYPES } from '@maitento/sdk';
 import { findApproval, findRun, getVersion, listResources, listVersions } from '@maitento/store';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { serverErrors } from '../errors.js';
-import { answeringActor } from '../internal/actor.js';
-import { listRunnableVersions } from '../internal/resource-reads.js';
-import { changeVersionEnabled } from '../internal/versioned-routes.js';
-import type { ServerContext } from '../internal/context.js';
-import { type OpenStream, resumePoint, streamRunEvents } from '../internal/event-stream.js';
+import { answeringActor } from '../http/actor.js';
 import { allowed } from '../plugins/auth.js';
+import { listRunnableVersions } from '../resources/resource-reads.js';
+import { changeVersionEnabled } from '../resources/versioned-routes.js';
+import type { ServerContext } from '../server/context.js';
 import { traceUrlTemplateFromEnv } from '../server/settings.js';
+import { type OpenStream, resumePoint, streamRunEvents } from '../streams/event-stream.js';
 import { loadAssets } from './assets.js';
 import { type ConsoleSession, closeSession, findSession, openSession, SESSION_TTL_MS } from './sessions.js';
 import {
@@ -24,10 +25,10 @@ import {
   type Chrome,
   EndedControls,
   ErrorPage,
-  InboxRows,
-  PendingCount,
   fragment,
+  InboxRows,
   LoginPage,
+  PendingCount,
   page,
   type ResourceGroup,
   ResourcesPage,

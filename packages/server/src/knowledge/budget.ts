@@ -2,7 +2,7 @@ import { dirname, join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { MtError } from '@maitento/errors';
 import { serverErrors } from '../errors.js';
-import { serverRequire } from '../internal/package-require.js';
+import { serverRequire } from '../server/package-require.js';
 import type { Chunk } from './chunk.js';
 import type { DocumentType, ExtractLimits } from './extract.js';
 import type { ExtractReply, ExtractRequest } from './extract-worker.js';

@@ -4,6 +4,7 @@ import { isMtError, type MtError } from '@maitento/errors';
 import {
   type ApprovalUse,
   callInputOf,
+  gatewayErrors,
   isPreparedRequest,
   type ToolCallInput,
   type ToolCallResult,
@@ -21,11 +22,10 @@ import {
   wakeTopics,
 } from '@maitento/store';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { gatewayErrors } from '@maitento/gateway';
+import { cacheSecrets } from '../calls/tool-credential.js';
+import { tracedCall } from '../calls/traced-call.js';
 import { serverErrors } from '../errors.js';
-import type { ServerContext } from '../internal/context.js';
-import { cacheSecrets } from '../internal/tool-credential.js';
-import { tracedCall } from '../internal/traced-call.js';
+import type { ServerContext } from '../server/context.js';
 import type { McpSettings } from './settings.js';
 import { type LoadedTool, loadScopeTool, type McpScope, outputSchemaOf } from './tools.js';
 

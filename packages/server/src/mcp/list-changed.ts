@@ -1,6 +1,6 @@
 import { wakeTopics } from '@maitento/store';
 import type { FastifyBaseLogger } from 'fastify';
-import type { ServerContext } from '../internal/context.js';
+import type { ServerContext } from '../server/context.js';
 import type { McpSession } from './session.js';
 import type { McpSettings } from './settings.js';
 

@@ -1,8 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { serverErrors } from '../errors.js';
-import type { ServerContext } from '../internal/context.js';
-import { PerKeyLimit } from '../internal/per-key-limit.js';
 import { registerAuth } from '../plugins/auth.js';
+import type { ServerContext } from '../server/context.js';
+import { PerKeyLimit } from '../streams/per-key-limit.js';
 import { watchToolChanges } from './list-changed.js';
 import type { McpSession } from './session.js';
 import type { McpSettings } from './settings.js';

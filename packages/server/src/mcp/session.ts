@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
+import { isMtError } from '@maitento/errors';
 import { InMemoryTaskStore } from '@modelcontextprotocol/sdk/experimental/tasks/stores/in-memory.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import {
-  type CallToolResult,
   CallToolRequestSchema,
+  type CallToolResult,
   ErrorCode,
   type JSONRPCMessage,
   type JSONRPCRequest,
@@ -12,8 +13,7 @@ import {
   McpError,
   type Task,
 } from '@modelcontextprotocol/sdk/types.js';
-import { isMtError } from '@maitento/errors';
-import type { ServerContext } from '../internal/context.js';
+import type { ServerContext } from '../server/context.js';
 import { callMcpTool, type McpCall } from './call-tool.js';
 import { SessionTransport } from './session-transport.js';
 import type { McpSettings } from './settings.js';

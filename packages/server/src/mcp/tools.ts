@@ -1,8 +1,8 @@
 import type { Agent, Connector, HttpMethod, Tool, ToolDefinition } from '@maitento/lang';
-import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import { listTools, type StoredVersion, storeErrors } from '@maitento/store';
+import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import { serverErrors } from '../errors.js';
-import type { ServerContext } from '../internal/context.js';
+import type { ServerContext } from '../server/context.js';
 
 /** What one MCP endpoint serves: every tool of the namespace, or one agent's functions. */
 export interface McpScope {

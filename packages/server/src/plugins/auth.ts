@@ -1,7 +1,7 @@
 import { DEFAULT_NAMESPACE, isPlatformToken, verifyPlatformToken } from '@maitento/store';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { serverErrors } from '../errors.js';
-import type { RouteRole, ServerContext } from '../internal/context.js';
+import type { RouteRole, ServerContext } from '../server/context.js';
 
 const ROLE_ACTIONS: Record<RouteRole, string> = {
   user: 'read here',

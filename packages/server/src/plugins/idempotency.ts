@@ -11,7 +11,7 @@ import {
 import { isMtError } from '@maitento/errors';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { serverErrors } from '../errors.js';
-import type { ServerContext } from '../internal/context.js';
+import type { ServerContext } from '../server/context.js';
 
 /** The methods whose requests may carry an `Idempotency-Key` (the document declares it on them). */
 export const IDEMPOTENT_METHODS: ReadonlySet<string> = new Set(['POST', 'PUT', 'DELETE']);

@@ -1,12 +1,16 @@
 import type { AgentRecord } from '@maitento/sdk';
-import type { FastifyInstance } from 'fastify';
-import type { ServerContext } from '../internal/context.js';
-import { runnableReads, versionedRoutes } from '../internal/versioned-routes.js';
+import { runnableReads, versionedRoutes } from '../resources/versioned-routes.js';
+import type { Api } from '../schemas/shared.js';
+import type { ServerContext } from '../server/context.js';
 
 /** `/v1/agents`: read agent versions (model, instructions, the tool versions each pins). */
-export async function agentRoutes(app: FastifyInstance, ctx: ServerContext): Promise<void> {
+export async function agentRoutes(app: Api, ctx: ServerContext): Promise<void> {
   versionedRoutes(app, ctx, {
     noun: 'Agent',
+    one: 'agent',
+    many: 'agents',
+    notFound: 'api:agents:not-found',
+    list: { example: [{ name: 'support-agent', latestVersion: 1, enabled: true }] },
     reads: runnableReads(ctx.db, 'agent'),
     path: '/agents',
     tag: 'agents',

@@ -1,12 +1,15 @@
 import type { Connector, ConnectorRecord } from '@maitento/sdk';
-import type { FastifyInstance } from 'fastify';
-import type { ServerContext } from '../internal/context.js';
-import { storeReads, versionedRoutes } from '../internal/versioned-routes.js';
+import { storeReads, versionedRoutes } from '../resources/versioned-routes.js';
+import type { Api } from '../schemas/shared.js';
+import type { ServerContext } from '../server/context.js';
 
 /** `/v1/connectors`: read connector versions, disable and enable them. */
-export async function connectorRoutes(app: FastifyInstance, ctx: ServerContext): Promise<void> {
+export async function connectorRoutes(app: Api, ctx: ServerContext): Promise<void> {
   versionedRoutes(app, ctx, {
     noun: 'Connector',
+    one: 'connector',
+    many: 'connectors',
+    notFound: 'api:connectors:not-found',
     reads: storeReads(ctx.db, 'connector'),
     toggles: 'connector',
     path: '/connectors',

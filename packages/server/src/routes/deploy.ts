@@ -1,24 +1,57 @@
-import { type CompileOptions, compileRepo, type RepoFile } from '@maitento/lang';
+import { type CompileOptions, compileRepo } from '@maitento/lang';
+import { DeployBodySchema } from '@maitento/sdk';
 import { deploy, secretNames } from '@maitento/store';
-import type { FastifyInstance } from 'fastify';
+import { listRemoteTools } from '../calls/remote-tools.js';
 import { serverErrors } from '../errors.js';
-import type { ServerContext } from '../internal/context.js';
-import { listRemoteTools } from '../internal/remote-tools.js';
-import { operation, responses } from '../schemas/shared.js';
+import { operation } from '../openapi/operation.js';
+import type { Api } from '../schemas/shared.js';
+import type { ServerContext } from '../server/context.js';
 
 /** `POST /v1/deploy`: compile the repo's files and deploy them (or plan it, with `dryRun`). */
-export async function deployRoutes(app: FastifyInstance, ctx: ServerContext): Promise<void> {
-  // The body's type is the SDK's DeployParams: schemas/same-types.ts proves RepoFile the SDK's DeployFile.
-  app.post<{ Body: { files: RepoFile[]; dryRun?: boolean } }>(
+export async function deployRoutes(app: Api, ctx: ServerContext): Promise<void> {
+  app.post(
     '/deploy',
     {
       config: { role: 'admin' },
-      schema: {
-        ...operation('deploy'),
+      schema: operation({
+        operationId: 'deploy',
         tags: ['deploy'],
         summary: 'Compile and deploy a config repo; a new version only of what changed',
-        response: responses({ 200: { $ref: 'DeployPlan#' } }),
-      },
+        description:
+          'Compiles the config repo sent as files (path and text) and, when it has no error, stores a new version of ' +
+          'each connector, tool, agent and interaction that changed, in one transaction. With dryRun the plan is ' +
+          'answered and nothing is stored. A repo with errors answers 422 api:deploy:invalid with every diagnostic ' +
+          '(a secret the namespace lacks, a blocked connector address, a syntax error: each its own code).',
+        body: DeployBodySchema,
+        response: { 200: { $ref: 'DeployPlan#' } },
+        ok: 'The plan: what each resource became (created, updated, unchanged) and whether it was applied',
+        errors: [
+          'api:deploy:invalid',
+          'api:deploy:reference-missing',
+          'api:deploy:unstorable-text',
+          'api:deploy:mcp-tool-missing',
+          'api:deploy:mcp-unlisted',
+        ],
+        examples: {
+          body: {
+            files: [
+              {
+                path: 'connectors/open-api/orders-get.mtr',
+                content:
+                  'method = "GET"\nurl = "https://orders.example.com/orders/{orderId}"\ndescription = "One order by its id"\n' +
+                  'auth = "Header"\nparameters.path = [ { name = "orderId" description = "The order id" type = "string" } ]\n',
+              },
+              {
+                path: 'external-operations/open-api/get-order.mtr',
+                content:
+                  'connector = @ref("orders-get")\nguidance = "Looks up an order by its id."\n' +
+                  'auth = { header = "X-Api-Key" secret = @ref("orders-key") }\n',
+              },
+            ],
+            dryRun: false,
+          },
+        },
+      }),
     },
     async (request) => {
       const namespace = request.identity.namespace;

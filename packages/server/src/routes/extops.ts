@@ -1,13 +1,15 @@
 import { callInputOf, gatewayErrors } from '@maitento/gateway';
+import type { ExtopRecord, Tool } from '@maitento/sdk';
+import { ExtopCallBodySchema, NameParamsSchema } from '@maitento/sdk';
 import { listTools, type StoredVersion } from '@maitento/store';
-import type { ExtopRecord, OperationRequest, Tool } from '@maitento/sdk';
-import type { FastifyInstance } from 'fastify';
+import { cacheSecrets } from '../calls/tool-credential.js';
+import { tracedCall } from '../calls/traced-call.js';
 import { serverErrors } from '../errors.js';
-import type { ServerContext } from '../internal/context.js';
-import { cacheSecrets } from '../internal/tool-credential.js';
-import { tracedCall } from '../internal/traced-call.js';
-import { storeReads, versionedRoutes } from '../internal/versioned-routes.js';
-import { operation, responses } from '../schemas/shared.js';
+import { SCHEMA_EXAMPLES } from '../openapi/examples.js';
+import { operation } from '../openapi/operation.js';
+import { storeReads, versionedRoutes } from '../resources/versioned-routes.js';
+import type { Api } from '../schemas/shared.js';
+import type { ServerContext } from '../server/context.js';
 
 // Deploy stores every tool version with the connector version it pins.
 function connectorPin(stored: StoredVersion): ExtopRecord['connector'] {
@@ -17,9 +19,19 @@ function connectorPin(stored: StoredVersion): ExtopRecord['connector'] {
 }
 
 /** `/v1/extops`: read tool versions, disable and enable them, and make one call through the gateway. */
-export async function extopRoutes(app: FastifyInstance, ctx: ServerContext): Promise<void> {
+export async function extopRoutes(app: Api, ctx: ServerContext): Promise<void> {
   versionedRoutes(app, ctx, {
     noun: 'Extop',
+    one: 'tool',
+    many: 'tools',
+    notFound: 'api:extops:not-found',
+    list: {
+      description:
+        "Lists the tools of the key's namespace by name, each with its latest version, whether it is enabled, and " +
+        'whether it can be called now (and if not, why).',
+      ok: 'The tools, by name',
+      example: [SCHEMA_EXAMPLES.ExtopSummary],
+    },
     reads: { ...storeReads(ctx.db, 'tool'), list: (namespace) => listTools(ctx.db, namespace) },
     toggles: 'tool',
     path: '/extops',
@@ -38,16 +50,41 @@ export async function extopRoutes(app: FastifyInstance, ctx: ServerContext): Pro
     }),
   });
 
-  app.post<OperationRequest<'callExtop'>>(
+  app.post(
     '/extops/:name/call',
     {
       config: { role: 'admin' },
-      schema: {
-        ...operation('callExtop'),
+      schema: operation({
+        operationId: 'callExtop',
         tags: ['extops'],
         summary: 'Make one call of the tool through the gateway, with the namespace secrets',
-        response: responses({ 200: { $ref: 'ExtopCallResult#' } }),
-      },
+        description:
+          'Makes one call of the tool (its latest enabled version, or the one named) through the gateway, with the ' +
+          "namespace's secrets, as an agent would (admin key). A tool that needs a person's approval is not called " +
+          'this way. The endpoint answering an error is a result with ok false; a call that could not be made is an error.',
+        params: NameParamsSchema,
+        body: ExtopCallBodySchema,
+        response: { 200: { $ref: 'ExtopCallResult#' } },
+        ok: "The call's result: the endpoint's status and body, or why the call failed",
+        errors: [
+          'api:extops:not-found',
+          'api:extops:version-disabled',
+          'api:connectors:version-disabled',
+          'api:approvals:required',
+          'api:gateway:arguments-invalid',
+          'api:gateway:argument-unknown',
+          'api:gateway:argument-bound',
+          'api:gateway:request-invalid',
+          'api:gateway:path-invalid',
+          'api:gateway:secret-not-found',
+          'api:connectors:secret-missing',
+          'api:connectors:address-blocked',
+          'api:egress:name-not-resolved',
+          'api:gateway:upstream-unreachable',
+          'api:gateway:timeout',
+        ],
+        examples: { body: { arguments: { orderId: 'A-1042' } } },
+      }),
     },
     async (request) => {
       const namespace = request.identity.namespace;

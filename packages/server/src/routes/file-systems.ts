@@ -1,5 +1,12 @@
 import { isMtError } from '@maitento/errors';
-import type { OperationRequest } from '@maitento/sdk';
+import {
+  CreateFileSystemBodySchema,
+  FileParamsSchema,
+  IdParamsSchema,
+  ListFilesQuerySchema,
+  MoveFileBodySchema,
+  WriteFileBodySchema,
+} from '@maitento/sdk';
 import {
   createFileSystem,
   deleteFile,
@@ -7,15 +14,16 @@ import {
   fileErrors,
   getFile,
   getFileSystem,
-  listFiles,
   listFileSystems,
+  listFiles,
   moveFile,
   putFile,
   type WriteCondition,
 } from '@maitento/store';
-import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
-import type { ServerContext } from '../internal/context.js';
-import { operation, responses } from '../schemas/shared.js';
+import type { FastifyError, FastifyRequest } from 'fastify';
+import { operation } from '../openapi/operation.js';
+import type { Api, WireTypes } from '../schemas/shared.js';
+import type { ServerContext } from '../server/context.js';
 
 // Files are bytes: the body of a PUT is the file, whatever its Content-Type (JSON included), up to the file
 // limit. A file served back must not run as a page of this origin, whatever type it was written with.
@@ -46,21 +54,41 @@ function contentTypeOf(request: FastifyRequest): string | undefined {
   return type === undefined || type === '' ? undefined : type.slice(0, 255);
 }
 
+/** What the two ways of writing a file (JSON text, raw bytes) answer alike. */
+const FILE_WRITTEN = {
+  response: { 200: { $ref: 'FileInfo#' }, 201: { $ref: 'FileInfo#' } },
+  ok: 'The file was replaced',
+  created: 'The file was created',
+  errors: [
+    'api:file-systems:not-found',
+    'api:files:path-invalid',
+    'api:files:precondition-failed',
+    'api:files:too-large',
+    'api:file-systems:full',
+  ],
+};
+
 /**
  * `/v1/file-systems`: an admin creates and deletes file systems; any key of the namespace (and a platform token,
  * what `auth = "Maitento"` tools send) lists, reads and writes their files by path.
  */
-export async function fileSystemRoutes(app: FastifyInstance, ctx: ServerContext): Promise<void> {
-  app.post<OperationRequest<'createFileSystem'>>(
+export async function fileSystemRoutes(app: Api, ctx: ServerContext): Promise<void> {
+  app.post(
     '/file-systems',
     {
       config: { role: 'admin' },
-      schema: {
-        ...operation('createFileSystem'),
+      schema: operation({
+        operationId: 'createFileSystem',
         tags: ['file-systems'],
         summary: 'Create a file system',
-        response: responses({ 201: { $ref: 'FileSystem#' } }),
-      },
+        description:
+          'Creates an empty file system of the namespace, which runs read and write through file tools (admin key).',
+        body: CreateFileSystemBodySchema,
+        response: { 201: { $ref: 'FileSystem#' } },
+        ok: 'The file system',
+        errors: ['api:file-systems:exists'],
+        examples: { body: { name: 'reports', description: 'Monthly reports the support agent writes' } },
+      }),
     },
     async (request, reply) => {
       const created = await createFileSystem(ctx.db, request.identity.namespace, request.body);
@@ -71,39 +99,50 @@ export async function fileSystemRoutes(app: FastifyInstance, ctx: ServerContext)
   app.get(
     '/file-systems',
     {
-      schema: {
-        ...operation('listFileSystems'),
+      schema: operation({
+        operationId: 'listFileSystems',
         tags: ['file-systems'],
         summary: 'List the file systems of the namespace',
-        response: responses({ 200: { type: 'array', items: { $ref: 'FileSystem#' } } }),
-      },
+        description: 'Lists the file systems of the namespace, with how many files and bytes each holds.',
+        response: { 200: { type: 'array', items: { $ref: 'FileSystem#' } } },
+        ok: 'The file systems',
+        errors: [],
+      }),
     },
     async (request) => listFileSystems(ctx.db, request.identity.namespace),
   );
 
-  app.get<OperationRequest<'getFileSystem'>>(
+  app.get(
     '/file-systems/:id',
     {
-      schema: {
-        ...operation('getFileSystem'),
+      schema: operation({
+        operationId: 'getFileSystem',
         tags: ['file-systems'],
         summary: 'One file system: its name, how many files and bytes it holds',
-        response: responses({ 200: { $ref: 'FileSystem#' } }),
-      },
+        description: 'Reads one file system: its name, description, and how many files and bytes it holds.',
+        params: IdParamsSchema,
+        response: { 200: { $ref: 'FileSystem#' } },
+        ok: 'The file system',
+        errors: ['api:file-systems:not-found'],
+      }),
     },
     async (request) => getFileSystem(ctx.db, request.identity.namespace, request.params.id),
   );
 
-  app.delete<OperationRequest<'deleteFileSystem'>>(
+  app.delete(
     '/file-systems/:id',
     {
       config: { role: 'admin' },
-      schema: {
-        ...operation('deleteFileSystem'),
+      schema: operation({
+        operationId: 'deleteFileSystem',
         tags: ['file-systems'],
         summary: 'Delete a file system and every file in it',
-        response: responses({ 204: { type: 'null' } }),
-      },
+        description: 'Deletes a file system and every file in it (admin key).',
+        params: IdParamsSchema,
+        response: { 204: { type: 'null' } },
+        ok: 'The file system was deleted',
+        errors: ['api:file-systems:not-found'],
+      }),
     },
     async (request, reply) => {
       await deleteFileSystem(ctx.db, request.identity.namespace, request.params.id);
@@ -111,28 +150,47 @@ export async function fileSystemRoutes(app: FastifyInstance, ctx: ServerContext)
     },
   );
 
-  app.get<OperationRequest<'listFiles'>>(
+  app.get(
     '/file-systems/:id/files',
     {
-      schema: {
-        ...operation('listFiles'),
+      schema: operation({
+        operationId: 'listFiles',
         tags: ['file-systems'],
         summary: 'List files by path prefix, a page at a time (byte order of the paths)',
-        response: responses({ 200: { $ref: 'FilePage#' } }),
-      },
+        description:
+          'Lists the files of a file system under a path prefix, a page at a time in byte order of their paths: pass ' +
+          'the nextCursor of a page as cursor to get the next.',
+        params: IdParamsSchema,
+        querystring: ListFilesQuerySchema,
+        response: { 200: { $ref: 'FilePage#' } },
+        ok: 'One page of files (without their content) and the cursor of the next',
+        errors: ['api:file-systems:not-found', 'api:files:cursor-invalid', 'api:files:path-invalid'],
+      }),
     },
     async (request) => listFiles(ctx.db, request.identity.namespace, request.params.id, request.query),
   );
 
-  app.post<OperationRequest<'writeFile'>>(
+  app.post(
     '/file-systems/:id/files',
     {
-      schema: {
-        ...operation('writeFile'),
+      schema: operation({
+        operationId: 'writeFile',
         tags: ['file-systems'],
         summary: 'Create or replace a text file from JSON (what a tool sends)',
-        response: responses({ 200: { $ref: 'FileInfo#' }, 201: { $ref: 'FileInfo#' } }),
-      },
+        description:
+          'Creates or replaces a text file from JSON, as a file tool sends it; with ifMatch, only over the file at ' +
+          'that ETag. 201 when the file is new, 200 when it replaced one.',
+        params: IdParamsSchema,
+        body: WriteFileBodySchema,
+        ...FILE_WRITTEN,
+        examples: {
+          body: {
+            path: 'reports/2026-03.md',
+            content: '# March\n\n41 orders refunded.\n',
+            contentType: 'text/markdown',
+          },
+        },
+      }),
     },
     async (request, reply) => {
       const { path, content, contentType, ifMatch } = request.body;
@@ -155,28 +213,45 @@ export async function fileSystemRoutes(app: FastifyInstance, ctx: ServerContext)
     },
   );
 
-  app.post<OperationRequest<'moveFile'>>(
+  app.post(
     '/file-systems/:id/move',
     {
-      schema: {
-        ...operation('moveFile'),
+      schema: operation({
+        operationId: 'moveFile',
         tags: ['file-systems'],
         summary: 'Move (rename) a file; a file already at the target is replaced only with overwrite',
-        response: responses({ 200: { $ref: 'FileInfo#' } }),
-      },
+        description:
+          'Moves (renames) a file within its file system; a file already at the target is replaced only with overwrite.',
+        params: IdParamsSchema,
+        body: MoveFileBodySchema,
+        response: { 200: { $ref: 'FileInfo#' } },
+        ok: 'The file at its new path',
+        errors: ['api:file-systems:not-found', 'api:files:not-found', 'api:files:exists', 'api:files:path-invalid'],
+        examples: {
+          body: { from: 'reports/draft.md', to: 'reports/2026-03.md', overwrite: false },
+        },
+      }),
     },
     async (request) => moveFile(ctx.db, request.identity.namespace, request.params.id, request.body),
   );
 
-  app.get<OperationRequest<'getFile'>>(
+  app.get(
     '/file-systems/:id/files/*',
     {
-      schema: {
-        ...operation('getFile'),
+      schema: operation({
+        operationId: 'getFile',
         tags: ['file-systems'],
         summary: 'Read a file: its bytes, with its Content-Type and ETag',
-        response: responses({ 200: { type: 'string', format: 'binary', description: 'The file' } }),
-      },
+        description: 'Reads a file: its bytes as stored, with its Content-Type and ETag headers.',
+        params: FileParamsSchema,
+        response: {
+          200: { description: 'The file', content: { '*/*': { schema: { type: 'string', format: 'binary' } } } },
+          304: { type: 'null', description: 'Not Modified: the file still has the ETag If-None-Match names' },
+        },
+        ok: 'The bytes of the file',
+        errors: ['api:file-systems:not-found', 'api:files:not-found', 'api:files:path-invalid'],
+        examples: { oks: { '*/*': '# March\n\n41 orders refunded.\n' } },
+      }),
     },
     async (request, reply) => {
       const file = await getFile(ctx.db, request.identity.namespace, request.params.id, request.params['*']);
@@ -190,15 +265,24 @@ export async function fileSystemRoutes(app: FastifyInstance, ctx: ServerContext)
     },
   );
 
-  app.delete<OperationRequest<'deleteFile'>>(
+  app.delete(
     '/file-systems/:id/files/*',
     {
-      schema: {
-        ...operation('deleteFile'),
+      schema: operation({
+        operationId: 'deleteFile',
         tags: ['file-systems'],
         summary: 'Delete a file (optionally only at the ETag of If-Match)',
-        response: responses({ 204: { type: 'null' } }),
-      },
+        description: 'Deletes a file; with If-Match, only the file at that ETag.',
+        params: FileParamsSchema,
+        response: { 204: { type: 'null' } },
+        ok: 'The file was deleted',
+        errors: [
+          'api:file-systems:not-found',
+          'api:files:not-found',
+          'api:files:path-invalid',
+          'api:files:precondition-failed',
+        ],
+      }),
     },
     async (request, reply) => {
       const { namespace } = request.identity;
@@ -217,16 +301,25 @@ export async function fileSystemRoutes(app: FastifyInstance, ctx: ServerContext)
       }
       throw error;
     });
-    files.put<OperationRequest<'putFile'>>(
+    files.withTypeProvider<WireTypes>().put(
       '/file-systems/:id/files/*',
       {
         bodyLimit: ctx.fileLimits.maxFileBytes,
-        schema: {
-          ...operation('putFile'),
+        schema: operation({
+          operationId: 'putFile',
+          rawBody: {
+            types: ['*/*'],
+            description: 'The file, as it is stored (its Content-Type is stored with it)',
+          },
           tags: ['file-systems'],
           summary: 'Create or replace a file: the body is the file (text or binary), optionally at an ETag (If-Match)',
-          response: responses({ 200: { $ref: 'FileInfo#' }, 201: { $ref: 'FileInfo#' } }),
-        },
+          description:
+            'Creates or replaces a file with the request body as its bytes (any type, text or binary; its Content-Type ' +
+            'is stored); with If-Match, only over the file at that ETag. 201 when the file is new, 200 when it replaced one.',
+          params: FileParamsSchema,
+          ...FILE_WRITTEN,
+          examples: { bodies: { '*/*': '# March\n\n41 orders refunded.\n' } },
+        }),
       },
       async (request, reply) => {
         const content = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);

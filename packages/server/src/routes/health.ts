@@ -1,7 +1,7 @@
 import { isMtError } from '@maitento/errors';
-import type { FastifyInstance } from 'fastify';
-import type { ServerContext } from '../internal/context.js';
-import { operation, responses } from '../schemas/shared.js';
+import { operation } from '../openapi/operation.js';
+import type { Api } from '../schemas/shared.js';
+import type { ServerContext } from '../server/context.js';
 
 /**
  * `GET /health`: no key needed; 200 `ok` when the server answers and its database does, 503 `degraded` when the
@@ -21,16 +21,19 @@ const cacheHealth = {
   required: ['mode'],
 } as const;
 
-export async function healthRoutes(app: FastifyInstance, ctx: ServerContext): Promise<void> {
+export async function healthRoutes(app: Api, ctx: ServerContext): Promise<void> {
   app.get(
     '/health',
     {
-      schema: {
-        ...operation('getHealth'),
+      schema: operation({
+        operationId: 'getHealth',
         tags: ['health'],
         summary: 'Liveness and database check, and whether wake-ups are listening (no API key needed)',
+        description:
+          'Tells a load balancer or orchestrator whether this server and its database answer, and whether wake-ups ' +
+          '(LISTEN/NOTIFY) are listening. Needs no API key.',
         security: [],
-        response: responses({
+        response: {
           200: {
             type: 'object',
             properties: {
@@ -58,8 +61,25 @@ export async function healthRoutes(app: FastifyInstance, ctx: ServerContext): Pr
             },
             required: ['status', 'database', 'wakeups', 'cache'],
           },
-        }),
-      },
+        },
+        ok: 'The server and its database answer',
+        errors: [],
+        examples: {
+          ok: { status: 'ok', wakeups: { listening: true }, cache: { mode: 'live' } },
+          statuses: {
+            '503': {
+              description:
+                'Service Unavailable: the database did not answer; the server is up but cannot serve requests',
+              example: {
+                status: 'degraded',
+                database: 'unreachable',
+                wakeups: { listening: false },
+                cache: { mode: 'read-through', reason: 'the LISTEN connection is lost' },
+              },
+            },
+          },
+        },
+      }),
     },
     async (_request, reply) => {
       const wakeups = { listening: ctx.wakeups.listening };

@@ -1,9 +1,9 @@
 import type { Interaction } from '@maitento/lang';
 import type { InteractionInput, InteractionRecord } from '@maitento/sdk';
-import type { FastifyInstance } from 'fastify';
-import type { ServerContext } from '../internal/context.js';
-import { getRunnable, type StoredRunnable } from '../internal/resource-reads.js';
-import { runnableReads, versionedRoutes } from '../internal/versioned-routes.js';
+import { getRunnable, type StoredRunnable } from '../resources/resource-reads.js';
+import { runnableReads, versionedRoutes } from '../resources/versioned-routes.js';
+import type { Api } from '../schemas/shared.js';
+import type { ServerContext } from '../server/context.js';
 
 /** One input of an interaction as the API lists it. */
 type InputView = InteractionInput;
@@ -85,9 +85,13 @@ async function interactionDetail(
 }
 
 /** `/v1/interactions`: read interaction versions with their inputs, agent and tools. */
-export async function interactionRoutes(app: FastifyInstance, ctx: ServerContext): Promise<void> {
+export async function interactionRoutes(app: Api, ctx: ServerContext): Promise<void> {
   versionedRoutes(app, ctx, {
     noun: 'Interaction',
+    one: 'interaction',
+    many: 'interactions',
+    notFound: 'api:interactions:not-found',
+    list: { example: [{ name: 'support', latestVersion: 2, enabled: true }] },
     reads: runnableReads(ctx.db, 'interaction'),
     path: '/interactions',
     tag: 'interactions',

@@ -1,21 +1,30 @@
-import type { OperationRequest } from '@maitento/sdk';
+import { CreateKeyBodySchema, IdParamsSchema } from '@maitento/sdk';
 import { createApiKey, deleteApiKey, listApiKeys } from '@maitento/store';
-import type { FastifyInstance } from 'fastify';
-import type { ServerContext } from '../internal/context.js';
-import { operation, responses } from '../schemas/shared.js';
+import { SECRET_ID } from '../openapi/examples.js';
+import { operation } from '../openapi/operation.js';
+import type { Api } from '../schemas/shared.js';
+import type { ServerContext } from '../server/context.js';
 
 /** `/v1/keys`: an admin creates, lists and deletes the API keys of its namespace. */
-export async function keyRoutes(app: FastifyInstance, ctx: ServerContext): Promise<void> {
-  app.post<OperationRequest<'createKey'>>(
+export async function keyRoutes(app: Api, ctx: ServerContext): Promise<void> {
+  app.post(
     '/keys',
     {
       config: { role: 'admin' },
-      schema: {
-        ...operation('createKey'),
+      schema: operation({
+        operationId: 'createKey',
         tags: ['keys'],
         summary: 'Create an API key; the key is shown in this answer only',
-        response: responses({ 201: { $ref: 'CreatedKey#' } }),
-      },
+        description:
+          "Creates an API key of the calling key's namespace with the role asked for (admin: may change the namespace; " +
+          'user: may read, call and run). The key itself is in this answer only; only its hash is stored. secrets ' +
+          'grants the key secrets of the namespace by id: a user key names only those in a run (an admin key any).',
+        body: CreateKeyBodySchema,
+        response: { 201: { $ref: 'CreatedKey#' } },
+        ok: 'The key, with its secret value (shown once)',
+        errors: ['api:secrets:not-found'],
+        examples: { body: { name: 'shop-a desk', role: 'user', secrets: [SECRET_ID] } },
+      }),
     },
     async (request, reply) => {
       // In a transaction of its own, though one statement: a lost COMMIT answer is settled (decision 0101), and the
@@ -29,26 +38,35 @@ export async function keyRoutes(app: FastifyInstance, ctx: ServerContext): Promi
     '/keys',
     {
       config: { role: 'admin' },
-      schema: {
-        ...operation('listKeys'),
+      schema: operation({
+        operationId: 'listKeys',
         tags: ['keys'],
         summary: 'List the API keys of the namespace (never the keys themselves)',
-        response: responses({ 200: { type: 'array', items: { $ref: 'KeyInfo#' } } }),
-      },
+        description:
+          "Lists the API keys of the calling key's namespace: id, name, role, the secrets granted to it and creation time, never the key.",
+        response: { 200: { type: 'array', items: { $ref: 'KeyInfo#' } } },
+        ok: 'The API keys of the namespace',
+        errors: [],
+      }),
     },
     async (request) => listApiKeys(ctx.db, request.identity.namespace),
   );
 
-  app.delete<OperationRequest<'deleteKey'>>(
+  app.delete(
     '/keys/:id',
     {
       config: { role: 'admin' },
-      schema: {
-        ...operation('deleteKey'),
+      schema: operation({
+        operationId: 'deleteKey',
         tags: ['keys'],
         summary: 'Delete an API key',
-        response: responses({ 204: { type: 'null' } }),
-      },
+        description:
+          'Deletes an API key of the namespace: its next request is refused, and its open event streams end. A key may delete itself.',
+        params: IdParamsSchema,
+        response: { 204: { type: 'null' } },
+        ok: 'The key was deleted',
+        errors: ['api:keys:not-found'],
+      }),
     },
     async (request, reply) => {
       // In a transaction of its own, though one statement: a lost COMMIT answer is settled (decision 0101).

@@ -1,3 +1,12 @@
+import { embedQuery } from '@maitento/engine';
+import {
+  AddDocumentQuerySchema,
+  CreateKnowledgeBaseBodySchema,
+  DocumentParamsSchema,
+  IdParamsSchema,
+  SearchKnowledgeBaseBodySchema,
+  SearchKnowledgeBodySchema,
+} from '@maitento/sdk';
 import {
   createKnowledgeBase,
   deleteDocument,
@@ -12,14 +21,14 @@ import {
   putDocument,
   searchKnowledgeBase,
 } from '@maitento/store';
-import type { OperationRequest } from '@maitento/sdk';
-import { embedQuery } from '@maitento/engine';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
 import { serverErrors } from '../errors.js';
-import type { ServerContext } from '../internal/context.js';
 import { documentChunks } from '../knowledge/budget.js';
 import { documentType } from '../knowledge/extract.js';
-import { operation, responses } from '../schemas/shared.js';
+import { KNOWLEDGE_BASE_ID, MARKDOWN } from '../openapi/examples.js';
+import { operation } from '../openapi/operation.js';
+import type { Api, WireTypes } from '../schemas/shared.js';
+import type { ServerContext } from '../server/context.js';
 
 /** How many passages a search returns when the request does not say. */
 const DEFAULT_SEARCH_LIMIT = 5;
@@ -65,27 +74,47 @@ async function search(
  * call through an `auth = "Maitento"` connector) lists and searches them. Every id is looked up in the request's
  * namespace only.
  */
-export async function knowledgeBaseRoutes(app: FastifyInstance, ctx: ServerContext): Promise<void> {
+export async function knowledgeBaseRoutes(app: Api, ctx: ServerContext): Promise<void> {
   // Documents come as they are (the file is the body): their parser lives in this plugin only.
   await app.register(async (kb) => {
     kb.removeAllContentTypeParsers();
     kb.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: ctx.knowledgeDocumentLimit }, (_request, body, done) =>
       done(null, body),
     );
-    kb.post<OperationRequest<'addKnowledgeDocument'>>(
+    kb.withTypeProvider<WireTypes>().post(
       '/knowledge-bases/:id/documents',
       {
         config: { role: 'admin' },
         bodyLimit: ctx.knowledgeDocumentLimit,
-        schema: {
-          ...operation('addKnowledgeDocument'),
+        schema: operation({
+          operationId: 'addKnowledgeDocument',
           tags: ['knowledge'],
           summary: 'Add a document (the body, by Content-Type); a document of the same name is replaced',
           description:
-            'The body is the file: text/plain, text/markdown, text/html or application/pdf. It is split into ' +
-            'passages that follow its headings and paragraphs, and stored whole or not at all.',
-          response: responses({ 201: { $ref: 'KnowledgeDocument#' } }),
-        },
+            'Adds a document to a knowledge base (admin key): the body is the file, as text/plain, text/markdown, ' +
+            'text/html or application/pdf, named by ?name=. Its text is split into passages that follow its headings ' +
+            'and paragraphs, and stored whole or not at all; a document of the same name is replaced.',
+          params: IdParamsSchema,
+          querystring: AddDocumentQuerySchema,
+          rawBody: { types: ['text/plain', 'text/markdown', 'text/html', 'application/pdf'] },
+          response: { 201: { $ref: 'KnowledgeDocument#' } },
+          ok: 'The document, with how many passages it was split into',
+          errors: [
+            'api:knowledge:not-found',
+            'api:knowledge:unsupported-type',
+            'api:knowledge:empty',
+            'api:knowledge:unreadable',
+            'api:knowledge:document-too-complex',
+          ],
+          examples: {
+            bodies: {
+              'text/plain': 'Refunds are made to the original payment method within 14 days of the return arriving.\n',
+              'text/markdown': MARKDOWN,
+              'text/html': '<h1>Refunds</h1><p>Refunds are made within 14 days of the return arriving.</p>',
+              'application/pdf': '%PDF-1.7 (the bytes of the PDF file)',
+            },
+          },
+        }),
       },
       async (request, reply) => {
         const { namespace } = request.identity;
@@ -113,16 +142,29 @@ export async function knowledgeBaseRoutes(app: FastifyInstance, ctx: ServerConte
     );
   });
 
-  app.post<OperationRequest<'createKnowledgeBase'>>(
+  app.post(
     '/knowledge-bases',
     {
       config: { role: 'admin' },
-      schema: {
-        ...operation('createKnowledgeBase'),
+      schema: operation({
+        operationId: 'createKnowledgeBase',
         tags: ['knowledge'],
         summary: 'Create a knowledge base',
-        response: responses({ 201: { $ref: 'KnowledgeBase#' } }),
-      },
+        description:
+          'Creates an empty knowledge base (admin key), searched with the PostgreSQL text search language named ' +
+          '(english by default) and, with an embedding model, by meaning too.',
+        body: CreateKnowledgeBaseBodySchema,
+        response: { 201: { $ref: 'KnowledgeBase#' } },
+        ok: 'The knowledge base',
+        errors: ['api:knowledge:exists', 'api:knowledge:language-unknown'],
+        examples: {
+          body: {
+            name: 'Handbook',
+            description: 'The support handbook: refunds, shipping, returns',
+            language: 'english',
+          },
+        },
+      }),
     },
     async (request, reply) => {
       const kb = await createKnowledgeBase(ctx.db, request.identity.namespace, request.body);
@@ -133,25 +175,35 @@ export async function knowledgeBaseRoutes(app: FastifyInstance, ctx: ServerConte
   app.get(
     '/knowledge-bases',
     {
-      schema: {
-        ...operation('listKnowledgeBases'),
+      schema: operation({
+        operationId: 'listKnowledgeBases',
         tags: ['knowledge'],
         summary: 'List the knowledge bases',
-        response: responses({ 200: { type: 'array', items: { $ref: 'KnowledgeBase#' } } }),
-      },
+        description: 'Lists the knowledge bases of the namespace, with how many documents and passages each holds.',
+        response: { 200: { type: 'array', items: { $ref: 'KnowledgeBase#' } } },
+        ok: 'The knowledge bases',
+        errors: [],
+      }),
     },
     async (request) => listKnowledgeBases(ctx.db, request.identity.namespace),
   );
 
-  app.post<OperationRequest<'searchKnowledge'>>(
+  app.post(
     '/knowledge-bases/search',
     {
-      schema: {
-        ...operation('searchKnowledge'),
+      schema: operation({
+        operationId: 'searchKnowledge',
         tags: ['knowledge'],
         summary: 'Search a knowledge base named in the body (partitionId): what a bound tool calls',
-        response: responses({ 200: { $ref: 'KnowledgeSearch#' } }),
-      },
+        description:
+          'Searches the knowledge base named in the body (partitionId), as a tool bound to it calls it; otherwise as ' +
+          'searchKnowledgeBase.',
+        body: SearchKnowledgeBodySchema,
+        response: { 200: { $ref: 'KnowledgeSearch#' } },
+        ok: 'The passages found, best first',
+        errors: ['api:knowledge:not-found'],
+        examples: { body: { partitionId: KNOWLEDGE_BASE_ID, query: 'how long does a refund take', limit: 5 } },
+      }),
     },
     async (request) => {
       const { partitionId, query, limit } = request.body;
@@ -159,29 +211,37 @@ export async function knowledgeBaseRoutes(app: FastifyInstance, ctx: ServerConte
     },
   );
 
-  app.get<OperationRequest<'getKnowledgeBase'>>(
+  app.get(
     '/knowledge-bases/:id',
     {
-      schema: {
-        ...operation('getKnowledgeBase'),
+      schema: operation({
+        operationId: 'getKnowledgeBase',
         tags: ['knowledge'],
         summary: 'Get a knowledge base',
-        response: responses({ 200: { $ref: 'KnowledgeBase#' } }),
-      },
+        description: 'Reads one knowledge base: its name, language, and how many documents and passages it holds.',
+        params: IdParamsSchema,
+        response: { 200: { $ref: 'KnowledgeBase#' } },
+        ok: 'The knowledge base',
+        errors: ['api:knowledge:not-found'],
+      }),
     },
     async (request) => getKnowledgeBase(ctx.db, request.identity.namespace, request.params.id),
   );
 
-  app.delete<OperationRequest<'deleteKnowledgeBase'>>(
+  app.delete(
     '/knowledge-bases/:id',
     {
       config: { role: 'admin' },
-      schema: {
-        ...operation('deleteKnowledgeBase'),
+      schema: operation({
+        operationId: 'deleteKnowledgeBase',
         tags: ['knowledge'],
         summary: 'Delete a knowledge base with its documents',
-        response: responses({ 204: { type: 'null' } }),
-      },
+        description: 'Deletes a knowledge base with its documents and passages (admin key).',
+        params: IdParamsSchema,
+        response: { 204: { type: 'null' } },
+        ok: 'The knowledge base was deleted',
+        errors: ['api:knowledge:not-found'],
+      }),
     },
     async (request, reply) => {
       await deleteKnowledgeBase(ctx.db, request.identity.namespace, request.params.id);
@@ -189,57 +249,77 @@ export async function knowledgeBaseRoutes(app: FastifyInstance, ctx: ServerConte
     },
   );
 
-  app.post<OperationRequest<'searchKnowledgeBase'>>(
+  app.post(
     '/knowledge-bases/:id/search',
     {
-      schema: {
-        ...operation('searchKnowledgeBase'),
+      schema: operation({
+        operationId: 'searchKnowledgeBase',
         tags: ['knowledge'],
         summary: 'Search a knowledge base: the passages that best answer a question, best first',
-        response: responses({ 200: { $ref: 'KnowledgeSearch#' } }),
-      },
+        description:
+          'Searches a knowledge base: the passages that best answer a question, best first (full-text ranking, fused ' +
+          'with vector similarity when the server has an embedding model).',
+        params: IdParamsSchema,
+        body: SearchKnowledgeBaseBodySchema,
+        response: { 200: { $ref: 'KnowledgeSearch#' } },
+        ok: 'The passages found, best first',
+        errors: ['api:knowledge:not-found'],
+        examples: { body: { query: 'how long does a refund take', limit: 5 } },
+      }),
     },
     async (request) => {
       return { results: await search(ctx, request, request.params.id, request.body.query, request.body.limit) };
     },
   );
 
-  app.get<OperationRequest<'listKnowledgeDocuments'>>(
+  app.get(
     '/knowledge-bases/:id/documents',
     {
-      schema: {
-        ...operation('listKnowledgeDocuments'),
+      schema: operation({
+        operationId: 'listKnowledgeDocuments',
         tags: ['knowledge'],
         summary: 'List the documents of a knowledge base',
-        response: responses({ 200: { type: 'array', items: { $ref: 'KnowledgeDocument#' } } }),
-      },
+        description: 'Lists the documents of a knowledge base, with their size, passages and whether they are ready.',
+        params: IdParamsSchema,
+        response: { 200: { type: 'array', items: { $ref: 'KnowledgeDocument#' } } },
+        ok: 'The documents',
+        errors: ['api:knowledge:not-found'],
+      }),
     },
     async (request) => listDocuments(ctx.db, request.identity.namespace, request.params.id),
   );
 
-  app.get<OperationRequest<'getKnowledgeDocument'>>(
+  app.get(
     '/knowledge-bases/:id/documents/:documentId',
     {
-      schema: {
-        ...operation('getKnowledgeDocument'),
+      schema: operation({
+        operationId: 'getKnowledgeDocument',
         tags: ['knowledge'],
         summary: 'Get a document of a knowledge base',
-        response: responses({ 200: { $ref: 'KnowledgeDocument#' } }),
-      },
+        description: 'Reads one document of a knowledge base (not its text).',
+        params: DocumentParamsSchema,
+        response: { 200: { $ref: 'KnowledgeDocument#' } },
+        ok: 'The document',
+        errors: ['api:knowledge:not-found', 'api:knowledge:document-not-found'],
+      }),
     },
     async (request) => getDocument(ctx.db, request.identity.namespace, request.params.id, request.params.documentId),
   );
 
-  app.delete<OperationRequest<'deleteKnowledgeDocument'>>(
+  app.delete(
     '/knowledge-bases/:id/documents/:documentId',
     {
       config: { role: 'admin' },
-      schema: {
-        ...operation('deleteKnowledgeDocument'),
+      schema: operation({
+        operationId: 'deleteKnowledgeDocument',
         tags: ['knowledge'],
         summary: 'Delete a document with its passages',
-        response: responses({ 204: { type: 'null' } }),
-      },
+        description: 'Deletes a document with its passages (admin key).',
+        params: DocumentParamsSchema,
+        response: { 204: { type: 'null' } },
+        ok: 'The document was deleted',
+        errors: ['api:knowledge:not-found', 'api:knowledge:document-not-found'],
+      }),
     },
     async (request, reply) => {
       await deleteDocument(ctx.db, request.identity.namespace, request.params.id, request.params.documentId);

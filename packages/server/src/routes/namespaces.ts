@@ -1,21 +1,28 @@
-import type { OperationRequest } from '@maitento/sdk';
+import { CreateNamespaceBodySchema } from '@maitento/sdk';
 import { createApiKey, createNamespace } from '@maitento/store';
-import type { FastifyInstance } from 'fastify';
-import type { ServerContext } from '../internal/context.js';
-import { operation, responses } from '../schemas/shared.js';
+import { operation } from '../openapi/operation.js';
+import type { Api } from '../schemas/shared.js';
+import type { ServerContext } from '../server/context.js';
 
 /** `POST /v1/namespaces`: the operator creates a namespace and gets its first admin key. */
-export async function namespaceRoutes(app: FastifyInstance, ctx: ServerContext): Promise<void> {
-  app.post<OperationRequest<'createNamespace'>>(
+export async function namespaceRoutes(app: Api, ctx: ServerContext): Promise<void> {
+  app.post(
     '/namespaces',
     {
       config: { role: 'operator' },
-      schema: {
-        ...operation('createNamespace'),
+      schema: operation({
+        operationId: 'createNamespace',
         tags: ['namespaces'],
         summary: 'Create a namespace and its first admin key (operator only)',
-        response: responses({ 201: { $ref: 'CreatedNamespace#' } }),
-      },
+        description:
+          'Creates a namespace (its own connectors, tools, agents, interactions, secrets and keys) and its first admin ' +
+          'key, shown in this answer only. Needs an admin key of the default namespace (the operator).',
+        body: CreateNamespaceBodySchema,
+        response: { 201: { $ref: 'CreatedNamespace#' } },
+        ok: 'The namespace and its first admin key (shown once: keep it)',
+        errors: ['api:namespaces:exists'],
+        examples: { body: { name: 'support' } },
+      }),
     },
     async (request, reply) => {
       const created = await ctx.db.transaction(async (tx) => {

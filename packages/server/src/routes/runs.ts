@@ -1,20 +1,83 @@
 import type { RunStatus } from '@maitento/engine';
-import type { OperationRequest } from '@maitento/sdk';
-import type { FastifyInstance } from 'fastify';
+import {
+  CancelRunBodySchema,
+  IdParamsSchema,
+  ListRunEventsQuerySchema,
+  ListRunsQuerySchema,
+  NameParamsSchema,
+  RunAnswerBodySchema,
+  RunEventsQuerySchema,
+  RunRejectBodySchema,
+  SendRunMessageBodySchema,
+  StartRunBodySchema,
+  TERMINAL_RUN_STATUSES,
+} from '@maitento/sdk';
 import { serverErrors } from '../errors.js';
-import { answeringActor } from '../internal/actor.js';
-import type { ServerContext } from '../internal/context.js';
-import { emptyBodyIsEmptyObject, rejectionNeedsReason } from '../internal/optional-body.js';
-import { type OpenStream, resumePoint, streamRunEvents } from '../internal/event-stream.js';
-import { operation, responses } from '../schemas/shared.js';
+import { answeringActor } from '../http/actor.js';
+import { emptyBodyIsEmptyObject, rejectionNeedsReason } from '../http/optional-body.js';
+import { APPROVAL_ID, AT, RUN, RUN_EVENTS } from '../openapi/examples.js';
+import { LAST_EVENT_ID } from '../openapi/headers.js';
+import { operation } from '../openapi/operation.js';
+import type { Api } from '../schemas/shared.js';
+import type { ServerContext } from '../server/context.js';
+import { type OpenStream, resumePoint, streamRunEvents } from '../streams/event-stream.js';
 
-const TERMINAL: RunStatus[] = ['Completed', 'Failed', 'Cancelled'];
+const TERMINAL: readonly RunStatus[] = TERMINAL_RUN_STATUSES;
+
+/** The two answers to the approval a run waits on: one route each, declared alike. */
+const ANSWER_RUN = {
+  approve: operation({
+    operationId: 'approveRun',
+    tags: ['runs'],
+    summary: 'Approve the call the run waits on: exactly that call is made',
+    description:
+      "Approves the call the run waits on (status PendingApproval), with a person's key: exactly that call is " +
+      'made, and the run goes on. approvalId guards against answering another approval than the one shown.',
+    params: IdParamsSchema,
+    body: RunAnswerBodySchema,
+    response: { 200: { $ref: 'Run#' } },
+    ok: 'The run, going on',
+    errors: [
+      'api:runs:not-found',
+      'api:runs:not-waiting',
+      'api:approvals:not-pending-for-run',
+      'api:approvals:already-answered',
+      'api:approvals:closed',
+      'api:approvals:expired',
+      'api:approvals:person-required',
+    ],
+    examples: { body: { approvalId: APPROVAL_ID, reason: 'The refund is within policy' } },
+  }),
+  reject: operation({
+    operationId: 'rejectRun',
+    tags: ['runs'],
+    summary: 'Reject the call the run waits on, with a reason the model is told; it may redraft',
+    description:
+      "Rejects the call the run waits on, with a person's key and a reason the model is told; it may redraft " +
+      'the call or give up.',
+    params: IdParamsSchema,
+    body: RunRejectBodySchema,
+    response: { 200: { $ref: 'Run#' } },
+    ok: 'The run, going on without that call',
+    errors: [
+      'api:runs:not-found',
+      'api:runs:not-waiting',
+      'api:approvals:not-pending-for-run',
+      'api:approvals:already-answered',
+      'api:approvals:closed',
+      'api:approvals:expired',
+      'api:approvals:reason-required',
+      'api:approvals:person-required',
+    ],
+    examples: { body: { approvalId: APPROVAL_ID, reason: 'Order A-1042 was already refunded; check again' } },
+  }),
+};
 
 /**
  * `/v1/interactions/:name/runs` and `/v1/runs`: start a run, follow it (one run, a page of runs, its
  * stored events, a live Server-Sent Events stream), cancel it, and answer the approval it waits on.
  */
-export async function runRoutes(app: FastifyInstance, ctx: ServerContext): Promise<void> {
+export async function runRoutes(app: Api, ctx: ServerContext): Promise<void> {
   const { engine } = ctx;
   const open = new Set<OpenStream>();
   // Open streams would otherwise hold the server's close until their runs end.
@@ -22,15 +85,36 @@ export async function runRoutes(app: FastifyInstance, ctx: ServerContext): Promi
     for (const stream of [...open]) stream.stop();
   });
 
-  app.post<OperationRequest<'startRun'>>(
+  app.post(
     '/interactions/:name/runs',
     {
-      schema: {
-        ...operation('startRun'),
+      schema: operation({
+        operationId: 'startRun',
         tags: ['runs'],
         summary: 'Start a run of the interaction (its latest version, or the one named)',
-        response: responses({ 201: { $ref: 'Run#' } }),
-      },
+        description:
+          'Starts a run of the interaction (its latest enabled version, or the one named) with its inputs; the run ' +
+          'goes on in a worker. Follow it with getRun, listRunEvents or streamRunEvents. interactive false is an ' +
+          'app run: a tool that needs approval fails instead of waiting for a person. An auth input may name only a ' +
+          'secret the calling key may use (an admin key: any of the namespace; a user key: those granted to it).',
+        params: NameParamsSchema,
+        body: StartRunBodySchema,
+        response: { 201: { $ref: 'Run#' } },
+        ok: 'The run, as started (status Running)',
+        errors: [
+          'api:runs:secret-forbidden',
+          'api:interactions:not-found',
+          'api:interactions:input-required',
+          'api:interactions:input-unknown',
+          'api:interactions:input-invalid',
+          'api:runs:input-too-large',
+          'api:secrets:not-found',
+        ],
+        examples: {
+          body: { inputs: { message: 'Where is my order A-1042?' }, interactive: true },
+          ok: { ...RUN, status: 'Running', result: null, updatedAt: AT, versions: RUN.versions },
+        },
+      }),
       preValidation: emptyBodyIsEmptyObject,
     },
     async (request, reply) => {
@@ -46,41 +130,61 @@ export async function runRoutes(app: FastifyInstance, ctx: ServerContext): Promi
     },
   );
 
-  app.get<OperationRequest<'listRuns'>>(
+  app.get(
     '/runs',
     {
-      schema: {
-        ...operation('listRuns'),
+      schema: operation({
+        operationId: 'listRuns',
         tags: ['runs'],
         summary: 'The runs of the namespace, newest first, one page at a time',
-        response: responses({ 200: { $ref: 'RunPage#' } }),
-      },
+        description:
+          'Lists the runs of the namespace, newest first, a page at a time: pass the nextCursor of a page as cursor ' +
+          'to get the next. Filters by interaction and status.',
+        querystring: ListRunsQuerySchema,
+        response: { 200: { $ref: 'RunPage#' } },
+        ok: 'One page of runs and the cursor of the next (null on the last page)',
+        errors: ['api:runs:invalid-cursor'],
+      }),
     },
     async (request) => engine.listRuns(request.identity.namespace, request.query),
   );
 
-  app.get<OperationRequest<'getRun'>>(
+  app.get(
     '/runs/:id',
     {
-      schema: {
-        ...operation('getRun'),
+      schema: operation({
+        operationId: 'getRun',
         tags: ['runs'],
         summary: 'One run',
-        response: responses({ 200: { $ref: 'Run#' } }),
-      },
+        description:
+          'Reads one run: its status, inputs, result or error, and the approval it waits on, if any. A secret input ' +
+          'whose secret the calling key may not use shows as {"secret": true}.',
+        params: IdParamsSchema,
+        response: { 200: { $ref: 'Run#' } },
+        ok: 'The run',
+        errors: ['api:runs:not-found'],
+      }),
     },
     async (request) => engine.getRun(request.identity.namespace, request.params.id, request.identity),
   );
 
-  app.get<OperationRequest<'listRunEvents'>>(
+  app.get(
     '/runs/:id/events',
     {
-      schema: {
-        ...operation('listRunEvents'),
+      schema: operation({
+        operationId: 'listRunEvents',
         tags: ['runs'],
         summary: 'The stored events of a run with seq above `after`, in order, at most `limit` (default 100) at once',
-        response: responses({ 200: { type: 'array', items: { $ref: 'RunEvent#' } } }),
-      },
+        description:
+          'Reads the stored events of a run after a seq, in order: what the model answered, which tools it called ' +
+          'and with what result, approvals, and the end. Poll with after set to the last seq seen.',
+        params: IdParamsSchema,
+        querystring: ListRunEventsQuerySchema,
+        response: { 200: { type: 'array', items: { $ref: 'RunEvent#' } } },
+        ok: 'The events after `after`, in seq order',
+        errors: ['api:runs:not-found'],
+        examples: { ok: RUN_EVENTS },
+      }),
     },
     async (request) =>
       engine.listEvents(
@@ -92,16 +196,23 @@ export async function runRoutes(app: FastifyInstance, ctx: ServerContext): Promi
       ),
   );
 
-  app.get<OperationRequest<'streamRunEvents'>>(
+  app.get(
     '/runs/:id/stream',
     {
-      schema: {
-        ...operation('streamRunEvents'),
+      schema: operation({
+        operationId: 'streamRunEvents',
         tags: ['runs'],
         summary:
           'The events of a run as Server-Sent Events (id: seq, event: type, data: the RunEvent), stored ones first, ' +
           'then live, until the run ends; resume with Last-Event-ID or ?after=',
-        response: responses({
+        description:
+          'Follows a run live as Server-Sent Events: its stored events first, then each new one as it happens, until ' +
+          'the run ends. Resume after a disconnect with Last-Event-ID (or ?after=). Errors before the stream begins ' +
+          'are JSON; one after it began is an `event: error`.',
+        params: IdParamsSchema,
+        querystring: RunEventsQuerySchema,
+        parameters: [LAST_EVENT_ID],
+        response: {
           200: {
             description:
               'A text/event-stream (Server-Sent Events), not one JSON value. Each event is framed as `id: <seq>`, ' +
@@ -116,8 +227,18 @@ export async function runRoutes(app: FastifyInstance, ctx: ServerContext): Promi
               },
             },
           },
-        }),
-      },
+        },
+        ok: 'The events of the run as a text/event-stream',
+        errors: ['api:runs:not-found', 'api:runs:too-many-streams'],
+        examples: {
+          oks: {
+            'text/event-stream': RUN_EVENTS.map(
+              ({ seq, type, ...rest }) =>
+                `id: ${seq}\nevent: ${type}\ndata: ${JSON.stringify({ seq, type, ...rest })}\n\n`,
+            ).join(''),
+          },
+        },
+      }),
     },
     async (request, reply) => {
       const namespace = request.identity.namespace;
@@ -147,29 +268,55 @@ export async function runRoutes(app: FastifyInstance, ctx: ServerContext): Promi
     },
   );
 
-  app.post<OperationRequest<'cancelRun'>>(
+  app.post(
     '/runs/:id/cancel',
     {
-      schema: {
-        ...operation('cancelRun'),
+      schema: operation({
+        operationId: 'cancelRun',
         tags: ['runs'],
         summary: 'Cancel a run that has not ended',
-        response: responses({ 200: { $ref: 'Run#' } }),
-      },
+        description: 'Cancels a run that has not ended; a call in flight is abandoned and the run ends Cancelled.',
+        params: IdParamsSchema,
+        body: CancelRunBodySchema,
+        response: { 200: { $ref: 'Run#' } },
+        ok: 'The run, now Cancelled',
+        errors: ['api:runs:not-found', 'api:runs:already-ended'],
+        examples: {
+          body: {},
+          ok: {
+            ...RUN,
+            status: 'Cancelled',
+            result: null,
+          },
+        },
+      }),
       preValidation: emptyBodyIsEmptyObject,
     },
     async (request) => engine.cancelRun(request.identity.namespace, request.params.id, request.identity),
   );
 
-  app.post<OperationRequest<'sendRunMessage'>>(
+  app.post(
     '/runs/:id/messages',
     {
-      schema: {
-        ...operation('sendRunMessage'),
+      schema: operation({
+        operationId: 'sendRunMessage',
         tags: ['runs'],
         summary: 'Send the next message of a conversation that waits for one (WaitingForInput); the run goes on',
-        response: responses({ 200: { $ref: 'Run#' } }),
-      },
+        description:
+          'Sends the next message of a conversation (an interaction with conversation) that waits for one ' +
+          '(status WaitingForInput); the run goes on with it.',
+        params: IdParamsSchema,
+        body: SendRunMessageBodySchema,
+        response: { 200: { $ref: 'Run#' } },
+        ok: 'The run, running again',
+        errors: [
+          'api:runs:not-found',
+          'api:runs:not-waiting-for-input',
+          'api:runs:message-empty',
+          'api:runs:already-ended',
+        ],
+        examples: { body: { text: 'And when will the refund arrive?' } },
+      }),
     },
     async (request) => {
       const by = await answeringActor(ctx.db, request);
@@ -178,18 +325,10 @@ export async function runRoutes(app: FastifyInstance, ctx: ServerContext): Promi
   );
 
   for (const decision of ['approve', 'reject'] as const) {
-    app.post<OperationRequest<'approveRun' | 'rejectRun'>>(
+    app.post(
       `/runs/:id/${decision}`,
       {
-        schema: {
-          ...operation(decision === 'approve' ? 'approveRun' : 'rejectRun'),
-          tags: ['runs'],
-          summary:
-            decision === 'approve'
-              ? 'Approve the call the run waits on: exactly that call is made'
-              : 'Reject the call the run waits on, with a reason the model is told; it may redraft',
-          response: responses({ 200: { $ref: 'Run#' } }),
-        },
+        schema: ANSWER_RUN[decision],
         preValidation: decision === 'approve' ? emptyBodyIsEmptyObject : rejectionNeedsReason,
       },
       async (request) => {

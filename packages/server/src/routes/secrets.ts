@@ -1,4 +1,10 @@
 import {
+  CreateSecretBodySchema,
+  IdParamsSchema,
+  RotateSecretBodySchema,
+  RotateSecretKeyBodySchema,
+} from '@maitento/sdk';
+import {
   createSecret,
   deleteSecret,
   listSecrets,
@@ -6,27 +12,33 @@ import {
   rotateSecretKeys,
   secretKeyStatus,
 } from '@maitento/store';
-import type { OperationRequest } from '@maitento/sdk';
-import type { FastifyInstance } from 'fastify';
-import type { ServerContext } from '../internal/context.js';
-import { emptyBodyIsEmptyObject } from '../internal/optional-body.js';
-import { operation, responses } from '../schemas/shared.js';
+import { emptyBodyIsEmptyObject } from '../http/optional-body.js';
+import { operation } from '../openapi/operation.js';
+import type { Api } from '../schemas/shared.js';
+import type { ServerContext } from '../server/context.js';
 
 /**
  * `/v1/secrets`: an admin creates, lists, rotates and deletes secrets; values go in, never out. `/v1/admin/secret-key`:
  * the operator sees which master keys the secrets are under and re-wraps them all under the current one.
  */
-export async function secretRoutes(app: FastifyInstance, ctx: ServerContext): Promise<void> {
-  app.post<OperationRequest<'createSecret'>>(
+export async function secretRoutes(app: Api, ctx: ServerContext): Promise<void> {
+  app.post(
     '/secrets',
     {
       config: { role: 'admin' },
-      schema: {
-        ...operation('createSecret'),
+      schema: operation({
+        operationId: 'createSecret',
         tags: ['secrets'],
         summary: 'Create a secret (stored encrypted)',
-        response: responses({ 201: { $ref: 'Secret#' } }),
-      },
+        description:
+          'Stores a secret of the namespace (encrypted under the master key) for tools to send as a credential. The ' +
+          'value is never answered again, by any operation.',
+        body: CreateSecretBodySchema,
+        response: { 201: { $ref: 'Secret#' } },
+        ok: 'The secret, by id and name (never its value)',
+        errors: ['api:secrets:exists'],
+        examples: { body: { name: 'orders-key', value: 'replace-with-the-orders-api-key' } },
+      }),
     },
     async (request, reply) => {
       // In a transaction of its own, though one statement: a lost COMMIT answer is settled (decision 0101).
@@ -41,26 +53,35 @@ export async function secretRoutes(app: FastifyInstance, ctx: ServerContext): Pr
     '/secrets',
     {
       config: { role: 'admin' },
-      schema: {
-        ...operation('listSecrets'),
+      schema: operation({
+        operationId: 'listSecrets',
         tags: ['secrets'],
         summary: 'List the secrets by id and name',
-        response: responses({ 200: { type: 'array', items: { $ref: 'Secret#' } } }),
-      },
+        description: 'Lists the secrets of the namespace by id and name, with when each was created and last rotated.',
+        response: { 200: { type: 'array', items: { $ref: 'Secret#' } } },
+        ok: 'The secrets (never their values)',
+        errors: [],
+      }),
     },
     async (request) => listSecrets(ctx.db, request.identity.namespace),
   );
 
-  app.put<OperationRequest<'rotateSecret'>>(
+  app.put(
     '/secrets/:id',
     {
       config: { role: 'admin' },
-      schema: {
-        ...operation('rotateSecret'),
+      schema: operation({
+        operationId: 'rotateSecret',
         tags: ['secrets'],
         summary: 'Rotate a secret: replace its value',
-        response: responses({ 200: { $ref: 'Secret#' } }),
-      },
+        description: "Replaces a secret's value; the next call that uses it sends the new one.",
+        params: IdParamsSchema,
+        body: RotateSecretBodySchema,
+        response: { 200: { $ref: 'Secret#' } },
+        ok: 'The secret, with its new updatedAt',
+        errors: ['api:secrets:not-found'],
+        examples: { body: { value: 'replace-with-the-new-orders-api-key' } },
+      }),
     },
     async (request) => {
       const { namespace } = request.identity;
@@ -71,16 +92,20 @@ export async function secretRoutes(app: FastifyInstance, ctx: ServerContext): Pr
     },
   );
 
-  app.delete<OperationRequest<'deleteSecret'>>(
+  app.delete(
     '/secrets/:id',
     {
       config: { role: 'admin' },
-      schema: {
-        ...operation('deleteSecret'),
+      schema: operation({
+        operationId: 'deleteSecret',
         tags: ['secrets'],
         summary: 'Delete a secret',
-        response: responses({ 204: { type: 'null' } }),
-      },
+        description: 'Deletes a secret; calls that need it then fail until one of that name is created again.',
+        params: IdParamsSchema,
+        response: { 204: { type: 'null' } },
+        ok: 'The secret was deleted',
+        errors: ['api:secrets:not-found'],
+      }),
     },
     async (request, reply) => {
       await deleteSecret(ctx.db, request.identity.namespace, request.params.id);
@@ -93,27 +118,39 @@ export async function secretRoutes(app: FastifyInstance, ctx: ServerContext): Pr
     '/admin/secret-key',
     {
       config: { role: 'operator' },
-      schema: {
-        ...operation('getSecretKeyStatus'),
+      schema: operation({
+        operationId: 'getSecretKeyStatus',
         tags: ['secrets'],
         summary: 'Which master key ids the secrets of every namespace are under',
-        response: responses({ 200: { $ref: 'SecretKeyStatus#' } }),
-      },
+        description:
+          'Tells the operator which master key ids the secrets of every namespace are encrypted under, and which ' +
+          'previous keys no secret uses any more (safe to remove from MT_SECRET_KEY).',
+        response: { 200: { $ref: 'SecretKeyStatus#' } },
+        ok: 'How many secrets each master key id holds',
+        errors: [],
+      }),
     },
     async () => secretKeyStatus(ctx.db, ctx.secretKey),
   );
 
-  app.post<OperationRequest<'rotateSecretKey'>>(
+  app.post(
     '/admin/secret-key/rotate',
     {
       config: { role: 'operator' },
       preValidation: emptyBodyIsEmptyObject,
-      schema: {
-        ...operation('rotateSecretKey'),
+      schema: operation({
+        operationId: 'rotateSecretKey',
         tags: ['secrets'],
         summary: "Re-wrap every secret's data key under the current master key (values untouched; resumable)",
-        response: responses({ 200: { $ref: 'SecretKeyRotation#' } }),
-      },
+        description:
+          "Re-wraps every secret's data key under the current master key, in batches; values are not decrypted. " +
+          'Resumable: run it again after an interruption.',
+        body: RotateSecretKeyBodySchema,
+        response: { 200: { $ref: 'SecretKeyRotation#' } },
+        ok: 'How many secrets were re-wrapped, and the status after',
+        errors: ['api:secrets:decrypt-failed', 'api:secrets:key-id-missing'],
+        examples: { body: { batchSize: 100 } },
+      }),
     },
     async (request) => {
       const rotation = await rotateSecretKeys(ctx.db, ctx.secretKey, {

@@ -1,24 +1,36 @@
-import type { FastifyInstance } from 'fastify';
-import { type OperationId, requestSchemas, wireSchemas } from '@maitento/sdk';
+import { wireSchemas } from '@maitento/sdk';
+import type {
+  FastifyBaseLogger,
+  FastifyInstance,
+  FastifyTypeProvider,
+  RawReplyDefaultExpression,
+  RawRequestDefaultExpression,
+  RawServerDefault,
+} from 'fastify';
+import type { Static, TSchema } from 'typebox';
 
 /** Adds every wire schema of @maitento/sdk (each declared once there, with its `$id`) to `app`. */
 export function addSharedSchemas(app: FastifyInstance): void {
   for (const schema of wireSchemas) app.addSchema(schema);
 }
 
-/** A response map: `ok` for the success status, the shared error schema for every 4xx and 5xx. */
-export function responses(ok: Record<number, unknown>): Record<string, unknown> {
-  return { ...ok, '4xx': { $ref: 'Error#' }, '5xx': { $ref: 'Error#' } };
-}
-
 export { MAX_NAME_LENGTH } from '@maitento/sdk';
 
 /**
- * The start of a route's schema: its operationId and the request schemas @maitento/sdk declares for it
- * (`requestSchemas`: path parameters, query, body), so the route validates with the SDK's declarations.
+ * fastify's type provider for TypeBox schemas (its documented `withTypeProvider`): a route's `request.params`,
+ * `request.query` and `request.body` are the `Static` types of the schemas its `schema` declares, so a handler's
+ * types come from the same declaration fastify validates with. A schema that is not TypeBox's (a `$ref`) is unknown.
  */
-export function operation<Op extends OperationId>(operationId: Op): { operationId: Op } & (typeof requestSchemas)[Op] {
-  const schemas = requestSchemas[operationId];
-  if (!schemas) throw new Error(`@maitento/sdk declares no operation ${operationId}`);
-  return { operationId, ...schemas };
+export interface WireTypes extends FastifyTypeProvider {
+  validator: this['schema'] extends TSchema ? Static<this['schema']> : unknown;
+  serializer: unknown;
 }
+
+/** The fastify instance the REST routes are added to: {@link WireTypes} types their requests. */
+export type Api = FastifyInstance<
+  RawServerDefault,
+  RawRequestDefaultExpression,
+  RawReplyDefaultExpression,
+  FastifyBaseLogger,
+  WireTypes
+>;

@@ -2,12 +2,12 @@ import swagger from '@fastify/swagger';
 import { type EgressPolicy, egressPolicyFromEnv, type Resolver } from '@maitento/egress';
 import {
   createEngine,
-  startTelemetry,
   type EmbeddingModel,
   type Engine,
   type EngineOptions,
   embeddingModelFromEnv,
   startEmbeddingWorker,
+  startTelemetry,
 } from '@maitento/engine';
 import { createGateway, type Gateway } from '@maitento/gateway';
 import {
@@ -15,8 +15,8 @@ import {
   type CacheLeaseState,
   chooseVectorSearch,
   createStoreCache,
-  detectVectorSupport,
   type Db,
+  detectVectorSupport,
   type FileLimits,
   migrate,
   openWakeups,
@@ -34,58 +34,58 @@ import Fastify, {
   type FastifyServerOptions,
   LogController,
 } from 'fastify';
-import type { ServerContext } from '../internal/context.js';
-import { DEFAULT_STREAM_TIMING, type EventStreamTiming } from '../internal/event-stream.js';
-import { logInternalErrors } from '../internal/internal-errors.js';
-import { PerKeyLimit } from '../internal/per-key-limit.js';
+import { platformCalls } from '../calls/platform-calls.js';
+import { consoleRoutes } from '../console/routes.js';
 import { serverErrors } from '../errors.js';
-import { watchKeys } from '../internal/key-watch.js';
-import { lazyEngine } from '../internal/lazy-engine.js';
-import { lazySerializerBuilder } from '../internal/lazy-schemas.js';
-import { publishFileRoutes } from '../internal/openapi-files.js';
-import { markOptionalBodies, takesOptionalBody } from '../internal/optional-body.js';
-import { markRawBodies } from '../internal/raw-bodies.js';
-import { declareHeaders, OPENAPI_TAGS } from '../internal/openapi-headers.js';
-import { documentOperations } from '../internal/openapi-operations-doc.js';
-import { echoRequestId, loggerOptions, requestId, requestLogger } from '../internal/logging.js';
-import { registerRequestLog } from '../internal/request-log.js';
-import { formatSchemaError, installValidators } from '../internal/validation.js';
+import { lazySerializerBuilder } from '../http/lazy-schemas.js';
+import { markOptionalBodies, takesOptionalBody } from '../http/optional-body.js';
+import { formatSchemaError, installValidators } from '../http/validation.js';
+import { logInternalErrors } from '../logging/internal-errors.js';
+import { echoRequestId, loggerOptions, requestId, requestLogger } from '../logging/logging.js';
+import { registerRequestLog } from '../logging/request-log.js';
+import { mcpRoutes } from '../mcp/mcp-routes.js';
+import type { McpSettings } from '../mcp/settings.js';
+import { documentOperations } from '../openapi/document.js';
+import { publishFileRoutes } from '../openapi/files.js';
+import { declareHeaders, OPENAPI_TAGS } from '../openapi/headers.js';
+import { type OperationDoc, operationDoc } from '../openapi/operation.js';
 import { registerAuth } from '../plugins/auth.js';
 import { frameworkErrorHandler, registerErrorHandler } from '../plugins/error-handler.js';
 import { registerIdempotency } from '../plugins/idempotency.js';
-import { mcpRoutes } from '../mcp/mcp-routes.js';
-import type { McpSettings } from '../mcp/settings.js';
-import { consoleRoutes } from '../console/routes.js';
 import { agentRoutes } from '../routes/agents.js';
 import { approvalRoutes } from '../routes/approvals.js';
 import { connectorRoutes } from '../routes/connectors.js';
 import { deployRoutes } from '../routes/deploy.js';
 import { extopRoutes } from '../routes/extops.js';
+import { fileSystemRoutes } from '../routes/file-systems.js';
 import { healthRoutes } from '../routes/health.js';
 import { interactionRoutes } from '../routes/interactions.js';
 import { keyRoutes } from '../routes/keys.js';
 import { knowledgeBaseRoutes } from '../routes/knowledge-bases.js';
 import { namespaceRoutes } from '../routes/namespaces.js';
 import { runRoutes } from '../routes/runs.js';
-import { fileSystemRoutes } from '../routes/file-systems.js';
 import { secretRoutes } from '../routes/secrets.js';
-import { addSharedSchemas, MAX_NAME_LENGTH } from '../schemas/shared.js';
-import { platformCalls } from '../internal/platform-calls.js';
+import { addSharedSchemas, MAX_NAME_LENGTH, type WireTypes } from '../schemas/shared.js';
+import { DEFAULT_STREAM_TIMING, type EventStreamTiming } from '../streams/event-stream.js';
+import { watchKeys } from '../streams/key-watch.js';
+import { PerKeyLimit } from '../streams/per-key-limit.js';
+import type { ServerContext } from './context.js';
+import { lazyEngine } from './lazy-engine.js';
 import type { ExtractBudget } from '../knowledge/budget.js';
 import {
+  cacheLeaseMsFromEnv,
   fileLimitsFromEnv,
   knowledgeDocumentLimitFromEnv,
   knowledgeExtractBudgetFromEnv,
   mcpSettingsFromEnv,
   runStreamsPerKeyFromEnv,
-  streamKeepAliveMsFromEnv,
-  cacheLeaseMsFromEnv,
   slowRequestMsFromEnv,
+  streamKeepAliveMsFromEnv,
   trustProxyFromEnv,
   retentionMsFromEnv,
   metricsListenFromEnv,
 } from './settings.js';
-import { type MetricsListen, type ProcessMetrics, startMetrics } from '../internal/metrics.js';
+import { type MetricsListen, type ProcessMetrics, startMetrics } from './metrics.js';
 
 /** Options of {@link createServer}. */
 export interface ServerOptions {
@@ -392,8 +392,11 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
   // for the document.
   const optionalBodies = new Set<string>();
   const roles = new Map<string, string>();
+  const docs = new Map<string, OperationDoc>();
   app.addHook('onRoute', (route) => {
     const id = (route.schema as { operationId?: string } | undefined)?.operationId;
+    const doc = operationDoc(route.schema);
+    if (id !== undefined && doc) docs.set(id, doc);
     if (id !== undefined && takesOptionalBody(route.preValidation)) optionalBodies.add(id);
     const role = (route.config as { role?: string } | undefined)?.role;
     if (id !== undefined && role !== undefined) roles.set(id, role);
@@ -423,14 +426,13 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
       const openapi = 'openapiObject' in document ? document.openapiObject : document.swaggerObject;
       markOptionalBodies(openapi, optionalBodies);
       publishFileRoutes(openapi);
-      markRawBodies(openapi);
-      documentOperations(openapi, roles);
+      documentOperations(openapi, docs, roles);
       declareHeaders(openapi);
       return openapi;
     },
   });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
-  await healthRoutes(app, ctx);
+  await healthRoutes(app.withTypeProvider<WireTypes>(), ctx);
   await app.register(
     async (v1) => {
       registerAuth(v1, ctx);
@@ -449,7 +451,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
         fileSystemRoutes,
         knowledgeBaseRoutes,
       ]) {
-        await routes(v1, ctx);
+        await routes(v1.withTypeProvider<WireTypes>(), ctx);
       }
     },
     { prefix: '/v1' },

@@ -1,10 +1,10 @@
 import { isIP } from 'node:net';
 import { approvalTtlMsFromEnv } from '@maitento/engine';
 import { DEFAULT_CACHE_LEASE_MS, DEFAULT_FILE_LIMITS, type FileLimits } from '@maitento/store';
-import { DEFAULT_STREAM_TIMING } from '../internal/event-stream.js';
 import type { ExtractBudget } from '../knowledge/budget.js';
-import type { McpSettings } from '../mcp/settings.js';
 import { serverErrors } from '../errors.js';
+import type { McpSettings } from '../mcp/settings.js';
+import { DEFAULT_STREAM_TIMING } from '../streams/event-stream.js';
 
 // The one module of the server that reads the environment (docs/configuration.md). The engine reads its own
 // (MT_APPROVAL_TTL included, taken from it here); the egress rules (MT_EGRESS_*) are read by @maitento/egress.

@@ -8,20 +8,21 @@ import {
 } from '@maitento/engine';
 import { createGateway, type Gateway } from '@maitento/gateway';
 import {
-  checkSecretKeys,
   type CacheLease,
+  checkSecretKeys,
   createStoreCache,
   type Db,
   migrate,
   openDatabase,
   openWakeups,
-  startCacheLease,
   resolveSecretKey,
+  startCacheLease,
   startRetention,
   type Wakeups,
 } from '@maitento/store';
-import { logInternalErrors } from '../internal/internal-errors.js';
-import { platformCalls } from '../internal/platform-calls.js';
+import { platformCalls } from '../calls/platform-calls.js';
+import { logInternalErrors } from '../logging/internal-errors.js';
+import { type ProcessMetrics, startMetrics } from './metrics.js';
 import {
   cacheLeaseMsFromEnv,
   metricsListenFromEnv,
@@ -29,7 +30,6 @@ import {
   retentionMsFromEnv,
   secretKeysFromEnv,
 } from './settings.js';
-import { type ProcessMetrics, startMetrics } from '../internal/metrics.js';
 
 /** Options of {@link startWorker}; every one has a default from the environment. */
 export interface StartWorkerOptions {

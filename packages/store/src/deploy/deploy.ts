@@ -1,8 +1,9 @@
 import type { Agent, Connector, Interaction, Resource, ResourceKind, Tool, ToolDefinition } from '@maitento/lang';
-import { notifyWake, wakeTopics } from '../wake/notify.js';
+import type * as wire from '@maitento/sdk/wire';
 import type { Db, Queryable } from '../db/db.js';
 import { storeErrors } from '../errors.js';
 import { contentHash, type Pin } from '../resources/hash.js';
+import { notifyWake, wakeTopics } from '../wake/notify.js';
 import { describeChange, type PreviousVersion } from './describe.js';
 import { referencesOf } from './references.js';
 
@@ -17,24 +18,10 @@ export interface CompiledResources {
 }
 
 /** One resource of a deploy plan. */
-export interface DeployChange {
-  kind: ResourceKind;
-  name: string;
-  action: 'create' | 'update' | 'unchanged';
-  /** The version after the deploy (the one it would create, for a dry run). */
-  version: number;
-  previousVersion?: number;
-  /** What changed, in words. */
-  changed?: string[];
-  /** The subset of `changed` that can break a working agent. */
-  breaking: string[];
-}
+export type DeployChange = wire.DeployChange;
 
 /** What a deploy did, or would do. */
-export interface DeployPlan {
-  applied: boolean;
-  changes: DeployChange[];
-}
+export type DeployPlan = wire.DeployPlan;
 
 const KINDS: ResourceKind[] = ['connector', 'tool', 'agent', 'interaction'];
 // Held per namespace for the whole deploy transaction, so two deploys never interleave.

@@ -1,5 +1,6 @@
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { sharedErrors } from '@maitento/errors';
+import type * as wire from '@maitento/sdk/wire';
 import type { Queryable } from '../db/db.js';
 import { storeErrors } from '../errors.js';
 import { bytes, iso } from '../internal/rows.js';
@@ -8,22 +9,13 @@ import { WAKE_CHANNEL } from '../wake/notify.js';
 import { secretAccess } from './secret-access.js';
 
 /** What a key may do: `admin` deploys and manages; `user` reads, runs and approves. */
-export type KeyRole = 'admin' | 'user';
+export type KeyRole = wire.KeyRole;
 
 /** An API key as listed: never the key itself. */
-export interface ApiKeyInfo {
-  id: string;
-  name: string | null;
-  role: KeyRole;
-  /** The ids of the secrets granted to the key when it was made (a user key names only these in a run). */
-  secrets: string[];
-  createdAt: string;
-}
+export type ApiKeyInfo = wire.KeyInfo;
 
 /** A key just created: `key` is shown this once and stored only as its hash. */
-export interface CreatedApiKey extends ApiKeyInfo {
-  key: string;
-}
+export type CreatedApiKey = wire.CreatedKey;
 
 /** Who a valid key belongs to. */
 export interface KeyIdentity {

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type * as wire from '@maitento/sdk/wire';
 import type { Db, Queryable } from '../db/db.js';
 import { storeErrors } from '../errors.js';
 import { iso } from '../internal/rows.js';
@@ -12,16 +13,7 @@ export interface NewChunk {
 }
 
 /** A document of a knowledge base as listed (its text is in its chunks). */
-export interface KnowledgeDocument {
-  id: string;
-  name: string;
-  contentType: string;
-  bytes: number;
-  chunkCount: number;
-  /** `ready`: searchable in every mode; `embedding`: its chunks still wait for their vectors (full-text works). */
-  status: 'embedding' | 'ready';
-  createdAt: string;
-}
+export type KnowledgeDocument = wire.KnowledgeDocument;
 
 interface DocumentRow {
   id: string;

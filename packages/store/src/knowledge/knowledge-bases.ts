@@ -1,20 +1,12 @@
 import { randomUUID } from 'node:crypto';
+import type * as wire from '@maitento/sdk/wire';
 import type { Queryable } from '../db/db.js';
 import { storeErrors } from '../errors.js';
-import { isUniqueViolation, iso } from '../internal/rows.js';
+import { iso, isUniqueViolation } from '../internal/rows.js';
 import { isUuid } from '../internal/uuid.js';
 
 /** A knowledge base: the id is what a run binds as `partitionId`. */
-export interface KnowledgeBase {
-  id: string;
-  name: string;
-  description: string;
-  /** The PostgreSQL text search configuration its chunks are indexed and searched with. */
-  language: string;
-  documentCount: number;
-  chunkCount: number;
-  createdAt: string;
-}
+export type KnowledgeBase = wire.KnowledgeBase;
 
 interface KnowledgeBaseRow {
   id: string;

@@ -1,17 +1,9 @@
+import type * as wire from '@maitento/sdk/wire';
 import type { Queryable } from '../db/db.js';
 import { knowledgeBaseLanguage } from './knowledge-bases.js';
 
 /** One passage found by a search: its text, score, document and position in it. */
-export interface KnowledgeSearchResult {
-  text: string;
-  /** Higher is better; comparable only within one search. */
-  score: number;
-  /** The headings the passage is under (a PDF's page), joined with " > ". */
-  title: string;
-  /** The passage's place in its document, from 0. */
-  position: number;
-  document: { id: string; name: string };
-}
+export type KnowledgeSearchResult = wire.KnowledgeSearchResult;
 
 interface ResultRow {
   document_id: string;

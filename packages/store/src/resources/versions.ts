@@ -7,6 +7,7 @@ import {
   type Tool,
   type ToolDefinition,
 } from '@maitento/lang';
+import type * as wire from '@maitento/sdk/wire';
 import type { Queryable } from '../db/db.js';
 import { storeErrors } from '../errors.js';
 import { iso } from '../internal/rows.js';
@@ -29,19 +30,10 @@ export interface StoredVersion<R = unknown> {
 }
 
 /** A resource with its latest version. */
-export interface ResourceSummary {
-  name: string;
-  latestVersion: number;
-  /** Whether the latest version is enabled. */
-  enabled: boolean;
-}
+export type ResourceSummary = wire.ResourceSummary;
 
 /** One version as listed. */
-export interface VersionSummary {
-  version: number;
-  enabled: boolean;
-  createdAt: string;
-}
+export type VersionSummary = wire.VersionInfo;
 
 /** The resource type stored for each kind. */
 export type ResourceOf<K extends ResourceKind> = K extends 'connector'
@@ -98,12 +90,7 @@ export async function listResources(db: Queryable, namespace: string, kind: Reso
 }
 
 /** A tool in a list: its latest version, and whether a call of it can be made at all. */
-export interface ToolSummary extends ResourceSummary {
-  /** False while the latest version, or the connector version it is pinned to, is disabled. */
-  callable: boolean;
-  /** Why it is not callable: `version 3 is disabled` or `connector orders-get version 1 is disabled`. */
-  reason?: string;
-}
+export type ToolSummary = wire.ExtopSummary;
 
 /** Lists every tool of `namespace` with its latest version and whether that version can be called, by name. */
 export async function listTools(db: Queryable, namespace: string): Promise<ToolSummary[]> {
@@ -250,7 +237,7 @@ export async function setVersionEnabled(
   name: string,
   version: number,
   enabled: boolean,
-): Promise<{ name: string; version: number; enabled: boolean }> {
+): Promise<wire.VersionState> {
   // The update steps the cache epoch (schema 7): every server reads it before its next request or call.
   const { rows } = await db.query(
     'WITH changed AS (UPDATE mt_resource_versions SET enabled = $5 ' +

@@ -1,24 +1,16 @@
 import { createHash } from 'node:crypto';
+import { RUN_STATUSES, TERMINAL_RUN_STATUSES } from '@maitento/sdk/wire';
 import type { Queryable } from '../db/db.js';
 import { iso } from '../internal/rows.js';
 import type { Pin } from '../resources/hash.js';
 import { WAKE_CHANNEL } from '../wake/notify.js';
 
-/** Where a run stands: the one declaration below the wire (the engine re-exports it; same-types.ts checks it is the SDK's). */
-export const RUN_STATUSES = [
-  'Running',
-  'PendingApproval',
-  'WaitingForInput',
-  'Completed',
-  'Failed',
-  'Cancelled',
-] as const;
+// Where a run stands, and the statuses it does not leave: declared once, on the wire (@maitento/sdk's
+// wire/constants.ts, the lowest package that needs them: it depends on no other package of this repository).
+export { RUN_STATUSES, TERMINAL_RUN_STATUSES };
 
 /** One of {@link RUN_STATUSES}. */
 export type RunStatus = (typeof RUN_STATUSES)[number];
-
-/** Statuses a run does not leave. */
-export const TERMINAL_RUN_STATUSES = ['Completed', 'Failed', 'Cancelled'] as const satisfies readonly RunStatus[];
 
 /** A run as stored in `mt_runs`. */
 export interface RunRecord {

@@ -1,32 +1,18 @@
+import type * as wire from '@maitento/sdk/wire';
 import type { Db } from '../db/db.js';
 import { storeErrors } from '../errors.js';
 import { openSecret, sealSecret, unwrapDataKey, wrapDataKey } from './envelope.js';
 import { allKeys, type SecretKeys, toKeyring } from './keyring.js';
 import { type EnvelopeRow, envelopeOf } from './secrets.js';
 
-/** What {@link checkSecretKeys} found: the stored secrets per master key id, and what it converted. */
-export interface SecretKeyCheck {
-  /** The current master key's id. */
-  currentKeyId: string;
-  /** How many secrets are under each master key id (after the conversion). */
-  secretsByKeyId: Record<string, number>;
-  /** Legacy secrets (sealed straight under a master key) converted to envelopes under the current key. */
-  converted: number;
-  /** Previous keys no stored secret is under any more: they can be retired. */
-  unusedPreviousKeyIds: string[];
-}
+/**
+ * What {@link checkSecretKeys} found: the wire's secret-key status (the stored secrets per master key id, and the
+ * previous keys none is under any more) and how many legacy secrets it converted to envelopes under the current key.
+ */
+export type SecretKeyCheck = wire.SecretKeyStatus & { converted: number };
 
 /** What {@link rotateSecretKeys} did. */
-export interface SecretKeyRotation {
-  /** The master key every data key is now wrapped under. */
-  keyId: string;
-  /** Data keys re-wrapped by this call (values untouched). */
-  rewrapped: number;
-  /** Legacy secrets converted to envelopes by this call. */
-  converted: number;
-  /** Batches committed. */
-  batches: number;
-}
+export type SecretKeyRotation = Omit<wire.SecretKeyRotation, 'status'>;
 
 interface Row extends EnvelopeRow {
   id: string;
@@ -112,7 +98,7 @@ export async function checkSecretKeys(db: Db, keys: SecretKeys, batchSize = 100)
 }
 
 /** Which master key ids the stored secrets (of every namespace) are under, and which previous keys hold none. */
-export async function secretKeyStatus(db: Db, keys: SecretKeys): Promise<Omit<SecretKeyCheck, 'converted'>> {
+export async function secretKeyStatus(db: Db, keys: SecretKeys): Promise<wire.SecretKeyStatus> {
   const ring = toKeyring(keys);
   const secretsByKeyId = await countByKeyId(db);
   return {

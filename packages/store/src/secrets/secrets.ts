@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { sharedErrors } from '@maitento/errors';
+import type { CreateSecretParams } from '@maitento/sdk/wire';
 import type { Queryable } from '../db/db.js';
 import { storeErrors } from '../errors.js';
-import { bytes, isUniqueViolation, iso } from '../internal/rows.js';
+import { bytes, iso, isUniqueViolation } from '../internal/rows.js';
 import { isUuid } from '../internal/uuid.js';
 import { type Envelope, openSecret, sealSecret } from './envelope.js';
 import { type SecretKeys, toKeyring } from './keyring.js';
@@ -34,7 +35,7 @@ export async function createSecret(
   db: Queryable,
   keys: SecretKeys,
   namespace: string,
-  input: { name: string; value: string },
+  input: CreateSecretParams,
 ): Promise<SecretInfo> {
   const id = randomUUID();
   const sealed = sealSecret(toKeyring(keys).current, namespace, id, input.value);

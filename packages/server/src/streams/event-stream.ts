@@ -1,5 +1,6 @@
-import { type Engine, type RunEvent, type RunEventType, type RunViewer, TERMINAL_EVENT_TYPES } from '@maitento/engine';
+import type { Engine, RunEvent, RunEventType, RunViewer } from '@maitento/engine';
 import { isMtError, type MtError } from '@maitento/errors';
+import { TERMINAL_EVENT_TYPES } from '@maitento/sdk';
 import { type Wakeups, wakeTopics } from '@maitento/store';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 

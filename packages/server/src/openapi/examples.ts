@@ -1,20 +1,19 @@
-import type { OperationId } from '@maitento/sdk';
-
 // The examples of the OpenAPI document: one value per named schema (a response that is one of them, or a list of
-// them, shows it), and the request bodies and answers an operation shows instead. They are the sample config repo
+// them, shows it), the sample values the routes' own examples use (`examples` of openapi/operation.ts), and the
+// parameters of error messages. They are the sample config repo
 // of the README (weather and orders): the connectors open-meteo-forecast and orders-get, the tools current-weather
 // and get-order, the agent support-agent and the interaction support. Spectral (oas3-valid-media-example) and
 // packages/server/test/openapi-examples.test.ts validate each one against its schema, so they cannot drift.
 
-const AT = '2026-03-14T09:26:53.589Z';
+export const AT = '2026-03-14T09:26:53.589Z';
 const LATER = '2026-03-14T09:27:04.112Z';
 const EXPIRES = '2026-03-15T09:27:01.020Z';
 const RUN_ID = '0b7e2c4a-5d0f-4f5e-9a43-8f1e6b2d7c91';
-const APPROVAL_ID = '7c2f9a61-3b8e-4d1a-b5c6-2e4f8a9d0b13';
+export const APPROVAL_ID = '7c2f9a61-3b8e-4d1a-b5c6-2e4f8a9d0b13';
 const KEY_ID = 'c91d4e7a-2f3b-4a5c-8d6e-1f0a9b8c7d65';
-const SECRET_ID = '5e8a1f3c-9b2d-4c7e-a6f0-3d1b2c4e5f78';
+export const SECRET_ID = '5e8a1f3c-9b2d-4c7e-a6f0-3d1b2c4e5f78';
 const FILE_SYSTEM_ID = '2a4c6e8f-1b3d-4f5a-9c7e-0d2f4b6a8c1e';
-const KNOWLEDGE_BASE_ID = '9f1e3d5c-7b9a-4e2c-8d4f-6a8b0c2e4f61';
+export const KNOWLEDGE_BASE_ID = '9f1e3d5c-7b9a-4e2c-8d4f-6a8b0c2e4f61';
 const DOCUMENT_ID = '4d6f8a0c-2e4a-4b6d-9f1a-3c5e7a9b1d2f';
 const HASH = 'sha256:8f14e45fceea167a5a36dedd4bea2543a6a2b1c0f7e3d9c2b4a6e8f0d1c3b5a7';
 
@@ -75,7 +74,7 @@ const APPROVAL = {
   createdAt: LATER,
 };
 
-const RUN = {
+export const RUN = {
   id: RUN_ID,
   interaction: { name: 'support', version: 2 },
   status: 'Completed',
@@ -107,7 +106,7 @@ const FILE_INFO = {
   updatedAt: LATER,
 };
 
-const RUN_EVENTS = [
+export const RUN_EVENTS = [
   { seq: 1, type: 'run-started', at: AT, data: { interaction: 'support', version: 2 } },
   {
     seq: 2,
@@ -266,124 +265,10 @@ export const SCHEMA_EXAMPLES: Record<string, unknown> = {
   },
 };
 
-const ANSWERED = { ...APPROVAL, answeredBy: ACTOR, answeredAt: LATER };
+export const ANSWERED = { ...APPROVAL, answeredBy: ACTOR, answeredAt: LATER };
 
-const MARKDOWN =
+export const MARKDOWN =
   '# Refunds\n\nRefunds are made to the original payment method within 14 days of the return arriving.\n';
-
-/**
- * What an operation shows where its schema's example is not enough: `body`, its JSON request body (`bodies`, by
- * media type); `ok`, its success answer (`oks`, by media type); `statuses`, the description and example of an
- * answer the route declares with a schema of its own.
- */
-export const OPERATION_EXAMPLES: Partial<
-  Record<
-    OperationId,
-    {
-      body?: unknown;
-      bodies?: Record<string, unknown>;
-      ok?: unknown;
-      oks?: Record<string, unknown>;
-      statuses?: Record<string, { description: string; example: unknown }>;
-    }
-  >
-> = {
-  getHealth: {
-    ok: { status: 'ok', wakeups: { listening: true }, cache: { mode: 'live' } },
-    statuses: {
-      '503': {
-        description: 'Service Unavailable: the database did not answer; the server is up but cannot serve requests',
-        example: {
-          status: 'degraded',
-          database: 'unreachable',
-          wakeups: { listening: false },
-          cache: { mode: 'read-through', reason: 'the LISTEN connection is lost' },
-        },
-      },
-    },
-  },
-  createNamespace: { body: { name: 'support' } },
-  createKey: { body: { name: 'shop-a desk', role: 'user', secrets: [SECRET_ID] } },
-  deploy: {
-    body: {
-      files: [
-        {
-          path: 'connectors/open-api/orders-get.mtr',
-          content:
-            'method = "GET"\nurl = "https://orders.example.com/orders/{orderId}"\ndescription = "One order by its id"\n' +
-            'auth = "Header"\nparameters.path = [ { name = "orderId" description = "The order id" type = "string" } ]\n',
-        },
-        {
-          path: 'external-operations/open-api/get-order.mtr',
-          content:
-            'connector = @ref("orders-get")\nguidance = "Looks up an order by its id."\n' +
-            'auth = { header = "X-Api-Key" secret = @ref("orders-key") }\n',
-        },
-      ],
-      dryRun: false,
-    },
-  },
-  listExtops: { ok: [SCHEMA_EXAMPLES.ExtopSummary] },
-  callExtop: { body: { arguments: { orderId: 'A-1042' } } },
-  listAgents: { ok: [{ name: 'support-agent', latestVersion: 1, enabled: true }] },
-  listInteractions: { ok: [{ name: 'support', latestVersion: 2, enabled: true }] },
-  createSecret: { body: { name: 'orders-key', value: 'replace-with-the-orders-api-key' } },
-  rotateSecret: { body: { value: 'replace-with-the-new-orders-api-key' } },
-  rotateSecretKey: { body: { batchSize: 100 } },
-  startRun: {
-    body: { inputs: { message: 'Where is my order A-1042?' }, interactive: true },
-    ok: { ...RUN, status: 'Running', result: null, updatedAt: AT, versions: RUN.versions },
-  },
-  listRunEvents: { ok: RUN_EVENTS },
-  streamRunEvents: {
-    oks: {
-      'text/event-stream': RUN_EVENTS.map(
-        ({ seq, type, ...rest }) => `id: ${seq}\nevent: ${type}\ndata: ${JSON.stringify({ seq, type, ...rest })}\n\n`,
-      ).join(''),
-    },
-  },
-  cancelRun: {
-    body: {},
-    ok: {
-      ...RUN,
-      status: 'Cancelled',
-      result: null,
-    },
-  },
-  sendRunMessage: { body: { text: 'And when will the refund arrive?' } },
-  approveRun: { body: { approvalId: APPROVAL_ID, reason: 'The refund is within policy' } },
-  rejectRun: { body: { approvalId: APPROVAL_ID, reason: 'Order A-1042 was already refunded; check again' } },
-  approveApproval: {
-    body: { reason: 'The refund is within policy' },
-    ok: { ...ANSWERED, status: 'Approved', reason: 'The refund is within policy' },
-  },
-  rejectApproval: {
-    body: { reason: 'Order A-1042 was already refunded; check again' },
-    ok: { ...ANSWERED, status: 'Rejected', reason: 'Order A-1042 was already refunded; check again' },
-  },
-  createFileSystem: { body: { name: 'reports', description: 'Monthly reports the support agent writes' } },
-  writeFile: {
-    body: { path: 'reports/2026-03.md', content: '# March\n\n41 orders refunded.\n', contentType: 'text/markdown' },
-  },
-  moveFile: {
-    body: { from: 'reports/draft.md', to: 'reports/2026-03.md', overwrite: false },
-  },
-  getFile: { oks: { '*/*': '# March\n\n41 orders refunded.\n' } },
-  putFile: { bodies: { '*/*': '# March\n\n41 orders refunded.\n' } },
-  addKnowledgeDocument: {
-    bodies: {
-      'text/plain': 'Refunds are made to the original payment method within 14 days of the return arriving.\n',
-      'text/markdown': MARKDOWN,
-      'text/html': '<h1>Refunds</h1><p>Refunds are made within 14 days of the return arriving.</p>',
-      'application/pdf': '%PDF-1.7 (the bytes of the PDF file)',
-    },
-  },
-  createKnowledgeBase: {
-    body: { name: 'Handbook', description: 'The support handbook: refunds, shipping, returns', language: 'english' },
-  },
-  searchKnowledge: { body: { partitionId: KNOWLEDGE_BASE_ID, query: 'how long does a refund take', limit: 5 } },
-  searchKnowledgeBase: { body: { query: 'how long does a refund take', limit: 5 } },
-};
 
 /** Sample values of the parameters of error messages, for the example error of each code. */
 export const ERROR_PARAMS: Record<string, string | number> = {

@@ -5,8 +5,8 @@ import { type ErrorRegistry, type ErrorSpec, renderTemplate, sharedErrors } from
 import { gatewayErrors } from '@maitento/gateway';
 import { fileErrors, storeErrors } from '@maitento/store';
 import { serverErrors } from '../errors.js';
-import { ERROR_PARAMS, OPERATION_EXAMPLES, SCHEMA_EXAMPLES } from './openapi-examples.js';
-import { OPERATION_DOCS } from './openapi-operations.js';
+import { ERROR_PARAMS, SCHEMA_EXAMPLES } from './examples.js';
+import type { OperationDoc } from './operation.js';
 
 type Media = { schema?: { $ref?: string; type?: string; items?: { $ref?: string } }; example?: unknown };
 type Response = { description?: string; headers?: unknown; content?: Record<string, Media> };
@@ -16,7 +16,7 @@ type Operation = {
   summary?: string;
   security?: unknown[];
   parameters?: unknown[];
-  requestBody?: { content?: Record<string, Media> };
+  requestBody?: { required?: boolean; description?: string; content?: Record<string, Media> };
   responses?: Record<string, Response>;
 };
 
@@ -38,15 +38,20 @@ export function errorSpec(code: string): ErrorSpec {
 
 const ERROR_REF = '#/components/schemas/Error';
 const WRITE_METHODS = new Set(['post', 'put', 'patch', 'delete']);
-const RAW_BODY_OPERATIONS = new Set(['putFile', 'addKnowledgeDocument']);
 
 /**
- * The codes an operation can answer besides its own (OperationDoc.errors), from what it is: a `/v1` operation
+ * The codes an operation can answer besides its own (OperationDoc.errors, declared at its route), from what it is: a `/v1` operation
  * needs a key (401) and a database (503); one with a role above `user` refuses other keys (403); one with
  * parameters or a body refuses what does not match its schema (400); one with a body refuses a body too large
  * (413) or, for JSON, not JSON (415); a write takes an Idempotency-Key (409, 422); any can fail inside (500).
  */
-function commonCodes(path: string, method: string, op: Operation, role: string | undefined): string[] {
+function commonCodes(
+  path: string,
+  method: string,
+  op: Operation,
+  doc: OperationDoc,
+  role: string | undefined,
+): string[] {
   const codes: string[] = [];
   const v1 = path.startsWith('/v1/');
   if (v1) codes.push('api:auth:missing-key', 'api:auth:invalid-key');
@@ -54,7 +59,7 @@ function commonCodes(path: string, method: string, op: Operation, role: string |
   if ((op.parameters?.length ?? 0) > 0 || op.requestBody) codes.push('api:request:invalid');
   if (op.requestBody) {
     codes.push('api:request:too-large');
-    if (!RAW_BODY_OPERATIONS.has(op.operationId ?? '')) codes.push('api:request:unsupported-media-type');
+    if (!doc.rawBody) codes.push('api:request:unsupported-media-type');
   }
   if (v1 && WRITE_METHODS.has(method)) codes.push('api:request:in-progress', 'api:request:idempotency-key-reused');
   codes.push('api:server:internal');
@@ -84,7 +89,7 @@ function errorExample(code: string, spec: ErrorSpec): Record<string, unknown> {
 }
 
 /** The error responses of the codes, one per status, each with the codes it carries and an example of each. */
-function errorResponses(codes: string[]): Record<string, Response> {
+function errorResponses(codes: readonly string[]): Record<string, Response> {
   const byStatus = new Map<number, string[]>();
   for (const code of new Set(codes)) {
     const { status } = errorSpec(code);
@@ -124,20 +129,34 @@ function schemaExample(schema: Media['schema']): unknown {
 }
 
 /**
- * Completes every operation of an OpenAPI document: its description, a meaningful description and an example of
- * each success answer, an example of each request body, and, instead of `4XX` and `5XX`, each error status it can
- * answer with the codes it carries. `roles` are the routes' `config.role` by operationId. An operation without
- * its description or an example throws: the document is then not served, and the tests say why.
+ * Completes every operation of an OpenAPI document from what its route declares (openapi/operation.ts): a
+ * meaningful description and an example of each success answer, an example of each request body, and, instead of
+ * `4XX` and `5XX`, each error status it can answer with the codes it carries. `docs` and `roles` are the routes'
+ * facts and `config.role` by operationId. An operation without its facts, its description or an example throws:
+ * the document is then not served, and the tests say why.
  */
-export function documentOperations(document: unknown, roles: ReadonlyMap<string, string>): void {
+export function documentOperations(
+  document: unknown,
+  docs: ReadonlyMap<string, OperationDoc>,
+  roles: ReadonlyMap<string, string>,
+): void {
   const paths = (document as { paths?: Record<string, Record<string, Operation>> }).paths ?? {};
   for (const [path, item] of Object.entries(paths)) {
     for (const [method, op] of Object.entries(item)) {
       const id = op.operationId ?? '';
-      const doc = OPERATION_DOCS[id];
-      if (!doc) throw new Error(`no description of operation ${id} (${method.toUpperCase()} ${path})`);
-      const examples = OPERATION_EXAMPLES[id as keyof typeof OPERATION_EXAMPLES] ?? {};
-      op.description = doc.description;
+      const doc = docs.get(id);
+      if (!doc || !op.description)
+        throw new Error(`no description of operation ${id} (${method.toUpperCase()} ${path})`);
+      const examples = doc.examples ?? {};
+      if (doc.rawBody) {
+        const { types, description } = doc.rawBody;
+        op.requestBody = {
+          required: true,
+          ...(description === undefined ? {} : { description }),
+          content: Object.fromEntries(types.map((type) => [type, { schema: { type: 'string', format: 'binary' } }])),
+        };
+      }
+      if (doc.parameters) op.parameters = [...(op.parameters ?? []), ...doc.parameters];
       for (const [type, media] of Object.entries(op.requestBody?.content ?? {})) {
         media.example = examples.bodies?.[type] ?? examples.body;
         if (media.example === undefined) throw new Error(`no example of the ${type} body of ${id}`);
@@ -163,7 +182,7 @@ export function documentOperations(document: unknown, roles: ReadonlyMap<string,
       }
       delete responses['4XX'];
       delete responses['5XX'];
-      const errors = errorResponses([...commonCodes(path, method, op, roles.get(id)), ...doc.errors]);
+      const errors = errorResponses([...commonCodes(path, method, op, doc, roles.get(id)), ...doc.errors]);
       for (const [status, response] of Object.entries(errors)) {
         // An answer the route declares itself (the health check's 503) stays as it is.
         if (!responses[status]) responses[status] = response;

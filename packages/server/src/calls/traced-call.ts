@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { ToolCallInput, ToolCallResult } from '@maitento/gateway';
 import type { Connector, Tool } from '@maitento/lang';
 import type { StoredVersion } from '@maitento/store';
-import type { ServerContext } from './context.js';
+import type { ServerContext } from '../server/context.js';
 
 /** A tool called directly (REST or MCP), as the store loaded it. */
 export interface DirectTool {

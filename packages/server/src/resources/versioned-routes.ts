@@ -1,3 +1,4 @@
+import { NameParamsSchema, VersionParamsSchema } from '@maitento/sdk';
 import {
   getVersion,
   listResources,
@@ -9,10 +10,9 @@ import {
   type VersionedKind,
   type VersionSummary,
 } from '@maitento/store';
-import type { NameParamsSchema, OperationId, RequestTypes, VersionParamsSchema } from '@maitento/sdk';
-import type { FastifyInstance } from 'fastify';
-import { operation, responses } from '../schemas/shared.js';
-import type { ServerContext } from './context.js';
+import { operation } from '../openapi/operation.js';
+import type { Api } from '../schemas/shared.js';
+import type { ServerContext } from '../server/context.js';
 import {
   getRunnable,
   listRunnableVersions,
@@ -35,6 +35,13 @@ export interface VersionedRouteSpec<S> {
   tag: string;
   /** The noun of its operation ids (`Connector` gives `listConnectors`, `getConnectorVersion`, ...). */
   noun: string;
+  /** What the documentation calls one and many of it (`tool`, `tools`). */
+  one: string;
+  many: string;
+  /** The code of a name or version that is not there. */
+  notFound: string;
+  /** The list operation's own description, success description and example, where the general ones do not fit. */
+  list?: { description?: string; ok?: string; example?: unknown };
   reads: VersionedReads<S>;
   /** The schema of a list item; `ResourceSummary` when absent. */
   listItem?: Record<string, unknown>;
@@ -71,56 +78,74 @@ export function runnableReads<K extends RunnableKind>(
 }
 
 /** Adds list, latest, versions and one version routes, and for connectors and tools disable and enable. */
-export function versionedRoutes<S>(app: FastifyInstance, ctx: ServerContext, spec: VersionedRouteSpec<S>): void {
-  const { path, tag, noun, reads } = spec;
+export function versionedRoutes<S>(app: Api, ctx: ServerContext, spec: VersionedRouteSpec<S>): void {
+  const { path, tag, noun, one, many, notFound, reads } = spec;
   app.get(
     path,
     {
-      schema: {
-        ...operation(`list${noun}s` as OperationId),
+      schema: operation({
+        operationId: `list${noun}s`,
         tags: [tag],
         summary: `List ${tag} with their latest versions`,
-        response: responses({ 200: { type: 'array', items: spec.listItem ?? { $ref: 'ResourceSummary#' } } }),
-      },
+        description:
+          spec.list?.description ??
+          `Lists the ${many} of the key's namespace by name, each with its latest version and whether that version is enabled.`,
+        response: { 200: { type: 'array', items: spec.listItem ?? { $ref: 'ResourceSummary#' } } },
+        ok: spec.list?.ok ?? `The ${many}, by name (an empty list when none is deployed)`,
+        errors: [],
+        ...(spec.list?.example === undefined ? {} : { examples: { ok: spec.list.example } }),
+      }),
     },
     async (request) => reads.list(request.identity.namespace),
   );
-  app.get<RequestTypes<{ params: typeof NameParamsSchema }>>(
+  app.get(
     `${path}/:name`,
     {
-      schema: {
-        ...operation(`get${noun}` as OperationId),
+      schema: operation({
+        operationId: `get${noun}`,
         tags: [tag],
         summary: 'The latest version',
-        response: responses({ 200: spec.detailSchema }),
-      },
+        description: `Reads the latest version of the ${one} named in the path, as deployed: its definition and the hash of its source.`,
+        params: NameParamsSchema,
+        response: { 200: spec.detailSchema },
+        ok: `The latest version of the ${one}`,
+        errors: [notFound],
+      }),
     },
     async (request) => {
       const namespace = request.identity.namespace;
       return spec.detail(await reads.get(namespace, request.params.name), namespace);
     },
   );
-  app.get<RequestTypes<{ params: typeof NameParamsSchema }>>(
+  app.get(
     `${path}/:name/versions`,
     {
-      schema: {
-        ...operation(`list${noun}Versions` as OperationId),
+      schema: operation({
+        operationId: `list${noun}Versions`,
         tags: [tag],
         summary: 'Every version, newest first',
-        response: responses({ 200: { type: 'array', items: { $ref: 'VersionSummary#' } } }),
-      },
+        description: `Lists every deployed version of the ${one}, newest first, with whether each is enabled.`,
+        params: NameParamsSchema,
+        response: { 200: { type: 'array', items: { $ref: 'VersionSummary#' } } },
+        ok: `The versions of the ${one}, newest first`,
+        errors: [notFound],
+      }),
     },
     async (request) => reads.versions(request.identity.namespace, request.params.name),
   );
-  app.get<RequestTypes<{ params: typeof VersionParamsSchema }>>(
+  app.get(
     `${path}/:name/versions/:version`,
     {
-      schema: {
-        ...operation(`get${noun}Version` as OperationId),
+      schema: operation({
+        operationId: `get${noun}Version`,
         tags: [tag],
         summary: 'One version',
-        response: responses({ 200: spec.detailSchema }),
-      },
+        description: `Reads one version of the ${one}, enabled or not: what runs pinned to that version use.`,
+        params: VersionParamsSchema,
+        response: { 200: spec.detailSchema },
+        ok: `That version of the ${one}`,
+        errors: [notFound],
+      }),
     },
     async (request) => {
       const namespace = request.identity.namespace;
@@ -131,19 +156,28 @@ export function versionedRoutes<S>(app: FastifyInstance, ctx: ServerContext, spe
   if (spec.toggles) toggleRoutes(app, ctx, spec, spec.toggles);
 }
 
-function toggleRoutes<S>(app: FastifyInstance, ctx: ServerContext, spec: VersionedRouteSpec<S>, kind: VersionedKind) {
-  const { path, tag, noun } = spec;
+function toggleRoutes<S>(app: Api, ctx: ServerContext, spec: VersionedRouteSpec<S>, kind: VersionedKind) {
+  const { path, tag, noun, one, many, notFound } = spec;
+  const disabledCode = `api:${many === 'tools' ? 'extops' : 'connectors'}:version-disabled`;
+  const description = {
+    disable: `Disables one version of the ${one} (admin key): calls pinned to it fail with \`${disabledCode}\` from the next call on, until it is enabled again. Disabling a disabled version changes nothing.`,
+    enable: `Enables one version of the ${one} again (admin key): calls pinned to it work from the next call on. Enabling an enabled version changes nothing.`,
+  };
   for (const action of ['disable', 'enable'] as const) {
-    app.post<RequestTypes<{ params: typeof VersionParamsSchema }>>(
+    app.post(
       `${path}/:name/versions/:version/${action}`,
       {
         config: { role: 'admin' },
-        schema: {
-          ...operation(`${action}${noun}Version` as OperationId),
+        schema: operation({
+          operationId: `${action}${noun}Version`,
           tags: [tag],
           summary: `${action === 'disable' ? 'Disable' : 'Enable'} one version; calls pinned to it ${action === 'disable' ? 'fail' : 'work again'} from the next call`,
-          response: responses({ 200: { $ref: 'VersionState#' } }),
-        },
+          description: description[action],
+          params: VersionParamsSchema,
+          response: { 200: { $ref: 'VersionState#' } },
+          ok: 'The version and its new state',
+          errors: [notFound],
+        }),
       },
       async (request) => {
         const namespace = request.identity.namespace;

@@ -1,4 +1,4 @@
-import { IDEMPOTENT_METHODS, IDEMPOTENCY_KEY_PATTERN } from '../plugins/idempotency.js';
+import { IDEMPOTENCY_KEY_PATTERN, IDEMPOTENT_METHODS } from '../plugins/idempotency.js';
 
 type Operation = {
   operationId?: string;
@@ -23,9 +23,6 @@ export const OPENAPI_TAGS = [
   { name: 'knowledge', description: 'Knowledge bases: documents, passages and search' },
 ];
 
-/** The operation that streams a run's events as Server-Sent Events, resumed with `Last-Event-ID`. */
-export const EVENT_STREAM_OPERATION = 'streamRunEvents';
-
 const IDEMPOTENCY_KEY = {
   name: 'Idempotency-Key',
   in: 'header',
@@ -41,7 +38,8 @@ const IDEMPOTENT_REPLAYED = {
   schema: { type: 'string', enum: ['true'] },
 };
 
-const LAST_EVENT_ID = {
+/** The header a run's event stream is resumed with (its route declares it: routes/runs.ts). */
+export const LAST_EVENT_ID = {
   name: 'Last-Event-ID',
   in: 'header',
   required: false,
@@ -54,7 +52,7 @@ const LAST_EVENT_ID = {
 /**
  * Declares in an OpenAPI document the headers the server reads and writes outside the routes' schemas: the
  * `Idempotency-Key` request header and `Idempotent-Replayed` response header of every `/v1` POST, PUT and DELETE
- * (what plugins/idempotency.ts handles), and `Last-Event-ID` on the run event stream.
+ * (what plugins/idempotency.ts handles). A header one route reads itself (`Last-Event-ID`) is declared at its route.
  */
 export function declareHeaders(document: unknown): void {
   const paths = (document as { paths?: Record<string, Record<string, Operation>> }).paths ?? {};
@@ -68,7 +66,6 @@ export function declareHeaders(document: unknown): void {
             response.headers = { ...response.headers, 'Idempotent-Replayed': IDEMPOTENT_REPLAYED };
         }
       }
-      if (op.operationId === EVENT_STREAM_OPERATION) op.parameters = [...(op.parameters ?? []), LAST_EVENT_ID];
     }
   }
 }

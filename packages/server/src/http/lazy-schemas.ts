@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import type { FastifySchemaCompiler, FastifyServerOptions } from 'fastify';
-import { serverRequire } from './package-require.js';
+import { serverRequire } from '../server/package-require.js';
 
 type SerializerBuilder = NonNullable<
   NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>['buildSerializer']

@@ -13,9 +13,9 @@ import type {
   Wakeups,
 } from '@maitento/store';
 import type { ExtractBudget } from '../knowledge/budget.js';
-import type { EventStreamTiming } from './event-stream.js';
-import type { KeyWatch } from './key-watch.js';
-import type { PerKeyLimit } from './per-key-limit.js';
+import type { EventStreamTiming } from '../streams/event-stream.js';
+import type { KeyWatch } from '../streams/key-watch.js';
+import type { PerKeyLimit } from '../streams/per-key-limit.js';
 
 /** What every route plugin needs: the database, the secret key, the gateway, the egress policy and the run engine. */
 export interface ServerContext {

@@ -1,8 +1,8 @@
-import { didYouMean } from '@maitento/lang';
-import type { CompiledRepo, Connector, RemoteTool } from '@maitento/lang';
 import { isMtError } from '@maitento/errors';
+import type { CompiledRepo, Connector, RemoteTool } from '@maitento/lang';
+import { didYouMean } from '@maitento/lang';
 import { serverErrors } from '../errors.js';
-import type { ServerContext } from './context.js';
+import type { ServerContext } from '../server/context.js';
 
 /** MCP servers listed at once by one deploy. */
 const PARALLEL_LISTINGS = 4;
