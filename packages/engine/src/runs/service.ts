@@ -122,11 +122,11 @@ export class RunService implements RunningEngine {
     const id = randomUUID();
     const interactive = input.interactive ?? true;
     const trace = this.deps.telemetry?.allocate(context?.traceparent);
-    // The run and its job in one statement (pg-boss's job insert in a CTE of the run's): they commit together, so a
-    // run is never Running without a job, nor a job without its run, and no transaction is needed.
-    const run = await this.queue.sendWith(id, async (job) => {
+    // The run and its job in one transaction (pg-boss's `send` with the transaction as its `db`): they commit
+    // together, so a run is never Running without a job, nor a job without its run.
+    const run = await this.deps.db.transaction(async (tx) => {
       const inserted = await insertRun(
-        this.deps.db,
+        tx,
         {
           id,
           namespace,
@@ -144,10 +144,10 @@ export class RunService implements RunningEngine {
           inputs,
           interactive,
         }),
-        job,
       );
-      // insertRun's statement has notified `runs`.
-      return { jobId: inserted.jobId!, result: inserted };
+      // insertRun's statement notifies `runs` at the commit.
+      await this.queue.send(id, tx, true);
+      return inserted;
     });
     this.queue.sent();
     return runView(run);
