@@ -1,5 +1,5 @@
 export type * from './api/types.js';
-export type { Engine, RunningEngine } from './api/engine.js';
+export type { Engine, RunningEngine, WorkerHealth } from './api/engine.js';
 export { RUN_EVENTS_MAX_PAGE, RUN_EVENTS_PAGE } from './api/engine.js';
 export { RUN_STATUSES, TERMINAL_RUN_STATUSES as TERMINAL_STATUSES } from '@maitento/store';
 export { TERMINAL_EVENT_TYPES } from './journal/events.js';
@@ -14,6 +14,7 @@ export type { ModelResolver, ResolvedModel } from './models/resolve.js';
 export { scriptedModel, scriptEndedText } from './models/scripted.js';
 export type { ScriptTurn } from './models/scripted.js';
 export { RUN_QUEUE } from './worker/queue.js';
+export { FETCH_POLL_MS, HEARTBEAT_SECONDS } from './worker/queue.js';
 export type { RunWakeups } from './worker/queue.js';
 export type { EngineLogger } from './internal/logger.js';
 export { embeddingModelFromEnv, embedQuery, embedTexts, unit } from './knowledge/embedding-model.js';

@@ -18,7 +18,7 @@ import {
 } from '@maitento/store';
 import { isUuid, nameSuggestion } from '@maitento/store';
 import { answerApproval, approvalOrThrow } from '../approvals/answer.js';
-import { RUN_EVENTS_MAX_PAGE, RUN_EVENTS_PAGE, type RunningEngine } from '../api/engine.js';
+import { RUN_EVENTS_MAX_PAGE, RUN_EVENTS_PAGE, type RunningEngine, type WorkerHealth } from '../api/engine.js';
 import type {
   ApprovalAnswer,
   ApprovalView,
@@ -54,6 +54,10 @@ export class RunService implements RunningEngine {
     /** Stops the worker (if any), the queue and the reads. */
     readonly close: () => Promise<void>,
   ) {}
+
+  workerHealth(): WorkerHealth | null {
+    return this.workerId === null ? null : this.queue.health();
+  }
 
   private async record(namespace: string, id: string): Promise<RunRecord> {
     const run = isUuid(id) ? await findRun(this.deps.db, id, namespace) : undefined;

@@ -291,10 +291,12 @@ export const OPERATION_EXAMPLES: Partial<
     ok: { status: 'ok', wakeups: { listening: true }, cache: { mode: 'live' } },
     statuses: {
       '503': {
-        description: 'Service Unavailable: the database did not answer; the server is up but cannot serve requests',
+        description:
+          'Service Unavailable: the database did not answer within 800 ms, or the worker stalled; the reason says which',
         example: {
           status: 'degraded',
           database: 'unreachable',
+          reason: 'the database did not answer within 800 ms',
           wakeups: { listening: false },
           cache: { mode: 'read-through', reason: 'the LISTEN connection is lost' },
         },

@@ -69,8 +69,9 @@ function versioned(noun: keyof typeof NOUNS): Record<string, OperationDoc> {
 export const OPERATION_DOCS: Record<string, OperationDoc> = {
   getHealth: {
     description:
-      'Tells a load balancer or orchestrator whether this server and its database answer, and whether wake-ups ' +
-      '(LISTEN/NOTIFY) are listening. Needs no API key.',
+      'Readiness: tells a load balancer or orchestrator whether this server can serve (its database answers within ' +
+      "800 ms; with a worker, its fetch loop turns and its runs' heartbeat goes through), and whether wake-ups " +
+      '(LISTEN/NOTIFY) are listening. Answers within 1 s. Needs no API key.',
     ok: 'The server and its database answer',
     errors: [],
   },
