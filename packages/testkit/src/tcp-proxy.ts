@@ -11,6 +11,12 @@ export interface TcpProxy {
   thaw(): void;
   /** Closes every open connection (both sides see it dropped); new connections are forwarded as before. */
   cut(): void;
+  /**
+   * Half-open: every connection open now stays open but silent for good (what a NAT or a failover that forgot it
+   * leaves behind: nothing arrives, nothing closes), while new connections are forwarded as before (after a
+   * {@link TcpProxy.thaw} if frozen). See {@link blackHole}.
+   */
+  blackHoleExisting(): void;
   /** Connections accepted so far. */
   readonly accepted: number;
   /** Closes the proxy and every connection through it. */
@@ -20,6 +26,16 @@ export interface TcpProxy {
 interface Pipe {
   held: Buffer[];
   to: Socket;
+  /** Set by {@link blackHole}: what it reads is dropped, never forwarded, and the connection is never closed. */
+  blackHoled?: boolean;
+}
+
+/** Makes every pipe open now a black hole: its held data dropped, and what it reads from now on too. */
+function blackHole(pipes: Pipe[]): void {
+  for (const pipe of pipes) {
+    pipe.blackHoled = true;
+    pipe.held.length = 0;
+  }
 }
 
 /**
@@ -38,6 +54,7 @@ export async function startTcpProxy(
     const pipe: Pipe = { held: [], to };
     pipes.push(pipe);
     from.on('data', (chunk: Buffer) => {
+      if (pipe.blackHoled) return;
       if (frozen) pipe.held.push(chunk);
       else to.write(chunk);
     });
@@ -77,6 +94,9 @@ export async function startTcpProxy(
     },
     cut() {
       for (const socket of sockets) socket.destroy();
+    },
+    blackHoleExisting() {
+      blackHole(pipes);
     },
     get accepted() {
       return accepted;
