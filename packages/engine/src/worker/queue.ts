@@ -117,11 +117,14 @@ export async function openRunQueue(db: Db, onError: (error: unknown) => void, wa
 
   // The jobs being handled, by their handler's end, with the attempt pg-boss fences their touch and settle to.
   const held = new Map<Promise<void>, { id: string; retryCount: number }>();
-  // The loop runs while `working`; `wanted` says jobs may wait (a wake-up came, or the last fetch came full);
-  // `recheck` says a wake-up's fetch found nothing while jobs were held: pg-boss's singleton policy hides a run's
-  // new job until its active one ends (an answer stored just before its job ended), so a freed slot looks again.
+  // The loop runs while `working`. `wanted` counts the `runs` wake-ups (each says one job was sent) not yet matched
+  // by a fetched job; `more` says jobs may wait that no wake-up told of (a poll's or a start's batch came full).
+  // `recheck` says a wake-up's fetch found less than it announced while jobs were held: pg-boss's singleton policy
+  // hides a run's new job until its active one ends (an answer stored just before its job ended), so a freed slot
+  // looks again.
   let working = false;
-  let wanted = false;
+  let wanted = 0;
+  let more = false;
   let recheck = false;
   let loop: Promise<void> | undefined;
   let wake: (() => void) | undefined;
@@ -132,7 +135,7 @@ export async function openRunQueue(db: Db, onError: (error: unknown) => void, wa
   let heartbeat: NodeJS.Timeout | undefined;
   let unsubscribe: (() => void) | undefined;
   const poke = () => {
-    wanted = true;
+    wanted += 1;
     wake?.();
   };
 
@@ -185,7 +188,7 @@ export async function openRunQueue(db: Db, onError: (error: unknown) => void, wa
         if (recheck) {
           recheck = false;
           poke();
-        } else wake?.();
+        } else if (wanted > 0 || more) wake?.();
       });
     held.set(done, attempt);
   };
@@ -202,7 +205,8 @@ export async function openRunQueue(db: Db, onError: (error: unknown) => void, wa
     },
     async work(concurrency, handler, runsWorking) {
       working = true;
-      wanted = true;
+      // Jobs may have been sent before the worker started.
+      more = true;
       unsubscribe = wakeups?.on(wakeTopics.runs, poke);
       // The worker heartbeats every job it holds (fenced to the attempt it fetched) until its handler ends, also
       // while a stop drains: pg-boss retries a job elsewhere only when its worker stopped heartbeating.
@@ -222,19 +226,27 @@ export async function openRunQueue(db: Db, onError: (error: unknown) => void, wa
       // Our own fetch loop rather than boss.work(): it fetches as many jobs as it has free slots, at once again
       // while batches come full, on a `runs` wake-up (or when a slot frees after one), and every FETCH_POLL_MS else.
       loop = (async () => {
+        // Whether this turn is the fallback poll's (no wake-up asked for it).
+        let polled = false;
         while (working) {
           // Slots bound the runs held, most of which wait (on a model, an upstream); the limit bounds the runs
           // doing engine work at once: beyond what the event loop can serve, they would only make every run's
           // steps wait their turn. A run waiting on a model or a tool does not count against it.
           const busy = runsWorking();
           const free = Math.min(concurrency - held.size, allowed(busy) - busy);
-          if (free > 0) {
-            const woken = wanted;
-            wanted = false;
+          if (free > 0 && (wanted > 0 || more || polled)) {
+            const asked = wanted;
+            const unasked: boolean = more || polled;
+            wanted = 0;
+            more = false;
             try {
               const jobs = await boss.fetch<{ runId: string }>(RUN_QUEUE, { batchSize: free });
-              if (jobs.length === free) wanted = true;
-              else if (jobs.length === 0 && woken && held.size > 0) recheck = true;
+              // A full batch looks again at once while wake-ups are left unanswered, or when it was not asked for by
+              // wake-ups alone (it cannot know what is left); a batch of one for a lone run's wake-up does not.
+              if (jobs.length === free) {
+                wanted += Math.max(0, asked - free);
+                more = unasked;
+              } else if (jobs.length < asked && held.size > 0) recheck = true;
               for (const job of jobs) take(job, handler);
             } catch (error) {
               onError(error);
@@ -242,13 +254,15 @@ export async function openRunQueue(db: Db, onError: (error: unknown) => void, wa
           }
           lastTurn = performance.now();
           if (!working) break;
-          if (wanted && free > 0 && held.size < concurrency) continue;
-          await new Promise<void>((resolve) => {
+          polled = false;
+          if ((wanted > 0 || more) && free > 0 && held.size < concurrency) continue;
+          const heldBack = free <= 0 && held.size < concurrency;
+          polled = await new Promise<boolean>((resolve) => {
             // Held back below the slots: look again once the loop has been measured anew.
-            const timer = setTimeout(resolve, free <= 0 && held.size < concurrency ? LOAD_WINDOW_MS : FETCH_POLL_MS);
+            const timer = setTimeout(() => resolve(!heldBack), heldBack ? LOAD_WINDOW_MS : FETCH_POLL_MS);
             wake = () => {
               clearTimeout(timer);
-              resolve();
+              resolve(false);
             };
           });
           wake = undefined;
