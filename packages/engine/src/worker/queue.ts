@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+import { BoundedMap } from '@maitento/egress';
 import { type Db, notifyWake, type Queryable, type Wakeups, wakeTopics } from '@maitento/store';
 import { PgBoss } from 'pg-boss';
 import { LOAD_WINDOW_MS, runLimit } from './run-limit.js';
@@ -60,10 +62,25 @@ export interface RunQueue {
  * its start (installing or migrating its schema, creating the queue: DDL without values) run before `started` is
  * set, without a statement deadline, as the store's own migrations do.
  */
-function bossOn(db: Db): { boss: PgBoss; started: () => void } {
+function bossOn(db: Db): { boss: PgBoss; started: () => void; named: (text: string) => string } {
   let setup = true;
+  // On PostgreSQL a statement with values is prepared once per connection under a name its text gives (its text an
+  // opaque key, as pg's own statement cache would use): pg-boss's fetch, complete and touch run at every run.
+  const names = new BoundedMap<string, string>(64);
+  const named = (text: string) => {
+    let name = names.get(text);
+    if (name === undefined) {
+      name = `mt_pgboss_${createHash('sha1').update(text).digest('hex').slice(0, 20)}`;
+      names.set(text, name);
+    }
+    return name;
+  };
   const executeSql = (text: string, values?: unknown[]) =>
-    setup && values === undefined ? db.executeSql(text) : db.executeSql(text, values ?? []);
+    setup && values === undefined
+      ? db.executeSql(text)
+      : db.driver === 'pg' && values !== undefined && values.length > 0
+        ? db.query(text, values, { name: named(text) })
+        : db.executeSql(text, values ?? []);
   // No useListenNotify (a second LISTEN connection): the engine fetches on the process's wake-ups. The supervisor
   // runs every 2 s so a job whose heartbeat stopped is retried within HEARTBEAT_SECONDS + 2 s; every hour it deletes
   // the queue's jobs finished more than a day ago. No REINDEX CONCURRENTLY under a statement deadline: the job table
@@ -79,6 +96,7 @@ function bossOn(db: Db): { boss: PgBoss; started: () => void } {
   });
   return {
     boss,
+    named,
     started: () => {
       setup = false;
     },
@@ -109,7 +127,7 @@ async function ensureQueue(boss: PgBoss, db: Db): Promise<void> {
 
 /** Opens pg-boss on `db` (see {@link bossOn}), with its supervisor on. */
 export async function openRunQueue(db: Db, onError: (error: unknown) => void, wakeups?: RunWakeups): Promise<RunQueue> {
-  const { boss, started } = bossOn(db);
+  const { boss, started, named } = bossOn(db);
   boss.on('error', onError);
   await boss.start();
   await ensureQueue(boss, db);
@@ -195,7 +213,11 @@ export async function openRunQueue(db: Db, onError: (error: unknown) => void, wa
 
   return {
     async send(runId, tx, woken = false) {
-      const options = tx ? { db: { executeSql: (text: string, values?: unknown[]) => tx.query(text, values) } } : {};
+      const executeSql = (text: string, values?: unknown[]) =>
+        db.driver === 'pg' && values !== undefined && values.length > 0
+          ? tx!.query(text, values, { name: named(text) })
+          : tx!.query(text, values);
+      const options = tx ? { db: { executeSql } } : {};
       await boss.send(RUN_QUEUE, { runId }, { singletonKey: runId, ...options });
       if (!woken) await notifyWake(tx ?? db, wakeTopics.runs);
       if (!tx) poke();

@@ -418,6 +418,8 @@ export async function claimRun(
       "SELECT run.*, (SELECT json_agg(json_build_object('seq', seq, 'type', type, 'data', data, 'at', created_at) " +
       'ORDER BY seq) FROM mt_run_events WHERE run_id = $1) AS events FROM run',
     [runId, token],
+    // Every run's pickup makes it: prepared once per connection.
+    { name: 'mt_claim_run' },
   );
   const row = rows[0];
   if (row === undefined) return undefined;
