@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createPgDb, type Db, migrate } from '@maitento/store';
-import { createTestDatabase, type TestDatabase } from '@maitento/testkit';
+import { createTestDatabase, startTcpProxy, type TestDatabase } from '@maitento/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FETCH_POLL_MS, HEARTBEAT_SECONDS, openRunQueue, type RunQueue } from '../src/worker/queue.js';
 
@@ -190,5 +190,48 @@ describe("the run queue on pg-boss's public API", () => {
     expect(holder.health().heartbeatLateMs).toBe(0);
     release();
     for (const q of queues.splice(0)) await q.stop(5000);
+  }, 30_000);
+
+  it("has every statement under the store's deadline: with its database silent, the loop keeps turning and the heartbeat reports late", async () => {
+    // The queue on a Db whose every connection goes through a proxy that can go silent (a stalled network).
+    const proxy = await startTcpProxy();
+    const proxied = createPgDb(proxy.via(database.url), { timeoutMs: 500 });
+    const q = await openRunQueue(proxied, () => {});
+    const runId = randomUUID();
+    let release = () => {};
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let taken = 0;
+    try {
+      await q.work(
+        1,
+        async (job) => {
+          if (job.runId !== runId) return;
+          taken++;
+          await released;
+        },
+        () => 0,
+      );
+      await q.send(runId);
+      await until(() => taken === 1, 10_000);
+      expect(q.health().heartbeatLateMs).toBe(0);
+      proxy.freeze();
+      // The heartbeat (every 3.3 s) and the polls meet a silent database: each fails at its deadline instead of
+      // hanging, so the loop goes on turning, and the heartbeat says how late it is.
+      const began = Date.now();
+      await until(() => q.health().heartbeatLateMs > 0, 8000);
+      expect(Date.now() - began).toBeLessThan(8000);
+      for (let i = 0; i < 3; i++) {
+        expect(q.health().sinceTurnMs).toBeLessThan(FETCH_POLL_MS + 1500);
+        await new Promise((r) => setTimeout(r, 700));
+      }
+    } finally {
+      proxy.thaw();
+      release();
+      await q.stop(5000);
+      await proxied.close();
+      await proxy.close();
+    }
   }, 30_000);
 });
