@@ -27,11 +27,6 @@ export const engineErrors = defineErrors({
     message: "The run's inputs are {size} bytes of JSON; at most {max} are accepted",
     hint: 'Pass large data by reference (an id the tool can fetch); MT_RUN_INPUT_MAX_BYTES sets the limit',
   },
-  'api:runs:queue-changed': {
-    status: 500,
-    message: "pg-boss's statement cannot be folded into the run's own: {detail}",
-    hint: 'pg-boss was upgraded or its queue changed: see jobInsert and jobFetch in packages/engine/src/worker/queue.ts',
-  },
   'api:runs:already-ended': { status: 409, message: 'Run {id} has already ended ({status})' },
   'api:runs:too-many-steps': {
     status: 422,

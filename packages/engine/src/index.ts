@@ -1,6 +1,6 @@
 export { RUN_STATUSES, TERMINAL_RUN_STATUSES as TERMINAL_STATUSES } from '@maitento/store';
 export type { EmbeddingModel } from 'ai';
-export type { Engine, RunningEngine } from './api/engine.js';
+export type { Engine, RunningEngine, WorkerHealth } from './api/engine.js';
 export { RUN_EVENTS_MAX_PAGE, RUN_EVENTS_PAGE } from './api/engine.js';
 export type * from './api/types.js';
 export { approvalNow, approvedCallUse, type ActingCheck } from './approvals/acting.js';
@@ -11,6 +11,7 @@ export { createEngine, runWorker, startTelemetry } from './engine/create-engine.
 export { approvalTtlMsFromEnv } from './engine/settings.js';
 export type { EngineErrorCode } from './errors.js';
 export { engineErrors } from './errors.js';
+export { FETCH_POLL_MS, HEARTBEAT_SECONDS } from './worker/queue.js';
 export type { EngineLogger } from './internal/logger.js';
 export { embeddingModelFromEnv, embedQuery, embedTexts, unit } from './knowledge/embedding-model.js';
 export type { EmbeddingWorker, EmbeddingWorkerLogger } from './knowledge/embedding-worker.js';

@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { createPgDb, type Db, migrate } from '@maitento/store';
-import pg from 'pg';
-import { createTestDatabase, type TestDatabase } from '@maitento/testkit';
+import { createTestDatabase, startTcpProxy, type TestDatabase } from '@maitento/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FETCH_POLL_MS, openRunQueue, type RunQueue } from '../src/worker/queue.js';
+import { FETCH_POLL_MS, HEARTBEAT_SECONDS, openRunQueue, type RunQueue } from '../src/worker/queue.js';
 
 // The run queue on a real PostgreSQL (pg-boss, policy singleton per run).
 let database: TestDatabase;
@@ -59,54 +58,180 @@ describe('the run queue', () => {
     expect((started[1] ?? 0) - releasedAt).toBeLessThan(FETCH_POLL_MS / 2);
   });
 
-  it('fetches once for a lone run (no empty fetch after a batch of one), and a backlog still flows without the poll', async () => {
+  it('a backlog flows without the fallback poll: a full batch looks again at once', async () => {
     await queue?.stop(5000);
     queue = await openRunQueue(db, (error) => {
       throw error;
     });
-    let fetches = 0;
-    const query = pg.Client.prototype.query;
-    // biome-ignore lint/suspicious/noExplicitAny: pg's overloads
-    pg.Client.prototype.query = function (this: pg.Client, config: any, ...rest: any[]) {
-      const text: string = typeof config === 'string' ? config : (config?.text ?? '');
-      if (/WITH\s+next AS/.test(text) && text.includes("'mt-run'")) fetches++;
-      // biome-ignore lint/suspicious/noExplicitAny: pg's overloads
-      return (query as any).call(this, config, ...rest);
-    } as typeof query;
-    try {
-      const done: number[] = [];
-      let working = 0;
-      // Every held run counts as doing engine work, so the worker's limit keeps it at one run at a time.
-      await queue.work(
-        8,
-        async () => {
-          working++;
-          await new Promise((r) => setTimeout(r, 20));
-          working--;
-          done.push(Date.now());
-        },
-        () => working,
-      );
-      await new Promise((r) => setTimeout(r, 300));
-      // One run: its send wakes the loop, which fetches it; the batch (of one, the limit) was full, but the one
-      // wake-up was answered, so no second, empty fetch follows.
-      fetches = 0;
-      await queue.send(randomUUID());
-      const deadline = Date.now() + 1500;
-      while (done.length < 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
-      await new Promise((r) => setTimeout(r, 200));
-      expect(done).toHaveLength(1);
-      expect(fetches).toBe(1);
-      // 30 runs at once, taken one or two at a time: each wake-up left unanswered looks again at once, so all end
-      // long before one fallback poll per run would let them (30 x FETCH_POLL_MS). 5 x, a sixth of that: 2 x took
-      // 4.4 s at load 20 (a fetch and a complete of pg-boss a run).
-      const began = Date.now();
-      await Promise.all(Array.from({ length: 30 }, () => queue!.send(randomUUID())));
-      while (done.length < 31 && Date.now() < began + 30_000) await new Promise((r) => setTimeout(r, 10));
-      expect(done).toHaveLength(31);
-      expect(Date.now() - began).toBeLessThan(5 * FETCH_POLL_MS);
-    } finally {
-      pg.Client.prototype.query = query;
-    }
+    const done: number[] = [];
+    let working = 0;
+    // Every held run counts as doing engine work, so the worker's limit keeps it at a run or two at a time.
+    await queue.work(
+      8,
+      async () => {
+        working++;
+        await new Promise((r) => setTimeout(r, 20));
+        working--;
+        done.push(Date.now());
+      },
+      () => working,
+    );
+    await new Promise((r) => setTimeout(r, 300));
+    // 30 runs at once, taken one or two at a time: a full batch looks again at once, so all end long before one
+    // fallback poll per run would let them (30 x FETCH_POLL_MS). 5 x, a sixth of that.
+    const began = Date.now();
+    await Promise.all(Array.from({ length: 30 }, () => queue!.send(randomUUID())));
+    while (done.length < 30 && Date.now() < began + 30_000) await new Promise((r) => setTimeout(r, 10));
+    expect(done).toHaveLength(30);
+    expect(Date.now() - began).toBeLessThan(5 * FETCH_POLL_MS);
   });
+});
+
+// The queue's behaviour through pg-boss's public API only (send with a transaction as its `db`, fetch, complete,
+// fail, touch), as the worker relies on it: what each call leaves is observed through the handlers it runs.
+describe("the run queue on pg-boss's public API", () => {
+  const queues: RunQueue[] = [];
+  const open = async () => {
+    const q = await openRunQueue(db, () => {});
+    queues.push(q);
+    return q;
+  };
+  const until = async (done: () => boolean, ms: number) => {
+    const deadline = Date.now() + ms;
+    while (!done() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+  };
+  afterAll(async () => {
+    await queue?.stop(5000);
+    queue = undefined;
+    await Promise.all(queues.map((q) => q.stop(5000)));
+  });
+
+  it('a job sent in a transaction that rolls back is never handed out; one sent in a committed one is, once', async () => {
+    await queue?.stop(5000);
+    queue = undefined;
+    const sender = await open();
+    const [gone, kept] = [randomUUID(), randomUUID()];
+    await expect(
+      db.transaction(async (tx) => {
+        await sender.send(gone, tx);
+        throw new Error('rolled back');
+      }),
+    ).rejects.toThrow('rolled back');
+    await db.transaction((tx) => sender.send(kept, tx));
+    // Two workers on the queue: a job goes to one of them, once.
+    const seen: string[] = [];
+    for (const q of [await open(), await open()]) {
+      await q.work(
+        4,
+        async (job) => void seen.push(job.runId),
+        () => 0,
+      );
+    }
+    await until(() => seen.includes(kept), 10_000);
+    // Past two fallback polls of both workers: nothing more comes.
+    await new Promise((r) => setTimeout(r, 2 * FETCH_POLL_MS + 500));
+    expect(seen.filter((id) => id === kept)).toHaveLength(1);
+    expect(seen).not.toContain(gone);
+    for (const q of queues.splice(0)) await q.stop(5000);
+  });
+
+  it('a handler that fails has its job failed and retried (a new attempt); one that returns has it completed', async () => {
+    const q = await open();
+    const [failing, passing] = [randomUUID(), randomUUID()];
+    const attempts: Record<string, string[]> = { [failing]: [], [passing]: [] };
+    await q.work(
+      4,
+      async (job) => {
+        attempts[job.runId]?.push(job.attempt);
+        if (job.runId === failing && attempts[failing]!.length === 1) throw new Error('step failed');
+      },
+      () => 0,
+    );
+    await q.send(failing);
+    await q.send(passing);
+    // pg-boss retries the failed job after its retry delay (1 s), as a new attempt of the same job.
+    await until(() => attempts[failing]!.length >= 2 && attempts[passing]!.length >= 1, 10_000);
+    await new Promise((r) => setTimeout(r, 2 * FETCH_POLL_MS + 500));
+    const [first, second] = attempts[failing]!;
+    expect(attempts[failing]).toHaveLength(2);
+    expect(first!.split('/')[0]).toBe(second!.split('/')[0]);
+    expect([first!.split('/')[1], second!.split('/')[1]]).toEqual(['0', '1']);
+    expect(attempts[passing]).toHaveLength(1);
+    for (const q of queues.splice(0)) await q.stop(5000);
+  });
+
+  it("a held job's heartbeat keeps it from other workers past its heartbeat time", async () => {
+    const holder = await open();
+    const other = await open();
+    const runId = randomUUID();
+    const seen: { by: string; at: number }[] = [];
+    let release = () => {};
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    await holder.work(
+      1,
+      async (job) => {
+        seen.push({ by: 'holder', at: Date.now() });
+        if (job.runId === runId) await released;
+      },
+      () => 0,
+    );
+    await holder.send(runId);
+    await until(() => seen.length === 1, 10_000);
+    await other.work(
+      1,
+      async () => void seen.push({ by: 'other', at: Date.now() }),
+      () => 0,
+    );
+    // Held past its heartbeat time (HEARTBEAT_SECONDS) and the supervisor's pass: touched, it stays the holder's.
+    await new Promise((r) => setTimeout(r, (HEARTBEAT_SECONDS + 3) * 1000));
+    expect(seen.map((s) => s.by)).toEqual(['holder']);
+    expect(holder.health().heartbeatLateMs).toBe(0);
+    release();
+    for (const q of queues.splice(0)) await q.stop(5000);
+  }, 30_000);
+
+  it("has every statement under the store's deadline: with its database silent, the loop keeps turning and the heartbeat reports late", async () => {
+    // The queue on a Db whose every connection goes through a proxy that can go silent (a stalled network).
+    const proxy = await startTcpProxy();
+    const proxied = createPgDb(proxy.via(database.url), { timeoutMs: 500 });
+    const q = await openRunQueue(proxied, () => {});
+    const runId = randomUUID();
+    let release = () => {};
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let taken = 0;
+    try {
+      await q.work(
+        1,
+        async (job) => {
+          if (job.runId !== runId) return;
+          taken++;
+          await released;
+        },
+        () => 0,
+      );
+      await q.send(runId);
+      await until(() => taken === 1, 10_000);
+      expect(q.health().heartbeatLateMs).toBe(0);
+      proxy.freeze();
+      // The heartbeat (every 3.3 s) and the polls meet a silent database: each fails at its deadline instead of
+      // hanging, so the loop goes on turning, and the heartbeat says how late it is.
+      const began = Date.now();
+      await until(() => q.health().heartbeatLateMs > 0, 8000);
+      expect(Date.now() - began).toBeLessThan(8000);
+      for (let i = 0; i < 3; i++) {
+        expect(q.health().sinceTurnMs).toBeLessThan(FETCH_POLL_MS + 1500);
+        await new Promise((r) => setTimeout(r, 700));
+      }
+    } finally {
+      proxy.thaw();
+      release();
+      await q.stop(5000);
+      await proxied.close();
+      await proxy.close();
+    }
+  }, 30_000);
 });

@@ -94,6 +94,9 @@ describe('the OpenAPI document', () => {
     expect(res.json()).toMatchObject({ status: 'ok', wakeups: { listening: true } });
     // The cache lease: live once the first renewal answered, read-through (with its reason) before.
     expect(['live', 'read-through']).toContain(res.json().cache.mode);
+    // Liveness: the process answers, nothing else asked.
+    const live = await server.app.inject({ method: 'GET', url: '/health/live' });
+    expect([live.statusCode, live.json()]).toEqual([200, { status: 'ok' }]);
   });
 });
 

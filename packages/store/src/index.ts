@@ -94,14 +94,12 @@ export { diffToolDefinitions } from './deploy/tool-diff.js';
 export type { ChangeSummary } from './deploy/tool-diff.js';
 export {
   appendRunEvents,
-  appendRunEventsCompleting,
   cancelRequested,
   claimRun,
   findRun,
   idleConversations,
   insertRun,
   listRunEvents,
-  fetchClaimingRuns,
   listRunSummaries,
   RESULT_SUMMARY_CHARS,
   RUN_STATUSES,
@@ -110,13 +108,9 @@ export {
   TERMINAL_RUN_STATUSES,
 } from './runs/runs.js';
 export type {
-  ClaimedJob,
   NewRunEvent,
   RunEventRecord,
   RunFence,
-  RunJobComplete,
-  RunJobFetch,
-  RunJobInsert,
   RunRecord,
   RunStatus,
   RunStatusChange,

@@ -26,6 +26,12 @@ export interface TcpProxy {
   forward(): void;
   /** Closes every open connection (both sides see it dropped); new connections are forwarded as before. */
   cut(): void;
+  /**
+   * Half-open: every connection open now stays open but silent for good (what a NAT or a failover that forgot it
+   * leaves behind: nothing arrives, nothing closes), while new connections are forwarded as before (after a
+   * {@link TcpProxy.thaw} if frozen): {@link TcpProxy.blackHole} for the connections open now only.
+   */
+  blackHoleExisting(): void;
   /** Connections accepted so far. */
   readonly accepted: number;
   /** Connections open now (each counted once, whatever its state). */
@@ -129,6 +135,11 @@ export async function startTcpProxy(
         else link.deaf = true;
       }
       for (const pipe of pipes) pipe.held.length = 0;
+    },
+    blackHoleExisting() {
+      const before = holing;
+      proxy.blackHole('both');
+      holing = before;
     },
     latency(ms) {
       delayMs = ms;

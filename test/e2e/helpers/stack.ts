@@ -46,6 +46,8 @@ export interface RunsStackOptions {
   env?: Record<string, string>;
   /** Whether to create the orders secret and deploy the runs repo (default true). */
   deploy?: boolean;
+  /** The DATABASE_URL the processes get, from the test database's (default: it): e.g. through a TCP proxy. */
+  databaseUrl?: (url: string) => string;
 }
 
 /**
@@ -80,7 +82,7 @@ export async function startRunsStack(options: RunsStackOptions = {}): Promise<Ru
     ANTHROPIC_BASE_URL: anthropic.server.url,
     ANTHROPIC_API_KEY: 'test-anthropic-key',
     MT_EGRESS_ALLOW: '127.0.0.1',
-    ...(db ? { DATABASE_URL: db.url } : {}),
+    ...(db ? { DATABASE_URL: options.databaseUrl?.(db.url) ?? db.url } : {}),
     ...options.env,
   };
   const servers: ServeProcess[] = [];

@@ -72,6 +72,19 @@ export interface Engine {
   listApprovals(namespace: string, query: ListApprovalsQuery): Promise<ApprovalView[]>;
   /** Stops this process's workers (if any) and the queue; the database stays open. */
   close(): Promise<void>;
+  /**
+   * How this process's worker fares (readiness, `GET /health`): how long since its fetch loop last turned and how
+   * late its held jobs' heartbeat is; null (or absent) without a worker.
+   */
+  workerHealth?(): WorkerHealth | null;
+}
+
+/** See {@link Engine.workerHealth}. */
+export interface WorkerHealth {
+  /** Milliseconds since the worker's fetch loop last turned (it turns at least every 2 s while it works). */
+  sinceTurnMs: number | null;
+  /** While its heartbeat fails with jobs held: milliseconds since it last went through; else 0. */
+  heartbeatLateMs: number;
 }
 
 /** The engine as `createEngine` returns it: the server's {@link Engine}, plus its worker's id. */

@@ -4,7 +4,6 @@
 // one statement with the status change its events imply ({@link statusChange}).
 import {
   appendRunEvents,
-  appendRunEventsCompleting,
   type Db,
   findRun,
   followDescendant,
@@ -12,7 +11,6 @@ import {
   lockRunLine,
   type Queryable,
   type RunEventRecord,
-  type RunJobComplete,
   type RunStatus,
 } from '@maitento/store';
 import { type JournalEvent, type RunEventInput, statusChange } from './events.js';
@@ -73,14 +71,6 @@ export interface ChildLink {
   queue: { send(runId: string, tx?: Queryable): Promise<void>; sent(): void };
 }
 
-/**
- * Completes the attempt's job in the statement of the run's last append (`RunQueue.completeWith` for this attempt):
- * `store` runs the append with the job's completion and says which job ids it completed.
- */
-export type JobEnder = <T>(
-  store: (complete: RunJobComplete) => Promise<{ completed: string[]; result: T }>,
-) => Promise<T>;
-
 /** The run's events with `seq > after`, in order: at most `limit` of them (all when undefined). */
 export async function readEvents(db: Queryable, runId: string, after = 0, limit?: number): Promise<JournalEvent[]> {
   return typed(await listRunEvents(db, runId, after, limit));
@@ -105,11 +95,6 @@ export class AttemptJournal {
     events: RunEventRecord[],
     /** Set for a child run (one started by another run's call). */
     private readonly child?: ChildLink,
-    /**
-     * Set when the attempt's job may be completed by the append that ends the attempt (one that moves the run out
-     * of Running: it ended, or it waits for a person or a message), in that append's own statement.
-     */
-    private readonly ender?: JobEnder,
   ) {
     this.#known = typed(events);
     this.#ownSeq = events[events.length - 1]?.seq ?? 0;
@@ -157,19 +142,7 @@ export class AttemptJournal {
             if (parent !== null && isTerminal(change.status)) await child.queue.send(parent, t);
             return done;
           })
-        : this.ender !== undefined && tx === undefined && change !== undefined && change.status !== 'Running'
-          ? await this.ender(async (complete) => {
-              const { seq, completed } = await appendRunEventsCompleting(
-                this.db,
-                this.runId,
-                fence,
-                events,
-                change,
-                complete,
-              );
-              return { completed, result: seq };
-            })
-          : await appendRunEvents(tx ?? this.db, this.runId, fence, events, change, observe);
+        : await appendRunEvents(tx ?? this.db, this.runId, fence, events, change, observe);
     if (seq !== false && child !== undefined && change !== undefined && isTerminal(change.status)) child.queue.sent();
     if (seq !== false) {
       this.#ownSeq += events.length;

@@ -14,7 +14,7 @@ import {
 import { isUuid, nameSuggestion } from '@maitento/store';
 import type { Interaction } from '@maitento/lang';
 import { answerApproval, approvalOrThrow } from '../approvals/answer.js';
-import { RUN_EVENTS_MAX_PAGE, RUN_EVENTS_PAGE, type RunningEngine } from '../api/engine.js';
+import { RUN_EVENTS_MAX_PAGE, RUN_EVENTS_PAGE, type RunningEngine, type WorkerHealth } from '../api/engine.js';
 import type {
   ApprovalAnswer,
   ApprovalView,
@@ -53,6 +53,10 @@ export class RunService implements RunningEngine {
     /** Stops the worker (if any), the queue and the reads. */
     readonly close: () => Promise<void>,
   ) {}
+
+  workerHealth(): WorkerHealth | null {
+    return this.workerId === null ? null : this.queue.health();
+  }
 
   private async record(namespace: string, id: string): Promise<RunRecord> {
     const run = isUuid(id) ? await findRun(this.deps.db, id, namespace) : undefined;
@@ -112,37 +116,34 @@ export class RunService implements RunningEngine {
     const id = randomUUID();
     const interactive = input.interactive ?? true;
     const trace = this.deps.telemetry?.allocate(context?.traceparent);
-    // The run and its job in one statement (pg-boss's job insert in a CTE of the run's): they commit together, so a
-    // run is never Running without a job, nor a job without its run. The statement runs in a transaction of its own
-    // all the same: a COMMIT whose answer is lost is settled by the store (committed: this start answers its run), where
-    // a single statement whose answer is lost could only be called unknown (decision 0101).
-    const run = await this.deps.db.transaction((tx) =>
-      this.queue.sendWith(id, async (job) => {
-        const inserted = await insertRun(
-          tx,
-          {
-            id,
-            namespace,
-            interaction: interaction.name,
-            interactionVersion: interaction.version,
-            versions,
-            inputs,
-            interactive,
-            startedByKeyId: startedBy?.keyId,
-            trace,
-          },
-          runStarted({
-            interaction: { name: interaction.name, version: interaction.version },
-            versions,
-            inputs,
-            interactive,
-          }),
-          job,
-        );
-        // insertRun's statement has notified `runs` (delivered at the commit).
-        return { jobId: inserted.jobId!, result: inserted };
-      }),
-    );
+    // The run and its job in one transaction (pg-boss's `send` with the transaction as its `db`): they commit
+    // together, so a run is never Running without a job, nor a job without its run. A COMMIT whose answer is lost is
+    // settled by the store (committed: this start answers its run; decision 0101).
+    const run = await this.deps.db.transaction(async (tx) => {
+      const inserted = await insertRun(
+        tx,
+        {
+          id,
+          namespace,
+          interaction: interaction.name,
+          interactionVersion: interaction.version,
+          versions,
+          inputs,
+          interactive,
+          startedByKeyId: startedBy?.keyId,
+          trace,
+        },
+        runStarted({
+          interaction: { name: interaction.name, version: interaction.version },
+          versions,
+          inputs,
+          interactive,
+        }),
+      );
+      // insertRun's statement notifies `runs` at the commit.
+      await this.queue.send(id, tx, true);
+      return inserted;
+    });
     this.queue.sent();
     this.deps.metrics?.runStarted();
     return runView(run);

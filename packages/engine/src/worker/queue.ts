@@ -1,19 +1,6 @@
-import {
-  type Db,
-  fetchClaimingRuns,
-  notifyWake,
-  pgConnectionConfig,
-  type Queryable,
-  type RunEventRecord,
-  type RunJobComplete,
-  type RunJobFetch,
-  type RunJobInsert,
-  type RunRecord,
-  type Wakeups,
-  wakeTopics,
-} from '@maitento/store';
+import { createHash } from 'node:crypto';
 import { BoundedMap } from '@maitento/egress';
-import { engineErrors } from '../errors.js';
+import { type Db, notifyWake, type Queryable, type Wakeups, wakeTopics } from '@maitento/store';
 import { PgBoss } from 'pg-boss';
 import { LOAD_WINDOW_MS, runLimit } from './run-limit.js';
 
@@ -31,79 +18,89 @@ export const FETCH_POLL_MS = 2000;
 /** The part of the store's `Wakeups` the engine uses: topics notified on `mt_wake`, and whether they arrive. */
 export type RunWakeups = Pick<Wakeups, 'on' | 'listening'>;
 
-/** One fetched job: the run, and the attempt's id (the run's fencing token while this attempt holds it). */
+/** One fetched job: the run, and the attempt's id (`<job id>/<retry count>`, part of the run's fencing token). */
 export interface RunJob {
   runId: string;
   attempt: string;
-  /**
-   * With `work(…, claimAs)`: the run as the fetch's own statement claimed it for this attempt (token
-   * `<claimAs>/<attempt>`), with its events, or null when the run was not Running (nothing to do).
-   */
-  claimed?: { run: RunRecord; events: RunEventRecord[] } | null;
+}
+
+/** How the worker side of the queue fares: what readiness reports (`/health/ready`). */
+export interface QueueHealth {
+  /** Milliseconds since the fetch loop last turned (null: this process does not work the queue). */
+  sinceTurnMs: number | null;
+  /** Milliseconds since the held jobs' heartbeat last went through, while jobs are held and it failed since (else 0). */
+  heartbeatLateMs: number;
 }
 
 /** The job queue of runs: a run id in, a worker's handler out. */
 export interface RunQueue {
   /**
-   * Queues the run for a worker, in `tx` when given (the job commits with the state change that needs it), and
-   * notifies `runs` there too unless `woken` (the change's own statement did, as `insertRun` does). Call
-   * {@link RunQueue.sent} after the commit.
+   * Queues the run for a worker, in `tx` when given (the job commits with the state change that needs it: pg-boss's
+   * `send` with its `db` option), and notifies `runs` there too unless `woken` (the change's own statement did, as
+   * `insertRun` does). Call {@link RunQueue.sent} after the commit.
    */
   send(runId: string, tx?: Queryable, woken?: boolean): Promise<void>;
-  /**
-   * Stores the run's job in the statement `store` makes (the run's insert: one statement, no transaction), and
-   * resolves with what `store` resolved with. `store` is given pg-boss's own job insert (its SQL and values, as
-   * `send` would run them) and resolves with the job's id and its own result; it must store the job or fail.
-   * Call {@link RunQueue.sent} after.
-   */
-  sendWith<T>(runId: string, store: (job: RunJobInsert) => Promise<{ jobId: string; result: T }>): Promise<T>;
-  /**
-   * Completes the attempt's job in the statement `store` makes (the run's last append), and resolves with what
-   * `store` resolved with. `store` is given pg-boss's own complete (its UPDATE and values, as `complete` would run
-   * them) and resolves with the job ids it completed (none when its statement stored nothing); when it completed
-   * the job, the worker does not complete it again after the handler.
-   */
-  completeWith<T>(
-    attempt: string,
-    store: (complete: RunJobComplete) => Promise<{ completed: string[]; result: T }>,
-  ): Promise<T>;
   /** Wakes this process's fetch loop after a job it sent was committed, when no wake-up will. */
   sent(): void;
   /**
    * Starts handling jobs, at most `concurrency` at a time, and fewer while `runsWorking()` (the handlers in flight
-   * doing engine work, not waiting on a model or a tool) has reached the limit the event loop allows. With
-   * `claimAs`, the fetch claims each job's run in its own statement (see {@link jobFetch}) and hands it in `claimed`.
+   * doing engine work, not waiting on a model or a tool) has reached the limit the event loop allows.
    */
-  work(
-    concurrency: number,
-    handler: (job: RunJob) => Promise<void>,
-    runsWorking: () => number,
-    claimAs?: string,
-  ): Promise<void>;
+  work(concurrency: number, handler: (job: RunJob) => Promise<void>, runsWorking: () => number): Promise<void>;
   /** Stops fetching and waits up to `timeoutMs` for the handlers in flight (heartbeating them); true if all ended. */
   drain(timeoutMs: number): Promise<boolean>;
-  /** Drains for at most `timeoutMs`, then closes pg-boss's own connections. */
+  /** Drains for at most `timeoutMs`, then stops pg-boss (it owns no connection: the store's pool is the caller's). */
   stop(timeoutMs: number): Promise<void>;
+  /** The fetch loop's and the heartbeat's state now. */
+  health(): QueueHealth;
 }
 
-function bossOn(db: Db): PgBoss {
+/**
+ * pg-boss on the store's `db` through its documented `db` option: on PostgreSQL every statement pg-boss makes (the
+ * fetch, complete, fail, heartbeat, its supervisor's and maintenance's) goes through the store's pool with the
+ * store's deadline, so a connection that hangs is dropped and replaced like any of the store's. The statements of
+ * its start (installing or migrating its schema, creating the queue: DDL without values) run before `started` is
+ * set, without a statement deadline, as the store's own migrations do.
+ */
+function bossOn(db: Db): { boss: PgBoss; started: () => void; named: (text: string) => string } {
+  let setup = true;
+  // On PostgreSQL a statement with values is prepared once per connection under a name its text gives (its text an
+  // opaque key, as pg's own statement cache would use): pg-boss's fetch, complete and touch run at every run.
+  const names = new BoundedMap<string, string>(64);
+  const named = (text: string) => {
+    let name = names.get(text);
+    if (name === undefined) {
+      name = `mt_pgboss_${createHash('sha1').update(text).digest('hex').slice(0, 20)}`;
+      names.set(text, name);
+    }
+    return name;
+  };
+  const executeSql = (text: string, values?: unknown[]) =>
+    setup && values === undefined
+      ? db.executeSql(text)
+      : db.driver === 'pg' && values !== undefined && values.length > 0
+        ? db.query(text, values, { name: named(text) })
+        : db.executeSql(text, values ?? []);
   // No useListenNotify (a second LISTEN connection): the engine fetches on the process's wake-ups. The supervisor
   // runs every 2 s so a job whose heartbeat stopped is retried within HEARTBEAT_SECONDS + 2 s; every hour it deletes
-  // the queue's jobs finished more than a day ago.
-  const common = {
+  // the queue's jobs finished more than a day ago. No REINDEX CONCURRENTLY under a statement deadline: the job table
+  // holds a day of jobs.
+  const boss = new PgBoss({
     schedule: false,
     superviseIntervalSeconds: 2,
     monitorIntervalSeconds: 2,
     maintenanceIntervalSeconds: 3600,
+    reindex: false,
+    db: { executeSql },
+    ...(db.driver === 'pg' ? {} : { backend: 'pglite' as const }),
+  });
+  return {
+    boss,
+    named,
+    started: () => {
+      setup = false;
+    },
   };
-  return db.driver === 'pg' && db.connectionString !== undefined
-    ? new PgBoss({
-        ...common,
-        // TLS and the application name as the store's own pool has them (pg-config.ts).
-        ...pgConnectionConfig(db.connectionString, db.applicationName && `${db.applicationName}-queue`).config,
-        max: 4,
-      })
-    : new PgBoss({ ...common, db: { executeSql: (text, values) => db.executeSql(text, values) }, backend: 'pglite' });
 }
 
 async function ensureQueue(boss: PgBoss, db: Db): Promise<void> {
@@ -128,46 +125,43 @@ async function ensureQueue(boss: PgBoss, db: Db): Promise<void> {
   if ((await boss.getQueue(OLD_QUEUE)) !== null) await boss.deleteQueue(OLD_QUEUE);
 }
 
-/**
- * Opens pg-boss on `db`: on PostgreSQL through its own small pool from the connection string, on PGlite
- * through `db.executeSql` (one connection shared with the store), with its supervisor on in both cases.
- */
+/** Opens pg-boss on `db` (see {@link bossOn}), with its supervisor on. */
 export async function openRunQueue(db: Db, onError: (error: unknown) => void, wakeups?: RunWakeups): Promise<RunQueue> {
-  const boss = bossOn(db);
+  const { boss, started, named } = bossOn(db);
   boss.on('error', onError);
   await boss.start();
   await ensureQueue(boss, db);
-  let working = false;
-  let loop: Promise<void> | undefined;
+  started();
+
+  // The jobs being handled, by their handler's end, with the attempt pg-boss fences their touch and settle to.
   const held = new Map<Promise<void>, { id: string; retryCount: number }>();
-  let wake: (() => void) | undefined;
-  // Whether jobs may be waiting: the last fetch filled its batch, or a wake-up came since it (perhaps for a run
-  // whose job was active then: pg-boss fetches it once that job ends, so a freed slot looks again).
+  // The loop runs while `working`. `wanted` counts the `runs` wake-ups (each says one job was sent) not yet matched
+  // by a fetched job; `more` says jobs may wait that no wake-up told of (a poll's or a start's batch came full).
+  // `recheck` says a wake-up's fetch found less than it announced while jobs were held: pg-boss's singleton policy
+  // hides a run's new job until its active one ends (an answer stored just before its job ended), so a freed slot
+  // looks again.
+  let working = false;
+  let wanted = 0;
   let more = false;
-  // A wake-up that came while jobs were held may be for one of their runs (an answer or a message stored just
-  // before its job ended): pg-boss's singleton policy hides the run's new job until the held one completes, so the
-  // fetch that wake-up caused found nothing; look again when a held job ends, not FETCH_POLL_MS later.
   let recheck = false;
-  // The `runs` wake-ups (and sends in this process) not yet matched by a fetched job: each says one job may wait.
-  // A full batch looks again at once only while some are left, so a batch of one for a lone run's wake-up is not
-  // followed by an empty fetch. A fetch nobody asked for (the fallback poll, a recheck) that comes full looks again
-  // at once, as it cannot know what is left.
-  let demand = 0;
+  let loop: Promise<void> | undefined;
+  let wake: (() => void) | undefined;
+  let lastTurn: number | undefined;
+  // When the heartbeat last went through (or jobs began to be held), and whether its last attempt failed.
+  let lastBeat = performance.now();
+  let beatFailing = false;
+  let heartbeat: NodeJS.Timeout | undefined;
+  let unsubscribe: (() => void) | undefined;
   const poke = () => {
-    demand += 1;
-    more = true;
-    if (held.size > 0) recheck = true;
+    wanted += 1;
     wake?.();
   };
-  // The attempts (`<job id>/<retry count>`) whose job the run's last append completed: not completed again.
-  const completedEarly = new Set<string>();
-  let unsubscribe: (() => void) | undefined;
-  let heartbeat: NodeJS.Timeout | undefined;
+
   const drain = async (timeoutMs: number) => {
     if (working) {
       working = false;
       unsubscribe?.();
-      poke();
+      wake?.();
       await loop;
     }
     let timer: NodeJS.Timeout | undefined;
@@ -178,67 +172,74 @@ export async function openRunQueue(db: Db, onError: (error: unknown) => void, wa
     clearTimeout(timer);
     return drained;
   };
+
+  const beat = async () => {
+    if (held.size === 0) {
+      lastBeat = performance.now();
+      beatFailing = false;
+      return;
+    }
+    try {
+      await boss.touch(RUN_QUEUE, [...held.values()]);
+      lastBeat = performance.now();
+      beatFailing = false;
+    } catch (error) {
+      beatFailing = true;
+      onError(error);
+    }
+  };
+
+  const take = (
+    job: { id: string; retryCount: number; data: { runId: string } },
+    handler: (job: RunJob) => Promise<void>,
+  ) => {
+    const attempt = { id: job.id, retryCount: job.retryCount };
+    const done: Promise<void> = handler({ runId: job.data.runId, attempt: `${job.id}/${job.retryCount}` })
+      .then(
+        () => boss.complete(RUN_QUEUE, attempt),
+        (error) => boss.fail(RUN_QUEUE, attempt, { message: String(error) }),
+      )
+      .then(() => {})
+      .catch(onError)
+      .finally(() => {
+        held.delete(done);
+        if (recheck) {
+          recheck = false;
+          poke();
+        } else if (wanted > 0 || more) wake?.();
+      });
+    held.set(done, attempt);
+  };
+
   return {
     async send(runId, tx, woken = false) {
-      const via = tx ?? db;
-      const options = tx ? { db: { executeSql: (text: string, values?: unknown[]) => tx.query(text, values) } } : {};
+      const executeSql = (text: string, values?: unknown[]) =>
+        db.driver === 'pg' && values !== undefined && values.length > 0
+          ? tx!.query(text, values, { name: named(text) })
+          : tx!.query(text, values);
+      const options = tx ? { db: { executeSql } } : {};
       await boss.send(RUN_QUEUE, { runId }, { singletonKey: runId, ...options });
-      if (!woken) await notifyWake(via, wakeTopics.runs);
+      if (!woken) await notifyWake(tx ?? db, wakeTopics.runs);
       if (!tx) poke();
-    },
-    async sendWith<T>(runId: string, store: (job: RunJobInsert) => Promise<{ jobId: string; result: T }>) {
-      let stored: { result: T } | undefined;
-      const composed = {
-        executeSql: async (text: string, values?: unknown[]) => {
-          const { jobId, result } = await store(jobInsert(text, values));
-          stored = { result };
-          return { rows: [{ id: jobId }] };
-        },
-      };
-      await boss.send(RUN_QUEUE, { runId }, { singletonKey: runId, db: composed });
-      if (stored === undefined) {
-        throw queueChanged('send() stored its job without the given db');
-      }
-      return stored.result;
-    },
-    async completeWith<T>(
-      attempt: string,
-      store: (complete: RunJobComplete) => Promise<{ completed: string[]; result: T }>,
-    ) {
-      const [id = '', retry = ''] = attempt.split('/').slice(-2);
-      const job = { id, retryCount: Number(retry) };
-      let stored: { completed: string[]; result: T } | undefined;
-      const skipped = new Error('nothing stored');
-      const composed = {
-        executeSql: async (text: string, values?: unknown[]) => {
-          if (stored !== undefined) throw queueChanged('complete() ran more than one statement on the given db');
-          stored = await store(jobComplete(text, values));
-          // Nothing stored (the append was refused): pg-boss is told nothing either, and the job stays active.
-          if (!stored.completed.includes(id)) throw skipped;
-          return { rows: [{ count: String(stored.completed.length), ids: stored.completed }] };
-        },
-      };
-      try {
-        await boss.complete(RUN_QUEUE, job, null, { db: composed });
-      } catch (error) {
-        if (error !== skipped) throw error;
-      }
-      if (stored === undefined) throw queueChanged('complete() ran its statement without the given db');
-      if (stored.completed.includes(id)) completedEarly.add(`${id}/${job.retryCount}`);
-      return stored.result;
     },
     sent() {
       if (!wakeups?.listening) poke();
     },
-    async work(concurrency, handler, runsWorking, claimAs) {
+    async work(concurrency, handler, runsWorking) {
       working = true;
+      // Jobs may have been sent before the worker started.
+      more = true;
       unsubscribe = wakeups?.on(wakeTopics.runs, poke);
       // The worker heartbeats every job it holds (fenced to the attempt it fetched) until its handler ends, also
       // while a stop drains: pg-boss retries a job elsewhere only when its worker stopped heartbeating.
+      let beating = false;
       heartbeat = setInterval(
         () => {
-          if (held.size === 0) return;
-          boss.touch(RUN_QUEUE, [...held.values()]).catch(onError);
+          if (beating) return;
+          beating = true;
+          beat().finally(() => {
+            beating = false;
+          });
         },
         (HEARTBEAT_SECONDS * 1000) / 3,
       );
@@ -247,80 +248,43 @@ export async function openRunQueue(db: Db, onError: (error: unknown) => void, wa
       // Our own fetch loop rather than boss.work(): it fetches as many jobs as it has free slots, at once again
       // while batches come full, on a `runs` wake-up (or when a slot frees after one), and every FETCH_POLL_MS else.
       loop = (async () => {
+        // Whether this turn is the fallback poll's (no wake-up asked for it).
+        let polled = false;
         while (working) {
           // Slots bound the runs held, most of which wait (on a model, an upstream); the limit bounds the runs
           // doing engine work at once: beyond what the event loop can serve, they would only make every run's
           // steps wait their turn. A run waiting on a model or a tool does not count against it.
           const busy = runsWorking();
           const free = Math.min(concurrency - held.size, allowed(busy) - busy);
-          const holding = free <= 0 && held.size < concurrency;
-          let got = 0;
-          if (free > 0) {
+          if (free > 0 && (wanted > 0 || more || polled)) {
+            const asked = wanted;
+            const unasked: boolean = more || polled;
+            wanted = 0;
             more = false;
-            const told = demand;
             try {
-              const claims = new Map<unknown, RunJob['claimed']>();
-              let folded = 0;
-              // pg-boss's fetch run by ours: its statement and the claim of every fetched job's run, in one.
-              const options =
-                claimAs === undefined
-                  ? {}
-                  : {
-                      db: {
-                        executeSql: async (text: string, values?: unknown[]) => {
-                          folded += 1;
-                          if (folded > 1) throw queueChanged('fetch() ran more than one statement on the given db');
-                          const fetched = await fetchClaimingRuns(db, jobFetch(text, values), claimAs);
-                          const rows = fetched.map(({ job, claimed }) => {
-                            claims.set(job.id, claimed ?? null);
-                            return job;
-                          });
-                          return { rows };
-                        },
-                      },
-                    };
-              const jobs = await boss.fetch<{ runId: string }>(RUN_QUEUE, { batchSize: free, ...options });
-              if (claimAs !== undefined && folded === 0)
-                throw queueChanged('fetch() ran its statement without the given db');
-              got = jobs.length;
-              // Fewer than asked: every job the wake-ups before this fetch announced was there to take (or is held
-              // back behind its run's active job: `recheck`). Wake-ups that came during the fetch keep `more` set.
-              demand = got < free ? Math.max(0, demand - told) : Math.max(0, demand - got);
-              if (got === free && (told === 0 || demand > 0)) more = true;
-              for (const job of jobs) {
-                const attempt = { id: job.id, retryCount: job.retryCount };
-                const run: RunJob = { runId: job.data.runId, attempt: `${job.id}/${job.retryCount}` };
-                if (claimAs !== undefined) run.claimed = claims.get(job.id) ?? null;
-                const done: Promise<void> = handler(run)
-                  .then(
-                    () => (completedEarly.delete(run.attempt) ? undefined : boss.complete(RUN_QUEUE, attempt)),
-                    (error) => boss.fail(RUN_QUEUE, attempt, { message: String(error) }),
-                  )
-                  .then(() => {})
-                  .catch(onError)
-                  .finally(() => {
-                    completedEarly.delete(run.attempt);
-                    held.delete(done);
-                    if (recheck) {
-                      recheck = false;
-                      more = true;
-                    }
-                    if (more) wake?.();
-                  });
-                held.set(done, attempt);
-              }
+              const jobs = await boss.fetch<{ runId: string }>(RUN_QUEUE, { batchSize: free });
+              // A full batch looks again at once while wake-ups are left unanswered, or when it was not asked for by
+              // wake-ups alone (it cannot know what is left); a batch of one for a lone run's wake-up does not.
+              if (jobs.length === free) {
+                wanted += Math.max(0, asked - free);
+                more = unasked;
+              } else if (jobs.length < asked && held.size > 0) recheck = true;
+              for (const job of jobs) take(job, handler);
             } catch (error) {
               onError(error);
             }
           }
+          lastTurn = performance.now();
           if (!working) break;
-          if (more && !holding && held.size < concurrency) continue;
-          await new Promise<void>((resolve) => {
+          polled = false;
+          if ((wanted > 0 || more) && free > 0 && held.size < concurrency) continue;
+          const heldBack = free <= 0 && held.size < concurrency;
+          polled = await new Promise<boolean>((resolve) => {
             // Held back below the slots: look again once the loop has been measured anew.
-            const timer = setTimeout(resolve, holding ? LOAD_WINDOW_MS : FETCH_POLL_MS);
+            const timer = setTimeout(() => resolve(!heldBack), heldBack ? LOAD_WINDOW_MS : FETCH_POLL_MS);
             wake = () => {
               clearTimeout(timer);
-              resolve();
+              resolve(false);
             };
           });
           wake = undefined;
@@ -331,131 +295,14 @@ export async function openRunQueue(db: Db, onError: (error: unknown) => void, wa
     async stop(timeoutMs) {
       await drain(timeoutMs);
       clearInterval(heartbeat);
-      await boss.stop({ graceful: true, timeout: 5000, close: true });
+      await boss.stop({ graceful: true, timeout: 5000 });
+    },
+    health() {
+      const now = performance.now();
+      return {
+        sinceTurnMs: working && lastTurn !== undefined ? Math.round(now - lastTurn) : null,
+        heartbeatLateMs: beatFailing && held.size > 0 ? Math.round(now - lastBeat) : 0,
+      };
     },
   };
-}
-
-/**
- * pg-boss's job insert as `send` gives it to its `db` option, checked to be the shape a run's insert can carry in
- * a data-modifying CTE: one `INSERT … RETURNING id` with its values. pg-boss 12 builds it with `plans.insertJobs`;
- * with notify on (a queue created with `notify: true` and LISTEN/NOTIFY on) it is a `WITH … SELECT` instead, which
- * cannot be nested in a CTE. Any other shape (an upgrade that changed it) fails the start loudly: no run is stored.
- */
-export function jobInsert(text: string, values: unknown[] | undefined): RunJobInsert {
-  const sql = text.trim();
-  const placeholders = new Set([...sql.matchAll(/\$(\d+)/g)].map((m) => Number(m[1])));
-  const count = values?.length ?? 0;
-  const shaped =
-    /^INSERT INTO\s/i.test(sql) &&
-    /\sRETURNING id$/i.test(sql) &&
-    !sql.includes(';') &&
-    count > 0 &&
-    [...placeholders].every((n) => n >= 1 && n <= count);
-  if (!shaped) {
-    throw queueChanged(`its job insert is not one INSERT … RETURNING id with ${count} value(s): ${sql.slice(0, 80)}`);
-  }
-  return { text: sql, values: values ?? [] };
-}
-
-const queueChanged = (detail: string) => engineErrors.create('api:runs:queue-changed', { detail });
-
-/** The spans of `sql` at parenthesis depth 0, outside quotes, where `word` starts as a whole word. */
-function topLevel(sql: string, word: RegExp): number[] {
-  const found: number[] = [];
-  let depth = 0;
-  for (let i = 0; i < sql.length; i++) {
-    const c = sql[i];
-    if (c === "'" || c === '"') {
-      const end = sql.indexOf(c, i + 1);
-      if (end < 0) return [];
-      i = end;
-    } else if (c === '(') depth++;
-    else if (c === ')') depth--;
-    else if (depth === 0 && /\s/.test(sql[i - 1] ?? ' ') && word.test(sql.slice(i, i + 12))) found.push(i);
-  }
-  return depth === 0 ? found : [];
-}
-
-/**
- * pg-boss's job fetch as `fetch` gives it to its `db` option, checked to be the shape the claim can join in one
- * statement: `WITH <ctes> UPDATE … RETURNING j.id, name, data, retry_count as "retryCount"…`, one top-level WITH
- * (PostgreSQL takes a data-modifying CTE only at the top level, so the claim joins pg-boss's list of CTEs, and
- * pg-boss's UPDATE becomes one of them), with its values as its only placeholders. pg-boss 12 builds it with
- * `plans.fetchNextJob`. Any other shape (an upgrade that changed it) fails the fetch loudly: no job is taken.
- */
-export function jobFetch(text: string, values: unknown[] | undefined): RunJobFetch {
-  const known = fetchShapes.get(text);
-  if (known !== undefined && known.count === (values?.length ?? 0)) return { ...known.parts, values: values ?? [] };
-  const parts = fetchShape(text, values);
-  fetchShapes.set(text, { count: values?.length ?? 0, parts });
-  return { ...parts, values: values ?? [] };
-}
-
-// The shapes checked, by pg-boss's text (a few: its batch size is in it), so a fetch does not scan its text again.
-const fetchShapes = new BoundedMap<string, { count: number; parts: { ctes: string; update: string } }>(64);
-const completeShapes = new BoundedMap<string, { count: number; update: string }>(64);
-
-function fetchShape(text: string, values: unknown[] | undefined): { ctes: string; update: string } {
-  const sql = text.trim();
-  const count = values?.length ?? 0;
-  const updates = topLevel(sql, /^UPDATE\s/i);
-  const returning = topLevel(sql, /^RETURNING\s/i);
-  const placeholders = [...sql.matchAll(/\$(\d+)/g)].map((m) => Number(m[1]));
-  const shaped =
-    /^WITH\s/i.test(sql) &&
-    updates.length === 1 &&
-    returning.length === 1 &&
-    returning[0]! > updates[0]! &&
-    topLevel(sql, /^(WITH|SELECT|INSERT|DELETE)\s/i).length === 1 &&
-    /^RETURNING\s+j\.id,\s*name,\s*data,\s*retry_count as "retryCount"/i.test(sql.slice(returning[0])) &&
-    !sql.includes(';') &&
-    placeholders.every((n) => n >= 1 && n <= count);
-  if (!shaped) {
-    throw queueChanged(
-      `its job fetch is not one WITH … UPDATE … RETURNING j.id, name, data, retry_count with ${count} value(s): ` +
-        sql.replace(/\s+/g, ' ').slice(0, 80),
-    );
-  }
-  const ctes = sql.slice('WITH'.length, updates[0]).trim();
-  if (ctes === '' || ctes.endsWith(',')) throw queueChanged(`its job fetch has no CTE before its UPDATE: ${ctes}`);
-  return { ctes, update: sql.slice(updates[0]) };
-}
-
-/**
- * pg-boss's complete as `complete` gives it to its `db` option, checked to be the shape a run's append can carry:
- * `WITH results AS (UPDATE … RETURNING id) SELECT COUNT(*), COALESCE(array_agg(id), '{}'::uuid[]) AS ids FROM
- * results` (pg-boss 12's `plans.completeJobs`, fenced to the attempt), of which the UPDATE becomes a CTE of the
- * append (PostgreSQL takes a data-modifying CTE only at the top level). Any other shape fails loudly.
- */
-export function jobComplete(text: string, values: unknown[] | undefined): RunJobComplete {
-  const known = completeShapes.get(text);
-  if (known !== undefined && known.count === (values?.length ?? 0))
-    return { update: known.update, values: values ?? [] };
-  const checked = completeShape(text, values);
-  completeShapes.set(text, { count: values?.length ?? 0, update: checked.update });
-  return checked;
-}
-
-function completeShape(text: string, values: unknown[] | undefined): RunJobComplete {
-  const sql = text.trim().replace(/\s+/g, ' ');
-  const count = values?.length ?? 0;
-  const match =
-    /^WITH results AS \( ?(UPDATE \S+ SET completed_on = .* RETURNING id) ?\) SELECT COUNT\(\*\), COALESCE\(array_agg\(id\), '\{\}'::uuid\[\]\) AS ids FROM results$/i.exec(
-      sql,
-    );
-  const update = match?.[1] ?? '';
-  const placeholders = [...sql.matchAll(/\$(\d+)/g)].map((m) => Number(m[1]));
-  const shaped =
-    update !== '' &&
-    topLevel(` ${update}`, /^(UPDATE|RETURNING)\s/i).length === 2 &&
-    !sql.includes(';') &&
-    count > 0 &&
-    placeholders.every((n) => n >= 1 && n <= count);
-  if (!shaped) {
-    throw queueChanged(
-      `its complete is not one WITH results AS (UPDATE … RETURNING id) SELECT … with ${count} value(s): ${sql.slice(0, 80)}`,
-    );
-  }
-  return { update, values: values ?? [] };
 }

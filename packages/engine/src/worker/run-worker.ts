@@ -71,7 +71,6 @@ export class RunWorker {
       this.settings.concurrency,
       (job) => this.execute(job),
       () => this.#held.size - this.#outside,
-      this.owner,
     );
     const every = (ms: number, fn: () => Promise<void>) => {
       let busy = false;
@@ -141,9 +140,7 @@ export class RunWorker {
       await this.queue.send(runId);
       return;
     }
-    // Claimed by the fetch's own statement (`work(…, this.owner)`), with the same token; `claimRun` otherwise.
-    const claimed =
-      job.claimed === undefined ? await claimRun(this.deps.db, runId, attempt) : (job.claimed ?? undefined);
+    const claimed = await claimRun(this.deps.db, runId, attempt);
     if (claimed === undefined) return;
     const held: Held = { runId, cancel: new AbortController(), stop: new AbortController(), cancelled: false };
     this.#held.set(attempt, held);
@@ -184,9 +181,6 @@ export class RunWorker {
         attempt,
         events,
         run.parentRunId === null ? undefined : { db, queue: this.queue },
-        // The append that ends this attempt completes its job in the same statement (a child run's end, which
-        // queues its parent in a transaction, completes it after, as every handler's job is).
-        run.parentRunId === null ? (store) => this.queue.completeWith(attempt, store) : undefined,
       ),
       queue: this.queue,
     };

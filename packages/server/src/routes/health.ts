@@ -1,11 +1,49 @@
+import { FETCH_POLL_MS, HEARTBEAT_SECONDS } from '@maitento/engine';
 import { isMtError } from '@maitento/errors';
+import type { Db } from '@maitento/store';
 import { operation } from '../openapi/operation.js';
 import type { Api } from '../schemas/shared.js';
 import type { ServerContext } from '../server/context.js';
 
+/** How long readiness waits for the database's answer: `GET /health` answers within 1 s even when it hangs. */
+export const HEALTH_PROBE_MS = 800;
 /**
- * `GET /health`: no key needed; 200 `ok` when the server answers and its database does, 503 `degraded` when the
- * database does not answer within `MT_DB_TIMEOUT_MS` (for container healthchecks); both say whether its wake-ups
+ * How long the worker's fetch loop may go without turning before readiness says so: it turns every
+ * {@link FETCH_POLL_MS} while idle, and each of its statements has the store's deadline.
+ */
+export const WORKER_STALL_MS = 5 * FETCH_POLL_MS;
+/** How late the held jobs' heartbeat may be before readiness says so: half the time pg-boss gives a job. */
+export const HEARTBEAT_LATE_MS = (HEARTBEAT_SECONDS * 1000) / 2;
+
+/** Whether the database answers `SELECT 1` within {@link HEALTH_PROBE_MS} (the statement keeps its own deadline). */
+async function databaseAnswers(db: Db): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), HEALTH_PROBE_MS);
+  });
+  const probe = db.query('SELECT 1').then(
+    () => true,
+    (error: unknown) => {
+      // A `SELECT 1` sent on a connection gone silent fails as outcome-unknown (its answer never came): unreachable too.
+      const unreachable = ['api:store:unavailable', 'api:store:outcome-unknown'];
+      if (!isMtError(error) || !unreachable.includes(error.code)) throw error;
+      return false;
+    },
+  );
+  try {
+    return await Promise.race([probe, late]);
+  } finally {
+    clearTimeout(timer);
+    // A probe that lost the race still ends (within the store's deadline): its outcome is not needed.
+    probe.catch(() => {});
+  }
+}
+
+/**
+ * `GET /health` (readiness): no key needed; 200 `ok` when this process can serve: its database answers within
+ * {@link HEALTH_PROBE_MS} and, with a worker, its fetch loop turned within {@link WORKER_STALL_MS} and its held jobs'
+ * heartbeat is not late by {@link HEARTBEAT_LATE_MS}; 503 `degraded` with the `reason` otherwise (for container
+ * healthchecks and load balancers). It answers within 1 s even when the database hangs. Both say whether its wake-ups
  * are listening (false: waiters fall back to their slow poll, see docs/operations.md) and the cache's mode (`live`
  * under the cache lease; `read-through` with its reason: every request reads the cache epoch, correct but slower;
  * `off` on PGlite).
@@ -28,10 +66,11 @@ export async function healthRoutes(app: Api, ctx: ServerContext): Promise<void> 
       schema: operation({
         operationId: 'getHealth',
         tags: ['health'],
-        summary: 'Liveness and database check, and whether wake-ups are listening (no API key needed)',
+        summary: 'Readiness: the database, the worker, and whether wake-ups are listening (no API key needed)',
         description:
-          'Tells a load balancer or orchestrator whether this server and its database answer, and whether wake-ups ' +
-          '(LISTEN/NOTIFY) are listening. Needs no API key.',
+          'Readiness: tells a load balancer or orchestrator whether this server can serve (its database answers within ' +
+          "800 ms; with a worker, its fetch loop turns and its runs' heartbeat goes through), and whether wake-ups " +
+          '(LISTEN/NOTIFY) are listening. Answers within 1 s. Needs no API key.',
         security: [],
         response: {
           200: {
@@ -51,7 +90,8 @@ export async function healthRoutes(app: Api, ctx: ServerContext): Promise<void> 
             type: 'object',
             properties: {
               status: { type: 'string', enum: ['degraded'] },
-              database: { type: 'string', enum: ['unreachable'] },
+              database: { type: 'string', enum: ['ok', 'unreachable'] },
+              reason: { type: 'string' },
               wakeups: {
                 type: 'object',
                 properties: { listening: { type: 'boolean' } },
@@ -59,7 +99,7 @@ export async function healthRoutes(app: Api, ctx: ServerContext): Promise<void> 
               },
               cache: cacheHealth,
             },
-            required: ['status', 'database', 'wakeups', 'cache'],
+            required: ['status', 'database', 'reason', 'wakeups', 'cache'],
           },
         },
         ok: 'The server and its database answer',
@@ -69,10 +109,11 @@ export async function healthRoutes(app: Api, ctx: ServerContext): Promise<void> 
           statuses: {
             '503': {
               description:
-                'Service Unavailable: the database did not answer; the server is up but cannot serve requests',
+                'Service Unavailable: the database did not answer within 800 ms, or the worker stalled; the reason says which',
               example: {
                 status: 'degraded',
                 database: 'unreachable',
+                reason: 'the database did not answer within 800 ms',
                 wakeups: { listening: false },
                 cache: { mode: 'read-through', reason: 'the LISTEN connection is lost' },
               },
@@ -84,21 +125,23 @@ export async function healthRoutes(app: Api, ctx: ServerContext): Promise<void> 
     async (_request, reply) => {
       const wakeups = { listening: ctx.wakeups.listening };
       const cache = ctx.lease.state();
-      try {
-        await ctx.db.query('SELECT 1');
-      } catch (error) {
-        // A `SELECT 1` sent on a connection gone silent fails as outcome-unknown (its answer never came): unreachable too.
-        if (
-          !isMtError(error) ||
-          (error.code !== 'api:store:unavailable' && error.code !== 'api:store:outcome-unknown')
-        ) {
-          throw error;
-        }
-        return reply
-          .status(503)
-          .send({ status: 'degraded' as const, database: 'unreachable' as const, wakeups, cache });
+      const database = (await databaseAnswers(ctx.db)) ? ('ok' as const) : ('unreachable' as const);
+      const worker = ctx.engine.workerHealth?.() ?? null;
+      const reason =
+        database === 'unreachable'
+          ? `the database did not answer within ${HEALTH_PROBE_MS} ms`
+          : worker !== null && worker.sinceTurnMs !== null && worker.sinceTurnMs > WORKER_STALL_MS
+            ? `the worker's fetch loop has not turned for ${worker.sinceTurnMs} ms`
+            : worker !== null && worker.heartbeatLateMs > HEARTBEAT_LATE_MS
+              ? `the held runs' heartbeat has failed for ${worker.heartbeatLateMs} ms`
+              : undefined;
+      if (reason !== undefined) {
+        return reply.status(503).send({ status: 'degraded' as const, database, reason, wakeups, cache });
       }
       return { status: 'ok' as const, wakeups, cache };
     },
   );
+  // Liveness: the process turns (its event loop answers); no database, no worker state. Not in the OpenAPI
+  // document, as /openapi.json is not: an orchestrator's probe, not part of the API.
+  app.get('/health/live', { schema: { hide: true } }, async () => ({ status: 'ok' as const }));
 }

@@ -142,7 +142,16 @@ export function createPgDb(connectionString: string, options: PgDbOptions = {}):
   let unbounded: pg.Pool | undefined;
   const longRunning = (): pg.Pool => {
     if (unbounded === undefined) {
-      unbounded = new pg.Pool({ ...config, max: 2, connectionTimeoutMillis: 2 * timeoutMs });
+      // Named apart (`…-setup`), so the pool's own bound stays what pg_stat_activity shows under the process's name.
+      const name =
+        config.application_name === undefined ? {} : { application_name: `${config.application_name}-setup` };
+      unbounded = new pg.Pool({
+        ...config,
+        ...name,
+        max: 2,
+        idleTimeoutMillis: 1000,
+        connectionTimeoutMillis: 2 * timeoutMs,
+      });
       unbounded.on('error', () => {});
     }
     return unbounded;

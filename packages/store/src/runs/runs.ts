@@ -148,21 +148,8 @@ export function toRecord(row: RunRow): RunRecord {
 }
 
 /**
- * A data-modifying statement stored in the same statement as a run (its job's insert): `text` uses `$1`…`$n` for
- * its `values` and returns exactly one row with an `id` when it stored its row, none when it skipped it.
- */
-export interface RunJobInsert {
-  text: string;
-  values: unknown[];
-}
-
-/**
  * Stores a new run (status Running) with its first event (seq 1) in one statement, so that a run is never
  * seen without it, and wakes `runs` and `run:<id>` at its commit; resolves with the run as stored.
- *
- * With `job`, that statement stores the job too (a data-modifying CTE: all of it commits or none), and fails when
- * the job's insert stored no row (division by zero, as pg-boss's own flows guard their inserts): a run never exists
- * without its job, nor a job without its run. The job's id is returned in `jobId`.
  */
 export async function insertRun(
   db: Queryable,
@@ -177,8 +164,7 @@ export async function insertRun(
     child?: { parentRunId: string; step: number; index: number; agent: string; depth: number };
   },
   first: NewRunEvent,
-  job?: RunJobInsert,
-): Promise<RunRecord & { jobId?: string }> {
+): Promise<RunRecord> {
   const child = run.child;
   const text =
     'WITH run AS (INSERT INTO mt_runs (id, namespace, interaction, interaction_version, versions, inputs, ' +
@@ -208,19 +194,8 @@ export async function insertRun(
     child?.agent ?? null,
     child?.depth ?? 0,
   ];
-  if (job === undefined) {
-    const { rows } = await db.query<RunRow>(`${text} FROM run`, values);
-    return toRecord(rows[0]!);
-  }
-  // The job's statement keeps its own $1…$n; ours follow them.
-  const shift = job.values.length;
-  const ours = text.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + shift}`);
-  const { rows } = await db.query<RunRow & { job_id: string }>(
-    `WITH job AS (${job.text}), ${ours.slice('WITH '.length)}, ` +
-      '(SELECT id FROM job) AS job_id, 1 / (SELECT count(*)::int FROM job) AS job_stored FROM run',
-    [...job.values, ...values],
-  );
-  return { ...toRecord(rows[0]!), jobId: rows[0]!.job_id };
+  const { rows } = await db.query<RunRow>(`${text} FROM run`, values);
+  return toRecord(rows[0]!);
 }
 
 /** Reads one run; `namespace` undefined reads it whatever its namespace (workers). */
@@ -409,49 +384,6 @@ function appendValues(runId: string, fence: RunFence, events: NewRunEvent[], cha
   ];
 }
 
-/**
- * A job's completion stored in the same statement as a run's last append: `update` is one `UPDATE … RETURNING id`
- * using `$1`…`$n` for `values` only (pg-boss's own complete, fenced to the attempt).
- */
-export interface RunJobComplete {
-  update: string;
-  values: unknown[];
-}
-
-/**
- * {@link appendRunEvents} and a job's completion in one statement (data-modifying CTEs): both are stored or
- * neither. When the append is refused (its fence), the statement fails on purpose (division by zero, as the start
- * guards its job) so the job stays active, and this resolves with `seq` false. `completed` is what the job's update
- * returned: the ids it completed.
- */
-export async function appendRunEventsCompleting(
-  db: Queryable,
-  runId: string,
-  fence: RunFence,
-  events: NewRunEvent[],
-  change: RunStatusChange | undefined,
-  complete: RunJobComplete,
-): Promise<{ seq: number | false; completed: string[] }> {
-  const shift = complete.values.length;
-  const ours = APPEND.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + shift}`);
-  const text =
-    `WITH job_done AS (${complete.update}), ${ours.slice('WITH '.length)} ` +
-    `SELECT run.last_seq, pg_notify('${WAKE_CHANNEL}', 'run:' || $${1 + shift}::text) AS woken, ` +
-    "(SELECT COALESCE(array_agg(id), '{}'::uuid[]) FROM job_done) AS job_ids, " +
-    '1 / (SELECT count(*)::int FROM run) AS appended FROM (SELECT 1) AS one LEFT JOIN run ON true';
-  try {
-    const { rows } = await db.query<{ last_seq: number; job_ids: string[] }>(
-      text,
-      [...complete.values, ...appendValues(runId, fence, events, change)],
-      { name: `mt_append_completing_${createHash('sha1').update(text).digest('hex').slice(0, 20)}` },
-    );
-    return { seq: rows[0]!.last_seq, completed: rows[0]!.job_ids };
-  } catch (error) {
-    if ((error as { code?: unknown }).code === '22012') return { seq: false, completed: [] };
-    throw error;
-  }
-}
-
 /** The events of a run with `seq > after`, in order: at most `limit` of them (all when undefined). */
 export async function listRunEvents(
   db: Queryable,
@@ -484,58 +416,12 @@ export async function claimRun(
       "SELECT run.*, (SELECT json_agg(json_build_object('seq', seq, 'type', type, 'data', data, 'at', created_at) " +
       'ORDER BY seq) FROM mt_run_events WHERE run_id = $1) AS events FROM run',
     [runId, token],
+    // Every run's pickup makes it: prepared once per connection.
+    { name: 'mt_claim_run' },
   );
   const row = rows[0];
   if (row === undefined) return undefined;
   return { run: toRecord(row), events: eventsOf(row.events) };
-}
-
-/**
- * A job fetch that claims its runs in the same statement: `ctes` is the fetch's CTE list (without its `WITH`) and
- * `update` its top-level `UPDATE … RETURNING`, which returns each job's `id`, its `data` (with `runId`) and its
- * `"retryCount"`; both use `$1`…`$n` for `values` only.
- */
-export interface RunJobFetch {
-  ctes: string;
-  update: string;
-  values: unknown[];
-}
-
-/** A fetched job, as the fetch returned it, and its run claimed for it (undefined: the run is not Running). */
-export interface ClaimedJob {
-  job: Record<string, unknown>;
-  claimed: { run: RunRecord; events: RunEventRecord[] } | undefined;
-}
-
-const CLAIMED_COLUMNS = COLUMNS.split(', ')
-  .map((column) => `r.${column}`)
-  .join(', ');
-
-/**
- * Runs a job fetch and {@link claimRun}'s claim of every fetched job's run in one statement (data-modifying CTEs:
- * the jobs become active and their runs claimed together, or neither). A run is claimed with the token
- * `<owner>/<job id>/<retry count>` only while Running, as `claimRun` does, and comes back with its events.
- */
-export async function fetchClaimingRuns(db: Queryable, fetch: RunJobFetch, owner: string): Promise<ClaimedJob[]> {
-  const o = `$${fetch.values.length + 1}`;
-  const text =
-    `WITH ${fetch.ctes}, fetched AS (${fetch.update}), ` +
-    `claimed AS (UPDATE mt_runs r SET claim = ${o}::text || '/' || f.id::text || '/' || f."retryCount"::text ` +
-    `FROM fetched f WHERE r.id = (f.data->>'runId')::uuid AND r.status = 'Running' RETURNING ${CLAIMED_COLUMNS}) ` +
-    "SELECT f.*, to_json(c) AS mt_run, (SELECT json_agg(json_build_object('seq', e.seq, 'type', e.type, " +
-    "'data', e.data, 'at', e.created_at) ORDER BY e.seq) FROM mt_run_events e WHERE e.run_id = c.id) AS mt_events " +
-    "FROM fetched f LEFT JOIN claimed c ON c.id = (f.data->>'runId')::uuid";
-  const { rows } = await db.query<Record<string, unknown> & { mt_run: RunRow | null; mt_events: EventJson[] | null }>(
-    text,
-    [...fetch.values, owner],
-    // Every run's pickup makes it, in a few texts (pg-boss's batch size is in its text): each prepared once per
-    // connection under a name its text gives, so it is not parsed and planned each time.
-    { name: `mt_fetch_claim_${createHash('sha1').update(text).digest('hex').slice(0, 20)}` },
-  );
-  return rows.map(({ mt_run, mt_events, ...job }) => ({
-    job,
-    claimed: mt_run === null ? undefined : { run: toRecord(mt_run), events: eventsOf(mt_events) },
-  }));
 }
 
 type EventJson = { seq: number; type: string; data: Record<string, unknown>; at: string };
