@@ -151,6 +151,64 @@ describe('the bounded cache lease', { timeout: 30_000 }, () => {
     expect(stalled.lease.state()).toEqual({ mode: 'live' });
   });
 
+  it('a member joining while a write commits never goes live on the epoch before it (#41 item 9)', async () => {
+    // The write of a key's deletion commits while the joining member's insert waits (held by a lock of the test, after
+    // the join's statement began), and that write's settle answers: a member that then goes live must not serve the key.
+    const other = await member();
+    await until(() => other.cache.live);
+    const key = await createApiKey(writer, 'default', { role: 'user' });
+    const id = randomUUID();
+    // The pause point: an uncommitted row under the joining member's id, so its insert waits on the unique index.
+    const holder = new pg.Client({ connectionString: database.url });
+    await holder.connect();
+    closing.push(() => holder.end());
+    await holder.query('BEGIN');
+    await holder.query(
+      "INSERT INTO mt_cache_members (id, acked, lease_until, lease_ms) VALUES ($1, 0, now() + interval '1 hour', $2)",
+      [id, L],
+    );
+    const inner = createPgDb(database.url);
+    const real = await createStoreCache(inner, { secretKey });
+    // The cache as it was read through before joining: it keeps the key, at the epoch before the deletion.
+    await real.sync();
+    expect(await real.authenticateApiKey(key.key)).toMatchObject({ keyId: key.id });
+    // Each moment the lease makes the cache live, whether it would serve the deleted key with no statement.
+    const servedWhenLive: boolean[] = [];
+    const cache: StoreCache = Object.create(real, {
+      liveUntil: {
+        value(until: number) {
+          real.liveUntil(until);
+          if (until > performance.now()) servedWhenLive.push(real.knownApiKey(key.key) !== undefined);
+        },
+      },
+    });
+    const wakeups = await openWakeups(inner, { deadlineMs: 5000, pingMs: 200, retryMs: 100 });
+    const lease = startCacheLease({ db: inner, wakeups, cache, leaseMs: L, memberId: id });
+    closing.push(async () => {
+      await lease.close();
+      await wakeups.close();
+      await real.close();
+      await inner.close();
+    });
+    // The join waits on the test's lock.
+    await until(async () => {
+      const { rows } = await writer.query<{ waiting: string }>(
+        "SELECT count(*)::text AS waiting FROM pg_stat_activity WHERE datname = $1 AND wait_event_type = 'Lock'",
+        [database.name],
+      );
+      return rows[0].waiting !== '0';
+    });
+    await deleteApiKey(writer, 'default', key.id);
+    await other.lease.settle();
+    // The deletion has been answered. The join goes on, and the member goes live.
+    await holder.query('ROLLBACK');
+    await until(() => real.live);
+    expect(servedWhenLive.length).toBeGreaterThan(0);
+    expect(servedWhenLive).not.toContain(true);
+    await real.sync();
+    expect(await real.authenticateApiKey(key.key)).toBeUndefined();
+  });
+
   it('a member id already taken is not shared: the second process reads through and says why', async () => {
     const id = randomUUID();
     const first = await member({}, id);

@@ -64,11 +64,13 @@ export interface CacheLease {
 // Rows whose lease ended over a minute ago, and this process's row of its previous connection (it reads through since
 // it lost that connection, so nobody needs to wait for that row's lease).
 const CLEANUP = "DELETE FROM mt_cache_members WHERE lease_until < now() - interval '1 minute' OR id = $1::uuid";
-// The acknowledged epoch is the one read here, never the one a notification carried.
+// The row is inserted having applied no epoch (-1, below every epoch), and the epoch is read only by the renewal that
+// follows, a later statement: a write either committed before that renewal's snapshot (and the member reads its epoch)
+// or its settle began after the insert committed (and waits for the member's acknowledgement or its lease's end).
+// Read in the insert's own statement, an epoch could predate a write whose settle missed the uncommitted row (#41).
 const JOIN =
   'INSERT INTO mt_cache_members (id, acked, lease_until, lease_ms) ' +
-  "SELECT $1, epoch, now() + $2 * interval '1 millisecond', $2 FROM mt_cache_epoch " +
-  'ON CONFLICT (id) DO NOTHING RETURNING acked::text AS acked, acked::text AS epoch';
+  "VALUES ($1, -1, now() + $2 * interval '1 millisecond', $2) ON CONFLICT (id) DO NOTHING RETURNING id";
 const RENEW =
   "UPDATE mt_cache_members SET lease_until = now() + $2 * interval '1 millisecond' WHERE id = $1 " +
   'RETURNING acked::text AS acked, (SELECT epoch FROM mt_cache_epoch)::text AS epoch';
@@ -155,12 +157,13 @@ export function startCacheLease(options: CacheLeaseOptions): CacheLease {
     }
   }
 
-  async function join(): Promise<MemberRow | undefined> {
+  // Inserts the member's row; true when joined. The caller's renewal then reads the epoch, in a statement of its own.
+  async function join(): Promise<boolean> {
     const id = options.memberId ?? randomUUID();
     statements += 2;
     await query(CLEANUP, [previousId]);
     previousId = null;
-    const rows = await query<MemberRow>(JOIN, [id, leaseMs]);
+    const rows = await query<{ id: string }>(JOIN, [id, leaseMs]);
     if (rows.length === 0) {
       // Only a fixed id can be taken already (a random one is not reused): two processes must not share a lease.
       if (!failed) {
@@ -168,42 +171,38 @@ export function startCacheLease(options: CacheLeaseOptions): CacheLease {
       }
       failed = true;
       readThrough('member id in use');
-      return undefined;
+      return false;
     }
     memberId = id;
-    return rows[0];
+    return true;
   }
 
   async function once(): Promise<void> {
     if (!wakeups.listening) return readThrough('the LISTEN connection is lost');
     // Sent no later than now: the lease's row ends at the statement's now() + L, after this + 0.9 L.
     const sent = performance.now();
-    const joined = memberId;
     let row: MemberRow | undefined;
     try {
-      if (memberId === undefined) {
-        row = await join();
-        if (row === undefined) return;
-      } else {
-        statements++;
-        [row] = await query<MemberRow>(RENEW, [memberId, leaseMs]);
-        if (row === undefined) {
-          // The row is gone (lapsed over a minute and cleaned up by a joining member): join again, fresh id.
-          memberId = undefined;
-          readThrough('the member row was removed');
-          again = true;
-          return;
-        }
+      if (memberId === undefined && !(await join())) return;
+      const joined = memberId;
+      statements++;
+      [row] = await query<MemberRow>(RENEW, [joined, leaseMs]);
+      if (row === undefined) {
+        // The row is gone (lapsed over a minute and cleaned up by a joining member): join again, fresh id.
+        memberId = undefined;
+        readThrough('the member row was removed');
+        again = true;
+        return;
       }
       const epoch = BigInt(row.epoch);
       // Forget what was kept before `epoch` first, then acknowledge it: a writer that sees the ack may answer.
       cache.observe(epoch);
       if (BigInt(row.acked) < epoch) {
         statements++;
-        await query(ACK, [memberId, row.epoch]);
+        await query(ACK, [joined, row.epoch]);
       }
       // A reconnect meanwhile made this process a new member: only that member's own tick may make it live.
-      if (closed || (joined !== undefined && memberId !== joined)) return;
+      if (closed || memberId !== joined) return;
       reason = undefined;
       cache.liveUntil(sent + 0.9 * leaseMs);
       noteMode();
