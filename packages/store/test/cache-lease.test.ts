@@ -209,6 +209,41 @@ describe('the bounded cache lease', { timeout: 30_000 }, () => {
     expect(await real.authenticateApiKey(key.key)).toBeUndefined();
   });
 
+  it('an idle member stays live on a renewal every 1.75 L with a lease of 4 L, and renews every L/4 again once used', async () => {
+    const m = await member();
+    await until(() => m.cache.live);
+    const leaseMs = async () =>
+      (
+        await writer.query<{ lease_ms: number }>('SELECT lease_ms FROM mt_cache_members WHERE id = $1', [
+          m.lease.memberId,
+        ])
+      ).rows[0].lease_ms;
+    // Idle once no read for 4 L since it joined.
+    await until(async () => (await leaseMs()) === 4 * L, 4 * L + 1000);
+    let notLive = 0;
+    const watch = setInterval(() => {
+      if (!m.cache.live) notLive++;
+    }, 10);
+    const idleFrom = m.lease.statements;
+    await new Promise((resolve) => setTimeout(resolve, 7 * L));
+    const idle = m.lease.statements - idleFrom;
+    clearInterval(watch);
+    // 7 L / 1.75 L = 4 renewals (one more or less at the window's edges), and live all along.
+    expect(idle).toBeGreaterThanOrEqual(3);
+    expect(idle).toBeLessThanOrEqual(5);
+    expect(notLive).toBe(0);
+    // In use: a renewal every L/4 with a lease of L, the row's first.
+    const usedFrom = m.lease.statements;
+    const began = performance.now();
+    while (performance.now() - began < 2 * L) {
+      await m.cache.sync();
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(await leaseMs()).toBe(L);
+    expect(m.lease.statements - usedFrom).toBeGreaterThanOrEqual(6);
+    expect(m.cache.live).toBe(true);
+  });
+
   it('a member id already taken is not shared: the second process reads through and says why', async () => {
     const id = randomUUID();
     const first = await member({}, id);

@@ -14,6 +14,15 @@ export const CACHE_ACK_TOPIC = 'cache-ack';
 /** How much later than the lease a settle gives up waiting (clock rates, a timer fired late). */
 export const SETTLE_MARGIN_MS = 150;
 
+/**
+ * A member whose cache no request or tool call read for this many leases L (nor since it joined) is idle: its lease is
+ * this many L long (4 s by default) and renewed only every {@link IDLE_RENEW_TICKS} ticks of L/4, so an idle process
+ * makes about one statement every 1.75 s for its lease, which also stands in for the wake-up connection's ping.
+ */
+export const IDLE_LEASE_FACTOR = 4;
+/** Ticks of L/4 between the renewals of an idle member (1.75 L: before the wake-up ping of 2 s would be due). */
+export const IDLE_RENEW_TICKS = 7;
+
 /** Where the lease says that it goes live or reads through. */
 export interface LeaseLogger {
   info(obj: object, msg: string): void;
@@ -71,8 +80,9 @@ const CLEANUP = "DELETE FROM mt_cache_members WHERE lease_until < now() - interv
 const JOIN =
   'INSERT INTO mt_cache_members (id, acked, lease_until, lease_ms) ' +
   "VALUES ($1, -1, now() + $2 * interval '1 millisecond', $2) ON CONFLICT (id) DO NOTHING RETURNING id";
+// The lease's length may change at each renewal (in use or idle): `lease_ms` says the current one to the settles.
 const RENEW =
-  "UPDATE mt_cache_members SET lease_until = now() + $2 * interval '1 millisecond' WHERE id = $1 " +
+  "UPDATE mt_cache_members SET lease_until = now() + $2 * interval '1 millisecond', lease_ms = $2 WHERE id = $1 " +
   'RETURNING acked::text AS acked, (SELECT epoch FROM mt_cache_epoch)::text AS epoch';
 const ACK =
   'WITH a AS (UPDATE mt_cache_members SET acked = $2 WHERE id = $1 AND acked < $2 RETURNING id) ' +
@@ -135,9 +145,21 @@ export function startCacheLease(options: CacheLeaseOptions): CacheLease {
   let reason: string | undefined = 'not joined yet';
   let loggedLive = false;
   let failed = false;
+  // The cache's own deadline (performance.now()), as last given to it; 0 while it reads through.
+  let liveEnd = 0;
+  // When the last renewal (or join) was sent, and when this process last (re)joined: a join counts as a use.
+  let lastSent = Number.NEGATIVE_INFINITY;
+  let joinedAt = performance.now();
+  const idleLeaseMs = leaseMs * IDLE_LEASE_FACTOR;
+  const inUse = () => performance.now() - Math.max(cache.usedAt, joinedAt) < idleLeaseMs;
+
+  function liveUntil(until: number): void {
+    liveEnd = until;
+    cache.liveUntil(until);
+  }
 
   function readThrough(why: string): void {
-    cache.liveUntil(0);
+    liveUntil(0);
     reason = why;
     noteMode();
   }
@@ -158,12 +180,12 @@ export function startCacheLease(options: CacheLeaseOptions): CacheLease {
   }
 
   // Inserts the member's row; true when joined. The caller's renewal then reads the epoch, in a statement of its own.
-  async function join(): Promise<boolean> {
+  async function join(length: number): Promise<boolean> {
     const id = options.memberId ?? randomUUID();
     statements += 2;
     await query(CLEANUP, [previousId]);
     previousId = null;
-    const rows = await query<{ id: string }>(JOIN, [id, leaseMs]);
+    const rows = await query<{ id: string }>(JOIN, [id, length]);
     if (rows.length === 0) {
       // Only a fixed id can be taken already (a random one is not reused): two processes must not share a lease.
       if (!failed) {
@@ -179,14 +201,19 @@ export function startCacheLease(options: CacheLeaseOptions): CacheLease {
 
   async function once(): Promise<void> {
     if (!wakeups.listening) return readThrough('the LISTEN connection is lost');
-    // Sent no later than now: the lease's row ends at the statement's now() + L, after this + 0.9 L.
+    // Sent no later than now: the lease's row ends at the statement's now() + length, after this + 0.9 length.
     const sent = performance.now();
+    const length = inUse() ? leaseMs : idleLeaseMs;
+    // A lease shorter than the row's (idle, then in use again): the cache's own deadline comes down before the row's
+    // does, so it never outlasts what a writer reads in the row, whenever the answer comes.
+    if (sent + 0.9 * length < liveEnd) liveUntil(sent + 0.9 * length);
+    lastSent = sent;
     let row: MemberRow | undefined;
     try {
-      if (memberId === undefined && !(await join())) return;
+      if (memberId === undefined && !(await join(length))) return;
       const joined = memberId;
       statements++;
-      [row] = await query<MemberRow>(RENEW, [joined, leaseMs]);
+      [row] = await query<MemberRow>(RENEW, [joined, length]);
       if (row === undefined) {
         // The row is gone (lapsed over a minute and cleaned up by a joining member): join again, fresh id.
         memberId = undefined;
@@ -204,7 +231,7 @@ export function startCacheLease(options: CacheLeaseOptions): CacheLease {
       // A reconnect meanwhile made this process a new member: only that member's own tick may make it live.
       if (closed || memberId !== joined) return;
       reason = undefined;
-      cache.liveUntil(sent + 0.9 * leaseMs);
+      liveUntil(sent + 0.9 * length);
       noteMode();
     } catch (error) {
       readThrough(`the lease's statement failed: ${error instanceof Error ? error.message : String(error)}`);
@@ -234,12 +261,14 @@ export function startCacheLease(options: CacheLeaseOptions): CacheLease {
   const offConnect = wakeups.onConnect?.(() => {
     previousId = memberId ?? previousId;
     memberId = undefined;
+    joinedAt = performance.now();
     void tick();
   });
   const offLost = wakeups.onLost?.(() => readThrough('the LISTEN connection is lost'));
+  // Every L/4 while the cache is in use; every IDLE_RENEW_TICKS of them while it is idle.
   const renew = setInterval(() => {
     noteMode();
-    void tick();
+    if (inUse() || performance.now() - lastSent >= ((IDLE_RENEW_TICKS - 0.5) * leaseMs) / 4) void tick();
   }, leaseMs / 4);
   renew.unref();
   void tick();
@@ -262,7 +291,7 @@ export function startCacheLease(options: CacheLeaseOptions): CacheLease {
       offCache();
       offConnect?.();
       offLost?.();
-      cache.liveUntil(0);
+      liveUntil(0);
       const id = memberId;
       memberId = undefined;
       if (id !== undefined && wakeups.listening) await query(LEAVE, [id]).catch(() => {});
@@ -276,8 +305,9 @@ async function settleOn(db: Db, wakeups: Wakeups, leaseMs: number): Promise<void
   // Every member that has not read the write's epoch renewed last before the commit, so its local deadline ends
   // before commit + 0.9 L: past L + a margin after the commit (settle starts after it), it reads through and will
   // see the write. Answering then is safe, whatever the members or the database do meanwhile.
-  // The members' lease lengths may differ from this process's: the longest counts (read with the first answer).
-  let cap = start + leaseMs + SETTLE_MARGIN_MS;
+  // The members' lease lengths differ (an idle member's is IDLE_LEASE_FACTOR L, and L may differ between processes):
+  // the longest in the table counts, read with the first answer; without an answer, an idle member's of this L.
+  let cap = start + IDLE_LEASE_FACTOR * leaseMs + SETTLE_MARGIN_MS;
   let woken = false;
   let wake: (() => void) | undefined;
   const offAck = wakeups.on(CACHE_ACK_TOPIC, () => {
@@ -292,7 +322,7 @@ async function settleOn(db: Db, wakeups: Wakeups, leaseMs: number): Promise<void
       try {
         const answer: { rows: SettleRow[] } = await db.query<SettleRow>(SETTLE, [target]);
         const row = answer.rows[0];
-        if (target === null) cap = Math.max(cap, start + (row.max_lease_ms ?? 0) + SETTLE_MARGIN_MS);
+        if (target === null) cap = start + Math.max(leaseMs, row.max_lease_ms ?? 0) + SETTLE_MARGIN_MS;
         target ??= row.epoch;
         if (row.wait_ms === null) return;
         waitMs = Math.max(1, Number(row.wait_ms));
