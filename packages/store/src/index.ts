@@ -79,7 +79,6 @@ export {
   type CacheLease,
   type CacheLeaseOptions,
   type CacheLeaseState,
-  DEFAULT_CACHE_LEASE_MS,
   noCacheLease,
   startCacheLease,
 } from './cache/lease.js';
@@ -182,3 +181,5 @@ export {
   pgvectorSql,
 } from './knowledge/vector-search.js';
 export type { VectorHit, VectorSearch, VectorSearchKind, VectorSupport } from './knowledge/vector-search.js';
+export * from './timers.js';
+export { nextSweepDueMs } from './runs/sweep.js';

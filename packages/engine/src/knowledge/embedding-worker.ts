@@ -1,4 +1,4 @@
-import { chunksToEmbed, type Db, storeEmbeddings } from '@maitento/store';
+import { chunksToEmbed, type Db, EMBEDDING_POLL_MS, storeEmbeddings } from '@maitento/store';
 import type { EmbeddingModel } from 'ai';
 import { embedTexts } from './embedding-model.js';
 
@@ -30,7 +30,7 @@ export function startEmbeddingWorker(options: {
   logger?: EmbeddingWorkerLogger;
 }): EmbeddingWorker {
   const batchSize = options.batchSize ?? 64;
-  const pollMs = options.pollMs ?? 1000;
+  const pollMs = options.pollMs ?? EMBEDDING_POLL_MS;
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;

@@ -1,10 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../db/db.js';
 import type { Wakeups } from '../wake/wakeups.js';
+import { CACHE_LEASE_TICKS_PER_LEASE, DEFAULT_CACHE_LEASE_MS, IDLE_LEASE_FACTOR, IDLE_RENEW_TICKS } from '../timers.js';
 import type { StoreCache } from './store-cache.js';
-
-/** The lease's length when `MT_CACHE_LEASE_MS` is unset: 1 s. */
-export const DEFAULT_CACHE_LEASE_MS = 1000;
 
 /** Wake-up topic of the epoch's step (sent by the trigger of schema 7, since schema 17). */
 export const CACHE_TOPIC = 'cache';
@@ -13,15 +11,6 @@ export const CACHE_ACK_TOPIC = 'cache-ack';
 
 /** How much later than the lease a settle gives up waiting (clock rates, a timer fired late). */
 export const SETTLE_MARGIN_MS = 150;
-
-/**
- * A member whose cache no request or tool call read for this many leases L (nor since it joined) is idle: its lease is
- * this many L long (4 s by default) and renewed only every {@link IDLE_RENEW_TICKS} ticks of L/4, so an idle process
- * makes about one statement every 1.75 s for its lease, which also stands in for the wake-up connection's ping.
- */
-export const IDLE_LEASE_FACTOR = 4;
-/** Ticks of L/4 between the renewals of an idle member (1.75 L: before the wake-up ping of 2 s would be due). */
-export const IDLE_RENEW_TICKS = 7;
 
 /** Where the lease says that it goes live or reads through. */
 export interface LeaseLogger {
@@ -268,8 +257,9 @@ export function startCacheLease(options: CacheLeaseOptions): CacheLease {
   // Every L/4 while the cache is in use; every IDLE_RENEW_TICKS of them while it is idle.
   const renew = setInterval(() => {
     noteMode();
-    if (inUse() || performance.now() - lastSent >= ((IDLE_RENEW_TICKS - 0.5) * leaseMs) / 4) void tick();
-  }, leaseMs / 4);
+    const tickMs = leaseMs / CACHE_LEASE_TICKS_PER_LEASE;
+    if (inUse() || performance.now() - lastSent >= (IDLE_RENEW_TICKS - 0.5) * tickMs) void tick();
+  }, leaseMs / CACHE_LEASE_TICKS_PER_LEASE);
   renew.unref();
   void tick();
 

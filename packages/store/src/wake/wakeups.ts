@@ -1,5 +1,6 @@
 import pg from 'pg';
 import type { Db } from '../db/db.js';
+import { WAKE_PING_MS, WAKE_RETRY_MS } from '../timers.js';
 import { WAKE_CHANNEL } from './notify.js';
 
 /** One process's wake-ups: notifications on the PostgreSQL channel `mt_wake`, delivered by topic. */
@@ -124,8 +125,8 @@ export async function openWakeups(db: Db, options: WakeupsOptions = {}): Promise
   const url = options.url ?? db.connectionString;
   if (url === undefined) throw new Error('openWakeups: a PostgreSQL database needs a connection string');
   const deadlineMs = options.deadlineMs ?? 2000;
-  const pingMs = options.pingMs ?? 2000;
-  const retryMs = options.retryMs ?? 1000;
+  const pingMs = options.pingMs ?? WAKE_PING_MS;
+  const retryMs = options.retryMs ?? WAKE_RETRY_MS;
   const table = topicTable();
   let client: pg.Client | undefined;
   let lost: ((error: unknown) => void) | undefined;
