@@ -80,6 +80,7 @@ export {
   type CacheLeaseOptions,
   type CacheLeaseState,
   noCacheLease,
+  IDLE_REASON,
   startCacheLease,
 } from './cache/lease.js';
 export { createStoreCache } from './cache/store-cache.js';

@@ -19,12 +19,10 @@ export const DEFAULT_CACHE_LEASE_MS = 1000;
 /** The lease's renewal timer ticks every L/4; a member whose cache is in use renews at every tick. */
 export const CACHE_LEASE_TICKS_PER_LEASE = 4;
 /**
- * A member whose cache no request or tool call read for this many leases L (nor since it joined) is idle: its lease is
- * this many L long (4 s by default) and renewed only every {@link IDLE_RENEW_TICKS} ticks of L/4.
+ * A member whose cache no request or tool call read for this many leases L (nor since it joined) is idle: it ends its
+ * lease and reads through, renewing nothing until its cache is read again (the wake-up ping checks the connection).
  */
-export const IDLE_LEASE_FACTOR = 4;
-/** Ticks of L/4 between the renewals of an idle member (1.75 L: before the wake-up ping of 2 s would be due). */
-export const IDLE_RENEW_TICKS = 7;
+export const CACHE_IDLE_AFTER_LEASES = 4;
 
 /** The slowest a worker's sweep of due approvals and idle conversations waits when it knows of nothing due sooner. */
 export const SWEEP_MAX_MS = 30_000;

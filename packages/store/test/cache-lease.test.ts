@@ -12,6 +12,7 @@ import {
   createStoreCache,
   type Db,
   deleteApiKey,
+  IDLE_REASON,
   migrate,
   openWakeups,
   type StoreCache,
@@ -209,39 +210,42 @@ describe('the bounded cache lease', { timeout: 30_000 }, () => {
     expect(await real.authenticateApiKey(key.key)).toBeUndefined();
   });
 
-  it('an idle member stays live on a renewal every 1.75 L with a lease of 4 L, and renews every L/4 again once used', async () => {
+  it('an idle member (no read for 4 L) ends its lease: it reads through, renews nothing and holds no write; read again, it is live', async () => {
     const m = await member();
-    await until(() => m.cache.live);
-    const leaseMs = async () =>
+    const other = await member();
+    await until(() => m.cache.live && other.cache.live);
+    const key = await createApiKey(writer, 'default', { role: 'user' });
+    const leaseEnded = async () =>
       (
-        await writer.query<{ lease_ms: number }>('SELECT lease_ms FROM mt_cache_members WHERE id = $1', [
-          m.lease.memberId,
-        ])
-      ).rows[0].lease_ms;
-    // Idle once no read for 4 L since it joined.
-    await until(async () => (await leaseMs()) === 4 * L, 4 * L + 1000);
-    let notLive = 0;
-    const watch = setInterval(() => {
-      if (!m.cache.live) notLive++;
-    }, 10);
-    const idleFrom = m.lease.statements;
-    await new Promise((resolve) => setTimeout(resolve, 7 * L));
-    const idle = m.lease.statements - idleFrom;
-    clearInterval(watch);
-    // 7 L / 1.75 L = 4 renewals (one more or less at the window's edges), and live all along.
-    expect(idle).toBeGreaterThanOrEqual(3);
-    expect(idle).toBeLessThanOrEqual(5);
-    expect(notLive).toBe(0);
-    // In use: a renewal every L/4 with a lease of L, the row's first.
-    const usedFrom = m.lease.statements;
-    const began = performance.now();
-    while (performance.now() - began < 2 * L) {
+        await writer.query<{ ended: boolean }>(
+          'SELECT lease_until <= now() AS ended FROM mt_cache_members WHERE id = $1',
+          [m.lease.memberId],
+        )
+      ).rows[0].ended;
+    // Only `other` is read from here on.
+    const reading = setInterval(() => void other.cache.sync(), 50);
+    try {
+      await until(() => m.lease.state().mode === 'read-through', 4 * L + 1000);
+      expect(m.lease.state()).toEqual({ mode: 'read-through', reason: IDLE_REASON });
+      expect(await leaseEnded()).toBe(true);
+      const idleFrom = m.lease.statements;
+      await new Promise((resolve) => setTimeout(resolve, 3 * L));
+      expect(m.lease.statements - idleFrom).toBe(0);
+      // A write waits for no idle member: the one in use acknowledges at once.
+      await deleteApiKey(writer, 'default', key.id);
+      const began = performance.now();
+      await other.lease.settle();
+      expect(performance.now() - began).toBeLessThan(L / 2);
+      // Read again: this read reads the epoch itself (the deleted key is refused), and the lease is live again.
+      const syncs = m.cache.syncs;
       await m.cache.sync();
-      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(m.cache.syncs).toBe(syncs + 1);
+      expect(await m.cache.authenticateApiKey(key.key)).toBeUndefined();
+      await until(() => m.cache.live, L);
+      expect(await leaseEnded()).toBe(false);
+    } finally {
+      clearInterval(reading);
     }
-    expect(await leaseMs()).toBe(L);
-    expect(m.lease.statements - usedFrom).toBeGreaterThanOrEqual(6);
-    expect(m.cache.live).toBe(true);
   });
 
   it('a member id already taken is not shared: the second process reads through and says why', async () => {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../db/db.js';
 import type { Wakeups } from '../wake/wakeups.js';
-import { CACHE_LEASE_TICKS_PER_LEASE, DEFAULT_CACHE_LEASE_MS, IDLE_LEASE_FACTOR, IDLE_RENEW_TICKS } from '../timers.js';
+import { CACHE_IDLE_AFTER_LEASES, CACHE_LEASE_TICKS_PER_LEASE, DEFAULT_CACHE_LEASE_MS } from '../timers.js';
 import type { StoreCache } from './store-cache.js';
 
 /** Wake-up topic of the epoch's step (sent by the trigger of schema 7, since schema 17). */
@@ -69,14 +69,17 @@ const CLEANUP = "DELETE FROM mt_cache_members WHERE lease_until < now() - interv
 const JOIN =
   'INSERT INTO mt_cache_members (id, acked, lease_until, lease_ms) ' +
   "VALUES ($1, -1, now() + $2 * interval '1 millisecond', $2) ON CONFLICT (id) DO NOTHING RETURNING id";
-// The lease's length may change at each renewal (in use or idle): `lease_ms` says the current one to the settles.
 const RENEW =
-  "UPDATE mt_cache_members SET lease_until = now() + $2 * interval '1 millisecond', lease_ms = $2 WHERE id = $1 " +
+  "UPDATE mt_cache_members SET lease_until = now() + $2 * interval '1 millisecond' WHERE id = $1 " +
   'RETURNING acked::text AS acked, (SELECT epoch FROM mt_cache_epoch)::text AS epoch';
 const ACK =
   'WITH a AS (UPDATE mt_cache_members SET acked = $2 WHERE id = $1 AND acked < $2 RETURNING id) ' +
   `SELECT pg_notify('mt_wake', '${CACHE_ACK_TOPIC}') FROM a`;
 const LEAVE = 'DELETE FROM mt_cache_members WHERE id = $1';
+// An idle member ends its lease (it reads through from then on): no writer waits for it. The row stays for its return.
+const REST = 'UPDATE mt_cache_members SET lease_until = least(lease_until, now()) WHERE id = $1';
+/** Why an idle member reads through (`GET /health`'s `cache.reason`). */
+export const IDLE_REASON = 'idle: no request read the cache lately; the next one reads the epoch and renews the lease';
 // The epoch to wait for (the one given, else the current one) and how long until the earliest lease of a live member
 // that has not acknowledged it ends (null: none), both on the database's clock.
 const SETTLE =
@@ -134,21 +137,13 @@ export function startCacheLease(options: CacheLeaseOptions): CacheLease {
   let reason: string | undefined = 'not joined yet';
   let loggedLive = false;
   let failed = false;
-  // The cache's own deadline (performance.now()), as last given to it; 0 while it reads through.
-  let liveEnd = 0;
-  // When the last renewal (or join) was sent, and when this process last (re)joined: a join counts as a use.
-  let lastSent = Number.NEGATIVE_INFINITY;
+  // When this process last (re)joined: a join counts as a use. Idle: the lease was ended for want of use.
   let joinedAt = performance.now();
-  const idleLeaseMs = leaseMs * IDLE_LEASE_FACTOR;
-  const inUse = () => performance.now() - Math.max(cache.usedAt, joinedAt) < idleLeaseMs;
-
-  function liveUntil(until: number): void {
-    liveEnd = until;
-    cache.liveUntil(until);
-  }
+  let idle = false;
+  const inUse = () => performance.now() - Math.max(cache.usedAt, joinedAt) < CACHE_IDLE_AFTER_LEASES * leaseMs;
 
   function readThrough(why: string): void {
-    liveUntil(0);
+    cache.liveUntil(0);
     reason = why;
     noteMode();
   }
@@ -161,6 +156,7 @@ export function startCacheLease(options: CacheLeaseOptions): CacheLease {
       log?.info({ memberId }, 'cache lease: live, requests read no epoch');
     } else if (!live && loggedLive) {
       loggedLive = false;
+      if (reason === IDLE_REASON) return log?.info({ memberId }, 'cache lease: idle, ended until the next request');
       log?.warn(
         { memberId, reason: reason ?? 'the lease was not renewed in time' },
         'cache lease: read-through, every request reads the cache epoch until the lease is renewed',
@@ -169,12 +165,12 @@ export function startCacheLease(options: CacheLeaseOptions): CacheLease {
   }
 
   // Inserts the member's row; true when joined. The caller's renewal then reads the epoch, in a statement of its own.
-  async function join(length: number): Promise<boolean> {
+  async function join(): Promise<boolean> {
     const id = options.memberId ?? randomUUID();
     statements += 2;
     await query(CLEANUP, [previousId]);
     previousId = null;
-    const rows = await query<{ id: string }>(JOIN, [id, length]);
+    const rows = await query<{ id: string }>(JOIN, [id, leaseMs]);
     if (rows.length === 0) {
       // Only a fixed id can be taken already (a random one is not reused): two processes must not share a lease.
       if (!failed) {
@@ -190,19 +186,16 @@ export function startCacheLease(options: CacheLeaseOptions): CacheLease {
 
   async function once(): Promise<void> {
     if (!wakeups.listening) return readThrough('the LISTEN connection is lost');
-    // Sent no later than now: the lease's row ends at the statement's now() + length, after this + 0.9 length.
+    if (!inUse()) return rest();
+    idle = false;
+    // Sent no later than now: the lease's row ends at the statement's now() + L, after this + 0.9 L.
     const sent = performance.now();
-    const length = inUse() ? leaseMs : idleLeaseMs;
-    // A lease shorter than the row's (idle, then in use again): the cache's own deadline comes down before the row's
-    // does, so it never outlasts what a writer reads in the row, whenever the answer comes.
-    if (sent + 0.9 * length < liveEnd) liveUntil(sent + 0.9 * length);
-    lastSent = sent;
     let row: MemberRow | undefined;
     try {
-      if (memberId === undefined && !(await join(length))) return;
+      if (memberId === undefined && !(await join())) return;
       const joined = memberId;
       statements++;
-      [row] = await query<MemberRow>(RENEW, [joined, length]);
+      [row] = await query<MemberRow>(RENEW, [joined, leaseMs]);
       if (row === undefined) {
         // The row is gone (lapsed over a minute and cleaned up by a joining member): join again, fresh id.
         memberId = undefined;
@@ -220,11 +213,23 @@ export function startCacheLease(options: CacheLeaseOptions): CacheLease {
       // A reconnect meanwhile made this process a new member: only that member's own tick may make it live.
       if (closed || memberId !== joined) return;
       reason = undefined;
-      liveUntil(sent + 0.9 * length);
+      cache.liveUntil(sent + 0.9 * leaseMs);
       noteMode();
     } catch (error) {
       readThrough(`the lease's statement failed: ${error instanceof Error ? error.message : String(error)}`);
     }
+  }
+
+  // No request read the cache for CACHE_IDLE_AFTER_LEASES L: read through, then end the row's lease (in that order:
+  // the cache's deadline is over before the row's), once. Writers stop waiting for this member; the wake-up ping keeps
+  // the connection checked. The next read makes it in use: the next tick renews.
+  async function rest(): Promise<void> {
+    if (idle) return;
+    idle = true;
+    readThrough(IDLE_REASON);
+    if (memberId === undefined) return;
+    statements++;
+    await query(REST, [memberId]).catch(() => {});
   }
 
   // At most one tick in flight and one queued.
@@ -254,11 +259,10 @@ export function startCacheLease(options: CacheLeaseOptions): CacheLease {
     void tick();
   });
   const offLost = wakeups.onLost?.(() => readThrough('the LISTEN connection is lost'));
-  // Every L/4 while the cache is in use; every IDLE_RENEW_TICKS of them while it is idle.
+  // Every L/4 while the cache is in use; once more when it has become idle (the rest), then nothing until it is used.
   const renew = setInterval(() => {
     noteMode();
-    const tickMs = leaseMs / CACHE_LEASE_TICKS_PER_LEASE;
-    if (inUse() || performance.now() - lastSent >= (IDLE_RENEW_TICKS - 0.5) * tickMs) void tick();
+    if (!idle || inUse()) void tick();
   }, leaseMs / CACHE_LEASE_TICKS_PER_LEASE);
   renew.unref();
   void tick();
@@ -281,7 +285,7 @@ export function startCacheLease(options: CacheLeaseOptions): CacheLease {
       offCache();
       offConnect?.();
       offLost?.();
-      liveUntil(0);
+      cache.liveUntil(0);
       const id = memberId;
       memberId = undefined;
       if (id !== undefined && wakeups.listening) await query(LEAVE, [id]).catch(() => {});
@@ -295,9 +299,8 @@ async function settleOn(db: Db, wakeups: Wakeups, leaseMs: number): Promise<void
   // Every member that has not read the write's epoch renewed last before the commit, so its local deadline ends
   // before commit + 0.9 L: past L + a margin after the commit (settle starts after it), it reads through and will
   // see the write. Answering then is safe, whatever the members or the database do meanwhile.
-  // The members' lease lengths differ (an idle member's is IDLE_LEASE_FACTOR L, and L may differ between processes):
-  // the longest in the table counts, read with the first answer; without an answer, an idle member's of this L.
-  let cap = start + IDLE_LEASE_FACTOR * leaseMs + SETTLE_MARGIN_MS;
+  // The members' lease lengths may differ from this process's: the longest counts (read with the first answer).
+  let cap = start + leaseMs + SETTLE_MARGIN_MS;
   let woken = false;
   let wake: (() => void) | undefined;
   const offAck = wakeups.on(CACHE_ACK_TOPIC, () => {
@@ -312,7 +315,7 @@ async function settleOn(db: Db, wakeups: Wakeups, leaseMs: number): Promise<void
       try {
         const answer: { rows: SettleRow[] } = await db.query<SettleRow>(SETTLE, [target]);
         const row = answer.rows[0];
-        if (target === null) cap = start + Math.max(leaseMs, row.max_lease_ms ?? 0) + SETTLE_MARGIN_MS;
+        if (target === null) cap = Math.max(cap, start + (row.max_lease_ms ?? 0) + SETTLE_MARGIN_MS);
         target ??= row.epoch;
         if (row.wait_ms === null) return;
         waitMs = Math.max(1, Number(row.wait_ms));
