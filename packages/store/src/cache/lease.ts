@@ -156,7 +156,10 @@ export function startCacheLease(options: CacheLeaseOptions): CacheLease {
       log?.info({ memberId }, 'cache lease: live, requests read no epoch');
     } else if (!live && loggedLive) {
       loggedLive = false;
-      if (reason === IDLE_REASON) return log?.info({ memberId }, 'cache lease: idle, ended until the next request');
+      if (reason === IDLE_REASON) {
+        log?.info({ memberId }, 'cache lease: idle, ended until the next request');
+        return;
+      }
       log?.warn(
         { memberId, reason: reason ?? 'the lease was not renewed in time' },
         'cache lease: read-through, every request reads the cache epoch until the lease is renewed',
