@@ -26,8 +26,6 @@ export const CACHE_IDLE_AFTER_LEASES = 4;
 
 /** The slowest a worker's sweep of due approvals and idle conversations waits when it knows of nothing due sooner. */
 export const SWEEP_MAX_MS = 30_000;
-/** The embedding worker's look for passages without a vector (only with an embedding model configured). */
-export const EMBEDDING_POLL_MS = 1000;
 /** The MCP sessions' tick: closes idle sessions; reads the tool lists only while wake-ups are not listening. */
 export const MCP_SESSIONS_TICK_MS = 5000;
 /** A run event stream's keep-alive comment after this much silence. */
