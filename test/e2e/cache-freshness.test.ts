@@ -46,10 +46,15 @@ async function cacheMode(url: string): Promise<string> {
   return ((await health.json()) as { cache: { mode: string } }).cache.mode;
 }
 
+/**
+ * Waits until `url`'s cache is live. A server whose cache no request read for 4 leases ends its lease (idle,
+ * read-through: docs/architecture.md "Timers"), so each round sends it a request that reads its cache.
+ */
 async function untilLive(url: string): Promise<void> {
   const deadline = Date.now() + 10_000;
   while ((await cacheMode(url)) !== 'live') {
     if (Date.now() > deadline) throw new Error(`${url} is not live within 10 s`);
+    await api(url, stack.adminKey).request('GET', '/v1/keys');
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }

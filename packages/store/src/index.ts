@@ -82,8 +82,8 @@ export {
   type CacheLease,
   type CacheLeaseOptions,
   type CacheLeaseState,
-  DEFAULT_CACHE_LEASE_MS,
   noCacheLease,
+  IDLE_REASON,
   startCacheLease,
 } from './cache/lease.js';
 export { createStoreCache } from './cache/store-cache.js';
@@ -189,3 +189,5 @@ export {
 export type { VectorHit, VectorSearch, VectorSearchKind, VectorSupport } from './knowledge/vector-search.js';
 export { PRUNE_BATCH_SIZE, pruneBefore, RETENTION_INTERVAL_MS, startRetention } from './runs/prune.js';
 export type { PruneOptions, PruneResult, Retention, RetentionOptions } from './runs/prune.js';
+export * from './timers.js';
+export { nextSweepDueMs } from './runs/sweep.js';

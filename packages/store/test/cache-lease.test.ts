@@ -12,6 +12,7 @@ import {
   createStoreCache,
   type Db,
   deleteApiKey,
+  IDLE_REASON,
   migrate,
   openWakeups,
   type StoreCache,
@@ -149,6 +150,102 @@ describe('the bounded cache lease', { timeout: 30_000 }, () => {
     proxy.cut();
     await until(() => stalled.cache.live, 5000);
     expect(stalled.lease.state()).toEqual({ mode: 'live' });
+  });
+
+  it('a member joining while a write commits never goes live on the epoch before it (#41 item 9)', async () => {
+    // The write of a key's deletion commits while the joining member's insert waits (held by a lock of the test, after
+    // the join's statement began), and that write's settle answers: a member that then goes live must not serve the key.
+    const other = await member();
+    await until(() => other.cache.live);
+    const key = await createApiKey(writer, 'default', { role: 'user' });
+    const id = randomUUID();
+    // The pause point: an uncommitted row under the joining member's id, so its insert waits on the unique index.
+    const holder = new pg.Client({ connectionString: database.url });
+    await holder.connect();
+    closing.push(() => holder.end());
+    await holder.query('BEGIN');
+    await holder.query(
+      "INSERT INTO mt_cache_members (id, acked, lease_until, lease_ms) VALUES ($1, 0, now() + interval '1 hour', $2)",
+      [id, L],
+    );
+    const inner = createPgDb(database.url);
+    const real = await createStoreCache(inner, { secretKey });
+    // The cache as it was read through before joining: it keeps the key, at the epoch before the deletion.
+    await real.sync();
+    expect(await real.authenticateApiKey(key.key)).toMatchObject({ keyId: key.id });
+    // Each moment the lease makes the cache live, whether it would serve the deleted key with no statement.
+    const servedWhenLive: boolean[] = [];
+    const cache: StoreCache = Object.create(real, {
+      liveUntil: {
+        value(until: number) {
+          real.liveUntil(until);
+          if (until > performance.now()) servedWhenLive.push(real.knownApiKey(key.key) !== undefined);
+        },
+      },
+    });
+    const wakeups = await openWakeups(inner, { deadlineMs: 5000, pingMs: 200, retryMs: 100 });
+    const lease = startCacheLease({ db: inner, wakeups, cache, leaseMs: L, memberId: id });
+    closing.push(async () => {
+      await lease.close();
+      await wakeups.close();
+      await real.close();
+      await inner.close();
+    });
+    // The join waits on the test's lock.
+    await until(async () => {
+      const { rows } = await writer.query<{ waiting: string }>(
+        "SELECT count(*)::text AS waiting FROM pg_stat_activity WHERE datname = $1 AND wait_event_type = 'Lock'",
+        [database.name],
+      );
+      return rows[0].waiting !== '0';
+    });
+    await deleteApiKey(writer, 'default', key.id);
+    await other.lease.settle();
+    // The deletion has been answered. The join goes on, and the member goes live.
+    await holder.query('ROLLBACK');
+    await until(() => real.live);
+    expect(servedWhenLive.length).toBeGreaterThan(0);
+    expect(servedWhenLive).not.toContain(true);
+    await real.sync();
+    expect(await real.authenticateApiKey(key.key)).toBeUndefined();
+  });
+
+  it('an idle member (no read for 4 L) ends its lease: it reads through, renews nothing and holds no write; read again, it is live', async () => {
+    const m = await member();
+    const other = await member();
+    await until(() => m.cache.live && other.cache.live);
+    const key = await createApiKey(writer, 'default', { role: 'user' });
+    const leaseEnded = async () =>
+      (
+        await writer.query<{ ended: boolean }>(
+          'SELECT lease_until <= now() AS ended FROM mt_cache_members WHERE id = $1',
+          [m.lease.memberId],
+        )
+      ).rows[0].ended;
+    // Only `other` is read from here on.
+    const reading = setInterval(() => void other.cache.sync(), 50);
+    try {
+      await until(() => m.lease.state().mode === 'read-through', 4 * L + 1000);
+      expect(m.lease.state()).toEqual({ mode: 'read-through', reason: IDLE_REASON });
+      expect(await leaseEnded()).toBe(true);
+      const idleFrom = m.lease.statements;
+      await new Promise((resolve) => setTimeout(resolve, 3 * L));
+      expect(m.lease.statements - idleFrom).toBe(0);
+      // A write waits for no idle member: the one in use acknowledges at once.
+      await deleteApiKey(writer, 'default', key.id);
+      const began = performance.now();
+      await other.lease.settle();
+      expect(performance.now() - began).toBeLessThan(L / 2);
+      // Read again: this read reads the epoch itself (the deleted key is refused), and the lease is live again.
+      const syncs = m.cache.syncs;
+      await m.cache.sync();
+      expect(m.cache.syncs).toBe(syncs + 1);
+      expect(await m.cache.authenticateApiKey(key.key)).toBeUndefined();
+      await until(() => m.cache.live, L);
+      expect(await leaseEnded()).toBe(false);
+    } finally {
+      clearInterval(reading);
+    }
   });
 
   it('a member id already taken is not shared: the second process reads through and says why', async () => {

@@ -1,8 +1,8 @@
-import { chunksToEmbed, type Db, storeEmbeddings } from '@maitento/store';
+import { chunksToEmbed, type Db, FALLBACK_POLL_MS, storeEmbeddings, type Wakeups, wakeTopics } from '@maitento/store';
 import type { EmbeddingModel } from 'ai';
 import { embedTexts } from './embedding-model.js';
 
-/** What the embedding worker logs: a batch that failed (it is tried again at the next poll). */
+/** What the embedding worker logs: a batch that failed (it is tried again after `pollMs`). */
 export interface EmbeddingWorkerLogger {
   warn(obj: object, msg: string): void;
 }
@@ -19,21 +19,28 @@ export interface EmbeddingWorker {
  * Embeds the passages of documents in status `embedding`, `batchSize` at a time (one `embedMany` request each),
  * and stores each batch's vectors in one transaction; a document is `ready` once every passage has one. It keeps
  * no state of its own: what is left is what has no vector, so a worker killed mid-batch loses that batch only,
- * and the next one (after a restart) carries on from there.
+ * and the next one (after a restart) carries on from there. It looks at start, on the `embeddings` wake-up (a document
+ * waiting for vectors was stored, by any process), and every `pollMs` only while wake-ups are not listening or after a
+ * failed batch (the one fallback rule of docs/architecture.md, "Timers").
  */
 export function startEmbeddingWorker(options: {
   db: Db;
   model: EmbeddingModel;
   batchSize?: number;
-  /** How often it looks when idle (default 1 s). */
+  /** The process's wake-ups; without them it looks every `pollMs`. */
+  wakeups?: Pick<Wakeups, 'on' | 'listening'>;
+  /** The fallback's period (default 2 s). */
   pollMs?: number;
   logger?: EmbeddingWorkerLogger;
 }): EmbeddingWorker {
   const batchSize = options.batchSize ?? 64;
-  const pollMs = options.pollMs ?? 1000;
+  const pollMs = options.pollMs ?? FALLBACK_POLL_MS;
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
+  // Woken while a look was under way: look again after it. A failed batch: the fallback looks until one succeeds.
+  let again = false;
+  let failed = false;
 
   const tick = async () => {
     while (!stopped) {
@@ -50,30 +57,49 @@ export function startEmbeddingWorker(options: {
       );
     }
   };
-  const schedule = (delay: number) => {
+  // The fallback: a look (a statement) only while wake-ups are not listening or after a failed batch.
+  const poll = () => {
+    if (!failed && options.wakeups?.listening) return schedule(pollMs, poll);
+    run();
+  };
+  const schedule = (delay: number, fn: () => void) => {
     if (stopped) return;
     clearTimeout(timer);
-    timer = setTimeout(run, delay);
+    timer = setTimeout(fn, delay);
   };
   const run = () => {
-    if (running || stopped) return;
+    if (stopped) return;
+    if (running) {
+      again = true;
+      return;
+    }
+    again = false;
     running = tick()
-      .catch((error: unknown) => {
-        options.logger?.warn(
-          { reason: error instanceof Error ? error.message : String(error) },
-          'embedding a batch of passages failed; it is tried again',
-        );
-      })
+      .then(
+        () => {
+          failed = false;
+        },
+        (error: unknown) => {
+          failed = true;
+          options.logger?.warn(
+            { reason: error instanceof Error ? error.message : String(error) },
+            'embedding a batch of passages failed; it is tried again',
+          );
+        },
+      )
       .finally(() => {
         running = undefined;
-        schedule(pollMs);
+        if (again && !failed) schedule(0, run);
+        else schedule(pollMs, poll);
       });
   };
-  schedule(0);
+  const off = options.wakeups?.on(wakeTopics.embeddings, run);
+  schedule(0, run);
   return {
-    wake: () => schedule(0),
+    wake: run,
     async close() {
       stopped = true;
+      off?.();
       clearTimeout(timer);
       await running;
     },

@@ -125,7 +125,8 @@ export async function advanceRun(
       else if (ended?.type === 'run-failed') ctx.telemetry?.runEnded(tracedRun(ctx), 'api:runs:result-invalid');
       if (ended?.type === 'run-completed') ctx.metrics?.runEnded('Completed');
       else if (ended?.type === 'run-failed') ctx.metrics?.runEnded('Failed');
-      return 'ended';
+      // A conversation's reply: the run waits for a message until its idle limit.
+      return ended?.type === 'input-requested' ? 'waiting' : 'ended';
     }
     // The turn's first call, when it is made without asking anyone, is marked started in the same write: one
     // round trip before the call instead of two.

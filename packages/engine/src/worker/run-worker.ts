@@ -4,8 +4,11 @@ import {
   cancelRequested,
   claimRun,
   expireApprovals,
+  FALLBACK_POLL_MS,
   idleConversations,
+  nextSweepDueMs,
   type Queryable,
+  SWEEP_MAX_MS,
   type RunEventRecord,
   type RunRecord,
   wakeTopics,
@@ -27,9 +30,8 @@ export interface WorkerSettings {
   drainMs: number;
 }
 
-/** How often a held run's cancel flag is read while wake-ups are not listening, and expired approvals are swept. */
-export const CANCEL_POLL_MS = 2000;
-const APPROVAL_SWEEP_MS = 2000;
+/** Rounds of one sweep while something is due at once (each ends what was due); then it waits a fallback poll. */
+const SWEEP_ROUNDS = 10;
 
 class Stopping extends Error {}
 class Cancelling extends Error {}
@@ -52,6 +54,9 @@ export class RunWorker {
   readonly owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   readonly #held = new Map<string, Held>();
   readonly #timers: NodeJS.Timeout[] = [];
+  #sweepTimer: NodeJS.Timeout | undefined;
+  #sweeping: Promise<void> | undefined;
+  #sweepAgain = false;
   /** Runs in flight now waiting on a call outside the engine (a model, a tool). */
   #outside = 0;
   #stopping = false;
@@ -86,13 +91,52 @@ export class RunWorker {
       timer.unref();
       this.#timers.push(timer);
     };
-    every(CANCEL_POLL_MS, async () => {
+    every(FALLBACK_POLL_MS, async () => {
       if (!this.wakeups?.listening) await this.pollCancels();
     });
-    every(APPROVAL_SWEEP_MS, async () => {
+    this.sweepSoon();
+  }
+
+  /**
+   * Sweeps due approvals and idle conversations now, then again at the earliest due time the database tells (at most
+   * SWEEP_MAX_MS later: what another process left waiting, or an approval made outside a run, is found so). A run of
+   * this worker that stops waiting (an approval, a message) calls it too, so its due time is known at once.
+   */
+  sweepSoon(): void {
+    if (this.#stopping) return;
+    if (this.#sweeping !== undefined) {
+      this.#sweepAgain = true;
+      return;
+    }
+    clearTimeout(this.#sweepTimer);
+    this.#sweepTimer = undefined;
+    this.#sweeping = this.sweep()
+      .catch((error) => {
+        this.log.error({ err: error }, 'run worker timer failed');
+        return FALLBACK_POLL_MS;
+      })
+      .then((waitMs) => {
+        this.#sweeping = undefined;
+        if (this.#stopping) return;
+        if (this.#sweepAgain) {
+          this.#sweepAgain = false;
+          return this.sweepSoon();
+        }
+        this.#sweepTimer = setTimeout(() => this.sweepSoon(), waitMs);
+        this.#sweepTimer.unref();
+      });
+  }
+
+  /** One sweep; resolves with how long to wait for the next. */
+  private async sweep(): Promise<number> {
+    for (let round = 0; round < SWEEP_ROUNDS; round++) {
+      const dueMs = await nextSweepDueMs(this.deps.db);
+      if (dueMs === null) return SWEEP_MAX_MS;
+      if (dueMs > 0) return Math.min(dueMs, SWEEP_MAX_MS);
       await this.expireApprovals();
       await this.endIdleConversations();
-    });
+    }
+    return FALLBACK_POLL_MS;
   }
 
   /** Ends the conversations that waited for a message past their `maxIdle` (Completed, their last reply the result). */
@@ -186,12 +230,15 @@ export class RunWorker {
     };
     try {
       if (run.cancelRequested) await cancelled(ctx);
-      else
-        await advanceRun(
+      else {
+        const stopped = await advanceRun(
           ctx,
           () => held.cancelled,
           () => this.#stopping,
         );
+        // Waiting for an approval or a message: the sweep learns when it is due.
+        if (stopped === 'waiting') this.sweepSoon();
+      }
     } catch (error) {
       if (error instanceof ClaimLost) {
         this.log.warn({ runId }, 'run claimed by a later attempt or ended meanwhile');
@@ -214,6 +261,8 @@ export class RunWorker {
   async stop(): Promise<void> {
     this.#stopping = true;
     for (const timer of this.#timers) clearInterval(timer);
+    clearTimeout(this.#sweepTimer);
+    await this.#sweeping;
     for (const held of this.#held.values()) held.stop.abort(new Stopping('worker stopping'));
     if (await this.queue.drain(this.settings.drainMs)) return;
     this.log.warn(

@@ -1,6 +1,7 @@
 import { dirname, join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { MtError } from '@maitento/errors';
+import { EXTRACT_MEMORY_CHECK_MS } from '@maitento/store';
 import { serverErrors } from '../errors.js';
 import { serverRequire } from '../server/package-require.js';
 import type { Chunk } from './chunk.js';
@@ -14,9 +15,6 @@ export interface ExtractBudget extends ExtractLimits {
   /** Memory the document may add to its thread (heap and buffers: a PDF's inflated streams), in MiB (`MT_KB_EXTRACT_MEMORY`). */
   memoryMb: number;
 }
-
-/** How often the thread's memory is read while it works. */
-const MEMORY_CHECK_MS = 20;
 
 // The compiled thread, found through the package's name (the `mt` executable runs a bundle of this code elsewhere).
 const WORKER_FILE = join(
@@ -131,7 +129,7 @@ export async function documentChunks(
         .finally(() => {
           checking = false;
         });
-    }, MEMORY_CHECK_MS);
+    }, EXTRACT_MEMORY_CHECK_MS);
     // The copy of the body is handed over, not cloned again.
     if (over === undefined) worker.postMessage(request, [request.body.buffer as ArrayBuffer]);
     const reply = await replied;

@@ -138,6 +138,12 @@ async function waitForAnswer(call: McpCall, approval: ApprovalRecord): Promise<A
     woken = true;
     trigger?.();
   });
+  // Wake-ups stopped arriving: read now, then every `approvalPollMs` until they are back.
+  const offLost =
+    ctx.wakeups.onLost?.(() => {
+      woken = true;
+      trigger?.();
+    }) ?? (() => {});
   try {
     while (approvalNow(current) === 'waiting' && !call.signal.aborted) {
       const waited = Date.now() - start;
@@ -147,12 +153,14 @@ async function waitForAnswer(call: McpCall, approval: ApprovalRecord): Promise<A
         nextProgress += settings.progressMs;
       }
       if (!woken) {
-        const left = call.waitMs === undefined ? settings.approvalPollMs : call.waitMs - waited;
-        const toProgress = call.onWaiting ? nextProgress - Date.now() : settings.approvalPollMs;
+        // The fallback read only while wake-ups are not listening (as every waiter's); its own deadlines always.
+        const poll = ctx.wakeups.listening ? Number.POSITIVE_INFINITY : settings.approvalPollMs;
+        const left = call.waitMs === undefined ? poll : call.waitMs - waited;
+        const toProgress = call.onWaiting ? nextProgress - Date.now() : poll;
         // Nobody is woken when an approval's expiry passes: the wait reads it again then.
-        const toExpiry =
-          current.expiresAt === null ? settings.approvalPollMs : Date.parse(current.expiresAt) - Date.now();
-        const ms = Math.min(settings.approvalPollMs, left, toProgress, toExpiry + 5);
+        const toExpiry = current.expiresAt === null ? poll : Date.parse(current.expiresAt) - Date.now();
+        // setTimeout's longest wait (about 24.8 days): a wait with no deadline wakes then and waits again.
+        const ms = Math.min(poll, left, toProgress, toExpiry + 5, 2 ** 31 - 1);
         await pause(Math.max(ms, 1), call.signal, (done) => {
           trigger = done;
         });
@@ -163,6 +171,7 @@ async function waitForAnswer(call: McpCall, approval: ApprovalRecord): Promise<A
     }
   } finally {
     off();
+    offLost();
   }
   return current;
 }

@@ -304,6 +304,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
       ctx.embeddingWorker = startEmbeddingWorker({
         db: options.db,
         model: embeddingModel,
+        wakeups,
         logger: { warn: (obj, msg) => engineLog.target?.warn(obj, msg) },
       });
     }

@@ -1,6 +1,12 @@
 import { isIP } from 'node:net';
 import { approvalTtlMsFromEnv } from '@maitento/engine';
-import { DEFAULT_CACHE_LEASE_MS, DEFAULT_FILE_LIMITS, type FileLimits } from '@maitento/store';
+import {
+  DEFAULT_CACHE_LEASE_MS,
+  DEFAULT_FILE_LIMITS,
+  FALLBACK_POLL_MS,
+  type FileLimits,
+  MCP_SESSIONS_TICK_MS,
+} from '@maitento/store';
 import type { ExtractBudget } from '../knowledge/budget.js';
 import { serverErrors } from '../errors.js';
 import type { McpSettings } from '../mcp/settings.js';
@@ -112,11 +118,11 @@ export function mcpSettingsFromEnv(overrides: Partial<McpSettings> = {}): McpSet
   return {
     // Under the 60 s request timeout of the SDK's clients (and of most hosts), so the answer arrives in time.
     approvalWaitMs: envSeconds('MT_MCP_APPROVAL_WAIT') ?? 45_000,
-    approvalPollMs: 2_000,
+    approvalPollMs: FALLBACK_POLL_MS,
     progressMs: 5_000,
     // An approval made outside a run has no run to end it: without MT_APPROVAL_TTL it lives an hour (docs/mcp.md).
     approvalTtlMs: approvalTtlMsFromEnv() ?? DEFAULT_MCP_APPROVAL_TTL_MS,
-    listChangedPollMs: envSeconds('MT_MCP_LIST_POLL') ?? 5_000,
+    listChangedPollMs: envSeconds('MT_MCP_LIST_POLL') ?? MCP_SESSIONS_TICK_MS,
     sessionIdleMs: envSeconds('MT_MCP_SESSION_IDLE') ?? 30 * 60_000,
     sessionsPerKey: envLimit('MT_MCP_SESSIONS_PER_KEY', 20),
     ...overrides,

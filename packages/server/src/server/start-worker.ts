@@ -119,7 +119,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
       });
       // Passages of knowledge bases get their vectors here too, when an embedding model is configured.
       const model = await embeddingModelFromEnv();
-      const embedding = model ? startEmbeddingWorker({ db, model, logger: options.logger }) : undefined;
+      const embedding = model ? startEmbeddingWorker({ db, model, wakeups, logger: options.logger }) : undefined;
       // Ended runs older than MT_RETENTION_DAYS are deleted every hour (docs/operations.md, "Data lifecycle").
       const retentionMs = retentionMsFromEnv();
       const retention =

@@ -1,7 +1,7 @@
 import type { Engine, RunEvent, RunEventType, RunViewer } from '@maitento/engine';
 import { isMtError, type MtError } from '@maitento/errors';
 import { TERMINAL_EVENT_TYPES } from '@maitento/sdk';
-import { type Wakeups, wakeTopics } from '@maitento/store';
+import { FALLBACK_POLL_MS, STREAM_KEEPALIVE_MS, type Wakeups, wakeTopics } from '@maitento/store';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 
 /** Event types after which a run's stream ends. */
@@ -19,8 +19,11 @@ export interface EventStreamTiming {
   keepAliveMs: number;
 }
 
-/** The default timing: a fallback read every 2 s, a keep-alive comment every 15 s of silence. */
-export const DEFAULT_STREAM_TIMING: EventStreamTiming = { pollMs: 2000, keepAliveMs: 15_000 };
+/**
+ * The default timing: a fallback read every 2 s while wake-ups are not listening, a keep-alive comment every 15 s of
+ * silence.
+ */
+export const DEFAULT_STREAM_TIMING: EventStreamTiming = { pollMs: FALLBACK_POLL_MS, keepAliveMs: STREAM_KEEPALIVE_MS };
 
 /** One open stream, so the server can end it when it closes (or, with the error sent first, when its key goes). */
 export interface OpenStream {
@@ -71,7 +74,7 @@ export function resumePoint(lastEventId: string | string[] | undefined, after: n
 
 /**
  * Takes the response over and streams a run's events as Server-Sent Events: the stored ones after
- * `after` ({@link STREAM_PAGE} at a time), then new ones as they are stored (read when `run:<id>` is woken, or every `pollMs` as the fallback),
+ * `after` ({@link STREAM_PAGE} at a time), then new ones as they are stored (read when `run:<id>` is woken, or every `pollMs` while wake-ups are not listening),
  * until a terminal event, the client going away, `endWhen`, or the server closing. Reading stops as soon as the
  * connection closes.
  */
@@ -108,6 +111,12 @@ export async function streamRunEvents(
     woken = true;
     wake?.();
   });
+  // Wake-ups stopped arriving: read now, then every `pollMs` until they are back (which wakes every subscriber).
+  const offLost =
+    spec.wakeups.onLost?.(() => {
+      woken = true;
+      wake?.();
+    }) ?? (() => {});
   const offEnd = spec.endWhen?.(stream.stop) ?? (() => {});
   raw.on('close', () => {
     closed = true;
@@ -154,7 +163,8 @@ export async function streamRunEvents(
       if (woken) continue;
       const keepAliveIn = Math.max(0, lastWrite + timing.keepAliveMs - Date.now());
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, Math.min(timing.pollMs, keepAliveIn));
+        // The fallback read only while wake-ups are not listening (as every waiter's); the keep-alive's time always.
+        const timer = setTimeout(resolve, spec.wakeups.listening ? keepAliveIn : Math.min(timing.pollMs, keepAliveIn));
         wake = () => {
           clearTimeout(timer);
           resolve();
@@ -168,6 +178,7 @@ export async function streamRunEvents(
     await write(isMtError(error) ? errorFrame(error) : INTERNAL_ERROR_FRAME);
   } finally {
     offWake();
+    offLost();
     offEnd();
     spec.open.delete(stream);
     if (!closed) {

@@ -1,4 +1,4 @@
-import { type Db, existingApiKeys, type Wakeups, wakeTopics } from '@maitento/store';
+import { type Db, existingApiKeys, FALLBACK_POLL_MS, type Wakeups, wakeTopics } from '@maitento/store';
 
 /** Ends what an API key opened (run event streams, MCP sessions) once the key is deleted, through any server. */
 export interface KeyWatch {
@@ -7,9 +7,6 @@ export interface KeyWatch {
   /** Stops watching every key. */
   stop(): void;
 }
-
-/** How often the watched keys are read while wake-ups do not arrive (the fallback). */
-export const KEY_FALLBACK_MS = 2000;
 
 /**
  * Watches keys through the wake-up `key:<id>` (sent when a key is deleted): on a wake-up the key is read, and
@@ -21,7 +18,7 @@ export function watchKeys(
   db: Db,
   wakeups: Wakeups,
   log: { warn(obj: object, msg: string): void },
-  fallbackMs = KEY_FALLBACK_MS,
+  fallbackMs = FALLBACK_POLL_MS,
 ): KeyWatch {
   const watched = new Map<string, { fns: Set<() => void>; off: () => void }>();
   const pending = new Set<string>();

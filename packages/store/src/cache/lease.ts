@@ -1,10 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../db/db.js';
 import type { Wakeups } from '../wake/wakeups.js';
+import { CACHE_IDLE_AFTER_LEASES, CACHE_LEASE_TICKS_PER_LEASE, DEFAULT_CACHE_LEASE_MS } from '../timers.js';
 import type { StoreCache } from './store-cache.js';
-
-/** The lease's length when `MT_CACHE_LEASE_MS` is unset: 1 s. */
-export const DEFAULT_CACHE_LEASE_MS = 1000;
 
 /** Wake-up topic of the epoch's step (sent by the trigger of schema 7, since schema 17). */
 export const CACHE_TOPIC = 'cache';
@@ -64,11 +62,13 @@ export interface CacheLease {
 // Rows whose lease ended over a minute ago, and this process's row of its previous connection (it reads through since
 // it lost that connection, so nobody needs to wait for that row's lease).
 const CLEANUP = "DELETE FROM mt_cache_members WHERE lease_until < now() - interval '1 minute' OR id = $1::uuid";
-// The acknowledged epoch is the one read here, never the one a notification carried.
+// The row is inserted having applied no epoch (-1, below every epoch), and the epoch is read only by the renewal that
+// follows, a later statement: a write either committed before that renewal's snapshot (and the member reads its epoch)
+// or its settle began after the insert committed (and waits for the member's acknowledgement or its lease's end).
+// Read in the insert's own statement, an epoch could predate a write whose settle missed the uncommitted row (#41).
 const JOIN =
   'INSERT INTO mt_cache_members (id, acked, lease_until, lease_ms) ' +
-  "SELECT $1, epoch, now() + $2 * interval '1 millisecond', $2 FROM mt_cache_epoch " +
-  'ON CONFLICT (id) DO NOTHING RETURNING acked::text AS acked, acked::text AS epoch';
+  "VALUES ($1, -1, now() + $2 * interval '1 millisecond', $2) ON CONFLICT (id) DO NOTHING RETURNING id";
 const RENEW =
   "UPDATE mt_cache_members SET lease_until = now() + $2 * interval '1 millisecond' WHERE id = $1 " +
   'RETURNING acked::text AS acked, (SELECT epoch FROM mt_cache_epoch)::text AS epoch';
@@ -76,6 +76,10 @@ const ACK =
   'WITH a AS (UPDATE mt_cache_members SET acked = $2 WHERE id = $1 AND acked < $2 RETURNING id) ' +
   `SELECT pg_notify('mt_wake', '${CACHE_ACK_TOPIC}') FROM a`;
 const LEAVE = 'DELETE FROM mt_cache_members WHERE id = $1';
+// An idle member ends its lease (it reads through from then on): no writer waits for it. The row stays for its return.
+const REST = 'UPDATE mt_cache_members SET lease_until = least(lease_until, now()) WHERE id = $1';
+/** Why an idle member reads through (`GET /health`'s `cache.reason`). */
+export const IDLE_REASON = 'idle: no request read the cache lately; the next one reads the epoch and renews the lease';
 // The epoch to wait for (the one given, else the current one) and how long until the earliest lease of a live member
 // that has not acknowledged it ends (null: none), both on the database's clock.
 const SETTLE =
@@ -133,6 +137,10 @@ export function startCacheLease(options: CacheLeaseOptions): CacheLease {
   let reason: string | undefined = 'not joined yet';
   let loggedLive = false;
   let failed = false;
+  // When this process last (re)joined: a join counts as a use. Idle: the lease was ended for want of use.
+  let joinedAt = performance.now();
+  let idle = false;
+  const inUse = () => performance.now() - Math.max(cache.usedAt, joinedAt) < CACHE_IDLE_AFTER_LEASES * leaseMs;
 
   function readThrough(why: string): void {
     cache.liveUntil(0);
@@ -148,6 +156,10 @@ export function startCacheLease(options: CacheLeaseOptions): CacheLease {
       log?.info({ memberId }, 'cache lease: live, requests read no epoch');
     } else if (!live && loggedLive) {
       loggedLive = false;
+      if (reason === IDLE_REASON) {
+        log?.info({ memberId }, 'cache lease: idle, ended until the next request');
+        return;
+      }
       log?.warn(
         { memberId, reason: reason ?? 'the lease was not renewed in time' },
         'cache lease: read-through, every request reads the cache epoch until the lease is renewed',
@@ -155,12 +167,13 @@ export function startCacheLease(options: CacheLeaseOptions): CacheLease {
     }
   }
 
-  async function join(): Promise<MemberRow | undefined> {
+  // Inserts the member's row; true when joined. The caller's renewal then reads the epoch, in a statement of its own.
+  async function join(): Promise<boolean> {
     const id = options.memberId ?? randomUUID();
     statements += 2;
     await query(CLEANUP, [previousId]);
     previousId = null;
-    const rows = await query<MemberRow>(JOIN, [id, leaseMs]);
+    const rows = await query<{ id: string }>(JOIN, [id, leaseMs]);
     if (rows.length === 0) {
       // Only a fixed id can be taken already (a random one is not reused): two processes must not share a lease.
       if (!failed) {
@@ -168,48 +181,58 @@ export function startCacheLease(options: CacheLeaseOptions): CacheLease {
       }
       failed = true;
       readThrough('member id in use');
-      return undefined;
+      return false;
     }
     memberId = id;
-    return rows[0];
+    return true;
   }
 
   async function once(): Promise<void> {
     if (!wakeups.listening) return readThrough('the LISTEN connection is lost');
+    if (!inUse()) return rest();
+    idle = false;
     // Sent no later than now: the lease's row ends at the statement's now() + L, after this + 0.9 L.
     const sent = performance.now();
-    const joined = memberId;
     let row: MemberRow | undefined;
     try {
-      if (memberId === undefined) {
-        row = await join();
-        if (row === undefined) return;
-      } else {
-        statements++;
-        [row] = await query<MemberRow>(RENEW, [memberId, leaseMs]);
-        if (row === undefined) {
-          // The row is gone (lapsed over a minute and cleaned up by a joining member): join again, fresh id.
-          memberId = undefined;
-          readThrough('the member row was removed');
-          again = true;
-          return;
-        }
+      if (memberId === undefined && !(await join())) return;
+      const joined = memberId;
+      statements++;
+      [row] = await query<MemberRow>(RENEW, [joined, leaseMs]);
+      if (row === undefined) {
+        // The row is gone (lapsed over a minute and cleaned up by a joining member): join again, fresh id.
+        memberId = undefined;
+        readThrough('the member row was removed');
+        again = true;
+        return;
       }
       const epoch = BigInt(row.epoch);
       // Forget what was kept before `epoch` first, then acknowledge it: a writer that sees the ack may answer.
       cache.observe(epoch);
       if (BigInt(row.acked) < epoch) {
         statements++;
-        await query(ACK, [memberId, row.epoch]);
+        await query(ACK, [joined, row.epoch]);
       }
       // A reconnect meanwhile made this process a new member: only that member's own tick may make it live.
-      if (closed || (joined !== undefined && memberId !== joined)) return;
+      if (closed || memberId !== joined) return;
       reason = undefined;
       cache.liveUntil(sent + 0.9 * leaseMs);
       noteMode();
     } catch (error) {
       readThrough(`the lease's statement failed: ${error instanceof Error ? error.message : String(error)}`);
     }
+  }
+
+  // No request read the cache for CACHE_IDLE_AFTER_LEASES L: read through, then end the row's lease (in that order:
+  // the cache's deadline is over before the row's), once. Writers stop waiting for this member; the wake-up ping keeps
+  // the connection checked. The next read makes it in use: the next tick renews.
+  async function rest(): Promise<void> {
+    if (idle) return;
+    idle = true;
+    readThrough(IDLE_REASON);
+    if (memberId === undefined) return;
+    statements++;
+    await query(REST, [memberId]).catch(() => {});
   }
 
   // At most one tick in flight and one queued.
@@ -235,13 +258,15 @@ export function startCacheLease(options: CacheLeaseOptions): CacheLease {
   const offConnect = wakeups.onConnect?.(() => {
     previousId = memberId ?? previousId;
     memberId = undefined;
+    joinedAt = performance.now();
     void tick();
   });
   const offLost = wakeups.onLost?.(() => readThrough('the LISTEN connection is lost'));
+  // Every L/4 while the cache is in use; once more when it has become idle (the rest), then nothing until it is used.
   const renew = setInterval(() => {
     noteMode();
-    void tick();
-  }, leaseMs / 4);
+    if (!idle || inUse()) void tick();
+  }, leaseMs / CACHE_LEASE_TICKS_PER_LEASE);
   renew.unref();
   void tick();
 

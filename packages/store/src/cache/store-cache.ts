@@ -70,6 +70,11 @@ export interface StoreCache {
   liveUntil(until: number): void;
   /** True while `sync` needs no statement (the lease holds). */
   readonly live: boolean;
+  /**
+   * When a request or a tool call last read through this cache (`performance.now()` milliseconds; -Infinity before
+   * the first): the lease renews often while the cache is in use and seldom while it is idle ({@link startCacheLease}).
+   */
+  readonly usedAt: number;
   /** {@link authenticateApiKey}, cached by the key's sha256 until the epoch moves. */
   authenticateApiKey(key: string): Promise<KeyIdentity | undefined>;
   /**
@@ -152,6 +157,10 @@ export async function createStoreCache(db: Db, options: StoreCacheOptions): Prom
   // While the process's cache lease holds (performance.now() before it), nothing changed that this cache has not
   // applied: every writer waits for this process's acknowledgement or for the end of its lease (docs/decisions/0009-how-a-change-reaches-every-servers-cache.md).
   let leaseEnd = 0;
+  let usedAt = Number.NEGATIVE_INFINITY;
+  const use = () => {
+    usedAt = performance.now();
+  };
   const live = () => epoch !== undefined && performance.now() < leaseEnd;
 
   function forgetMutable(): void {
@@ -190,6 +199,7 @@ export async function createStoreCache(db: Db, options: StoreCacheOptions): Prom
   const synced = () => live() || (seenWrites !== undefined && seenWrites === db.writes?.());
 
   function sync(): Promise<void> {
+    use();
     if (synced()) return Promise.resolve();
     if (current === undefined) return readEpoch();
     // The read in flight may have been sent before a change this caller must see: wait for the next one. When it
@@ -227,6 +237,7 @@ export async function createStoreCache(db: Db, options: StoreCacheOptions): Prom
     name: string,
     version?: number,
   ): Promise<StoredVersion<R> | undefined> {
+    use();
     const nameKey = `${kind}\0${name}`;
     const state = states.get(namespace)?.get(nameKey);
     const wanted = version ?? state?.latest;
@@ -272,11 +283,17 @@ export async function createStoreCache(db: Db, options: StoreCacheOptions): Prom
       return live();
     },
 
+    get usedAt() {
+      return usedAt;
+    },
+
     knownApiKey(key) {
+      use();
       return synced() ? keys.get(digest('sha256', key, 'base64')) : undefined;
     },
 
     async authenticateApiKey(key) {
+      use();
       // One-shot (no Hash object to make): taken on every request.
       const hash = digest('sha256', key, 'base64');
       const known = keys.get(hash);
@@ -319,6 +336,7 @@ export async function createStoreCache(db: Db, options: StoreCacheOptions): Prom
     },
 
     async readSecretValue(namespace, ref) {
+      use();
       const refKey = 'id' in ref ? `id\0${ref.id}` : `name\0${ref.name}`;
       if (secretMaxAgeMs > 0) {
         const entry = secrets.get(namespace)?.get(refKey);

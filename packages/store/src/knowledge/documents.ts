@@ -4,6 +4,7 @@ import type { Db, Queryable } from '../db/db.js';
 import { storeErrors } from '../errors.js';
 import { iso } from '../internal/rows.js';
 import { isUuid } from '../internal/uuid.js';
+import { notifyWake, wakeTopics } from '../wake/notify.js';
 import { knowledgeBaseLanguage, lockKnowledgeBase } from './knowledge-bases.js';
 
 /** One passage of a document: the heading path it is under and its text. */
@@ -85,6 +86,8 @@ export async function putDocument(
         input.chunks.map((chunk) => chunk.text),
       ],
     );
+    // The embedding workers of every process look at once (delivered at commit).
+    if (input.embedding) await notifyWake(tx, wakeTopics.embeddings);
     return document(rows[0]);
   });
 }

@@ -20,6 +20,8 @@ export const wakeTopics = {
   key: (id: string) => `key:${id}`,
   /** A deploy, a disable or an enable in `namespace`. */
   resources: (namespace: string) => `resources:${namespace}`,
+  /** A knowledge base document waiting for its vectors was stored. */
+  embeddings: 'embeddings',
 } as const;
 
 /** Notifies `topic` on `mt_wake`; run it in the writer's transaction (delivered at commit, not on rollback). */

@@ -1,6 +1,7 @@
 import pg from 'pg';
 import type { Db } from '../db/db.js';
 import { pgConnectionConfig, tlsRefusal } from '../db/pg-config.js';
+import { WAKE_PING_MS, WAKE_RETRY_MS } from '../timers.js';
 import { WAKE_CHANNEL } from './notify.js';
 
 /** One process's wake-ups: notifications on the PostgreSQL channel `mt_wake`, delivered by topic. */
@@ -130,8 +131,8 @@ export async function openWakeups(db: Db, options: WakeupsOptions = {}): Promise
     db.applicationName ? `${db.applicationName}-wake` : undefined,
   );
   const deadlineMs = options.deadlineMs ?? 2000;
-  const pingMs = options.pingMs ?? 2000;
-  const retryMs = options.retryMs ?? 1000;
+  const pingMs = options.pingMs ?? WAKE_PING_MS;
+  const retryMs = options.retryMs ?? WAKE_RETRY_MS;
   const table = topicTable();
   let client: pg.Client | undefined;
   let lost: ((error: unknown) => void) | undefined;
