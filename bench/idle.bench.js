@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createTestDatabase, TEST_SERVER_URL } from '@maitento/testkit';
 import pg from 'pg';
+import { provenance, writeBenchSection } from './lib/perf-doc.js';
 
 const SECONDS = Number(process.env.BENCH_IDLE_SECONDS ?? 60);
 const SETTLE_SECONDS = Number(process.env.BENCH_IDLE_SETTLE_SECONDS ?? 15);
@@ -102,9 +103,23 @@ try {
         .map((l) => l.toFixed(1))
         .join(' ')}`,
   );
-  await measure(admin, 'mt serve', ['serve', '--port', '0', '--host', '127.0.0.1'], /listening on/);
+  const serve = await measure(admin, 'mt serve', ['serve', '--port', '0', '--host', '127.0.0.1'], /listening on/);
   // A worker alone on a database, as in a fleet: it migrates the database itself.
-  await measure(admin, 'mt worker', ['worker'], /executing runs/);
+  const worker = await measure(admin, 'mt worker', ['worker'], /executing runs/);
+  const section = `## Idle processes (\`npm run bench:idle\`)
+
+${provenance('npm run bench:idle')}
+
+A real \`mt serve\` (with its worker) and a real \`mt worker\`, each alone on a database of its own, left idle for
+${SECONDS} s after ${SETTLE_SECONDS} s to settle; the transactions they commit are read from
+\`pg_stat_database.xact_commit\` before and after, read from another database so the reads do not count. The aim is at most 1 a second.
+
+| Process | Commits a second, idle |
+| --- | --- |
+| \`mt serve\` | ${serve.toFixed(2)} |
+| \`mt worker\` | ${worker.toFixed(2)} |
+`;
+  writeBenchSection('idle', section);
 } finally {
   await admin.end();
 }
