@@ -16,6 +16,7 @@ export type { ModelResolver, ResolvedModel } from './models/resolve.js';
 export { scriptedModel, scriptEndedText } from './models/scripted.js';
 export type { ScriptTurn } from './models/scripted.js';
 export { RUN_QUEUE } from './worker/queue.js';
+export { checkRunQueueSchema, migrateRunQueueSchema } from './worker/queue-schema.js';
 export type { RunWakeups } from './worker/queue.js';
 export type { EngineLogger } from './internal/logger.js';
 export { embeddingModelFromEnv, embedQuery, embedTexts, unit } from './knowledge/embedding-model.js';

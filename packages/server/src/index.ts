@@ -6,6 +6,8 @@ export { processLogger } from './internal/logging.js';
 export type { ProcessLogger } from './internal/logging.js';
 export type { CreateAdminKeyOptions, CreatedAdminKey } from './server/admin-key.js';
 export { pruneRuns } from './server/prune-runs.js';
+export { runMigrations } from './server/migrations.js';
+export type { MigrationsResult, RunMigrationsOptions } from './server/migrations.js';
 export type { PruneRunsOptions } from './server/prune-runs.js';
 export { startServer } from './server/start-server.js';
 export type { RunningServer, StartServerOptions } from './server/start-server.js';
