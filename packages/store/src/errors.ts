@@ -77,8 +77,8 @@ export const storeErrors = defineErrors({
   },
   'api:store:migrations-pending': {
     status: 503,
-    message: 'The database is not migrated for this release: {pending} (MT_MIGRATE=off: this process does not migrate)',
-    hint: 'Run `mt migrate` (as the role that owns the schema) first, then start this process again (docs/operations.md, "Upgrades")',
+    message: 'The database is not migrated for this release: {pending}',
+    hint: 'Run `mt migrate` as the role that owns the schema, then start this process again (with MT_MIGRATE=off a process never migrates; docs/operations.md, "Upgrades")',
   },
   'api:store:schema-newer': {
     status: 500,
