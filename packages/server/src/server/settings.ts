@@ -36,14 +36,6 @@ export function databaseUrlFromEnv(): string | undefined {
   return envText('DATABASE_URL');
 }
 
-/**
- * `MT_MIGRATE_DATABASE_URL`, else `DATABASE_URL`: where `mt migrate` connects, as the role that owns the schema (the
- * serving processes' `DATABASE_URL` may name a runtime role without DDL rights).
- */
-export function migrateDatabaseUrlFromEnv(): string | undefined {
-  return envText('MT_MIGRATE_DATABASE_URL') ?? envText('DATABASE_URL');
-}
-
 /** Whether a serving process migrates at start (`on`, the default) or only checks the schema (`off`). */
 export type MigrateMode = 'on' | 'off';
 
