@@ -140,6 +140,17 @@ describe('mt migrate and a least-privileged runtime role', { timeout: 60_000 }, 
     expect(calls[0].headers['x-api-key']).toBe(ORDERS_SECRET);
   });
 
+  it('a value of MT_MIGRATE other than on or off stops the start with a clear code', async () => {
+    const error = await startServe(stack.home, { ...stack.env, MT_MIGRATE: 'sometimes' }).then(
+      async (s) => {
+        await s.stop();
+        return undefined;
+      },
+      (e: Error) => e,
+    );
+    expect(error?.message).toContain('api:server:migrate-invalid');
+  });
+
   it('a process with MT_MIGRATE=off refuses a database with pending migrations, naming them', async () => {
     const empty = await createTestDatabase('mt_e2e_upgrades_empty');
     try {
