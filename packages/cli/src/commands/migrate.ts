@@ -68,7 +68,11 @@ Environment:
         return;
       }
       if (flags.check) {
-        io.out(`the schema is current: version ${status.found}, nothing pending`);
+        io.out(
+          status.found > status.known
+            ? `the schema is usable: version ${status.found}, past this release's ${status.known} by expand steps only`
+            : `the schema is current: version ${status.found}, nothing pending`,
+        );
         return;
       }
       io.out(
