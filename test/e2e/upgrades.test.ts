@@ -87,6 +87,25 @@ describe('mt migrate and a least-privileged runtime role', { timeout: 60_000 }, 
     expect(migrated.stdout).toContain(`the schema is at version ${known}`);
   });
 
+  it('mt migrate again applies nothing, and --check --json says where the schema stands', async () => {
+    const again = await runMt(['migrate', '--database-url', ownerUrl], { home: stack.home });
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toContain(`nothing to apply: the schema is at version ${known}`);
+    const check = await runMt(['migrate', '--check', '--json'], {
+      home: stack.home,
+      env: { DATABASE_URL: runtimeUrl },
+    });
+    expect(check.code, check.stderr).toBe(0);
+    expect(JSON.parse(check.stdout)).toEqual({
+      known,
+      found: known,
+      pending: [],
+      required: Math.max(...loadMigrations().map((m) => m.compatibleFrom)),
+      applied: [],
+      granted: false,
+    });
+  });
+
   it('the runtime role has no superuser and no CREATE on the database or its schemas', async () => {
     const superuser = new pg.Client({ connectionString: database.url });
     await superuser.connect();
