@@ -25,10 +25,29 @@ function schemaBoss(db: Db, migrate: boolean): PgBoss {
  * `mt migrate` runs as the owner role, so a serving process started with `MT_MIGRATE=off` needs no DDL right.
  * Safe beside other processes doing the same (pg-boss serialises its schema changes under its advisory lock).
  */
-export async function migrateRunQueueSchema(db: Db): Promise<void> {
+export async function migrateRunQueueSchema(db: Db, deadlineMs = 600_000): Promise<void> {
   const boss = schemaBoss(db, true);
   await boss.start();
-  await boss.stop({ graceful: false, close: false });
+  try {
+    // A migration between pg-boss versions may leave index builds to its background migrator ("bam"), which runs
+    // them from start() on: wait for them here, as the owner, so no serving process (a role without DDL rights) is
+    // left to run them. Bounded: past the deadline `mt migrate` fails and can be run again.
+    const until = Date.now() + deadlineMs;
+    for (;;) {
+      const open = (await boss.getBamStatus())
+        .filter((row) => row.status === 'pending' || row.status === 'in_progress')
+        .reduce((sum, row) => sum + Number(row.count), 0);
+      if (open === 0) break;
+      if (Date.now() >= until) {
+        throw storeErrors.create('api:store:migrations-pending', {
+          pending: `the run queue's schema (pg-boss): ${open} index builds still running after ${deadlineMs} ms; run \`mt migrate\` again`,
+        });
+      }
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+    }
+  } finally {
+    await boss.stop({ graceful: false, close: false });
+  }
 }
 
 /**
