@@ -117,6 +117,7 @@ describe('deploy/kubernetes (kubectl apply -k)', () => {
       'Deployment/maitento-server',
       'Deployment/maitento-worker',
       'Ingress/maitento',
+      'Job/maitento-migrate',
       'PodDisruptionBudget/maitento-server',
       'PodDisruptionBudget/maitento-worker',
       'Service/maitento',
@@ -225,8 +226,22 @@ describe('deploy/helm/maitento', () => {
       expect(helpers).toContain(line);
     for (const name of ['server.yaml', 'worker.yaml', 'migrate-job.yaml']) {
       expect(template(name)).toContain('include "maitento.podCommon"');
-      expect(template(name)).toContain('include "maitento.containerCommon"');
     }
+    for (const name of ['server.yaml', 'worker.yaml'])
+      expect(template(name)).toContain('include "maitento.containerCommon"');
+    // The migration Job runs before the release's Secret and ConfigMap exist: its own environment, the same security.
+    expect(template('migrate-job.yaml')).toContain('include "maitento.containerSecurity"');
+    expect(template('_helpers.tpl')).toMatch(
+      /define "maitento.containerCommon"[\s\S]*include "maitento.containerSecurity"/,
+    );
+    // With the Job on, the processes do not migrate; the Job runs `mt migrate`.
+    expect(template('configmap.yaml')).toMatch(
+      /if \.Values\.migrations\.job\.enabled \}\}\n(.*\n)?\s+MT_MIGRATE: "off"/,
+    );
+    expect(values.migrations.job.command).toEqual(['node', 'packages/cli/bin/mt.js', 'migrate']);
+    expect(find(plainObjects(), 'Job', 'maitento-migrate').spec.template.spec.containers[0].command).toEqual(
+      values.migrations.job.command,
+    );
   });
 
   it('helm lint passes and helm template renders valid objects with the essentials', async (ctx) => {

@@ -12,6 +12,7 @@ export { approvalTtlMsFromEnv } from './engine/settings.js';
 export type { EngineErrorCode } from './errors.js';
 export { engineErrors } from './errors.js';
 export { FETCH_POLL_MS, HEARTBEAT_SECONDS } from './worker/queue.js';
+export { checkRunQueueSchema, migrateRunQueueSchema } from './worker/queue-schema.js';
 export type { EngineLogger } from './internal/logger.js';
 export { embeddingModelFromEnv, embedQuery, embedTexts, unit } from './knowledge/embedding-model.js';
 export type { EmbeddingWorker, EmbeddingWorkerLogger } from './knowledge/embedding-worker.js';

@@ -151,6 +151,11 @@ export const serverErrors = defineErrors({
     hint: 'Split the document into smaller ones; an operator raises the budget with MT_KB_EXTRACT_TIMEOUT, MT_KB_EXTRACT_MEMORY, MT_KB_EXTRACT_PAGES and MT_KB_EXTRACT_TEXT',
   },
   'api:server:internal': { status: 500, message: 'Internal server error' },
+  'api:server:migrate-invalid': {
+    status: 500,
+    message: 'MT_MIGRATE is {value}; it is on or off',
+    hint: 'Leave it unset (on: every process migrates at start) or set off where `mt migrate` runs before the release (docs/operations.md, "Upgrades")',
+  },
   'api:server:trust-proxy-invalid': {
     status: 500,
     message: 'MT_TRUST_PROXY={value} is not usable: {reason}',

@@ -8,6 +8,8 @@ export { createServer } from './server/create-server.js';
 export { processLogger } from './logging/logging.js';
 export type { ProcessLogger } from './logging/logging.js';
 export { pruneRuns } from './server/prune-runs.js';
+export { runMigrations } from './server/migrations.js';
+export type { MigrationsResult, RunMigrationsOptions } from './server/migrations.js';
 export type { PruneRunsOptions } from './server/prune-runs.js';
 export type { RunningServer, StartServerOptions } from './server/start-server.js';
 export { startServer } from './server/start-server.js';

@@ -1,3 +1,4 @@
+-- mt: compatible-from 1 (contract: the first schema)
 -- Maitento schema, version 1: namespaces, API keys, secrets and versioned resources.
 
 CREATE TABLE mt_namespaces (

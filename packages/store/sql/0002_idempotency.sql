@@ -1,3 +1,4 @@
+-- mt: compatible-from 1 (expand: a new table)
 -- Maitento schema, version 2: recorded Idempotency-Keys, so a retried POST/PUT/DELETE is answered once.
 -- A row is in progress while `status` is null; a completed row holds the answer sealed with AES-256-GCM
 -- under the server's secret key (answers such as a new API key must not lie here in clear).

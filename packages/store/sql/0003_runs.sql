@@ -1,3 +1,4 @@
+-- mt: compatible-from 2 (expand: new tables)
 -- Maitento schema, version 3: runs of interactions, their stored steps (events) and approvals.
 -- A run is a row; every step is a row of mt_run_events written before the next step begins, so a
 -- worker that dies loses nothing: another one rebuilds the conversation from the events.

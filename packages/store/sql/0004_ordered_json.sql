@@ -1,3 +1,4 @@
+-- mt: compatible-from 4 (contract: column types change and the append-only trigger is replaced; a release before it compared jsonb)
 -- Resource versions keep their JSON text as deployed. jsonb sorts object keys (by length, then bytewise),
 -- which reordered the properties of a tool's model-facing definition and of a connector's schema.request,
 -- and the order is what a model reads. `json` keeps the text as given. Rows stored before this migration

@@ -1,3 +1,4 @@
+-- mt: compatible-from 5 (contract: a release of this schema converts secrets to envelopes at start, which a release before it cannot open)
 -- Maitento schema, version 5: envelope encryption of secrets. Each value is sealed under its own random data
 -- key (iv, ciphertext, tag as before); the data key is wrapped by a master key, whose id is stored beside it so
 -- a rotation can re-wrap data keys without touching values and a server can say which key it lacks.

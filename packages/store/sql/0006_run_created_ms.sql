@@ -1,3 +1,4 @@
+-- mt: compatible-from 5 (expand: a default and a value truncated)
 -- Maitento schema, version 6: a run's created_at at millisecond precision. It is the key of the runs' page cursor,
 -- which clients hold as an ISO string (milliseconds): two runs started within one millisecond but different
 -- microseconds would otherwise sort by a difference the cursor cannot carry, and a page could skip or repeat one.

@@ -1,3 +1,4 @@
+-- mt: compatible-from 6 (expand: a new table and triggers)
 -- Maitento schema, version 7: one counter of the changes a server's cache must not miss. Every statement that
 -- deletes or changes an API key or a secret, or adds, changes or deletes a stored version (a deploy, an enabled
 -- flag), adds one to it in its own transaction, whoever runs it (the API, a script, SQL by hand). A server reads it

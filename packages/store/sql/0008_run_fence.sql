@@ -1,3 +1,4 @@
+-- mt: compatible-from 8 (contract: lease_until dropped, lease_owner renamed)
 -- Maitento schema, version 8: one liveness mechanism for a run. pg-boss owns a run's job (a heartbeat while a
 -- worker holds it, at most one active job per run, retries), so the run row keeps no lease: lease_until, its
 -- renewals and the sweep that read it go. What stays is a fencing token, `claim`: set to the attempt's id when a

@@ -1,3 +1,4 @@
+-- mt: compatible-from 9 (contract: the unique index of an approval changes)
 -- Maitento schema, version 9: an approval belongs to one call of one turn, never to an id a model chose.
 -- A call's identity is (run, model turn, index of the call within the turn): models reuse ids such as `call_0`
 -- across turns and even within one, so the model's `tool_call_id` stays for display only. `used_at` marks the

@@ -1,3 +1,4 @@
+-- mt: compatible-from 9 (expand: a new table)
 -- Maitento schema, version 10: sign-ins of the web console (/console). A row holds the sha256 of the
 -- session cookie's random token, never an API key; it ends with its key (ON DELETE CASCADE) or after 12 h.
 CREATE TABLE mt_console_sessions (

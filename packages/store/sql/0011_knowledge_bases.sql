@@ -1,3 +1,4 @@
+-- mt: compatible-from 10 (expand: new tables)
 -- Maitento schema, version 11: knowledge bases. A knowledge base belongs to one namespace and has a text search
 -- configuration (its language); a document is stored whole as chunks that follow its headings and paragraphs,
 -- each chunk with its document, title and position. Chunks are ranked by full-text search on `tsv` (title

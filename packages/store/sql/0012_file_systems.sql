@@ -1,3 +1,4 @@
+-- mt: compatible-from 11 (expand: new tables)
 -- Maitento schema, version 12: file systems, files by path (issue #28). A file system belongs to one namespace;
 -- `bytes` is the sum of its files' sizes, kept in the same transaction as every write, under the file system's row
 -- lock, so the per-file-system limit is checked against what is really stored. Paths sort byte-wise (COLLATE "C"),

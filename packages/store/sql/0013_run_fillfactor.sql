@@ -1,3 +1,4 @@
+-- mt: compatible-from 12 (expand: a storage parameter)
 -- Maitento schema, version 13: room on mt_runs' pages for a run's next version. A step's write updates the run row
 -- (last_seq, updated_at) without changing an indexed column, which PostgreSQL can do as a HOT update (no index entry
 -- written) only when the row's page has room for the new version: at the default fillfactor (100) a page filled by

@@ -1,3 +1,4 @@
+-- mt: compatible-from 13 (expand: a column with a default, a status check widened)
 -- Maitento schema, version 14: structured results and conversations (issue #21).
 -- A run's result may be structured. An interaction that declares `result.schema` ends with a JSON object matching
 -- it: `result` then holds its JSON text (in the model's key order) and `result_structured` is true, so the API shows

@@ -1,3 +1,4 @@
+-- mt: compatible-from 14 (expand: nullable columns and a partial index)
 -- Maitento schema, version 15: agents as tools. A run may be the child of another run's tool call: an agent
 -- handed a task by the parent's agent (`functions = [{ agent = @ref(...) }]`). The child is a run like any other
 -- (its own events, job, approvals); these columns link it to the call that started it. The unique index is the

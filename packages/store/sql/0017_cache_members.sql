@@ -1,3 +1,4 @@
+-- mt: compatible-from 17 (contract: the bounded cache lease needs every serving process to be a member; a release before it is not one)
 -- Maitento schema, version 17: the members of the bounded cache lease (docs/decisions.md, "How a change reaches every
 -- server's cache 'at once'"). Each `mt serve` and `mt worker` on PostgreSQL holds one row under a random id taken at
 -- join: `lease_until` (the database's clock) is how long it may serve its cache without reading the epoch, `acked` the

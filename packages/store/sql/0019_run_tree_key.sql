@@ -1,3 +1,4 @@
+-- mt: compatible-from 17 (expand: a nullable column and a backfill; a release before it stores children without the tree's key, which a child then reads from its top run)
 -- Maitento schema, version 19: a run tree acts on one authority. A child run (agents as tools) now stores the key
 -- that started its tree in `started_by_key_id`, as its top run does, so the checks made right before a call (the key
 -- still there: `api:calls:key-deleted`) hold for every run of the tree. Children stored before this version have

@@ -75,10 +75,16 @@ export const storeErrors = defineErrors({
     message: 'The data folder {dir} is in use by another Maitento process (pid {pid}, lock file {file})',
     hint: 'An embedded (PGlite) database serves one process: stop the other one (or delete the lock file if no such process runs), or use DATABASE_URL for several',
   },
+  'api:store:migrations-pending': {
+    status: 503,
+    message: 'The database is not migrated for this release: {pending}',
+    hint: 'Run `mt migrate` as the role that owns the schema, then start this process again (with MT_MIGRATE=off a process never migrates; docs/operations.md, "Upgrades")',
+  },
   'api:store:schema-newer': {
     status: 500,
-    message: 'The database schema is at version {found}, newer than this server knows ({known})',
-    hint: 'Upgrade Maitento to the version that migrated this database',
+    message:
+      'The database schema is at version {found}, migrated by a newer release past a contract step: it needs a release that knows schema {required} or later, and this one knows {known}',
+    hint: 'Run a release whose migrations reach schema {required} or later (docs/operations.md, "Upgrades": a rollback is possible only across expand steps)',
   },
   'api:store:tls': {
     status: 503,

@@ -30,12 +30,18 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 
 {{/* What every container of Maitento shares: environment, security context, mounts. */}}
 {{- define "maitento.containerCommon" -}}
-imagePullPolicy: {{ .Values.image.pullPolicy }}
 envFrom:
   - configMapRef:
       name: {{ include "maitento.fullname" . }}-config
   - secretRef:
       name: {{ include "maitento.secretName" . }}
+{{ include "maitento.containerSecurity" . }}
+{{- end -}}
+
+{{/* Security context and mounts of every container, the migration Job's included (which has its own environment:
+     it runs before the release's Secret and ConfigMap exist). */}}
+{{- define "maitento.containerSecurity" -}}
+imagePullPolicy: {{ .Values.image.pullPolicy }}
 securityContext:
   allowPrivilegeEscalation: false
   readOnlyRootFilesystem: true

@@ -48,6 +48,7 @@ import { register as kbSearch } from './kb-search.js';
 import { register as login } from './login.js';
 import { register as lsp } from './lsp.js';
 import { register as mcpConfig } from './mcp-config.js';
+import { register as migrate } from './migrate.js';
 import { register as namespaceCreate } from './namespace-create.js';
 import { register as runList } from './run-list.js';
 import { register as runsPrune } from './runs-prune.js';
@@ -112,6 +113,7 @@ export const commands: RegisterCommand[] = [
   login,
   lsp,
   mcpConfig,
+  migrate,
   namespaceCreate,
   runList,
   runsPrune,

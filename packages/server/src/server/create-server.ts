@@ -18,7 +18,6 @@ import {
   type Db,
   detectVectorSupport,
   type FileLimits,
-  migrate,
   openWakeups,
   type SecretKeys,
   type StoreCache,
@@ -84,8 +83,11 @@ import {
   trustProxyFromEnv,
   retentionMsFromEnv,
   metricsListenFromEnv,
+  type MigrateMode,
+  migrateModeFromEnv,
 } from './settings.js';
 import { type MetricsListen, type ProcessMetrics, startMetrics } from './metrics.js';
+import { prepareSchema } from './migrations.js';
 
 /** Options of {@link createServer}. */
 export interface ServerOptions {
@@ -164,6 +166,12 @@ export interface ServerOptions {
    * when it has one) and searches fuse full-text and vector rankings; `null` for none. Default `MT_EMBEDDING_MODEL`.
    */
   embeddingModel?: EmbeddingModel | null;
+  /**
+   * `on` migrates the database before anything starts, `off` only checks that it is current and compatible (refusing
+   * with `api:store:migrations-pending` or `api:store:schema-newer`); false when the caller prepared it. Default
+   * `MT_MIGRATE` (on).
+   */
+  migrate?: MigrateMode | false;
 }
 
 function printBootstrapKey(key: string): void {
@@ -189,7 +197,8 @@ export async function bootstrapDatabase(
 export async function createServer(options: ServerOptions): Promise<FastifyInstance> {
   // Read before anything starts: a bad setting (api:metrics:port-invalid) stops the start with nothing to close.
   const metricsListen = options.metrics === undefined ? metricsListenFromEnv() : (options.metrics ?? undefined);
-  await migrate(options.db);
+  // MT_MIGRATE (docs/operations.md, "Upgrades"): migrate at start, or only check the schema; false when the caller did.
+  if (options.migrate !== false) await prepareSchema(options.db, options.migrate ?? migrateModeFromEnv());
   if (options.bootstrap !== false) await bootstrapDatabase(options.db, options);
   // Prometheus metrics on their own port, when asked for (first: a port in use stops the start with nothing else
   // started): the engine's counters, the server's requests, the lease's mode once it exists.

@@ -42,6 +42,21 @@ export function databaseUrlFromEnv(): string | undefined {
   return envText('DATABASE_URL');
 }
 
+/** Whether a serving process migrates at start (`on`, the default) or only checks the schema (`off`). */
+export type MigrateMode = 'on' | 'off';
+
+/**
+ * `MT_MIGRATE`: `on` (the default: `mt serve` and `mt worker` apply missing migrations at start, the single-binary
+ * path) or `off` (they only check that the schema is current and compatible and refuse to start otherwise; `mt
+ * migrate` runs first, as the owner role). Anything else is `api:server:migrate-invalid`.
+ */
+export function migrateModeFromEnv(): MigrateMode {
+  const raw = envText('MT_MIGRATE')?.trim().toLowerCase();
+  if (raw === undefined || raw === 'on') return 'on';
+  if (raw === 'off') return 'off';
+  throw serverErrors.create('api:server:migrate-invalid', { value: JSON.stringify(process.env.MT_MIGRATE) });
+}
+
 /** `MT_PUBLIC_URL`: this server's public origin, the only target of `auth = "Maitento"` connectors. */
 export function publicUrlFromEnv(): string | undefined {
   return envText('MT_PUBLIC_URL');

@@ -3,7 +3,6 @@ import {
   checkSecretKeys,
   DEFAULT_DATA_DIR,
   type Db,
-  migrate,
   openDatabase,
   resolveSecretKey,
   type SecretKeyring,
@@ -11,7 +10,14 @@ import {
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import { join } from 'node:path';
 import { bootstrapDatabase, createServer, type ServerOptions } from './create-server.js';
-import { bootstrapKeyFromEnv, databaseUrlFromEnv, publicUrlFromEnv, secretKeysFromEnv } from './settings.js';
+import { prepareSchema } from './migrations.js';
+import {
+  bootstrapKeyFromEnv,
+  databaseUrlFromEnv,
+  migrateModeFromEnv,
+  publicUrlFromEnv,
+  secretKeysFromEnv,
+} from './settings.js';
 
 /** Options of {@link startServer}; every one has a default from the environment. */
 export interface StartServerOptions {
@@ -79,13 +85,15 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     dataDir: databaseUrl ? undefined : dataDir,
   });
   if (key.warning) message(`warning: ${key.warning}`);
+  // Read before the database opens: a bad MT_MIGRATE (api:server:migrate-invalid) stops the start with nothing to close.
+  const migrateMode = migrateModeFromEnv();
   const db = await openDatabase(
     databaseUrl ? { databaseUrl, applicationName: 'mt-serve' } : { dataDir: join(dataDir, 'pglite') },
   );
   let app: FastifyInstance | undefined;
   try {
     // Stored secrets must open with the keys given: refuse to start (naming the missing key id) rather than fail calls.
-    await migrate(db);
+    await prepareSchema(db, migrateMode);
     await checkKeys(db, key.keyring, message);
     app = await createServer({
       db,
@@ -95,6 +103,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
       logger: options.logger,
       worker: options.worker ?? {},
       bootstrap: false,
+      migrate: false,
     });
     const host = options.host ?? '127.0.0.1';
     await app.listen({ port: options.port ?? 8080, host });

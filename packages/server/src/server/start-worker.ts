@@ -12,7 +12,6 @@ import {
   checkSecretKeys,
   createStoreCache,
   type Db,
-  migrate,
   openDatabase,
   openWakeups,
   resolveSecretKey,
@@ -23,9 +22,11 @@ import {
 import { platformCalls } from '../calls/platform-calls.js';
 import { logInternalErrors } from '../logging/internal-errors.js';
 import { type ProcessMetrics, startMetrics } from './metrics.js';
+import { prepareSchema } from './migrations.js';
 import {
   cacheLeaseMsFromEnv,
   metricsListenFromEnv,
+  migrateModeFromEnv,
   publicUrlFromEnv,
   retentionMsFromEnv,
   secretKeysFromEnv,
@@ -69,9 +70,11 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
   });
   // Read before anything starts: a bad setting (api:metrics:port-invalid) stops the start with nothing to close.
   const listen = metricsListenFromEnv();
+  const migrateMode = migrateModeFromEnv();
   const db = await openDatabase({ databaseUrl: options.databaseUrl, applicationName: 'mt-worker' });
   try {
-    await migrate(db);
+    // MT_MIGRATE: migrate a new or older database at start (default), or only check it (docs/operations.md, "Upgrades").
+    await prepareSchema(db, migrateMode);
     // Refuses to start (api:secrets:key-id-missing) when stored secrets are under a key this worker lacks.
     await checkSecretKeys(db, key.keyring);
     const platformOrigin = options.platformOrigin ?? publicUrlFromEnv();
