@@ -10,6 +10,7 @@ import type { OperationRequest } from '@maitento/sdk';
 import type { FastifyInstance } from 'fastify';
 import type { ServerContext } from '../internal/context.js';
 import { emptyBodyIsEmptyObject } from '../internal/optional-body.js';
+import { bindAnswer, sendBound } from '../plugins/idempotency.js';
 import { operation, responses } from '../schemas/shared.js';
 
 /**
@@ -29,11 +30,12 @@ export async function secretRoutes(app: FastifyInstance, ctx: ServerContext): Pr
       },
     },
     async (request, reply) => {
-      // In a transaction of its own, though one statement: a lost COMMIT answer is settled (decision 0101).
-      const secret = await ctx.db.transaction((tx) =>
-        createSecret(tx, ctx.secretKey, request.identity.namespace, request.body),
+      // In a transaction of its own: a lost COMMIT answer is settled (decision 0101); the answer commits with the
+      // request's Idempotency-Key (decision 0102).
+      const body = await ctx.db.transaction(async (tx) =>
+        bindAnswer(tx, reply, 201, await createSecret(tx, ctx.secretKey, request.identity.namespace, request.body)),
       );
-      return reply.status(201).send(secret);
+      return sendBound(reply, body);
     },
   );
 
