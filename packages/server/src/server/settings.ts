@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import { approvalTtlMsFromEnv } from '@maitento/engine';
-import { DEFAULT_CACHE_LEASE_MS, DEFAULT_FILE_LIMITS, type FileLimits } from '@maitento/store';
+import { DEFAULT_CACHE_LEASE_MS, DEFAULT_FILE_LIMITS, type FileLimits, IDEMPOTENCY_LEASE_SECONDS } from '@maitento/store';
 import { DEFAULT_STREAM_TIMING } from '../internal/event-stream.js';
 import type { ExtractBudget } from '../knowledge/budget.js';
 import type { McpSettings } from '../mcp/settings.js';
@@ -65,6 +65,14 @@ export function traceUrlTemplateFromEnv(): string | undefined {
  */
 export function cacheLeaseMsFromEnv(): number {
   return envLimit('MT_CACHE_LEASE_MS', DEFAULT_CACHE_LEASE_MS, 100);
+}
+
+/**
+ * `MT_IDEMPOTENCY_LEASE`: how long, in seconds, a request holds its Idempotency-Key without a renewal (default 220, at
+ * least 1): a key whose request died before any effect is taken over by a retry after it (docs/rest-api.md).
+ */
+export function idempotencyLeaseSecondsFromEnv(): number {
+  return envLimit('MT_IDEMPOTENCY_LEASE', IDEMPOTENCY_LEASE_SECONDS);
 }
 
 /** `MT_LOG_LEVEL`: the server's log level (default info). */
