@@ -298,7 +298,13 @@ describe('an effect bound to its Idempotency-Key', () => {
   it('outside a keyed request does nothing and sends nothing', async () => {
     let statements = 0;
     await db.transaction(async (tx) => {
-      const counted = { ...tx, query: (...args: Parameters<typeof tx.query>) => (statements++, tx.query(...args)) };
+      const counted = {
+        ...tx,
+        query: (...args: Parameters<typeof tx.query>) => {
+          statements++;
+          return tx.query(...args);
+        },
+      };
       await bindIdempotentEffect(counted, effect);
       await bindIdempotentAnswer(counted, { status: 204, body: '' });
     });

@@ -79,8 +79,10 @@ export async function answerApproval(
       });
       if (record === undefined) return record;
       // A keyed request's answer commits with its Idempotency-Key's record (decision 0102).
-      await bindIdempotentEffect(tx, effect);
-      if (record.runId === null) return record;
+      if (record.runId === null) {
+        await bindIdempotentEffect(tx, effect);
+        return record;
+      }
       const seq = await appendToRun(
         tx,
         record.runId,
@@ -93,6 +95,7 @@ export async function answerApproval(
         throw new Error('run ended');
       }
       await queueRun(tx, record.runId);
+      await bindIdempotentEffect(tx, effect);
       return record;
     })
     .catch((error: unknown) => {

@@ -56,7 +56,12 @@ const JSON_TYPE = 'application/json; charset=utf-8';
  * when the request holds an Idempotency-Key, records that answer with the key in the transaction `tx`, so the key and
  * the effect commit together. Resolves with the body to send with {@link sendBound}.
  */
-export async function bindAnswer(tx: Queryable, reply: FastifyReply, status: number, payload?: unknown): Promise<string> {
+export async function bindAnswer(
+  tx: Queryable,
+  reply: FastifyReply,
+  status: number,
+  payload?: unknown,
+): Promise<string> {
   reply.status(status);
   const body = payload === undefined ? '' : (reply.serialize(payload) as string);
   await bindIdempotentAnswer(tx, { status, ...(payload === undefined ? {} : { contentType: JSON_TYPE }), body });

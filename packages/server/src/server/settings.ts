@@ -1,6 +1,11 @@
 import { isIP } from 'node:net';
 import { approvalTtlMsFromEnv } from '@maitento/engine';
-import { DEFAULT_CACHE_LEASE_MS, DEFAULT_FILE_LIMITS, type FileLimits, IDEMPOTENCY_LEASE_SECONDS } from '@maitento/store';
+import {
+  DEFAULT_CACHE_LEASE_MS,
+  DEFAULT_FILE_LIMITS,
+  type FileLimits,
+  IDEMPOTENCY_LEASE_SECONDS,
+} from '@maitento/store';
 import { DEFAULT_STREAM_TIMING } from '../internal/event-stream.js';
 import type { ExtractBudget } from '../knowledge/budget.js';
 import type { McpSettings } from '../mcp/settings.js';

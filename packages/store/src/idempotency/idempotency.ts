@@ -203,12 +203,10 @@ export async function completeIdempotencyKey(
  * the row lock an effect transaction holds, and then finds its effect: the record stays, and a retry answers from it).
  */
 export async function releaseIdempotencyKey(db: Queryable, scope: IdempotencyScope, token?: string): Promise<void> {
-  await db.query(`DELETE FROM mt_idempotency_keys WHERE ${WHERE} AND ${HELD_BY} AND status IS NULL AND effect IS NULL`, [
-    scope.namespace,
-    scope.apiKeyId,
-    scope.key,
-    token ?? null,
-  ]);
+  await db.query(
+    `DELETE FROM mt_idempotency_keys WHERE ${WHERE} AND ${HELD_BY} AND status IS NULL AND effect IS NULL`,
+    [scope.namespace, scope.apiKeyId, scope.key, token ?? null],
+  );
 }
 
 /** The Idempotency-Key a request holds while its handler runs: its scope and its claim's token. */
