@@ -413,8 +413,11 @@ describe('fault matrix: each side-effecting route under each fault, retried with
   });
 
   it('the server is SIGKILLed right after the COMMIT, the retry comes after the key lease: one effect, the answer is it', async () => {
-    // The routes whose effect commits with its key (decision 0102); a deploy and a file write do not yet.
-    const cells = (await prepareKind('after')).filter((c) => c.route !== 'deploy' && c.route !== 'file write');
+    // Every route of the matrix binds its effect (or its whole answer) to its key in its transaction (decision 0102).
+    // The deploy is left out of this line-up only: its transaction waits on the cache epoch's row, which the key delete
+    // and the secret write hold while they wait on the line-up's lock, so it cannot commit with them (a kill after its
+    // COMMIT is idempotent-effect-after-lease.test.ts's).
+    const cells = (await prepareKind('after')).filter((c) => c.route !== 'deploy');
     const proxy: TcpProxy = await startTcpProxy();
     const [doomed, retrier] = await Promise.all([
       // Its statements may wait 4.8 s on a lock (MT_DB_TIMEOUT_MS 6 s): long enough for all of them to line up.
@@ -456,12 +459,11 @@ describe('fault matrix: each side-effecting route under each fault, retried with
       await until(async () => (await bound()) === cells.length, 2_000);
       await doomed.kill();
       // Every effect committed; no first attempt got its answer, and the dead server recorded none: the runs' keys
-      // hold their effect only (a new secret's and a deleted key's answer was recorded by its own transaction).
+      // hold their effect only (a deploy's, a secret's, a file's and a deleted key's answer was recorded by its own
+      // transaction).
       expect((await Promise.all(first)).filter((o) => o.ok)).toEqual([]);
       expect(await bound()).toBe(cells.length);
-      expect(await count('SELECT 1 FROM mt_idempotency_keys WHERE idem_key = ANY($1) AND status IS NULL', [keys])).toBe(
-        cells.filter((c) => !['secret write', 'key delete'].includes(c.route)).length,
-      );
+      expect(await held()).toBe(5);
       for (const cell of cells) expect(await cell.effects(), cell.route).toBe(1);
     } finally {
       await lock?.end();

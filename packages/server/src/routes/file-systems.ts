@@ -15,6 +15,7 @@ import {
 } from '@maitento/store';
 import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
 import type { ServerContext } from '../internal/context.js';
+import { bindAnswer, sendBound } from '../plugins/idempotency.js';
 import { operation, responses } from '../schemas/shared.js';
 
 // Files are bytes: the body of a PUT is the file, whatever its Content-Type (JSON included), up to the file
@@ -136,6 +137,7 @@ export async function fileSystemRoutes(app: FastifyInstance, ctx: ServerContext)
     },
     async (request, reply) => {
       const { path, content, contentType, ifMatch } = request.body;
+      let body = '';
       const { file, created } = await putFile(
         ctx.db,
         request.identity.namespace,
@@ -147,11 +149,12 @@ export async function fileSystemRoutes(app: FastifyInstance, ctx: ServerContext)
           condition: ifMatch === undefined ? {} : { ifMatch: [ifMatch] },
         },
         ctx.fileLimits,
+        // The answer commits with the request's Idempotency-Key (decision 0102).
+        async (tx, result) => {
+          body = await bindAnswer(tx, reply, result.created ? 201 : 200, result.file);
+        },
       );
-      return reply
-        .status(created ? 201 : 200)
-        .header('etag', file.etag)
-        .send(file);
+      return sendBound(reply.status(created ? 201 : 200).header('etag', file.etag), body);
     },
   );
 
@@ -230,6 +233,7 @@ export async function fileSystemRoutes(app: FastifyInstance, ctx: ServerContext)
       },
       async (request, reply) => {
         const content = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+        let body = '';
         const { file, created } = await putFile(
           ctx.db,
           request.identity.namespace,
@@ -241,11 +245,11 @@ export async function fileSystemRoutes(app: FastifyInstance, ctx: ServerContext)
             condition: writeCondition(request),
           },
           ctx.fileLimits,
+          async (tx, result) => {
+            body = await bindAnswer(tx, reply, result.created ? 201 : 200, result.file);
+          },
         );
-        return reply
-          .status(created ? 201 : 200)
-          .header('etag', file.etag)
-          .send(file);
+        return sendBound(reply.status(created ? 201 : 200).header('etag', file.etag), body);
       },
     );
   });
