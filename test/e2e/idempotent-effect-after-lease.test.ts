@@ -11,7 +11,8 @@ import { type RunsStack, startRunsStack } from './helpers/stack.js';
 // second run, a second message, a second answer). The key and the effect now commit together, and the retry, after
 // the lease too, answers from the effect. The pause point: the doomed server reaches PostgreSQL through a proxy that
 // delays every reply by 250 ms; the test sees the effect committed (a row it polls) and kills the server before the
-// COMMIT's answer reaches it. The lease is 2 s (MT_IDEMPOTENCY_LEASE), and the retry goes to another server.
+// COMMIT's answer reaches it. The lease is 2 s (MT_IDEMPOTENCY_LEASE), and the retry goes to another server. A deploy
+// records its whole answer (the plan) in its transaction; its case shows that path.
 const LEASE_SECONDS = 2;
 const REPLY_DELAY_MS = 250;
 
@@ -73,7 +74,10 @@ async function killAfterCommitThenRetry(
   path: string,
   body: unknown,
   effects: () => Promise<number>,
-): Promise<{ status: number; replayed: string | null; body: { id: string } }> {
+  // What the key's record holds once the server is dead: no answer (a run's effect), or the answer the transaction
+  // recorded with the effect (a deploy's plan).
+  recorded: number | null = null,
+): Promise<{ status: number; replayed: string | null; body: Record<string, unknown> }> {
   const proxy: TcpProxy = await startTcpProxy();
   const doomed: ServeProcess = await startServe(stack.home, { ...stack.env, DATABASE_URL: proxy.via(stack.db!.url) });
   const key = `after-lease-${randomUUID()}`;
@@ -93,7 +97,7 @@ async function killAfterCommitThenRetry(
       'SELECT status FROM mt_idempotency_keys WHERE idem_key = $1',
       [key],
     );
-    expect(rows).toEqual([{ status: null }]);
+    expect(rows).toEqual([{ status: recorded }]);
   } finally {
     await doomed.kill();
     await proxy.close();
@@ -103,7 +107,7 @@ async function killAfterCommitThenRetry(
   return {
     status: retry.status,
     replayed: retry.headers.get('idempotent-replayed'),
-    body: (await retry.json()) as { id: string },
+    body: (await retry.json()) as Record<string, unknown>,
   };
 }
 
@@ -168,5 +172,25 @@ describe('a server killed between the COMMIT and the answer, the retry sent afte
       status: 200,
       id: run,
     });
+  });
+
+  it('deploy: exactly one version, and the retry answers the first plan (create, version 1)', async () => {
+    const connector = `al-conn-${randomUUID().slice(0, 8)}`;
+    const versions = () => count('SELECT 1 FROM mt_resource_versions WHERE name = $1', [connector]);
+    const files = [
+      {
+        path: `connectors/open-api/${connector}.mtr`,
+        content: `method = "GET"\nurl = "http://127.0.0.1:9/${connector}"\ndescription = "After the lease"\n`,
+      },
+    ];
+    const retry = await killAfterCommitThenRetry('/v1/deploy', { files }, versions, 200);
+    // A second run of the deploy would answer "unchanged"; the first plan said "create".
+    const changes = retry.body.changes as { name: string; action: string; version: number }[];
+    expect({
+      versions: await versions(),
+      status: retry.status,
+      change: changes.find((c) => c.name === connector),
+    }).toEqual({ versions: 1, status: 200, change: expect.objectContaining({ action: 'create', version: 1 }) });
+    expect(retry.replayed).toBe('true');
   });
 });
