@@ -123,7 +123,8 @@ afterAll(async () => {
   await stack?.close();
 });
 
-describe('a server killed between the COMMIT and the answer, the retry sent after the key lease', {
+// The four cases at once, each with its own server to kill.
+describe.concurrent('a server killed between the COMMIT and the answer, the retry sent after the key lease', {
   timeout: 60_000,
 }, () => {
   it('run start: exactly one run, and the retry answers it (201)', async () => {
