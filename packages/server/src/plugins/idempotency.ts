@@ -52,7 +52,7 @@ const JSON_TYPE = 'application/json; charset=utf-8';
 
 /**
  * For a route whose whole answer is known inside its write transaction (a new key, whose secret is shown once; a new
- * secret; a deleted key): serialises `payload` as the route answers it (`status`, the route's response schema) and,
+ * secret; a deleted key; a deploy's plan; a written file): serialises `payload` as the route answers it (`status`, the route's response schema) and,
  * when the request holds an Idempotency-Key, records that answer with the key in the transaction `tx`, so the key and
  * the effect commit together. Resolves with the body to send with {@link sendBound}.
  */
