@@ -411,4 +411,78 @@ describe('fault matrix: each side-effecting route under each fault, retried with
     await expectNoneStuck(cells);
     expect(await health(url)).toBe(200);
   });
+
+  it('the server is SIGKILLed right after the COMMIT, the retry comes after the key lease: one effect, the answer is it', async () => {
+    // Every route of the matrix binds its effect (or its whole answer) to its key in its transaction (decision 0102).
+    // The deploy is left out of this line-up only: its transaction waits on the cache epoch's row, which the key delete
+    // and the secret write hold while they wait on the line-up's lock, so it cannot commit with them (a kill after its
+    // COMMIT is idempotent-effect-after-lease.test.ts's).
+    const cells = (await prepareKind('after')).filter((c) => c.route !== 'deploy');
+    const proxy: TcpProxy = await startTcpProxy();
+    const [doomed, retrier] = await Promise.all([
+      // Its statements may wait 4.8 s on a lock (MT_DB_TIMEOUT_MS 6 s): long enough for all of them to line up.
+      startServe(stack.home, { ...stack.env, DATABASE_URL: proxy.via(stack.db!.url), MT_DB_TIMEOUT_MS: '6000' }),
+      // The retry goes to a server whose key lease is 2 s, so it comes after the lease of the killed request.
+      startServe(stack.home, { ...stack.env, MT_IDEMPOTENCY_LEASE: '2' }),
+    ]);
+    const keys = cells.map((cell) => `after-${cell.route.replace(/ /g, '-')}-${randomUUID()}`);
+    const held = () => count('SELECT 1 FROM mt_idempotency_keys WHERE idem_key = ANY($1) AND status IS NULL', [keys]);
+    let lock: pg.Client | undefined;
+    try {
+      // The pause point: every reply of the doomed server's database connections is 100 ms late. Once every request
+      // has claimed its key, the test holds the key table in SHARE mode: each request's effect transaction then waits
+      // at its last statement (binding the effect to its key). The lock goes when all wait; each sends its COMMIT, and
+      // once every effect has committed the server is killed, the COMMITs' answers still on their way.
+      proxy.latency(100);
+      const first = cells.map((cell, i) => send(doomed.url, cell, keys[i]!, 0));
+      const until = async (what: () => Promise<boolean>, ms: number) => {
+        const deadline = Date.now() + ms;
+        while (!(await what()) && Date.now() < deadline) await sleep(5);
+      };
+      await until(async () => (await held()) === cells.length, 10_000);
+      lock = new pg.Client({ connectionString: stack.db!.url });
+      await lock.connect();
+      await lock.query('BEGIN; LOCK TABLE mt_idempotency_keys IN SHARE MODE');
+      const waiting = () =>
+        count(
+          "SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'UPDATE mt_idempotency_keys%'",
+          [],
+        );
+      await until(async () => (await waiting()) === cells.length, 4_000);
+      expect(await waiting()).toBe(cells.length);
+      await lock.query('COMMIT');
+      const bound = () =>
+        count(
+          'SELECT 1 FROM mt_idempotency_keys WHERE idem_key = ANY($1) AND (effect IS NOT NULL OR status IS NOT NULL)',
+          [keys],
+        );
+      await until(async () => (await bound()) === cells.length, 2_000);
+      await doomed.kill();
+      // Every effect committed; no first attempt got its answer, and the dead server recorded none: the runs' keys
+      // hold their effect only (a deploy's, a secret's, a file's and a deleted key's answer was recorded by its own
+      // transaction).
+      expect((await Promise.all(first)).filter((o) => o.ok)).toEqual([]);
+      expect(await bound()).toBe(cells.length);
+      expect(await held()).toBe(5);
+      for (const cell of cells) expect(await cell.effects(), cell.route).toBe(1);
+    } finally {
+      await lock?.end();
+      await doomed.kill();
+      await proxy.close();
+    }
+    await sleep(2_500);
+    try {
+      const retries = await Promise.all(cells.map((cell, i) => send(retrier.url, cell, keys[i]!)));
+      for (const [i, cell] of cells.entries()) {
+        const outcome = retries[i]!;
+        const seen = `${cell.route}: ${JSON.stringify(outcome)}`;
+        expect(outcome.ok, seen).toBe(true);
+        expect(await cell.effects(), seen).toBe(1);
+        await cell.isTheEffect(outcome.body);
+      }
+      await expectNoneStuck(cells);
+    } finally {
+      await retrier.stop();
+    }
+  });
 });

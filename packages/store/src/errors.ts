@@ -107,4 +107,10 @@ export const storeErrors = defineErrors({
       'A write was sent to the database and got no answer within {timeoutMs} ms, and whether it took effect could not be settled',
     hint: 'Retry with the same Idempotency-Key: it answers 409 api:request:in-progress while the outcome is held, never runs the write twice',
   },
+  'api:store:idempotency-key-lost': {
+    status: 409,
+    message:
+      'This request held Idempotency-Key {key} past its lease and a retry took the key over; nothing of this request was done',
+    hint: 'Retry with the same Idempotency-Key: it answers what the retry that holds the key did',
+  },
 });

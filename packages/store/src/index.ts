@@ -41,14 +41,23 @@ export {
 } from './secrets/secrets.js';
 export type { SecretInfo } from './secrets/secrets.js';
 export {
+  bindIdempotentAnswer,
+  bindIdempotentEffect,
   claimIdempotencyKey,
   completeIdempotencyKey,
   IDEMPOTENCY_LEASE_SECONDS,
   IDEMPOTENCY_TTL_HOURS,
   releaseIdempotencyKey,
   renewIdempotencyKey,
+  withIdempotencyKey,
 } from './idempotency/idempotency.js';
-export type { IdempotencyClaim, IdempotencyScope, StoredAnswer } from './idempotency/idempotency.js';
+export type {
+  HeldIdempotencyKey,
+  IdempotencyClaim,
+  IdempotencyScope,
+  IdempotentEffect,
+  StoredAnswer,
+} from './idempotency/idempotency.js';
 export { parseSecretKey, resolveSecretKey } from './secrets/secret-key.js';
 export { allKeys, createKeyring, currentKey, masterKeyId, toKeyring } from './secrets/keyring.js';
 export type { MasterKey, SecretKeyring, SecretKeys } from './secrets/keyring.js';

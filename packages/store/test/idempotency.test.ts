@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import {
+  bindIdempotentAnswer,
+  bindIdempotentEffect,
   claimIdempotencyKey,
   completeIdempotencyKey,
   createNamespace,
@@ -10,6 +12,7 @@ import {
   IDEMPOTENCY_LEASE_SECONDS,
   releaseIdempotencyKey,
   renewIdempotencyKey,
+  withIdempotencyKey,
 } from '@maitento/store';
 import { createTestDatabase, type TestDatabase } from '@maitento/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -164,28 +167,24 @@ describe('Idempotency-Key records', () => {
       answer: { status: 201, body: 'fresh' },
     });
   });
-  it('a renewed claim is not taken over once its first lease is past, and completes with its new token', async () => {
+  it('a renewed claim is not taken over once its first lease is past, and keeps its token', async () => {
     const s = scope();
     const lease = 0.5;
     const claim = await claimIdempotencyKey(db, secretKey, s, fingerprint('a'), lease);
     if (claim.kind !== 'claimed') throw new Error(`not claimed: ${claim.kind}`);
     await sleep(300);
-    const renewed = await renewIdempotencyKey(db, s, claim.token);
-    expect(renewed).toBeDefined();
-    expect(renewed).not.toBe(claim.token);
+    // A renewal extends the lease and keeps the token: the effect transaction of a request fences on it (0102).
+    expect(await renewIdempotencyKey(db, s, claim.token)).toBe(claim.token);
     await sleep(300);
     // 0.6 s after the claim, 0.3 s after the renewal: the first lease is over, the renewed one is not.
     expect(await claimIdempotencyKey(db, secretKey, s, fingerprint('a'), lease)).toEqual({ kind: 'in-progress' });
-    // The token before the renewal no longer holds the record; the new one does.
-    expect(await renewIdempotencyKey(db, s, claim.token)).toBeUndefined();
-    await completeIdempotencyKey(db, secretKey, s, { status: 200, body: 'old token' }, claim.token);
-    await completeIdempotencyKey(db, secretKey, s, { status: 201, body: 'renewed' }, renewed);
+    await completeIdempotencyKey(db, secretKey, s, { status: 201, body: 'renewed' }, claim.token);
     expect(await claimIdempotencyKey(db, secretKey, s, fingerprint('a'), lease)).toEqual({
       kind: 'replay',
       answer: { status: 201, body: 'renewed' },
     });
     // A completed record has no lease left to renew.
-    expect(await renewIdempotencyKey(db, s, renewed as string)).toBeUndefined();
+    expect(await renewIdempotencyKey(db, s, claim.token)).toBeUndefined();
   });
 
   it('a claim that was taken over renews nothing', async () => {
@@ -200,5 +199,125 @@ describe('Idempotency-Key records', () => {
       [s.key],
     );
     expect(rows[0].token).toBe(taken.token);
+  });
+});
+
+// Decision 0102: the key and the effect commit together.
+describe('an effect bound to its Idempotency-Key', () => {
+  const effect = { kind: 'run' as const, id: 'run-1', status: 201 };
+  async function claimed(s: IdempotencyScope, lease = IDEMPOTENCY_LEASE_SECONDS): Promise<string> {
+    const claim = await claimIdempotencyKey(db, secretKey, s, fingerprint('a'), lease);
+    if (claim.kind !== 'claimed') throw new Error(`not claimed: ${claim.kind}`);
+    return claim.token;
+  }
+  const count = async (s: IdempotencyScope) =>
+    (await db.query('SELECT 1 FROM mt_idempotency_keys WHERE idem_key = $1', [s.key])).rows.length;
+
+  it('commits with the effect: a retry, after the lease too, gets the effect and never the key', async () => {
+    const s = scope();
+    const token = await claimed(s, 0.2);
+    await withIdempotencyKey({ scope: s, token, secretKey }, () =>
+      db.transaction((tx) => bindIdempotentEffect(tx, effect)),
+    );
+    expect(await claimIdempotencyKey(db, secretKey, s, fingerprint('a'), 0.2)).toEqual({ kind: 'effect', effect });
+    await sleep(300);
+    expect(await claimIdempotencyKey(db, secretKey, s, fingerprint('a'), 0.2)).toEqual({ kind: 'effect', effect });
+    // Another request with the key is still refused.
+    expect(await claimIdempotencyKey(db, secretKey, s, fingerprint('b'), 0.2)).toEqual({ kind: 'reused' });
+    // A release after a failure that came later (the answer's record, say) leaves the record: the effect happened.
+    await releaseIdempotencyKey(db, s, token);
+    expect(await count(s)).toBe(1);
+  });
+
+  it('rolls back with the effect: the key is then released and claimed again', async () => {
+    const s = scope();
+    const token = await claimed(s);
+    await expect(
+      withIdempotencyKey({ scope: s, token, secretKey }, () =>
+        db.transaction(async (tx) => {
+          await bindIdempotentEffect(tx, effect);
+          throw new Error('the effect failed');
+        }),
+      ),
+    ).rejects.toThrow('the effect failed');
+    await releaseIdempotencyKey(db, s, token);
+    expect(await claimIdempotencyKey(db, secretKey, s, fingerprint('a'))).toMatchObject({ kind: 'claimed' });
+  });
+
+  it('fences: a holder whose key was taken over after its lease commits nothing', async () => {
+    const s = scope();
+    const stale = await claimed(s, 0.2);
+    await sleep(300);
+    const taken = await claimed(s, 0.2);
+    const marker = `fence-${s.key}`;
+    await expect(
+      withIdempotencyKey({ scope: s, token: stale, secretKey }, () =>
+        db.transaction(async (tx) => {
+          await tx.query('INSERT INTO mt_namespaces (name) VALUES ($1)', [marker]);
+          await bindIdempotentEffect(tx, effect);
+        }),
+      ),
+    ).rejects.toMatchObject({ code: 'api:store:idempotency-key-lost' });
+    expect((await db.query('SELECT 1 FROM mt_namespaces WHERE name = $1', [marker])).rows).toEqual([]);
+    // The holder that took it over binds its own.
+    await withIdempotencyKey({ scope: s, token: taken, secretKey }, () =>
+      db.transaction((tx) => bindIdempotentEffect(tx, { ...effect, id: 'run-2' })),
+    );
+    expect(await claimIdempotencyKey(db, secretKey, s, fingerprint('a'), 0.2)).toEqual({
+      kind: 'effect',
+      effect: { ...effect, id: 'run-2' },
+    });
+  });
+
+  it('a release that waits on the effect transaction finds its effect and leaves the record', async () => {
+    const s = scope();
+    const token = await claimed(s);
+    let bound!: () => void;
+    const isBound = new Promise<void>((resolve) => {
+      bound = resolve;
+    });
+    let commit!: () => void;
+    const committing = new Promise<void>((resolve) => {
+      commit = resolve;
+    });
+    const effectTx = withIdempotencyKey({ scope: s, token, secretKey }, () =>
+      db.transaction(async (tx) => {
+        await bindIdempotentEffect(tx, effect);
+        bound();
+        await committing;
+      }),
+    );
+    await isBound;
+    const release = releaseIdempotencyKey(db, s, token);
+    await sleep(100);
+    commit();
+    await Promise.all([effectTx, release]);
+    expect(await claimIdempotencyKey(db, secretKey, s, fingerprint('a'))).toEqual({ kind: 'effect', effect });
+  });
+
+  it('outside a keyed request does nothing and sends nothing', async () => {
+    let statements = 0;
+    await db.transaction(async (tx) => {
+      const counted = {
+        ...tx,
+        query: (...args: Parameters<typeof tx.query>) => {
+          statements++;
+          return tx.query(...args);
+        },
+      };
+      await bindIdempotentEffect(counted, effect);
+      await bindIdempotentAnswer(counted, { status: 204, body: '' });
+    });
+    expect(statements).toBe(0);
+  });
+
+  it('an answer bound in the transaction is replayed at once', async () => {
+    const s = scope();
+    const token = await claimed(s);
+    const answer = { status: 201, contentType: 'application/json; charset=utf-8', body: '{"key":"mt_once"}' };
+    await withIdempotencyKey({ scope: s, token, secretKey }, () =>
+      db.transaction((tx) => bindIdempotentAnswer(tx, answer)),
+    );
+    expect(await claimIdempotencyKey(db, secretKey, s, fingerprint('a'))).toEqual({ kind: 'replay', answer });
   });
 });

@@ -8,7 +8,7 @@ import {
   findRun,
   lockRunLine,
 } from '@maitento/store';
-import { isUuid } from '@maitento/store';
+import { bindIdempotentEffect, type IdempotentEffect, isUuid } from '@maitento/store';
 import type { ApprovalAnswer } from '../api/types.js';
 import { engineErrors } from '../errors.js';
 import { approvalNow } from './acting.js';
@@ -52,8 +52,8 @@ export async function expireApproval(
 
 /**
  * Answers an approval once: one conditional UPDATE decides the winner; the winner stores
- * `approval-answered` on the run, sets it Running again and queues it (`queueRun`), in the same transaction.
- * Resolves with the answered approval.
+ * `approval-answered` on the run, sets it Running again and queues it (`queueRun`), in the same transaction, with
+ * `effect` bound to the request's Idempotency-Key (when it holds one). Resolves with the answered approval.
  */
 export async function answerApproval(
   db: Db,
@@ -61,6 +61,7 @@ export async function answerApproval(
   id: string,
   answer: ApprovalAnswer,
   queueRun: (tx: Queryable, runId: string) => Promise<void>,
+  effect: IdempotentEffect = { kind: 'approval', id, status: 200 },
 ): Promise<ApprovalRecord> {
   const reason = answer.reason?.trim() ?? '';
   if (answer.decision === 'reject' && reason === '') throw engineErrors.create('api:approvals:reason-required');
@@ -76,7 +77,12 @@ export async function answerApproval(
         keyId: answer.by.keyId,
         keyName: answer.by.keyName,
       });
-      if (record === undefined || record.runId === null) return record;
+      if (record === undefined) return record;
+      // A keyed request's answer commits with its Idempotency-Key's record (decision 0102).
+      if (record.runId === null) {
+        await bindIdempotentEffect(tx, effect);
+        return record;
+      }
       const seq = await appendToRun(
         tx,
         record.runId,
@@ -89,6 +95,7 @@ export async function answerApproval(
         throw new Error('run ended');
       }
       await queueRun(tx, record.runId);
+      await bindIdempotentEffect(tx, effect);
       return record;
     })
     .catch((error: unknown) => {

@@ -11,7 +11,7 @@ import {
   treeApprovals,
   TERMINAL_RUN_STATUSES,
 } from '@maitento/store';
-import { isUuid, nameSuggestion } from '@maitento/store';
+import { bindIdempotentEffect, type IdempotentEffect, isUuid, nameSuggestion } from '@maitento/store';
 import type { Interaction } from '@maitento/lang';
 import { answerApproval, approvalOrThrow } from '../approvals/answer.js';
 import { RUN_EVENTS_MAX_PAGE, RUN_EVENTS_PAGE, type RunningEngine, type WorkerHealth } from '../api/engine.js';
@@ -140,6 +140,8 @@ export class RunService implements RunningEngine {
           interactive,
         }),
       );
+      // The Idempotency-Key's record names this run in the same transaction (decision 0102).
+      await bindIdempotentEffect(tx, { kind: 'run', id, status: 201 });
       // insertRun's statement notifies `runs` at the commit.
       await this.queue.send(id, tx, true);
       return inserted;
@@ -215,6 +217,7 @@ export class RunService implements RunningEngine {
       const seq = await appendToRun(tx, id, ['WaitingForInput'], [userMessage(text, by)]);
       if (seq === false) return false;
       await this.queue.send(id, tx);
+      await bindIdempotentEffect(tx, { kind: 'run', id, status: 200 });
       return true;
     });
     if (!stored) {
@@ -235,7 +238,11 @@ export class RunService implements RunningEngine {
     const ended = new Map<string, ApprovalRecord[]>();
     // Cancelling a run cancels the child runs its calls started (agents as tools), down the chain, a child being
     // created at this moment included (cancel-tree.ts).
-    const marked = await this.deps.db.transaction((tx) => cancelTree(tx, namespace, id, this.queue, ended));
+    const marked = await this.deps.db.transaction(async (tx) => {
+      const done = await cancelTree(tx, namespace, id, this.queue, ended);
+      if (done !== undefined) await bindIdempotentEffect(tx, { kind: 'run', id, status: 200 });
+      return done;
+    });
     if (marked === undefined) throw engineErrors.create('api:runs:already-ended', { id, status: run.status });
     this.queue.sent();
     // The waiting runs this cancel ended (a held one is counted by its worker when it stops).
@@ -249,9 +256,21 @@ export class RunService implements RunningEngine {
     return this.getRun(namespace, id, viewer);
   }
 
-  async answerApproval(namespace: string, id: string, answer: ApprovalAnswer): Promise<ApprovalView> {
+  async answerApproval(
+    namespace: string,
+    id: string,
+    answer: ApprovalAnswer,
+    effect?: IdempotentEffect,
+  ): Promise<ApprovalView> {
     // The run's job is sent in the answer's transaction: an answered run is never left without one.
-    const record = await answerApproval(this.deps.db, namespace, id, answer, (tx, runId) => this.queue.send(runId, tx));
+    const record = await answerApproval(
+      this.deps.db,
+      namespace,
+      id,
+      answer,
+      (tx, runId) => this.queue.send(runId, tx),
+      effect,
+    );
     if (record.runId !== null) this.queue.sent();
     return approvalView(record);
   }
@@ -286,7 +305,7 @@ export class RunService implements RunningEngine {
         throw engineErrors.create('api:approvals:not-pending-for-run', { id, runId });
       }
     }
-    await this.answerApproval(namespace, id, answer);
+    await this.answerApproval(namespace, id, answer, { kind: 'run', id: runId, status: 200 });
     return this.getRun(namespace, runId, viewer);
   }
 

@@ -1,12 +1,16 @@
 import { createHash, type Hash } from 'node:crypto';
 import { Transform } from 'node:stream';
 import {
+  bindIdempotentAnswer,
   claimIdempotencyKey,
   completeIdempotencyKey,
   IDEMPOTENCY_LEASE_SECONDS,
   type IdempotencyScope,
+  type Queryable,
+  type IdempotentEffect,
   releaseIdempotencyKey,
   renewIdempotencyKey,
+  withIdempotencyKey,
 } from '@maitento/store';
 import { isMtError } from '@maitento/errors';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -44,6 +48,31 @@ declare module 'fastify' {
   }
 }
 
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+/**
+ * For a route whose whole answer is known inside its write transaction (a new key, whose secret is shown once; a new
+ * secret; a deleted key; a deploy's plan; a written file): serialises `payload` as the route answers it (`status`, the route's response schema) and,
+ * when the request holds an Idempotency-Key, records that answer with the key in the transaction `tx`, so the key and
+ * the effect commit together. Resolves with the body to send with {@link sendBound}.
+ */
+export async function bindAnswer(
+  tx: Queryable,
+  reply: FastifyReply,
+  status: number,
+  payload?: unknown,
+): Promise<string> {
+  reply.status(status);
+  const body = payload === undefined ? '' : (reply.serialize(payload) as string);
+  await bindIdempotentAnswer(tx, { status, ...(payload === undefined ? {} : { contentType: JSON_TYPE }), body });
+  return body;
+}
+
+/** Sends a body made by {@link bindAnswer} (its status is already set). */
+export function sendBound(reply: FastifyReply, body: string): FastifyReply {
+  return body === '' ? reply.send() : reply.type(JSON_TYPE).send(body);
+}
+
 function headerKey(request: FastifyRequest): string | undefined {
   if (!IDEMPOTENT_METHODS.has(request.method)) return undefined;
   const value = request.headers['idempotency-key'];
@@ -77,11 +106,21 @@ async function stopRenewal(state: IdempotencyState): Promise<void> {
  * request with a key runs and its answer (status < 500) is recorded; a retry with the same key, method, URL
  * and body gets the recorded answer again with `Idempotent-Replayed: true`, without running the route. A 5xx answer
  * releases the key (the failure is known to have left nothing: a statement PostgreSQL ended or that was never sent),
- * except `api:store:outcome-unknown`, after which the key stays held until its lease ends. While
+ * except `api:store:outcome-unknown`, after which the key stays held until its lease ends. The side-effecting routes
+ * bind their effect to the key in the effect's own transaction (`bindIdempotentEffect`, decision 0102): a key whose
+ * effect committed is never released, and a retry of it — at any time, after the lease too — answers from the effect
+ * (the run's view now, with the first status) and never runs the request again. While
  * the first request runs, its claim's lease is renewed every third of it, so a long request (a deploy that
  * lists MCP servers, a master key rotation) keeps its key however long it runs; only a crashed one loses it.
  */
 export function registerIdempotency(app: FastifyInstance, ctx: ServerContext, options: IdempotencyOptions = {}): void {
+  // What a committed effect answers now: the run's (or the approval's) view, as the route would answer it.
+  const effectView = (request: FastifyRequest, effect: IdempotentEffect): Promise<unknown> => {
+    const { namespace } = request.identity;
+    return effect.kind === 'run'
+      ? ctx.engine.getRun(namespace, effect.id, request.identity)
+      : ctx.engine.getApproval(namespace, effect.id);
+  };
   const leaseSeconds = options.leaseSeconds ?? IDEMPOTENCY_LEASE_SECONDS;
   const renew = (request: FastifyRequest, state: IdempotencyState): void => {
     const { scope, token } = state;
@@ -165,6 +204,14 @@ export function registerIdempotency(app: FastifyInstance, ctx: ServerContext, op
     const claim = await claimIdempotencyKey(ctx.db, ctx.secretKey, scope, state.fingerprint, leaseSeconds);
     if (claim.kind === 'in-progress') throw serverErrors.create('api:request:in-progress');
     if (claim.kind === 'reused') throw serverErrors.create('api:request:idempotency-key-reused');
+    if (claim.kind === 'effect') {
+      // The first attempt's effect committed with the key, its answer never recorded (its server was killed between
+      // the two, or its outcome stayed unknown): answered from the effect, never run again.
+      state.settled = true;
+      const view = await effectView(request, claim.effect);
+      reply.status(claim.effect.status).header('idempotent-replayed', 'true').send(view);
+      return;
+    }
     if (claim.kind === 'replay') {
       state.settled = true;
       const { answer } = claim;
@@ -178,10 +225,16 @@ export function registerIdempotency(app: FastifyInstance, ctx: ServerContext, op
     state.renewal = setInterval(() => renew(request, state), (leaseSeconds * 1000) / 3);
     state.renewal.unref();
   };
+  // The handler runs with the held key in its async context: a write transaction of the route binds its effect to the
+  // key's record (bindIdempotentEffect), the two committing together.
   app.addHook('preHandler', (request, reply, done) => {
     const key = headerKey(request);
     if (key === undefined) return done();
-    claim(request, reply, key).then(() => done(), done);
+    claim(request, reply, key).then(() => {
+      const { scope, token } = request.idempotency ?? {};
+      if (scope === undefined || token === undefined) return done();
+      withIdempotencyKey({ scope, token, secretKey: ctx.secretKey }, () => done());
+    }, done);
   });
 
   const record = async (request: FastifyRequest, reply: FastifyReply, state: IdempotencyState, payload: unknown) => {

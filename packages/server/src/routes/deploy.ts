@@ -6,6 +6,7 @@ import { serverErrors } from '../errors.js';
 import { operation } from '../openapi/operation.js';
 import type { Api } from '../schemas/shared.js';
 import type { ServerContext } from '../server/context.js';
+import { bindAnswer, sendBound } from '../plugins/idempotency.js';
 
 /** `POST /v1/deploy`: compile the repo's files and deploy them (or plan it, with `dryRun`). */
 export async function deployRoutes(app: Api, ctx: ServerContext): Promise<void> {
@@ -53,7 +54,7 @@ export async function deployRoutes(app: Api, ctx: ServerContext): Promise<void> 
         },
       }),
     },
-    async (request) => {
+    async (request, reply) => {
       const namespace = request.identity.namespace;
       // Two entries for one path would leave it to chance which one is deployed.
       const paths = new Set<string>();
@@ -78,10 +79,17 @@ export async function deployRoutes(app: Api, ctx: ServerContext): Promise<void> 
         const count = compiled.diagnostics.filter((d) => d.severity === 'error').length;
         throw serverErrors.create('api:deploy:invalid', { count }, { details: { diagnostics: compiled.diagnostics } });
       }
-      const plan = await deploy(ctx.db, namespace, compiled, { dryRun: request.body.dryRun ?? false });
+      let body = '';
+      const plan = await deploy(ctx.db, namespace, compiled, {
+        dryRun: request.body.dryRun ?? false,
+        // The answer commits with the request's Idempotency-Key (decision 0102).
+        onPlanned: async (tx, planned) => {
+          body = await bindAnswer(tx, reply, 200, planned);
+        },
+      });
       // A deploy steps the cache epoch: answered once every server's cache has applied it (or reads through).
       if (plan.applied) await ctx.lease.settle();
-      return plan;
+      return sendBound(reply, body);
     },
   );
 }

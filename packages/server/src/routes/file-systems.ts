@@ -24,6 +24,7 @@ import type { FastifyError, FastifyRequest } from 'fastify';
 import { operation } from '../openapi/operation.js';
 import type { Api, WireTypes } from '../schemas/shared.js';
 import type { ServerContext } from '../server/context.js';
+import { bindAnswer, sendBound } from '../plugins/idempotency.js';
 
 // Files are bytes: the body of a PUT is the file, whatever its Content-Type (JSON included), up to the file
 // limit. A file served back must not run as a page of this origin, whatever type it was written with.
@@ -194,6 +195,7 @@ export async function fileSystemRoutes(app: Api, ctx: ServerContext): Promise<vo
     },
     async (request, reply) => {
       const { path, content, contentType, ifMatch } = request.body;
+      let body = '';
       const { file, created } = await putFile(
         ctx.db,
         request.identity.namespace,
@@ -205,11 +207,12 @@ export async function fileSystemRoutes(app: Api, ctx: ServerContext): Promise<vo
           condition: ifMatch === undefined ? {} : { ifMatch: [ifMatch] },
         },
         ctx.fileLimits,
+        // The answer commits with the request's Idempotency-Key (decision 0102).
+        async (tx, result) => {
+          body = await bindAnswer(tx, reply, result.created ? 201 : 200, result.file);
+        },
       );
-      return reply
-        .status(created ? 201 : 200)
-        .header('etag', file.etag)
-        .send(file);
+      return sendBound(reply.status(created ? 201 : 200).header('etag', file.etag), body);
     },
   );
 
@@ -323,6 +326,7 @@ export async function fileSystemRoutes(app: Api, ctx: ServerContext): Promise<vo
       },
       async (request, reply) => {
         const content = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+        let body = '';
         const { file, created } = await putFile(
           ctx.db,
           request.identity.namespace,
@@ -334,11 +338,11 @@ export async function fileSystemRoutes(app: Api, ctx: ServerContext): Promise<vo
             condition: writeCondition(request),
           },
           ctx.fileLimits,
+          async (tx, result) => {
+            body = await bindAnswer(tx, reply, result.created ? 201 : 200, result.file);
+          },
         );
-        return reply
-          .status(created ? 201 : 200)
-          .header('etag', file.etag)
-          .send(file);
+        return sendBound(reply.status(created ? 201 : 200).header('etag', file.etag), body);
       },
     );
   });

@@ -4,6 +4,7 @@ import { SECRET_ID } from '../openapi/examples.js';
 import { operation } from '../openapi/operation.js';
 import type { Api } from '../schemas/shared.js';
 import type { ServerContext } from '../server/context.js';
+import { bindAnswer, sendBound } from '../plugins/idempotency.js';
 
 /** `/v1/keys`: an admin creates, lists and deletes the API keys of its namespace. */
 export async function keyRoutes(app: Api, ctx: ServerContext): Promise<void> {
@@ -27,10 +28,12 @@ export async function keyRoutes(app: Api, ctx: ServerContext): Promise<void> {
       }),
     },
     async (request, reply) => {
-      // In a transaction of its own, though one statement: a lost COMMIT answer is settled (decision 0101), and the
-      // answer is the only copy of the new key.
-      const key = await ctx.db.transaction((tx) => createApiKey(tx, request.identity.namespace, request.body));
-      return reply.status(201).send(key);
+      // In a transaction of its own: a lost COMMIT answer is settled (decision 0101), and the answer, the only copy of
+      // the new key, commits with the request's Idempotency-Key (decision 0102).
+      const body = await ctx.db.transaction(async (tx) =>
+        bindAnswer(tx, reply, 201, await createApiKey(tx, request.identity.namespace, request.body)),
+      );
+      return sendBound(reply, body);
     },
   );
 
@@ -69,11 +72,15 @@ export async function keyRoutes(app: Api, ctx: ServerContext): Promise<void> {
       }),
     },
     async (request, reply) => {
-      // In a transaction of its own, though one statement: a lost COMMIT answer is settled (decision 0101).
-      await ctx.db.transaction((tx) => deleteApiKey(tx, request.identity.namespace, request.params.id));
+      // In a transaction of its own: a lost COMMIT answer is settled (decision 0101); the answer commits with the
+      // request's Idempotency-Key (decision 0102).
+      const body = await ctx.db.transaction(async (tx) => {
+        await deleteApiKey(tx, request.identity.namespace, request.params.id);
+        return bindAnswer(tx, reply, 204);
+      });
       // Answered once no server's cache still knows the key (or its lease has ended: it reads through).
       await ctx.lease.settle();
-      return reply.status(204).send();
+      return sendBound(reply, body);
     },
   );
 }

@@ -16,6 +16,7 @@ import { emptyBodyIsEmptyObject } from '../http/optional-body.js';
 import { operation } from '../openapi/operation.js';
 import type { Api } from '../schemas/shared.js';
 import type { ServerContext } from '../server/context.js';
+import { bindAnswer, sendBound } from '../plugins/idempotency.js';
 
 /**
  * `/v1/secrets`: an admin creates, lists, rotates and deletes secrets; values go in, never out. `/v1/admin/secret-key`:
@@ -41,11 +42,12 @@ export async function secretRoutes(app: Api, ctx: ServerContext): Promise<void> 
       }),
     },
     async (request, reply) => {
-      // In a transaction of its own, though one statement: a lost COMMIT answer is settled (decision 0101).
-      const secret = await ctx.db.transaction((tx) =>
-        createSecret(tx, ctx.secretKey, request.identity.namespace, request.body),
+      // In a transaction of its own: a lost COMMIT answer is settled (decision 0101); the answer commits with the
+      // request's Idempotency-Key (decision 0102).
+      const body = await ctx.db.transaction(async (tx) =>
+        bindAnswer(tx, reply, 201, await createSecret(tx, ctx.secretKey, request.identity.namespace, request.body)),
       );
-      return reply.status(201).send(secret);
+      return sendBound(reply, body);
     },
   );
 

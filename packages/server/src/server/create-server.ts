@@ -78,6 +78,7 @@ import {
   knowledgeExtractBudgetFromEnv,
   mcpSettingsFromEnv,
   runStreamsPerKeyFromEnv,
+  idempotencyLeaseSecondsFromEnv,
   slowRequestMsFromEnv,
   streamKeepAliveMsFromEnv,
   trustProxyFromEnv,
@@ -143,7 +144,7 @@ export interface ServerOptions {
   wakeOptions?: Omit<WakeupsOptions, 'logger'>;
   /** How the MCP endpoints wait and poll; default from the environment (docs/mcp.md). */
   mcp?: Partial<McpSettings>;
-  /** How long a request holds its Idempotency-Key without renewal (default 220 s; tests shorten it). */
+  /** How long a request holds its Idempotency-Key without renewal (default `MT_IDEMPOTENCY_LEASE` or 220 s). */
   idempotencyLeaseSeconds?: number;
   /** The limits of files and file systems; default from `MT_FILE_MAX_BYTES` and `MT_FILE_SYSTEM_MAX_BYTES`. */
   fileLimits?: Partial<FileLimits>;
@@ -446,7 +447,9 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
   await app.register(
     async (v1) => {
       registerAuth(v1, ctx);
-      registerIdempotency(v1, ctx, { leaseSeconds: options.idempotencyLeaseSeconds });
+      registerIdempotency(v1, ctx, {
+        leaseSeconds: options.idempotencyLeaseSeconds ?? idempotencyLeaseSecondsFromEnv(),
+      });
       for (const routes of [
         namespaceRoutes,
         keyRoutes,

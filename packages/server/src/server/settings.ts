@@ -5,6 +5,7 @@ import {
   DEFAULT_FILE_LIMITS,
   FALLBACK_POLL_MS,
   type FileLimits,
+  IDEMPOTENCY_LEASE_SECONDS,
   MCP_SESSIONS_TICK_MS,
 } from '@maitento/store';
 import type { ExtractBudget } from '../knowledge/budget.js';
@@ -86,6 +87,14 @@ export function traceUrlTemplateFromEnv(): string | undefined {
  */
 export function cacheLeaseMsFromEnv(): number {
   return envLimit('MT_CACHE_LEASE_MS', DEFAULT_CACHE_LEASE_MS, 100);
+}
+
+/**
+ * `MT_IDEMPOTENCY_LEASE`: how long, in seconds, a request holds its Idempotency-Key without a renewal (default 220, at
+ * least 1): a key whose request died before any effect is taken over by a retry after it (docs/rest-api.md).
+ */
+export function idempotencyLeaseSecondsFromEnv(): number {
+  return envLimit('MT_IDEMPOTENCY_LEASE', IDEMPOTENCY_LEASE_SECONDS);
 }
 
 /** `MT_LOG_LEVEL`: the server's log level (default info). */

@@ -95,7 +95,11 @@ export async function deploy(
   db: Db,
   namespace: string,
   compiled: CompiledResources,
-  options: { dryRun?: boolean } = {},
+  options: {
+    dryRun?: boolean;
+    /** Runs last in the deploy's transaction with its plan (a keyed request binds its answer there: decision 0102). */
+    onPlanned?: (tx: Queryable, plan: DeployPlan) => Promise<void>;
+  } = {},
 ): Promise<DeployPlan> {
   const dryRun = options.dryRun ?? false;
   return db.transaction(async (tx) => {
@@ -167,7 +171,9 @@ export async function deploy(
       // Open MCP sessions of the namespace are told tools/list_changed.
       if (inserts.length > 0) await notifyWake(tx, wakeTopics.resources(namespace));
     }
-    return { applied: !dryRun, changes };
+    const plan = { applied: !dryRun, changes };
+    await options.onPlanned?.(tx, plan);
+    return plan;
   });
 }
 

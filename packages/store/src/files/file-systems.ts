@@ -227,7 +227,8 @@ function checkCondition(path: string, existing: { etag: string } | undefined, co
 /**
  * Creates or replaces the file at `path` in one transaction: the file system's row is locked, the condition and
  * both limits are checked against what is stored, then the file and the file system's totals are written, or
- * nothing is. Returns the file as stored and whether it was created.
+ * nothing is. Returns the file as stored and whether it was created. `onStored`, when given, runs last in the same
+ * transaction with that result (a keyed request binds its answer to its Idempotency-Key there: decision 0102).
  */
 export async function putFile(
   db: Db,
@@ -235,6 +236,7 @@ export async function putFile(
   id: string,
   input: { path: string; content: Buffer; contentType?: string; condition?: WriteCondition },
   limits: FileLimits,
+  onStored?: (tx: Queryable, result: { file: FileInfo; created: boolean }) => Promise<void>,
 ): Promise<{ file: FileInfo; created: boolean }> {
   const path = normalizeFilePath(input.path);
   const size = input.content.length;
@@ -263,7 +265,9 @@ export async function putFile(
       size - oldSize,
       old[0] === undefined ? 1 : 0,
     ]);
-    return { file: fileInfo(rows[0]), created: old[0] === undefined };
+    const result = { file: fileInfo(rows[0]), created: old[0] === undefined };
+    await onStored?.(tx, result);
+    return result;
   });
 }
 

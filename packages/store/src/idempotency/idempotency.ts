@@ -1,5 +1,7 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { timingSafeEqual } from 'node:crypto';
 import type { Queryable } from '../db/db.js';
+import { storeErrors } from '../errors.js';
 import { seal, unseal } from '../secrets/cipher.js';
 import { allKeys, currentKey, type SecretKeys } from '../secrets/keyring.js';
 
@@ -28,18 +30,32 @@ export interface StoredAnswer {
 }
 
 /**
- * What {@link claimIdempotencyKey} found: the caller runs the request (holding the claim `token`), replays, or
- * refuses it.
+ * What a keyed request did, recorded in the transaction that did it ({@link bindIdempotentEffect}): the run it started
+ * or acted on, or the approval it answered, and the status it answers with. A retry whose first attempt committed this
+ * but never recorded its answer (its server was killed, its outcome stayed unknown) answers from it: the thing's view
+ * now, with this status.
+ */
+export interface IdempotentEffect {
+  kind: 'run' | 'approval';
+  id: string;
+  status: number;
+}
+
+/**
+ * What {@link claimIdempotencyKey} found: the caller runs the request (holding the claim `token`), replays its answer,
+ * answers from its committed effect, or refuses it.
  */
 export type IdempotencyClaim =
   | { kind: 'claimed'; token: string }
   | { kind: 'replay'; answer: StoredAnswer }
+  | { kind: 'effect'; effect: IdempotentEffect }
   | { kind: 'in-progress' }
   | { kind: 'reused' };
 
 interface Row {
   fingerprint: unknown;
   status: number | null;
+  effect: IdempotentEffect | null;
   stale: boolean;
   iv: unknown;
   ciphertext: unknown;
@@ -70,8 +86,11 @@ function openAnswer(keys: SecretKeys, scope: IdempotencyScope, sealed: Parameter
 }
 
 const WHERE = 'namespace = $1 AND api_key_id = $2 AND idem_key = $3';
-// A claim's token is its record's created_at, to the microsecond: a takeover or a renewal sets a new one.
+// A claim's token is its record's created_at, to the microsecond: a takeover sets a new one (a renewal does not: it
+// sets renewed_at, so the token a request's effect transaction fences on stays the same while the request runs).
 const HELD_BY = '($4::text IS NULL OR created_at = $4::timestamptz)';
+// When an in-progress record's lease was last begun: its claim or takeover, or its latest renewal.
+const LEASED_AT = 'coalesce(renewed_at, created_at)';
 
 /**
  * Records that the request `fingerprint` is being handled under `scope` (expired records of the namespace are
@@ -101,24 +120,30 @@ export async function claimIdempotencyKey(
     );
     if (inserted.rows[0]) return { kind: 'claimed', token: inserted.rows[0].token };
     const { rows } = await db.query<Row>(
-      'SELECT fingerprint, status, iv, ciphertext, tag, ' +
-        `created_at < now() - make_interval(secs => $4) AS stale FROM mt_idempotency_keys WHERE ${WHERE}`,
+      'SELECT fingerprint, status, effect, iv, ciphertext, tag, ' +
+        `${LEASED_AT} < now() - make_interval(secs => $4) AS stale FROM mt_idempotency_keys WHERE ${WHERE}`,
       [...params, leaseSeconds],
     );
     const row = rows[0];
     if (!row) continue;
+    const stored = bytes(row.fingerprint);
+    const same = stored.length === fingerprint.length && timingSafeEqual(stored, fingerprint);
     if (row.status === null) {
+      // The first attempt's effect committed (its answer was never recorded, or is not yet): never run it again.
+      if (row.effect !== null) return same ? { kind: 'effect', effect: row.effect } : { kind: 'reused' };
       if (!row.stale) return { kind: 'in-progress' };
-      // The holder crashed. The conditions are checked again under the row lock, so of two retries one wins.
+      // The holder crashed before any effect. The conditions are checked again under the row lock, so of two retries
+      // one wins, and a holder's effect transaction (which holds the same lock) either committed first (then this takes
+      // nothing) or fails its fence once this has committed.
       const taken = await db.query<{ token: string }>(
-        `UPDATE mt_idempotency_keys SET fingerprint = $4, created_at = clock_timestamp() WHERE ${WHERE} ` +
-          'AND status IS NULL AND created_at < now() - make_interval(secs => $5) RETURNING created_at::text AS token',
+        `UPDATE mt_idempotency_keys SET fingerprint = $4, created_at = clock_timestamp(), renewed_at = NULL ` +
+          `WHERE ${WHERE} AND status IS NULL AND effect IS NULL AND ${LEASED_AT} < now() - make_interval(secs => $5) ` +
+          'RETURNING created_at::text AS token',
         [...params, fingerprint, leaseSeconds],
       );
       return taken.rows[0] ? { kind: 'claimed', token: taken.rows[0].token } : { kind: 'in-progress' };
     }
-    const stored = bytes(row.fingerprint);
-    if (stored.length !== fingerprint.length || !timingSafeEqual(stored, fingerprint)) return { kind: 'reused' };
+    if (!same) return { kind: 'reused' };
     const sealed = { iv: bytes(row.iv), ciphertext: bytes(row.ciphertext), tag: bytes(row.tag) };
     const answer = JSON.parse(openAnswer(secretKey, scope, sealed)) as StoredAnswer;
     return { kind: 'replay', answer: { ...answer, status: row.status } };
@@ -128,8 +153,8 @@ export async function claimIdempotencyKey(
 
 /**
  * Renews the lease of the in-progress record of `scope` held by the claim `token`, for another full lease from now.
- * Returns the claim's new token (the old one no longer holds the record), or undefined when the claim no longer
- * holds it (taken over after its lease ran out, completed or released).
+ * Returns the claim's token (unchanged: a renewal sets `renewed_at`), or undefined when the claim no longer holds the
+ * record (taken over after its lease ran out, completed or released).
  */
 export async function renewIdempotencyKey(
   db: Queryable,
@@ -137,7 +162,7 @@ export async function renewIdempotencyKey(
   token: string,
 ): Promise<string | undefined> {
   const { rows } = await db.query<{ token: string }>(
-    `UPDATE mt_idempotency_keys SET created_at = clock_timestamp() WHERE ${WHERE} AND created_at = $4::timestamptz ` +
+    `UPDATE mt_idempotency_keys SET renewed_at = clock_timestamp() WHERE ${WHERE} AND created_at = $4::timestamptz ` +
       'AND status IS NULL RETURNING created_at::text AS token',
     [scope.namespace, scope.apiKeyId, scope.key, token],
   );
@@ -174,13 +199,67 @@ export async function completeIdempotencyKey(
 
 /**
  * Forgets the in-progress record of `scope`, so a retry runs the request again; given the claim's `token`, only
- * while that claim still holds the record.
+ * while that claim still holds the record, and only while no effect of its request committed (the delete waits for
+ * the row lock an effect transaction holds, and then finds its effect: the record stays, and a retry answers from it).
  */
 export async function releaseIdempotencyKey(db: Queryable, scope: IdempotencyScope, token?: string): Promise<void> {
-  await db.query(`DELETE FROM mt_idempotency_keys WHERE ${WHERE} AND ${HELD_BY} AND status IS NULL`, [
-    scope.namespace,
-    scope.apiKeyId,
-    scope.key,
-    token ?? null,
-  ]);
+  await db.query(
+    `DELETE FROM mt_idempotency_keys WHERE ${WHERE} AND ${HELD_BY} AND status IS NULL AND effect IS NULL`,
+    [scope.namespace, scope.apiKeyId, scope.key, token ?? null],
+  );
+}
+
+/** The Idempotency-Key a request holds while its handler runs: its scope and its claim's token. */
+export interface HeldIdempotencyKey {
+  scope: IdempotencyScope;
+  token: string;
+  /** The keys an answer bound by {@link bindIdempotentAnswer} is sealed under. */
+  secretKey: SecretKeys;
+}
+
+const held = new AsyncLocalStorage<HeldIdempotencyKey>();
+
+/**
+ * Runs `fn` (a keyed request's handler) with `key` as the key it holds: the write transactions it makes through
+ * {@link bindIdempotentEffect} record their effect on that key's record.
+ */
+export function withIdempotencyKey<T>(key: HeldIdempotencyKey, fn: () => T): T {
+  return held.run(key, fn);
+}
+
+/**
+ * Called inside the transaction that makes a request's effect (a run's start, a message, an answer): when the request
+ * holds an Idempotency-Key ({@link withIdempotencyKey}), records `effect` on its record in the same transaction, so
+ * the key and the effect commit together (Stripe's rule). It fences: when the claim no longer holds the record (a
+ * retry took it over after the lease ended, or it was released), it fails with `api:store:idempotency-key-lost` and the
+ * transaction rolls back, so nothing of the request commits beside the other attempt's. Outside a keyed request it
+ * does nothing and sends nothing. The first effect a request binds is the one kept.
+ */
+export async function bindIdempotentEffect(tx: Queryable, effect: IdempotentEffect): Promise<void> {
+  const key = held.getStore();
+  if (key === undefined) return;
+  const { rowCount } = await tx.query(
+    `UPDATE mt_idempotency_keys SET effect = coalesce(effect, $5::jsonb) WHERE ${WHERE} ` +
+      'AND created_at = $4::timestamptz AND status IS NULL',
+    [key.scope.namespace, key.scope.apiKeyId, key.scope.key, key.token, JSON.stringify(effect)],
+  );
+  if (rowCount === 0) throw storeErrors.create('api:store:idempotency-key-lost', { key: key.scope.key });
+}
+
+/**
+ * Like {@link bindIdempotentEffect}, for a request whose whole answer is known inside its transaction (a new API key,
+ * whose secret is given only once; a new secret; a deleted key): completes the key's record with `answer`, sealed, in
+ * the same transaction, fenced the same way. A retry at any time replays it.
+ */
+export async function bindIdempotentAnswer(tx: Queryable, answer: StoredAnswer): Promise<void> {
+  const key = held.getStore();
+  if (key === undefined) return;
+  const { scope } = key;
+  const sealed = seal(currentKey(key.secretKey), scope.namespace, sealId(scope), JSON.stringify(answer));
+  const { rowCount } = await tx.query(
+    `UPDATE mt_idempotency_keys SET status = $5, iv = $6, ciphertext = $7, tag = $8 WHERE ${WHERE} ` +
+      'AND created_at = $4::timestamptz AND status IS NULL',
+    [scope.namespace, scope.apiKeyId, scope.key, key.token, answer.status, sealed.iv, sealed.ciphertext, sealed.tag],
+  );
+  if (rowCount === 0) throw storeErrors.create('api:store:idempotency-key-lost', { key: scope.key });
 }
