@@ -99,6 +99,18 @@ describe('the store through PgBouncer in transaction mode', { timeout: 20_000 },
     expect(await stored(tag)).toBe(1);
   });
 
+  it('names the cause when DATABASE_URL is a pooler and no direct URL is given: api:store:pooler-refused', async () => {
+    const alone = createPgDb(bouncer.through(database.url), { directUrl: '', timeoutMs: 1000 });
+    try {
+      await expect(alone.query('SELECT 1')).rejects.toMatchObject({
+        code: 'api:store:pooler-refused',
+        message: expect.stringContaining('unsupported startup parameter'),
+      });
+    } finally {
+      await alone.close();
+    }
+  });
+
   it('refuses an MT_DB_PREPARED that is neither on nor off', () => {
     expect(preparedFromEnv(true, {})).toBe(false);
     expect(preparedFromEnv(false, {})).toBe(true);

@@ -41,7 +41,7 @@ export function preparedFromEnv(pooled: boolean, env: NodeJS.ProcessEnv = proces
 /** Options of {@link createPgDb}. */
 export interface PgDbOptions {
   /**
-   * PostgreSQL without a pooler (default `MT_DIRECT_DATABASE_URL`, see {@link directUrlFromEnv}). Given, the pool's
+   * PostgreSQL without a pooler (default `MT_DIRECT_DATABASE_URL`, see {@link directUrlFromEnv}; '' for none). Given, the pool's
    * `connectionString` is a pooler's in transaction mode: see {@link createPgDb}.
    */
   directUrl?: string;
@@ -169,7 +169,7 @@ function beforeDeadline<T>(work: Promise<T>, deadline: number, message: string):
  */
 export function createPgDb(connectionString: string, options: PgDbOptions = {}): Db {
   const timeoutMs = options.timeoutMs ?? dbTimeoutFromEnv();
-  const directUrl = options.directUrl ?? directUrlFromEnv(connectionString);
+  const directUrl = (options.directUrl ?? directUrlFromEnv(connectionString)) || undefined;
   const pooled = directUrl !== undefined && directUrl !== connectionString;
   const prepared = options.prepared ?? preparedFromEnv(pooled);
   // The pool's own timer ends a connection attempt that still hangs; it is longer than the deadline, which is
@@ -239,6 +239,10 @@ export function createPgDb(connectionString: string, options: PgDbOptions = {}):
         throw error;
       }
       state.failed(statement, error);
+      // A pooler taken for PostgreSQL itself (no direct URL) refuses the server's deadlines as startup parameters.
+      if (error instanceof pg.DatabaseError && /^unsupported startup parameter/.test(error.message)) {
+        throw storeErrors.create('api:store:pooler-refused', { reason: error.message }, { cause: error });
+      }
       if (error instanceof Unanswered) {
         throw storeErrors.create('api:store:outcome-unknown', { timeoutMs }, { cause: error.failure });
       }
