@@ -1,4 +1,5 @@
 import { type PgBouncer, startPgBouncer } from '@maitento/testkit';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, type ApprovalView, type RunView } from './helpers/api.js';
 import { type RunsStack, startRunsStack } from './helpers/stack.js';
@@ -51,12 +52,15 @@ async function approvedRefund(stack: RunsStack, order: string): Promise<number> 
   return took;
 }
 
+/** PgBouncer's server connections in transaction mode. */
+const POOL_SIZE = 8;
+
 describe('through PgBouncer in transaction mode', { timeout: 60_000 }, () => {
   let bouncer: PgBouncer;
   let stack: RunsStack;
 
   beforeAll(async () => {
-    bouncer = await startPgBouncer({ mode: 'transaction', poolSize: 10 });
+    bouncer = await startPgBouncer({ mode: 'transaction', poolSize: POOL_SIZE });
     stack = await startRunsStack({
       servers: 2,
       workers: 1,
@@ -72,7 +76,37 @@ describe('through PgBouncer in transaction mode', { timeout: 60_000 }, () => {
   });
 
   it('completes 30 runs started at once, each with its one tool call, with no prepared-statement collision', async () => {
-    await manyRuns(stack, 30);
+    // PostgreSQL's own connections to the database meanwhile: the pooler's (at most POOL_SIZE) and one wake-up
+    // connection a process (3), whatever the processes' pools hold (up to 3 × MT_DB_POOL_MAX of the pooler's clients).
+    const counter = new pg.Client({ connectionString: stack.db!.url });
+    await counter.connect();
+    // The migrations' direct connections of the processes' start close a second after (at most 5 s here).
+    const until = Date.now() + 5000;
+    const starting = async () =>
+      (await counter.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name LIKE '%-direct'"))
+        .rows[0].n;
+    while ((await starting()) > 0 && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(await starting()).toBe(0);
+    let most = 0;
+    let counting = true;
+    const sampling = (async () => {
+      while (counting) {
+        const { rows } = await counter.query(
+          'SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
+        );
+        most = Math.max(most, rows[0].n);
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+    })();
+    try {
+      await manyRuns(stack, 30);
+    } finally {
+      counting = false;
+      await sampling;
+      await counter.end();
+    }
+    expect(most).toBeGreaterThan(0);
+    expect(most).toBeLessThanOrEqual(POOL_SIZE + 3);
     const logs = [...stack.servers, ...stack.workers].map((p) => p.log()).join('\n');
     expect(logs).not.toMatch(/prepared statement|42P05|26000|unsupported startup parameter/);
   });
@@ -82,7 +116,6 @@ describe('through PgBouncer in transaction mode', { timeout: 60_000 }, () => {
     // within 1 s each would then be luck (about 1 in 60).
     const took: number[] = [];
     for (const order of ['P-1001', 'P-1002', 'P-1003', 'P-1004']) took.push(await approvedRefund(stack, order));
-    console.log('approval to end (ms):', took.map(Math.round).join(', '));
     expect(Math.max(...took), took.join(', ')).toBeLessThan(1000);
     for (const server of stack.servers) {
       const health = await fetch(`${server.url}/health`);

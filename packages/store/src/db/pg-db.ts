@@ -53,6 +53,8 @@ export interface PgDbOptions {
   applicationName?: string;
   /** See {@link DEFAULT_DB_TIMEOUT_MS}; default `MT_DB_TIMEOUT_MS`. */
   timeoutMs?: number;
+  /** Milliseconds an idle connection of the pool stays open (default pg's, 10 s). */
+  idleMs?: number;
 }
 
 // A failure of the connection rather than of the statement: a timeout, a refused or broken socket, or a server
@@ -164,8 +166,8 @@ function beforeDeadline<T>(work: Promise<T>, deadline: number, message: string):
  * startup parameter other than a few is refused. Then the pool sends no server deadline at startup: each transaction
  * sets them with `SET LOCAL` in BEGIN's round trip (a single statement outside a transaction has the client's deadline
  * only); statements are not prepared under a name unless `prepared`; and what needs a session of its own or runs long
- * goes to the direct URL: {@link Db.direct} (migrations), the set-up pool, the settling of a lost COMMIT, and the
- * wake-up LISTEN connection (wake/wakeups.ts).
+ * goes to the direct URL: {@link Db.direct} (migrations), the settling of a lost COMMIT, and the wake-up LISTEN
+ * connection (wake/wakeups.ts).
  */
 export function createPgDb(connectionString: string, options: PgDbOptions = {}): Db {
   const timeoutMs = options.timeoutMs ?? dbTimeoutFromEnv();
@@ -176,13 +178,14 @@ export function createPgDb(connectionString: string, options: PgDbOptions = {}):
   // acquire's (a timer of the pool's fires before a connection's answer is read when the loop was blocked).
   // sslmode, sslrootcert and the application name: pg-config.ts, as for every connection of the process.
   const { config, sslmode } = pgConnectionConfig(connectionString, options.applicationName);
-  // The connections that need a session (set-up, settling): the direct URL's, else the pool's own.
+  // The connections that settle a lost COMMIT: the direct URL's (they send the server's deadlines at startup).
   const session = pooled ? pgConnectionConfig(directUrl, options.applicationName).config : config;
   const max = options.max ?? dbPoolMaxFromEnv();
   const deadlines = serverDeadlines(timeoutMs);
   const pool = new pg.Pool({
     ...config,
     max,
+    ...(options.idleMs === undefined ? {} : { idleTimeoutMillis: options.idleMs }),
     connectionTimeoutMillis: 2 * timeoutMs,
     ...(pooled ? {} : deadlines),
   });
@@ -196,21 +199,25 @@ export function createPgDb(connectionString: string, options: PgDbOptions = {}):
         directUrl,
         max: 2,
         timeoutMs,
+        // Used at start (migrations): closed a second after, as the set-up pool is.
+        idleMs: 1000,
         ...(options.applicationName ? { applicationName: `${options.applicationName}-direct` } : {}),
       })
     : undefined;
   // An idle client that loses its connection emits on the pool; without a listener Node would crash.
   pool.on('error', () => {});
   // Migrations and job-queue set-up (`exec`, multi-statement `executeSql`) may run longer than a statement's
-  // deadline: they have a pool of their own, without the server's deadlines, opened when first used.
+  // deadline: they have a pool of their own, without the server's deadlines, opened when first used. Through a pooler
+  // too: one simple-query message runs as one transaction, on one server connection (pg-boss's runtime scripts take
+  // their advisory locks inside it), so PostgreSQL's connections stay the pooler's.
   let unbounded: pg.Pool | undefined;
   const longRunning = (): pg.Pool => {
     if (unbounded === undefined) {
       // Named apart (`…-setup`), so the pool's own bound stays what pg_stat_activity shows under the process's name.
       const name =
-        session.application_name === undefined ? {} : { application_name: `${session.application_name}-setup` };
+        config.application_name === undefined ? {} : { application_name: `${config.application_name}-setup` };
       unbounded = new pg.Pool({
-        ...session,
+        ...config,
         ...name,
         max: 2,
         idleTimeoutMillis: 1000,
