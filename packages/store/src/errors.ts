@@ -96,6 +96,16 @@ export const storeErrors = defineErrors({
     message: 'The TLS settings of DATABASE_URL cannot be used: {reason}',
     hint: 'sslmode is one of disable, allow, prefer, require, verify-ca, verify-full; sslrootcert (or PGSSLROOTCERT) names a readable PEM file or `system`',
   },
+  'api:store:pooler-refused': {
+    status: 500,
+    message: 'The database refused a startup parameter of the connection ({reason}): DATABASE_URL names a pooler',
+    hint: 'Set MT_DIRECT_DATABASE_URL to PostgreSQL itself, so DATABASE_URL is used as a pooler (docs/operations.md, "Poolers")',
+  },
+  'api:store:setting-invalid': {
+    status: 500,
+    message: 'The setting {name}={value} cannot be used: {reason}',
+    hint: 'See docs/configuration.md for the values it takes',
+  },
   'api:store:unavailable': {
     status: 503,
     message: 'The database did not answer within {timeoutMs} ms',

@@ -1,5 +1,5 @@
 export type { Db, Queryable, QueryOptions, QueryResult } from './db/db.js';
-export { type CommitOutcome, createPgDb, serverDeadlines } from './db/pg-db.js';
+export { type CommitOutcome, createPgDb, directUrlFromEnv, preparedFromEnv, serverDeadlines } from './db/pg-db.js';
 export { DEFAULT_DB_POOL_MAX, dbPoolMaxFromEnv, pgConnectionConfig, tlsRefusal } from './db/pg-config.js';
 export type { PgConnectionConfig, SslMode } from './db/pg-config.js';
 export { createPgliteDb } from './db/pglite-db.js';

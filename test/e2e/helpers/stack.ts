@@ -48,6 +48,8 @@ export interface RunsStackOptions {
   deploy?: boolean;
   /** The DATABASE_URL the processes get, from the test database's (default: it): e.g. through a TCP proxy. */
   databaseUrl?: (url: string) => string;
+  /** More environment of every process made from the test database's URL (e.g. MT_DIRECT_DATABASE_URL). */
+  databaseEnv?: (url: string) => Record<string, string>;
 }
 
 /**
@@ -82,7 +84,7 @@ export async function startRunsStack(options: RunsStackOptions = {}): Promise<Ru
     ANTHROPIC_BASE_URL: anthropic.server.url,
     ANTHROPIC_API_KEY: 'test-anthropic-key',
     MT_EGRESS_ALLOW: '127.0.0.1',
-    ...(db ? { DATABASE_URL: options.databaseUrl?.(db.url) ?? db.url } : {}),
+    ...(db ? { DATABASE_URL: options.databaseUrl?.(db.url) ?? db.url, ...options.databaseEnv?.(db.url) } : {}),
     ...options.env,
   };
   const servers: ServeProcess[] = [];

@@ -30,6 +30,11 @@ export interface Db extends Queryable {
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
   /** The connection string of a `pg` database (undefined for PGlite), for clients that open their own pool. */
   readonly connectionString?: string;
+  /**
+   * PostgreSQL only, when the pool goes through a pooler (`MT_DIRECT_DATABASE_URL` set): a Db on PostgreSQL without
+   * it, for what needs a session of its own (migrations; the wake-up LISTEN connection uses its `connectionString`).
+   */
+  readonly direct?: Db;
   /** PostgreSQL's `application_name` of this process's connections (`mt-serve`, `mt-worker`), if set. */
   readonly applicationName?: string;
   /**

@@ -13,14 +13,48 @@ export function dbTimeoutFromEnv(env: NodeJS.ProcessEnv = process.env): number {
   return env.MT_DB_TIMEOUT_MS !== '' && Number.isFinite(value) && value > 0 ? value : DEFAULT_DB_TIMEOUT_MS;
 }
 
+/**
+ * `MT_DIRECT_DATABASE_URL` of `env`, when set and not `connectionString` itself: PostgreSQL reached without a pooler,
+ * for what needs a session of its own (docs/operations.md, "Poolers"). Then `connectionString` is taken to be a pooler's.
+ */
+export function directUrlFromEnv(connectionString: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const direct = env.MT_DIRECT_DATABASE_URL?.trim();
+  return direct === undefined || direct === '' || direct === connectionString ? undefined : direct;
+}
+
+/**
+ * Whether the store's pool prepares named statements (`MT_DB_PREPARED=on|off`): by default on, and off when the pool
+ * goes through a pooler (`pooled`), where a name prepared on one server connection is missing on the next or already
+ * there (PgBouncer before 1.21, or without `max_prepared_statements`). Throws `api:store:setting-invalid` otherwise.
+ */
+export function preparedFromEnv(pooled: boolean, env: NodeJS.ProcessEnv = process.env): boolean {
+  const value = env.MT_DB_PREPARED?.trim() ?? '';
+  if (value === '') return !pooled;
+  if (value === 'on' || value === 'off') return value === 'on';
+  throw storeErrors.create('api:store:setting-invalid', {
+    name: 'MT_DB_PREPARED',
+    value,
+    reason: 'it is on or off',
+  });
+}
+
 /** Options of {@link createPgDb}. */
 export interface PgDbOptions {
+  /**
+   * PostgreSQL without a pooler (default `MT_DIRECT_DATABASE_URL`, see {@link directUrlFromEnv}; '' for none). Given, the pool's
+   * `connectionString` is a pooler's in transaction mode: see {@link createPgDb}.
+   */
+  directUrl?: string;
+  /** Whether statements named by their caller are prepared under that name (default {@link preparedFromEnv}). */
+  prepared?: boolean;
   /** Most connections of the pool (default `MT_DB_POOL_MAX`, else 10). */
   max?: number;
   /** PostgreSQL's `application_name` of its connections (pg_stat_activity), unless the URL sets one. */
   applicationName?: string;
   /** See {@link DEFAULT_DB_TIMEOUT_MS}; default `MT_DB_TIMEOUT_MS`. */
   timeoutMs?: number;
+  /** Milliseconds an idle connection of the pool stays open (default pg's, 10 s). */
+  idleMs?: number;
 }
 
 // A failure of the connection rather than of the statement: a timeout, a refused or broken socket, or a server
@@ -126,19 +160,56 @@ function beforeDeadline<T>(work: Promise<T>, deadline: number, message: string):
  * `executeSql` (migrations, job-queue setup) gets a connection and its answer within `timeoutMs` (a statement of
  * a transaction: its answer; the transaction: its connection); past it, or when the connection fails, it fails
  * with `api:store:unavailable` (503).
+ *
+ * With a direct URL (`directUrl`), `connectionString` names a pooler in transaction mode (PgBouncer, RDS Proxy,
+ * Supavisor), where consecutive transactions of one client connection may run on different server connections and a
+ * startup parameter other than a few is refused. Then the pool sends no server deadline at startup: each transaction
+ * sets them with `SET LOCAL` in BEGIN's round trip (a single statement outside a transaction has the client's deadline
+ * only); statements are not prepared under a name unless `prepared`; and what needs a session of its own or runs long
+ * goes to the direct URL: {@link Db.direct} (migrations), the settling of a lost COMMIT, and the wake-up LISTEN
+ * connection (wake/wakeups.ts).
  */
 export function createPgDb(connectionString: string, options: PgDbOptions = {}): Db {
   const timeoutMs = options.timeoutMs ?? dbTimeoutFromEnv();
+  const directUrl = (options.directUrl ?? directUrlFromEnv(connectionString)) || undefined;
+  const pooled = directUrl !== undefined && directUrl !== connectionString;
+  const prepared = options.prepared ?? preparedFromEnv(pooled);
   // The pool's own timer ends a connection attempt that still hangs; it is longer than the deadline, which is
   // acquire's (a timer of the pool's fires before a connection's answer is read when the loop was blocked).
   // sslmode, sslrootcert and the application name: pg-config.ts, as for every connection of the process.
   const { config, sslmode } = pgConnectionConfig(connectionString, options.applicationName);
+  // The connections that settle a lost COMMIT: the direct URL's (they send the server's deadlines at startup).
+  const session = pooled ? pgConnectionConfig(directUrl, options.applicationName).config : config;
   const max = options.max ?? dbPoolMaxFromEnv();
-  const pool = new pg.Pool({ ...config, max, connectionTimeoutMillis: 2 * timeoutMs, ...serverDeadlines(timeoutMs) });
+  const deadlines = serverDeadlines(timeoutMs);
+  const pool = new pg.Pool({
+    ...config,
+    max,
+    ...(options.idleMs === undefined ? {} : { idleTimeoutMillis: options.idleMs }),
+    connectionTimeoutMillis: 2 * timeoutMs,
+    ...(pooled ? {} : deadlines),
+  });
+  // Through a pooler the server's deadlines hold for the transaction that sets them, in BEGIN's round trip.
+  const begin = pooled
+    ? `BEGIN; SET LOCAL statement_timeout = ${deadlines.statement_timeout}; SET LOCAL idle_in_transaction_session_timeout = ${deadlines.idle_in_transaction_session_timeout}; SELECT pg_current_xact_id()::text AS xid, pg_backend_pid() AS pid`
+    : 'BEGIN; SELECT pg_current_xact_id()::text AS xid, pg_backend_pid() AS pid';
+  // A Db on the direct URL for what needs a session (migrations): small, opened when first used.
+  const direct = pooled
+    ? createPgDb(directUrl, {
+        directUrl,
+        max: 2,
+        timeoutMs,
+        // Used at start (migrations): closed a second after, as the set-up pool is.
+        idleMs: 1000,
+        ...(options.applicationName ? { applicationName: `${options.applicationName}-direct` } : {}),
+      })
+    : undefined;
   // An idle client that loses its connection emits on the pool; without a listener Node would crash.
   pool.on('error', () => {});
   // Migrations and job-queue set-up (`exec`, multi-statement `executeSql`) may run longer than a statement's
-  // deadline: they have a pool of their own, without the server's deadlines, opened when first used.
+  // deadline: they have a pool of their own, without the server's deadlines, opened when first used. Through a pooler
+  // too: one simple-query message runs as one transaction, on one server connection (pg-boss's runtime scripts take
+  // their advisory locks inside it), so PostgreSQL's connections stay the pooler's.
   let unbounded: pg.Pool | undefined;
   const longRunning = (): pg.Pool => {
     if (unbounded === undefined) {
@@ -175,6 +246,10 @@ export function createPgDb(connectionString: string, options: PgDbOptions = {}):
         throw error;
       }
       state.failed(statement, error);
+      // A pooler taken for PostgreSQL itself (no direct URL) refuses the server's deadlines as startup parameters.
+      if (error instanceof pg.DatabaseError && /^unsupported startup parameter/.test(error.message)) {
+        throw storeErrors.create('api:store:pooler-refused', { reason: error.message }, { cause: error });
+      }
       if (error instanceof Unanswered) {
         throw storeErrors.create('api:store:outcome-unknown', { timeoutMs }, { cause: error.failure });
       }
@@ -184,7 +259,9 @@ export function createPgDb(connectionString: string, options: PgDbOptions = {}):
 
   // With a name, pg parses the statement once per connection and then only binds and executes it. Its deadline is
   // `beforeDeadline`'s, not pg's own `query_timeout`, which rejects as its timer fires (see there).
-  const bound = (text: string, values: unknown[], name?: string) => ({ text, values, name }) as pg.QueryConfig;
+  // Unnamed when the pool does not prepare (a pooler's server connection may not hold the name, or hold it already).
+  const bound = (text: string, values: unknown[], name?: string) =>
+    ({ text, values, name: prepared ? name : undefined }) as pg.QueryConfig;
 
   const listened = new WeakSet<pg.PoolClient>();
   // A client of the pool by `deadline` (the pool's own wait may add a connection attempt to a wait in its queue).
@@ -241,7 +318,7 @@ export function createPgDb(connectionString: string, options: PgDbOptions = {}):
   async function settle(xid: string, pid: number | null): Promise<CommitOutcome> {
     const until = performance.now() + settleMs;
     while (performance.now() < until) {
-      const client = new pg.Client({ ...config, ...serverDeadlines(timeoutMs) });
+      const client = new pg.Client({ ...session, ...deadlines });
       client.on('error', () => {});
       const deadline = () => performance.now() + Math.min(timeoutMs, Math.max(1, until - performance.now()));
       try {
@@ -307,6 +384,7 @@ export function createPgDb(connectionString: string, options: PgDbOptions = {}):
   return {
     driver: 'pg',
     connectionString,
+    ...(direct ? { direct } : {}),
     applicationName: options.applicationName,
     query<R>(text: string, params: unknown[] = [], options?: QueryOptions): Promise<QueryResult<R>> {
       return bounded(async () => {
@@ -342,15 +420,14 @@ export function createPgDb(connectionString: string, options: PgDbOptions = {}):
         const tx = wrap(client);
         const begun = await bounded(() =>
           beforeDeadline(
-            client.query(
-              'BEGIN; SELECT pg_current_xact_id()::text AS xid, pg_backend_pid() AS pid',
-            ) as unknown as Promise<pg.QueryResult[]>,
+            client.query(begin) as unknown as Promise<pg.QueryResult[]>,
             performance.now() + timeoutMs,
             'no answer in time',
           ),
         );
-        xid = begun[1]?.rows[0]?.xid as string | undefined;
-        pid = (begun[1]?.rows[0]?.pid as number | undefined) ?? null;
+        const ids = begun[begun.length - 1]?.rows[0];
+        xid = ids?.xid as string | undefined;
+        pid = (ids?.pid as number | undefined) ?? null;
         result = await fn(tx);
         committing = true;
         await tx.query('COMMIT');
@@ -375,7 +452,7 @@ export function createPgDb(connectionString: string, options: PgDbOptions = {}):
       }
     },
     async close(): Promise<void> {
-      await Promise.all([pool.end(), unbounded?.end()]);
+      await Promise.all([pool.end(), unbounded?.end(), direct?.close()]);
     },
   };
 }

@@ -131,7 +131,8 @@ export async function checkSchema(db: Queryable, migrations: Migration[] = loadM
  * Returns the versions it applied.
  */
 export async function migrate(db: Db, migrations: Migration[] = loadMigrations()): Promise<number[]> {
-  return db.transaction(async (tx) => {
+  // On PostgreSQL without a pooler (Db.direct): a long transaction of DDL, not one a pooler may cut short.
+  return (db.direct ?? db).transaction(async (tx) => {
     // `exec`, without a deadline: another process may be migrating a large database meanwhile.
     await tx.exec(`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`);
     const status = statusOf(await appliedRows(tx), migrations);

@@ -123,7 +123,8 @@ async function openPgliteWakeups(db: Db): Promise<Wakeups> {
  */
 export async function openWakeups(db: Db, options: WakeupsOptions = {}): Promise<Wakeups> {
   if (db.driver === 'pglite' && db.listen !== undefined) return openPgliteWakeups(db);
-  const url = options.url ?? db.connectionString;
+  // Never through a pooler: a LISTEN needs its session (docs/operations.md, "Poolers").
+  const url = options.url ?? db.direct?.connectionString ?? db.connectionString;
   if (url === undefined) throw new Error('openWakeups: a PostgreSQL database needs a connection string');
   // TLS as the store's pool has it (pg-config.ts); named `<process>-wake` in pg_stat_activity.
   const { config: connection, sslmode } = pgConnectionConfig(
