@@ -48,6 +48,8 @@ export interface RunsStackOptions {
   deploy?: boolean;
   /** The DATABASE_URL the processes get, from the test database's (default: it): e.g. through a TCP proxy. */
   databaseUrl?: (url: string) => string;
+  /** Extra arguments of the first `mt serve` (e.g. `--no-worker`). */
+  serveArgs?: string[];
 }
 
 /**
@@ -117,7 +119,7 @@ export async function startRunsStack(options: RunsStackOptions = {}): Promise<Ru
     const count = options.servers ?? 1;
     // The first server migrates the database; the other servers and the workers start once it is ready, all at
     // once (each start is seconds of waiting on its own process).
-    servers.push(await startServe(home, env, dataDir ? ['--data', dataDir] : []));
+    servers.push(await startServe(home, env, [...(dataDir ? ['--data', dataDir] : []), ...(options.serveArgs ?? [])]));
     const more = await Promise.allSettled([
       ...Array.from({ length: count - 1 }, async () => {
         servers.push(await startServe(home, env));
