@@ -88,7 +88,9 @@ async function terminate(
   if (!gone) {
     child.kill('SIGKILL');
     await exit;
-    throw new Error(`still running ${Math.round(ms)} ms after SIGTERM (grace ${GRACE_MS} ms)\n${proc.log().slice(-3000)}`);
+    throw new Error(
+      `still running ${Math.round(ms)} ms after SIGTERM (grace ${GRACE_MS} ms)\n${proc.log().slice(-3000)}`,
+    );
   }
   return { code: code ?? null, ms, probes };
 }
