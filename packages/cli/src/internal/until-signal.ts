@@ -8,15 +8,15 @@ import type { Io } from './output.js';
  */
 export async function runUntilSignal(
   io: Io,
-  running: { close: () => Promise<void>; shutdown?: () => Promise<void>; graceMs?: number },
+  running: { close: () => Promise<void>; shutdown?: (signal: NodeJS.Signals) => Promise<void>; graceMs?: number },
   ready: string[],
 ): Promise<void> {
-  await new Promise<void>((resolve) => {
-    const stop = (signal: NodeJS.Signals) => {
+  const signal = await new Promise<NodeJS.Signals>((resolve) => {
+    const stop = (received: NodeJS.Signals) => {
       process.off('SIGINT', stop);
       process.off('SIGTERM', stop);
-      io.err(`${signal}: stopping`);
-      resolve();
+      io.err(`${received}: stopping`);
+      resolve(received);
     };
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);
@@ -35,7 +35,7 @@ export async function runUntilSignal(
   const late = new Promise<boolean>((resolve) => {
     timer = setTimeout(() => resolve(false), graceMs);
   });
-  const ended = await Promise.race([running.shutdown().then(() => true), late]);
+  const ended = await Promise.race([running.shutdown(signal).then(() => true), late]);
   clearTimeout(timer);
   if (!ended) {
     io.err(`shutdown grace of ${graceMs} ms passed: exiting now`);

@@ -54,10 +54,11 @@ export interface RunningServer {
   close(): Promise<void>;
   /**
    * Stops as on SIGTERM (docs/operations.md, "Shutdown"): readiness false at once and the worker takes no more runs;
-   * the listener answers for `MT_SHUTDOWN_UNREADY_MS`, then closes; tool calls in flight may finish until the drain's
+   * the listener answers for `MT_SHUTDOWN_UNREADY_MS` (not after SIGINT: a person at a terminal, no load balancer), then
+   * closes; tool calls in flight may finish until the drain's
    * end, then their runs are handed back; resolves when all is closed (within `graceMs` unless something hangs).
    */
-  shutdown(): Promise<void>;
+  shutdown(signal?: NodeJS.Signals): Promise<void>;
   /** `MT_SHUTDOWN_GRACE_MS`: the caller exits this long after it called `shutdown`, whatever is left. */
   readonly graceMs: number;
 }
@@ -139,11 +140,12 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
       url,
       close,
       graceMs: plan.graceMs,
-      async shutdown() {
+      async shutdown(signal) {
         const begun = performance.now();
         shutdown.begin(plan.drainMs);
-        started.log.info(plan, 'shutting down: readiness false, no new runs taken');
-        await new Promise((resolve) => setTimeout(resolve, plan.unreadyMs));
+        const unreadyMs = signal === 'SIGINT' ? 0 : plan.unreadyMs;
+        started.log.info({ ...plan, unreadyMs }, 'shutting down: readiness false, no new runs taken');
+        if (unreadyMs > 0) await new Promise((resolve) => setTimeout(resolve, unreadyMs));
         // Closed to new connections; requests in flight may end until the drain's end, then their connections are cut.
         const cut = setTimeout(
           () => started.server.closeAllConnections(),
