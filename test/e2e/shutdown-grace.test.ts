@@ -2,6 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunView } from './helpers/api.js';
 import { startServe, type WorkerProcess } from './helpers/processes.js';
+import { runMt } from './support/harness.js';
 import { type RunsStack, startRunsStack } from './helpers/stack.js';
 import { defaultUpstreamAnswer, type UpstreamRequest } from './helpers/upstream.js';
 
@@ -147,11 +148,22 @@ function healthUrlOf(proc: WorkerProcess): string {
 }
 
 describe('shutdown within its grace', { timeout: 60_000 }, () => {
+  it('a health port setting that is not a port stops mt worker at start, with a clear code', async () => {
+    const refused = await runMt(['worker'], {
+      home: stack.home,
+      env: { ...stack.env, MT_WORKER_HEALTH_PORT: '80x81' },
+    });
+    expect(refused.code, refused.stderr).toBe(1);
+    expect(refused.stderr).toContain('api:health:port-invalid');
+    expect(refused.stderr).toContain('"80x81"');
+  });
+
   it('mt worker: its health port turns unready when every slot is stuck; SIGTERM hands the runs back within the grace', async () => {
     const worker = await stack.addWorker();
     const health = healthUrlOf(worker);
     expect((await probe(`${health}/health/live`)).status).toBe(200);
     expect(await probe(`${health}/health`)).toMatchObject({ status: 200 });
+    expect((await probe(`${health}/other`)).status).toBe(404);
 
     const { ids, from } = await hangRuns();
     // Every slot is held by a call older than MT_WORKER_STUCK_MS: unready (the process itself still turns).

@@ -37,9 +37,10 @@ export async function runUntilSignal(
   });
   const ended = await Promise.race([running.shutdown(signal).then(() => true), late]);
   clearTimeout(timer);
-  if (!ended) {
-    io.err(`shutdown grace of ${graceMs} ms passed: exiting now`);
-    process.exit(1);
+  if (ended) {
+    io.err('stopped');
+    return;
   }
-  io.err('stopped');
+  io.err(`shutdown grace of ${graceMs} ms passed: exiting now`);
+  process.exit(1);
 }
