@@ -11,7 +11,9 @@ import { defaultUpstreamAnswer, type UpstreamRequest } from './helpers/upstream.
 // are taken by another worker and complete, every replayed call carrying the Idempotency-Key of its first attempt.
 // `mt worker` answers the same live/ready routes on its health port and turns unready when every slot is held by a
 // call older than MT_WORKER_STUCK_MS.
-const GRACE_MS = 3000;
+const GRACE_MS = 5000;
+/** The drain of that grace: tool calls in flight may finish this long (shutdownPlan). */
+const DRAIN_MS = GRACE_MS - Math.min(5000, Math.floor(GRACE_MS / 3));
 const RUNS = 8;
 const env = {
   MT_WORKER_CONCURRENCY: String(RUNS),
@@ -182,6 +184,8 @@ describe('shutdown within its grace', { timeout: 60_000 }, () => {
     const stopped = await terminate(worker, `${health}/health`, GRACE_MS + 10_000);
     stack.workers.splice(stack.workers.indexOf(worker), 1);
     expect(stopped.code, worker.log().slice(-2000)).toBe(0);
+    // The calls in flight were given the drain (the grace less its hand-back share), then handed back.
+    expect(stopped.ms).toBeGreaterThan(DRAIN_MS - 100);
     expect(stopped.ms).toBeLessThan(GRACE_MS + 1000);
     expectUnreadyFirst(stopped.probes);
     await expectReplayedWithFirstKeys(ids, from);
@@ -198,6 +202,8 @@ describe('shutdown within its grace', { timeout: 60_000 }, () => {
     const stopped = await terminate(server, `${server.url}/health`, GRACE_MS + 10_000);
     stack.servers.splice(stack.servers.indexOf(server), 1);
     expect(stopped.code, server.log().slice(-2000)).toBe(0);
+    // The calls in flight were given the drain (the grace less its hand-back share), then handed back.
+    expect(stopped.ms).toBeGreaterThan(DRAIN_MS - 100);
     expect(stopped.ms).toBeLessThan(GRACE_MS + 1000);
     expectUnreadyFirst(stopped.probes);
     // The listener answered (503) during the unready window before it closed to new connections.
