@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunView } from './helpers/api.js';
+import { api, type RunView } from './helpers/api.js';
 import { startServe, type WorkerProcess } from './helpers/processes.js';
 import { runMt } from './support/harness.js';
 import { type RunsStack, startRunsStack } from './helpers/stack.js';
@@ -66,6 +66,7 @@ async function terminate(
   proc: WorkerProcess,
   healthUrl: string,
   limitMs: number,
+  during?: () => Promise<void>,
 ): Promise<{ code: number | null; ms: number; probes: Probe[] }> {
   const { child } = proc;
   let code: number | null | undefined;
@@ -77,6 +78,7 @@ async function terminate(
   );
   const begin = performance.now();
   child.kill('SIGTERM');
+  const alongside = during?.();
   const probes: Probe[] = [];
   let gone = false;
   void exit.then(() => {
@@ -88,6 +90,7 @@ async function terminate(
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   const ms = performance.now() - begin;
+  await alongside;
   if (!gone) {
     child.kill('SIGKILL');
     await exit;
@@ -199,13 +202,19 @@ describe('shutdown within its grace', { timeout: 60_000 }, () => {
     const { ids, from } = await hangRuns();
     const taker = await stack.addWorker();
     frozen = false;
-    const stopped = await terminate(server, `${server.url}/health`, GRACE_MS + 10_000);
+    // A client's request sent during the unready window is answered, not refused.
+    let during: { status: number } | undefined;
+    const stopped = await terminate(server, `${server.url}/health`, GRACE_MS + 10_000, async () => {
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      during = await api(server.url, stack.adminKey).request('GET', `/v1/runs/${ids[0]}`);
+    });
     stack.servers.splice(stack.servers.indexOf(server), 1);
     expect(stopped.code, server.log().slice(-2000)).toBe(0);
     // The calls in flight were given the drain (the grace less its hand-back share), then handed back.
     expect(stopped.ms).toBeGreaterThan(DRAIN_MS - 100);
     expect(stopped.ms).toBeLessThan(GRACE_MS + 1000);
     expectUnreadyFirst(stopped.probes);
+    expect(during?.status).toBe(200);
     // The listener answered (503) during the unready window before it closed to new connections.
     const answered = stopped.probes.filter((p) => p.status === 503);
     const refused = stopped.probes.findIndex((p) => p.status === 0);
