@@ -5,6 +5,7 @@ import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments, parse as parseYaml } from 'yaml';
+import { DEFAULT_SHUTDOWN_GRACE_MS } from '@maitento/server';
 
 // deploy/kubernetes (kubectl apply -k) and deploy/helm/maitento make the same objects. Every object is validated
 // against the Kubernetes OpenAPI schemas (kubernetes-models: required fields, types, enums), and the essentials
@@ -88,7 +89,8 @@ function expectEssentials(objects: K8sObject[], secretName: string) {
     expect(container.envFrom).toContainEqual({ configMapRef: { name: 'maitento-config' } });
     expect(container.resources.requests).toBeDefined();
     expect(container.resources.limits.memory).toBeDefined();
-    expect(pod.spec.terminationGracePeriodSeconds).toBeGreaterThanOrEqual(60);
+    // The orchestrator's grace exceeds the process's own (MT_SHUTDOWN_GRACE_MS): it exits before being killed.
+    expect(pod.spec.terminationGracePeriodSeconds * 1000).toBeGreaterThan(DEFAULT_SHUTDOWN_GRACE_MS);
   }
   const [serve] = server.spec.template.spec.containers;
   expect(serve.command.slice(2, 3)).toEqual(['serve']);
@@ -97,7 +99,17 @@ function expectEssentials(objects: K8sObject[], secretName: string) {
   expect(serve.livenessProbe.httpGet).toEqual({ path: '/health/live', port: 'http' });
   expect(serve.startupProbe.httpGet).toEqual({ path: '/health/live', port: 'http' });
   expect(serve.readinessProbe.httpGet).toEqual({ path: '/health', port: 'http' });
-  expect(worker.spec.template.spec.containers[0].command.slice(2)).toEqual(['worker']);
+  const [work] = worker.spec.template.spec.containers;
+  expect(work.command.slice(2)).toEqual(['worker']);
+  // The worker's live and ready routes on its health port, which it is told to open on every address.
+  expect(work.ports).toEqual([{ name: 'health', containerPort: 8081 }]);
+  expect(work.env).toEqual([
+    { name: 'MT_WORKER_HEALTH_PORT', value: '8081' },
+    { name: 'MT_WORKER_HEALTH_HOST', value: '0.0.0.0' },
+  ]);
+  expect(work.startupProbe.httpGet).toEqual({ path: '/health/live', port: 'health' });
+  expect(work.livenessProbe.httpGet).toEqual({ path: '/health/live', port: 'health' });
+  expect(work.readinessProbe.httpGet).toEqual({ path: '/health', port: 'health' });
   // The Service sends to the servers' http port, and only to servers.
   expect(service.spec.ports).toEqual([{ name: 'http', port: 80, targetPort: 'http' }]);
   for (const [k, v] of Object.entries(service.spec.selector)) expect(server.spec.template.metadata.labels[k]).toBe(v);
@@ -205,6 +217,14 @@ describe('deploy/helm/maitento', () => {
       );
     expect(command(template('server.yaml'))).toEqual(server.containers[0].command);
     expect(command(template('worker.yaml'))).toEqual(worker.containers[0].command);
+    expect(values.worker.healthPort).toBe(worker.containers[0].ports[0].containerPort);
+    for (const probe of ['startupProbe', 'livenessProbe', 'readinessProbe']) {
+      const block = new RegExp(
+        `${probe}:\\n\\s+httpGet:\\n\\s+path: \\{\\{ \\.Values\\.probes\\.(\\w+) \\}\\}\\n\\s+port: health`,
+      );
+      const path = values.probes[block.exec(template('worker.yaml'))?.[1] ?? 'none'];
+      expect(path, probe).toBe(worker.containers[0][probe].httpGet.path);
+    }
     // Grace, resources, budgets, service.
     expect(values.server.terminationGracePeriodSeconds).toBe(server.terminationGracePeriodSeconds);
     expect(values.worker.terminationGracePeriodSeconds).toBe(worker.terminationGracePeriodSeconds);

@@ -291,6 +291,8 @@ describe('mt worker', { timeout: 60_000 }, () => {
     expect(stderr).toMatch(/worker \S+ executing runs/);
     worker.kill('SIGTERM');
     expect(await exited).toBe(0);
-    expect(stderr).toMatch(/SIGTERM: stopping\nstopped/);
+    // Between the two, the worker's own JSON log lines of its shutdown (docs/operations.md, "Shutdown").
+    expect(stderr).toMatch(/SIGTERM: stopping\n(\{.*\}\n)*stopped/);
+    expect(stderr).toContain('"msg":"shutting down: readiness false, no new runs taken"');
   });
 });

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { Io } from '../src/internal/output.js';
 import { runUntilSignal } from '../src/internal/until-signal.js';
 
@@ -24,5 +24,30 @@ describe('runUntilSignal', () => {
     expect(closed).toBe(true);
     expect(lines.slice(1)).toEqual(['SIGTERM: stopping [SIGTERM handlers: 0]', 'stopped [SIGTERM handlers: 0]']);
     expect(process.listenerCount('SIGTERM')).toBe(before);
+  });
+
+  it('passes the signal to a shutdown, and exits with 1 once its grace passed while it still hangs', async () => {
+    const lines: string[] = [];
+    const io: Io = { out: () => {}, err: (line: string) => lines.push(line) };
+    const signals: NodeJS.Signals[] = [];
+    // A shutdown that never ends (a connection that hangs past every deadline).
+    const shutdown = (signal: NodeJS.Signals) => {
+      signals.push(signal);
+      return new Promise<void>(() => {});
+    };
+    const exited = new Promise<number | undefined>((resolve) => {
+      vi.spyOn(process, 'exit').mockImplementationOnce((code) => {
+        resolve(code as number | undefined);
+        return undefined as never;
+      });
+    });
+    const begin = performance.now();
+    void runUntilSignal(io, { close: async () => {}, shutdown, graceMs: 200 }, ['ready']);
+    process.emit('SIGINT', 'SIGINT');
+    expect(await exited).toBe(1);
+    expect(performance.now() - begin).toBeGreaterThanOrEqual(190);
+    expect(signals).toEqual(['SIGINT']);
+    expect(lines).toEqual(['ready', 'SIGINT: stopping', 'shutdown grace of 200 ms passed: exiting now']);
+    vi.restoreAllMocks();
   });
 });

@@ -7,12 +7,13 @@ export { approvalNow, approvedCallUse, type ActingCheck } from './approvals/acti
 export { opsMetrics, TOOL_CALL_BUCKETS } from './telemetry/ops-metrics.js';
 export type { EndedStatus, OpsMetrics } from './telemetry/ops-metrics.js';
 export type { EngineOptions } from './engine/create-engine.js';
-export { createEngine, runWorker, startTelemetry } from './engine/create-engine.js';
+export { createEngine, DEFAULT_DRAIN_MS, runWorker, startTelemetry } from './engine/create-engine.js';
 export { approvalTtlMsFromEnv } from './engine/settings.js';
 export type { EngineErrorCode } from './errors.js';
 export { engineErrors } from './errors.js';
 export { FETCH_POLL_MS, HEARTBEAT_SECONDS } from './worker/queue.js';
 export { checkRunQueueSchema, migrateRunQueueSchema } from './worker/queue-schema.js';
+export { HAND_BACK_MS } from './worker/run-worker.js';
 export type { EngineLogger } from './internal/logger.js';
 export { embeddingModelFromEnv, embedQuery, embedTexts, unit } from './knowledge/embedding-model.js';
 export type { EmbeddingWorker, EmbeddingWorkerLogger } from './knowledge/embedding-worker.js';

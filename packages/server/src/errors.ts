@@ -8,6 +8,11 @@ export const serverErrors = defineErrors({
     message: 'MT_METRICS_PORT {value} is not a port (a whole number from 0 to 65535)',
     hint: 'set MT_METRICS_PORT to the port Prometheus scrapes (for example 9464), or leave it unset for no metrics',
   },
+  'api:health:port-invalid': {
+    status: 400,
+    message: 'MT_WORKER_HEALTH_PORT {value} is not a port (a whole number from 0 to 65535)',
+    hint: 'set MT_WORKER_HEALTH_PORT to the port the orchestrator probes (for example 8081), or leave it unset for none',
+  },
   'api:request:not-found': { status: 404, message: 'No route {method} {url}' },
   'api:request:method-not-allowed': {
     status: 405,

@@ -15,3 +15,4 @@ export type { RunningServer, StartServerOptions } from './server/start-server.js
 export { startServer } from './server/start-server.js';
 export type { RunningWorker, StartWorkerOptions } from './server/start-worker.js';
 export { startWorker } from './server/start-worker.js';
+export { DEFAULT_SHUTDOWN_GRACE_MS } from './server/settings.js';

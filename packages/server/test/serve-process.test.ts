@@ -14,7 +14,15 @@ const dirs: string[] = [];
 
 function serve(args: string[], env: Record<string, string | undefined>) {
   const child = spawn(MT, ['serve', ...args], {
-    env: { ...process.env, DATABASE_URL: '', MT_SECRET_KEY: '', MT_BOOTSTRAP_KEY: '', ...env },
+    // No load balancer to tell: SIGTERM closes the listener at once.
+    env: {
+      ...process.env,
+      DATABASE_URL: '',
+      MT_SECRET_KEY: '',
+      MT_BOOTSTRAP_KEY: '',
+      MT_SHUTDOWN_UNREADY_MS: '0',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stderr = '';

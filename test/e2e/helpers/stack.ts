@@ -50,6 +50,8 @@ export interface RunsStackOptions {
   databaseUrl?: (url: string) => string;
   /** More environment of every process made from the test database's URL (e.g. MT_DIRECT_DATABASE_URL). */
   databaseEnv?: (url: string) => Record<string, string>;
+  /** Extra arguments of the first `mt serve` (e.g. `--no-worker`). */
+  serveArgs?: string[];
 }
 
 /**
@@ -119,7 +121,7 @@ export async function startRunsStack(options: RunsStackOptions = {}): Promise<Ru
     const count = options.servers ?? 1;
     // The first server migrates the database; the other servers and the workers start once it is ready, all at
     // once (each start is seconds of waiting on its own process).
-    servers.push(await startServe(home, env, dataDir ? ['--data', dataDir] : []));
+    servers.push(await startServe(home, env, [...(dataDir ? ['--data', dataDir] : []), ...(options.serveArgs ?? [])]));
     const more = await Promise.allSettled([
       ...Array.from({ length: count - 1 }, async () => {
         servers.push(await startServe(home, env));

@@ -38,7 +38,14 @@ export interface RunOptions {
 export function cleanEnv(home: string): Record<string, string> {
   // MT_PUBLIC_URL as the example repo's README says to set it: its file tools (auth = "Maitento") call the
   // platform at mt serve's default address, and `mt check`, `mt deploy` and the server refuse them without it.
-  return { PATH: process.env.PATH ?? '', HOME: home, NODE_OPTIONS: '', MT_PUBLIC_URL: EXAMPLE_PUBLIC_URL };
+  // No load balancer watches a test's `mt serve`: a SIGTERM closes its listener at once (a test sets its own window).
+  return {
+    PATH: process.env.PATH ?? '',
+    HOME: home,
+    NODE_OPTIONS: '',
+    MT_PUBLIC_URL: EXAMPLE_PUBLIC_URL,
+    MT_SHUTDOWN_UNREADY_MS: '0',
+  };
 }
 
 /** The platform URL the example repo's `auth = "Maitento"` tools name: `mt serve`'s default address. */

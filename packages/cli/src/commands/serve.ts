@@ -33,7 +33,9 @@ Environment:
   MT_LOG_SLOW_MS    at info, only failed (5xx) requests and those slower than this are logged (default 1000);
                     at debug, every request
   MT_METRICS_PORT   serve Prometheus metrics at GET /metrics on this port (MT_METRICS_HOST, default 127.0.0.1)
-  MT_RETENTION_DAYS days ended runs are kept before the hourly retention job deletes them (default 30; 0: forever)`,
+  MT_RETENTION_DAYS days ended runs are kept before the hourly retention job deletes them (default 30; 0: forever)
+  MT_SHUTDOWN_GRACE_MS    on SIGTERM, exit within this (default 30000; the orchestrator's grace must exceed it)
+  MT_SHUTDOWN_UNREADY_MS  on SIGTERM, answer this long (readiness 503) before closing the listener (default 5000)`,
     )
     .action(async (flags: ServeFlags) => {
       const port = Number(flags.port);

@@ -24,7 +24,8 @@ export const register: RegisterCommand = (program, io) => {
       'after',
       `
 Any number of workers and servers can share one database; a run a killed worker held is taken over by
-another within about 15 s. SIGTERM waits for the tool calls in flight, then hands their runs on.
+another within about 15 s. SIGTERM turns readiness false, waits for the tool calls in flight, then hands
+their runs back (replayed with the same Idempotency-Keys) and exits within MT_SHUTDOWN_GRACE_MS.
 
 Environment:
   DATABASE_URL           PostgreSQL connection string (required)
@@ -35,6 +36,10 @@ Environment:
   MT_LOG_LEVEL           log level (default info); logs go to stderr as JSON lines, as mt serve's
   MT_METRICS_PORT        serve Prometheus metrics at GET /metrics on this port (MT_METRICS_HOST, default 127.0.0.1)
   MT_RETENTION_DAYS      days ended runs are kept before the hourly retention job deletes them (default 30; 0: forever)
+  MT_WORKER_HEALTH_PORT  answer GET /health (readiness) and GET /health/live on this port (MT_WORKER_HEALTH_HOST,
+                         default 127.0.0.1); unset: none
+  MT_WORKER_STUCK_MS     unready while every slot waits on a call older than this (default 60000)
+  MT_SHUTDOWN_GRACE_MS   on SIGTERM, exit within this (default 30000; the orchestrator's grace must exceed it)
   OPENAI_API_KEY, OPENAI_BASE_URL, ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL   the model providers`,
     )
     .action(async (flags: { concurrency?: number }) => {

@@ -77,6 +77,13 @@ export interface Engine {
    * late its held jobs' heartbeat is; null (or absent) without a worker.
    */
   workerHealth?(): WorkerHealth | null;
+  /**
+   * Begins this process's worker's stop now (a shutdown: docs/operations.md, "Shutdown"): it takes no more runs, aborts
+   * model calls, lets the tool calls in flight finish for `drainMs`, then aborts them and hands their runs back (the
+   * next attempt replays each call with its Idempotency-Key). Resolves when it has stopped; `close` awaits the same
+   * stop. Absent, or nothing to do, without a worker.
+   */
+  stopWorker?(drainMs: number): Promise<void>;
 }
 
 /** See {@link Engine.workerHealth}. */
@@ -85,6 +92,13 @@ export interface WorkerHealth {
   sinceTurnMs: number | null;
   /** While its heartbeat fails with jobs held: milliseconds since it last went through; else 0. */
   heartbeatLateMs: number;
+  /** The runs it executes at most at once (`MT_WORKER_CONCURRENCY`). */
+  slots?: number;
+  /**
+   * For each run it holds that waits on a call outside the engine (a model, a tool): milliseconds since the oldest such
+   * call began. Every slot held by an old call means a frozen upstream holds the worker.
+   */
+  callAgesMs?: number[];
 }
 
 /** The engine as `createEngine` returns it: the server's {@link Engine}, plus its worker's id. */

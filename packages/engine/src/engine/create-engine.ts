@@ -14,6 +14,9 @@ import { RunTelemetry, startProviders } from '../telemetry/index.js';
 import type { OpsMetrics } from '../telemetry/ops-metrics.js';
 import { engineSettingsFromEnv, telemetrySettingsFromEnv } from './settings.js';
 
+/** How long a stop lets tool calls in flight finish by default: `MT_SHUTDOWN_GRACE_MS`'s default less its handover. */
+export const DEFAULT_DRAIN_MS = 25_000;
+
 /** Options of {@link createEngine}. */
 export interface EngineOptions {
   /** The store (`pg` or `pglite`). */
@@ -40,7 +43,10 @@ export interface EngineOptions {
    * `cancel:<id>`. Without them (or while they are not listening) it polls every 2 s.
    */
   wakeups?: RunWakeups;
-  /** How long a stop waits for tool calls in flight before aborting them (default 60 s, above a call's deadline). */
+  /**
+   * How long a stop waits for tool calls in flight before aborting them and handing their runs back (default
+   * {@link DEFAULT_DRAIN_MS}; a shutdown passes its own through `stopWorker`, docs/operations.md "Shutdown").
+   */
   drainMs?: number;
   /** How deep agents may hand tasks to agents (default `MT_RUN_MAX_DEPTH` or 3). */
   maxDepth?: number;
@@ -106,22 +112,29 @@ export async function createEngine(options: EngineOptions): Promise<RunningEngin
       queue,
       {
         concurrency: options.worker.concurrency ?? settings.workerConcurrency,
-        drainMs: options.drainMs ?? 60_000,
+        drainMs: options.drainMs ?? DEFAULT_DRAIN_MS,
       },
       log,
       options.wakeups,
     );
     await worker.start();
   }
-  return new RunService(deps, loader, queue, worker?.owner ?? null, async () => {
-    await worker?.stop();
-    // Meanwhile the spans of the runs just handed on or ended leave, within 4 s (a dead collector does not hold
-    // the stop longer).
-    const flushed = telemetry?.shutdown();
-    await queue.stop(5000);
-    await reads.close();
-    await flushed;
-  });
+  return new RunService(
+    deps,
+    loader,
+    queue,
+    worker?.owner ?? null,
+    async () => {
+      await worker?.stop();
+      // Meanwhile the spans of the runs just handed on or ended leave, within 4 s (a dead collector does not hold
+      // the stop longer).
+      const flushed = telemetry?.shutdown();
+      await queue.stop(5000);
+      await reads.close();
+      await flushed;
+    },
+    worker,
+  );
 }
 
 /**

@@ -52,10 +52,19 @@ export class RunService implements RunningEngine {
     readonly workerId: string | null,
     /** Stops the worker (if any), the queue and the reads. */
     readonly close: () => Promise<void>,
+    /** This process's worker: its slots, and its stop ahead of `close` (a shutdown). */
+    private readonly worker?: {
+      stop(drainMs?: number): Promise<void>;
+      slots(): Pick<WorkerHealth, 'slots' | 'callAgesMs'>;
+    },
   ) {}
 
   workerHealth(): WorkerHealth | null {
-    return this.workerId === null ? null : this.queue.health();
+    return this.workerId === null ? null : { ...this.queue.health(), ...this.worker?.slots() };
+  }
+
+  async stopWorker(drainMs: number): Promise<void> {
+    await this.worker?.stop(drainMs);
   }
 
   private async record(namespace: string, id: string): Promise<RunRecord> {

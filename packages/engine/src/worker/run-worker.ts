@@ -30,6 +30,9 @@ export interface WorkerSettings {
   drainMs: number;
 }
 
+/** How long a stop waits for the runs whose calls it aborted to be handed back (their job completed). */
+export const HAND_BACK_MS = 5000;
+
 /** Rounds of one sweep while something is due at once (each ends what was due); then it waits a fallback poll. */
 const SWEEP_ROUNDS = 10;
 
@@ -43,6 +46,8 @@ interface Held {
   stop: AbortController;
   cancelled: boolean;
   unsubscribe?: () => void;
+  /** When each call it waits on outside the engine (a model, a tool) began (`performance.now()`). */
+  outside: Set<{ since: number }>;
 }
 
 /**
@@ -60,6 +65,7 @@ export class RunWorker {
   /** Runs in flight now waiting on a call outside the engine (a model, a tool). */
   #outside = 0;
   #stopping = false;
+  #stopped: Promise<void> | undefined;
 
   constructor(
     private readonly deps: EngineDeps,
@@ -186,7 +192,13 @@ export class RunWorker {
     }
     const claimed = await claimRun(this.deps.db, runId, attempt);
     if (claimed === undefined) return;
-    const held: Held = { runId, cancel: new AbortController(), stop: new AbortController(), cancelled: false };
+    const held: Held = {
+      runId,
+      cancel: new AbortController(),
+      stop: new AbortController(),
+      cancelled: false,
+      outside: new Set(),
+    };
     this.#held.set(attempt, held);
     const onCancel = () => {
       if (held.cancelled) return;
@@ -213,9 +225,12 @@ export class RunWorker {
       modelSignal: AbortSignal.any([held.cancel.signal, held.stop.signal]),
       outside: async (call) => {
         this.#outside++;
+        const entry = { since: performance.now() };
+        held.outside.add(entry);
         try {
           return await call;
         } finally {
+          held.outside.delete(entry);
           this.#outside--;
         }
       },
@@ -254,22 +269,41 @@ export class RunWorker {
     }
   }
 
+  /** Its slots, and how long each run it holds has waited on its oldest call outside the engine (readiness). */
+  slots(): { slots: number; callAgesMs: number[] } {
+    const now = performance.now();
+    const callAgesMs: number[] = [];
+    for (const held of this.#held.values()) {
+      let oldest: number | undefined;
+      for (const call of held.outside) oldest = oldest === undefined ? call.since : Math.min(oldest, call.since);
+      if (oldest !== undefined) callAgesMs.push(Math.round(now - oldest));
+    }
+    return { slots: this.settings.concurrency, callAgesMs };
+  }
+
   /**
-   * Stops: takes no more runs, aborts model calls, lets tool calls in flight finish (up to `drainMs`) and store
-   * their results, then hands the runs on; past the deadline it aborts the tool calls too.
+   * Stops: takes no more runs, aborts model calls, lets tool calls in flight finish (up to `drainMs`, default the
+   * settings') and store their results, then hands the runs on; past the deadline it aborts the tool calls too, and
+   * their runs are handed on with the call started in their journal (the next attempt sends it again with the same
+   * Idempotency-Key). Called again (a shutdown began it, the close awaits it), it returns the same stop.
    */
-  async stop(): Promise<void> {
+  stop(drainMs = this.settings.drainMs): Promise<void> {
+    this.#stopped ??= this.#stop(drainMs);
+    return this.#stopped;
+  }
+
+  async #stop(drainMs: number): Promise<void> {
     this.#stopping = true;
     for (const timer of this.#timers) clearInterval(timer);
     clearTimeout(this.#sweepTimer);
     await this.#sweeping;
     for (const held of this.#held.values()) held.stop.abort(new Stopping('worker stopping'));
-    if (await this.queue.drain(this.settings.drainMs)) return;
+    if (await this.queue.drain(drainMs)) return;
     this.log.warn(
       { runs: this.#held.size, runIds: [...this.#held.values()].map((held) => held.runId) },
-      'tool calls still in flight at the stop deadline: aborted',
+      'tool calls still in flight at the stop deadline: aborted, their runs handed back (replayed with the same Idempotency-Keys)',
     );
     for (const held of this.#held.values()) held.cancel.abort(new Stopping('worker stopping'));
-    await this.queue.drain(5000);
+    await this.queue.drain(HAND_BACK_MS);
   }
 }

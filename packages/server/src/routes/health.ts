@@ -1,6 +1,6 @@
-import { FETCH_POLL_MS, HEARTBEAT_SECONDS } from '@maitento/engine';
+import { FETCH_POLL_MS, HEARTBEAT_SECONDS, type WorkerHealth } from '@maitento/engine';
 import { isMtError } from '@maitento/errors';
-import type { Db } from '@maitento/store';
+import type { CacheLeaseState, Db } from '@maitento/store';
 import { operation } from '../openapi/operation.js';
 import type { Api } from '../schemas/shared.js';
 import type { ServerContext } from '../server/context.js';
@@ -59,6 +59,58 @@ const cacheHealth = {
   required: ['mode'],
 } as const;
 
+/** What readiness reads: this process's database, wake-ups, cache lease, worker, and whether it is shutting down. */
+export interface ReadinessInputs {
+  db: Db;
+  listening: boolean;
+  cache: CacheLeaseState;
+  worker: WorkerHealth | null;
+  shuttingDown: boolean;
+  /**
+   * `mt worker` only: unready while every slot waits on a call older than this (a frozen upstream holds the worker).
+   * Not `mt serve`'s: its API serves whatever its worker waits on.
+   */
+  stuckMs?: number;
+}
+
+/** Readiness's answer (`GET /health` of `mt serve`, and of `mt worker`'s health port): 503 when `degraded`. */
+export type Readiness =
+  | { status: 'ok'; wakeups: { listening: boolean }; cache: CacheLeaseState }
+  | {
+      status: 'degraded';
+      database: 'ok' | 'unreachable';
+      reason: string;
+      wakeups: { listening: boolean };
+      cache: CacheLeaseState;
+    };
+
+/** The one decision of readiness, for `mt serve` and `mt worker` alike; the first reason that holds is given. */
+export async function readiness(inputs: ReadinessInputs): Promise<Readiness> {
+  const wakeups = { listening: inputs.listening };
+  const cache = inputs.cache;
+  // While shutting down the pool may be closing: a probe that fails then only says "unreachable".
+  const probe = inputs.shuttingDown ? databaseAnswers(inputs.db).catch(() => false) : databaseAnswers(inputs.db);
+  const database = (await probe) ? ('ok' as const) : ('unreachable' as const);
+  const worker = inputs.worker;
+  const stuck =
+    worker !== null && inputs.stuckMs !== undefined && worker.slots !== undefined
+      ? (worker.callAgesMs ?? []).filter((ms) => ms > (inputs.stuckMs ?? 0)).length
+      : 0;
+  const reason = inputs.shuttingDown
+    ? 'shutting down'
+    : database === 'unreachable'
+      ? `the database did not answer within ${HEALTH_PROBE_MS} ms`
+      : worker !== null && worker.sinceTurnMs !== null && worker.sinceTurnMs > WORKER_STALL_MS
+        ? `the worker's fetch loop has not turned for ${worker.sinceTurnMs} ms`
+        : worker !== null && worker.heartbeatLateMs > HEARTBEAT_LATE_MS
+          ? `the held runs' heartbeat has failed for ${worker.heartbeatLateMs} ms`
+          : worker?.slots !== undefined && stuck >= worker.slots
+            ? `all ${worker.slots} slots have waited on a call for over ${inputs.stuckMs} ms`
+            : undefined;
+  if (reason !== undefined) return { status: 'degraded', database, reason, wakeups, cache };
+  return { status: 'ok', wakeups, cache };
+}
+
 export async function healthRoutes(app: Api, ctx: ServerContext): Promise<void> {
   app.get(
     '/health',
@@ -69,7 +121,7 @@ export async function healthRoutes(app: Api, ctx: ServerContext): Promise<void> 
         summary: 'Readiness: the database, the worker, and whether wake-ups are listening (no API key needed)',
         description:
           'Readiness: tells a load balancer or orchestrator whether this server can serve (its database answers within ' +
-          "800 ms; with a worker, its fetch loop turns and its runs' heartbeat goes through), and whether wake-ups " +
+          "800 ms; with a worker, its fetch loop turns and its runs' heartbeat goes through; it is not shutting down), and whether wake-ups " +
           '(LISTEN/NOTIFY) are listening. Answers within 1 s. Needs no API key.',
         security: [],
         response: {
@@ -109,7 +161,7 @@ export async function healthRoutes(app: Api, ctx: ServerContext): Promise<void> 
           statuses: {
             '503': {
               description:
-                'Service Unavailable: the database did not answer within 800 ms, or the worker stalled; the reason says which',
+                'Service Unavailable: the server is shutting down, the database did not answer within 800 ms, or the worker stalled; the reason says which',
               example: {
                 status: 'degraded',
                 database: 'unreachable',
@@ -123,22 +175,15 @@ export async function healthRoutes(app: Api, ctx: ServerContext): Promise<void> 
       }),
     },
     async (_request, reply) => {
-      const wakeups = { listening: ctx.wakeups.listening };
-      const cache = ctx.lease.state();
-      const database = (await databaseAnswers(ctx.db)) ? ('ok' as const) : ('unreachable' as const);
-      const worker = ctx.engine.workerHealth?.() ?? null;
-      const reason =
-        database === 'unreachable'
-          ? `the database did not answer within ${HEALTH_PROBE_MS} ms`
-          : worker !== null && worker.sinceTurnMs !== null && worker.sinceTurnMs > WORKER_STALL_MS
-            ? `the worker's fetch loop has not turned for ${worker.sinceTurnMs} ms`
-            : worker !== null && worker.heartbeatLateMs > HEARTBEAT_LATE_MS
-              ? `the held runs' heartbeat has failed for ${worker.heartbeatLateMs} ms`
-              : undefined;
-      if (reason !== undefined) {
-        return reply.status(503).send({ status: 'degraded' as const, database, reason, wakeups, cache });
-      }
-      return { status: 'ok' as const, wakeups, cache };
+      const answer = await readiness({
+        db: ctx.db,
+        listening: ctx.wakeups.listening,
+        cache: ctx.lease.state(),
+        worker: ctx.engine.workerHealth?.() ?? null,
+        shuttingDown: ctx.shutdown.begun,
+      });
+      if (answer.status === 'degraded') return reply.status(503).send(answer);
+      return answer;
     },
   );
   // Liveness: the process turns (its event loop answers); no database, no worker state. Not in the OpenAPI

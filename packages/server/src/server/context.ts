@@ -1,3 +1,4 @@
+import type { ShutdownState } from './shutdown.js';
 import type { EgressPolicy } from '@maitento/egress';
 import type { EmbeddingModel, EmbeddingWorker, Engine, RunTelemetry } from '@maitento/engine';
 import type { Gateway } from '@maitento/gateway';
@@ -46,6 +47,8 @@ export interface ServerContext {
   runStreams: PerKeyLimit;
   /** The process's wake-ups (`mt_wake`): what waits (streams, MCP approval waits, list changes) subscribes here. */
   wakeups: Wakeups;
+  /** Whether this process is shutting down: readiness says so first (docs/operations.md, "Shutdown"). */
+  shutdown: ShutdownState;
   /** The embedding model of knowledge bases (MT_EMBEDDING_MODEL); none: full-text search alone. */
   embeddingModel?: EmbeddingModel;
   /** How a hybrid search finds the nearest vectors: pgvector where the database has it installed, else exact. */

@@ -70,6 +70,7 @@ import { watchKeys } from '../streams/key-watch.js';
 import { PerKeyLimit } from '../streams/per-key-limit.js';
 import type { ServerContext } from './context.js';
 import { lazyEngine } from './lazy-engine.js';
+import { ShutdownState } from './shutdown.js';
 import type { ExtractBudget } from '../knowledge/budget.js';
 import {
   cacheLeaseMsFromEnv,
@@ -157,6 +158,11 @@ export interface ServerOptions {
    * (docs/operations.md, "Data lifecycle"); `null` keeps them forever. Default `MT_RETENTION_DAYS` (30 days).
    */
   retentionMs?: number | null;
+  /**
+   * This process's shutdown (start-server.ts begins it on SIGTERM): readiness turns false and the worker begins its
+   * stop when it begins. Default: one that begins only with `close`.
+   */
+  shutdown?: ShutdownState;
   /**
    * Where to serve Prometheus metrics (`GET /metrics` on a port of its own, docs/operations.md "Metrics"); null for
    * none. Default `MT_METRICS_PORT` and `MT_METRICS_HOST` (none when unset).
@@ -293,6 +299,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
       serverErrors.create('api:runs:too-many-streams', { max }),
     ),
     wakeups,
+    shutdown: options.shutdown ?? new ShutdownState(),
     keys: watchKeys(options.db, wakeups, { warn: (obj, msg) => keyLog.target?.warn(obj, msg) }),
     db: options.db,
     cache,
@@ -370,6 +377,12 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
     else
       app.log.error({ reason: error instanceof Error ? error.message : String(error) }, 'the database is unreachable');
   });
+  // A shutdown stops the worker taking runs at once; its tool calls in flight may finish for the drain's length.
+  if (ownsEngine && options.worker) {
+    ctx.shutdown.onBegin((drainMs) => {
+      engine.stopWorker?.(drainMs).catch((error) => app.log.error({ err: error }, 'stopping the worker failed'));
+    });
+  }
   // The engine's workers stop before the gateway they call through closes.
   app.addHook('onClose', async () => {
     await retention?.close();

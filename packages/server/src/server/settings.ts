@@ -249,3 +249,42 @@ export function metricsListenFromEnv(): { port: number; host: string } | undefin
   }
   return { port, host: envText('MT_METRICS_HOST') ?? '127.0.0.1' };
 }
+
+/** `MT_SHUTDOWN_GRACE_MS`'s default: a stopping process exits within 30 s of SIGTERM. */
+export const DEFAULT_SHUTDOWN_GRACE_MS = 30_000;
+/** `MT_SHUTDOWN_UNREADY_MS`'s default: how long `mt serve` answers, unready, before it closes its listener. */
+export const DEFAULT_SHUTDOWN_UNREADY_MS = 5_000;
+/** `MT_WORKER_STUCK_MS`'s default: a worker whose every slot waits on a call older than this is unready. */
+export const DEFAULT_WORKER_STUCK_MS = 60_000;
+
+/**
+ * `MT_SHUTDOWN_GRACE_MS` (default 30 s): a stopping `mt serve` or `mt worker` exits within this long of SIGTERM or
+ * SIGINT; `MT_SHUTDOWN_UNREADY_MS` (default 5 s): how long `mt serve` keeps answering, readiness false, before it
+ * closes its listener (docs/operations.md, "Shutdown"). A value that is not a whole number of ms keeps the default.
+ */
+export function shutdownSettingsFromEnv(): { graceMs: number; unreadyMs: number } {
+  return {
+    graceMs: envLimit('MT_SHUTDOWN_GRACE_MS', DEFAULT_SHUTDOWN_GRACE_MS),
+    unreadyMs: envLimit('MT_SHUTDOWN_UNREADY_MS', DEFAULT_SHUTDOWN_UNREADY_MS, 0),
+  };
+}
+
+/**
+ * `MT_WORKER_HEALTH_PORT` and `MT_WORKER_HEALTH_HOST`: where `mt worker` answers `GET /health` (readiness) and
+ * `GET /health/live` (liveness); undefined (the default) for no port. The host defaults to 127.0.0.1; set 0.0.0.0 in a
+ * container so the kubelet can reach it. A value that is not a port is `api:health:port-invalid`.
+ */
+export function workerHealthListenFromEnv(): { port: number; host: string } | undefined {
+  const raw = process.env.MT_WORKER_HEALTH_PORT?.trim();
+  if (raw === undefined || raw === '') return undefined;
+  const port = Number(raw);
+  if (!Number.isInteger(port) || port < 0 || port > 65_535) {
+    throw serverErrors.create('api:health:port-invalid', { value: JSON.stringify(raw) });
+  }
+  return { port, host: envText('MT_WORKER_HEALTH_HOST') ?? '127.0.0.1' };
+}
+
+/** `MT_WORKER_STUCK_MS` (default 60 s): `mt worker` is unready while every slot waits on a call older than this. */
+export function workerStuckMsFromEnv(): number {
+  return envLimit('MT_WORKER_STUCK_MS', DEFAULT_WORKER_STUCK_MS);
+}

@@ -17,7 +17,9 @@ import {
   migrateModeFromEnv,
   publicUrlFromEnv,
   secretKeysFromEnv,
+  shutdownSettingsFromEnv,
 } from './settings.js';
+import { ShutdownState, shutdownPlan } from './shutdown.js';
 
 /** Options of {@link startServer}; every one has a default from the environment. */
 export interface StartServerOptions {
@@ -51,6 +53,15 @@ export interface RunningServer {
   url: string;
   /** Stops listening and closes the database. */
   close(): Promise<void>;
+  /**
+   * Stops as on SIGTERM (docs/operations.md, "Shutdown"): readiness false at once and the worker takes no more runs;
+   * the listener answers for `MT_SHUTDOWN_UNREADY_MS` (not after SIGINT: a person at a terminal, no load balancer), then
+   * closes; tool calls in flight may finish until the drain's
+   * end, then their runs are handed back; resolves when all is closed (within `graceMs` unless something hangs).
+   */
+  shutdown(signal?: NodeJS.Signals): Promise<void>;
+  /** `MT_SHUTDOWN_GRACE_MS`: the caller exits this long after it called `shutdown`, whatever is left. */
+  readonly graceMs: number;
 }
 
 /** Runs the startup check of the master keys and tells the operator what it converted or what can be retired. */
@@ -91,6 +102,8 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     databaseUrl ? { databaseUrl, applicationName: 'mt-serve' } : { dataDir: join(dataDir, 'pglite') },
   );
   let app: FastifyInstance | undefined;
+  const plan = shutdownPlan(shutdownSettingsFromEnv());
+  const shutdown = new ShutdownState();
   try {
     // Stored secrets must open with the keys given: refuse to start (naming the missing key id) rather than fail calls.
     await prepareSchema(db, migrateMode);
@@ -104,6 +117,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
       worker: options.worker ?? {},
       bootstrap: false,
       migrate: false,
+      shutdown,
     });
     const host = options.host ?? '127.0.0.1';
     await app.listen({ port: options.port ?? 8080, host });
@@ -120,13 +134,32 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
         ),
     });
     const started = app;
+    const close = async () => {
+      await started.close();
+      await db.close();
+    };
     return {
       app: started,
       db,
       url,
-      async close() {
-        await started.close();
-        await db.close();
+      close,
+      graceMs: plan.graceMs,
+      async shutdown(signal) {
+        const begun = performance.now();
+        shutdown.begin(plan.drainMs);
+        const unreadyMs = signal === 'SIGINT' ? 0 : plan.unreadyMs;
+        started.log.info({ ...plan, unreadyMs }, 'shutting down: readiness false, no new runs taken');
+        if (unreadyMs > 0) await new Promise((resolve) => setTimeout(resolve, unreadyMs));
+        // Closed to new connections; requests in flight may end until the drain's end, then their connections are cut.
+        const cut = setTimeout(
+          () => started.server.closeAllConnections(),
+          Math.max(0, plan.drainMs - (performance.now() - begun)),
+        );
+        try {
+          await close();
+        } finally {
+          clearTimeout(cut);
+        }
       },
     };
   } catch (error) {

@@ -30,7 +30,12 @@ import {
   publicUrlFromEnv,
   retentionMsFromEnv,
   secretKeysFromEnv,
+  shutdownSettingsFromEnv,
+  workerHealthListenFromEnv,
+  workerStuckMsFromEnv,
 } from './settings.js';
+import { ShutdownState, shutdownPlan } from './shutdown.js';
+import { startWorkerHealth, type WorkerHealthServer } from './worker-health.js';
 
 /** Options of {@link startWorker}; every one has a default from the environment. */
 export interface StartWorkerOptions {
@@ -56,6 +61,15 @@ export interface RunningWorker {
   db: Db;
   /** Stops taking runs, lets the tool calls in flight finish and hands their runs on, then closes the gateway and the database. */
   close(): Promise<void>;
+  /**
+   * Stops as on SIGTERM (docs/operations.md, "Shutdown"): readiness false at once, no more runs taken, tool calls in
+   * flight may finish until the drain's end, then their runs are handed back; then `close`.
+   */
+  shutdown(): Promise<void>;
+  /** `MT_SHUTDOWN_GRACE_MS`: the caller exits this long after it called `shutdown`, whatever is left. */
+  readonly graceMs: number;
+  /** `http://host:port` of the health port (`MT_WORKER_HEALTH_PORT`), when it has one. */
+  readonly healthUrl?: string;
 }
 
 /**
@@ -71,6 +85,10 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
   // Read before anything starts: a bad setting (api:metrics:port-invalid) stops the start with nothing to close.
   const listen = metricsListenFromEnv();
   const migrateMode = migrateModeFromEnv();
+  const healthListen = workerHealthListenFromEnv();
+  const stuckMs = workerStuckMsFromEnv();
+  const plan = shutdownPlan(shutdownSettingsFromEnv());
+  const shutdown = new ShutdownState();
   const db = await openDatabase({ databaseUrl: options.databaseUrl, applicationName: 'mt-worker' });
   try {
     // MT_MIGRATE: migrate a new or older database at start (default), or only check it (docs/operations.md, "Upgrades").
@@ -93,6 +111,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
     let wakeups: Wakeups | undefined;
     let lease: CacheLease | undefined;
     let metrics: ProcessMetrics | undefined;
+    let health: WorkerHealthServer | undefined;
     try {
       // The worker's wake-ups: it fetches on `runs` and reads a held run's cancel on `run:<id>`.
       wakeups = await openWakeups(db, options.logger ? { logger: options.logger } : {});
@@ -120,6 +139,27 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
         ...(options.logger ? { logger: options.logger } : {}),
         ...(metrics === undefined ? {} : { metrics: metrics.ops }),
       });
+      shutdown.onBegin((drainMs) => {
+        engine
+          .stopWorker?.(drainMs)
+          .catch((error) => options.logger?.error({ err: error }, 'stopping the worker failed'));
+      });
+      // The live and ready routes of `mt serve` on a small port of their own (MT_WORKER_HEALTH_PORT), when asked for.
+      if (healthListen !== undefined) {
+        const wake = wakeups;
+        health = await startWorkerHealth(healthListen, () => ({
+          db,
+          listening: wake.listening,
+          cache: leaseNow.state(),
+          worker: engine.workerHealth?.() ?? null,
+          shuttingDown: shutdown.begun,
+          stuckMs,
+        })).catch(async (error: unknown) => {
+          await engine.close();
+          throw error;
+        });
+        options.logger?.info({ url: health.url }, `health at ${health.url}`);
+      }
       // Passages of knowledge bases get their vectors here too, when an embedding model is configured.
       const model = await embeddingModelFromEnv();
       const embedding = model ? startEmbeddingWorker({ db, model, wakeups, logger: options.logger }) : undefined;
@@ -129,23 +169,36 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
         retentionMs === undefined
           ? undefined
           : startRetention({ db, retentionMs, ...(options.logger ? { logger: options.logger } : {}) });
+      const healthNow = health;
+      const close = async () => {
+        // Readiness says so while it stops (a close without a shutdown too).
+        shutdown.begin(plan.drainMs);
+        await retention?.close();
+        await embedding?.close();
+        await engine.close();
+        await metrics?.close();
+        await lease?.close();
+        await wakeups?.close();
+        await cache.close();
+        await gateway.close();
+        await healthNow?.close();
+        await db.close();
+      };
       return {
         engine,
         gateway,
         db,
-        async close() {
-          await retention?.close();
-          await embedding?.close();
-          await engine.close();
-          await metrics?.close();
-          await lease?.close();
-          await wakeups?.close();
-          await cache.close();
-          await gateway.close();
-          await db.close();
+        close,
+        graceMs: plan.graceMs,
+        ...(healthNow === undefined ? {} : { healthUrl: healthNow.url }),
+        async shutdown() {
+          options.logger?.info({ ...plan }, 'shutting down: readiness false, no new runs taken');
+          shutdown.begin(plan.drainMs);
+          await close();
         },
       };
     } catch (error) {
+      await health?.close();
       await metrics?.close();
       await lease?.close();
       await wakeups?.close();
