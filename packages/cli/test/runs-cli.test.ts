@@ -9,15 +9,8 @@ import { join } from 'node:path';
 import { Maitento, type RunSummary, type RunView } from '@maitento/sdk';
 import { createTestDatabase, type TestDatabase } from '@maitento/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  cleanEnv,
-  ROOT,
-  requireBuiltCli,
-  runMt,
-  type ServerProcess,
-  startServeProcess,
-  tempHome,
-} from '../../../test/e2e/support/harness.js';
+import { cleanEnv, ROOT, requireBuiltCli, runMt, startServer, tempHome } from '../../../test/e2e/support/harness.js';
+import type { ServeProcess } from '../../../test/e2e/helpers/processes.js';
 
 // The real `mt` against a real `mt serve` (its own worker, scripted models, a real upstream on 127.0.0.1):
 // every run and approval command once, with its output, its JSON and its exit codes.
@@ -25,7 +18,7 @@ const ADMIN_KEY = `mt_cli_runs_${Date.now().toString(36)}_0123456789abcdef`;
 const scriptsDir = mkdtempSync(join(tmpdir(), 'mt-cli-scripts-'));
 let db: TestDatabase;
 let home: string;
-let server: ServerProcess;
+let server: ServeProcess;
 let upstream: Server;
 let client: Maitento;
 const refunds: unknown[] = [];
@@ -115,15 +108,9 @@ beforeAll(async () => {
     tempHome(),
     new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve)),
   ]);
-  server = await startServeProcess([], {
-    home,
-    env: {
-      DATABASE_URL: db.url,
-      MT_BOOTSTRAP_KEY: ADMIN_KEY,
-      MT_SECRET_KEY: randomBytes(32).toString('hex'),
-      MT_EGRESS_ALLOW: '127.0.0.1/32',
-      MT_SCRIPTED_MODELS: scriptsDir,
-    },
+  server = await startServer(db.url, ADMIN_KEY, home, {
+    MT_EGRESS_ALLOW: '127.0.0.1/32',
+    MT_SCRIPTED_MODELS: scriptsDir,
   });
   client = new Maitento({ baseUrl: server.url, apiKey: ADMIN_KEY, maxRetries: 0 });
   await client.deploy.create({ files: files(`http://127.0.0.1:${(upstream.address() as AddressInfo).port}`) });
