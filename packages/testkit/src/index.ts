@@ -33,3 +33,5 @@ export { startPostgresServer } from './postgres-server.js';
 export type { PostgresServer, PostgresServerOptions } from './postgres-server.js';
 export { holdLock } from './lock-holder.js';
 export type { HeldLock } from './lock-holder.js';
+export { waitFor } from './wait.js';
+export type { WaitForOptions } from './wait.js';
