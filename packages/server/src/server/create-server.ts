@@ -54,7 +54,7 @@ import { watchKeys } from '../streams/key-watch.js';
 import { PerKeyLimit } from '../streams/per-key-limit.js';
 import type { ServerContext } from './context.js';
 import { openRuntime } from './runtime.js';
-import type { ExtractBudget } from '../knowledge/budget.js';
+import type { ExtractBudget } from '../knowledge/index.js';
 import {
   fileLimitsFromEnv,
   knowledgeDocumentLimitFromEnv,

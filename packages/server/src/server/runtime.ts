@@ -2,14 +2,12 @@ import { type EgressPolicy, egressPolicyFromEnv, type Resolver } from '@maitento
 import {
   createEngine,
   type EmbeddingModel,
-  type EmbeddingWorker,
   type Engine,
   type EngineLogger,
   type EngineOptions,
   embeddingModelFromEnv,
   type RunningEngine,
   runWorker,
-  startEmbeddingWorker,
   startTelemetry,
 } from '@maitento/engine';
 import { createGateway, type Gateway } from '@maitento/gateway';
@@ -32,6 +30,7 @@ import {
   type WakeupsOptions,
 } from '@maitento/store';
 import { platformCalls } from '../calls/platform-calls.js';
+import { type EmbeddingWorker, startEmbeddingWorker } from '../knowledge/index.js';
 import { logInternalErrors } from '../logging/internal-errors.js';
 import { lazyEngine } from './lazy-engine.js';
 import { type MetricsListen, type ProcessMetrics, startMetrics } from './metrics.js';
