@@ -1,8 +1,6 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Maitento, type RunSummary, type RunView } from '@maitento/sdk';
 import {
@@ -11,6 +9,7 @@ import {
   type TestDatabase,
   type Upstream,
   waitFor,
+  scriptedModels,
 } from '@maitento/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanEnv, ROOT, requireBuiltCli, runMt, startServer, tempHome } from '../../../test/e2e/support/harness.js';
@@ -19,7 +18,7 @@ import type { ServeProcess } from '../../../test/e2e/helpers/processes.js';
 // The real `mt` against a real `mt serve` (its own worker, scripted models, a real upstream on 127.0.0.1):
 // every run and approval command once, with its output, its JSON and its exit codes.
 const ADMIN_KEY = `mt_cli_runs_${Date.now().toString(36)}_0123456789abcdef`;
-const scriptsDir = mkdtempSync(join(tmpdir(), 'mt-cli-scripts-'));
+const { dir: scriptsDir, script } = scriptedModels('mt-cli-scripts-');
 let db: TestDatabase;
 let home: string;
 let server: ServeProcess;
@@ -27,10 +26,6 @@ let upstream: Upstream;
 let client: Maitento;
 /** The JSON bodies the upstream received: the refunds sent. */
 const refunds = (): unknown[] => upstream.requests.map((r) => JSON.parse(r.body));
-
-function script(name: string, turns: unknown[]): void {
-  writeFileSync(join(scriptsDir, `${name}.json`), JSON.stringify(turns));
-}
 
 function mt(args: string[], env: Record<string, string> = {}) {
   return runMt(args, { home, env: { MT_API_URL: server.url, MT_API_KEY: ADMIN_KEY, ...env } });

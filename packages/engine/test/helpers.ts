@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -20,6 +20,7 @@ import {
   type OrdersRepoOptions,
   ordersRepo,
   type RepoFile,
+  scriptedModels,
   startRecordingUpstream,
   type TestDatabase,
   waitFor as waitUntil,
@@ -127,7 +128,8 @@ export async function makeWorld(given?: Db): Promise<World> {
   await createNamespace(db, ns);
   const egress = createEgressPolicy({ allow: '127.0.0.1/32' });
   const gateway = createGateway({ policy: egress });
-  const scriptsDir = mkdtempSync(join(tmpdir(), 'mt-scripts-'));
+  const scripts = scriptedModels();
+  const scriptsDir = scripts.dir;
   const secretKey = randomBytes(32);
   const world: World = {
     db,
@@ -136,9 +138,7 @@ export async function makeWorld(given?: Db): Promise<World> {
     gateway,
     scriptsDir,
     engines: [],
-    script(name, turns) {
-      writeFileSync(join(scriptsDir, `${name}.json`), JSON.stringify(turns));
-    },
+    script: scripts.script,
     async deployFiles(files) {
       const compiled = compileRepo(files, { egress, knownSecrets: ['orders-key', 'shop-key'] });
       if (!compiled.ok) throw new Error(JSON.stringify(compiled.diagnostics, null, 2));

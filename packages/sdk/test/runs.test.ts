@@ -1,7 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { createEgressPolicy } from '@maitento/egress';
 import { type RunningServer, startServer } from '@maitento/server';
 import {
@@ -10,6 +7,7 @@ import {
   type TestDatabase,
   type Upstream,
   waitFor,
+  scriptedModels,
 } from '@maitento/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -24,17 +22,13 @@ import {
 // mt.interactionRuns and mt.approvals against the real server (its own worker, scripted models from
 // MT_SCRIPTED_MODELS) and a real upstream on 127.0.0.1.
 const ADMIN_KEY = `mt_sdk_runs_${randomBytes(16).toString('hex')}`;
-const scriptsDir = mkdtempSync(join(tmpdir(), 'mt-sdk-scripts-'));
+const { dir: scriptsDir, script } = scriptedModels('mt-sdk-scripts-');
 let db: TestDatabase;
 let server: RunningServer;
 let upstream: Upstream;
 let mt: Maitento;
 /** The JSON bodies the upstream received: the refunds sent. */
 const refunds = (): unknown[] => upstream.requests.map((r) => JSON.parse(r.body));
-
-function script(name: string, turns: unknown[]): void {
-  writeFileSync(join(scriptsDir, `${name}.json`), JSON.stringify(turns));
-}
 
 const refund = (amount: number) => ({
   toolCalls: [
