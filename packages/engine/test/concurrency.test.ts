@@ -2,7 +2,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createOpenAI } from '@ai-sdk/openai';
 import { type ModelResolver, RUN_QUEUE, type RunEvent } from '@maitento/engine';
-import { createFakeOpenAI, type FakeModelRequest, type FakeModelServer, ordersRepo } from '@maitento/testkit';
+import { createFakeOpenAI, type FakeModelRequest, type FakeModelServer } from '@maitento/testkit';
 import { openWakeups } from '@maitento/store';
 import { PgBoss } from 'pg-boss';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,13 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type World, ordersWorld, type TestUpstream } from './helpers.js';
+import { ordersWorld, type World } from './helpers.js';
 
 // A run's start: the run's insert and pg-boss's job (its public `send` with the transaction as its `db`) in ONE
 // transaction, on a real PostgreSQL with the pg-boss this repository installs.
 let world: World;
-let upstream: TestUpstream;
 
 beforeAll(async () => {
-  ({ world, upstream } = await ordersWorld((req) => ({ body: { order: req.url, status: 'shipped' } })));
+  ({ world } = await ordersWorld((req) => ({ body: { order: req.url, status: 'shipped' } })));
 });
 afterAll(async () => {
   await world?.close();

@@ -10,7 +10,7 @@ import {
   setVersionEnabled,
   type StoreCache,
 } from '@maitento/store';
-import { createTestDatabase, type TestDatabase, ordersRepo } from '@maitento/testkit';
+import { createTestDatabase, type TestDatabase } from '@maitento/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningEngine } from '@maitento/engine';
 import { type Seen, waitFor, type World, ordersWorld, type TestUpstream } from './helpers.js';
