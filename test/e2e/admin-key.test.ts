@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { authenticateApiKey, createPgDb, createPgliteDb, type Db } from '@maitento/store';
 import { copyPgliteTemplate, createTestDatabase, type TestDatabase } from '@maitento/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { requireBuiltCli, runMt, type ServerProcess, startServeProcess, tempHome } from './support/harness.js';
+import { type ServeProcess, startServe } from './helpers/processes.js';
+import { requireBuiltCli, runMt, tempHome } from './support/harness.js';
 
 // The first admin key is made only by a server that listens, and an operator with the database can make
 // a new admin key with `mt admin-key-create` (real `mt` processes, real PostgreSQL and PGlite).
@@ -14,7 +15,7 @@ let database: TestDatabase;
 let env: Record<string, string>;
 let busy: Server;
 let busyPort: number;
-let server: ServerProcess | undefined;
+let server: ServeProcess | undefined;
 
 async function keyCount(db: Db): Promise<number> {
   const { rows } = await db.query<{ n: string }>('SELECT count(*)::text AS n FROM mt_api_keys');
@@ -58,7 +59,7 @@ describe('the first admin key', { timeout: 120_000 }, () => {
       await db.close();
     }
 
-    server = await startServeProcess([], { home, env });
+    server = await startServe(home, env);
     const key = /first admin key \(shown once, keep it\):\n\s+(mt_\S+)/.exec(server.log())?.[1];
     expect(key).toBeDefined();
     expect(await keysStatus(key as string)).toBe(200);

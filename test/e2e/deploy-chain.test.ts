@@ -3,15 +3,8 @@ import { join } from 'node:path';
 import { createPgDb, type Db, loadMigrations } from '@maitento/store';
 import { createTestDatabase, type TestDatabase } from '@maitento/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  copyExampleRepo,
-  type RunOptions,
-  requireBuiltCli,
-  runMt,
-  type ServerProcess,
-  startServeProcess,
-  tempHome,
-} from './support/harness.js';
+import { type ServeProcess, startServe } from './helpers/processes.js';
+import { copyExampleRepo, type RunOptions, requireBuiltCli, runMt, tempHome } from './support/harness.js';
 
 // Several real `mt serve` processes on one fresh PostgreSQL database, driven by the real `mt deploy`
 // on copies of the example repo: start-up races, hashing by meaning, the pinning chain, atomicity and
@@ -22,7 +15,7 @@ let db: Db;
 let home: string;
 // The example handbook search calls Maitento's own API (auth = "Maitento") at mt serve's default address.
 const PLATFORM = 'http://127.0.0.1:8080';
-let servers: ServerProcess[] = [];
+let servers: ServeProcess[] = [];
 let adminKey: string;
 let repo: string;
 const temp: string[] = [];
@@ -36,7 +29,7 @@ interface Change {
   changed?: string[];
 }
 
-function mt(args: string[], server: ServerProcess, options: RunOptions = {}) {
+function mt(args: string[], server: ServeProcess, options: RunOptions = {}) {
   return runMt(args, {
     home,
     ...options,
@@ -90,7 +83,7 @@ beforeAll(async () => {
   home = await tempHome();
   // Four servers start at once on the empty database: one migration, one first key, all listening.
   const env = { DATABASE_URL: database.url, MT_SECRET_KEY: SECRET_KEY, MT_PUBLIC_URL: PLATFORM };
-  servers = await Promise.all([1, 2, 3, 4].map(() => startServeProcess([], { home, env })));
+  servers = await Promise.all([1, 2, 3, 4].map(() => startServe(home, env)));
   const announced = servers.map((s) => /first admin key \(shown once, keep it\):\n\s+(mt_\S+)/.exec(s.log())?.[1]);
   expect(announced.filter(Boolean)).toHaveLength(1);
   adminKey = announced.find(Boolean)!;

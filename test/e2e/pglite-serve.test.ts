@@ -3,7 +3,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { requireBuiltCli, runMt, type ServerProcess, startServeProcess, tempHome } from './support/harness.js';
+import { type ServeProcess, startServe } from './helpers/processes.js';
+import { requireBuiltCli, runMt, tempHome } from './support/harness.js';
 
 // `mt serve` with no DATABASE_URL, as a user first runs it: PGlite in a --data folder, a generated
 // secret key and first admin key, a deploy and a real call, then a restart that keeps all of it.
@@ -44,7 +45,7 @@ function adminKeyFrom(log: string): string {
   return match[1];
 }
 
-async function callGetOrder(server: ServerProcess, key: string) {
+async function callGetOrder(server: ServeProcess, key: string) {
   const res = await fetch(`${server.url}/v1/extops/get-order/call`, {
     method: 'POST',
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
@@ -75,7 +76,7 @@ afterAll(async () => {
 describe('mt serve on PGlite', { timeout: 120_000 }, () => {
   it('deploys and calls on a fresh data folder, and after a restart keeps the data, the key and the secrets', async () => {
     // From an empty folder, initdb included, as a user starts it (other tests copy an empty database made once).
-    const first = await startServeProcess(['--data', data], { home, env: EGRESS });
+    const first = await startServe(home, EGRESS, ['--data', data]);
     let key: string;
     try {
       expect(first.log()).toContain('(data: PGlite in ');
@@ -95,7 +96,7 @@ describe('mt serve on PGlite', { timeout: 120_000 }, () => {
       expect(keysSeen).toEqual([SECRET_VALUE]);
 
       // A second server on the same folder would corrupt it: it refuses, and the first keeps working.
-      const second = await startServeProcess(['--data', data], { home, env: EGRESS }).catch((e: Error) => e);
+      const second = await startServe(home, EGRESS, ['--data', data]).catch((e: Error) => e);
       // A regression that lets it start must not leave a server running after the test.
       if (!(second instanceof Error)) await second.stop();
       expect(second).toBeInstanceOf(Error);
@@ -107,7 +108,7 @@ describe('mt serve on PGlite', { timeout: 120_000 }, () => {
     expect((await stat(join(data, 'secret.key'))).mode & 0o777).toBe(0o600);
     expect(first.log()).not.toContain(SECRET_VALUE);
 
-    const again = await startServeProcess(['--data', data], { home, env: EGRESS });
+    const again = await startServe(home, EGRESS, ['--data', data]);
     try {
       expect(again.log()).not.toMatch(/generated a secret key|first admin key/);
       const env = { MT_API_URL: again.url, MT_API_KEY: key, ...EGRESS };

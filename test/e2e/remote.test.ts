@@ -8,7 +8,7 @@ import {
   requireBuiltCli,
   runMt,
   runMtInTerminal,
-  type ServerProcess,
+  type ServeProcess,
   startServer,
   tempHome,
 } from './support/harness.js';
@@ -18,7 +18,7 @@ const ADMIN_KEY = `mt_e2e_${Date.now().toString(36)}_admin_key_0123456789`;
 const SECRET_VALUE = 'orders-secret-value-7f3a9c';
 let db: TestDatabase;
 let home: string;
-let server: ServerProcess;
+let server: ServeProcess;
 let repo: string;
 
 function mt(args: string[], options: RunOptions = {}) {

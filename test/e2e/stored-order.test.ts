@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createTestDatabase, type TestDatabase } from '@maitento/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { requireBuiltCli, runMt, type ServerProcess, startServer, tempHome } from './support/harness.js';
+import { requireBuiltCli, runMt, type ServeProcess, startServer, tempHome } from './support/harness.js';
 
 // A tool whose definition lists properties in an order jsonb would change (it sorts keys by length, then
 // bytewise): deployed by the real `mt deploy` to a real `mt serve`, then read back by the CLI and the REST API.
@@ -31,7 +31,7 @@ guidance = "Places an order."
 let db: TestDatabase;
 let home: string;
 let repo: string;
-let server: ServerProcess;
+let server: ServeProcess;
 
 function mt(args: string[]) {
   return runMt(args, { home, env: { MT_API_URL: server.url, MT_API_KEY: ADMIN_KEY } });

@@ -8,7 +8,7 @@ import {
   ROOT,
   requireBuiltCli,
   runMt,
-  type ServerProcess,
+  type ServeProcess,
   startServer,
   tempHome,
 } from '../../../test/e2e/support/harness.js';
@@ -17,7 +17,7 @@ import {
 const ADMIN_KEY = `mt_cli_ai_${Date.now().toString(36)}_0123456789abcdef`;
 let db: TestDatabase;
 let home: string;
-let server: ServerProcess;
+let server: ServeProcess;
 
 function mt(args: string[]) {
   return runMt(args, { home, env: { MT_API_URL: server.url, MT_API_KEY: ADMIN_KEY } });

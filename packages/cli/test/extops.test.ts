@@ -8,7 +8,7 @@ import {
   ROOT,
   requireBuiltCli,
   runMt,
-  type ServerProcess,
+  type ServeProcess,
   startServer,
   tempHome,
 } from '../../../test/e2e/support/harness.js';
@@ -19,7 +19,7 @@ const ADMIN_KEY = `mt_cli_extops_${Date.now().toString(36)}_0123456789abcdef`;
 let db: TestDatabase;
 let home: string;
 let repo: string;
-let server: ServerProcess;
+let server: ServeProcess;
 
 function mt(args: string[]) {
   return runMt(args, {

@@ -5,20 +5,14 @@ import { join } from 'node:path';
 import { Maitento } from '@maitento/sdk';
 import { createTestDatabase, type TestDatabase } from '@maitento/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  requireBuiltCli,
-  runMt,
-  type ServerProcess,
-  startServer,
-  tempHome,
-} from '../../../test/e2e/support/harness.js';
+import { requireBuiltCli, runMt, type ServeProcess, startServer, tempHome } from '../../../test/e2e/support/harness.js';
 
 // The real `mt` and the SDK against a real `mt serve` on PostgreSQL: file systems and their files, text and binary.
 const ADMIN_KEY = `mt_cli_fs_${randomBytes(16).toString('hex')}`;
 let db: TestDatabase;
 let home: string;
 let work: string;
-let server: ServerProcess;
+let server: ServeProcess;
 
 function mt(args: string[], input?: string) {
   return runMt(args, { home, input, env: { MT_API_URL: server.url, MT_API_KEY: ADMIN_KEY } });

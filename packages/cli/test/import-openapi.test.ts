@@ -13,7 +13,7 @@ import {
   ROOT,
   requireBuiltCli,
   runMt,
-  type ServerProcess,
+  type ServeProcess,
   startServer,
   tempHome,
 } from '../../../test/e2e/support/harness.js';
@@ -208,7 +208,7 @@ describe('mt import openapi: golden output', { timeout: 120_000 }, () => {
 describe('mt import openapi: output deployed', { timeout: 120_000 }, () => {
   const ADMIN_KEY = `mt_import_${Date.now().toString(36)}_0123456789abcdef`;
   let db: TestDatabase;
-  let server: ServerProcess;
+  let server: ServeProcess;
 
   beforeAll(async () => {
     db = await createTestDatabase('mt_import_openapi');

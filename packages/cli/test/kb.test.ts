@@ -7,7 +7,7 @@ import {
   ROOT,
   requireBuiltCli,
   runMt,
-  type ServerProcess,
+  type ServeProcess,
   startServer,
   tempHome,
 } from '../../../test/e2e/support/harness.js';
@@ -18,7 +18,7 @@ const ADMIN_KEY = `mt_cli_kb_${Date.now().toString(36)}_0123456789abcdef`;
 const FIXTURES = join(ROOT, 'test/fixtures/handbook');
 let db: TestDatabase;
 let home: string;
-let server: ServerProcess;
+let server: ServeProcess;
 
 function mt(args: string[]) {
   return runMt(args, { home, env: { MT_API_URL: server.url, MT_API_KEY: ADMIN_KEY } });

@@ -1,38 +1,31 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
-import { createServer as createHttpServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Maitento, type RunSummary, type RunView } from '@maitento/sdk';
-import { createTestDatabase, type TestDatabase } from '@maitento/testkit';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  cleanEnv,
-  ROOT,
-  requireBuiltCli,
-  runMt,
-  type ServerProcess,
-  startServeProcess,
-  tempHome,
-} from '../../../test/e2e/support/harness.js';
+  createTestDatabase,
+  startRecordingUpstream,
+  type TestDatabase,
+  type Upstream,
+  waitFor,
+  scriptedModels,
+} from '@maitento/testkit';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cleanEnv, ROOT, requireBuiltCli, runMt, startServer, tempHome } from '../../../test/e2e/support/harness.js';
+import type { ServeProcess } from '../../../test/e2e/helpers/processes.js';
 
 // The real `mt` against a real `mt serve` (its own worker, scripted models, a real upstream on 127.0.0.1):
 // every run and approval command once, with its output, its JSON and its exit codes.
 const ADMIN_KEY = `mt_cli_runs_${Date.now().toString(36)}_0123456789abcdef`;
-const scriptsDir = mkdtempSync(join(tmpdir(), 'mt-cli-scripts-'));
+const { dir: scriptsDir, script } = scriptedModels('mt-cli-scripts-');
 let db: TestDatabase;
 let home: string;
-let server: ServerProcess;
-let upstream: Server;
+let server: ServeProcess;
+let upstream: Upstream;
 let client: Maitento;
-const refunds: unknown[] = [];
-
-function script(name: string, turns: unknown[]): void {
-  writeFileSync(join(scriptsDir, `${name}.json`), JSON.stringify(turns));
-}
+/** The JSON bodies the upstream received: the refunds sent. */
+const refunds = (): unknown[] => upstream.requests.map((r) => JSON.parse(r.body));
 
 function mt(args: string[], env: Record<string, string> = {}) {
   return runMt(args, { home, env: { MT_API_URL: server.url, MT_API_KEY: ADMIN_KEY, ...env } });
@@ -87,52 +80,36 @@ inputs.prompts = [ { name = "message" required = true } ]
   ];
 }
 
-async function waitFor(id: string, done: (run: RunView) => boolean): Promise<RunView> {
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    const run = await client.interactionRuns.get(id);
-    if (done(run)) return run;
-    if (Date.now() > deadline) throw new Error(`run ${id} is still ${run.status}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+/** Polls the run through the SDK until `done(run)`, at most 15 s. */
+function waitRun(id: string, done: (run: RunView) => boolean): Promise<RunView> {
+  return waitFor(() => client.interactionRuns.get(id), done, {
+    timeoutMs: 15_000,
+    describe: (run) => `run ${id} is still ${run?.status}`,
+  });
 }
 
 beforeAll(async () => {
   requireBuiltCli();
-  upstream = createHttpServer((req, res) => {
-    let body = '';
-    req.on('data', (c) => {
-      body += c;
-    });
-    req.on('end', () => {
-      refunds.push(JSON.parse(body));
-      res.setHeader('content-type', 'application/json');
-      res.end('{"refunded":true}');
-    });
-  });
-  [db, home] = await Promise.all([
+  [db, home, upstream] = await Promise.all([
     createTestDatabase('mt_cli_runs', { migrated: true }),
     tempHome(),
-    new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve)),
+    startRecordingUpstream((_request, res) => {
+      res.setHeader('content-type', 'application/json');
+      res.end('{"refunded":true}');
+    }),
   ]);
-  server = await startServeProcess([], {
-    home,
-    env: {
-      DATABASE_URL: db.url,
-      MT_BOOTSTRAP_KEY: ADMIN_KEY,
-      MT_SECRET_KEY: randomBytes(32).toString('hex'),
-      MT_EGRESS_ALLOW: '127.0.0.1/32',
-      MT_SCRIPTED_MODELS: scriptsDir,
-    },
+  server = await startServer(db.url, ADMIN_KEY, home, {
+    MT_EGRESS_ALLOW: '127.0.0.1/32',
+    MT_SCRIPTED_MODELS: scriptsDir,
   });
   client = new Maitento({ baseUrl: server.url, apiKey: ADMIN_KEY, maxRetries: 0 });
-  await client.deploy.create({ files: files(`http://127.0.0.1:${(upstream.address() as AddressInfo).port}`) });
+  await client.deploy.create({ files: files(upstream.origin) });
 });
 
 afterAll(async () => {
   await server?.stop();
   await db?.drop();
-  await new Promise((resolve) => upstream?.close(resolve));
+  await upstream?.close();
   if (home) await rm(home, { recursive: true, force: true });
 });
 
@@ -150,7 +127,7 @@ describe('mt interaction-run and the commands that follow a run', { timeout: 60_
     expect(result.stdout).toContain('"amount": 40');
     const runId = /mt interaction-approve (\S+)/.exec(result.stdout)?.[1] as string;
     expect(result.stdout).toContain(`mt interaction-reject ${runId} -r "REASON"`);
-    expect(refunds).toEqual([]);
+    expect(refunds()).toEqual([]);
 
     // Commands that only read run side by side (here and below): each is still its own `mt` process.
     const [status, table] = await Promise.all([
@@ -168,7 +145,7 @@ describe('mt interaction-run and the commands that follow a run', { timeout: 60_
     expect(logs.stdout).toMatch(/approval \S+ approved by bootstrap/);
     expect(logs.stdout).toMatch(/refund-order returned \(HTTP 200\)/);
     expect(logs.stdout).toMatch(/completed: Refunded 40\./);
-    expect(refunds).toEqual([{ amount: 40, note: 'broken' }]);
+    expect(refunds()).toEqual([{ amount: 40, note: 'broken' }]);
     const events = await mtJson<{ type: string }[]>(['interaction-logs', runId]);
     expect(events.at(-1)?.type).toBe('run-completed');
   });
@@ -211,23 +188,23 @@ describe('mt interaction-run and the commands that follow a run', { timeout: 60_
     script('desk', [refund(90), refund(20), { text: 'Refunded 20.' }]);
     const started = await mt(['interaction-run', 'desk', '--input', 'message=refund A-1', '--app']);
     const appRunId = started.stdout.trim();
-    expect((await waitFor(appRunId, (r) => r.status !== 'Running')).status).toBe('Completed');
+    expect((await waitRun(appRunId, (r) => r.status !== 'Running')).status).toBe('Completed');
     expect(await mtJson<unknown[]>(['approval-list', '--run', appRunId, '--status', 'all'])).toEqual([]);
 
     const runId = (await mt(['interaction-run', 'desk', '--input', 'message=refund A-1'])).stdout.trim();
-    const first = (await waitFor(runId, (r) => r.status === 'PendingApproval')).pendingApproval!;
+    const first = (await waitRun(runId, (r) => r.status === 'PendingApproval')).pendingApproval!;
     const [listed, shown] = await Promise.all([mt(['approval-list']), mt(['approval-get', first.id])]);
     expect(listed.stdout).toMatch(new RegExp(`${first.id} +${runId} +refund-order +Desk +Pending`));
     expect(shown.stdout).toContain('"amount": 90');
     const rejected = await mt(['interaction-reject', runId, '-r', 'at most 20', '--approval', first.id]);
     expect(rejected.code, rejected.stderr).toBe(0);
-    const second = (await waitFor(runId, (r) => r.status === 'PendingApproval' && r.pendingApproval?.id !== first.id))
+    const second = (await waitRun(runId, (r) => r.status === 'PendingApproval' && r.pendingApproval?.id !== first.id))
       .pendingApproval!;
     const again = await mt(['approval-reject', first.id, '-r', 'twice', '--json']);
     expect([again.code, JSON.parse(again.stdout).code]).toEqual([1, 'api:approvals:already-answered']);
     const approved = await mtJson<{ status: string }>(['approval-approve', second.id]);
     expect(approved.status).toBe('Approved');
-    expect((await waitFor(runId, (r) => r.status !== 'Running')).result).toBe('Refunded 20.');
+    expect((await waitRun(runId, (r) => r.status !== 'Running')).result).toBe('Refunded 20.');
     const answered = await mtJson<{ status: string; reason: string }>(['approval-get', first.id]);
     expect(answered).toMatchObject({ status: 'Rejected', reason: 'at most 20' });
   });
@@ -235,10 +212,10 @@ describe('mt interaction-run and the commands that follow a run', { timeout: 60_
   it('cancels a waiting run, refuses a second cancel with exit 1, and lists runs by status', async () => {
     script('desk', [refund(5), { text: 'ok' }]);
     const runId = (await mt(['interaction-run', 'desk', '--input', 'message=x'])).stdout.trim();
-    await waitFor(runId, (r) => r.status === 'PendingApproval');
+    await waitRun(runId, (r) => r.status === 'PendingApproval');
     const cancel = await mt(['interaction-cancel', runId]);
     expect(cancel.code, cancel.stderr).toBe(0);
-    expect((await waitFor(runId, (r) => r.status !== 'PendingApproval' && r.status !== 'Running')).status).toBe(
+    expect((await waitRun(runId, (r) => r.status !== 'PendingApproval' && r.status !== 'Running')).status).toBe(
       'Cancelled',
     );
     const twice = await mt(['interaction-cancel', runId]);

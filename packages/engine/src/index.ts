@@ -15,9 +15,9 @@ export { FETCH_POLL_MS, HEARTBEAT_SECONDS } from './worker/queue.js';
 export { checkRunQueueSchema, migrateRunQueueSchema } from './worker/queue-schema.js';
 export { HAND_BACK_MS } from './worker/run-worker.js';
 export type { EngineLogger } from './internal/logger.js';
-export { embeddingModelFromEnv, embedQuery, embedTexts, unit } from './knowledge/embedding-model.js';
-export type { EmbeddingWorker, EmbeddingWorkerLogger } from './knowledge/embedding-worker.js';
-export { startEmbeddingWorker } from './knowledge/embedding-worker.js';
+// Embedding models are models: resolved from the environment and called through the AI SDK as chat models are.
+// What knowledge bases do with them (the embedding worker, the search) lives in @maitento/server's knowledge module.
+export { embeddingModelFromEnv, embedQuery, embedTexts, unit } from './models/embedding.js';
 export type { ModelResolver, ResolvedModel } from './models/resolve.js';
 export { modelsFromEnvironment, parseModelSpec } from './models/resolve.js';
 export type { ScriptTurn } from './models/scripted.js';

@@ -1,24 +1,19 @@
 import type { Db, Queryable } from '@maitento/store';
-import { ordersRepo } from '@maitento/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeWorld, startUpstream, waitFor, type World } from './helpers.js';
+import { waitFor, type World, ordersWorld, type TestUpstream } from './helpers.js';
 
 let world: World;
-let upstream: Awaited<ReturnType<typeof startUpstream>>;
+let upstream: TestUpstream;
 const by = { keyId: 'k1', keyName: 'alice' };
 const refund = (amount: number) => ({
   toolCalls: [{ name: 'refund-order', arguments: { request: { amount, reason: 'Blue mug arrived smashed' } } }],
 });
 
 beforeAll(async () => {
-  upstream = await startUpstream(() => ({ body: { refunded: true } }));
-  world = await makeWorld();
-  await world.secret('orders-key', 'sk-orders-123');
-  await world.deployFiles(ordersRepo({ origin: upstream.url }));
+  ({ world, upstream } = await ordersWorld(() => ({ body: { refunded: true } })));
 });
 afterAll(async () => {
   await world?.close();
-  await upstream?.close();
 });
 
 // The database as a worker sees it, where a person answers an approval the moment the transaction storing it commits

@@ -1,4 +1,3 @@
-import { ordersRepo } from '@maitento/testkit';
 import { randomUUID } from 'node:crypto';
 import { isPreparedRequest } from '@maitento/gateway';
 import { engineErrors } from '@maitento/engine';
@@ -11,12 +10,12 @@ import {
   insertApproval,
 } from '@maitento/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeWorld, startUpstream, waitFor, type World } from './helpers.js';
+import { waitFor, type World, ordersWorld, type TestUpstream } from './helpers.js';
 
 // Models reuse tool call ids (`call_0` in every turn, even twice in one turn): an approval belongs to one call of
 // one turn, the call's identity being (run, turn, index), never the model's id.
 let world: World;
-let upstream: Awaited<ReturnType<typeof startUpstream>>;
+let upstream: TestUpstream;
 const by = { keyId: 'k1', keyName: 'alice' };
 const lookup = (order: string, id = 'call_0') => ({
   name: 'get-order',
@@ -26,19 +25,17 @@ const lookup = (order: string, id = 'call_0') => ({
 const gets = () => upstream.seen.filter((s) => s.method === 'GET');
 
 beforeAll(async () => {
-  upstream = await startUpstream(() => ({ body: { status: 'shipped' } }));
-  world = await makeWorld();
-  await world.secret('orders-key', 'sk-orders-123');
   // get-order is a GET (no Idempotency-Key header) that needs a person's approval.
-  const files = ordersRepo({ origin: upstream.url }).map((f) =>
-    f.path.endsWith('get-order.mtr') ? { ...f, content: `${f.content}requiresApproval = true\n` } : f,
-  );
-  await world.deployFiles(files);
+  ({ world, upstream } = await ordersWorld(() => ({ body: { status: 'shipped' } }), {
+    files: (files) =>
+      files.map((f) =>
+        f.path.endsWith('get-order.mtr') ? { ...f, content: `${f.content}requiresApproval = true\n` } : f,
+      ),
+  }));
   await world.engine();
 });
 afterAll(async () => {
   await world?.close();
-  await upstream?.close();
 });
 
 describe('a model that reuses one call id', () => {

@@ -2,29 +2,28 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createOpenAI } from '@ai-sdk/openai';
 import { type ModelResolver, RUN_QUEUE, type RunEvent } from '@maitento/engine';
-import { createFakeOpenAI, type FakeModelRequest, type FakeModelServer, ordersRepo } from '@maitento/testkit';
+import { createFakeOpenAI, type FakeModelRequest, type FakeModelServer } from '@maitento/testkit';
 import { openWakeups } from '@maitento/store';
 import { PgBoss } from 'pg-boss';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeWorld, startUpstream, waitFor, type World } from './helpers.js';
+import { waitFor, type World, ordersWorld, type TestUpstream } from './helpers.js';
 
 let world: World;
-let upstream: Awaited<ReturnType<typeof startUpstream>>;
+let upstream: TestUpstream;
 // Requests the upstream holds until the test lets them go, by order id.
 const gates = new Map<string, Promise<void>>();
 
 beforeAll(async () => {
-  upstream = await startUpstream((req) => {
-    const gate = [...gates.entries()].find(([id]) => req.url.includes(id));
-    return { body: { order: req.url, refunded: true }, wait: gate?.[1] };
-  });
-  world = await makeWorld();
-  await world.secret('orders-key', 'sk-orders-123');
-  await world.deployFiles(ordersRepo({ origin: upstream.url, model: 'openai:fake', refundApproval: false }));
+  ({ world, upstream } = await ordersWorld(
+    (req) => {
+      const gate = [...gates.entries()].find(([id]) => req.url.includes(id));
+      return { body: { order: req.url, refunded: true }, wait: gate?.[1] };
+    },
+    { repo: { model: 'openai:fake', refundApproval: false } },
+  ));
 });
 afterAll(async () => {
   await world?.close();
-  await upstream?.close();
 });
 
 function gate(orderId: string): () => void {

@@ -6,23 +6,19 @@ import { modelsFromEnvironment, RUN_QUEUE } from '@maitento/engine';
 import { createApiKey, deleteApiKey } from '@maitento/store';
 import { PgBoss } from 'pg-boss';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freshPglite, makeWorld, startUpstream, waitFor, type World } from './helpers.js';
+import { freshPglite, makeWorld, waitFor, type World, ordersWorld, type TestUpstream } from './helpers.js';
 
 let world: World;
-let upstream: Awaited<ReturnType<typeof startUpstream>>;
+let upstream: TestUpstream;
 const get = (id: string) => ({
   toolCalls: [{ name: 'get-order', arguments: { additionalInputs: { 'path.orderId': id, 'query.verbose': null } } }],
 });
 
 beforeAll(async () => {
-  upstream = await startUpstream((req) => ({ body: { order: req.url } }));
-  world = await makeWorld();
-  await world.secret('orders-key', 'sk-orders-123');
-  await world.deployFiles(ordersRepo({ origin: upstream.url }));
+  ({ world, upstream } = await ordersWorld((req) => ({ body: { order: req.url } })));
 });
 afterAll(async () => {
   await world?.close();
-  await upstream?.close();
 });
 
 describe('durability', () => {

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,7 +14,17 @@ import {
 } from '@maitento/engine';
 import { compileRepo } from '@maitento/lang';
 import { createNamespace, createPgDb, createPgliteDb, createSecret, type Db, deploy, migrate } from '@maitento/store';
-import { copyPgliteTemplate, createTestDatabase, startRecordingUpstream, type TestDatabase } from '@maitento/testkit';
+import {
+  copyPgliteTemplate,
+  createTestDatabase,
+  type OrdersRepoOptions,
+  ordersRepo,
+  type RepoFile,
+  scriptedModels,
+  startRecordingUpstream,
+  type TestDatabase,
+  waitFor as waitUntil,
+} from '@maitento/testkit';
 
 /** One request an upstream saw. */
 export interface Seen {
@@ -24,13 +34,23 @@ export interface Seen {
   body: string;
 }
 
+/** How a test upstream answers one request: a status (default 200), a JSON body, and a promise to wait for first. */
+export type UpstreamAnswer = (req: Seen) => { status?: number; body: unknown; wait?: Promise<unknown> };
+
+/** The upstream of {@link startUpstream}. */
+export interface TestUpstream {
+  url: string;
+  seen: Seen[];
+  delayMs: number;
+  aborted: number;
+  close(): Promise<void>;
+}
+
 /**
  * A real HTTP upstream on 127.0.0.1 that records requests; `delayMs` slows answers, an answer's `wait`
  * holds it until it settles, and `aborted` counts requests whose client went away before the answer.
  */
-export async function startUpstream(
-  answer: (req: Seen) => { status?: number; body: unknown; wait?: Promise<unknown> } = () => ({ body: { ok: true } }),
-): Promise<{ url: string; seen: Seen[]; delayMs: number; aborted: number; close(): Promise<void> }> {
+export async function startUpstream(answer: UpstreamAnswer = () => ({ body: { ok: true } })): Promise<TestUpstream> {
   const state = { delayMs: 0, aborted: 0 };
   const upstream = await startRecordingUpstream(async (seen, res) => {
     const reply = answer(seen);
@@ -108,7 +128,8 @@ export async function makeWorld(given?: Db): Promise<World> {
   await createNamespace(db, ns);
   const egress = createEgressPolicy({ allow: '127.0.0.1/32' });
   const gateway = createGateway({ policy: egress });
-  const scriptsDir = mkdtempSync(join(tmpdir(), 'mt-scripts-'));
+  const scripts = scriptedModels();
+  const scriptsDir = scripts.dir;
   const secretKey = randomBytes(32);
   const world: World = {
     db,
@@ -117,9 +138,7 @@ export async function makeWorld(given?: Db): Promise<World> {
     gateway,
     scriptsDir,
     engines: [],
-    script(name, turns) {
-      writeFileSync(join(scriptsDir, `${name}.json`), JSON.stringify(turns));
-    },
+    script: scripts.script,
     async deployFiles(files) {
       const compiled = compileRepo(files, { egress, knownSecrets: ['orders-key', 'shop-key'] });
       if (!compiled.ok) throw new Error(JSON.stringify(compiled.diagnostics, null, 2));
@@ -155,7 +174,7 @@ export async function makeWorld(given?: Db): Promise<World> {
   return world;
 }
 
-/** Polls the run until `done(run)` (default: it ended or waits), at most `ms`. */
+/** Polls the run until `done(run)` (default: it ended or waits), at most `ms`; the error names the run's events. */
 export async function waitFor(
   engine: RunningEngine,
   ns: string,
@@ -163,14 +182,42 @@ export async function waitFor(
   done: (run: RunView) => boolean = (run) => run.status !== 'Running',
   ms = 10_000,
 ): Promise<RunView> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const run = await engine.getRun(ns, id);
-    if (done(run)) return run;
-    if (Date.now() > deadline) {
+  return waitUntil(() => engine.getRun(ns, id), done, {
+    timeoutMs: ms,
+    describe: async (run) => {
       const events = await engine.listEvents(ns, id);
-      throw new Error(`run ${id} still ${run.status} after ${ms} ms; events: ${events.map((e) => e.type).join(', ')}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+      return `run ${id} still ${run?.status} after ${ms} ms; events: ${events.map((e) => e.type).join(', ')}`;
+    },
+  });
+}
+
+/** The orders world of {@link ordersWorld}: its `world.close()` closes the upstream too. */
+export interface OrdersWorld {
+  world: World;
+  upstream: TestUpstream;
+}
+
+/**
+ * The orders world most engine tests share: an upstream on 127.0.0.1 answering with `answer`, a {@link World} (on
+ * `db` when given) with the secret `orders-key`, and testkit's orders repo deployed against the upstream (`repo`
+ * changes its options, `files` the files).
+ */
+export async function ordersWorld(
+  answer: UpstreamAnswer,
+  options: { db?: Db; repo?: Omit<OrdersRepoOptions, 'origin'>; files?: (files: RepoFile[]) => RepoFile[] } = {},
+): Promise<OrdersWorld> {
+  const upstream = await startUpstream(answer);
+  const world = await makeWorld(options.db).catch(async (error: unknown) => {
+    await upstream.close();
+    throw error;
+  });
+  const close = world.close.bind(world);
+  world.close = async () => {
+    await close();
+    await upstream.close();
+  };
+  await world.secret('orders-key', 'sk-orders-123');
+  const files = ordersRepo({ origin: upstream.url, ...options.repo });
+  await world.deployFiles(options.files ? options.files(files) : files);
+  return { world, upstream };
 }

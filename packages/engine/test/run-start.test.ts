@@ -1,21 +1,15 @@
-import { ordersRepo } from '@maitento/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeWorld, startUpstream, type World } from './helpers.js';
+import { ordersWorld, type World } from './helpers.js';
 
 // A run's start: the run's insert and pg-boss's job (its public `send` with the transaction as its `db`) in ONE
 // transaction, on a real PostgreSQL with the pg-boss this repository installs.
 let world: World;
-let upstream: Awaited<ReturnType<typeof startUpstream>>;
 
 beforeAll(async () => {
-  upstream = await startUpstream((req) => ({ body: { order: req.url, status: 'shipped' } }));
-  world = await makeWorld();
-  await world.secret('orders-key', 'sk-orders-123');
-  await world.deployFiles(ordersRepo({ origin: upstream.url }));
+  ({ world } = await ordersWorld((req) => ({ body: { order: req.url, status: 'shipped' } })));
 });
 afterAll(async () => {
   await world?.close();
-  await upstream?.close();
 });
 
 async function count(sql: string, params: unknown[] = []): Promise<number> {

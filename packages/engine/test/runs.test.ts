@@ -1,20 +1,16 @@
 import { ordersRepo } from '@maitento/testkit';
 import { setVersionEnabled } from '@maitento/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeWorld, startUpstream, waitFor, type World } from './helpers.js';
+import { waitFor, type World, ordersWorld, type TestUpstream } from './helpers.js';
 
 let world: World;
-let upstream: Awaited<ReturnType<typeof startUpstream>>;
+let upstream: TestUpstream;
 
 beforeAll(async () => {
-  upstream = await startUpstream((req) => ({ body: { order: req.url, status: 'shipped' } }));
-  world = await makeWorld();
-  await world.secret('orders-key', 'sk-orders-123');
-  await world.deployFiles(ordersRepo({ origin: upstream.url }));
+  ({ world, upstream } = await ordersWorld((req) => ({ body: { order: req.url, status: 'shipped' } })));
 });
 afterAll(async () => {
   await world?.close();
-  await upstream?.close();
 });
 
 function types(events: { type: string }[]) {

@@ -10,14 +10,14 @@ import {
   setVersionEnabled,
   type StoreCache,
 } from '@maitento/store';
-import { createTestDatabase, type TestDatabase, ordersRepo } from '@maitento/testkit';
+import { createTestDatabase, type TestDatabase } from '@maitento/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningEngine } from '@maitento/engine';
-import { makeWorld, type Seen, startUpstream, waitFor, type World } from './helpers.js';
+import { type Seen, waitFor, type World, ordersWorld, type TestUpstream } from './helpers.js';
 
 let database: TestDatabase;
 let world: World;
-let upstream: Awaited<ReturnType<typeof startUpstream>>;
+let upstream: TestUpstream;
 let cacheA: StoreCache;
 let cacheB: StoreCache;
 let dbB: Db;
@@ -64,11 +64,11 @@ async function runToEnd(orders: string[]) {
 }
 
 beforeAll(async () => {
-  upstream = await startUpstream((req) => ({ body: { order: req.url }, wait: holds.get(req.url.split('?')[0]) }));
   database = await createTestDatabase('mt_engine_cache', { migrated: true });
-  world = await makeWorld(createPgDb(database.url));
-  await world.secret('orders-key', 'sk-orders-key');
-  await world.deployFiles(ordersRepo({ origin: upstream.url }));
+  ({ world, upstream } = await ordersWorld(
+    (req) => ({ body: { order: req.url }, wait: holds.get(req.url.split('?')[0]) }),
+    { db: createPgDb(database.url) },
+  ));
   dbB = recording(createPgDb(database.url));
   cacheA = await createStoreCache(world.db, { secretKey: world.secretKey });
   cacheB = await createStoreCache(dbB, { secretKey: world.secretKey });
@@ -89,7 +89,6 @@ afterAll(async () => {
   await cacheB?.close();
   await dbB?.close();
   await database?.drop();
-  await upstream?.close();
 });
 
 describe("the engine's calls through the store cache", () => {

@@ -1,12 +1,14 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { createServer as createHttpServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { createEgressPolicy } from '@maitento/egress';
 import { type RunningServer, startServer } from '@maitento/server';
-import { createTestDatabase, type TestDatabase } from '@maitento/testkit';
+import {
+  createTestDatabase,
+  startRecordingUpstream,
+  type TestDatabase,
+  type Upstream,
+  waitFor,
+  scriptedModels,
+} from '@maitento/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   ConflictError,
@@ -20,16 +22,13 @@ import {
 // mt.interactionRuns and mt.approvals against the real server (its own worker, scripted models from
 // MT_SCRIPTED_MODELS) and a real upstream on 127.0.0.1.
 const ADMIN_KEY = `mt_sdk_runs_${randomBytes(16).toString('hex')}`;
-const scriptsDir = mkdtempSync(join(tmpdir(), 'mt-sdk-scripts-'));
+const { dir: scriptsDir, script } = scriptedModels('mt-sdk-scripts-');
 let db: TestDatabase;
 let server: RunningServer;
-let upstream: Server;
+let upstream: Upstream;
 let mt: Maitento;
-const refunds: unknown[] = [];
-
-function script(name: string, turns: unknown[]): void {
-  writeFileSync(join(scriptsDir, `${name}.json`), JSON.stringify(turns));
-}
+/** The JSON bodies the upstream received: the refunds sent. */
+const refunds = (): unknown[] => upstream.requests.map((r) => JSON.parse(r.body));
 
 const refund = (amount: number) => ({
   toolCalls: [
@@ -71,18 +70,8 @@ const scriptedModelsBefore = process.env.MT_SCRIPTED_MODELS;
 
 beforeAll(async () => {
   process.env.MT_SCRIPTED_MODELS = scriptsDir;
-  upstream = createHttpServer((req, res) => {
-    let body = '';
-    req.on('data', (c) => {
-      body += c;
-    });
-    req.on('end', () => {
-      refunds.push(JSON.parse(body));
-      res.setHeader('content-type', 'application/json');
-      res.end('{"ok":true}');
-    });
-  });
-  await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+  // Answers {"ok":true}, recording each request.
+  upstream = await startRecordingUpstream();
   db = await createTestDatabase('mt_sdk_runs', { migrated: true });
   server = await startServer({
     port: 0,
@@ -94,7 +83,7 @@ beforeAll(async () => {
     message: () => {},
   });
   mt = new Maitento({ baseUrl: server.url, apiKey: ADMIN_KEY, maxRetries: 0 });
-  await mt.deploy.create({ files: files(`http://127.0.0.1:${(upstream.address() as AddressInfo).port}`) });
+  await mt.deploy.create({ files: files(upstream.origin) });
 });
 
 afterAll(async () => {
@@ -102,7 +91,7 @@ afterAll(async () => {
   else process.env.MT_SCRIPTED_MODELS = scriptedModelsBefore;
   await server?.close();
   await db?.drop();
-  await new Promise((resolve) => upstream?.close(resolve));
+  await upstream?.close();
 });
 
 describe('mt.interactionRuns', () => {
@@ -124,7 +113,7 @@ describe('mt.interactionRuns', () => {
     expect(done).toMatchObject({ status: 'Completed', result: 'Refunded 30.' });
     expect(asked.map((r) => r.status)).toEqual(['PendingApproval', 'PendingApproval']);
     expect(new Set(asked.map((r) => r.pendingApproval?.id)).size).toBe(2);
-    expect(refunds).toEqual([{ amount: 30 }]);
+    expect(refunds()).toEqual([{ amount: 30 }]);
     const answered = await mt.approvals.list({ runId: done.id, status: 'all' });
     expect(answered.map((a) => a.status).sort()).toEqual(['Approved', 'Rejected']);
   });
@@ -213,27 +202,27 @@ describe('mt.interactionRuns', () => {
   it('cancels a waiting run and approvals.reject records the reason', async () => {
     script('desk', [refund(10), { text: 'ok' }]);
     const run = await mt.interactionRuns.start('desk', { inputs: { message: 'x' } });
-    const waiting = await waitFor(run.id, (r) => r.status === 'PendingApproval');
+    const waiting = await waitRun(run.id, (r) => r.status === 'PendingApproval');
     const rejected = await mt.approvals.reject(waiting.pendingApproval!.id, { reason: 'no' });
     expect(rejected).toMatchObject({ status: 'Rejected', reason: 'no', answeredBy: { keyName: 'bootstrap' } });
     const done = await waitEnded(run.id);
     expect(done.status).toBe('Completed');
     script('desk', [refund(10), { text: 'ok' }]);
     const other = await mt.interactionRuns.start('desk', { inputs: { message: 'y' } });
-    await waitFor(other.id, (r) => r.status === 'PendingApproval');
+    await waitRun(other.id, (r) => r.status === 'PendingApproval');
     await mt.interactionRuns.cancel(other.id);
     expect((await waitEnded(other.id)).status).toBe('Cancelled');
   });
 
   it('approve() and reject() send the approvalId given: the approval named is answered, not the one pending', async () => {
     script('desk', [refund(40), refund(30), { text: 'Refunded 30.' }]);
-    const before = refunds.length;
+    const before = refunds().length;
     const run = await mt.interactionRuns.start('desk', { inputs: { message: 'refund A-1' } });
-    const first = (await waitFor(run.id, (r) => r.status === 'PendingApproval')).pendingApproval!;
+    const first = (await waitRun(run.id, (r) => r.status === 'PendingApproval')).pendingApproval!;
     const rejected = await mt.interactionRuns.reject(run.id, { approvalId: first.id, reason: 'at most 30' });
     expect(rejected.id).toBe(run.id);
     expect(await mt.approvals.get(first.id)).toMatchObject({ status: 'Rejected', reason: 'at most 30' });
-    const second = (await waitFor(run.id, (r) => r.status === 'PendingApproval' && r.pendingApproval?.id !== first.id))
+    const second = (await waitRun(run.id, (r) => r.status === 'PendingApproval' && r.pendingApproval?.id !== first.id))
       .pendingApproval!;
     // Naming the answered approval while the redraft is pending: the server answers that one (409), and the
     // redraft stays pending; without the id it would have answered the redraft.
@@ -247,7 +236,7 @@ describe('mt.interactionRuns', () => {
     expect((lateReject as ConflictError).code).toBe('api:approvals:already-answered');
     // Through another waiting run, the approval named is not the one it waits on: refused, nothing answered.
     const other = await mt.interactionRuns.start('desk', { inputs: { message: 'another' } });
-    await waitFor(other.id, (r) => r.status === 'PendingApproval');
+    await waitRun(other.id, (r) => r.status === 'PendingApproval');
     const elsewhere = await mt.interactionRuns.approve(other.id, { approvalId: second.id }).catch((e: unknown) => e);
     expect(elsewhere).toBeInstanceOf(ConflictError);
     expect((elsewhere as ConflictError).code).toBe('api:approvals:not-pending-for-run');
@@ -260,20 +249,18 @@ describe('mt.interactionRuns', () => {
       answeredBy: { keyName: 'bootstrap' },
     });
     expect((await waitEnded(run.id)).status).toBe('Completed');
-    expect(refunds.slice(before)).toEqual([{ amount: 30 }]);
+    expect(refunds().slice(before)).toEqual([{ amount: 30 }]);
   });
 });
 
-async function waitFor(id: string, done: (run: RunView) => boolean): Promise<RunView> {
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    const run = await mt.interactionRuns.get(id);
-    if (done(run)) return run;
-    if (Date.now() > deadline) throw new Error(`run ${id} is still ${run.status}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+/** Polls the run through the SDK until `done(run)`, at most 15 s. */
+function waitRun(id: string, done: (run: RunView) => boolean): Promise<RunView> {
+  return waitFor(() => mt.interactionRuns.get(id), done, {
+    timeoutMs: 15_000,
+    describe: (run) => `run ${id} is still ${run?.status}`,
+  });
 }
 
 function waitEnded(id: string): Promise<RunView> {
-  return waitFor(id, (run) => ['Completed', 'Failed', 'Cancelled'].includes(run.status));
+  return waitRun(id, (run) => ['Completed', 'Failed', 'Cancelled'].includes(run.status));
 }

@@ -7,7 +7,13 @@ import { createEngine, type Engine, type ModelResolver, modelsFromEnvironment, s
 import { createGateway } from '@maitento/gateway';
 import { createServer, type ServerOptions } from '@maitento/server';
 import { createPgDb, type Db, migrate } from '@maitento/store';
-import { createTestDatabase, ordersRepo, startRecordingUpstream, type TestDatabase } from '@maitento/testkit';
+import {
+  createTestDatabase,
+  ordersRepo,
+  waitFor as pollUntil,
+  startRecordingUpstream,
+  type TestDatabase,
+} from '@maitento/testkit';
 import type { FastifyInstance } from 'fastify';
 import { auth, localResolver } from './helpers.js';
 
@@ -214,15 +220,11 @@ export async function startRunsWorld(
       writeFileSync(join(scriptsDir, `${name}.json`), JSON.stringify(turns));
     },
     request,
-    async waitFor(id, done = (run) => run.status !== 'Running') {
-      const deadline = Date.now() + 15_000;
-      for (;;) {
-        const run = (await request('GET', `/v1/runs/${id}`)).json();
-        if (done(run)) return run;
-        if (Date.now() > deadline) throw new Error(`run ${id} still ${run.status}`);
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
-    },
+    waitFor: (id, done = (run) => run.status !== 'Running') =>
+      pollUntil(async () => (await request('GET', `/v1/runs/${id}`)).json(), done, {
+        timeoutMs: 15_000,
+        describe: (run) => `run ${id} still ${run?.status}`,
+      }),
     async close() {
       gate.open();
       await app.close();

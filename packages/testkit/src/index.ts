@@ -35,3 +35,7 @@ export { holdLock } from './lock-holder.js';
 export type { HeldLock } from './lock-holder.js';
 export { startPgBouncer } from './pgbouncer.js';
 export type { PgBouncer, PgBouncerOptions } from './pgbouncer.js';
+export { waitFor } from './wait.js';
+export type { WaitForOptions } from './wait.js';
+export { scriptedModels } from './scripted-models.js';
+export type { ScriptedModels } from './scripted-models.js';

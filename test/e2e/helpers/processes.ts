@@ -1,9 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readdir, readFile, readlink } from 'node:fs/promises';
-import { join } from 'node:path';
-import { cleanEnv, ROOT } from '../support/harness.js';
-
-const MT = join(ROOT, 'packages/cli/bin/mt.js');
+// harness.ts imports this module too: its bindings are read only inside functions, so either may load first.
+import { cleanEnv, MT } from '../support/harness.js';
 
 /** A running `mt worker` process. */
 export interface WorkerProcess {
@@ -106,7 +104,9 @@ export interface ServeProcess extends WorkerProcess {
 
 /**
  * Starts the real `mt serve --port 0 --host 127.0.0.1 ...args` with a clean environment plus `env` (no
- * DATABASE_URL means PGlite) and waits for its `listening on` line.
+ * DATABASE_URL means PGlite) and waits for its `listening on` line; rejects with its output when it exits first
+ * or after 60 s (four servers starting at once took over 30 s at load 20-25, with nothing wrong but the load).
+ * The one way tests start `mt serve` (harness.ts's `startServer` is this on a PostgreSQL URL).
  */
 export async function startServe(
   home: string,

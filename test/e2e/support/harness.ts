@@ -5,10 +5,12 @@ import { cp, mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { type ServeProcess, startServe } from '../helpers/processes.js';
 
 /** The repository root (also the example config repo). */
 export const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-const MT = join(ROOT, 'packages/cli/bin/mt.js');
+/** The built `mt` of this repository. */
+export const MT = join(ROOT, 'packages/cli/bin/mt.js');
 
 /** Fails with a clear message when the CLI has not been built (`npm test` builds first). */
 export function requireBuiltCli(): void {
@@ -82,13 +84,9 @@ function collect(child: ChildProcess, timeoutMs: number): Promise<MtResult> {
   });
 }
 
-/** A running `mt serve` process. */
-export interface ServerProcess {
-  url: string;
-  /** Everything it wrote on stderr so far. */
-  log: () => string;
-  stop: () => Promise<void>;
-}
+export type { ServeProcess };
+/** @deprecated The same as {@link ServeProcess} (helpers/processes.ts); this alias goes once no test uses it. */
+export type ServerProcess = ServeProcess;
 
 /**
  * The platform URL the example config repo's `auth = "Maitento"` connectors call (mt serve's default address):
@@ -105,64 +103,24 @@ export function startServer(
   bootstrapKey: string,
   home: string,
   env: Record<string, string> = {},
-): Promise<ServerProcess> {
-  return startServeProcess([], {
-    home,
-    env: {
-      DATABASE_URL: databaseUrl,
-      MT_BOOTSTRAP_KEY: bootstrapKey,
-      MT_SECRET_KEY: randomBytes(32).toString('hex'),
-      ...env,
-    },
+): Promise<ServeProcess> {
+  return startServe(home, {
+    DATABASE_URL: databaseUrl,
+    MT_BOOTSTRAP_KEY: bootstrapKey,
+    MT_SECRET_KEY: randomBytes(32).toString('hex'),
+    ...env,
   });
 }
 
 /**
- * Starts the real `mt serve --port 0 --host 127.0.0.1 ...args` with a clean environment plus `env`
- * (no DATABASE_URL means PGlite) and waits for its `listening on` line; rejects with its output when it
- * exits first.
+ * `startServe(home, env, args)` of helpers/processes.ts, the one way tests start `mt serve`.
+ * @deprecated Call {@link startServe}; this alias goes once no test uses it.
  */
-export async function startServeProcess(
+export function startServeProcess(
   args: string[],
   options: { home: string; env?: Record<string, string> },
-): Promise<ServerProcess> {
-  const { home } = options;
-  const env = { ...cleanEnv(home), ...options.env };
-  const child = spawn(process.execPath, [MT, 'serve', '--port', '0', '--host', '127.0.0.1', ...args], {
-    cwd: home,
-    env,
-  });
-  let log = '';
-  const url = await new Promise<string>((resolve, reject) => {
-    // 60 s as helpers/processes.ts: four servers starting at once took over 30 s at load 20-25 (deploy-chain, and
-    // packages/cli/test/agents-interactions once), with nothing wrong but the machine's load.
-    const timer = setTimeout(() => reject(new Error(`mt serve did not start in 60 s:\n${log}`)), 60_000);
-    child.stderr.on('data', (c: Buffer) => {
-      log += c.toString();
-      const match = /listening on (http:\/\/\S+)/.exec(log);
-      if (match) {
-        clearTimeout(timer);
-        resolve(match[1].replace(/\/+$/, ''));
-      }
-    });
-    child.stdout.resume();
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`mt serve exited with ${code}:\n${log}`));
-    });
-  });
-  return {
-    url,
-    log: () => log,
-    stop: async () => {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
-      await exited;
-      clearTimeout(timer);
-    },
-  };
+): Promise<ServeProcess> {
+  return startServe(options.home, options.env ?? {}, args);
 }
 
 /** Copies the top-level example config repo into a fresh temporary folder. */

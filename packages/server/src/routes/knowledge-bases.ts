@@ -1,4 +1,3 @@
-import { embedQuery } from '@maitento/engine';
 import {
   AddDocumentQuerySchema,
   CreateKnowledgeBaseBodySchema,
@@ -13,59 +12,26 @@ import {
   deleteKnowledgeBase,
   getDocument,
   getKnowledgeBase,
-  hasEmbeddings,
-  hybridSearchKnowledgeBase,
-  type KnowledgeSearchResult,
   listDocuments,
   listKnowledgeBases,
   putDocument,
-  searchKnowledgeBase,
 } from '@maitento/store';
 import type { FastifyRequest } from 'fastify';
 import { serverErrors } from '../errors.js';
-import { documentChunks } from '../knowledge/budget.js';
-import { documentType } from '../knowledge/extract.js';
+import { documentChunks, documentType, type KnowledgeSearchDeps, searchKnowledge } from '../knowledge/index.js';
 import { KNOWLEDGE_BASE_ID, MARKDOWN } from '../openapi/examples.js';
 import { operation } from '../openapi/operation.js';
 import type { Api, WireTypes } from '../schemas/shared.js';
 import type { ServerContext } from '../server/context.js';
 
-/** How many passages a search returns when the request does not say. */
-const DEFAULT_SEARCH_LIMIT = 5;
-
-/**
- * One search: hybrid (full-text and vectors, fused) when an embedding model is configured and some passage of the
- * knowledge base has a vector, else full-text alone. A query the model fails to embed is searched by full-text
- * search alone, and the failure logged.
- */
-async function search(
-  ctx: ServerContext,
-  request: FastifyRequest,
-  knowledgeBaseId: string,
-  query: string,
-  limit = DEFAULT_SEARCH_LIMIT,
-): Promise<KnowledgeSearchResult[]> {
-  const { namespace } = request.identity;
-  const fullText = () => searchKnowledgeBase(ctx.db, namespace, knowledgeBaseId, { query, limit });
-  if (!ctx.embeddingModel) return fullText();
-  await getKnowledgeBase(ctx.db, namespace, knowledgeBaseId);
-  if (!(await hasEmbeddings(ctx.db, knowledgeBaseId))) return fullText();
-  let vector: number[];
-  try {
-    vector = await embedQuery(ctx.embeddingModel, query);
-  } catch (error) {
-    request.log.warn(
-      { reason: error instanceof Error ? error.message : String(error) },
-      'the search query could not be embedded; full-text search alone answers',
-    );
-    return fullText();
-  }
-  return hybridSearchKnowledgeBase(ctx.db, namespace, knowledgeBaseId, {
-    query,
-    limit,
-    vector,
+/** The search deps of a request: the server's database and model, warnings in the request's log. */
+function searchDeps(ctx: ServerContext, request: FastifyRequest): KnowledgeSearchDeps {
+  return {
+    db: ctx.db,
+    ...(ctx.embeddingModel ? { embeddingModel: ctx.embeddingModel } : {}),
     vectorSearch: ctx.vectorSearch,
-  });
+    warn: (obj, msg) => request.log.warn(obj, msg),
+  };
 }
 
 /**
@@ -207,7 +173,9 @@ export async function knowledgeBaseRoutes(app: Api, ctx: ServerContext): Promise
     },
     async (request) => {
       const { partitionId, query, limit } = request.body;
-      return { results: await search(ctx, request, partitionId, query, limit) };
+      return {
+        results: await searchKnowledge(searchDeps(ctx, request), request.identity.namespace, partitionId, query, limit),
+      };
     },
   );
 
@@ -268,7 +236,15 @@ export async function knowledgeBaseRoutes(app: Api, ctx: ServerContext): Promise
       }),
     },
     async (request) => {
-      return { results: await search(ctx, request, request.params.id, request.body.query, request.body.limit) };
+      return {
+        results: await searchKnowledge(
+          searchDeps(ctx, request),
+          request.identity.namespace,
+          request.params.id,
+          request.body.query,
+          request.body.limit,
+        ),
+      };
     },
   );
 

@@ -1,6 +1,6 @@
 import type { ShutdownState } from './shutdown.js';
 import type { EgressPolicy } from '@maitento/egress';
-import type { EmbeddingModel, EmbeddingWorker, Engine, RunTelemetry } from '@maitento/engine';
+import type { EmbeddingModel, Engine, RunTelemetry } from '@maitento/engine';
 import type { Gateway } from '@maitento/gateway';
 import type {
   CacheLease,
@@ -13,7 +13,7 @@ import type {
   VectorSearch,
   Wakeups,
 } from '@maitento/store';
-import type { ExtractBudget } from '../knowledge/budget.js';
+import type { EmbeddingWorker, ExtractBudget } from '../knowledge/index.js';
 import type { EventStreamTiming } from '../streams/event-stream.js';
 import type { KeyWatch } from '../streams/key-watch.js';
 import type { PerKeyLimit } from '../streams/per-key-limit.js';

@@ -1,29 +1,15 @@
 import swagger from '@fastify/swagger';
-import { type EgressPolicy, egressPolicyFromEnv, type Resolver } from '@maitento/egress';
-import {
-  createEngine,
-  type EmbeddingModel,
-  type Engine,
-  type EngineOptions,
-  embeddingModelFromEnv,
-  startEmbeddingWorker,
-  startTelemetry,
-} from '@maitento/engine';
-import { createGateway, type Gateway } from '@maitento/gateway';
+import type { EgressPolicy, Resolver } from '@maitento/egress';
+import type { EmbeddingModel, Engine, EngineOptions } from '@maitento/engine';
+import type { Gateway } from '@maitento/gateway';
 import {
   bootstrap,
-  type CacheLeaseState,
   chooseVectorSearch,
-  createStoreCache,
   type Db,
   detectVectorSupport,
   type FileLimits,
-  openWakeups,
   type SecretKeys,
   type StoreCache,
-  startCacheLease,
-  startRetention,
-  type Retention,
   type Wakeups,
   type WakeupsOptions,
 } from '@maitento/store';
@@ -33,13 +19,11 @@ import Fastify, {
   type FastifyServerOptions,
   LogController,
 } from 'fastify';
-import { platformCalls } from '../calls/platform-calls.js';
 import { consoleRoutes } from '../console/routes.js';
 import { serverErrors } from '../errors.js';
 import { lazySerializerBuilder } from '../http/lazy-schemas.js';
 import { markOptionalBodies, takesOptionalBody } from '../http/optional-body.js';
 import { formatSchemaError, installValidators } from '../http/validation.js';
-import { logInternalErrors } from '../logging/internal-errors.js';
 import { echoRequestId, loggerOptions, requestId, requestLogger } from '../logging/logging.js';
 import { registerRequestLog } from '../logging/request-log.js';
 import { mcpRoutes } from '../mcp/mcp-routes.js';
@@ -69,11 +53,10 @@ import { DEFAULT_STREAM_TIMING, type EventStreamTiming } from '../streams/event-
 import { watchKeys } from '../streams/key-watch.js';
 import { PerKeyLimit } from '../streams/per-key-limit.js';
 import type { ServerContext } from './context.js';
-import { lazyEngine } from './lazy-engine.js';
+import { openRuntime } from './runtime.js';
 import { ShutdownState } from './shutdown.js';
-import type { ExtractBudget } from '../knowledge/budget.js';
+import type { ExtractBudget } from '../knowledge/index.js';
 import {
-  cacheLeaseMsFromEnv,
   fileLimitsFromEnv,
   knowledgeDocumentLimitFromEnv,
   knowledgeExtractBudgetFromEnv,
@@ -83,12 +66,11 @@ import {
   slowRequestMsFromEnv,
   streamKeepAliveMsFromEnv,
   trustProxyFromEnv,
-  retentionMsFromEnv,
   metricsListenFromEnv,
   type MigrateMode,
   migrateModeFromEnv,
 } from './settings.js';
-import { type MetricsListen, type ProcessMetrics, startMetrics } from './metrics.js';
+import type { MetricsListen } from './metrics.js';
 import { prepareSchema } from './migrations.js';
 
 /** Options of {@link createServer}. */
@@ -207,89 +189,37 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
   // MT_MIGRATE (docs/operations.md, "Upgrades"): migrate at start, or only check the schema; false when the caller did.
   if (options.migrate !== false) await prepareSchema(options.db, options.migrate ?? migrateModeFromEnv());
   if (options.bootstrap !== false) await bootstrapDatabase(options.db, options);
-  // Prometheus metrics on their own port, when asked for (first: a port in use stops the start with nothing else
-  // started): the engine's counters, the server's requests, the lease's mode once it exists.
-  let leaseState = (): CacheLeaseState => ({ mode: 'off' });
-  const metrics: ProcessMetrics | undefined =
-    metricsListen === undefined
-      ? undefined
-      : await startMetrics({ ...metricsListen, db: options.db, lease: () => leaseState(), role: 'serve' });
-
-  const egress = options.egress ?? egressPolicyFromEnv();
-  const ownsGateway = options.gateway === undefined;
-  // `auth = "Maitento"` connectors call this server's own API (MT_PUBLIC_URL) with a short-lived token
-  // of the namespace the call is made for.
-  const platformOrigin = options.platformOrigin;
-  // The gateway's own bugs are logged with their stack through the server's logger, made below.
-  const gatewayLog: { target?: FastifyInstance['log'] } = {};
-  const gateway =
-    options.gateway ??
-    createGateway({
-      policy: egress,
-      resolver: options.resolver,
-      onInternalError: logInternalErrors(() => gatewayLog.target),
-      ...platformCalls(platformOrigin, options.secretKey),
-    });
-  const ownsCache = options.cache === undefined;
-  const cache = options.cache ?? (await createStoreCache(options.db, { secretKey: options.secretKey }));
-  const ownsWakeups = options.wakeups === undefined;
-  const wakeLog: { target?: FastifyBaseLogger } = {};
-  const wakeups =
-    options.wakeups ??
-    (await openWakeups(options.db, {
-      ...options.wakeOptions,
-      logger: {
-        info: (obj, msg) => wakeLog.target?.info(obj, msg),
-        warn: (obj, msg) => wakeLog.target?.warn(obj, msg),
-      },
-    }));
-  // The bounded cache lease on PostgreSQL (docs/decisions/0009-how-a-change-reaches-every-servers-cache.md): this server's cache (its own or the one it was given)
-  // is a member, and its writes settle. On PGlite (one process) nothing to do.
-  const leaseLog: { target?: FastifyBaseLogger } = {};
-  const lease = startCacheLease({
+  // Everything below the HTTP API, wired as `mt worker` wires it (runtime.ts): metrics first, so a port in use stops
+  // the start with nothing else started; then the gateway, cache, wake-ups, cache lease, engine, embedding worker and
+  // retention. Their log lines go through the server's logger, made below.
+  const log: { target?: FastifyBaseLogger } = {};
+  const runtime = await openRuntime({
     db: options.db,
-    wakeups,
-    cache,
-    leaseMs: options.cacheLeaseMs ?? cacheLeaseMsFromEnv(),
-    ...(options.cacheMemberId === undefined ? {} : { memberId: options.cacheMemberId }),
+    secretKey: options.secretKey,
+    role: 'serve',
     logger: {
-      info: (obj, msg) => leaseLog.target?.info(obj, msg),
-      warn: (obj, msg) => leaseLog.target?.warn(obj, msg),
-      error: (obj, msg) => leaseLog.target?.error(obj, msg),
+      info: (obj, msg) => log.target?.info(obj, msg),
+      warn: (obj, msg) => log.target?.warn(obj, msg),
+      error: (obj, msg) => log.target?.error(obj, msg),
     },
+    ...(options.egress ? { egress: options.egress } : {}),
+    ...(options.resolver ? { resolver: options.resolver } : {}),
+    ...(options.gateway ? { gateway: options.gateway } : {}),
+    // `auth = "Maitento"` connectors call this server's own API (MT_PUBLIC_URL).
+    ...(options.platformOrigin ? { platformOrigin: options.platformOrigin } : {}),
+    ...(options.cache ? { cache: options.cache } : {}),
+    ...(options.wakeups ? { wakeups: options.wakeups } : {}),
+    ...(options.wakeOptions ? { wakeOptions: options.wakeOptions } : {}),
+    ...(options.cacheLeaseMs === undefined ? {} : { cacheLeaseMs: options.cacheLeaseMs }),
+    ...(options.cacheMemberId === undefined ? {} : { cacheMemberId: options.cacheMemberId }),
+    ...(metricsListen === undefined ? {} : { metrics: metricsListen }),
+    ...(options.engine ? { engine: options.engine } : {}),
+    worker: options.worker ?? false,
+    ...(options.engineOptions ? { engineOptions: options.engineOptions } : {}),
+    ...(options.retentionMs === undefined ? {} : { retentionMs: options.retentionMs }),
+    ...(options.embeddingModel === undefined ? {} : { embeddingModel: options.embeddingModel }),
   });
-  leaseState = () => lease.state();
-  const ownsEngine = options.engine === undefined;
-  const engineLog: { target?: FastifyBaseLogger } = {};
-  // The engine logs through the server's logger, which is made below.
-  const engineLogger = {
-    info: (obj: object, msg: string) => engineLog.target?.info(obj, msg),
-    warn: (obj: object, msg: string) => engineLog.target?.warn(obj, msg),
-    error: (obj: object, msg: string) => engineLog.target?.error(obj, msg),
-  };
-  // OpenTelemetry (docs/telemetry.md), one for the process: the runs' spans and the direct tool calls' alike.
-  const telemetry =
-    options.engineOptions?.telemetry !== undefined
-      ? (options.engineOptions.telemetry ?? undefined)
-      : await startTelemetry(engineLogger);
-  const makeEngine = () =>
-    createEngine({
-      logger: engineLogger,
-      ...options.engineOptions,
-      telemetry: telemetry ?? null,
-      db: options.db,
-      secretKey: options.secretKey,
-      gateway,
-      // Runs' tool calls read through the same cache as the server's (one gateway plan per version).
-      cache,
-      // The worker fetches on `runs` and reads a held run's cancel on `run:<id>` (its polls are the 2 s fallback).
-      wakeups,
-      worker: options.worker ?? false,
-      ...(metrics === undefined ? {} : { metrics: metrics.ops }),
-    });
-  // With a worker the engine starts now; without one, at the first request that needs it.
-  const engine = options.engine ?? (options.worker ? await makeEngine() : lazyEngine(makeEngine));
-  const keyLog: { target?: FastifyBaseLogger } = {};
+  const { engine, wakeups, cache, lease, gateway, egress, metrics, telemetry } = runtime;
   // pgvector where the database has it installed, else exact vector search: never required (docs/knowledge-bases.md).
   const vectorSupport = await detectVectorSupport(options.db);
   const ctx: ServerContext = {
@@ -300,7 +230,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
     ),
     wakeups,
     shutdown: options.shutdown ?? new ShutdownState(),
-    keys: watchKeys(options.db, wakeups, { warn: (obj, msg) => keyLog.target?.warn(obj, msg) }),
+    keys: watchKeys(options.db, wakeups, { warn: (obj, msg) => log.target?.warn(obj, msg) }),
     db: options.db,
     cache,
     lease,
@@ -314,18 +244,8 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
     vectorSearch: chooseVectorSearch(vectorSupport),
     ...(telemetry === undefined ? {} : { telemetry }),
   };
-  const embeddingModel = options.embeddingModel === undefined ? await embeddingModelFromEnv() : options.embeddingModel;
-  if (embeddingModel) {
-    ctx.embeddingModel = embeddingModel;
-    if (options.worker) {
-      ctx.embeddingWorker = startEmbeddingWorker({
-        db: options.db,
-        model: embeddingModel,
-        wakeups,
-        logger: { warn: (obj, msg) => engineLog.target?.warn(obj, msg) },
-      });
-    }
-  }
+  if (runtime.embeddingModel) ctx.embeddingModel = runtime.embeddingModel;
+  if (runtime.embeddingWorker) ctx.embeddingWorker = runtime.embeddingWorker;
   const bodyLimit = options.bodyLimit ?? 10 * 1024 * 1024;
   const app = Fastify({
     logger: loggerOptions(options.logger),
@@ -346,8 +266,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
     // Response serializers compiled on a route's first response of a status, not all at start (lazy-schemas.ts).
     schemaController: { compilersFactory: { buildSerializer: lazySerializerBuilder() } },
   });
-  gatewayLog.target = app.log;
-  leaseLog.target = app.log;
+  log.target = app.log;
   if (ctx.embeddingModel) {
     app.log.info(
       { vectorSearch: ctx.vectorSearch.kind, pgvectorAvailable: vectorSupport.available },
@@ -358,19 +277,10 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
           : 'knowledge bases: vectors are searched exactly (this server has no pgvector)',
     );
   }
-  engineLog.target = app.log;
-  wakeLog.target = app.log;
   if (metrics !== undefined) {
     metrics.observeHttp(app);
     app.log.info({ url: metrics.url }, `metrics at ${metrics.url}`);
   }
-  // The retention job runs where runs are executed (a server with a worker, `mt worker`), not in an API-only server.
-  const retentionMs = options.retentionMs === undefined ? retentionMsFromEnv() : (options.retentionMs ?? undefined);
-  const retention: Retention | undefined =
-    options.worker && retentionMs !== undefined
-      ? startRetention({ db: options.db, retentionMs, logger: app.log })
-      : undefined;
-  keyLog.target = app.log;
   // Said once when the database stops answering in time, and once when it answers again (pg-db.ts).
   options.db.onReachability((reachable, error) => {
     if (reachable) app.log.info('the database answers again');
@@ -378,27 +288,16 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
       app.log.error({ reason: error instanceof Error ? error.message : String(error) }, 'the database is unreachable');
   });
   // A shutdown stops the worker taking runs at once; its tool calls in flight may finish for the drain's length.
-  if (ownsEngine && options.worker) {
+  const running = runtime.running;
+  if (running !== undefined && options.worker) {
     ctx.shutdown.onBegin((drainMs) => {
-      engine.stopWorker?.(drainMs).catch((error) => app.log.error({ err: error }, 'stopping the worker failed'));
+      running.stopWorker?.(drainMs).catch((error) => app.log.error({ err: error }, 'stopping the worker failed'));
     });
   }
-  // The engine's workers stop before the gateway they call through closes.
-  app.addHook('onClose', async () => {
-    await retention?.close();
-    await ctx.embeddingWorker?.close();
-    if (ownsEngine) await engine.close();
-    // Flushed by the engine's close already, unless the engine was never made (a server without a worker).
-    await telemetry?.shutdown();
-    await metrics?.close();
-  });
+  // The key watch stops, then the runtime closes: its workers before the gateway they call through.
   app.addHook('onClose', async () => {
     ctx.keys.stop();
-    // Leaves the lease first (its row goes, so writers stop waiting for this process) on the wake-up connection.
-    await lease.close();
-    if (ownsWakeups) await wakeups.close();
-    if (ownsCache) await cache.close();
-    if (ownsGateway) await gateway.close();
+    await runtime.close();
   });
   // An empty body sent as JSON (a client that always sets the header) counts as no body, not as an error.
   const jsonParser = app.getDefaultJsonParser('error', 'error');

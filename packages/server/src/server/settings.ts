@@ -8,7 +8,7 @@ import {
   IDEMPOTENCY_LEASE_SECONDS,
   MCP_SESSIONS_TICK_MS,
 } from '@maitento/store';
-import type { ExtractBudget } from '../knowledge/budget.js';
+import type { ExtractBudget } from '../knowledge/index.js';
 import { serverErrors } from '../errors.js';
 import type { McpSettings } from '../mcp/settings.js';
 import { DEFAULT_STREAM_TIMING } from '../streams/event-stream.js';

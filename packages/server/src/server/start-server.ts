@@ -1,16 +1,9 @@
 import type { EgressPolicy } from '@maitento/egress';
-import {
-  checkSecretKeys,
-  DEFAULT_DATA_DIR,
-  type Db,
-  openDatabase,
-  resolveSecretKey,
-  type SecretKeyring,
-} from '@maitento/store';
+import { DEFAULT_DATA_DIR, type Db, resolveSecretKey, type SecretKeyCheck } from '@maitento/store';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import { join } from 'node:path';
 import { bootstrapDatabase, createServer, type ServerOptions } from './create-server.js';
-import { prepareSchema } from './migrations.js';
+import { openPreparedDatabase } from './runtime.js';
 import {
   bootstrapKeyFromEnv,
   databaseUrlFromEnv,
@@ -64,9 +57,8 @@ export interface RunningServer {
   readonly graceMs: number;
 }
 
-/** Runs the startup check of the master keys and tells the operator what it converted or what can be retired. */
-async function checkKeys(db: Db, keyring: SecretKeyring, message: (line: string) => void): Promise<void> {
-  const check = await checkSecretKeys(db, keyring);
+/** Tells the operator what the startup check of the master keys converted or what can be retired. */
+function tellKeyCheck(check: SecretKeyCheck, message: (line: string) => void): void {
   if (check.converted > 0) {
     message(`Converted ${check.converted} secrets to envelope encryption under master key ${check.currentKeyId}`);
   }
@@ -98,16 +90,17 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
   if (key.warning) message(`warning: ${key.warning}`);
   // Read before the database opens: a bad MT_MIGRATE (api:server:migrate-invalid) stops the start with nothing to close.
   const migrateMode = migrateModeFromEnv();
-  const db = await openDatabase(
-    databaseUrl ? { databaseUrl, applicationName: 'mt-serve' } : { dataDir: join(dataDir, 'pglite') },
-  );
+  // Stored secrets must open with the keys given: refuse to start (naming the missing key id) rather than fail calls.
+  const db = await openPreparedDatabase({
+    open: databaseUrl ? { databaseUrl, applicationName: 'mt-serve' } : { dataDir: join(dataDir, 'pglite') },
+    migrate: migrateMode,
+    secretKey: key.keyring,
+    onKeyCheck: (check) => tellKeyCheck(check, message),
+  });
   let app: FastifyInstance | undefined;
   const plan = shutdownPlan(shutdownSettingsFromEnv());
   const shutdown = new ShutdownState();
   try {
-    // Stored secrets must open with the keys given: refuse to start (naming the missing key id) rather than fail calls.
-    await prepareSchema(db, migrateMode);
-    await checkKeys(db, key.keyring, message);
     app = await createServer({
       db,
       secretKey: key.keyring,

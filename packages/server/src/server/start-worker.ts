@@ -1,34 +1,12 @@
-import { egressPolicyFromEnv, type Resolver } from '@maitento/egress';
+import type { Resolver } from '@maitento/egress';
+import type { EngineLogger, RunningEngine } from '@maitento/engine';
+import type { Gateway } from '@maitento/gateway';
+import { type Db, resolveSecretKey } from '@maitento/store';
+import { openPreparedDatabase, openRuntime } from './runtime.js';
 import {
-  type EngineLogger,
-  embeddingModelFromEnv,
-  type RunningEngine,
-  runWorker,
-  startEmbeddingWorker,
-} from '@maitento/engine';
-import { createGateway, type Gateway } from '@maitento/gateway';
-import {
-  type CacheLease,
-  checkSecretKeys,
-  createStoreCache,
-  type Db,
-  openDatabase,
-  openWakeups,
-  resolveSecretKey,
-  startCacheLease,
-  startRetention,
-  type Wakeups,
-} from '@maitento/store';
-import { platformCalls } from '../calls/platform-calls.js';
-import { logInternalErrors } from '../logging/internal-errors.js';
-import { type ProcessMetrics, startMetrics } from './metrics.js';
-import { prepareSchema } from './migrations.js';
-import {
-  cacheLeaseMsFromEnv,
   metricsListenFromEnv,
   migrateModeFromEnv,
   publicUrlFromEnv,
-  retentionMsFromEnv,
   secretKeysFromEnv,
   shutdownSettingsFromEnv,
   workerHealthListenFromEnv,
@@ -82,63 +60,36 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
     value: options.secretKey ?? env.value,
     previous: env.previous,
   });
-  // Read before anything starts: a bad setting (api:metrics:port-invalid) stops the start with nothing to close.
+  // Read before anything starts: a bad setting (api:metrics:port-invalid, api:health:port-invalid) stops the start
+  // with nothing to close.
   const listen = metricsListenFromEnv();
-  const migrateMode = migrateModeFromEnv();
+  const migrate = migrateModeFromEnv();
   const healthListen = workerHealthListenFromEnv();
   const stuckMs = workerStuckMsFromEnv();
   const plan = shutdownPlan(shutdownSettingsFromEnv());
   const shutdown = new ShutdownState();
-  const db = await openDatabase({ databaseUrl: options.databaseUrl, applicationName: 'mt-worker' });
+  const db = await openPreparedDatabase({
+    open: { databaseUrl: options.databaseUrl, applicationName: 'mt-worker' },
+    migrate,
+    secretKey: key.keyring,
+  });
   try {
-    // MT_MIGRATE: migrate a new or older database at start (default), or only check it (docs/operations.md, "Upgrades").
-    await prepareSchema(db, migrateMode);
-    // Refuses to start (api:secrets:key-id-missing) when stored secrets are under a key this worker lacks.
-    await checkSecretKeys(db, key.keyring);
-    const platformOrigin = options.platformOrigin ?? publicUrlFromEnv();
-    const gateway = createGateway({
-      policy: egressPolicyFromEnv(),
-      resolver: options.resolver,
-      // As `mt serve`: a bug in a tool call is logged with its stack, the run only sees api:gateway:internal.
-      onInternalError: logInternalErrors(() => options.logger),
-      ...platformCalls(platformOrigin, key.keyring),
+    const runtime = await openRuntime({
+      db,
+      secretKey: key.keyring,
+      role: 'worker',
+      platformOrigin: options.platformOrigin ?? publicUrlFromEnv(),
+      ...(options.resolver ? { resolver: options.resolver } : {}),
+      ...(options.logger ? { logger: options.logger } : {}),
+      ...(listen === undefined ? {} : { metrics: listen }),
+      worker: { ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }) },
     });
-    // The worker's own cache of versions, `enabled` and secrets, kept fresh by every server's NOTIFY.
-    const cache = await createStoreCache(db, { secretKey: key.keyring }).catch(async (error: unknown) => {
-      await gateway.close();
-      throw error;
-    });
-    let wakeups: Wakeups | undefined;
-    let lease: CacheLease | undefined;
-    let metrics: ProcessMetrics | undefined;
+    if (runtime.metrics) options.logger?.info({ url: runtime.metrics.url }, `metrics at ${runtime.metrics.url}`);
     let health: WorkerHealthServer | undefined;
     try {
-      // The worker's wake-ups: it fetches on `runs` and reads a held run's cancel on `run:<id>`.
-      wakeups = await openWakeups(db, options.logger ? { logger: options.logger } : {});
-      // A member of the cache lease, as a server: its tool calls read no epoch while the lease holds.
-      lease = startCacheLease({
-        db,
-        wakeups,
-        cache,
-        leaseMs: cacheLeaseMsFromEnv(),
-        ...(options.logger ? { logger: options.logger } : {}),
-      });
-      // Prometheus metrics on their own port (MT_METRICS_PORT), as `mt serve`'s: the runs and tool calls of this worker.
-      const leaseNow = lease;
-      if (listen !== undefined) {
-        metrics = await startMetrics({ ...listen, db, lease: () => leaseNow.state(), role: 'worker' });
-        options.logger?.info({ url: metrics.url }, `metrics at ${metrics.url}`);
-      }
-      const engine = await runWorker({
-        db,
-        secretKey: key.keyring,
-        gateway,
-        cache,
-        wakeups,
-        ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
-        ...(options.logger ? { logger: options.logger } : {}),
-        ...(metrics === undefined ? {} : { metrics: metrics.ops }),
-      });
+      // Made now: a worker executes runs (a worker alone never runs on the embedded database).
+      const engine = runtime.running;
+      if (!engine) throw new Error('the runtime of a worker made no engine');
       shutdown.onBegin((drainMs) => {
         engine
           .stopWorker?.(drainMs)
@@ -146,47 +97,28 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
       });
       // The live and ready routes of `mt serve` on a small port of their own (MT_WORKER_HEALTH_PORT), when asked for.
       if (healthListen !== undefined) {
-        const wake = wakeups;
+        const { wakeups, lease } = runtime;
         health = await startWorkerHealth(healthListen, () => ({
           db,
-          listening: wake.listening,
-          cache: leaseNow.state(),
+          listening: wakeups.listening,
+          cache: lease.state(),
           worker: engine.workerHealth?.() ?? null,
           shuttingDown: shutdown.begun,
           stuckMs,
-        })).catch(async (error: unknown) => {
-          await engine.close();
-          throw error;
-        });
+        }));
         options.logger?.info({ url: health.url }, `health at ${health.url}`);
       }
-      // Passages of knowledge bases get their vectors here too, when an embedding model is configured.
-      const model = await embeddingModelFromEnv();
-      const embedding = model ? startEmbeddingWorker({ db, model, wakeups, logger: options.logger }) : undefined;
-      // Ended runs older than MT_RETENTION_DAYS are deleted every hour (docs/operations.md, "Data lifecycle").
-      const retentionMs = retentionMsFromEnv();
-      const retention =
-        retentionMs === undefined
-          ? undefined
-          : startRetention({ db, retentionMs, ...(options.logger ? { logger: options.logger } : {}) });
       const healthNow = health;
       const close = async () => {
         // Readiness says so while it stops (a close without a shutdown too).
         shutdown.begin(plan.drainMs);
-        await retention?.close();
-        await embedding?.close();
-        await engine.close();
-        await metrics?.close();
-        await lease?.close();
-        await wakeups?.close();
-        await cache.close();
-        await gateway.close();
+        await runtime.close();
         await healthNow?.close();
         await db.close();
       };
       return {
         engine,
-        gateway,
+        gateway: runtime.gateway,
         db,
         close,
         graceMs: plan.graceMs,
@@ -199,11 +131,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
       };
     } catch (error) {
       await health?.close();
-      await metrics?.close();
-      await lease?.close();
-      await wakeups?.close();
-      await cache.close();
-      await gateway.close();
+      await runtime.close();
       throw error;
     }
   } catch (error) {

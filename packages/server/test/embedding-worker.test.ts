@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createOpenAI } from '@ai-sdk/openai';
-import { startEmbeddingWorker } from '@maitento/engine';
+import { startEmbeddingWorker } from '../src/knowledge/index.js';
 import {
   bootstrap,
   createKnowledgeBase,

@@ -1,6 +1,5 @@
 import { chunksToEmbed, type Db, FALLBACK_POLL_MS, storeEmbeddings, type Wakeups, wakeTopics } from '@maitento/store';
-import type { EmbeddingModel } from 'ai';
-import { embedTexts } from './embedding-model.js';
+import { type EmbeddingModel, embedTexts } from '@maitento/engine';
 
 /** What the embedding worker logs: a batch that failed (it is tried again after `pollMs`). */
 export interface EmbeddingWorkerLogger {

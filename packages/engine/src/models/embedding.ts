@@ -1,8 +1,8 @@
 import type { EmbeddingModel } from 'ai';
 import { envText as env } from '../engine/settings.js';
 import { engineErrors } from '../errors.js';
-import { loadAi } from '../models/ai.js';
-import { parseModelSpec } from '../models/resolve.js';
+import { loadAi } from './ai.js';
+import { parseModelSpec } from './resolve.js';
 
 /**
  * The embedding model of `MT_EMBEDDING_MODEL` (`openai:NAME` through OPENAI_BASE_URL / OPENAI_API_KEY,
