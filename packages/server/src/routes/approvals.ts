@@ -104,6 +104,7 @@ export async function approvalRoutes(app: Api, ctx: ServerContext): Promise<void
     app.post(
       `/approvals/:id/${decision}`,
       {
+        config: { role: 'answer' },
         schema: ANSWER_APPROVAL[decision],
         preValidation: decision === 'approve' ? emptyBodyIsEmptyObject : rejectionNeedsReason,
       },

@@ -153,6 +153,7 @@ export async function fileSystemRoutes(app: Api, ctx: ServerContext): Promise<vo
   app.get(
     '/file-systems/:id/files',
     {
+      config: { role: 'run' },
       schema: operation({
         operationId: 'listFiles',
         tags: ['file-systems'],
@@ -173,6 +174,7 @@ export async function fileSystemRoutes(app: Api, ctx: ServerContext): Promise<vo
   app.post(
     '/file-systems/:id/files',
     {
+      config: { role: 'run' },
       schema: operation({
         operationId: 'writeFile',
         tags: ['file-systems'],
@@ -216,6 +218,7 @@ export async function fileSystemRoutes(app: Api, ctx: ServerContext): Promise<vo
   app.post(
     '/file-systems/:id/move',
     {
+      config: { role: 'run' },
       schema: operation({
         operationId: 'moveFile',
         tags: ['file-systems'],
@@ -238,6 +241,7 @@ export async function fileSystemRoutes(app: Api, ctx: ServerContext): Promise<vo
   app.get(
     '/file-systems/:id/files/*',
     {
+      config: { role: 'run' },
       schema: operation({
         operationId: 'getFile',
         tags: ['file-systems'],
@@ -268,6 +272,7 @@ export async function fileSystemRoutes(app: Api, ctx: ServerContext): Promise<vo
   app.delete(
     '/file-systems/:id/files/*',
     {
+      config: { role: 'run' },
       schema: operation({
         operationId: 'deleteFile',
         tags: ['file-systems'],
