@@ -187,7 +187,10 @@ export function documentOperations(
       delete responses['5XX'];
       // The key roles that may call it (docs/roles.md): one table, plugins/auth.ts's ROUTE_ACCESS.
       if (path.startsWith('/v1/')) {
-        (op as Record<string, unknown>)['x-roles'] = [...ROUTE_ACCESS[(roles.get(id) ?? 'read') as RouteRole]];
+        const level = (roles.get(id) ?? 'read') as RouteRole;
+        (op as Record<string, unknown>)['x-roles'] = [...ROUTE_ACCESS[level]];
+        // An operator route: an admin key of the `default` namespace only.
+        if (level === 'operator') (op as Record<string, unknown>)['x-roles-namespace'] = 'default';
       }
       const errors = errorResponses([...commonCodes(path, method, op, doc, roles.get(id)), ...doc.errors]);
       for (const [status, response] of Object.entries(errors)) {
