@@ -146,7 +146,12 @@ export function answerRefusal(
   if (policy.excludeStarter === true && approval.startedByKeyId === by.keyId) {
     return engineErrors.create('api:approvals:starter-excluded', { tool, keyId: by.keyId });
   }
-  if (decision === 'approve' && approval.approvedBy.some((k) => k.keyId === by.keyId)) {
+  // Counted only while it waits: an approval decided meanwhile is "already answered", whoever asks.
+  if (
+    decision === 'approve' &&
+    approval.status === 'Pending' &&
+    approval.approvedBy.some((k) => k.keyId === by.keyId)
+  ) {
     return engineErrors.create('api:approvals:same-approver', {
       id: approval.id,
       keyId: by.keyId,
