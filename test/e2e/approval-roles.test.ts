@@ -1,3 +1,5 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Api, type ApprovalView, api } from './helpers/api.js';
 import { runsRepoFiles } from './helpers/config-repo.js';
@@ -7,7 +9,7 @@ import { type RunsStack, startRunsStack } from './helpers/stack.js';
 // upstream and the fake model: who may answer an approval, two distinct approvers, separation of duties, and a
 // policy that follows the tool's version.
 let stack: RunsStack;
-const keys: Record<string, { id: string; api: Api }> = {};
+const keys: Record<string, { id: string; key: string; api: Api }> = {};
 
 beforeAll(async () => {
   stack = await startRunsStack({ servers: 1, workers: 1 });
@@ -20,7 +22,7 @@ beforeAll(async () => {
     const made = await stack.api.request('POST', '/v1/keys', { name, role });
     expect(made.status, JSON.stringify(made.body)).toBe(201);
     expect(made.body.role).toBe(role);
-    keys[name] = { id: made.body.id, api: api(stack.servers[0].url, made.body.key) };
+    keys[name] = { id: made.body.id, key: made.body.key, api: api(stack.servers[0].url, made.body.key) };
   }
 }, 90_000);
 
@@ -104,6 +106,49 @@ describe('roles', { timeout: 60_000 }, () => {
     const page = await fetch(`${origin}/console/approvals`, { headers: { cookie }, redirect: 'manual' });
     expect(page.status).toBe(403);
     expect(await page.text()).toContain('api:approvals:role-forbidden');
+  });
+});
+
+describe('roles over MCP', { timeout: 60_000 }, () => {
+  it('a runner key calls a tool that needs approval over MCP and cannot approve it; an approver does, and the call is made once', async () => {
+    const client = new Client({ name: 'e2e-roles', version: '1.0.0' });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${stack.servers[0].url}/mcp`), {
+        requestInit: { headers: { authorization: `Bearer ${keys.runner.key}` } },
+      }),
+    );
+    try {
+      const before = refundCalls('M-4001').length;
+      const waiting = client.callTool({
+        name: 'refund-order',
+        arguments: { request: { amount: 7, reason: 'mcp' }, additionalInputs: { 'path.orderId': 'M-4001' } },
+      });
+      let approval: ApprovalView | undefined;
+      for (let i = 0; i < 200 && approval === undefined; i++) {
+        const listed = await stack.api.request<ApprovalView[]>('GET', '/v1/approvals');
+        approval = listed.body.find((a) => a.runId === null && a.argumentsJson.includes('M-4001'));
+        if (approval === undefined) await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(approval).toBeDefined();
+      const refused = await keys.runner.api.request('POST', `/v1/approvals/${approval!.id}/approve`, {});
+      expect(refused.status).toBe(403);
+      expect(refused.body.code).toBe('api:approvals:role-forbidden');
+      expect(refundCalls('M-4001').length).toBe(before);
+      const approved = await keys.approver.api.request('POST', `/v1/approvals/${approval!.id}/approve`, {});
+      expect(approved.status, JSON.stringify(approved.body)).toBe(200);
+      const result = await waiting;
+      expect(result.isError, JSON.stringify(result)).toBe(false);
+      expect(refundCalls('M-4001').length).toBe(before + 1);
+    } finally {
+      await client.close();
+    }
+    // An approver key may not use the MCP endpoints (it calls no tools).
+    const mcp = await fetch(`${stack.servers[0].url}/mcp`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${keys.approver.key}`, 'content-type': 'application/json' },
+      body: '{}',
+    });
+    expect(mcp.status).toBe(403);
   });
 });
 
