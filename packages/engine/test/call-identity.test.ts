@@ -17,7 +17,7 @@ import { makeWorld, startUpstream, waitFor, type World } from './helpers.js';
 // one turn, the call's identity being (run, turn, index), never the model's id.
 let world: World;
 let upstream: Awaited<ReturnType<typeof startUpstream>>;
-const by = { keyId: 'k1', keyName: 'alice' };
+const by = { keyId: 'k1', keyName: 'alice', role: 'user' as const };
 const lookup = (order: string, id = 'call_0') => ({
   name: 'get-order',
   id,
