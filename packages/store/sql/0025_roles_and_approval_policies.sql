@@ -1,4 +1,4 @@
--- mt: compatible-from 24 (expand: a widened check and nullable or defaulted columns; a release before it never writes the new roles or columns)
+-- mt: compatible-from 17 (expand: a widened check and nullable or defaulted columns; a release that knows schema 17 never writes the new roles or columns and runs on it)
 -- Maitento schema, version 25: roles and approval policies (docs/roles.md). A key may also be a `runner` (a program,
 -- an agent, an MCP host: runs and reads its own runs, never answers an approval) or an `approver` (reads and answers
 -- approvals, nothing else). An approval stores the policy of the tool version it covers, taken when it was made (so
