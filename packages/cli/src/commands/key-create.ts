@@ -12,7 +12,7 @@ export const register: RegisterCommand = (program, io) => {
     .addOption(
       new Option(
         '--role <role>',
-        'admin (deploy, versions, secrets, keys), user (a person\'s app: reads, runs, answers approvals), ' +
+        "admin (deploy, versions, secrets, keys), user (a person's app: reads, runs, answers approvals), " +
           'runner (programs, agents, MCP hosts: runs and reads its own runs, never answers an approval) or ' +
           'approver (reads, answers approvals); see docs/roles.md',
       )

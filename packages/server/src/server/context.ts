@@ -6,7 +6,6 @@ import type {
   Db,
   FileLimits,
   KeyIdentity,
-  KeyRole,
   SecretKeys,
   StoreCache,
   VectorSearch,
