@@ -66,6 +66,13 @@ describe('roles', { timeout: 60_000 }, () => {
     const hidden = await keys.runner.api.request('GET', `/v1/runs/${other.runId}`);
     expect(hidden.status).toBe(404);
     expect(hidden.body.code).toBe('api:runs:not-found');
+    // Approvals too: its own run's, not another key's.
+    expect((await keys.runner.api.request('GET', `/v1/approvals/${approval.id}`)).status).toBe(200);
+    const otherApproval = await keys.runner.api.request('GET', `/v1/approvals/${other.approval.id}`);
+    expect(otherApproval.body.code).toBe('api:approvals:not-found');
+    const approvals = (await keys.runner.api.request('GET', '/v1/approvals')).body.map((a: { id: string }) => a.id);
+    expect(approvals).toContain(approval.id);
+    expect(approvals).not.toContain(other.approval.id);
     const listed = await keys.runner.api.request('GET', '/v1/runs?limit=200');
     const ids = listed.body.runs.map((r: { id: string }) => r.id);
     expect(ids).toContain(runId);

@@ -68,8 +68,8 @@ export interface Engine {
   ): Promise<RunView>;
   /** Answers an approval by its id, once (409 `api:approvals:already-answered` for the losers). */
   answerApproval(namespace: string, approvalId: string, answer: ApprovalAnswer): Promise<ApprovalView>;
-  getApproval(namespace: string, id: string): Promise<ApprovalView>;
-  listApprovals(namespace: string, query: ListApprovalsQuery): Promise<ApprovalView[]>;
+  getApproval(namespace: string, id: string, viewer?: RunViewer): Promise<ApprovalView>;
+  listApprovals(namespace: string, query: ListApprovalsQuery, viewer?: RunViewer): Promise<ApprovalView[]>;
   /** Stops this process's workers (if any) and the queue; the database stays open. */
   close(): Promise<void>;
   /**

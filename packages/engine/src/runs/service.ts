@@ -295,17 +295,23 @@ export class RunService implements RunningEngine {
     return this.getRun(namespace, runId, viewer);
   }
 
-  async getApproval(namespace: string, id: string): Promise<ApprovalView> {
-    return approvalView(await approvalOrThrow(this.deps.db, namespace, id));
+  async getApproval(namespace: string, id: string, viewer?: RunViewer): Promise<ApprovalView> {
+    const approval = await approvalOrThrow(this.deps.db, namespace, id);
+    // A runner key reads only the approvals of its own runs and MCP calls (docs/roles.md).
+    if (viewer?.role === 'runner' && approval.startedByKeyId !== viewer.keyId) {
+      throw engineErrors.create('api:approvals:not-found', { id });
+    }
+    return approvalView(approval);
   }
 
-  async listApprovals(namespace: string, query: ListApprovalsQuery): Promise<ApprovalView[]> {
+  async listApprovals(namespace: string, query: ListApprovalsQuery, viewer?: RunViewer): Promise<ApprovalView[]> {
     const status = query.status === 'all' ? undefined : (query.status ?? 'Pending');
     if (query.runId !== undefined && !isUuid(query.runId)) return [];
     const records = await listApprovalRecords(this.deps.db, namespace, {
       status,
       runId: query.runId,
       limit: Math.min(Math.max(Math.floor(query.limit ?? 50), 1), 200),
+      ...(viewer?.role === 'runner' ? { startedByKeyId: viewer.keyId } : {}),
     });
     return records.map(approvalView);
   }

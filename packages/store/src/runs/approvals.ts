@@ -180,16 +180,20 @@ export async function treeApprovals(db: Queryable, runId: string): Promise<Appro
   return rows.map(toRecord);
 }
 
-/** The approvals of a namespace, newest first, filtered by status (all when undefined) and run. */
+/**
+ * The approvals of a namespace, newest first, filtered by status (all when undefined), run, and the key that started
+ * their run's tree (a runner key's own).
+ */
 export async function listApprovalRecords(
   db: Queryable,
   namespace: string,
-  filter: { status?: string; runId?: string; limit: number },
+  filter: { status?: string; runId?: string; limit: number; startedByKeyId?: string },
 ): Promise<ApprovalRecord[]> {
   const { rows } = await db.query<ApprovalRow>(
     `SELECT ${COLUMNS} FROM mt_approvals WHERE namespace = $1 AND ($2::text IS NULL OR status = $2) ` +
-      'AND ($3::uuid IS NULL OR run_id = $3::uuid) ORDER BY created_at DESC, id DESC LIMIT $4',
-    [namespace, filter.status ?? null, filter.runId ?? null, filter.limit],
+      'AND ($3::uuid IS NULL OR run_id = $3::uuid) AND ($5::text IS NULL OR started_by_key_id = $5) ' +
+      'ORDER BY created_at DESC, id DESC LIMIT $4',
+    [namespace, filter.status ?? null, filter.runId ?? null, filter.limit, filter.startedByKeyId ?? null],
   );
   return rows.map(toRecord);
 }
