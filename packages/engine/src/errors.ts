@@ -80,6 +80,26 @@ export const engineErrors = defineErrors({
     message: 'Approval {id} was never answered, and no longer can be{why}',
     hint: 'Start the run again to make the call; `mt run-list` shows how runs ended',
   },
+  'api:approvals:role-forbidden': {
+    status: 403,
+    message: 'A {role} key may not answer an approval',
+    hint: 'Answer with an approver, user or admin key (docs/roles.md); a runner key starts runs and never answers them',
+  },
+  'api:approvals:not-an-approver': {
+    status: 403,
+    message: 'Tool {tool} names who may answer its approvals ({approvers}); this {role} key {keyId} is not one of them',
+    hint: "Answer with a key the tool's approval.approvers names (docs/roles.md)",
+  },
+  'api:approvals:starter-excluded': {
+    status: 403,
+    message: 'Tool {tool} needs someone other than the key that started the run ({keyId}) to answer its approvals',
+    hint: 'Ask another person to answer it (approval.excludeStarter = true)',
+  },
+  'api:approvals:same-approver': {
+    status: 409,
+    message: 'Key {keyId} has already approved {id}; tool {tool} needs {count} distinct approvers',
+    hint: 'Ask another approver to approve it',
+  },
   'api:approvals:reason-required': {
     status: 422,
     message: 'A rejection needs a reason: the model is told it, to redraft the call',

@@ -3,7 +3,14 @@ export type { EmbeddingModel } from 'ai';
 export type { Engine, RunningEngine, WorkerHealth } from './api/engine.js';
 export { RUN_EVENTS_MAX_PAGE, RUN_EVENTS_PAGE } from './api/engine.js';
 export type * from './api/types.js';
-export { approvalNow, approvedCallUse, type ActingCheck } from './approvals/acting.js';
+export {
+  ANSWERING_ROLES,
+  answerRefusal,
+  answerRoleRefusal,
+  approvalNow,
+  approvedCallUse,
+  type ActingCheck,
+} from './approvals/acting.js';
 export { opsMetrics, TOOL_CALL_BUCKETS } from './telemetry/ops-metrics.js';
 export type { EndedStatus, OpsMetrics } from './telemetry/ops-metrics.js';
 export type { EngineOptions } from './engine/create-engine.js';

@@ -4,7 +4,7 @@ import { waitFor, type World, ordersWorld, type TestUpstream } from './helpers.j
 
 let world: World;
 let upstream: TestUpstream;
-const by = { keyId: 'k1', keyName: 'alice' };
+const by = { keyId: 'k1', keyName: 'alice', role: 'user' as const };
 const refund = (amount: number) => ({
   toolCalls: [{ name: 'refund-order', arguments: { request: { amount, reason: 'Blue mug arrived smashed' } } }],
 });
@@ -101,7 +101,7 @@ describe('approvals', () => {
     expect(String(rejected.result)).toContain('Refund the mug only');
     const answered = events.filter((e) => e.type === 'approval-answered').map((e) => e.data);
     expect(answered.map((a) => a.decision)).toEqual(['reject', 'approve']);
-    expect(answered[1]!.by).toEqual(by);
+    expect(answered[1]!.by).toEqual({ keyId: by.keyId, keyName: by.keyName });
   });
 
   it('stores run-waiting with the PendingApproval status, after the other calls of the turn, so a follower never stops early', async () => {

@@ -16,7 +16,7 @@ import { waitFor, type World, ordersWorld, type TestUpstream } from './helpers.j
 // one turn, the call's identity being (run, turn, index), never the model's id.
 let world: World;
 let upstream: TestUpstream;
-const by = { keyId: 'k1', keyName: 'alice' };
+const by = { keyId: 'k1', keyName: 'alice', role: 'user' as const };
 const lookup = (order: string, id = 'call_0') => ({
   name: 'get-order',
   id,

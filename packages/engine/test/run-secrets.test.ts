@@ -19,7 +19,7 @@ import { makeWorld, type Seen, startUpstream, waitFor, type World } from './help
 let world: World;
 let upstream: Awaited<ReturnType<typeof startUpstream>>;
 const holds = new Map<string, Promise<unknown>>();
-const by = { keyId: 'k1', keyName: 'alice' };
+const by = { keyId: 'k1', keyName: 'alice', role: 'user' as const };
 const ids: Record<string, string> = {};
 
 const getOrder = (orderId: string) => ({

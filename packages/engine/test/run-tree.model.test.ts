@@ -20,7 +20,7 @@ let upstream: Awaited<ReturnType<typeof startUpstream>>;
 let refundVersion = 0;
 // The process's wake-ups, as `mt serve` has them: a cancel reaches the worker holding a run at once.
 let wakeups: Wakeups;
-const by = { keyId: 'k1', keyName: 'alice' };
+const by = { keyId: 'k1', keyName: 'alice', role: 'user' as const };
 const ENDED = ['Completed', 'Failed', 'Cancelled'];
 const KINDS = ['refund-tree', 'refund-deep'] as const;
 

@@ -9,7 +9,7 @@ import { runTreeRepo, TREE_SCRIPTS } from './run-tree-repo.js';
 
 let world: World;
 let upstream: Awaited<ReturnType<typeof startUpstream>>;
-const by = { keyId: 'k1', keyName: 'alice' };
+const by = { keyId: 'k1', keyName: 'alice', role: 'user' as const };
 
 beforeAll(async () => {
   upstream = await startUpstream(() => ({ body: { ok: true } }));

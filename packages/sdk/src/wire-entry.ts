@@ -4,6 +4,7 @@
 // `@maitento/sdk`, as the same objects and types.
 export {
   APPROVAL_STATUSES,
+  KEY_ROLES,
   RESOURCE_KINDS,
   RUN_EVENT_TYPES,
   RUN_STATUSES,

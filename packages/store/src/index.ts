@@ -138,7 +138,7 @@ export {
   consumeApproval,
   markApprovalDelivered,
 } from './runs/approvals.js';
-export type { ApprovalRecord } from './runs/approvals.js';
+export type { ApprovalPolicy, ApprovalRecord } from './runs/approvals.js';
 export {
   findChildRun,
   followDescendant,

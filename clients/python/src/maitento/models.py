@@ -117,6 +117,14 @@ class ToolAuth(MaitentoModel):
     secret: str
 
 
+class ToolApproval(MaitentoModel):
+    """The tool's approval policy (docs/roles.md)"""
+
+    approvers: list[str] | None = Field(None, description="Who may answer: key roles and/or API key ids")
+    count: int | None = Field(None, description="How many distinct approvers are needed")
+    exclude_starter: bool | None = Field(None, alias="excludeStarter", description="true: the key that started the run's tree may not answer")
+
+
 class Tool(MaitentoModel):
     """Tool."""
 
@@ -127,6 +135,7 @@ class Tool(MaitentoModel):
     bindings: ToolBindings
     auth: ToolAuth | None = Field(None)
     requires_approval: bool = Field(alias="requiresApproval")
+    approval: ToolApproval | None = Field(None, description="The tool's approval policy (docs/roles.md)")
 
 
 class ToolDefinition(MaitentoModel):
@@ -338,6 +347,7 @@ class Approval(MaitentoModel):
     agent_name: str | None = Field(alias="agentName")
     reason: str | None = Field(description="The reason given with a rejection")
     answered_by: Actor | None = Field(alias="answeredBy")
+    approved_by: list[Actor] | None = Field(None, alias="approvedBy", description="The distinct keys that approved so far, in order (a tool whose policy needs more than one approval stays Pending until enough did)")
     answered_at: str | None = Field(alias="answeredAt")
     expires_at: str | None = Field(alias="expiresAt")
     created_at: str = Field(alias="createdAt")
@@ -522,7 +532,7 @@ class KeyInfo(MaitentoModel):
 
     id: str
     name: str | None
-    role: Literal["admin", "user"]
+    role: Literal["admin", "user", "runner", "approver"]
     secrets: list[str] = Field(description="The ids of the secrets granted to the key when it was made: a user key names only these in a run (an admin key any)")
     created_at: str = Field(alias="createdAt")
 
@@ -532,7 +542,7 @@ class CreatedKey(MaitentoModel):
 
     id: str
     name: str | None
-    role: Literal["admin", "user"]
+    role: Literal["admin", "user", "runner", "approver"]
     secrets: list[str] = Field(description="The ids of the secrets granted to the key when it was made: a user key names only these in a run (an admin key any)")
     created_at: str = Field(alias="createdAt")
     key: str
@@ -740,7 +750,7 @@ class CreateKeyBody(MaitentoModel):
     """CreateKeyBody."""
 
     name: str | None = Field(None)
-    role: Literal["admin", "user"]
+    role: Literal["admin", "user", "runner", "approver"]
     secrets: list[str] | None = Field(None, description="Ids of secrets of the namespace the key may name in a run (inputs.functions.auth); a user key may name no other. An admin key uses every secret.")
 
 
@@ -897,6 +907,7 @@ __all__ = [
     "SendRunMessageBody",
     "StartRunBody",
     "Tool",
+    "ToolApproval",
     "ToolAuth",
     "ToolBindings",
     "ToolDefinition",

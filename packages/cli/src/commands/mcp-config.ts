@@ -44,7 +44,8 @@ export const register: RegisterCommand = (program, io) => {
     )
     .addHelpText(
       'after',
-      '\nThe snippet holds the API key: prefer a `user` key (mt key-create --role user) and keep the file private.\n' +
+      '\nThe snippet holds the API key: use a `runner` key (mt key-create --role runner), which runs and calls tools\n' +
+        'but can never answer an approval, so the agent cannot approve its own calls; keep the file private.\n' +
         'Claude Code: .mcp.json; Cursor: .cursor/mcp.json; VS Code: .vscode/mcp.json (--vscode). See docs/mcp.md.',
     )
     .action(async (flags: McpConfigFlags) => {

@@ -38,7 +38,7 @@ export interface Engine {
   ): Promise<RunView>;
   getRun(namespace: string, id: string, viewer?: RunViewer): Promise<RunView>;
   /** One page of runs as summaries: no inputs, the result cut short (the run's own {@link getRun} has all). */
-  listRuns(namespace: string, query: ListRunsQuery): Promise<RunPage>;
+  listRuns(namespace: string, query: ListRunsQuery, viewer?: RunViewer): Promise<RunPage>;
   /**
    * The stored steps with `seq > after` (default 0), in order: at most `limit` of them (default
    * {@link RUN_EVENTS_PAGE}, at most {@link RUN_EVENTS_MAX_PAGE}); read the next page after the last `seq`.
@@ -68,8 +68,8 @@ export interface Engine {
   ): Promise<RunView>;
   /** Answers an approval by its id, once (409 `api:approvals:already-answered` for the losers). */
   answerApproval(namespace: string, approvalId: string, answer: ApprovalAnswer): Promise<ApprovalView>;
-  getApproval(namespace: string, id: string): Promise<ApprovalView>;
-  listApprovals(namespace: string, query: ListApprovalsQuery): Promise<ApprovalView[]>;
+  getApproval(namespace: string, id: string, viewer?: RunViewer): Promise<ApprovalView>;
+  listApprovals(namespace: string, query: ListApprovalsQuery, viewer?: RunViewer): Promise<ApprovalView[]>;
   /** Stops this process's workers (if any) and the queue; the database stays open. */
   close(): Promise<void>;
   /**

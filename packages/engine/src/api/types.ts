@@ -3,6 +3,7 @@
 // schemas, in packages/sdk/src/wire/): the engine answers and takes exactly those types.
 
 import type { Actor } from '@maitento/sdk/wire';
+import type { KeyRole } from '@maitento/store';
 
 export type {
   Actor,
@@ -25,6 +26,8 @@ export type { RunEventType } from '../journal/events.js';
 /** Who reads a run: the API key of the request (a secret input is shown to it only when it may use the secret). */
 export interface RunViewer {
   keyId: string;
+  /** A `runner` key sees only the runs whose tree it started (`startedByKeyId`); others: not found. */
+  role?: KeyRole;
 }
 
 /** An answer to an approval. */
@@ -32,5 +35,6 @@ export interface ApprovalAnswer {
   decision: 'approve' | 'reject';
   /** Required with `reject`. */
   reason?: string;
-  by: Actor;
+  /** The answering key, with its role: `answerRefusal` decides whether it may answer. */
+  by: Actor & { role: KeyRole };
 }

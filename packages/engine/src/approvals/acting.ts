@@ -2,7 +2,14 @@
 // now (its expiry included), and the last checks right before an approved call is sent.
 import type { MtError } from '@maitento/errors';
 import type { ApprovalUse } from '@maitento/gateway';
-import { type ApprovalRecord, apiKeyDeleted, consumeApproval, type Queryable, storeErrors } from '@maitento/store';
+import {
+  type ApprovalRecord,
+  apiKeyDeleted,
+  consumeApproval,
+  type KeyRole,
+  type Queryable,
+  storeErrors,
+} from '@maitento/store';
 import { engineErrors } from '../errors.js';
 import { type CallReads, findVersion } from '../runs/call-reads.js';
 
@@ -102,4 +109,55 @@ export function approvedCallUse(
       return options.used();
     },
   };
+}
+
+/** The key roles that may answer an approval at all (docs/roles.md): every role but `runner`. */
+export const ANSWERING_ROLES: readonly KeyRole[] = ['admin', 'user', 'approver'];
+
+/** A refusal when a key of `role` may not answer any approval (`api:approvals:role-forbidden`). */
+export function answerRoleRefusal(role: KeyRole): MtError | undefined {
+  return ANSWERING_ROLES.includes(role) ? undefined : engineErrors.create('api:approvals:role-forbidden', { role });
+}
+
+/**
+ * The one decision "may this key answer this approval" (REST, the console, and so MCP's approvals, all answer
+ * through `answerApproval`, which asks it): the key's role answers approvals; the policy of the tool version the
+ * approval covers (taken when it was made) names the key's role or id among its approvers, does not exclude the key
+ * that started the run's tree, and an approval counts each key once. Undefined: it may.
+ */
+export function answerRefusal(
+  approval: ApprovalRecord,
+  by: { keyId: string; role: KeyRole },
+  decision: 'approve' | 'reject',
+): MtError | undefined {
+  const byRole = answerRoleRefusal(by.role);
+  if (byRole !== undefined) return byRole;
+  const policy = approval.policy ?? {};
+  const tool = approval.functionName;
+  const approvers = policy.approvers ?? [];
+  if (approvers.length > 0 && !approvers.includes(by.role) && !approvers.includes(by.keyId)) {
+    return engineErrors.create('api:approvals:not-an-approver', {
+      tool,
+      approvers: approvers.join(', '),
+      role: by.role,
+      keyId: by.keyId,
+    });
+  }
+  if (policy.excludeStarter === true && approval.startedByKeyId === by.keyId) {
+    return engineErrors.create('api:approvals:starter-excluded', { tool, keyId: by.keyId });
+  }
+  // Counted only while it waits: an approval decided meanwhile is "already answered", whoever asks.
+  if (
+    decision === 'approve' &&
+    approval.status === 'Pending' &&
+    approval.approvedBy.some((k) => k.keyId === by.keyId)
+  ) {
+    return engineErrors.create('api:approvals:same-approver', {
+      id: approval.id,
+      keyId: by.keyId,
+      tool,
+      count: String(policy.count ?? 1),
+    });
+  }
+  return undefined;
 }

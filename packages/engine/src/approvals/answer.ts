@@ -11,7 +11,7 @@ import {
 import { bindIdempotentEffect, type IdempotentEffect, isUuid } from '@maitento/store';
 import type { ApprovalAnswer } from '../api/types.js';
 import { engineErrors } from '../errors.js';
-import { approvalNow } from './acting.js';
+import { answerRefusal, approvalNow } from './acting.js';
 import { approvalAnswered, runFailed } from '../journal/events.js';
 import { appendToRun } from '../journal/journal.js';
 
@@ -66,6 +66,8 @@ export async function answerApproval(
   const reason = answer.reason?.trim() ?? '';
   if (answer.decision === 'reject' && reason === '') throw engineErrors.create('api:approvals:reason-required');
   const asked = await approvalOrThrow(db, namespace, id);
+  const refused = answerRefusal(asked, answer.by, answer.decision);
+  if (refused !== undefined) throw refused;
   let runEnded = false;
   const won = await db
     .transaction(async (tx) => {
@@ -76,10 +78,12 @@ export async function answerApproval(
         reason: reason === '' ? null : reason,
         keyId: answer.by.keyId,
         keyName: answer.by.keyName,
+        needed: asked.policy?.count ?? 1,
       });
       if (record === undefined) return record;
-      // A keyed request's answer commits with its Idempotency-Key's record (decision 0102).
-      if (record.runId === null) {
+      // Outside a run, or an approval short of its policy's count (recorded; the run waits on for the next approver):
+      // a keyed request's answer commits with its Idempotency-Key's record (decision 0102).
+      if (record.runId === null || record.status === 'Pending') {
         await bindIdempotentEffect(tx, effect);
         return record;
       }
@@ -108,6 +112,11 @@ export async function answerApproval(
     if (now.status === 'Pending') await expireApprovals(db, { id });
   }
   const now = await approvalOrThrow(db, namespace, id);
+  if (now.status === 'Pending' && approvalNow(now) !== 'expired') {
+    // Still waiting: this key approved it in the meantime (a two-person rule counts each key once).
+    const again = answerRefusal(now, answer.by, answer.decision);
+    if (again !== undefined) throw again;
+  }
   if (now.status === 'Pending' && approvalNow(now) === 'expired') {
     await expireApproval(db, now, queueRun);
     throw engineErrors.create('api:approvals:expired', { id, expiresAt: now.expiresAt ?? '' });

@@ -168,6 +168,9 @@ async function requestApproval(
       argumentsJson: shownArguments(call.arguments, runBindingsFor(ctx, tool)),
       requestHash: prepared.hash,
       ttlSeconds: ttl === undefined ? undefined : ttl / 1000,
+      // The pinned tool version's policy and the tree's key: who may answer is decided from the approval alone.
+      policy: tool.tool.approval ?? null,
+      startedByKeyId: ctx.run.startedByKeyId,
     });
     await ctx.journal.append([approvalRequested(call, approvalView(record), prepared.view)], undefined, tx);
   });

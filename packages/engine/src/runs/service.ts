@@ -67,9 +67,12 @@ export class RunService implements RunningEngine {
     await this.worker?.stop(drainMs);
   }
 
-  private async record(namespace: string, id: string): Promise<RunRecord> {
+  private async record(namespace: string, id: string, viewer?: RunViewer): Promise<RunRecord> {
     const run = isUuid(id) ? await findRun(this.deps.db, id, namespace) : undefined;
-    if (run === undefined) throw engineErrors.create('api:runs:not-found', { id });
+    // A runner key's own runs are those whose tree it started (docs/roles.md); another's is not found.
+    if (run === undefined || (viewer?.role === 'runner' && run.startedByKeyId !== viewer.keyId)) {
+      throw engineErrors.create('api:runs:not-found', { id });
+    }
     return run;
   }
 
@@ -161,10 +164,10 @@ export class RunService implements RunningEngine {
   }
 
   async getRun(namespace: string, id: string, viewer?: RunViewer): Promise<RunView> {
-    return this.view(await this.record(namespace, id), viewer);
+    return this.view(await this.record(namespace, id, viewer), viewer);
   }
 
-  async listRuns(namespace: string, query: ListRunsQuery): Promise<RunPage> {
+  async listRuns(namespace: string, query: ListRunsQuery, viewer?: RunViewer): Promise<RunPage> {
     const limit = Math.min(Math.max(Math.floor(query.limit ?? 50), 1), 200);
     let after: { createdAt: string; id: string } | undefined;
     if (query.cursor !== undefined && query.cursor !== '') {
@@ -183,6 +186,7 @@ export class RunService implements RunningEngine {
       status: query.status,
       limit: limit + 1,
       after,
+      ...(viewer?.role === 'runner' ? { startedByKeyId: viewer.keyId } : {}),
     });
     const page = records.slice(0, limit);
     const last = page[page.length - 1];
@@ -203,7 +207,8 @@ export class RunService implements RunningEngine {
     viewer?: RunViewer,
   ): Promise<RunEvent[]> {
     // Only whether it is there: a stream reads a page at a time, and the run's inputs and result are not needed.
-    if (!isUuid(id) || !(await runExists(this.deps.db, id, namespace))) {
+    if (viewer?.role === 'runner') await this.record(namespace, id, viewer);
+    else if (!isUuid(id) || !(await runExists(this.deps.db, id, namespace))) {
       throw engineErrors.create('api:runs:not-found', { id });
     }
     const page = Math.min(Math.max(Math.floor(limit), 1), RUN_EVENTS_MAX_PAGE);
@@ -220,7 +225,7 @@ export class RunService implements RunningEngine {
     viewer?: RunViewer,
   ): Promise<RunView> {
     if (text.trim() === '') throw engineErrors.create('api:runs:message-empty');
-    const run = await this.record(namespace, id);
+    const run = await this.record(namespace, id, viewer);
     // The message and the run's job commit together, only while the run waits (one conditional append decides).
     const stored = await this.deps.db.transaction(async (tx) => {
       const seq = await appendToRun(tx, id, ['WaitingForInput'], [userMessage(text, by)]);
@@ -242,7 +247,7 @@ export class RunService implements RunningEngine {
   }
 
   async cancelRun(namespace: string, id: string, viewer?: RunViewer): Promise<RunView> {
-    const run = await this.record(namespace, id);
+    const run = await this.record(namespace, id, viewer);
     // The runs a cancel ended here (waiting ones: no worker holds them) and the approvals it expired, for telemetry.
     const ended = new Map<string, ApprovalRecord[]>();
     // Cancelling a run cancels the child runs its calls started (agents as tools), down the chain, a child being
@@ -318,17 +323,23 @@ export class RunService implements RunningEngine {
     return this.getRun(namespace, runId, viewer);
   }
 
-  async getApproval(namespace: string, id: string): Promise<ApprovalView> {
-    return approvalView(await approvalOrThrow(this.deps.db, namespace, id));
+  async getApproval(namespace: string, id: string, viewer?: RunViewer): Promise<ApprovalView> {
+    const approval = await approvalOrThrow(this.deps.db, namespace, id);
+    // A runner key reads only the approvals of its own runs and MCP calls (docs/roles.md).
+    if (viewer?.role === 'runner' && approval.startedByKeyId !== viewer.keyId) {
+      throw engineErrors.create('api:approvals:not-found', { id });
+    }
+    return approvalView(approval);
   }
 
-  async listApprovals(namespace: string, query: ListApprovalsQuery): Promise<ApprovalView[]> {
+  async listApprovals(namespace: string, query: ListApprovalsQuery, viewer?: RunViewer): Promise<ApprovalView[]> {
     const status = query.status === 'all' ? undefined : (query.status ?? 'Pending');
     if (query.runId !== undefined && !isUuid(query.runId)) return [];
     const records = await listApprovalRecords(this.deps.db, namespace, {
       status,
       runId: query.runId,
       limit: Math.min(Math.max(Math.floor(query.limit ?? 50), 1), 200),
+      ...(viewer?.role === 'runner' ? { startedByKeyId: viewer.keyId } : {}),
     });
     return records.map(approvalView);
   }

@@ -15,6 +15,7 @@ export function approvalView(record: ApprovalRecord): ApprovalView {
       record.answeredByKeyId === null
         ? null
         : { keyId: record.answeredByKeyId, keyName: record.answeredByKeyName ?? '' },
+    approvedBy: record.approvedBy,
     answeredAt: record.answeredAt,
     expiresAt: record.expiresAt,
     createdAt: record.createdAt,

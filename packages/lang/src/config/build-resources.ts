@@ -135,6 +135,15 @@ function tool(name: string, root: TreeObject): Tool {
     requiresApproval: flag(root.requiresApproval, false),
   };
   if (isTreeObject(root.auth)) out.auth = { header: text(root.auth.header) ?? '', secret: ref(root.auth.secret) ?? '' };
+  if (isTreeObject(root.approval)) {
+    // Only what is written: a tool without a policy keeps its content (and version hash) as before.
+    const policy: NonNullable<Tool['approval']> = {};
+    const { approvers, count, excludeStarter } = root.approval;
+    if (Array.isArray(approvers)) policy.approvers = approvers.filter((a): a is string => typeof a === 'string');
+    if (typeof count === 'number') policy.count = count;
+    if (typeof excludeStarter === 'boolean') policy.excludeStarter = excludeStarter;
+    out.approval = policy;
+  }
   return out;
 }
 

@@ -159,6 +159,24 @@ const tool: Shape = {
       'The secret sent in a header, for a connector with auth = "Header".',
     ),
     requiresApproval: opt(bool, 'true: a person approves each call first (default false).'),
+    approval: opt(
+      {
+        type: 'object',
+        name: "a tool's approval policy",
+        properties: {
+          approvers: opt(
+            { type: 'array', items: nonEmpty },
+            'Who may answer: key roles ("approver", "user", "admin") and/or API key ids (default: every role that answers).',
+          ),
+          count: opt(
+            { type: 'number' },
+            'How many distinct keys must approve a call (default 1; 2: a two-person rule).',
+          ),
+          excludeStarter: opt(bool, "true: the key that started the run's tree may not answer (separation of duties)."),
+        },
+      },
+      'Who may approve its calls, how many, and whether the starter may (with requiresApproval = true; docs/roles.md).',
+    ),
   },
 };
 

@@ -17,6 +17,7 @@ const TYPES = ['request', 'query', 'path'] as const;
  * and warns about a tool secret its connector would never send.
  */
 export function checkTool(tool: Tool, tree: ValueTree, ctx: CompileContext): void {
+  checkApprovalPolicy(tool, tree, ctx);
   const connector = ctx.connectors.get(tool.connector)?.resource;
   if (tool.auth !== undefined && connector !== undefined && connector.auth !== 'Header') {
     ctx.reporter.report(
@@ -84,5 +85,30 @@ export function checkTool(tool: Tool, tree: ValueTree, ctx: CompileContext): voi
         keySpanOf(tree, path),
       );
     });
+  }
+}
+
+/** An approval policy asks for at least one whole approver, and only on a tool whose calls need approval. */
+function checkApprovalPolicy(tool: Tool, tree: ValueTree, ctx: CompileContext): void {
+  const count = tool.approval?.count;
+  if (count !== undefined && !(Number.isInteger(count) && count >= 1 && count <= 10)) {
+    ctx.reporter.report(
+      'mtr:property:type',
+      { key: 'approval.count', expected: 'a whole number from 1 to 10', actual: String(count) },
+      tree.file,
+      spanOf(tree, ['approval', 'count']),
+    );
+  }
+  if (tool.approval !== undefined && !tool.requiresApproval) {
+    ctx.reporter.report(
+      'mtr:property:type',
+      {
+        key: 'approval',
+        expected: 'a policy on a tool with requiresApproval = true',
+        actual: 'requiresApproval = false',
+      },
+      tree.file,
+      keySpanOf(tree, ['approval']),
+    );
   }
 }

@@ -1,12 +1,12 @@
 // The answers of the key, namespace, secret-key and tool-call routes, declared once like ./schemas.ts.
 import { Type } from 'typebox';
 import { timestamp, uuid } from './formats.js';
-import { type Json, ref, stringEnum } from './schemas.js';
+import { type Json, KEY_ROLES, ref, stringEnum } from './schemas.js';
 
 const keyProperties = {
   id: uuid(),
   name: Type.Union([Type.String(), Type.Null()]),
-  role: stringEnum(['admin', 'user']),
+  role: stringEnum(KEY_ROLES),
   secrets: Type.Array(uuid(), {
     description:
       'The ids of the secrets granted to the key when it was made: a user key names only these in a run (an admin key any)',

@@ -18,6 +18,12 @@ export const TERMINAL_RUN_STATUSES = [
   'Failed',
   'Cancelled',
 ] as const satisfies readonly (typeof RUN_STATUSES)[number][];
+/**
+ * The roles of an API key (docs/roles.md): `admin` changes its namespace; `user` (a person's application) runs and
+ * answers its approvals; `runner` (a program, an agent, an MCP host) runs and reads its own runs, never answers an
+ * approval; `approver` reads and answers approvals, nothing else.
+ */
+export const KEY_ROLES = ['admin', 'user', 'runner', 'approver'] as const;
 /** Approval statuses. */
 export const APPROVAL_STATUSES = ['Pending', 'Approved', 'Rejected', 'Expired'] as const;
 /** The kinds of stored steps of a run. */

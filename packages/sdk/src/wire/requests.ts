@@ -6,7 +6,7 @@
 // into the operation that takes it. Each route of the server names the ones its operation takes, in its own
 // `schema` (packages/server/src/routes/).
 import { Type } from 'typebox';
-import { APPROVAL_STATUSES, type Json, RUN_STATUSES, stringEnum } from './schemas.js';
+import { APPROVAL_STATUSES, type Json, KEY_ROLES, RUN_STATUSES, stringEnum } from './schemas.js';
 
 /** The longest resource name a path may carry (a deployed file path is at most 1000 characters). */
 export const MAX_NAME_LENGTH = 1000;
@@ -43,7 +43,7 @@ export const CreateNamespaceBodySchema = Type.Object(
 export const CreateKeyBodySchema = Type.Object(
   {
     name: Type.Optional(Type.String({ maxLength: 200 })),
-    role: stringEnum(['admin', 'user']),
+    role: stringEnum(KEY_ROLES),
     secrets: Type.Optional(
       Type.Array(Type.String({ minLength: 1, maxLength: 100 }), {
         maxItems: 1000,

@@ -32,6 +32,7 @@ const jsonSchema = Type.Unsafe<{ [key: string]: Json } | boolean>({});
 // SDK's `@maitento/sdk/client` entry and the CLI's commands need them without the schemas.
 export {
   APPROVAL_STATUSES,
+  KEY_ROLES,
   RESOURCE_KINDS,
   RUN_EVENT_TYPES,
   RUN_STATUSES,
@@ -103,6 +104,20 @@ export const ToolSchema = Type.Object(
     // The secret's name only; its value never leaves the store.
     auth: Type.Optional(Type.Object({ header: Type.String(), secret: Type.String() })),
     requiresApproval: Type.Boolean(),
+    approval: Type.Optional(
+      Type.Object(
+        {
+          approvers: Type.Optional(
+            Type.Array(Type.String(), { description: 'Who may answer: key roles and/or API key ids' }),
+          ),
+          count: Type.Optional(Type.Integer({ minimum: 1, description: 'How many distinct approvers are needed' })),
+          excludeStarter: Type.Optional(
+            Type.Boolean({ description: "true: the key that started the run's tree may not answer" }),
+          ),
+        },
+        { description: "The tool's approval policy (docs/roles.md)" },
+      ),
+    ),
   },
   { $id: 'Tool' },
 );
@@ -277,6 +292,12 @@ export const ApprovalSchema = Type.Object(
     agentName: nullable(Type.String()),
     reason: nullable(Type.String(), 'The reason given with a rejection'),
     answeredBy: nullable(ref(ActorSchema)),
+    approvedBy: Type.Optional(
+      Type.Array(ref(ActorSchema), {
+        description:
+          'The distinct keys that approved so far, in order (a tool whose policy needs more than one approval stays Pending until enough did)',
+      }),
+    ),
     answeredAt: nullable(timestamp()),
     expiresAt: nullable(timestamp()),
     createdAt: timestamp(),

@@ -3,7 +3,7 @@ import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
 import helmet from '@fastify/helmet';
 import rateLimit from '@fastify/rate-limit';
-import { type ApprovalView, RUN_STATUSES, type RunEvent, type RunStatus } from '@maitento/engine';
+import { type ApprovalView, answerRoleRefusal, RUN_STATUSES, type RunEvent, type RunStatus } from '@maitento/engine';
 import { isMtError, type MtError } from '@maitento/errors';
 import type { PreparedRequestView } from '@maitento/gateway';
 import { TERMINAL_EVENT_TYPES } from '@maitento/sdk';
@@ -11,7 +11,7 @@ import { findApproval, findRun, getVersion, listResources, listVersions } from '
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { serverErrors } from '../errors.js';
 import { answeringActor } from '../http/actor.js';
-import { allowed } from '../plugins/auth.js';
+import { accessRefusal, allowed } from '../plugins/auth.js';
 import { listRunnableVersions } from '../resources/resource-reads.js';
 import { changeVersionEnabled } from '../resources/versioned-routes.js';
 import type { ServerContext } from '../server/context.js';
@@ -213,6 +213,11 @@ export async function consoleRoutes(app: FastifyInstance, ctx: ServerContext): P
     }
     request.consoleSession = session;
     request.identity = session.identity;
+    // The approval pages and actions are for keys that answer approvals (a runner key never does: docs/roles.md).
+    if (path.startsWith('/console/approvals')) {
+      const refused = answerRoleRefusal(session.identity.role);
+      if (refused !== undefined) throw refused;
+    }
     if (request.method === 'POST' && !same((request.body as Form | undefined)?._csrf, session.csrfToken)) {
       throw serverErrors.create('api:console:csrf-invalid');
     }
@@ -249,7 +254,9 @@ export async function consoleRoutes(app: FastifyInstance, ctx: ServerContext): P
     return reply.type(asset.type).header('cache-control', 'public, max-age=3600').send(asset.body);
   });
 
-  app.get('/console', async (_request, reply) => reply.redirect('/console/approvals', 303));
+  app.get('/console', async (request, reply) =>
+    reply.redirect(answerRoleRefusal(request.identity.role) ? '/console/runs' : '/console/approvals', 303),
+  );
 
   const loginPage = (reply: FastifyReply, request: FastifyRequest, error?: string, status = 200) => {
     const csrf = randomBytes(24).toString('base64url');
@@ -432,13 +439,17 @@ export async function consoleRoutes(app: FastifyInstance, ctx: ServerContext): P
         interaction: interaction?.trim() || undefined,
         agent: agent?.trim() || undefined,
       };
-      const result = await engine.listRuns(request.identity.namespace, {
-        ...(filters.status ? { status: filters.status as RunStatus } : {}),
-        ...(filters.interaction ? { interaction: filters.interaction } : {}),
-        ...(filters.agent ? { agent: filters.agent } : {}),
-        ...(cursor ? { cursor } : {}),
-        limit: 50,
-      });
+      const result = await engine.listRuns(
+        request.identity.namespace,
+        {
+          ...(filters.status ? { status: filters.status as RunStatus } : {}),
+          ...(filters.interaction ? { interaction: filters.interaction } : {}),
+          ...(filters.agent ? { agent: filters.agent } : {}),
+          ...(cursor ? { cursor } : {}),
+          limit: 50,
+        },
+        request.identity,
+      );
       return html(
         reply,
         page(
@@ -506,6 +517,8 @@ export async function consoleRoutes(app: FastifyInstance, ctx: ServerContext): P
   );
 
   app.post<{ Params: { id: string } }>('/console/runs/:id/cancel', async (request, reply) => {
+    const refused = accessRefusal(request.identity, 'run');
+    if (refused !== undefined) throw refused;
     await engine.cancelRun(request.identity.namespace, request.params.id, request.identity);
     return reply.redirect(`/console/runs/${request.params.id}`, 303);
   });

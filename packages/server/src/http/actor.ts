@@ -1,4 +1,4 @@
-import type { Queryable } from '@maitento/store';
+import type { KeyRole, Queryable } from '@maitento/store';
 import type { FastifyRequest } from 'fastify';
 import { serverErrors } from '../errors.js';
 
@@ -6,6 +6,8 @@ import { serverErrors } from '../errors.js';
 export interface RequestActor {
   keyId: string;
   keyName: string;
+  /** The key's role: the engine's `answerRefusal` decides with it whether the key may answer an approval. */
+  role: KeyRole;
 }
 
 /** What an actor's name is when its key was created without one. */
@@ -17,11 +19,11 @@ export const UNNAMED_KEY = '(unnamed key)';
  * an approval is a person's decision, so an agent may never answer one, even its own.
  */
 export async function answeringActor(db: Queryable, request: FastifyRequest): Promise<RequestActor> {
-  const { keyId, namespace } = request.identity;
+  const { keyId, namespace, role } = request.identity;
   if (keyId === 'platform-token') throw serverErrors.create('api:approvals:person-required');
   const { rows } = await db.query<{ name: string | null }>(
     'SELECT name FROM mt_api_keys WHERE id = $1 AND namespace = $2',
     [keyId, namespace],
   );
-  return { keyId, keyName: rows[0]?.name ?? UNNAMED_KEY };
+  return { keyId, keyName: rows[0]?.name ?? UNNAMED_KEY, role };
 }

@@ -199,6 +199,8 @@ async function approvalFor(
       argumentsJson: canonicalJson(call.arguments ?? {}),
       requestHash: fresh.hash,
       ...(settings.approvalTtlMs === undefined ? {} : { ttlSeconds: settings.approvalTtlMs / 1000 }),
+      policy: tool.approval ?? null,
+      startedByKeyId: call.keyId,
     });
   });
 }

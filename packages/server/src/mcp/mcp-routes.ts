@@ -141,7 +141,7 @@ export async function mcpRoutes(app: FastifyInstance, ctx: ServerContext, settin
     }
   };
 
-  const config = { role: 'user' as const };
+  const config = { role: 'run' as const };
   const schema = { hide: true };
   for (const method of ['POST', 'GET', 'DELETE'] as const) {
     app.route({ method, url: '/mcp', config, schema, handler: (request, reply) => handle(request, reply) });

@@ -1,3 +1,5 @@
+import { ROUTE_ACCESS } from '../plugins/auth.js';
+import type { RouteRole } from '../server/context.js';
 import { STATUS_CODES } from 'node:http';
 import { egressErrors } from '@maitento/egress';
 import { engineErrors } from '@maitento/engine';
@@ -55,7 +57,8 @@ function commonCodes(
   const codes: string[] = [];
   const v1 = path.startsWith('/v1/');
   if (v1) codes.push('api:auth:missing-key', 'api:auth:invalid-key');
-  if (role !== undefined && role !== 'user') codes.push('api:auth:forbidden');
+  if (role === 'answer') codes.push('api:approvals:role-forbidden');
+  else if (role !== undefined && role !== 'read') codes.push('api:auth:forbidden');
   if ((op.parameters?.length ?? 0) > 0 || op.requestBody) codes.push('api:request:invalid');
   if (op.requestBody) {
     codes.push('api:request:too-large');
@@ -182,6 +185,13 @@ export function documentOperations(
       }
       delete responses['4XX'];
       delete responses['5XX'];
+      // The key roles that may call it (docs/roles.md): one table, plugins/auth.ts's ROUTE_ACCESS.
+      if (path.startsWith('/v1/')) {
+        const level = (roles.get(id) ?? 'read') as RouteRole;
+        (op as Record<string, unknown>)['x-roles'] = [...ROUTE_ACCESS[level]];
+        // An operator route: an admin key of the `default` namespace only.
+        if (level === 'operator') (op as Record<string, unknown>)['x-roles-namespace'] = 'default';
+      }
       const errors = errorResponses([...commonCodes(path, method, op, doc, roles.get(id)), ...doc.errors]);
       for (const [status, response] of Object.entries(errors)) {
         // An answer the route declares itself (the health check's 503) stays as it is.

@@ -1,33 +1,57 @@
-import { DEFAULT_NAMESPACE, isPlatformToken, verifyPlatformToken } from '@maitento/store';
+import { ANSWERING_ROLES, answerRoleRefusal } from '@maitento/engine';
+import type { MtError } from '@maitento/errors';
+import { DEFAULT_NAMESPACE, isPlatformToken, type KeyRole, verifyPlatformToken } from '@maitento/store';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { serverErrors } from '../errors.js';
 import type { RouteRole, ServerContext } from '../server/context.js';
 
+/**
+ * The key roles each route access admits: the one table behind every route's `config.role`, the OpenAPI document and
+ * docs/roles.md (test/roles-doc.test.ts keeps the page equal to it). `answer` is the engine's `ANSWERING_ROLES`: the
+ * same list its one decision "may this key answer this approval" starts with.
+ */
+export const ROUTE_ACCESS: Record<RouteRole, readonly KeyRole[]> = {
+  read: ['admin', 'user', 'runner', 'approver'],
+  run: ['admin', 'user', 'runner'],
+  answer: ANSWERING_ROLES,
+  admin: ['admin'],
+  operator: ['admin'],
+};
+
 const ROLE_ACTIONS: Record<RouteRole, string> = {
-  user: 'read here',
+  read: 'read here',
+  run: 'start runs or call tools',
+  answer: 'answer approvals',
   admin: 'change this namespace',
   operator: 'manage namespaces',
 };
 
 export function allowed(identity: FastifyRequest['identity'], role: RouteRole): boolean {
-  if (role === 'user') return true;
-  if (role === 'admin') return identity.role === 'admin';
-  return identity.role === 'admin' && identity.namespace === DEFAULT_NAMESPACE;
+  if (!ROUTE_ACCESS[role].includes(identity.role)) return false;
+  return role !== 'operator' || identity.namespace === DEFAULT_NAMESPACE;
+}
+
+/** Why `identity` may not call a route of `role`, or undefined when it may. */
+export function accessRefusal(identity: FastifyRequest['identity'], role: RouteRole): MtError | undefined {
+  if (allowed(identity, role)) return undefined;
+  // A key that may not answer approvals is told so with the engine's code (the same decision as answerApproval's).
+  if (role === 'answer') return answerRoleRefusal(identity.role);
+  const roles = ROUTE_ACCESS[role];
+  const least = roles.length === 1 ? roles[0]! : `${roles.slice(0, -1).join(', ')} or ${roles.at(-1)}`;
+  return serverErrors.create('api:auth:forbidden', { action: ROLE_ACTIONS[role], role: least });
 }
 
 /**
  * Adds the API-key check to every route of `app`: `Authorization: Bearer <key>` must name a stored key or be
- * a valid platform token (401 otherwise), whose role must reach the route's `config.role` (403 otherwise; `user` by default).
+ * a valid platform token (401 otherwise), whose role the route's `config.role` must admit (`ROUTE_ACCESS`; 403 otherwise; `read` by default).
  */
 export function registerAuth(app: FastifyInstance, ctx: ServerContext): void {
   app.decorateRequest('identity', undefined as unknown as FastifyRequest['identity']);
   // The identity's role must reach the route's; throws otherwise.
   const admit = (request: FastifyRequest, identity: FastifyRequest['identity']): void => {
     request.identity = identity;
-    const role = request.routeOptions.config.role ?? 'user';
-    if (!allowed(identity, role)) {
-      throw serverErrors.create('api:auth:forbidden', { action: ROLE_ACTIONS[role], role });
-    }
+    const refused = accessRefusal(identity, request.routeOptions.config.role ?? 'read');
+    if (refused !== undefined) throw refused;
   };
   const lookUp = async (request: FastifyRequest, key: string): Promise<void> => {
     // Every change committed before this request (by any server) is applied to the caches first: no statement while

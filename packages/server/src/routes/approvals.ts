@@ -80,7 +80,7 @@ export async function approvalRoutes(app: Api, ctx: ServerContext): Promise<void
         errors: [],
       }),
     },
-    async (request) => engine.listApprovals(request.identity.namespace, request.query),
+    async (request) => engine.listApprovals(request.identity.namespace, request.query, request.identity),
   );
 
   app.get(
@@ -97,13 +97,14 @@ export async function approvalRoutes(app: Api, ctx: ServerContext): Promise<void
         errors: ['api:approvals:not-found'],
       }),
     },
-    async (request) => engine.getApproval(request.identity.namespace, request.params.id),
+    async (request) => engine.getApproval(request.identity.namespace, request.params.id, request.identity),
   );
 
   for (const decision of ['approve', 'reject'] as const) {
     app.post(
       `/approvals/:id/${decision}`,
       {
+        config: { role: 'answer' },
         schema: ANSWER_APPROVAL[decision],
         preValidation: decision === 'approve' ? emptyBodyIsEmptyObject : rejectionNeedsReason,
       },

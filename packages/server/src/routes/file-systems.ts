@@ -154,6 +154,7 @@ export async function fileSystemRoutes(app: Api, ctx: ServerContext): Promise<vo
   app.get(
     '/file-systems/:id/files',
     {
+      config: { role: 'run' },
       schema: operation({
         operationId: 'listFiles',
         tags: ['file-systems'],
@@ -174,6 +175,7 @@ export async function fileSystemRoutes(app: Api, ctx: ServerContext): Promise<vo
   app.post(
     '/file-systems/:id/files',
     {
+      config: { role: 'run' },
       schema: operation({
         operationId: 'writeFile',
         tags: ['file-systems'],
@@ -219,6 +221,7 @@ export async function fileSystemRoutes(app: Api, ctx: ServerContext): Promise<vo
   app.post(
     '/file-systems/:id/move',
     {
+      config: { role: 'run' },
       schema: operation({
         operationId: 'moveFile',
         tags: ['file-systems'],
@@ -241,6 +244,7 @@ export async function fileSystemRoutes(app: Api, ctx: ServerContext): Promise<vo
   app.get(
     '/file-systems/:id/files/*',
     {
+      config: { role: 'run' },
       schema: operation({
         operationId: 'getFile',
         tags: ['file-systems'],
@@ -271,6 +275,7 @@ export async function fileSystemRoutes(app: Api, ctx: ServerContext): Promise<vo
   app.delete(
     '/file-systems/:id/files/*',
     {
+      config: { role: 'run' },
       schema: operation({
         operationId: 'deleteFile',
         tags: ['file-systems'],

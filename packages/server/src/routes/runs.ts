@@ -88,6 +88,7 @@ export async function runRoutes(app: Api, ctx: ServerContext): Promise<void> {
   app.post(
     '/interactions/:name/runs',
     {
+      config: { role: 'run' },
       schema: operation({
         operationId: 'startRun',
         tags: ['runs'],
@@ -146,7 +147,7 @@ export async function runRoutes(app: Api, ctx: ServerContext): Promise<void> {
         errors: ['api:runs:invalid-cursor'],
       }),
     },
-    async (request) => engine.listRuns(request.identity.namespace, request.query),
+    async (request) => engine.listRuns(request.identity.namespace, request.query, request.identity),
   );
 
   app.get(
@@ -271,6 +272,7 @@ export async function runRoutes(app: Api, ctx: ServerContext): Promise<void> {
   app.post(
     '/runs/:id/cancel',
     {
+      config: { role: 'run' },
       schema: operation({
         operationId: 'cancelRun',
         tags: ['runs'],
@@ -298,6 +300,7 @@ export async function runRoutes(app: Api, ctx: ServerContext): Promise<void> {
   app.post(
     '/runs/:id/messages',
     {
+      config: { role: 'run' },
       schema: operation({
         operationId: 'sendRunMessage',
         tags: ['runs'],
@@ -328,6 +331,7 @@ export async function runRoutes(app: Api, ctx: ServerContext): Promise<void> {
     app.post(
       `/runs/:id/${decision}`,
       {
+        config: { role: 'answer' },
         schema: ANSWER_RUN[decision],
         preValidation: decision === 'approve' ? emptyBodyIsEmptyObject : rejectionNeedsReason,
       },

@@ -7,7 +7,6 @@ import type {
   Db,
   FileLimits,
   KeyIdentity,
-  KeyRole,
   SecretKeys,
   StoreCache,
   VectorSearch,
@@ -65,8 +64,12 @@ export interface ServerContext {
   fileLimits: FileLimits;
 }
 
-/** Who may call a route: a role of the key's namespace, or `operator` (an admin key of `default`). */
-export type RouteRole = KeyRole | 'operator';
+/**
+ * Who may call a route (docs/roles.md; the key roles each admits: `ROUTE_ACCESS` in plugins/auth.ts): `read` every
+ * key of the namespace, `run` the keys that start runs and call tools, `answer` the keys that answer approvals,
+ * `admin` an admin key, `operator` an admin key of `default`.
+ */
+export type RouteRole = 'read' | 'run' | 'answer' | 'admin' | 'operator';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -74,7 +77,7 @@ declare module 'fastify' {
     identity: KeyIdentity;
   }
   interface FastifyContextConfig {
-    /** The least role a key needs for the route. */
+    /** Who may call the route (`read` when absent). */
     role?: RouteRole;
   }
 }

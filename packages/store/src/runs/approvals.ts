@@ -27,6 +27,22 @@ export interface ApprovalRecord {
   /** True when `expiresAt` has passed (by the database's clock). */
   expired: boolean;
   createdAt: string;
+  /** The approval policy of the tool version it covers, as it was when the approval was made (null: none). */
+  policy: ApprovalPolicy | null;
+  /** The key that started its run's tree (an MCP call: the session's key); null when none was stored. */
+  startedByKeyId: string | null;
+  /** The distinct keys that approved it so far, in order. */
+  approvedBy: { keyId: string; keyName: string }[];
+}
+
+/** A tool's approval policy (`approval.*` in its `.mtr` file; docs/roles.md). */
+export interface ApprovalPolicy {
+  /** Who may answer: key roles and/or API key ids; absent or empty: every role that answers approvals. */
+  approvers?: string[];
+  /** How many distinct keys must approve (default 1). */
+  count?: number;
+  /** true: the key that started the run's tree may not answer. */
+  excludeStarter?: boolean;
 }
 
 // Whether an approval's expiry has passed, by the database's clock: the one expression every statement below uses
@@ -36,7 +52,7 @@ const EXPIRED = '(expires_at IS NOT NULL AND expires_at <= now())';
 const COLUMNS =
   'id, namespace, run_id, tool_call_id, step, call_index, function_name, agent_name, arguments_json, request_hash, ' +
   'status, reason, answered_by_key_id, answered_by_key_name, answered_at, expires_at, used_at, created_at, ' +
-  `${EXPIRED} AS expired`;
+  `policy, started_by_key_id, approved_by, ${EXPIRED} AS expired`;
 
 // Selects the changed rows of a CTE and wakes `approval:<id>` for each, at commit.
 const WOKEN = `SELECT *, pg_notify('${WAKE_CHANNEL}', 'approval:' || id::text) AS woken FROM`;
@@ -61,6 +77,9 @@ interface ApprovalRow {
   used_at: Date | null;
   expired: boolean;
   created_at: Date;
+  policy: ApprovalPolicy | null;
+  started_by_key_id: string | null;
+  approved_by: { keyId: string; keyName: string }[];
 }
 
 function toRecord(row: ApprovalRow): ApprovalRecord {
@@ -84,6 +103,9 @@ function toRecord(row: ApprovalRow): ApprovalRecord {
     usedAt: row.used_at === null ? null : iso(row.used_at),
     expired: row.expired,
     createdAt: iso(row.created_at),
+    policy: row.policy,
+    startedByKeyId: row.started_by_key_id,
+    approvedBy: row.approved_by,
   };
 }
 
@@ -102,12 +124,14 @@ export async function insertApproval(
     argumentsJson: string;
     requestHash: string;
     ttlSeconds?: number;
+    policy?: ApprovalPolicy | null;
+    startedByKeyId?: string | null;
   },
 ): Promise<ApprovalRecord> {
   const { rows } = await db.query<ApprovalRow>(
     'INSERT INTO mt_approvals (id, namespace, run_id, tool_call_id, step, function_name, agent_name, arguments_json, ' +
-      "request_hash, status, expires_at, call_index) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'Pending', " +
-      'CASE WHEN $10::float8 IS NULL THEN NULL ELSE now() + make_interval(secs => $10::float8) END, $11) ' +
+      "request_hash, status, expires_at, call_index, policy, started_by_key_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'Pending', " +
+      'CASE WHEN $10::float8 IS NULL THEN NULL ELSE now() + make_interval(secs => $10::float8) END, $11, $12, $13) ' +
       `RETURNING ${COLUMNS}`,
     [
       approval.id,
@@ -121,6 +145,8 @@ export async function insertApproval(
       approval.requestHash,
       approval.ttlSeconds ?? null,
       approval.callIndex ?? null,
+      approval.policy ?? null,
+      approval.startedByKeyId ?? null,
     ],
   );
   return toRecord(rows[0]!);
@@ -154,36 +180,51 @@ export async function treeApprovals(db: Queryable, runId: string): Promise<Appro
   return rows.map(toRecord);
 }
 
-/** The approvals of a namespace, newest first, filtered by status (all when undefined) and run. */
+/**
+ * The approvals of a namespace, newest first, filtered by status (all when undefined), run, and the key that started
+ * their run's tree (a runner key's own).
+ */
 export async function listApprovalRecords(
   db: Queryable,
   namespace: string,
-  filter: { status?: string; runId?: string; limit: number },
+  filter: { status?: string; runId?: string; limit: number; startedByKeyId?: string },
 ): Promise<ApprovalRecord[]> {
   const { rows } = await db.query<ApprovalRow>(
     `SELECT ${COLUMNS} FROM mt_approvals WHERE namespace = $1 AND ($2::text IS NULL OR status = $2) ` +
-      'AND ($3::uuid IS NULL OR run_id = $3::uuid) ORDER BY created_at DESC, id DESC LIMIT $4',
-    [namespace, filter.status ?? null, filter.runId ?? null, filter.limit],
+      'AND ($3::uuid IS NULL OR run_id = $3::uuid) AND ($5::text IS NULL OR started_by_key_id = $5) ' +
+      'ORDER BY created_at DESC, id DESC LIMIT $4',
+    [namespace, filter.status ?? null, filter.runId ?? null, filter.limit, filter.startedByKeyId ?? null],
   );
   return rows.map(toRecord);
 }
 
 /**
- * Answers a Pending, unexpired approval, once: one conditional UPDATE, so of concurrent answers exactly
- * one gets the row back (and wakes `approval:<id>` at commit). Resolves with the answered approval, or undefined
- * for every loser.
+ * Answers a Pending, unexpired approval: one conditional UPDATE, so of concurrent answers exactly one decides it
+ * (and wakes `approval:<id>` at commit). A rejection decides at once. An approval adds the key to `approved_by`
+ * unless it is there already, and decides (Approved) once `needed` distinct keys did: under the row's lock, so two
+ * approvers at once count as two. Resolves with the approval (still Pending after an approval that did not reach
+ * `needed`), or undefined when nothing changed (answered, expired, or this key approved it before).
  */
 export async function answerApprovalRecord(
   db: Queryable,
   namespace: string,
   id: string,
-  answer: { status: 'Approved' | 'Rejected'; reason: string | null; keyId: string; keyName: string },
+  answer: { status: 'Approved' | 'Rejected'; reason: string | null; keyId: string; keyName: string; needed?: number },
 ): Promise<ApprovalRecord | undefined> {
+  const by = JSON.stringify([{ keyId: answer.keyId, keyName: answer.keyName }]);
+  // Approved when this approval is the `needed`th distinct one (a rejection: at once).
+  const decides = "($3 = 'Rejected' OR jsonb_array_length(approved_by) + 1 >= $8::int)";
   const { rows } = await db.query<ApprovalRow>(
-    'WITH answered AS (UPDATE mt_approvals SET status = $3, reason = $4, answered_by_key_id = $5, ' +
-      "answered_by_key_name = $6, answered_at = now() WHERE id = $1 AND namespace = $2 AND status = 'Pending' " +
-      `AND NOT ${EXPIRED} RETURNING ${COLUMNS}) ${WOKEN} answered`,
-    [id, namespace, answer.status, answer.reason, answer.keyId, answer.keyName],
+    `WITH answered AS (UPDATE mt_approvals SET status = CASE WHEN ${decides} THEN $3 ELSE status END, ` +
+      `reason = CASE WHEN ${decides} THEN $4 ELSE reason END, ` +
+      `answered_by_key_id = CASE WHEN ${decides} THEN $5 ELSE answered_by_key_id END, ` +
+      `answered_by_key_name = CASE WHEN ${decides} THEN $6 ELSE answered_by_key_name END, ` +
+      `answered_at = CASE WHEN ${decides} THEN now() ELSE answered_at END, ` +
+      "approved_by = CASE WHEN $3 = 'Approved' THEN approved_by || $7::jsonb ELSE approved_by END " +
+      "WHERE id = $1 AND namespace = $2 AND status = 'Pending' " +
+      `AND NOT ${EXPIRED} AND NOT ($3 = 'Approved' AND approved_by @> jsonb_build_array(jsonb_build_object('keyId', $5::text))) ` +
+      `RETURNING ${COLUMNS}) ${WOKEN} answered`,
+    [id, namespace, answer.status, answer.reason, answer.keyId, answer.keyName, by, answer.needed ?? 1],
   );
   return rows[0] && toRecord(rows[0]);
 }

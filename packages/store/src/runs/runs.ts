@@ -270,6 +270,8 @@ export async function listRunSummaries(
     status?: RunStatus;
     limit: number;
     after?: { createdAt: string; id: string };
+    /** Only runs whose tree this key started (a runner key's own runs). */
+    startedByKeyId?: string;
   },
 ): Promise<RunSummaryRecord[]> {
   const { rows } = await db.query<RunSummaryRow>(
@@ -287,6 +289,7 @@ export async function listRunSummaries(
       'AND ($3::text IS NULL OR r.status = $3) ' +
       'AND ($4::timestamptz IS NULL OR (r.created_at, r.id) < ($4::timestamptz, $5::uuid)) ' +
       "AND ($7::text IS NULL OR r.versions @> jsonb_build_array(jsonb_build_object('kind', 'agent', 'name', $7::text))) " +
+      'AND ($8::text IS NULL OR r.started_by_key_id = $8) ' +
       'ORDER BY r.created_at DESC, r.id DESC LIMIT $6',
     [
       namespace,
@@ -296,6 +299,7 @@ export async function listRunSummaries(
       filter.after?.id ?? null,
       filter.limit,
       filter.agent ?? null,
+      filter.startedByKeyId ?? null,
     ],
   );
   return rows.map((row) => ({
