@@ -3,6 +3,7 @@
 // schemas, in packages/sdk/src/wire/): the engine answers and takes exactly those types.
 
 import type { Actor } from '@maitento/sdk/wire';
+import type { AuditContext } from '@maitento/store';
 
 export type {
   Actor,
@@ -33,4 +34,6 @@ export interface ApprovalAnswer {
   /** Required with `reject`. */
   reason?: string;
   by: Actor;
+  /** Who answers, for the audit log: the answer is one `approval.approved` or `approval.rejected` row with it. */
+  audit?: AuditContext;
 }

@@ -1,12 +1,15 @@
 import {
   answerApprovalRecord,
   type ApprovalRecord,
+  type AuditContext,
+  type AuditEntry,
   type Db,
   type Queryable,
   expireApprovals,
   findApproval,
   findRun,
   lockRunLine,
+  recordAudit,
 } from '@maitento/store';
 import { isUuid } from '@maitento/store';
 import type { ApprovalAnswer } from '../api/types.js';
@@ -76,6 +79,7 @@ export async function answerApproval(
         keyId: answer.by.keyId,
         keyName: answer.by.keyName,
       });
+      if (record !== undefined && answer.audit) await recordAudit(tx, answerAudit(record, answer.audit, reason));
       if (record === undefined || record.runId === null) return record;
       const seq = await appendToRun(
         tx,
@@ -118,4 +122,22 @@ export async function answerApproval(
     });
   }
   throw engineErrors.create('api:approvals:already-answered', { id, status: now.status });
+}
+
+/** The audit row of an answered approval: which call (tool, run) and the answer, never its arguments. */
+function answerAudit(record: ApprovalRecord, audit: AuditContext, reason: string): AuditEntry {
+  return {
+    ...audit,
+    namespace: record.namespace,
+    action: record.status === 'Approved' ? 'approval.approved' : 'approval.rejected',
+    target: { kind: 'approval', id: record.id },
+    before: { status: 'Pending' },
+    after: {
+      status: record.status,
+      tool: record.functionName,
+      runId: record.runId,
+      requestHash: record.requestHash,
+      ...(reason === '' ? {} : { reason }),
+    },
+  };
 }

@@ -1,10 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import {
   type ApprovalRecord,
+  type AuditContext,
   findRun,
   insertRun,
   listApprovalRecords,
   listRunSummaries,
+  recordAudit,
   type RunRecord,
   runExists,
   runTree,
@@ -229,13 +231,26 @@ export class RunService implements RunningEngine {
     return this.getRun(namespace, id, viewer);
   }
 
-  async cancelRun(namespace: string, id: string, viewer?: RunViewer): Promise<RunView> {
+  async cancelRun(namespace: string, id: string, viewer?: RunViewer, audit?: AuditContext): Promise<RunView> {
     const run = await this.record(namespace, id);
     // The runs a cancel ended here (waiting ones: no worker holds them) and the approvals it expired, for telemetry.
     const ended = new Map<string, ApprovalRecord[]>();
     // Cancelling a run cancels the child runs its calls started (agents as tools), down the chain, a child being
     // created at this moment included (cancel-tree.ts).
-    const marked = await this.deps.db.transaction((tx) => cancelTree(tx, namespace, id, this.queue, ended));
+    const marked = await this.deps.db.transaction(async (tx) => {
+      const done = await cancelTree(tx, namespace, id, this.queue, ended);
+      if (done !== undefined && audit !== undefined) {
+        await recordAudit(tx, {
+          ...audit,
+          namespace,
+          action: 'run.cancelled',
+          target: { kind: 'run', id },
+          before: { status: run.status },
+          after: { status: 'Cancelled' },
+        });
+      }
+      return done;
+    });
     if (marked === undefined) throw engineErrors.create('api:runs:already-ended', { id, status: run.status });
     this.queue.sent();
     // The waiting runs this cancel ended (a held one is counted by its worker when it stops).

@@ -10,7 +10,7 @@ import { TERMINAL_EVENT_TYPES } from '@maitento/sdk';
 import { findApproval, findRun, getVersion, listResources, listVersions } from '@maitento/store';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { serverErrors } from '../errors.js';
-import { answeringActor } from '../http/actor.js';
+import { answeringActor, auditContext } from '../http/actor.js';
 import { allowed } from '../plugins/auth.js';
 import { listRunnableVersions } from '../resources/resource-reads.js';
 import { changeVersionEnabled } from '../resources/versioned-routes.js';
@@ -285,7 +285,7 @@ export async function consoleRoutes(app: FastifyInstance, ctx: ServerContext): P
       if (!identity || identity.keyId === 'platform-token') {
         return loginPage(reply, request, 'That API key is not valid: it may be mistyped or deleted.', 401);
       }
-      const token = await openSession(ctx.db, identity.keyId);
+      const token = await openSession(ctx.db, identity, request.id);
       reply.setCookie(SESSION_COOKIE, token, {
         path: '/console',
         httpOnly: true,
@@ -300,7 +300,7 @@ export async function consoleRoutes(app: FastifyInstance, ctx: ServerContext): P
 
   app.post('/console/logout', async (request, reply) => {
     const token = request.cookies[SESSION_COOKIE];
-    if (token !== undefined) await closeSession(ctx.db, token);
+    if (token !== undefined) await closeSession(ctx.db, token, request.id);
     reply.clearCookie(SESSION_COOKIE, { path: '/console' });
     return reply.redirect('/console/login', 303);
   });
@@ -407,7 +407,12 @@ export async function consoleRoutes(app: FastifyInstance, ctx: ServerContext): P
       try {
         // The REST API's own operation: one place decides, and records the deciding key.
         const by = await answeringActor(ctx.db, request);
-        await engine.answerApproval(namespace, id, { decision, ...(decision === 'reject' ? { reason } : {}), by });
+        await engine.answerApproval(namespace, id, {
+          decision,
+          ...(decision === 'reject' ? { reason } : {}),
+          by,
+          audit: auditContext(request, 'console'),
+        });
       } catch (error) {
         if (isMtError(error) && error.code === 'api:approvals:already-answered') {
           return approvalPage(request, reply, id, { conflict: conflict(await engine.getApproval(namespace, id)) }, 409);
@@ -506,7 +511,12 @@ export async function consoleRoutes(app: FastifyInstance, ctx: ServerContext): P
   );
 
   app.post<{ Params: { id: string } }>('/console/runs/:id/cancel', async (request, reply) => {
-    await engine.cancelRun(request.identity.namespace, request.params.id, request.identity);
+    await engine.cancelRun(
+      request.identity.namespace,
+      request.params.id,
+      request.identity,
+      auditContext(request, 'console'),
+    );
     return reply.redirect(`/console/runs/${request.params.id}`, 303);
   });
 
@@ -564,7 +574,15 @@ export async function consoleRoutes(app: FastifyInstance, ctx: ServerContext): P
         throw serverErrors.create('api:auth:forbidden', { action: 'change this namespace', role: 'admin' });
       }
       // The same change as the REST route's, settled the same way: answered once every server's cache has it.
-      await changeVersionEnabled(ctx, request.identity.namespace, kind, name, version, action === 'enable');
+      await changeVersionEnabled(
+        ctx,
+        request.identity.namespace,
+        kind,
+        name,
+        version,
+        action === 'enable',
+        auditContext(request, 'console'),
+      );
       return resourcesPage(
         request,
         reply,

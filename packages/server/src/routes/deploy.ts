@@ -3,6 +3,7 @@ import { DeployBodySchema } from '@maitento/sdk';
 import { deploy, secretNames } from '@maitento/store';
 import { listRemoteTools } from '../calls/remote-tools.js';
 import { serverErrors } from '../errors.js';
+import { auditContext } from '../http/actor.js';
 import { operation } from '../openapi/operation.js';
 import type { Api } from '../schemas/shared.js';
 import type { ServerContext } from '../server/context.js';
@@ -78,7 +79,10 @@ export async function deployRoutes(app: Api, ctx: ServerContext): Promise<void> 
         const count = compiled.diagnostics.filter((d) => d.severity === 'error').length;
         throw serverErrors.create('api:deploy:invalid', { count }, { details: { diagnostics: compiled.diagnostics } });
       }
-      const plan = await deploy(ctx.db, namespace, compiled, { dryRun: request.body.dryRun ?? false });
+      const plan = await deploy(ctx.db, namespace, compiled, {
+        dryRun: request.body.dryRun ?? false,
+        audit: auditContext(request),
+      });
       // A deploy steps the cache epoch: answered once every server's cache has applied it (or reads through).
       if (plan.applied) await ctx.lease.settle();
       return plan;

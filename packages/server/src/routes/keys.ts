@@ -1,5 +1,6 @@
 import { CreateKeyBodySchema, IdParamsSchema } from '@maitento/sdk';
-import { createApiKey, deleteApiKey, listApiKeys } from '@maitento/store';
+import { createApiKey, deleteApiKey, listApiKeys, recordAudit } from '@maitento/store';
+import { auditContext } from '../http/actor.js';
 import { SECRET_ID } from '../openapi/examples.js';
 import { operation } from '../openapi/operation.js';
 import type { Api } from '../schemas/shared.js';
@@ -29,7 +30,18 @@ export async function keyRoutes(app: Api, ctx: ServerContext): Promise<void> {
     async (request, reply) => {
       // In a transaction of its own, though one statement: a lost COMMIT answer is settled (decision 0101), and the
       // answer is the only copy of the new key.
-      const key = await ctx.db.transaction((tx) => createApiKey(tx, request.identity.namespace, request.body));
+      const { namespace } = request.identity;
+      const key = await ctx.db.transaction(async (tx) => {
+        const made = await createApiKey(tx, namespace, request.body);
+        await recordAudit(tx, {
+          ...auditContext(request),
+          namespace,
+          action: 'key.created',
+          target: { kind: 'key', id: made.id },
+          after: { name: made.name, role: made.role, secrets: made.secrets },
+        });
+        return made;
+      });
       return reply.status(201).send(key);
     },
   );
@@ -70,7 +82,17 @@ export async function keyRoutes(app: Api, ctx: ServerContext): Promise<void> {
     },
     async (request, reply) => {
       // In a transaction of its own, though one statement: a lost COMMIT answer is settled (decision 0101).
-      await ctx.db.transaction((tx) => deleteApiKey(tx, request.identity.namespace, request.params.id));
+      const { namespace } = request.identity;
+      await ctx.db.transaction(async (tx) => {
+        const gone = await deleteApiKey(tx, namespace, request.params.id);
+        await recordAudit(tx, {
+          ...auditContext(request),
+          namespace,
+          action: 'key.deleted',
+          target: { kind: 'key', id: request.params.id },
+          before: { name: gone.name, role: gone.role },
+        });
+      });
       // Answered once no server's cache still knows the key (or its lease has ended: it reads through).
       await ctx.lease.settle();
       return reply.status(204).send();
