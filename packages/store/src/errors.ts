@@ -9,6 +9,11 @@ export const storeErrors = defineErrors({
     message: 'The cursor {cursor} is not one this API gave out',
     hint: 'Pass the nextCursor of the previous page unchanged, or no cursor for the first page',
   },
+  'api:audit:time-invalid': {
+    status: 422,
+    message: '{name} is {value}, which is no time',
+    hint: 'Give an ISO 8601 time with its offset, for example 2026-12-01T00:00:00Z',
+  },
   'api:keys:not-found': { status: 404, message: 'No API key with id {id} in this namespace' },
   'api:secrets:exists': {
     status: 409,

@@ -193,4 +193,12 @@ export type { PruneOptions, PruneResult, Retention, RetentionOptions } from './r
 export * from './timers.js';
 export { nextSweepDueMs } from './runs/sweep.js';
 export { AUDIT_MAX_PAGE, AUDIT_PAGE, listAudit, recordAudit } from './audit/audit.js';
-export type { AuditAction, AuditActor, AuditContext, AuditEntry, AuditPage, AuditQuery, AuditRecord } from './audit/audit.js';
+export type {
+  AuditAction,
+  AuditActor,
+  AuditContext,
+  AuditEntry,
+  AuditPage,
+  AuditQuery,
+  AuditRecord,
+} from './audit/audit.js';

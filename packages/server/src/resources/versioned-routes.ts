@@ -203,9 +203,7 @@ export async function changeVersionEnabled(
   enabled: boolean,
   audit: AuditContext,
 ): Promise<Awaited<ReturnType<typeof setVersionEnabled>>> {
-  const state = await ctx.db.transaction((tx) =>
-    setVersionEnabled(tx, namespace, kind, name, version, enabled, audit),
-  );
+  const state = await ctx.db.transaction((tx) => setVersionEnabled(tx, namespace, kind, name, version, enabled, audit));
   await ctx.lease.settle();
   return state;
 }

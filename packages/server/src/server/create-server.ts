@@ -59,6 +59,7 @@ import { extopRoutes } from '../routes/extops.js';
 import { fileSystemRoutes } from '../routes/file-systems.js';
 import { healthRoutes } from '../routes/health.js';
 import { interactionRoutes } from '../routes/interactions.js';
+import { auditRoutes } from '../routes/audit.js';
 import { keyRoutes } from '../routes/keys.js';
 import { knowledgeBaseRoutes } from '../routes/knowledge-bases.js';
 import { namespaceRoutes } from '../routes/namespaces.js';
@@ -81,6 +82,7 @@ import {
   slowRequestMsFromEnv,
   streamKeepAliveMsFromEnv,
   trustProxyFromEnv,
+  auditRetentionMsFromEnv,
   retentionMsFromEnv,
   metricsListenFromEnv,
   type MigrateMode,
@@ -358,9 +360,15 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
   }
   // The retention job runs where runs are executed (a server with a worker, `mt worker`), not in an API-only server.
   const retentionMs = options.retentionMs === undefined ? retentionMsFromEnv() : (options.retentionMs ?? undefined);
+  const auditRetentionMs = auditRetentionMsFromEnv();
   const retention: Retention | undefined =
-    options.worker && retentionMs !== undefined
-      ? startRetention({ db: options.db, retentionMs, logger: app.log })
+    options.worker && (retentionMs !== undefined || auditRetentionMs !== undefined)
+      ? startRetention({
+          db: options.db,
+          retentionMs,
+          ...(auditRetentionMs === undefined ? {} : { auditRetentionMs }),
+          logger: app.log,
+        })
       : undefined;
   keyLog.target = app.log;
   // Said once when the database stops answering in time, and once when it answers again (pg-db.ts).
@@ -460,6 +468,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
         approvalRoutes,
         fileSystemRoutes,
         knowledgeBaseRoutes,
+        auditRoutes,
       ]) {
         await routes(v1.withTypeProvider<WireTypes>(), ctx);
       }

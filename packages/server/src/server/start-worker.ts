@@ -28,6 +28,7 @@ import {
   metricsListenFromEnv,
   migrateModeFromEnv,
   publicUrlFromEnv,
+  auditRetentionMsFromEnv,
   retentionMsFromEnv,
   secretKeysFromEnv,
 } from './settings.js';
@@ -124,11 +125,18 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
       const model = await embeddingModelFromEnv();
       const embedding = model ? startEmbeddingWorker({ db, model, wakeups, logger: options.logger }) : undefined;
       // Ended runs older than MT_RETENTION_DAYS are deleted every hour (docs/operations.md, "Data lifecycle").
+      // Audit rows older than MT_AUDIT_RETENTION_DAYS go in the same job (docs/audit.md, "Retention").
       const retentionMs = retentionMsFromEnv();
+      const auditRetentionMs = auditRetentionMsFromEnv();
       const retention =
-        retentionMs === undefined
+        retentionMs === undefined && auditRetentionMs === undefined
           ? undefined
-          : startRetention({ db, retentionMs, ...(options.logger ? { logger: options.logger } : {}) });
+          : startRetention({
+              db,
+              retentionMs,
+              ...(auditRetentionMs === undefined ? {} : { auditRetentionMs }),
+              ...(options.logger ? { logger: options.logger } : {}),
+            });
       return {
         engine,
         gateway,

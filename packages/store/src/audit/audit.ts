@@ -34,6 +34,7 @@ export type AuditAction =
   | 'console.signed-out'
   | 'run.cancelled'
   | 'runs.pruned'
+  | 'approvals.pruned'
   | 'schema.migrated';
 
 /**
@@ -152,6 +153,12 @@ function decodeCursor(cursor: string): string {
   throw storeErrors.create('api:audit:cursor-invalid', { cursor });
 }
 
+function time(value: string, name: string): Date {
+  const date = new Date(value);
+  if (Number.isNaN(date.getTime())) throw storeErrors.create('api:audit:time-invalid', { name, value });
+  return date;
+}
+
 /** One page of the audit log of `namespace`, newest first, filtered by `query`. */
 export async function listAudit(db: Queryable, namespace: string, query: AuditQuery = {}): Promise<AuditPage> {
   const limit = Math.min(Math.max(Math.floor(query.limit ?? AUDIT_PAGE), 1), AUDIT_MAX_PAGE);
@@ -178,8 +185,8 @@ export async function listAudit(db: Queryable, namespace: string, query: AuditQu
       add('target_id = ?', query.target);
     }
   }
-  if (query.since !== undefined) add('at >= ?', new Date(query.since));
-  if (query.until !== undefined) add('at < ?', new Date(query.until));
+  if (query.since !== undefined) add('at >= ?', time(query.since, 'since'));
+  if (query.until !== undefined) add('at < ?', time(query.until, 'until'));
   params.push(limit + 1);
   const { rows } = await db.query<AuditRow>(
     `SELECT * FROM mt_audit WHERE ${where.join(' AND ')} ORDER BY seq DESC LIMIT $${params.length}`,
