@@ -21,3 +21,10 @@ CREATE TABLE mt_audit (
 CREATE INDEX mt_audit_namespace_seq ON mt_audit (namespace, seq);
 CREATE INDEX mt_audit_at ON mt_audit (at);
 ALTER TABLE mt_resource_versions ADD COLUMN deployed_by text;
+-- Append-only: a row is never changed (the retention job deletes whole rows past MT_AUDIT_RETENTION_DAYS).
+CREATE FUNCTION mt_audit_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  RAISE EXCEPTION 'mt_audit is append-only: a row is never updated';
+END;
+$$;
+CREATE TRIGGER mt_audit_no_update BEFORE UPDATE ON mt_audit FOR EACH ROW EXECUTE FUNCTION mt_audit_append_only();

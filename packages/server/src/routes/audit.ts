@@ -39,6 +39,12 @@ export async function auditRoutes(app: Api, ctx: ServerContext): Promise<void> {
         },
         ok: 'One page of the audit log, or the export as JSON Lines',
         errors: ['api:audit:cursor-invalid', 'api:audit:time-invalid'],
+        examples: {
+          oks: {
+            [JSONL]:
+              '{"id":"1041","at":"2026-03-14T09:26:50.112Z","namespace":"default","actor":{"kind":"key","id":"c91d4e7a-2f3b-4a5c-8d6e-1f0a9b8c7d65","role":"admin","via":"api"},"action":"secret.created","target":{"kind":"secret","id":"5e8a1f3c-9b2d-4c7e-a6f0-3d1b2c4e5f78"},"before":null,"after":{"name":"orders-key"},"requestId":"0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"}\n',
+          },
+        },
       }),
     },
     async (request, reply) => {
