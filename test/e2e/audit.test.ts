@@ -247,6 +247,31 @@ describe('the audit log', { timeout: 60_000 }, () => {
     }
   });
 
+  it('mt audit prints a page, filters by action and --since, and --jsonl exports what the route does', async () => {
+    const env = { MT_API_URL: stack.servers[0].url, MT_API_KEY: stack.adminKey };
+    const listed = await runMt(['audit', '--json', '--action', 'secret', '--since', '2000-01-01'], {
+      home: stack.home,
+      env,
+    });
+    expect(listed.code, listed.stderr).toBe(0);
+    const page = JSON.parse(listed.stdout) as { entries: AuditEntry[] };
+    expect(page.entries.map((e) => e.action)).toEqual((await allRows('action=secret')).reverse().map((e) => e.action));
+    const future = await runMt(['audit', '--json', '--since', '2999-01-01'], { home: stack.home, env });
+    expect(JSON.parse(future.stdout).entries).toEqual([]);
+    const exported = await runMt(['audit', '--jsonl'], { home: stack.home, env });
+    expect(exported.code, exported.stderr).toBe(0);
+    const rows = exported.stdout
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line) as AuditEntry);
+    expect(rows).toEqual(await allRows());
+    const table = await runMt(['audit', '--action', 'key.created'], { home: stack.home, env });
+    expect(table.stdout).toMatch(/key\.created\s+key:/);
+    const bad = await runMt(['audit', '--since', '2026-02-30'], { home: stack.home, env });
+    expect(bad.code).not.toBe(0);
+    expect(bad.stderr).toContain('api:cli:date-invalid');
+  });
+
   it('filters by action prefix, actor, target and time, and refuses a cursor it did not give', async () => {
     const all = await allRows();
     const secrets = await allRows('action=secret');
