@@ -7,7 +7,7 @@ import { type ApprovalView, RUN_STATUSES, type RunEvent, type RunStatus } from '
 import { isMtError, type MtError } from '@maitento/errors';
 import type { PreparedRequestView } from '@maitento/gateway';
 import { TERMINAL_EVENT_TYPES } from '@maitento/sdk';
-import { findApproval, findRun, getVersion, listResources, listVersions } from '@maitento/store';
+import { findApproval, findRun, getVersion, listAudit, listResources, listVersions } from '@maitento/store';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { serverErrors } from '../errors.js';
 import { answeringActor, auditContext } from '../http/actor.js';
@@ -22,6 +22,7 @@ import { type ConsoleSession, closeSession, findSession, openSession, SESSION_TT
 import {
   ApprovalPage,
   ApprovalsPage,
+  AuditPage,
   type Chrome,
   EndedControls,
   ErrorPage,
@@ -189,6 +190,7 @@ export async function consoleRoutes(app: FastifyInstance, ctx: ServerContext): P
       csrfToken: session.csrfToken,
       pendingCount: pending.length,
       current,
+      admin: allowed(session.identity, 'admin'),
     };
   }
 
@@ -556,6 +558,37 @@ export async function consoleRoutes(app: FastifyInstance, ctx: ServerContext): P
   }
 
   app.get('/console/resources', async (request, reply) => resourcesPage(request, reply));
+
+  // The audit log (GET /v1/audit's rows and role: an admin key), newest first, 50 a page.
+  app.get<{ Querystring: { action?: string; actor?: string; cursor?: string } }>(
+    '/console/audit',
+    async (request, reply) => {
+      if (!allowed(request.identity, 'admin')) {
+        throw serverErrors.create('api:auth:forbidden', { action: 'change this namespace', role: 'admin' });
+      }
+      const filters = {
+        action: request.query.action?.trim() || undefined,
+        actor: request.query.actor?.trim() || undefined,
+      };
+      const { cursor } = request.query;
+      const result = await listAudit(ctx.db, request.identity.namespace, {
+        ...filters,
+        ...(cursor ? { cursor } : {}),
+        limit: 50,
+      });
+      return html(
+        reply,
+        page(
+          <AuditPage
+            chrome={await chrome(request, 'audit')}
+            entries={result.entries}
+            nextCursor={result.nextCursor}
+            filters={filters}
+          />,
+        ),
+      );
+    },
+  );
 
   app.post<{ Params: { kind: string; name: string; version: string; action: string } }>(
     '/console/resources/:kind/:name/:version/:action',
