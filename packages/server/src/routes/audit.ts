@@ -51,8 +51,8 @@ export async function auditRoutes(app: Api, ctx: ServerContext): Promise<void> {
       const { format, cursor, limit, ...filters } = request.query;
       const namespace = request.identity.namespace;
       if (format !== 'jsonl') return listAudit(ctx.db, namespace, { ...filters, cursor, limit });
-      // Every matching row, read a page at a time (newest first) and written oldest first, so memory holds the
-      // whole export only as lines: the rows are collected by page, then reversed once.
+      // Every matching row, read 1000 a query (newest first, as the pages) and written oldest first: the lines are
+      // held until the last page is read (docs/audit.md: narrow a large export with since and until).
       const pages: string[][] = [];
       let next: string | undefined;
       for (;;) {
