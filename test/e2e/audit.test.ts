@@ -227,7 +227,7 @@ describe('the audit log', { timeout: 60_000 }, () => {
   });
 
   it('exports JSON Lines that parse back to the same rows, with no secret value in any row (leak canary)', async () => {
-    const res = await fetch(`${stack.servers[0].url}/v1/audit?format=jsonl`, {
+    const res = await fetch(`${stack.servers[0].url}/v1/audit/export`, {
       headers: { authorization: `Bearer ${stack.adminKey}` },
     });
     expect(res.status).toBe(200);

@@ -41,22 +41,26 @@ export const AuditPageSchema = Type.Object(
 // An ISO 8601 time with its offset (the server checks that it is a real one: api:audit:time-invalid).
 const ISO_TIME = '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,9})?)?(Z|[+-]\\d{2}:\\d{2})$';
 
+const auditFilters = {
+  actor: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'A key id, or system' })),
+  action: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 200,
+      description: 'An action, or its first part: secret gives every secret.*',
+    }),
+  ),
+  target: Type.Optional(
+    Type.String({ minLength: 1, maxLength: 1000, description: "A target's id or name, or kind:id" }),
+  ),
+  since: Type.Optional(Type.String({ pattern: ISO_TIME, description: 'Rows at or after this ISO 8601 time' })),
+  until: Type.Optional(Type.String({ pattern: ISO_TIME, description: 'Rows before this ISO 8601 time' })),
+};
+
 /** The query of `GET /v1/audit`. */
 export const ListAuditQuerySchema = Type.Object(
   {
-    actor: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'A key id, or system' })),
-    action: Type.Optional(
-      Type.String({
-        minLength: 1,
-        maxLength: 200,
-        description: 'An action, or its first part: secret gives every secret.*',
-      }),
-    ),
-    target: Type.Optional(
-      Type.String({ minLength: 1, maxLength: 1000, description: "A target's id or name, or kind:id" }),
-    ),
-    since: Type.Optional(Type.String({ pattern: ISO_TIME, description: 'Rows at or after this ISO 8601 time' })),
-    until: Type.Optional(Type.String({ pattern: ISO_TIME, description: 'Rows before this ISO 8601 time' })),
+    ...auditFilters,
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, description: 'Default 100' })),
     cursor: Type.Optional(
       Type.String({
@@ -65,16 +69,12 @@ export const ListAuditQuerySchema = Type.Object(
         description: 'Opaque: the nextCursor of the previous page, unchanged (none for the first page)',
       }),
     ),
-    format: Type.Optional(
-      Type.Unsafe<'json' | 'jsonl'>({
-        type: 'string',
-        enum: ['json', 'jsonl'],
-        description: 'jsonl: every row that matches (no paging), one JSON object a line (application/jsonl)',
-      }),
-    ),
   },
   { additionalProperties: false },
 );
+
+/** The query of `GET /v1/audit/export`: the filters of the listing, without paging. */
+export const ExportAuditQuerySchema = Type.Object(auditFilters, { additionalProperties: false });
 
 /** The schemas of the audit log with an `$id`, in the order a server adds them. */
 export const auditWireSchemas = [AuditEntrySchema, AuditPageSchema] as const;

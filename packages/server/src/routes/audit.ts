@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
-import { ListAuditQuerySchema } from '@maitento/sdk';
-import { AUDIT_MAX_PAGE, type AuditQuery, listAudit } from '@maitento/store';
+import { ExportAuditQuerySchema, ListAuditQuerySchema } from '@maitento/sdk';
+import { AUDIT_MAX_PAGE, listAudit } from '@maitento/store';
 import { operation } from '../openapi/operation.js';
 import type { Api } from '../schemas/shared.js';
 import type { ServerContext } from '../server/context.js';
@@ -8,7 +8,11 @@ import type { ServerContext } from '../server/context.js';
 /** The media type of the JSON Lines export (one JSON object a line). */
 export const JSONL = 'application/jsonl';
 
-/** `GET /v1/audit`: an admin reads its namespace's audit log, a page at a time or whole as JSON Lines. */
+const FILTERS =
+  'Filtered by actor (a key id, or system), action (or its first part: secret gives every secret.* row), target ' +
+  '(an id or name, or kind:id) and time (since inclusive, until exclusive, ISO 8601).';
+
+/** `/v1/audit`: an admin reads its namespace's audit log, a page at a time, or exports it as JSON Lines. */
 export async function auditRoutes(app: Api, ctx: ServerContext): Promise<void> {
   app.get(
     '/audit',
@@ -17,19 +21,37 @@ export async function auditRoutes(app: Api, ctx: ServerContext): Promise<void> {
       schema: operation({
         operationId: 'listAudit',
         tags: ['audit'],
-        summary: 'The audit log of the namespace, newest first (admin only); ?format=jsonl exports it as JSON Lines',
+        summary: 'The audit log of the namespace, newest first, a page at a time (admin only)',
         description:
           'Lists the audit rows of the namespace, newest first: every change of state by a key, a console session ' +
           'or the system (deploys, keys, secrets, enable/disable, approvals, namespaces, console sign-ins, cancels, ' +
           'pruning, migrations), with who, what, the before/after summary (never a secret value) and the request id. ' +
-          'Filtered by actor, action (or its first part), target and time; paged with nextCursor. With format=jsonl ' +
-          'the answer is every matching row, oldest first, one JSON object a line (application/jsonl), unpaged.',
+          `${FILTERS} Paged: pass nextCursor back as cursor.`,
         querystring: ListAuditQuerySchema,
+        response: { 200: { $ref: 'AuditPage#' } },
+        ok: 'One page of the audit log and the cursor of the next',
+        errors: ['api:audit:cursor-invalid', 'api:audit:time-invalid'],
+      }),
+    },
+    async (request) => listAudit(ctx.db, request.identity.namespace, request.query),
+  );
+
+  app.get(
+    '/audit/export',
+    {
+      config: { role: 'admin' },
+      schema: operation({
+        operationId: 'exportAudit',
+        tags: ['audit'],
+        summary: 'Every matching row of the audit log as JSON Lines, oldest first (admin only)',
+        description:
+          'Exports the audit rows of the namespace that match the filters, oldest first, one AuditEntry as JSON a ' +
+          `line (application/jsonl), unpaged: parsing the lines gives the rows GET /v1/audit lists. ${FILTERS}`,
+        querystring: ExportAuditQuerySchema,
         response: {
           200: {
-            description: 'One page of the audit log (JSON), or every matching row as JSON Lines (format=jsonl)',
+            description: 'Every matching row, oldest first, one AuditEntry as JSON a line',
             content: {
-              'application/json': { schema: { $ref: 'AuditPage#' } },
               [JSONL]: {
                 schema: { type: 'string', description: 'One AuditEntry as JSON a line, oldest first' },
                 'x-line-schema': { $ref: 'AuditEntry#' },
@@ -37,8 +59,8 @@ export async function auditRoutes(app: Api, ctx: ServerContext): Promise<void> {
             },
           },
         },
-        ok: 'One page of the audit log, or the export as JSON Lines',
-        errors: ['api:audit:cursor-invalid', 'api:audit:time-invalid'],
+        ok: 'The matching audit rows as JSON Lines',
+        errors: ['api:audit:time-invalid'],
         examples: {
           oks: {
             [JSONL]:
@@ -48,22 +70,18 @@ export async function auditRoutes(app: Api, ctx: ServerContext): Promise<void> {
       }),
     },
     async (request, reply) => {
-      const { format, cursor, limit, ...filters } = request.query;
       const namespace = request.identity.namespace;
-      if (format !== 'jsonl') return listAudit(ctx.db, namespace, { ...filters, cursor, limit });
       // Every matching row, read 1000 a query (newest first, as the pages) and written oldest first: the lines are
       // held until the last page is read (docs/audit.md: narrow a large export with since and until).
       const pages: string[][] = [];
-      let next: string | undefined;
+      let cursor: string | undefined;
       for (;;) {
-        const query: AuditQuery = { ...filters, limit: AUDIT_MAX_PAGE, ...(next ? { cursor: next } : {}) };
-        const page = await listAudit(ctx.db, namespace, query);
+        const page = await listAudit(ctx.db, namespace, { ...request.query, limit: AUDIT_MAX_PAGE, cursor });
         pages.push(page.entries.map((entry) => `${JSON.stringify(entry)}\n`));
         if (page.nextCursor === null) break;
-        next = page.nextCursor;
+        cursor = page.nextCursor;
       }
-      const lines = pages.flat().reverse();
-      return reply.type(JSONL).send(Readable.from(lines));
+      return reply.type(JSONL).send(Readable.from(pages.flat().reverse()));
     },
   );
 }

@@ -282,6 +282,6 @@ class Audit(_Resource):
         until: str | None = None,
     ) -> str:
         """Every matching row as JSON Lines (oldest first, one JSON object a line), as the server exports it."""
-        query = {"actor": actor, "action": action, "target": target, "since": since, "until": until, "format": "jsonl"}
-        response = self._client.send("GET", with_query("/v1/audit", query), headers={"accept": "application/jsonl"})
+        query = {"actor": actor, "action": action, "target": target, "since": since, "until": until}
+        response = self._client.send("GET", with_query("/v1/audit/export", query), headers={"accept": "application/jsonl"})
         return response.text
