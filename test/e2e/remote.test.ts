@@ -169,30 +169,36 @@ describe('mt against a real server', { timeout: 120_000 }, () => {
     const off = await mtJson(['connector-version-disable', 'orders-get-order', '1']);
     expect(off).toEqual({ name: 'orders-get-order', version: 1, enabled: false });
     const [versions, versionsTable] = await Promise.all([
-      mtJson<{ version: number; enabled: boolean; createdAt: string }[]>(['connector-versions', 'orders-get-order']),
+      mtJson<{ version: number; enabled: boolean; createdAt: string; deployedBy: string }[]>([
+        'connector-versions',
+        'orders-get-order',
+      ]),
       mt(['connector-versions', 'orders-get-order']),
     ]);
-    expect(versions).toEqual([{ version: 1, enabled: false, createdAt: expect.any(String) }]);
-    expect(Object.keys(versions[0]).sort()).toEqual(['createdAt', 'enabled', 'version']);
-    expect(versionsTable.stdout).toMatch(/^1\s+no\s+\S+$/m);
+    // Each version records the key that deployed it (the admin key of this file).
+    const keys = await mtJson<{ id: string; role: string }[]>(['key-list']);
+    const deployedBy = keys.find((key) => key.role === 'admin')!.id;
+    expect(versions).toEqual([{ version: 1, enabled: false, createdAt: expect.any(String), deployedBy }]);
+    expect(Object.keys(versions[0]).sort()).toEqual(['createdAt', 'deployedBy', 'enabled', 'version']);
+    expect(versionsTable.stdout).toMatch(new RegExp(`^1\\s+no\\s+\\S+\\s+${deployedBy}$`, 'm'));
     expect(await mtJson(['connector-version-enable', 'orders-get-order', '1'])).toEqual({
       name: 'orders-get-order',
       version: 1,
       enabled: true,
     });
     expect(await mtJson(['connector-versions', 'orders-get-order'])).toEqual([
-      { version: 1, enabled: true, createdAt: versions[0].createdAt },
+      { version: 1, enabled: true, createdAt: versions[0].createdAt, deployedBy },
     ]);
 
     const human = await mt(['extop-version-disable', 'get-order', '1']);
     expect(human.code).toBe(0);
     expect(human.stderr).toContain('disabled extop get-order version 1');
     expect(await mtJson(['extop-versions', 'get-order'])).toEqual([
-      { version: 1, enabled: false, createdAt: expect.any(String) },
+      { version: 1, enabled: false, createdAt: expect.any(String), deployedBy },
     ]);
     await mt(['extop-version-enable', 'get-order', '1']);
     expect(await mtJson(['extop-versions', 'get-order'])).toEqual([
-      { version: 1, enabled: true, createdAt: expect.any(String) },
+      { version: 1, enabled: true, createdAt: expect.any(String), deployedBy },
     ]);
   });
 

@@ -172,9 +172,16 @@ describe('retention', { timeout: 120_000 }, () => {
     const pass = new Promise<PruneResult>((r) => {
       passed = r;
     });
+    // Two audit rows of a year ago: one past the audit retention (365 days), one not.
+    await client.query(
+      'INSERT INTO mt_audit (at, namespace, actor_kind, actor_id, via, action, target_kind, target_id) ' +
+        "SELECT now() - make_interval(days => d), 'default', 'system', 'system', 'migrate', 'schema.migrated', " +
+        "'schema', d::text FROM unnest(ARRAY[400, 300]) d",
+    );
     const retention = startRetention({
       db,
       retentionMs: DAY,
+      auditRetentionMs: 365 * DAY,
       now: () => cutoff + DAY,
       firstDelayMs: 0,
       intervalMs: 3_600_000,
@@ -212,6 +219,18 @@ describe('retention', { timeout: 120_000 }, () => {
     // Every top run (the copies and their two sources) but the 4 kept ones, one delete each; the two copies made
     // children are no top runs (one kept, one deleted with its parent).
     expect(result.runs).toBe(CLONES + sources.length - 4 - 2);
+    // Each batch that deleted runs wrote its audit row, as the system's retention job, in its own transaction.
+    const audited = await client.query<{ runs: number; actor_id: string; via: string }>(
+      "SELECT (after->>'runs')::int AS runs, actor_id, via FROM mt_audit WHERE action = 'runs.pruned'",
+    );
+    expect(audited.rows.reduce((sum, row) => sum + row.runs, 0)).toBe(result.runs);
+    expect(audited.rows.every((row) => row.actor_id === 'system' && row.via === 'retention')).toBe(true);
+    // The audit row past MT_AUDIT_RETENTION_DAYS went; the younger one and today's stay.
+    expect(result.auditRows).toBe(1);
+    const old = await client.query<{ target_id: string }>(
+      "SELECT target_id FROM mt_audit WHERE at < now() - interval '200 days'",
+    );
+    expect(old.rows).toEqual([{ target_id: '300' }]);
     expect(result.batches).toBeGreaterThan(10);
     // No transaction of the job lasted 100 ms, timed by the job and seen from another connection.
     expect(result.longestBatchMs).toBeLessThan(100);

@@ -23,6 +23,9 @@ function mt(args: string[]) {
   return runMt(args, { home, env: { MT_API_URL: server.url, MT_API_KEY: ADMIN_KEY } });
 }
 
+/** The id of the key that deployed: each version records it (docs/audit.md). */
+let adminKeyId: string;
+
 beforeAll(async () => {
   requireBuiltCli();
   db = await createTestDatabase('mt_cli_ai', { migrated: true });
@@ -31,6 +34,7 @@ beforeAll(async () => {
   const client = new Maitento({ baseUrl: server.url, apiKey: ADMIN_KEY, maxRetries: 0 });
   await client.secrets.create({ name: 'orders-api-key', value: 'v' });
   await client.deploy.create({ files: await readConfigRepo(ROOT) });
+  adminKeyId = (await client.keys.list()).find((key) => key.role === 'admin')!.id;
 });
 
 afterAll(async () => {
@@ -67,7 +71,7 @@ describe('mt agent-* and interaction-*', { timeout: 60_000 }, () => {
     const json = JSON.parse((await mt(['agent-get', 'support-agent', '--version', '1', '--json'])).stdout);
     expect(json).toMatchObject({ name: 'support-agent', version: 1, model: 'openai:gpt-4o-mini' });
     const versions = JSON.parse((await mt(['agent-versions', 'support-agent', '--json'])).stdout);
-    expect(versions).toEqual([{ version: 1, enabled: true, createdAt: json.createdAt }]);
+    expect(versions).toEqual([{ version: 1, enabled: true, createdAt: json.createdAt, deployedBy: adminKeyId }]);
   });
 
   it('shows an interaction with each input, whether it is required, its default and where it goes', async () => {
@@ -86,7 +90,9 @@ describe('mt agent-* and interaction-*', { timeout: 60_000 }, () => {
       header: 'X-Api-Key',
     });
     const versions = await mt(['interaction-versions', 'weather']);
-    expect(versions.stdout).toMatch(/^VERSION\s+ENABLED\s+CREATED\n1\s+yes/);
+    expect(versions.stdout).toMatch(
+      new RegExp(`^VERSION\\s+ENABLED\\s+CREATED\\s+DEPLOYED BY\\n1\\s+yes\\s+\\S+\\s+${adminKeyId}\\n`),
+    );
   });
 
   it('exits 1 with the code for an unknown interaction or agent, and 2 for a bad --version', async () => {

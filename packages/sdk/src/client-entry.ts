@@ -29,6 +29,8 @@ export { sdkErrors } from './errors.js';
 export type { SdkErrorCode } from './errors.js';
 export { Agents } from './resources/agents.js';
 export { Approvals } from './resources/approvals.js';
+export { Audit } from './resources/audit.js';
+export type { AuditEntry, AuditPage, ExportAuditParams, ListAuditParams } from './resources/audit.js';
 export { Connectors } from './resources/connectors.js';
 export { Deploys } from './resources/deploy.js';
 export type { DeployParams } from './resources/deploy.js';

@@ -9,6 +9,7 @@ import { Deploys } from './resources/deploy.js';
 import { Extops } from './resources/extops.js';
 import { InteractionRuns } from './resources/interaction-runs.js';
 import { Interactions } from './resources/interactions.js';
+import { Audit } from './resources/audit.js';
 import { Keys } from './resources/keys.js';
 import { KnowledgeBases } from './resources/knowledge-bases.js';
 import { Namespaces } from './resources/namespaces.js';
@@ -78,6 +79,7 @@ export class Maitento {
   readonly approvals: Approvals;
   readonly fileSystems: FileSystems;
   readonly knowledgeBases: KnowledgeBases;
+  readonly audit: Audit;
   readonly #apiKey: string | undefined;
   readonly #fetch: typeof fetch;
 
@@ -108,6 +110,7 @@ export class Maitento {
     this.approvals = new Approvals(this);
     this.fileSystems = new FileSystems(this);
     this.knowledgeBases = new KnowledgeBases(this);
+    this.audit = new Audit(this);
   }
 
   /**

@@ -49,8 +49,9 @@ describe('mt.agents and mt.interactions', () => {
     expect(agent).toMatchObject({ name: 'support-agent', version: 1, model: 'openai:gpt-4o-mini' });
     expect(agent.tools.map((t) => t.name)).toEqual(['get-order', 'refund-order']);
     expect(await mt.agents.get('support-agent', { version: 1 })).toEqual(agent);
+    const admin = (await mt.keys.list()).find((key) => key.role === 'admin')!;
     expect(await mt.agents.versions('support-agent')).toEqual([
-      { version: 1, enabled: true, createdAt: agent.createdAt },
+      { version: 1, enabled: true, createdAt: agent.createdAt, deployedBy: admin.id },
     ]);
   });
 

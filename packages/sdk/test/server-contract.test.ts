@@ -67,8 +67,10 @@ describe('the SDK against the real server', () => {
     expect(await mt.connectors.get('orders-get-order')).toEqual(connector);
     const extop = await mt.extops.get('refund-order');
     expect(extop.definition.name).toBe('refund-order');
+    // The version records the key that deployed it.
+    const admin = (await mt.keys.list()).find((key) => key.role === 'admin')!;
     expect(await mt.extops.versions('refund-order')).toEqual([
-      { version: 1, enabled: true, createdAt: extop.createdAt },
+      { version: 1, enabled: true, createdAt: extop.createdAt, deployedBy: admin.id },
     ]);
     expect((await mt.connectors.list()).map((c) => c.name)).toContain('open-meteo-forecast');
   });

@@ -46,13 +46,16 @@ describe('the OpenAPI document', () => {
         const success = codes.find((code) => code.startsWith('2'));
         expect(success, `${method} ${path}`).toBeDefined();
         if (success !== '204') {
-          // The run event stream is not JSON but Server-Sent Events, each a RunEvent; a file is its own bytes.
+          // The run event stream is not JSON but Server-Sent Events, each a RunEvent; a file is its own bytes; the
+          // audit export is JSON Lines, each an AuditEntry.
           const content = operation.responses[success!].content;
           const schema = path.endsWith('/stream')
             ? content['text/event-stream'].schema
             : operation.operationId === 'getFile'
               ? content['*/*'].schema
-              : content['application/json'].schema;
+              : operation.operationId === 'exportAudit'
+                ? content['application/jsonl'].schema
+                : content['application/json'].schema;
           expect(schema, `${method} ${path}`).toBeTruthy();
         }
         // Each error status it can answer is declared with the Error schema (the health check answers 500 or 503).

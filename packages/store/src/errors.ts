@@ -4,6 +4,16 @@ import { defineErrors } from '@maitento/errors';
 export const storeErrors = defineErrors({
   'api:namespaces:exists': { status: 409, message: 'A namespace named {name} already exists' },
   'api:namespaces:not-found': { status: 404, message: 'No namespace named {name}' },
+  'api:audit:cursor-invalid': {
+    status: 422,
+    message: 'The cursor {cursor} is not one this API gave out',
+    hint: 'Pass the nextCursor of the previous page unchanged, or no cursor for the first page',
+  },
+  'api:audit:time-invalid': {
+    status: 422,
+    message: '{name} is {value}, which is no time',
+    hint: 'Give an ISO 8601 time with its offset, for example 2026-12-01T00:00:00Z',
+  },
   'api:keys:not-found': { status: 404, message: 'No API key with id {id} in this namespace' },
   'api:secrets:exists': {
     status: 409,

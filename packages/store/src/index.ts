@@ -201,3 +201,13 @@ export { PRUNE_BATCH_SIZE, pruneBefore, RETENTION_INTERVAL_MS, startRetention } 
 export type { PruneOptions, PruneResult, Retention, RetentionOptions } from './runs/prune.js';
 export * from './timers.js';
 export { nextSweepDueMs } from './runs/sweep.js';
+export { AUDIT_MAX_PAGE, AUDIT_PAGE, listAudit, recordAudit } from './audit/audit.js';
+export type {
+  AuditAction,
+  AuditActor,
+  AuditContext,
+  AuditEntry,
+  AuditPage,
+  AuditQuery,
+  AuditRecord,
+} from './audit/audit.js';

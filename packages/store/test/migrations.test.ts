@@ -33,6 +33,7 @@ describe('migrations', () => {
     expect(tables.rows.map((row) => row.table_name)).toEqual([
       'mt_api_keys',
       'mt_approvals',
+      'mt_audit',
       'mt_cache_epoch',
       'mt_cache_members',
       'mt_console_sessions',

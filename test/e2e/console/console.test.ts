@@ -109,7 +109,17 @@ describe('the web console', { timeout: 60_000 }, () => {
     expect(stored).not.toContain(stack.adminKey);
     expect(stored).not.toContain(cookie.value);
 
+    // The audit log page (an admin key's) lists the sign-in, by the admin key through the console.
+    await page.click('text=Audit log');
+    expect(await page.locator('h1').textContent()).toBe('Audit log');
+    expect(await page.locator('tbody tr').first().textContent()).toMatch(/\(admin\) via console\s*console\.signed-in/);
+
     await Promise.all([page.waitForURL(/\/console\/login/), page.click('text=Sign out')]);
+    const signedOut = await stack.api.request('GET', '/v1/audit?action=console.signed-out');
+    expect(signedOut.body.entries[0]).toMatchObject({
+      actor: { kind: 'key', role: 'admin', via: 'console' },
+      action: 'console.signed-out',
+    });
     // The old cookie no longer opens anything.
     const after = await fetch(`${base}/console/approvals`, {
       headers: { cookie: `mt_console_session=${cookie.value}` },
@@ -126,6 +136,9 @@ describe('the web console', { timeout: 60_000 }, () => {
     expect(made.status, JSON.stringify(made.body)).toBe(201);
     await signIn(page, base, made.body.key);
     expect(await page.locator('header').textContent()).toContain('short-lived');
+    // A user key has no audit log: no link, and the page is refused.
+    expect(await page.locator('nav >> text=Audit log').count()).toBe(0);
+    expect((await page.goto(`${base}/console/audit`))?.status()).toBe(403);
     // It watches a run that waits on its model, over the live stream.
     const run = await startRun('[gate:key-deleted] What is the status of order A-1101?');
     await stack.openai.reached('key-deleted');
@@ -304,7 +317,13 @@ describe('the web console', { timeout: 60_000 }, () => {
       order.push(await focused());
     }
     expect(order[0]).toBe('Skip to content');
-    expect(order.slice(1, 5)).toEqual([expect.stringMatching(/^Approvals/), 'Runs', 'Resources', 'Sign out']);
+    expect(order.slice(1, 6)).toEqual([
+      expect.stringMatching(/^Approvals/),
+      'Runs',
+      'Resources',
+      'Audit log',
+      'Sign out',
+    ]);
     expect(order.at(-1)).toBe('approve');
     await page.keyboard.press('Tab');
     expect(await focused()).toBe('reason');
@@ -352,6 +371,7 @@ describe('the web console', { timeout: 60_000 }, () => {
       ['the runs', () => '/console/runs'],
       ['a run', () => `/console/runs/${run.id}`],
       ['the resources', () => '/console/resources'],
+      ['the audit log', () => '/console/audit'],
     ])('%s page', async (_, path) => {
       const page = await admin.newPage();
       await page.goto(`${base}${path()}`);

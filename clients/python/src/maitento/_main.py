@@ -16,6 +16,8 @@ if TYPE_CHECKING:
         Approvals,
         AsyncAgents,
         AsyncApprovals,
+        AsyncAudit,
+        Audit,
         AsyncConnectors,
         AsyncDeploys,
         AsyncExtops,
@@ -58,6 +60,7 @@ class Maitento(SyncAPIClient):
         from .resources import (
             Agents,
             Approvals,
+            Audit,
             Connectors,
             Deploys,
             Extops,
@@ -82,6 +85,7 @@ class Maitento(SyncAPIClient):
         self.deploy = Deploys(self)
         self.knowledge_bases = KnowledgeBases(self)
         self.file_systems = FileSystems(self)
+        self.audit = Audit(self)
 
     def __enter__(self) -> Maitento:
         return self
@@ -109,6 +113,7 @@ class AsyncMaitento(AsyncAPIClient):
         from .resources import (
             AsyncAgents,
             AsyncApprovals,
+            AsyncAudit,
             AsyncConnectors,
             AsyncDeploys,
             AsyncExtops,
@@ -133,6 +138,7 @@ class AsyncMaitento(AsyncAPIClient):
         self.deploy = AsyncDeploys(self)
         self.knowledge_bases = AsyncKnowledgeBases(self)
         self.file_systems = AsyncFileSystems(self)
+        self.audit = AsyncAudit(self)
 
     async def __aenter__(self) -> AsyncMaitento:
         return self

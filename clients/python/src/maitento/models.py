@@ -179,6 +179,7 @@ class VersionSummary(MaitentoModel):
     version: int
     enabled: bool
     created_at: str = Field(alias="createdAt")
+    deployed_by: str | None = Field(alias="deployedBy", description="The id of the key that deployed this version (null for one deployed before schema 22)")
 
 
 class Secret(MaitentoModel):
@@ -628,6 +629,43 @@ class FilePage(MaitentoModel):
     next_cursor: str | None = Field(alias="nextCursor")
 
 
+class AuditEntryActor(MaitentoModel):
+    """AuditEntryActor."""
+
+    kind: Literal["key", "system"]
+    id: str = Field(description="The key id, or `system`")
+    role: str | None = Field(description="The key's role then (null for the system)")
+    via: str = Field(description="api, console, migrate, runs-prune or retention")
+
+
+class AuditEntryTarget(MaitentoModel):
+    """AuditEntryTarget."""
+
+    kind: str
+    id: str
+
+
+class AuditEntry(MaitentoModel):
+    """AuditEntry."""
+
+    id: str = Field(description="The row's place in the log: a later row has a greater id (a decimal number)")
+    at: str
+    namespace: str
+    actor: AuditEntryActor
+    action: str = Field(description="A dotted name: key.created, secret.rotated, deploy.applied, ...")
+    target: AuditEntryTarget
+    before: dict[str, Any] | None = Field(description="Names, ids, roles, versions and states: never a secret value, a key or a request body")
+    after: dict[str, Any] | None = Field(description="Names, ids, roles, versions and states: never a secret value, a key or a request body")
+    request_id: str | None = Field(alias="requestId", description="The X-Request-Id of the change")
+
+
+class AuditPage(MaitentoModel):
+    """AuditPage."""
+
+    entries: list[AuditEntry]
+    next_cursor: str | None = Field(alias="nextCursor")
+
+
 class KnowledgeBase(MaitentoModel):
     """KnowledgeBase."""
 
@@ -832,6 +870,10 @@ __all__ = [
     "Approval",
     "ApproveApprovalBody",
     "ApproveRunBody",
+    "AuditEntry",
+    "AuditEntryActor",
+    "AuditEntryTarget",
+    "AuditPage",
     "CallExtopBody",
     "CancelRunBody",
     "Connector",

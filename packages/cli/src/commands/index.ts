@@ -8,6 +8,7 @@ import { register as approvalApprove } from './approval-approve.js';
 import { register as approvalGet } from './approval-get.js';
 import { register as approvalList } from './approval-list.js';
 import { register as approvalReject } from './approval-reject.js';
+import { register as audit } from './audit.js';
 import { register as check } from './check.js';
 import { register as completion } from './completion.js';
 import { register as connectorGet } from './connector-get.js';
@@ -73,6 +74,7 @@ export const commands: RegisterCommand[] = [
   approvalGet,
   approvalList,
   approvalReject,
+  audit,
   check,
   completion,
   connectorGet,

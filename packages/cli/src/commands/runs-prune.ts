@@ -16,13 +16,18 @@ const TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d
 
 /** `--before`: a calendar date (midnight UTC) or an ISO 8601 time with its offset; anything else is refused. */
 export function parseBefore(value: string): Date {
+  return parseDateFlag(value, '--before');
+}
+
+/** A date flag (`flag`): a calendar date (midnight UTC) or an ISO 8601 time with its offset; else api:cli:date-invalid. */
+export function parseDateFlag(value: string, flag: string): Date {
   const text = value.trim();
   const date = DATE.test(text) ? new Date(`${text}T00:00:00Z`) : TIME.test(text) ? new Date(text) : undefined;
   // A day that does not exist (2026-02-30) is refused, not rolled over to March as Date would.
   const day = text.slice(0, 10);
   const real = new Date(`${day}T00:00:00Z`);
   if (date === undefined || Number.isNaN(date.getTime()) || real.toISOString().slice(0, 10) !== day) {
-    throw cliErrors.create('api:cli:date-invalid', { flag: '--before', value: JSON.stringify(value) });
+    throw cliErrors.create('api:cli:date-invalid', { flag, value: JSON.stringify(value) });
   }
   return date;
 }

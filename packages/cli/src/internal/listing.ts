@@ -20,13 +20,13 @@ export function printVersions(io: Io, versions: VersionInfo[], json: boolean | u
   if (json)
     printJson(
       io,
-      versions.map(({ version, enabled, createdAt }) => ({ version, enabled, createdAt })),
+      versions.map(({ version, enabled, createdAt, deployedBy }) => ({ version, enabled, createdAt, deployedBy })),
     );
   else
     io.out(
       formatTable(
-        ['VERSION', 'ENABLED', 'CREATED'],
-        versions.map((v) => [v.version, v.enabled, v.createdAt]),
+        ['VERSION', 'ENABLED', 'CREATED', 'DEPLOYED BY'],
+        versions.map((v) => [v.version, v.enabled, v.createdAt, v.deployedBy ?? '-']),
       ),
     );
 }

@@ -1,3 +1,4 @@
+import type { AuditContext } from '@maitento/store';
 import type {
   ApprovalAnswer,
   ApprovalView,
@@ -57,7 +58,8 @@ export interface Engine {
     viewer?: RunViewer,
   ): Promise<RunView>;
   /** Cancels a run that has not ended (a terminal run answers 409 `api:runs:already-ended`). */
-  cancelRun(namespace: string, id: string, viewer?: RunViewer): Promise<RunView>;
+  /** Cancels a run and its tree; with `audit`, one `run.cancelled` row is written in the cancel's transaction. */
+  cancelRun(namespace: string, id: string, viewer?: RunViewer, audit?: AuditContext): Promise<RunView>;
   /** Answers the run's pending approval (or the one named), once; resolves with the run. */
   answerRunApproval(
     namespace: string,

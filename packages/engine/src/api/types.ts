@@ -3,7 +3,7 @@
 // schemas, in packages/sdk/src/wire/): the engine answers and takes exactly those types.
 
 import type { Actor } from '@maitento/sdk/wire';
-import type { KeyRole } from '@maitento/store';
+import type { AuditContext, KeyRole } from '@maitento/store';
 
 export type {
   Actor,
@@ -37,4 +37,6 @@ export interface ApprovalAnswer {
   reason?: string;
   /** The answering key, with its role: `answerRefusal` decides whether it may answer. */
   by: Actor & { role: KeyRole };
+  /** Who answers, for the audit log: the answer is one `approval.approved` or `approval.rejected` row with it. */
+  audit?: AuditContext;
 }

@@ -1,12 +1,15 @@
 import {
   answerApprovalRecord,
   type ApprovalRecord,
+  type AuditContext,
+  type AuditEntry,
   type Db,
   type Queryable,
   expireApprovals,
   findApproval,
   findRun,
   lockRunLine,
+  recordAudit,
 } from '@maitento/store';
 import { bindIdempotentEffect, type IdempotentEffect, isUuid } from '@maitento/store';
 import type { ApprovalAnswer } from '../api/types.js';
@@ -80,6 +83,7 @@ export async function answerApproval(
         keyName: answer.by.keyName,
         needed: asked.policy?.count ?? 1,
       });
+      if (record !== undefined && answer.audit) await recordAudit(tx, answerAudit(record, answer.audit, reason));
       if (record === undefined) return record;
       // Outside a run, or an approval short of its policy's count (recorded; the run waits on for the next approver):
       // a keyed request's answer commits with its Idempotency-Key's record (decision 0102).
@@ -134,4 +138,22 @@ export async function answerApproval(
     });
   }
   throw engineErrors.create('api:approvals:already-answered', { id, status: now.status });
+}
+
+/** The audit row of an answered approval: which call (tool, run) and the answer, never its arguments. */
+function answerAudit(record: ApprovalRecord, audit: AuditContext, reason: string): AuditEntry {
+  return {
+    ...audit,
+    namespace: record.namespace,
+    action: record.status === 'Approved' ? 'approval.approved' : 'approval.rejected',
+    target: { kind: 'approval', id: record.id },
+    before: { status: 'Pending' },
+    after: {
+      status: record.status,
+      tool: record.functionName,
+      runId: record.runId,
+      requestHash: record.requestHash,
+      ...(reason === '' ? {} : { reason }),
+    },
+  };
 }

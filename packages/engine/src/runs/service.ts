@@ -1,10 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import {
   type ApprovalRecord,
+  type AuditContext,
   findRun,
   insertRun,
   listApprovalRecords,
   listRunSummaries,
+  recordAudit,
   type RunRecord,
   runExists,
   runTree,
@@ -246,7 +248,7 @@ export class RunService implements RunningEngine {
     return this.getRun(namespace, id, viewer);
   }
 
-  async cancelRun(namespace: string, id: string, viewer?: RunViewer): Promise<RunView> {
+  async cancelRun(namespace: string, id: string, viewer?: RunViewer, audit?: AuditContext): Promise<RunView> {
     const run = await this.record(namespace, id, viewer);
     // The runs a cancel ended here (waiting ones: no worker holds them) and the approvals it expired, for telemetry.
     const ended = new Map<string, ApprovalRecord[]>();
@@ -255,6 +257,16 @@ export class RunService implements RunningEngine {
     const marked = await this.deps.db.transaction(async (tx) => {
       const done = await cancelTree(tx, namespace, id, this.queue, ended);
       if (done !== undefined) await bindIdempotentEffect(tx, { kind: 'run', id, status: 200 });
+      if (done !== undefined && audit !== undefined) {
+        await recordAudit(tx, {
+          ...audit,
+          namespace,
+          action: 'run.cancelled',
+          target: { kind: 'run', id },
+          before: { status: run.status },
+          after: { status: 'Cancelled' },
+        });
+      }
       return done;
     });
     if (marked === undefined) throw engineErrors.create('api:runs:already-ended', { id, status: run.status });

@@ -11,6 +11,7 @@ import {
   SecretKeyRotationSchema,
   SecretKeyStatusSchema,
 } from './access.js';
+import { auditWireSchemas } from './audit.js';
 import { fileWireSchemas } from './files.js';
 import {
   ActorSchema,
@@ -147,5 +148,6 @@ export const wireSchemas = [
   SecretKeyStatusSchema,
   SecretKeyRotationSchema,
   ...fileWireSchemas,
+  ...auditWireSchemas,
   ...knowledgeWireSchemas,
 ] as const;

@@ -261,7 +261,14 @@ export const VersionStateSchema = Type.Object(
 
 /** One stored version in a list. */
 export const VersionSummarySchema = Type.Object(
-  { version: Type.Integer(), enabled: Type.Boolean(), createdAt: timestamp() },
+  {
+    version: Type.Integer(),
+    enabled: Type.Boolean(),
+    createdAt: timestamp(),
+    deployedBy: Type.Union([Type.String(), Type.Null()], {
+      description: 'The id of the key that deployed this version (null for one deployed before schema 22)',
+    }),
+  },
   { $id: 'VersionSummary' },
 );
 

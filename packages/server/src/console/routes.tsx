@@ -7,10 +7,10 @@ import { type ApprovalView, answerRoleRefusal, RUN_STATUSES, type RunEvent, type
 import { isMtError, type MtError } from '@maitento/errors';
 import type { PreparedRequestView } from '@maitento/gateway';
 import { TERMINAL_EVENT_TYPES } from '@maitento/sdk';
-import { findApproval, findRun, getVersion, listResources, listVersions } from '@maitento/store';
+import { findApproval, findRun, getVersion, listAudit, listResources, listVersions } from '@maitento/store';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { serverErrors } from '../errors.js';
-import { answeringActor } from '../http/actor.js';
+import { answeringActor, auditContext } from '../http/actor.js';
 import { accessRefusal, allowed } from '../plugins/auth.js';
 import { listRunnableVersions } from '../resources/resource-reads.js';
 import { changeVersionEnabled } from '../resources/versioned-routes.js';
@@ -22,6 +22,7 @@ import { type ConsoleSession, closeSession, findSession, openSession, SESSION_TT
 import {
   ApprovalPage,
   ApprovalsPage,
+  AuditPage,
   type Chrome,
   EndedControls,
   ErrorPage,
@@ -189,6 +190,7 @@ export async function consoleRoutes(app: FastifyInstance, ctx: ServerContext): P
       csrfToken: session.csrfToken,
       pendingCount: pending.length,
       current,
+      admin: allowed(session.identity, 'admin'),
     };
   }
 
@@ -292,7 +294,7 @@ export async function consoleRoutes(app: FastifyInstance, ctx: ServerContext): P
       if (!identity || identity.keyId === 'platform-token') {
         return loginPage(reply, request, 'That API key is not valid: it may be mistyped or deleted.', 401);
       }
-      const token = await openSession(ctx.db, identity.keyId);
+      const token = await openSession(ctx.db, identity, request.id);
       reply.setCookie(SESSION_COOKIE, token, {
         path: '/console',
         httpOnly: true,
@@ -307,7 +309,7 @@ export async function consoleRoutes(app: FastifyInstance, ctx: ServerContext): P
 
   app.post('/console/logout', async (request, reply) => {
     const token = request.cookies[SESSION_COOKIE];
-    if (token !== undefined) await closeSession(ctx.db, token);
+    if (token !== undefined) await closeSession(ctx.db, token, request.id);
     reply.clearCookie(SESSION_COOKIE, { path: '/console' });
     return reply.redirect('/console/login', 303);
   });
@@ -414,7 +416,12 @@ export async function consoleRoutes(app: FastifyInstance, ctx: ServerContext): P
       try {
         // The REST API's own operation: one place decides, and records the deciding key.
         const by = await answeringActor(ctx.db, request);
-        await engine.answerApproval(namespace, id, { decision, ...(decision === 'reject' ? { reason } : {}), by });
+        await engine.answerApproval(namespace, id, {
+          decision,
+          ...(decision === 'reject' ? { reason } : {}),
+          by,
+          audit: auditContext(request, 'console'),
+        });
       } catch (error) {
         if (isMtError(error) && error.code === 'api:approvals:already-answered') {
           return approvalPage(request, reply, id, { conflict: conflict(await engine.getApproval(namespace, id)) }, 409);
@@ -519,7 +526,12 @@ export async function consoleRoutes(app: FastifyInstance, ctx: ServerContext): P
   app.post<{ Params: { id: string } }>('/console/runs/:id/cancel', async (request, reply) => {
     const refused = accessRefusal(request.identity, 'run');
     if (refused !== undefined) throw refused;
-    await engine.cancelRun(request.identity.namespace, request.params.id, request.identity);
+    await engine.cancelRun(
+      request.identity.namespace,
+      request.params.id,
+      request.identity,
+      auditContext(request, 'console'),
+    );
     return reply.redirect(`/console/runs/${request.params.id}`, 303);
   });
 
@@ -560,6 +572,37 @@ export async function consoleRoutes(app: FastifyInstance, ctx: ServerContext): P
 
   app.get('/console/resources', async (request, reply) => resourcesPage(request, reply));
 
+  // The audit log (GET /v1/audit's rows and role: an admin key), newest first, 50 a page.
+  app.get<{ Querystring: { action?: string; actor?: string; cursor?: string } }>(
+    '/console/audit',
+    async (request, reply) => {
+      if (!allowed(request.identity, 'admin')) {
+        throw serverErrors.create('api:auth:forbidden', { action: 'change this namespace', role: 'admin' });
+      }
+      const filters = {
+        action: request.query.action?.trim() || undefined,
+        actor: request.query.actor?.trim() || undefined,
+      };
+      const { cursor } = request.query;
+      const result = await listAudit(ctx.db, request.identity.namespace, {
+        ...filters,
+        ...(cursor ? { cursor } : {}),
+        limit: 50,
+      });
+      return html(
+        reply,
+        page(
+          <AuditPage
+            chrome={await chrome(request, 'audit')}
+            entries={result.entries}
+            nextCursor={result.nextCursor}
+            filters={filters}
+          />,
+        ),
+      );
+    },
+  );
+
   app.post<{ Params: { kind: string; name: string; version: string; action: string } }>(
     '/console/resources/:kind/:name/:version/:action',
     async (request, reply) => {
@@ -577,7 +620,15 @@ export async function consoleRoutes(app: FastifyInstance, ctx: ServerContext): P
         throw serverErrors.create('api:auth:forbidden', { action: 'change this namespace', role: 'admin' });
       }
       // The same change as the REST route's, settled the same way: answered once every server's cache has it.
-      await changeVersionEnabled(ctx, request.identity.namespace, kind, name, version, action === 'enable');
+      await changeVersionEnabled(
+        ctx,
+        request.identity.namespace,
+        kind,
+        name,
+        version,
+        action === 'enable',
+        auditContext(request, 'console'),
+      );
       return resourcesPage(
         request,
         reply,

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { Db, KeyIdentity, KeyRole } from '@maitento/store';
+import { type Db, type KeyIdentity, type KeyRole, recordAudit } from '@maitento/store';
 
 /** How long a console sign-in lasts. */
 export const SESSION_TTL_MS = 12 * 60 * 60 * 1000;
@@ -15,14 +15,26 @@ function tokenHash(token: string): Buffer {
   return createHash('sha256').update(token).digest();
 }
 
-/** Opens a session for an authenticated key; resolves with the cookie's random token (only its hash is stored). */
-export async function openSession(db: Db, keyId: string): Promise<string> {
+/**
+ * Opens a session for an authenticated key, with its `console.signed-in` audit row; resolves with the cookie's random
+ * token (only its hash is stored).
+ */
+export async function openSession(db: Db, identity: KeyIdentity, requestId: string): Promise<string> {
   const token = randomBytes(32).toString('base64url');
-  await db.query(
-    'INSERT INTO mt_console_sessions (token_hash, key_id, csrf_token, expires_at) ' +
-      "VALUES ($1, $2, $3, now() + $4 * interval '1 millisecond')",
-    [tokenHash(token), keyId, randomBytes(24).toString('base64url'), SESSION_TTL_MS],
-  );
+  await db.transaction(async (tx) => {
+    await tx.query(
+      'INSERT INTO mt_console_sessions (token_hash, key_id, csrf_token, expires_at) ' +
+        "VALUES ($1, $2, $3, now() + $4 * interval '1 millisecond')",
+      [tokenHash(token), identity.keyId, randomBytes(24).toString('base64url'), SESSION_TTL_MS],
+    );
+    await recordAudit(tx, {
+      actor: { kind: 'key', keyId: identity.keyId, role: identity.role, via: 'console' },
+      requestId,
+      namespace: identity.namespace,
+      action: 'console.signed-in',
+      target: { kind: 'key', id: identity.keyId },
+    });
+  });
   // Sessions past their time are removed as new ones open, so the table holds only live ones for long.
   await db.query('DELETE FROM mt_console_sessions WHERE expires_at < now()');
   return token;
@@ -50,7 +62,22 @@ export async function findSession(db: Db, token: string): Promise<ConsoleSession
   };
 }
 
-/** Ends the session of a cookie token. */
-export async function closeSession(db: Db, token: string): Promise<void> {
-  await db.query('DELETE FROM mt_console_sessions WHERE token_hash = $1', [tokenHash(token)]);
+/** Ends the session of a cookie token, with its `console.signed-out` audit row (none when it had ended already). */
+export async function closeSession(db: Db, token: string, requestId: string): Promise<void> {
+  await db.transaction(async (tx) => {
+    const { rows } = await tx.query<{ key_id: string; namespace: string; role: KeyRole }>(
+      'DELETE FROM mt_console_sessions s USING mt_api_keys k WHERE s.token_hash = $1 AND k.id = s.key_id ' +
+        'RETURNING s.key_id, k.namespace, k.role',
+      [tokenHash(token)],
+    );
+    const row = rows[0];
+    if (row === undefined) return;
+    await recordAudit(tx, {
+      actor: { kind: 'key', keyId: row.key_id, role: row.role, via: 'console' },
+      requestId,
+      namespace: row.namespace,
+      action: 'console.signed-out',
+      target: { kind: 'key', id: row.key_id },
+    });
+  });
 }

@@ -1,6 +1,6 @@
 import type { ApprovalView, RunEvent, RunSummary, RunView } from '@maitento/engine';
 import type { PreparedRequestView } from '@maitento/gateway';
-import type { VersionSummary } from '@maitento/store';
+import type { AuditRecord, VersionSummary } from '@maitento/store';
 import type { ComponentChildren, JSX } from 'preact';
 import { renderToString } from 'preact-render-to-string';
 
@@ -14,7 +14,9 @@ export interface Chrome {
   namespace: string;
   csrfToken: string;
   pendingCount: number;
-  current: 'approvals' | 'runs' | 'resources';
+  current: 'approvals' | 'runs' | 'resources' | 'audit';
+  /** An admin key: the audit log is in the navigation. */
+  admin: boolean;
 }
 
 /** A whole HTML document. */
@@ -79,6 +81,7 @@ function Layout(props: { title: string; chrome: Chrome; children: ComponentChild
             )}
             {link('runs', '/console/runs', 'Runs')}
             {link('resources', '/console/resources', 'Resources')}
+            {chrome.admin ? link('audit', '/console/audit', 'Audit log') : null}
           </ul>
         </nav>
         <form method="post" action="/console/logout" class="logout">
@@ -752,6 +755,79 @@ export function ResourcesPage(props: { chrome: Chrome; groups: ResourceGroup[]; 
           )}
         </section>
       ))}
+    </Layout>
+  );
+}
+
+/** What the audit page is filtered by (its form's fields). */
+export interface AuditFilters {
+  action?: string;
+  actor?: string;
+}
+
+/** The audit log of the namespace, newest first, a page at a time (an admin key). */
+export function AuditPage(props: {
+  chrome: Chrome;
+  entries: AuditRecord[];
+  nextCursor: string | null;
+  filters: AuditFilters;
+}) {
+  const { filters } = props;
+  const next = new URLSearchParams();
+  for (const [k, v] of Object.entries(filters)) if (v) next.set(k, v);
+  if (props.nextCursor) next.set('cursor', props.nextCursor);
+  const summary = (value: Record<string, unknown> | null) => (value === null ? '' : JSON.stringify(value));
+  return (
+    <Layout title="Audit log" chrome={props.chrome}>
+      <h1>Audit log</h1>
+      <form method="get" action="/console/audit" class="filters">
+        <label for="action">Action</label>
+        <input id="action" name="action" value={filters.action ?? ''} placeholder="secret, deploy.applied" />
+        <label for="actor">Actor</label>
+        <input id="actor" name="actor" value={filters.actor ?? ''} placeholder="a key id, or system" />
+        <button type="submit">Filter</button>
+      </form>
+      {props.entries.length === 0 ? (
+        <p>No audit row matches.</p>
+      ) : (
+        <table>
+          <caption>Changes, newest first</caption>
+          <thead>
+            <tr>
+              <th scope="col">When</th>
+              <th scope="col">Actor</th>
+              <th scope="col">Action</th>
+              <th scope="col">Target</th>
+              <th scope="col">Before</th>
+              <th scope="col">After</th>
+            </tr>
+          </thead>
+          <tbody>
+            {props.entries.map((e) => (
+              <tr>
+                <td>{when(e.at)}</td>
+                <td>
+                  {e.actor.kind === 'system' ? 'system' : `${e.actor.id.slice(0, 8)} (${e.actor.role})`} via{' '}
+                  {e.actor.via}
+                </td>
+                <td>{e.action}</td>
+                <td>
+                  {e.target.kind} {e.target.id}
+                </td>
+                <td>{summary(e.before)}</td>
+                <td>{summary(e.after)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      {props.nextCursor ? (
+        <p>
+          <a href={`/console/audit?${next}`} rel="next">
+            Older changes
+          </a>
+        </p>
+      ) : null}
     </Layout>
   );
 }

@@ -1,4 +1,4 @@
-import type { KeyRole, Queryable } from '@maitento/store';
+import type { AuditContext, KeyRole, Queryable } from '@maitento/store';
 import type { FastifyRequest } from 'fastify';
 import { serverErrors } from '../errors.js';
 
@@ -26,4 +26,13 @@ export async function answeringActor(db: Queryable, request: FastifyRequest): Pr
     [keyId, namespace],
   );
   return { keyId, keyName: rows[0]?.name ?? UNNAMED_KEY, role };
+}
+
+/**
+ * Who made `request`, for the audit log (docs/audit.md): its key and role, and whether it came over the REST API or a
+ * console session; with the request's id (`X-Request-Id`).
+ */
+export function auditContext(request: FastifyRequest, via: 'api' | 'console' = 'api'): AuditContext {
+  const { keyId, role } = request.identity;
+  return { actor: { kind: 'key', keyId, role, via }, requestId: request.id };
 }

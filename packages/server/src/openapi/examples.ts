@@ -122,6 +122,19 @@ export const RUN_EVENTS = [
   },
 ];
 
+/** One row of the audit log: a secret rotated by an admin key (its name, never its value). */
+const AUDIT_ENTRY = {
+  id: '1042',
+  at: AT,
+  namespace: 'default',
+  actor: { kind: 'key', id: KEY_ID, role: 'admin', via: 'api' },
+  action: 'secret.rotated',
+  target: { kind: 'secret', id: SECRET_ID },
+  before: null,
+  after: { name: 'orders-key', updatedAt: AT },
+  requestId: 'b3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d',
+};
+
 /** One example of each named schema (components.schemas) an answer is made of. */
 export const SCHEMA_EXAMPLES: Record<string, unknown> = {
   CreatedNamespace: {
@@ -137,6 +150,8 @@ export const SCHEMA_EXAMPLES: Record<string, unknown> = {
     key: 'mt_7hGt2kLw9pQx4zVn1cRb8sYd3fMa6uJe',
   },
   KeyInfo: { id: KEY_ID, name: 'ci deploys', role: 'user', secrets: [SECRET_ID], createdAt: AT },
+  AuditEntry: AUDIT_ENTRY,
+  AuditPage: { entries: [AUDIT_ENTRY], nextCursor: 'eyJiZWZvcmUiOiIxMDQyIn0' },
   DeployPlan: {
     applied: true,
     changes: [
@@ -153,7 +168,7 @@ export const SCHEMA_EXAMPLES: Record<string, unknown> = {
     ],
   },
   ResourceSummary: { name: 'orders-get', latestVersion: 2, enabled: true },
-  VersionSummary: { version: 2, enabled: true, createdAt: AT },
+  VersionSummary: { version: 2, enabled: true, createdAt: AT, deployedBy: KEY_ID },
   VersionState: { name: 'get-order', version: 2, enabled: false },
   ConnectorRecord: { name: 'orders-get', version: 1, enabled: true, createdAt: AT, hash: HASH, resource: CONNECTOR },
   ExtopSummary: { name: 'get-order', latestVersion: 1, enabled: true, callable: true },

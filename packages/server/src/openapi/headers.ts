@@ -21,6 +21,7 @@ export const OPENAPI_TAGS = [
   { name: 'approvals', description: 'Calls waiting for a person: list, read, approve, reject' },
   { name: 'file-systems', description: 'File systems runs read and write through file tools' },
   { name: 'knowledge', description: 'Knowledge bases: documents, passages and search' },
+  { name: 'audit', description: 'The audit log: who changed what, when (admin only), as pages or JSON Lines' },
 ];
 
 const IDEMPOTENCY_KEY = {

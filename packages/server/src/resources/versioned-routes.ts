@@ -1,5 +1,6 @@
 import { NameParamsSchema, VersionParamsSchema } from '@maitento/sdk';
 import {
+  type AuditContext,
   getVersion,
   listResources,
   listVersions,
@@ -10,6 +11,7 @@ import {
   type VersionedKind,
   type VersionSummary,
 } from '@maitento/store';
+import { auditContext } from '../http/actor.js';
 import { operation } from '../openapi/operation.js';
 import type { Api } from '../schemas/shared.js';
 import type { ServerContext } from '../server/context.js';
@@ -182,7 +184,7 @@ function toggleRoutes<S>(app: Api, ctx: ServerContext, spec: VersionedRouteSpec<
       async (request) => {
         const namespace = request.identity.namespace;
         const { name, version } = request.params;
-        return changeVersionEnabled(ctx, namespace, kind, name, version, action === 'enable');
+        return changeVersionEnabled(ctx, namespace, kind, name, version, action === 'enable', auditContext(request));
       },
     );
   }
@@ -199,8 +201,9 @@ export async function changeVersionEnabled(
   name: string,
   version: number,
   enabled: boolean,
+  audit: AuditContext,
 ): Promise<Awaited<ReturnType<typeof setVersionEnabled>>> {
-  const state = await setVersionEnabled(ctx.db, namespace, kind, name, version, enabled);
+  const state = await ctx.db.transaction((tx) => setVersionEnabled(tx, namespace, kind, name, version, enabled, audit));
   await ctx.lease.settle();
   return state;
 }

@@ -4,7 +4,7 @@ import {
   IdParamsSchema,
   ListApprovalsQuerySchema,
 } from '@maitento/sdk';
-import { answeringActor } from '../http/actor.js';
+import { answeringActor, auditContext } from '../http/actor.js';
 import { emptyBodyIsEmptyObject, rejectionNeedsReason } from '../http/optional-body.js';
 import { ANSWERED } from '../openapi/examples.js';
 import { operation } from '../openapi/operation.js';
@@ -115,6 +115,7 @@ export async function approvalRoutes(app: Api, ctx: ServerContext): Promise<void
           decision,
           ...(reason === undefined ? {} : { reason }),
           by,
+          audit: auditContext(request),
         });
       },
     );

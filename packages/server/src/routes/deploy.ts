@@ -3,6 +3,7 @@ import { DeployBodySchema } from '@maitento/sdk';
 import { deploy, secretNames } from '@maitento/store';
 import { listRemoteTools } from '../calls/remote-tools.js';
 import { serverErrors } from '../errors.js';
+import { auditContext } from '../http/actor.js';
 import { operation } from '../openapi/operation.js';
 import type { Api } from '../schemas/shared.js';
 import type { ServerContext } from '../server/context.js';
@@ -82,6 +83,7 @@ export async function deployRoutes(app: Api, ctx: ServerContext): Promise<void> 
       let body = '';
       const plan = await deploy(ctx.db, namespace, compiled, {
         dryRun: request.body.dryRun ?? false,
+        audit: auditContext(request),
         // The answer commits with the request's Idempotency-Key (decision 0102).
         onPlanned: async (tx, planned) => {
           body = await bindAnswer(tx, reply, 200, planned);

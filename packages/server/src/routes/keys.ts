@@ -1,5 +1,6 @@
 import { CreateKeyBodySchema, IdParamsSchema } from '@maitento/sdk';
-import { createApiKey, deleteApiKey, listApiKeys } from '@maitento/store';
+import { createApiKey, deleteApiKey, listApiKeys, recordAudit } from '@maitento/store';
+import { auditContext } from '../http/actor.js';
 import { SECRET_ID } from '../openapi/examples.js';
 import { operation } from '../openapi/operation.js';
 import type { Api } from '../schemas/shared.js';
@@ -29,10 +30,19 @@ export async function keyRoutes(app: Api, ctx: ServerContext): Promise<void> {
     },
     async (request, reply) => {
       // In a transaction of its own: a lost COMMIT answer is settled (decision 0101), and the answer, the only copy of
-      // the new key, commits with the request's Idempotency-Key (decision 0102).
-      const body = await ctx.db.transaction(async (tx) =>
-        bindAnswer(tx, reply, 201, await createApiKey(tx, request.identity.namespace, request.body)),
-      );
+      // the new key, commits with the request's Idempotency-Key (decision 0102) and its audit row.
+      const { namespace } = request.identity;
+      const body = await ctx.db.transaction(async (tx) => {
+        const made = await createApiKey(tx, namespace, request.body);
+        await recordAudit(tx, {
+          ...auditContext(request),
+          namespace,
+          action: 'key.created',
+          target: { kind: 'key', id: made.id },
+          after: { name: made.name, role: made.role, secrets: made.secrets },
+        });
+        return bindAnswer(tx, reply, 201, made);
+      });
       return sendBound(reply, body);
     },
   );
@@ -73,9 +83,17 @@ export async function keyRoutes(app: Api, ctx: ServerContext): Promise<void> {
     },
     async (request, reply) => {
       // In a transaction of its own: a lost COMMIT answer is settled (decision 0101); the answer commits with the
-      // request's Idempotency-Key (decision 0102).
+      // request's Idempotency-Key (decision 0102) and its audit row.
+      const { namespace } = request.identity;
       const body = await ctx.db.transaction(async (tx) => {
-        await deleteApiKey(tx, request.identity.namespace, request.params.id);
+        const gone = await deleteApiKey(tx, namespace, request.params.id);
+        await recordAudit(tx, {
+          ...auditContext(request),
+          namespace,
+          action: 'key.deleted',
+          target: { kind: 'key', id: request.params.id },
+          before: { name: gone.name, role: gone.role },
+        });
         return bindAnswer(tx, reply, 204);
       });
       // Answered once no server's cache still knows the key (or its lease has ended: it reads through).

@@ -1,5 +1,6 @@
 import { CreateNamespaceBodySchema } from '@maitento/sdk';
-import { createApiKey, createNamespace } from '@maitento/store';
+import { createApiKey, createNamespace, recordAudit } from '@maitento/store';
+import { auditContext } from '../http/actor.js';
 import { operation } from '../openapi/operation.js';
 import type { Api } from '../schemas/shared.js';
 import type { ServerContext } from '../server/context.js';
@@ -28,6 +29,14 @@ export async function namespaceRoutes(app: Api, ctx: ServerContext): Promise<voi
       const created = await ctx.db.transaction(async (tx) => {
         const namespace = await createNamespace(tx, request.body.name);
         const key = await createApiKey(tx, namespace.name, { role: 'admin', name: 'first admin' });
+        // In the operator's namespace (its key made it); the new namespace's log starts with its own changes.
+        await recordAudit(tx, {
+          ...auditContext(request),
+          namespace: request.identity.namespace,
+          action: 'namespace.created',
+          target: { kind: 'namespace', id: namespace.name },
+          after: { firstAdminKeyId: key.id },
+        });
         return { name: namespace.name, key: { id: key.id, key: key.key, role: key.role } };
       });
       return reply.status(201).send(created);

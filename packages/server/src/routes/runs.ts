@@ -13,7 +13,7 @@ import {
   TERMINAL_RUN_STATUSES,
 } from '@maitento/sdk';
 import { serverErrors } from '../errors.js';
-import { answeringActor } from '../http/actor.js';
+import { answeringActor, auditContext } from '../http/actor.js';
 import { emptyBodyIsEmptyObject, rejectionNeedsReason } from '../http/optional-body.js';
 import { APPROVAL_ID, AT, RUN, RUN_EVENTS } from '../openapi/examples.js';
 import { LAST_EVENT_ID } from '../openapi/headers.js';
@@ -294,7 +294,8 @@ export async function runRoutes(app: Api, ctx: ServerContext): Promise<void> {
       }),
       preValidation: emptyBodyIsEmptyObject,
     },
-    async (request) => engine.cancelRun(request.identity.namespace, request.params.id, request.identity),
+    async (request) =>
+      engine.cancelRun(request.identity.namespace, request.params.id, request.identity, auditContext(request)),
   );
 
   app.post(
@@ -342,7 +343,7 @@ export async function runRoutes(app: Api, ctx: ServerContext): Promise<void> {
           request.identity.namespace,
           request.params.id,
           approvalId,
-          { decision, ...(reason === undefined ? {} : { reason }), by },
+          { decision, ...(reason === undefined ? {} : { reason }), by, audit: auditContext(request) },
           request.identity,
         );
       },

@@ -8,10 +8,12 @@ import {
   createSecret,
   deleteSecret,
   listSecrets,
+  recordAudit,
   rotateSecret,
   rotateSecretKeys,
   secretKeyStatus,
 } from '@maitento/store';
+import { auditContext } from '../http/actor.js';
 import { emptyBodyIsEmptyObject } from '../http/optional-body.js';
 import { operation } from '../openapi/operation.js';
 import type { Api } from '../schemas/shared.js';
@@ -43,10 +45,20 @@ export async function secretRoutes(app: Api, ctx: ServerContext): Promise<void> 
     },
     async (request, reply) => {
       // In a transaction of its own: a lost COMMIT answer is settled (decision 0101); the answer commits with the
-      // request's Idempotency-Key (decision 0102).
-      const body = await ctx.db.transaction(async (tx) =>
-        bindAnswer(tx, reply, 201, await createSecret(tx, ctx.secretKey, request.identity.namespace, request.body)),
-      );
+      // request's Idempotency-Key (decision 0102) and its audit row.
+      const { namespace } = request.identity;
+      const body = await ctx.db.transaction(async (tx) => {
+        const made = await createSecret(tx, ctx.secretKey, namespace, request.body);
+        // By id and name only: never the value (docs/audit.md).
+        await recordAudit(tx, {
+          ...auditContext(request),
+          namespace,
+          action: 'secret.created',
+          target: { kind: 'secret', id: made.id },
+          after: { name: made.name },
+        });
+        return bindAnswer(tx, reply, 201, made);
+      });
       return sendBound(reply, body);
     },
   );
@@ -87,7 +99,17 @@ export async function secretRoutes(app: Api, ctx: ServerContext): Promise<void> 
     },
     async (request) => {
       const { namespace } = request.identity;
-      const secret = await rotateSecret(ctx.db, ctx.secretKey, namespace, request.params.id, request.body.value);
+      const secret = await ctx.db.transaction(async (tx) => {
+        const rotated = await rotateSecret(tx, ctx.secretKey, namespace, request.params.id, request.body.value);
+        await recordAudit(tx, {
+          ...auditContext(request),
+          namespace,
+          action: 'secret.rotated',
+          target: { kind: 'secret', id: rotated.id },
+          after: { name: rotated.name, updatedAt: rotated.updatedAt },
+        });
+        return rotated;
+      });
       // Answered once no server's cache still holds the old value (or its lease has ended: it reads through).
       await ctx.lease.settle();
       return secret;
@@ -110,7 +132,17 @@ export async function secretRoutes(app: Api, ctx: ServerContext): Promise<void> 
       }),
     },
     async (request, reply) => {
-      await deleteSecret(ctx.db, request.identity.namespace, request.params.id);
+      const { namespace } = request.identity;
+      await ctx.db.transaction(async (tx) => {
+        const gone = await deleteSecret(tx, namespace, request.params.id);
+        await recordAudit(tx, {
+          ...auditContext(request),
+          namespace,
+          action: 'secret.deleted',
+          target: { kind: 'secret', id: request.params.id },
+          before: { name: gone.name },
+        });
+      });
       await ctx.lease.settle();
       return reply.status(204).send();
     },

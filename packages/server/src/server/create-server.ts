@@ -43,6 +43,7 @@ import { extopRoutes } from '../routes/extops.js';
 import { fileSystemRoutes } from '../routes/file-systems.js';
 import { healthRoutes } from '../routes/health.js';
 import { interactionRoutes } from '../routes/interactions.js';
+import { auditRoutes } from '../routes/audit.js';
 import { keyRoutes } from '../routes/keys.js';
 import { knowledgeBaseRoutes } from '../routes/knowledge-bases.js';
 import { namespaceRoutes } from '../routes/namespaces.js';
@@ -375,6 +376,7 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
         approvalRoutes,
         fileSystemRoutes,
         knowledgeBaseRoutes,
+        auditRoutes,
       ]) {
         await routes(v1.withTypeProvider<WireTypes>(), ctx);
       }

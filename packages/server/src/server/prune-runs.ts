@@ -23,7 +23,7 @@ export async function pruneRuns(options: PruneRunsOptions): Promise<PruneResult>
   );
   try {
     await migrate(db);
-    return await pruneBefore(db, options.before);
+    return await pruneBefore(db, options.before, { via: 'runs-prune' });
   } finally {
     await db.close();
   }

@@ -35,7 +35,7 @@ import { logInternalErrors } from '../logging/internal-errors.js';
 import { lazyEngine } from './lazy-engine.js';
 import { type MetricsListen, type ProcessMetrics, startMetrics } from './metrics.js';
 import { prepareSchema } from './migrations.js';
-import { cacheLeaseMsFromEnv, type MigrateMode, retentionMsFromEnv } from './settings.js';
+import { auditRetentionMsFromEnv, cacheLeaseMsFromEnv, type MigrateMode, retentionMsFromEnv } from './settings.js';
 
 /**
  * Opens the process's database and prepares it as `mt serve` and `mt worker` both do: migrates it or only checks it
@@ -227,11 +227,18 @@ export async function openRuntime(options: RuntimeOptions): Promise<Runtime> {
         : undefined;
     if (embeddingWorker) closers.push(() => embeddingWorker.close());
     // Ended runs older than MT_RETENTION_DAYS are deleted every hour where runs are executed, not in an API-only
-    // server (docs/operations.md, "Data lifecycle").
+    // server (docs/operations.md, "Data lifecycle"); audit rows older than MT_AUDIT_RETENTION_DAYS in the same job
+    // (docs/audit.md, "Retention").
     const retentionMs = options.retentionMs === undefined ? retentionMsFromEnv() : (options.retentionMs ?? undefined);
+    const auditRetentionMs = auditRetentionMsFromEnv();
     const retention =
-      options.worker && retentionMs !== undefined
-        ? startRetention({ db, retentionMs, ...(logger ? { logger } : {}) })
+      options.worker && (retentionMs !== undefined || auditRetentionMs !== undefined)
+        ? startRetention({
+            db,
+            retentionMs,
+            ...(auditRetentionMs === undefined ? {} : { auditRetentionMs }),
+            ...(logger ? { logger } : {}),
+          })
         : undefined;
     if (retention) closers.push(() => retention.close());
 

@@ -235,6 +235,21 @@ export function retentionMsFromEnv(): number | undefined {
   return Number.isFinite(days) && days > 0 ? days * 86_400_000 : DEFAULT_RETENTION_DAYS * 86_400_000;
 }
 
+/** The default retention of audit rows: 365 days. */
+export const DEFAULT_AUDIT_RETENTION_DAYS = 365;
+
+/**
+ * `MT_AUDIT_RETENTION_DAYS`: how many days audit rows are kept (default 365; may be fractional); `0` or `off` keeps
+ * them forever (docs/audit.md, "Retention"). Pruned by the retention job, apart from `MT_RETENTION_DAYS`.
+ */
+export function auditRetentionMsFromEnv(): number | undefined {
+  const raw = process.env.MT_AUDIT_RETENTION_DAYS?.trim().toLowerCase();
+  if (raw === undefined || raw === '') return DEFAULT_AUDIT_RETENTION_DAYS * 86_400_000;
+  if (raw === 'off' || raw === '0') return undefined;
+  const days = Number(raw);
+  return Number.isFinite(days) && days > 0 ? days * 86_400_000 : DEFAULT_AUDIT_RETENTION_DAYS * 86_400_000;
+}
+
 /**
  * `MT_METRICS_PORT` and `MT_METRICS_HOST`: where this process serves Prometheus metrics at `GET /metrics`, apart from
  * the API (docs/operations.md, "Metrics"); undefined (the default) for no metrics. The host defaults to 127.0.0.1;

@@ -1,6 +1,7 @@
 import type { Agent, Connector, Interaction, Resource, ResourceKind, Tool, ToolDefinition } from '@maitento/lang';
 import type * as wire from '@maitento/sdk/wire';
 import type { Db, Queryable } from '../db/db.js';
+import { type AuditContext, recordAudit } from '../audit/audit.js';
 import { storeErrors } from '../errors.js';
 import { contentHash, type Pin } from '../resources/hash.js';
 import { notifyWake, wakeTopics } from '../wake/notify.js';
@@ -99,6 +100,8 @@ export async function deploy(
     dryRun?: boolean;
     /** Runs last in the deploy's transaction with its plan (a keyed request binds its answer there: decision 0102). */
     onPlanned?: (tx: Queryable, plan: DeployPlan) => Promise<void>;
+    /** Who deploys: each new version records its key (`deployed_by`), and the deploy is one `deploy.applied` row. */
+    audit?: AuditContext;
   } = {},
 ): Promise<DeployPlan> {
   const dryRun = options.dryRun ?? false;
@@ -161,12 +164,34 @@ export async function deploy(
     }
     await describeUpdates(tx, namespace, changes, inserts);
     if (!dryRun) {
+      const deployedBy = options.audit?.actor.kind === 'key' ? options.audit.actor.keyId : null;
       for (const kind of KINDS)
         await insertVersions(
           tx,
           namespace,
           inserts.filter((row) => row.kind === kind),
+          deployedBy,
         );
+      // A deploy that changed something is one row: every version it created. One that changed nothing has none.
+      if (options.audit !== undefined && inserts.length > 0) {
+        await recordAudit(tx, {
+          ...options.audit,
+          namespace,
+          action: 'deploy.applied',
+          target: { kind: 'namespace', id: namespace },
+          after: {
+            versions: changes
+              .filter((change) => change.action !== 'unchanged')
+              .map((change) => ({
+                kind: change.kind,
+                name: change.name,
+                version: change.version,
+                action: change.action,
+                ...(change.previousVersion === undefined ? {} : { previousVersion: change.previousVersion }),
+              })),
+          },
+        });
+      }
       // The inserts step the cache epoch (schema 7): every server forgets which version is latest.
       // Open MCP sessions of the namespace are told tools/list_changed.
       if (inserts.length > 0) await notifyWake(tx, wakeTopics.resources(namespace));
@@ -199,15 +224,20 @@ async function describeUpdates(tx: Queryable, namespace: string, changes: Deploy
 }
 
 // One statement per kind: a deploy of a thousand resources is four inserts.
-async function insertVersions(tx: Queryable, namespace: string, rows: NewRow[]): Promise<void> {
+async function insertVersions(
+  tx: Queryable,
+  namespace: string,
+  rows: NewRow[],
+  deployedBy: string | null,
+): Promise<void> {
   if (rows.length === 0) return;
   await tx.query(
-    'INSERT INTO mt_resource_versions (namespace, kind, name, version, hash, resource, pins, definition) ' +
-      'SELECT $1, r.kind, r.name, r.version, r.hash, r.resource, r.pins, r.definition ' +
+    'INSERT INTO mt_resource_versions (namespace, kind, name, version, hash, resource, pins, definition, deployed_by) ' +
+      'SELECT $1, r.kind, r.name, r.version, r.hash, r.resource, r.pins, r.definition, $3 ' +
       // json, not jsonb: jsonb would sort the keys of every resource, and their order is what a model reads.
       'FROM json_to_recordset($2::json) AS r(kind text, name text, version int, hash text, resource json, ' +
       'pins json, definition json)',
-    [namespace, JSON.stringify(rows)],
+    [namespace, JSON.stringify(rows), deployedBy],
   );
 }
 

@@ -94,16 +94,21 @@ export async function listApiKeys(db: Queryable, namespace: string): Promise<Api
 }
 
 /** Deletes a key of `namespace` (refused from the next request, on every server); another namespace's is `api:keys:not-found`. */
-export async function deleteApiKey(db: Queryable, namespace: string, id: string): Promise<void> {
+export async function deleteApiKey(
+  db: Queryable,
+  namespace: string,
+  id: string,
+): Promise<{ name: string | null; role: KeyRole }> {
   if (!isUuid(id)) throw storeErrors.create('api:keys:not-found', { id });
   // One statement: the delete steps the cache epoch (schema 7), and `key:<id>` wakes the key's open streams and MCP
   // sessions, only when the key existed.
-  const { rows } = await db.query(
-    'WITH gone AS (DELETE FROM mt_api_keys WHERE namespace = $1 AND id = $2 RETURNING 1) ' +
-      `SELECT pg_notify('${WAKE_CHANNEL}', 'key:' || $2::text) FROM gone`,
+  const { rows } = await db.query<{ name: string | null; role: KeyRole }>(
+    'WITH gone AS (DELETE FROM mt_api_keys WHERE namespace = $1 AND id = $2 RETURNING name, role) ' +
+      `SELECT name, role, pg_notify('${WAKE_CHANNEL}', 'key:' || $2::text) FROM gone`,
     [namespace, id],
   );
   if (rows.length === 0) throw storeErrors.create('api:keys:not-found', { id });
+  return { name: rows[0].name, role: rows[0].role };
 }
 
 /** The ids among `ids` that are stored keys (the others were deleted, or never were). */

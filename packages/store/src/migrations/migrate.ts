@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { recordAudit } from '../audit/audit.js';
 import type { Db, Queryable } from '../db/db.js';
 import { storeErrors } from '../errors.js';
 
@@ -155,6 +156,20 @@ export async function migrate(db: Db, migrations: Migration[] = loadMigrations()
         migration.compatibleFrom,
       ]);
       done.push(migration.version);
+    }
+    // Recorded as the system's, in the same transaction, once the audit log exists (schema 22; a test's own set of
+    // migrations may have none).
+    const { rows } = await tx.query<{ found: string | null }>("SELECT to_regclass('mt_audit')::text AS found");
+    if (rows[0]?.found != null) {
+      await recordAudit(tx, {
+        actor: { kind: 'system', via: 'migrate' },
+        requestId: null,
+        namespace: 'default',
+        action: 'schema.migrated',
+        target: { kind: 'schema', id: String(done.at(-1)) },
+        before: { version: status.found },
+        after: { version: done.at(-1), applied: done },
+      });
     }
     return done;
   });

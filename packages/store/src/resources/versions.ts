@@ -8,6 +8,7 @@ import {
   type ToolDefinition,
 } from '@maitento/lang';
 import type * as wire from '@maitento/sdk/wire';
+import { type AuditContext, recordAudit } from '../audit/audit.js';
 import type { Queryable } from '../db/db.js';
 import { storeErrors } from '../errors.js';
 import { iso } from '../internal/rows.js';
@@ -217,8 +218,8 @@ export async function listVersions(
   name: string,
   notFoundError?: NotFoundError,
 ): Promise<VersionSummary[]> {
-  const { rows } = await db.query<{ version: number; enabled: boolean; created_at: Date }>(
-    'SELECT version, enabled, created_at FROM mt_resource_versions ' +
+  const { rows } = await db.query<{ version: number; enabled: boolean; created_at: Date; deployed_by: string | null }>(
+    'SELECT version, enabled, created_at, deployed_by FROM mt_resource_versions ' +
       'WHERE namespace = $1 AND kind = $2 AND name = $3 ORDER BY version DESC',
     [namespace, kind, name],
   );
@@ -226,10 +227,18 @@ export async function listVersions(
     const suggestion = await nameSuggestion(db, namespace, kind, name);
     throw (notFoundError ?? notFound(kind as VersionedKind))(name, undefined, suggestion);
   }
-  return rows.map((row) => ({ version: row.version, enabled: row.enabled, createdAt: iso(row.created_at) }));
+  return rows.map((row) => ({
+    version: row.version,
+    enabled: row.enabled,
+    createdAt: iso(row.created_at),
+    deployedBy: row.deployed_by,
+  }));
 }
 
-/** Disables or enables one version of a connector or tool (waking `resources:<namespace>`); takes effect on the next call, on every server. */
+/**
+ * Disables or enables one version of a connector or tool (waking `resources:<namespace>`); takes effect on the next
+ * call, on every server. With `audit`, call it in a transaction: the change and its audit row commit together.
+ */
 export async function setVersionEnabled(
   db: Queryable,
   namespace: string,
@@ -237,14 +246,29 @@ export async function setVersionEnabled(
   name: string,
   version: number,
   enabled: boolean,
+  /** Who changes it: one `version.enabled` or `version.disabled` row, written with the change. */
+  audit?: AuditContext,
 ): Promise<wire.VersionState> {
-  // The update steps the cache epoch (schema 7): every server reads it before its next request or call.
-  const { rows } = await db.query(
-    'WITH changed AS (UPDATE mt_resource_versions SET enabled = $5 ' +
+  // The update steps the cache epoch (schema 7): every server reads it before its next request or call. `was`: the
+  // state before, as the statement's snapshot saw it.
+  const { rows } = await db.query<{ was: boolean }>(
+    'WITH old AS (SELECT enabled FROM mt_resource_versions ' +
+      'WHERE namespace = $1 AND kind = $2 AND name = $3 AND version = $4), ' +
+      'changed AS (UPDATE mt_resource_versions SET enabled = $5 ' +
       'WHERE namespace = $1 AND kind = $2 AND name = $3 AND version = $4 RETURNING 1) ' +
-      `SELECT pg_notify('${WAKE_CHANNEL}', 'resources:' || $1::text) FROM changed`,
+      `SELECT (SELECT enabled FROM old) AS was, pg_notify('${WAKE_CHANNEL}', 'resources:' || $1::text) FROM changed`,
     [namespace, kind, name, version, enabled],
   );
   if (rows.length === 0) throw notFound(kind)(name, version, await nameSuggestion(db, namespace, kind, name));
+  if (audit !== undefined) {
+    await recordAudit(db, {
+      ...audit,
+      namespace,
+      action: enabled ? 'version.enabled' : 'version.disabled',
+      target: { kind, id: `${name}@${version}` },
+      before: { enabled: rows[0].was },
+      after: { enabled },
+    });
+  }
   return { name, version, enabled };
 }

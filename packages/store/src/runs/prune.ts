@@ -1,4 +1,5 @@
-import type { Db } from '../db/db.js';
+import { PRUNE_AUDIT, recordAudit } from '../audit/audit.js';
+import type { Db, Queryable } from '../db/db.js';
 import { IDEMPOTENCY_TTL_HOURS } from '../idempotency/idempotency.js';
 
 /** Rows one batch deletes at most: one short transaction each (docs/operations.md, "Data lifecycle"). */
@@ -14,6 +15,8 @@ export interface PruneResult {
   idempotencyKeys: number;
   /** Ended console sessions deleted. */
   consoleSessions: number;
+  /** Audit rows older than the audit retention deleted. */
+  auditRows: number;
   /** Transactions (batches) committed. */
   batches: number;
   /** The longest batch's transaction, in milliseconds: the longest any row lock of the pruning was held. */
@@ -28,6 +31,10 @@ export interface PruneOptions {
   maxBatches?: number;
   /** Checked between batches: true stops the pass (a process shutting down). */
   stopped?: () => boolean;
+  /** Audit rows before this instant are deleted too (default: none; `MT_AUDIT_RETENTION_DAYS`). */
+  auditBefore?: Date;
+  /** Who prunes, as the audit rows of the deletions name it: `mt runs-prune` or the retention job (the default). */
+  via?: 'runs-prune' | 'retention';
   /** Told each batch's rows and duration (tests, logs). */
   onBatch?: (batch: { table: string; rows: number; ms: number }) => void;
 }
@@ -73,7 +80,7 @@ const PRUNE_SESSIONS =
  * that ended before `cutoff`, plus expired Idempotency-Keys and console sessions, in batches of at most `batchSize`
  * rows, each its own short transaction. Never deletes a run that is Running or waiting, nor one whose tree holds one.
  */
-export async function pruneBefore(db: Db, cutoff: Date, options: PruneOptions = {}): Promise<PruneResult> {
+export async function pruneBefore(db: Db, cutoff: Date | null, options: PruneOptions = {}): Promise<PruneResult> {
   const size = options.batchSize ?? PRUNE_BATCH_SIZE;
   const maxBatches = options.maxBatches ?? Number.POSITIVE_INFINITY;
   const result: PruneResult = {
@@ -81,14 +88,25 @@ export async function pruneBefore(db: Db, cutoff: Date, options: PruneOptions = 
     approvals: 0,
     idempotencyKeys: 0,
     consoleSessions: 0,
+    auditRows: 0,
     batches: 0,
     longestBatchMs: 0,
   };
   const more = () => result.batches < maxBatches && !(options.stopped?.() ?? false);
   // One batch: one transaction, timed from BEGIN to COMMIT (every lock it takes is held at most that long).
-  const batch = async (table: string, text: string, params: unknown[]): Promise<number> => {
+  // `audit`: the deletion is recorded, as the system's, in its own batch's transaction (docs/audit.md).
+  const batch = async (
+    table: string,
+    text: string,
+    params: unknown[],
+    audit?: (tx: Queryable, rows: number) => Promise<void>,
+  ): Promise<number> => {
     const started = performance.now();
-    const rows = await db.transaction(async (tx) => (await tx.query(text, params)).rowCount);
+    const rows = await db.transaction(async (tx) => {
+      const deleted = (await tx.query(text, params)).rowCount;
+      if (deleted > 0) await audit?.(tx, deleted);
+      return deleted;
+    });
     const ms = performance.now() - started;
     result.batches++;
     result.longestBatchMs = Math.max(result.longestBatchMs, ms);
@@ -96,17 +114,38 @@ export async function pruneBefore(db: Db, cutoff: Date, options: PruneOptions = 
     return rows;
   };
   const { rows: namespaces } = await db.query<{ name: string }>('SELECT name FROM mt_namespaces ORDER BY name');
-  for (const { name } of namespaces) {
+  const pruned =
+    (namespace: string, action: 'runs.pruned' | 'approvals.pruned', what: 'runs' | 'approvals') =>
+    (tx: Queryable, rows: number) =>
+      recordAudit(tx, {
+        actor: { kind: 'system', via: options.via ?? 'retention' },
+        requestId: null,
+        namespace,
+        action,
+        target: { kind: 'namespace', id: namespace },
+        after: { [what]: rows, endedBefore: cutoff?.toISOString() },
+      });
+  for (const { name } of cutoff === null ? [] : namespaces) {
     while (more()) {
-      const deleted = await batch('mt_runs', PRUNE_RUNS, [name, cutoff, size]);
+      const deleted = await batch('mt_runs', PRUNE_RUNS, [name, cutoff, size], pruned(name, 'runs.pruned', 'runs'));
       result.runs += deleted;
       if (deleted < size) break;
     }
     while (more()) {
-      const deleted = await batch('mt_approvals', PRUNE_APPROVALS, [name, cutoff, size]);
+      const deleted = await batch(
+        'mt_approvals',
+        PRUNE_APPROVALS,
+        [name, cutoff, size],
+        pruned(name, 'approvals.pruned', 'approvals'),
+      );
       result.approvals += deleted;
       if (deleted < size) break;
     }
+  }
+  while (options.auditBefore !== undefined && more()) {
+    const deleted = await batch('mt_audit', PRUNE_AUDIT, [options.auditBefore, size]);
+    result.auditRows += deleted;
+    if (deleted < size) break;
   }
   while (more()) {
     const deleted = await batch('mt_idempotency_keys', PRUNE_IDEMPOTENCY, [IDEMPOTENCY_TTL_HOURS, size]);
@@ -124,8 +163,10 @@ export async function pruneBefore(db: Db, cutoff: Date, options: PruneOptions = 
 /** Options of {@link startRetention}. */
 export interface RetentionOptions {
   db: Db;
-  /** How long ended runs and answered approvals are kept, in milliseconds. */
-  retentionMs: number;
+  /** How long ended runs and answered approvals are kept, in milliseconds (undefined: forever). */
+  retentionMs: number | undefined;
+  /** How long audit rows are kept, in milliseconds (undefined: forever; `MT_AUDIT_RETENTION_DAYS`). */
+  auditRetentionMs?: number;
   /** Time between passes (default one hour); the first pass starts after `firstDelayMs` (default one minute). */
   intervalMs?: number;
   firstDelayMs?: number;
@@ -162,8 +203,10 @@ export function startRetention(options: RetentionOptions): Retention {
   let running: Promise<PruneResult> | undefined;
   let timer: NodeJS.Timeout | undefined;
   const runOnce = (): Promise<PruneResult> => {
-    running ??= pruneBefore(options.db, new Date(now() - options.retentionMs), {
+    const at = now();
+    running ??= pruneBefore(options.db, options.retentionMs === undefined ? null : new Date(at - options.retentionMs), {
       stopped: () => closed,
+      ...(options.auditRetentionMs === undefined ? {} : { auditBefore: new Date(at - options.auditRetentionMs) }),
       ...(options.batchSize === undefined ? {} : { batchSize: options.batchSize }),
     }).finally(() => {
       running = undefined;
@@ -176,7 +219,7 @@ export function startRetention(options: RetentionOptions): Retention {
       try {
         const pruned = await runOnce();
         options.onPass?.(pruned);
-        if (pruned.runs + pruned.approvals + pruned.idempotencyKeys + pruned.consoleSessions > 0) {
+        if (pruned.runs + pruned.approvals + pruned.idempotencyKeys + pruned.consoleSessions + pruned.auditRows > 0) {
           options.logger?.info({ ...pruned }, 'retention: deleted what ended before the retention period');
         }
       } catch (error) {

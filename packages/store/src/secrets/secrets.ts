@@ -90,13 +90,14 @@ export async function rotateSecret(
 }
 
 /** Deletes secret `id` of `namespace`. */
-export async function deleteSecret(db: Queryable, namespace: string, id: string): Promise<void> {
+export async function deleteSecret(db: Queryable, namespace: string, id: string): Promise<{ name: string }> {
   if (!isUuid(id)) throw sharedErrors.create('api:secrets:not-found', { ref: id });
-  const { rows } = await db.query('DELETE FROM mt_secrets WHERE namespace = $1 AND id = $2 RETURNING 1', [
-    namespace,
-    id,
-  ]);
+  const { rows } = await db.query<{ name: string }>(
+    'DELETE FROM mt_secrets WHERE namespace = $1 AND id = $2 RETURNING name',
+    [namespace, id],
+  );
   if (rows.length === 0) throw sharedErrors.create('api:secrets:not-found', { ref: id });
+  return { name: rows[0].name };
 }
 
 /** A stored row's sealed columns as an {@link Envelope}. */

@@ -3,6 +3,7 @@
 from ._async import (
     Agents as AsyncAgents,
     Approvals as AsyncApprovals,
+    Audit as AsyncAudit,
     Connectors as AsyncConnectors,
     Deploys as AsyncDeploys,
     Extops as AsyncExtops,
@@ -11,7 +12,7 @@ from ._async import (
     Namespaces as AsyncNamespaces,
     Secrets as AsyncSecrets,
 )
-from ._sync import Agents, Approvals, Connectors, Deploys, Extops, Interactions, Keys, Namespaces, Secrets
+from ._sync import Agents, Approvals, Audit, Connectors, Deploys, Extops, Interactions, Keys, Namespaces, Secrets
 from .file_systems import AsyncFileSystems, FileContent, FileSystems
 from .knowledge_bases import AsyncKnowledgeBases, KnowledgeBases
 from .runs import AsyncInteractionRuns, AsyncRunsPage, InteractionRuns, RunsPage
@@ -19,8 +20,10 @@ from .runs import AsyncInteractionRuns, AsyncRunsPage, InteractionRuns, RunsPage
 __all__ = [
     "Agents",
     "Approvals",
+    "Audit",
     "AsyncAgents",
     "AsyncApprovals",
+    "AsyncAudit",
     "AsyncConnectors",
     "AsyncDeploys",
     "AsyncExtops",

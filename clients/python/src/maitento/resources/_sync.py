@@ -12,6 +12,7 @@ from .._repo import read_config_repo
 from ..models import (
     AgentRecord,
     Approval,
+    AuditPage,
     ConnectorRecord,
     CreatedKey,
     CreatedNamespace,
@@ -242,3 +243,45 @@ class Deploys(_Resource):
     def folder(self, folder: str | Path, *, dry_run: bool = False) -> DeployPlan:
         """Deploys the config repo in `folder` as `mt deploy` does (`dry_run=True`: only the plan)."""
         return self.create(files=read_config_repo(folder), dry_run=dry_run)
+
+
+class Audit(_Resource):
+    """`mt.audit`: the audit log of the namespace (an admin key): who changed what, when (docs/audit.md)."""
+
+    def list(
+        self,
+        *,
+        actor: str | None = None,
+        action: str | None = None,
+        target: str | None = None,
+        since: str | None = None,
+        until: str | None = None,
+        limit: int | None = None,
+        cursor: str | None = None,
+    ) -> AuditPage:
+        """One page of the audit log, newest first; pass `next_cursor` back as `cursor` for the next one.
+        `action` may be an action's first part (`secret`: every secret action); `since`/`until` are ISO 8601."""
+        query = {
+            "actor": actor,
+            "action": action,
+            "target": target,
+            "since": since,
+            "until": until,
+            "limit": limit,
+            "cursor": cursor,
+        }
+        return AuditPage.model_validate(self._client.request("GET", with_query("/v1/audit", query)))
+
+    def export_jsonl(
+        self,
+        *,
+        actor: str | None = None,
+        action: str | None = None,
+        target: str | None = None,
+        since: str | None = None,
+        until: str | None = None,
+    ) -> str:
+        """Every matching row as JSON Lines (oldest first, one JSON object a line), as the server exports it."""
+        query = {"actor": actor, "action": action, "target": target, "since": since, "until": until}
+        response = self._client.send("GET", with_query("/v1/audit/export", query), headers={"accept": "application/jsonl"})
+        return response.text
