@@ -23,10 +23,20 @@ afterAll(async () => {
   await proxy?.close();
 });
 
-async function health(): Promise<{ status: number; body: { status: string; reason?: string }; ms: number }> {
+async function probe(path: string): Promise<{ status: number; body: { status: string; reason?: string }; ms: number }> {
   const began = performance.now();
-  const res = await fetch(`${stack.servers[0]!.url}/health`, { signal: AbortSignal.timeout(10_000) });
+  const res = await fetch(`${stack.servers[0]!.url}${path}`, { signal: AbortSignal.timeout(10_000) });
   return { status: res.status, body: (await res.json()) as { status: string }, ms: performance.now() - began };
+}
+
+/** Readiness, asked as `/health` and as `/health/ready` at once (one answer under two names); liveness beside it. */
+async function health(): Promise<{ status: number; body: { status: string; reason?: string }; ms: number }> {
+  const [plain, ready, live] = await Promise.all([probe('/health'), probe('/health/ready'), probe('/health/live')]);
+  expect([ready.status, ready.body.status]).toEqual([plain.status, plain.body.status]);
+  // Liveness stays 200, quickly, whatever the database: a restart would not help an outage.
+  expect([live.status, live.body.status]).toEqual([200, 'ok']);
+  expect(live.ms).toBeLessThan(1000);
+  return { ...ready, ms: Math.max(plain.ms, ready.ms) };
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -62,7 +72,7 @@ async function ended(id: string, deadline: number): Promise<{ status: string; re
 }
 
 describe('mt serve behind a network that leaves its connections half-open', { timeout: 120_000 }, () => {
-  it('completes runs with sub-agents after two outages, and /health says unready within 1 s while the database is out', async () => {
+  it('completes runs with sub-agents after two outages, and /health (/health/ready) says unready within 1 s while the database is out, /health/live 200', async () => {
     // Every pool's connections opened and in use: runs with sub-agents complete.
     const warmBy = Date.now() + 30_000;
     for (const id of await startRuns(3)) expect((await ended(id, warmBy)).status).toBe('Completed');

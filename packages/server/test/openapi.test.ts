@@ -100,6 +100,10 @@ describe('the OpenAPI document', () => {
     // Liveness: the process answers, nothing else asked.
     const live = await server.app.inject({ method: 'GET', url: '/health/live' });
     expect([live.statusCode, live.json()]).toEqual([200, { status: 'ok' }]);
+    // Readiness under the orchestrators' name too: the same answer as /health.
+    const ready = await server.app.inject({ method: 'GET', url: '/health/ready' });
+    expect(ready.statusCode).toBe(200);
+    expect(ready.json()).toMatchObject({ status: 'ok', wakeups: { listening: true } });
   });
 });
 

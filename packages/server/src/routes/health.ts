@@ -1,3 +1,4 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { FETCH_POLL_MS, HEARTBEAT_SECONDS, type WorkerHealth } from '@maitento/engine';
 import { isMtError } from '@maitento/errors';
 import type { CacheLeaseState, Db } from '@maitento/store';
@@ -112,6 +113,17 @@ export async function readiness(inputs: ReadinessInputs): Promise<Readiness> {
 }
 
 export async function healthRoutes(app: Api, ctx: ServerContext): Promise<void> {
+  const ready = async (_request: FastifyRequest, reply: FastifyReply) => {
+    const answer = await readiness({
+      db: ctx.db,
+      listening: ctx.wakeups.listening,
+      cache: ctx.lease.state(),
+      worker: ctx.engine.workerHealth?.() ?? null,
+      shuttingDown: ctx.shutdown.begun,
+    });
+    if (answer.status === 'degraded') return reply.status(503).send(answer);
+    return answer;
+  };
   app.get(
     '/health',
     {
@@ -174,18 +186,11 @@ export async function healthRoutes(app: Api, ctx: ServerContext): Promise<void> 
         },
       }),
     },
-    async (_request, reply) => {
-      const answer = await readiness({
-        db: ctx.db,
-        listening: ctx.wakeups.listening,
-        cache: ctx.lease.state(),
-        worker: ctx.engine.workerHealth?.() ?? null,
-        shuttingDown: ctx.shutdown.begun,
-      });
-      if (answer.status === 'degraded') return reply.status(503).send(answer);
-      return answer;
-    },
+    ready,
   );
+  // `GET /health/ready`: the same readiness under the name orchestrators' conventions use (beside /health/live); not in
+  // the OpenAPI document, as /health/live is not.
+  app.get('/health/ready', { schema: { hide: true } }, ready);
   // Liveness: the process turns (its event loop answers); no database, no worker state. Not in the OpenAPI
   // document, as /openapi.json is not: an orchestrator's probe, not part of the API.
   app.get('/health/live', { schema: { hide: true } }, async () => ({ status: 'ok' as const }));

@@ -10,7 +10,7 @@ export interface WorkerHealthServer {
 }
 
 /**
- * Answers `GET /health` with {@link readiness} of `inputs()` (200, or 503 with the reason) and `GET /health/live` with
+ * Answers `GET /health` (and `GET /health/ready`, the same) with {@link readiness} of `inputs()` (200, or 503 with the reason) and `GET /health/live` with
  * 200 while the process turns, on `host:port` (docs/operations.md, "Shutdown" and "Health"); anything else is 404.
  */
 export async function startWorkerHealth(
@@ -25,7 +25,7 @@ export async function startWorkerHealth(
     const path = (req.url ?? '').split('?')[0];
     if (req.method !== 'GET' && req.method !== 'HEAD') return send(res, 405, { status: 'method not allowed' });
     if (path === '/health/live') return send(res, 200, { status: 'ok' });
-    if (path !== '/health') return send(res, 404, { status: 'not found' });
+    if (path !== '/health' && path !== '/health/ready') return send(res, 404, { status: 'not found' });
     readiness(inputs()).then(
       (answer: Readiness) => send(res, answer.status === 'ok' ? 200 : 503, answer),
       () => send(res, 500, { status: 'error', reason: 'readiness could not be read' }),
