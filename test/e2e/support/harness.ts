@@ -85,8 +85,6 @@ function collect(child: ChildProcess, timeoutMs: number): Promise<MtResult> {
 }
 
 export type { ServeProcess };
-/** @deprecated The same as {@link ServeProcess} (helpers/processes.ts); this alias goes once no test uses it. */
-export type ServerProcess = ServeProcess;
 
 /**
  * The platform URL the example config repo's `auth = "Maitento"` connectors call (mt serve's default address):
@@ -110,17 +108,6 @@ export function startServer(
     MT_SECRET_KEY: randomBytes(32).toString('hex'),
     ...env,
   });
-}
-
-/**
- * `startServe(home, env, args)` of helpers/processes.ts, the one way tests start `mt serve`.
- * @deprecated Call {@link startServe}; this alias goes once no test uses it.
- */
-export function startServeProcess(
-  args: string[],
-  options: { home: string; env?: Record<string, string> },
-): Promise<ServeProcess> {
-  return startServe(options.home, options.env ?? {}, args);
 }
 
 /** Copies the top-level example config repo into a fresh temporary folder. */
