@@ -110,6 +110,7 @@ export {
 export type {
   NewRunEvent,
   RunEventRecord,
+  RunAppend,
   RunFence,
   RunRecord,
   RunStatus,

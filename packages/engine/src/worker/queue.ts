@@ -103,8 +103,9 @@ function bossOn(db: Db): { boss: PgBoss; started: () => void; named: (text: stri
   // while the queue is busy (see SUPERVISE_MS); a process that only sends never does. In a pass, the monitor (counts,
   // expiry, stopped heartbeats) runs when 2 s passed since any process's last, the maintenance (deleting the jobs
   // finished more than a day ago) when an hour did. No REINDEX CONCURRENTLY under a statement deadline: the job table
-  // holds a day of jobs. No instance registry (a row per process rewritten every 30 s, read by nothing of ours). Its
-  // remaining timers: the queue cache (a read a minute) and the poll for asynchronous migrations (a read a minute).
+  // holds a day of jobs. No vacuum diagnosis (its warnings are events nothing of ours reads). No instance registry (a
+  // row per process rewritten every 30 s, read by nothing of ours). Its remaining timers: the queue cache and the
+  // poll for asynchronous migrations (a read a minute each).
   const boss = new PgBoss({
     schedule: false,
     supervise: false,
@@ -114,6 +115,7 @@ function bossOn(db: Db): { boss: PgBoss; started: () => void; named: (text: stri
     queueCacheIntervalSeconds: 60,
     bamIntervalSeconds: 60,
     reindex: false,
+    monitorVacuum: false,
     db: { executeSql },
     ...(db.driver === 'pg' ? {} : { backend: 'pglite' as const }),
   });
