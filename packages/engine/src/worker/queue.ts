@@ -20,18 +20,20 @@ export const HEARTBEAT_SECONDS = 10;
 export const FETCH_POLL_MS = 2000;
 /**
  * How often a working process supervises the queue (pg-boss's `supervise()`: a job whose heartbeat stopped is
- * retried, expired jobs failed, finished ones deleted hourly) while the queue is busy: this process holds jobs, a
- * job was sent lately, the last pass counted jobs queued or active anywhere, or wake-ups are not listening. So a
- * killed worker's run is retried within HEARTBEAT_SECONDS + SUPERVISE_MS and fetched within FETCH_POLL_MS more.
+ * retried, expired jobs failed, finished ones deleted hourly) while the queue is busy: this process holds jobs, the
+ * last pass counted jobs queued or active anywhere, or wake-ups are not listening. So a killed worker's run is
+ * retried within HEARTBEAT_SECONDS + SUPERVISE_MS and fetched within FETCH_POLL_MS more. A job sent (a `runs`
+ * wake-up) is counted by the first pass COUNTS_LAG_MS after it; no job can miss its heartbeat before that.
  */
 export const SUPERVISE_MS = 2000;
 /** How often a working process supervises the queue while it is idle (nothing held, sent, queued or active). */
 export const IDLE_SUPERVISE_MS = 60_000;
 /**
  * How long after the last job sent a pass's counts may still miss it: the counts are pg-boss's, refreshed by the
- * pass that wins its monitor claim (`monitorIntervalSeconds`, 2 s), so a pass reads counts at most that old.
+ * pass that wins its monitor claim (`monitorIntervalSeconds`, 2 s), so a pass reads counts at most that old. A
+ * `runs` wake-up brings a pass this long after it, which reads counts that have the job.
  */
-const COUNTS_LAG_MS = 5000;
+const COUNTS_LAG_MS = 3000;
 /** The part of the store's `Wakeups` the engine uses: topics notified on `mt_wake`, and whether they arrive. */
 export type RunWakeups = Pick<Wakeups, 'on' | 'listening'>;
 
@@ -183,8 +185,15 @@ export async function openRunQueue(db: Db, onError: (error: unknown) => void, wa
   let counted = true;
   let lastPass = Number.NEGATIVE_INFINITY;
   let supervisor: NodeJS.Timeout | undefined;
-  const queueBusy = () =>
-    held.size > 0 || counted || !wakeups?.listening || performance.now() - lastSent < COUNTS_LAG_MS;
+  const queueBusy = () => held.size > 0 || counted || !wakeups?.listening;
+  // A pass is due every SUPERVISE_MS while busy, COUNTS_LAG_MS after a job was sent since the last pass began (its
+  // counts then have it), and every IDLE_SUPERVISE_MS else.
+  const passDue = () => {
+    const now = performance.now();
+    return (
+      queueBusy() || (lastSent > lastPass && now - lastSent >= COUNTS_LAG_MS) || now - lastPass >= IDLE_SUPERVISE_MS
+    );
+  };
   const poke = () => {
     wanted += 1;
     lastSent = performance.now();
@@ -296,11 +305,10 @@ export async function openRunQueue(db: Db, onError: (error: unknown) => void, wa
         (HEARTBEAT_SECONDS * 1000) / 3,
       );
       heartbeat.unref();
-      // Supervision: every SUPERVISE_MS while the queue is busy, every IDLE_SUPERVISE_MS else (a tick without a pass
-      // makes no statement).
+      // Supervision when a pass is due (passDue); a tick without a pass makes no statement.
       let passing = false;
       supervisor = setInterval(() => {
-        if (passing || !working || (!queueBusy() && performance.now() - lastPass < IDLE_SUPERVISE_MS)) return;
+        if (passing || !working || !passDue()) return;
         passing = true;
         supervise().finally(() => {
           passing = false;
