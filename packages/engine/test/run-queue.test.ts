@@ -202,7 +202,7 @@ describe("the run queue on pg-boss's public API", () => {
 
   it("retries a dead worker's job within its heartbeat and a busy pass, when no wake-up told this worker of it", async () => {
     // The dead worker: pg-boss through its public API, fetching the run's job before this worker started (this one
-    // saw no `runs` wake-up of it), heartbeating it for a while (past the time a wake-up keeps a queue busy), then
+    // saw no `runs` wake-up of it), heartbeating it for a while (past the pass a wake-up brings), then
     // silent, as a killed process is.
     const executeSql = (text: string, values?: unknown[]) => db.executeSql(text, values ?? []);
     const dead = new PgBoss({ db: { executeSql }, supervise: false, schedule: false, registerInstance: false });
@@ -237,6 +237,42 @@ describe("the run queue on pg-boss's public API", () => {
     // Its heartbeat's time, a pass (SUPERVISE_MS), pg-boss's retry delay (1 s) and a poll (FETCH_POLL_MS).
     expect(retried! - silentAt).toBeLessThan(HEARTBEAT_SECONDS * 1000 + SUPERVISE_MS + 1000 + FETCH_POLL_MS + 1000);
   }, 45_000);
+
+  it('goes quiet once a sent job ended: one pass after its wake-up, then no statement until the idle pass', async () => {
+    // The queue on the test's database, counting every statement it makes (pg-boss's included).
+    let statements = 0;
+    const counting = new Proxy(db, {
+      get(target, key, receiver) {
+        const value = Reflect.get(target, key, receiver);
+        if (key !== 'query' && key !== 'executeSql') return typeof value === 'function' ? value.bind(target) : value;
+        return (...args: unknown[]) => {
+          statements += 1;
+          return (value as (...a: unknown[]) => unknown).apply(target, args);
+        };
+      },
+    });
+    const wakeups = await openWakeups(db);
+    const worker = await openRunQueue(counting, () => {}, wakeups);
+    queues.push(worker);
+    const done: string[] = [];
+    await worker.work(
+      4,
+      async (job) => void done.push(job.runId),
+      () => 0,
+    );
+    // Past its first pass (SUPERVISE_MS after it began working), which found the queue idle.
+    await new Promise((r) => setTimeout(r, SUPERVISE_MS + 1500));
+    const runId = randomUUID();
+    await worker.send(runId);
+    await until(() => done.includes(runId), 5000);
+    expect(done).toContain(runId);
+    // The pass the wake-up brings (3 s after it) counts nothing queued or active: the queue is idle again.
+    await new Promise((r) => setTimeout(r, 3000 + SUPERVISE_MS + 1000));
+    const before = statements;
+    await new Promise((r) => setTimeout(r, 3 * FETCH_POLL_MS));
+    expect(statements - before, 'statements of an idle queue in 6 s').toBe(0);
+    await wakeups.close();
+  }, 30_000);
 
   it("has every statement under the store's deadline: with its database silent, the loop keeps turning and the heartbeat reports late", async () => {
     // The queue on a Db whose every connection goes through a proxy that can go silent (a stalled network).
