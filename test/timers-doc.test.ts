@@ -8,12 +8,13 @@ import * as runLimit from '../packages/engine/src/worker/run-limit.js';
 // docs/architecture.md's "Timers" table against the code: each row's period is its constant's value, each file it
 // names exists, and every file of the server's and worker's packages that starts a `setInterval` has a row.
 const ROOT = new URL('../', import.meta.url).pathname;
-// The pg-boss options of engine/src/worker/queue.ts are literals there, not constants (the queue is being reworked:
-// #42): these rows are checked against the literals of that file instead.
+// The pg-boss options of engine/src/worker/queue.ts are literals there, not constants: these rows are checked against
+// the literals of that file instead.
 const PG_BOSS_OPTIONS: Record<string, string> = {
-  'pg-boss supervise (queue.ts)': 'superviseIntervalSeconds',
-  'pg-boss monitor (queue.ts)': 'monitorIntervalSeconds',
+  'pg-boss monitor claim (queue.ts)': 'monitorIntervalSeconds',
   'pg-boss maintenance (queue.ts)': 'maintenanceIntervalSeconds',
+  'pg-boss queue cache (queue.ts)': 'queueCacheIntervalSeconds',
+  'pg-boss migrations poll (queue.ts)': 'bamIntervalSeconds',
 };
 
 interface Row {

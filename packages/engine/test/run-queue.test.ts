@@ -1,8 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import { createPgDb, type Db, migrate } from '@maitento/store';
+import { createPgDb, type Db, migrate, openWakeups } from '@maitento/store';
+import { PgBoss } from 'pg-boss';
 import { createTestDatabase, startTcpProxy, type TestDatabase } from '@maitento/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FETCH_POLL_MS, HEARTBEAT_SECONDS, openRunQueue, type RunQueue } from '../src/worker/queue.js';
+import {
+  FETCH_POLL_MS,
+  HEARTBEAT_SECONDS,
+  openRunQueue,
+  RUN_QUEUE,
+  type RunQueue,
+  SUPERVISE_MS,
+} from '../src/worker/queue.js';
 
 // The run queue on a real PostgreSQL (pg-boss, policy singleton per run).
 let database: TestDatabase;
@@ -190,6 +198,80 @@ describe("the run queue on pg-boss's public API", () => {
     expect(holder.health().heartbeatLateMs).toBe(0);
     release();
     for (const q of queues.splice(0)) await q.stop(5000);
+  }, 30_000);
+
+  it("retries a dead worker's job within its heartbeat and a busy pass, when no wake-up told this worker of it", async () => {
+    // The dead worker: pg-boss through its public API, fetching the run's job before this worker started (this one
+    // saw no `runs` wake-up of it), heartbeating it for a while (past the pass a wake-up brings), then
+    // silent, as a killed process is.
+    const executeSql = (text: string, values?: unknown[]) => db.executeSql(text, values ?? []);
+    const dead = new PgBoss({ db: { executeSql }, supervise: false, schedule: false, registerInstance: false });
+    await dead.start();
+    const wakeups = await openWakeups(db);
+    const sender = await open();
+    const runId = randomUUID();
+    await sender.send(runId);
+    const [job] = await dead.fetch<{ runId: string }>(RUN_QUEUE);
+    expect(job?.data.runId).toBe(runId);
+    // This worker listens for wake-ups: with the queue idle it would supervise once a minute; the job active
+    // elsewhere (its last pass's counts) keeps it supervising every SUPERVISE_MS.
+    const worker = await openRunQueue(db, () => {}, wakeups);
+    queues.push(worker);
+    let retried: number | undefined;
+    await worker.work(
+      1,
+      async (taken) => {
+        if (taken.runId === runId) retried = Date.now();
+      },
+      () => 0,
+    );
+    for (let beat = 0; beat < 3; beat += 1) {
+      await new Promise((r) => setTimeout(r, 3000));
+      await dead.touch(RUN_QUEUE, [{ id: job!.id, retryCount: job!.retryCount }]);
+    }
+    const silentAt = Date.now();
+    await until(() => retried !== undefined, 25_000);
+    await dead.stop({ graceful: false });
+    await wakeups.close();
+    expect(retried, 'the job was retried here').toBeDefined();
+    // Its heartbeat's time, a pass (SUPERVISE_MS), pg-boss's retry delay (1 s) and a poll (FETCH_POLL_MS).
+    expect(retried! - silentAt).toBeLessThan(HEARTBEAT_SECONDS * 1000 + SUPERVISE_MS + 1000 + FETCH_POLL_MS + 1000);
+  }, 45_000);
+
+  it('goes quiet once a sent job ended: one pass after its wake-up, then no statement until the idle pass', async () => {
+    // The queue on the test's database, counting every statement it makes (pg-boss's included).
+    let statements = 0;
+    const counting = new Proxy(db, {
+      get(target, key, receiver) {
+        const value = Reflect.get(target, key, receiver);
+        if (key !== 'query' && key !== 'executeSql') return typeof value === 'function' ? value.bind(target) : value;
+        return (...args: unknown[]) => {
+          statements += 1;
+          return (value as (...a: unknown[]) => unknown).apply(target, args);
+        };
+      },
+    });
+    const wakeups = await openWakeups(db);
+    const worker = await openRunQueue(counting, () => {}, wakeups);
+    queues.push(worker);
+    const done: string[] = [];
+    await worker.work(
+      4,
+      async (job) => void done.push(job.runId),
+      () => 0,
+    );
+    // Past its first pass (SUPERVISE_MS after it began working), which found the queue idle.
+    await new Promise((r) => setTimeout(r, SUPERVISE_MS + 1500));
+    const runId = randomUUID();
+    await worker.send(runId);
+    await until(() => done.includes(runId), 5000);
+    expect(done).toContain(runId);
+    // The pass the wake-up brings (3 s after it) counts nothing queued or active: the queue is idle again.
+    await new Promise((r) => setTimeout(r, 3000 + SUPERVISE_MS + 1000));
+    const before = statements;
+    await new Promise((r) => setTimeout(r, 3 * FETCH_POLL_MS));
+    expect(statements - before, 'statements of an idle queue in 6 s').toBe(0);
+    await wakeups.close();
   }, 30_000);
 
   it("has every statement under the store's deadline: with its database silent, the loop keeps turning and the heartbeat reports late", async () => {

@@ -120,6 +120,7 @@ export {
 export type {
   NewRunEvent,
   RunEventRecord,
+  RunAppend,
   RunFence,
   RunRecord,
   RunStatus,

@@ -42,8 +42,10 @@ async function newRun(db: Db, namespace = NS, interaction = 'support'): Promise<
   return id;
 }
 
-function append(db: Db, ...args: Parameters<typeof appendRunEvents> extends [unknown, ...infer R] ? R : never) {
-  return db.transaction((tx) => appendRunEvents(tx, ...args));
+// The run's new seq an append resolves with (or false).
+async function append(db: Db, ...args: Parameters<typeof appendRunEvents> extends [unknown, ...infer R] ? R : never) {
+  const written = await db.transaction((tx) => appendRunEvents(tx, ...args));
+  return written === false ? false : written.seq;
 }
 
 async function newApproval(db: Db, runId: string, namespace = NS, ttlSeconds?: number) {

@@ -127,7 +127,9 @@ describe('wake-ups on PostgreSQL', () => {
     // The insert's own wake-ups first, so that the next one is the append's.
     await inserted;
     const appended = woken(w, `run:${runId}`);
-    expect(await appendRunEvents(db, runId, { statuses: ['Running'] }, [{ type: 'x', data: {} }])).toBe(2);
+    expect(await appendRunEvents(db, runId, { statuses: ['Running'] }, [{ type: 'x', data: {} }])).toMatchObject({
+      seq: 2,
+    });
     await appended;
     const cancelled = woken(w, `cancel:${runId}`);
     expect(await requestCancel(db, 'wake', runId)).toBeDefined();

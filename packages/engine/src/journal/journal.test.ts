@@ -63,14 +63,14 @@ describe('the journal guard', () => {
     expect((await journal.events()).map((e) => e.type)).toEqual(['run-started', 'tool-call-started']);
     // With the seq as it now stands, the same write goes through and sets the status its event implies.
     expect(journal.ownSeq).toBe(2);
-    expect(await journal.append([runWaiting(['c'])], journal.ownSeq)).toBe(true);
+    expect(await journal.append([runWaiting(['c'])], journal.ownSeq)).toMatchObject({ seq: 3 });
     expect(await findRun(db, id)).toMatchObject({ status: 'PendingApproval', lastSeq: 3 });
   });
 
   it("counts only this attempt's own appends: an append by someone else between two of its own is seen", async () => {
     const { id, journal } = await claimedRun('worker-a/1');
     await journal.events();
-    expect(await journal.append([toolCallStarted({ id: 'c', index: 0, name: 'x' })])).toBe(true);
+    expect(await journal.append([toolCallStarted({ id: 'c', index: 0, name: 'x' })])).toMatchObject({ seq: 2 });
     expect(await appendToRun(db, id, ['Running'], [toolCallStarted({ id: 'd', index: 1, name: 'x' })])).toBe(3);
     // Joined to a transaction, as an approval-requested is: its seq is not compared with what the attempt knows.
     await db.transaction((tx) => journal.append([toolCallStarted({ id: 'e', index: 2, name: 'x' })], undefined, tx));
@@ -79,9 +79,26 @@ describe('the journal guard', () => {
     expect(await findRun(db, id)).toMatchObject({ status: 'Running', lastSeq: 4 });
   });
 
+  it('an append resolves with the cache epoch its own statement read, a cache write before it included', async () => {
+    const { journal } = await claimedRun('worker-a/1');
+    const epoch = async () =>
+      BigInt((await db.query<{ epoch: string }>('SELECT epoch::text AS epoch FROM mt_cache_epoch')).rows[0]!.epoch);
+    const before = await epoch();
+    // A statement that changes a cached table (here: secrets, none matched) steps the epoch.
+    await db.query("UPDATE mt_secrets SET namespace = namespace WHERE namespace = 'none'");
+    const stepped = await epoch();
+    expect(stepped).toBeGreaterThan(before);
+    expect(await journal.append([toolCallStarted({ id: 'c', index: 0, name: 'x' })])).toEqual({
+      seq: 2,
+      epoch: stepped,
+    });
+  });
+
   it('writes the status the last event implies, and a status guard refuses a run that left those statuses', async () => {
     const { id, journal } = await claimedRun('worker-a/1');
-    expect(await journal.append([runFailed({ code: 'api:runs:too-many-steps', message: 'too many' })])).toBe(true);
+    expect(await journal.append([runFailed({ code: 'api:runs:too-many-steps', message: 'too many' })])).toMatchObject({
+      seq: 2,
+    });
     expect(await findRun(db, id)).toMatchObject({
       status: 'Failed',
       errorCode: 'api:runs:too-many-steps',

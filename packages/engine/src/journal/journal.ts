@@ -10,7 +10,9 @@ import {
   listRunEvents,
   lockRunLine,
   type Queryable,
+  type RunAppend,
   type RunEventRecord,
+  type RunFence,
   type RunStatus,
 } from '@maitento/store';
 import { type JournalEvent, type RunEventInput, statusChange } from './events.js';
@@ -39,8 +41,34 @@ function typed(records: RunEventRecord[]): JournalEvent[] {
 }
 
 /**
+ * The one write of a run's events: one statement ({@link appendRunEvents}) fenced by `fence`, with the status change
+ * the events imply; when the run's line follows it (`follow`: a run that may be a child), its ancestors' locks first,
+ * top down (lockRunLine, as a cancel takes them), then its ancestors' statuses, and its parent queued by `wakeParent`
+ * once it ended. In `q`, a transaction when the line follows. Resolves with what the statement wrote and read (its
+ * seq, the cache epoch), or false when the fence did not hold.
+ */
+async function writeEvents(
+  q: Queryable,
+  runId: string,
+  fence: RunFence,
+  events: RunEventInput[],
+  follow: boolean,
+  wakeParent?: (db: Queryable, parentRunId: string) => Promise<void>,
+): Promise<RunAppend | false> {
+  const change = statusChange(events);
+  const line = follow && change !== undefined;
+  if (line) await lockRunLine(q, runId);
+  const written = await appendRunEvents(q, runId, fence, events, change);
+  if (written === false || !line) return written;
+  const parent = await followDescendant(q, runId, change.status);
+  if (parent !== null && isTerminal(change.status)) await wakeParent?.(q, parent);
+  return written;
+}
+
+/**
  * Appends events to a run while it has one of `statuses`, with the status change they imply; resolves with the
- * run's new last seq, or false (nothing written) when it has none of them.
+ * run's new last seq, or false (nothing written) when it has none of them. `db` is a transaction when the events
+ * change the run's status (its ancestors follow).
  */
 export async function appendToRun(
   db: Queryable,
@@ -50,15 +78,8 @@ export async function appendToRun(
   /** Queues a parent run in `db` (a transaction) once this child run ended, so it takes its child's answer. */
   wakeParent?: (db: Queryable, parentRunId: string) => Promise<void>,
 ): Promise<number | false> {
-  const change = statusChange(events);
-  // The run's ancestors follow its status: their locks first, top down (lockRunLine).
-  if (change !== undefined) await lockRunLine(db, runId);
-  const seq = await appendRunEvents(db, runId, { statuses }, events, change);
-  if (seq === false || change === undefined) return seq;
-  // A child run's ancestors follow it (they show PendingApproval while it waits for a person).
-  const parent = await followDescendant(db, runId, change.status);
-  if (parent !== null && isTerminal(change.status)) await wakeParent?.(db, parent);
-  return seq;
+  const written = await writeEvents(db, runId, { statuses }, events, true, wakeParent);
+  return written === false ? false : written.seq;
 }
 
 function isTerminal(status: RunStatus): boolean {
@@ -85,8 +106,6 @@ export class AttemptJournal {
   #known: JournalEvent[] | undefined;
   // The run's last seq if only this attempt appended since it last read the events.
   #ownSeq: number;
-  // The cache epoch its last append read in the same statement, until taken (see takeEpoch).
-  #epoch: bigint | undefined;
 
   constructor(
     private readonly db: Queryable,
@@ -110,50 +129,36 @@ export class AttemptJournal {
 
   /**
    * Appends events (and the status change they imply) fenced by this attempt's claim; with `expectSeq`, only if no
-   * other event was stored since (a waiting run must not miss an answer or a cancel). Resolves false when that
-   * extra condition failed; throws {@link ClaimLost} when the claim is gone. `tx` joins the caller's transaction.
+   * other event was stored since (a waiting run must not miss an answer or a cancel). Resolves with what the append
+   * wrote and read (the run's new seq, and the cache epoch its statement read: a call whose `tool-call-started` it
+   * stored takes that as its store cache's sync), or false when that extra condition failed; throws
+   * {@link ClaimLost} when the claim is gone. `tx` joins the caller's transaction.
    */
-  async append(events: RunEventInput[], expectSeq?: number, tx?: Queryable): Promise<boolean> {
+  async append(events: RunEventInput[], expectSeq?: number, tx?: Queryable): Promise<RunAppend | false> {
     // A call (or a child run) is started only while the run's cancel has not been requested: the append that marks
     // it started is refused once a cancel committed, and a cancel that comes later waits for it (the run row's
     // lock), then sees what it started (docs/runs.md, "The run tree").
     const live = events.some((event) => event.type === 'tool-call-started');
-    // One statement, atomic on its own: no transaction of its own needed.
     const fence = { claim: this.claim, expectSeq, live };
-    this.#epoch = undefined;
-    // The write of a `tool-call-started` (alone or with its turn's model response) precedes the call at once: it
-    // reads the cache epoch for the call's reads in the same statement. Not in a caller's transaction.
-    const observe =
-      tx === undefined && events.some((event) => event.type === 'tool-call-started')
-        ? (epoch: bigint) => {
-            this.#epoch = epoch;
-          }
-        : undefined;
     const change = statusChange(events);
     const child = this.child;
-    const seq =
-      child !== undefined && change !== undefined && tx === undefined
-        ? await child.db.transaction(async (t) => {
-            // Its ancestors follow it: their locks first, top down, as a cancel takes them (lockRunLine).
-            await lockRunLine(t, this.runId);
-            const done = await appendRunEvents(t, this.runId, fence, events, change);
-            if (done === false) return false;
-            const parent = await followDescendant(t, this.runId, change.status);
-            if (parent !== null && isTerminal(change.status)) await child.queue.send(parent, t);
-            return done;
-          })
-        : await appendRunEvents(tx ?? this.db, this.runId, fence, events, change, observe);
-    if (seq !== false && child !== undefined && change !== undefined && isTerminal(change.status)) child.queue.sent();
-    if (seq !== false) {
+    // A child run's line follows its status changes (in a transaction: its own unless it joins the caller's); any
+    // other append is one statement, atomic on its own.
+    const follow = child !== undefined && change !== undefined;
+    const write = (q: Queryable) =>
+      writeEvents(q, this.runId, fence, events, follow, (t, parent) => child!.queue.send(parent, t));
+    const written = follow && tx === undefined ? await child.db.transaction(write) : await write(tx ?? this.db);
+    if (written !== false && follow && isTerminal(change.status)) child.queue.sent();
+    if (written !== false) {
       this.#ownSeq += events.length;
       const known = this.#known;
       const last = known?.[known.length - 1]?.seq ?? 0;
-      if (known === undefined || tx !== undefined || seq !== last + events.length) this.#known = undefined;
+      if (known === undefined || tx !== undefined || written.seq !== last + events.length) this.#known = undefined;
       else {
         const at = new Date().toISOString();
         known.push(...events.map((event, index) => ({ ...event, seq: last + index + 1, at })));
       }
-      return true;
+      return written;
     }
     this.#known = undefined;
     // The extra condition failed, not necessarily the claim: the run row tells which.
@@ -166,17 +171,6 @@ export class AttemptJournal {
       }
     }
     throw new ClaimLost(this.runId);
-  }
-
-  /**
-   * The cache epoch (`mt_cache_epoch`) that this attempt's last append read in its own statement, once: undefined
-   * when that append stored no `tool-call-started`, failed or joined a transaction, or when it was taken already. A tool call whose
-   * `tool-call-started` that append stored takes it as its store cache's sync, with no round trip of its own.
-   */
-  takeEpoch(): bigint | undefined {
-    const epoch = this.#epoch;
-    this.#epoch = undefined;
-    return epoch;
   }
 
   /**

@@ -56,9 +56,9 @@ export async function advanceRun(
   isStopping: () => boolean,
 ): Promise<StopReason> {
   const task = await runTask(ctx);
-  // The calls this execution marked started: any other started call without a result was begun by a worker that
-  // stopped before storing its outcome.
-  const startedHere = new Set<string>();
+  // The calls this execution marked started (with the cache epoch read by the turn's write that marked one): any other
+  // started call without a result was begun by a worker that stopped before storing its outcome.
+  const startedHere = new Map<string, bigint | undefined>();
   for (;;) {
     if (isCancelled()) return cancelled(ctx);
     const events = await ctx.journal.events();
@@ -139,7 +139,7 @@ export async function advanceRun(
       continue;
     }
     const call = { ...first, index: 0 };
-    startedHere.add(callIdentity(ctx, turns.length + 1, 0));
-    await ctx.journal.append([event, toolCallStarted(call)]);
+    const written = await ctx.journal.append([event, toolCallStarted(call)]);
+    startedHere.set(callIdentity(ctx, turns.length + 1, 0), written === false ? undefined : written.epoch);
   }
 }

@@ -51,23 +51,22 @@ export function callIdentity(ctx: RunContext, step: number, index: number): stri
   return `${ctx.run.id}:${step}:${index}`;
 }
 
-async function started(ctx: RunContext, turn: Turn, call: TurnCall): Promise<void> {
-  if (turn.started.has(call.index)) return;
-  await ctx.journal.append([toolCallStarted(call)]);
+/** Marks the call started; resolves with the cache epoch that write read in its own statement. */
+async function started(ctx: RunContext, turn: Turn, call: TurnCall): Promise<bigint | undefined> {
+  const written = await ctx.journal.append([toolCallStarted(call)]);
   turn.started.add(call.index);
+  return written === false ? undefined : written.epoch;
 }
 
 /**
- * Marks the call started (unless its turn's write did, just before) and brings the store cache up to date for its
- * reads: with the cache epoch that the write of `tool-call-started` read in its own statement (one round trip for
- * both), else with a sync of its own (a resumed call, or a write inside a transaction).
+ * Marks the call started (unless its turn's write did, just before: `epoch` is what that write read) and brings the
+ * store cache up to date for its reads: with the cache epoch that the write of `tool-call-started` read in its own
+ * statement (one round trip for both), else with a sync of its own (a resumed call).
  */
-async function startAndSync(ctx: RunContext, turn: Turn, call: TurnCall, resumed: boolean): Promise<void> {
+async function startAndSync(ctx: RunContext, turn: Turn, call: TurnCall, options: MakeOptions): Promise<void> {
   // Started by an earlier pickup: no write of this execution read the epoch for it.
-  if (resumed) return ctx.reads.sync();
-  // A no-op when this execution stored it with the turn's model response, which was then its last append.
-  await started(ctx, turn, call);
-  const epoch = ctx.journal.takeEpoch();
+  if (options.resumed) return ctx.reads.sync();
+  const epoch = turn.started.has(call.index) ? options.epoch : await started(ctx, turn, call);
   if (epoch !== undefined) ctx.reads.observe(epoch);
   else await ctx.reads.sync();
 }
@@ -76,6 +75,8 @@ async function startAndSync(ctx: RunContext, turn: Turn, call: TurnCall, resumed
 interface MakeOptions {
   approved?: ApprovalRecord;
   resumed: boolean;
+  /** The cache epoch read by the write that marked the call started with its turn's model response, if it did. */
+  epoch?: bigint;
 }
 
 // Makes the call through the gateway; an approved one only through `callApproved` (same hash, checked at once).
@@ -88,7 +89,7 @@ async function makeCall(
 ): Promise<void> {
   // The reads come from the cache once it saw the cache epoch read by the write of tool-call-started (a disable
   // or rotation answered before that write is seen).
-  await startAndSync(ctx, turn, call, options.resumed);
+  await startAndSync(ctx, turn, call, options);
   const span = ctx.telemetry?.tool(tracedRun(ctx), tool, call.id, options.approved?.id);
   // A call made after a wait (approved, or resumed) is checked once, right before sending, by the checks of the
   // moment of acting (fresh reads); one made at once here, from the synced cache (versions, the tree's key). The
@@ -184,14 +185,15 @@ export function approvalKey(step: number, index: number): string {
 
 /**
  * Handles one call of a turn that has no stored result yet. `startedHere` holds the identities this execution
- * marked started: any other started call was begun by a worker that stopped before storing its result.
+ * marked started (with the cache epoch its turn's write read, when that write marked it): any other started call was
+ * begun by a worker that stopped before storing its result.
  */
 export async function handleCall(
   ctx: RunContext,
   turn: Turn,
   call: TurnCall,
   approvals: Map<string, ApprovalRecord>,
-  startedHere: Set<string>,
+  startedHere: Map<string, bigint | undefined>,
 ): Promise<CallOutcome> {
   const tools = ctx.pinned.agentTools.tools;
   const tool = tools.find((t) => t.definition.name === call.name);
@@ -211,7 +213,8 @@ export async function handleCall(
     }
     const identity = callIdentity(ctx, turn.step, call.index);
     const resumed = turn.started.has(call.index) && !startedHere.has(identity);
-    startedHere.add(identity);
+    const epoch = startedHere.get(identity);
+    if (!startedHere.has(identity)) startedHere.set(identity, undefined);
     // An MCP tools/call carries no idempotency key: one whose outcome was lost is never sent again.
     if (resumed && tool.connector.mcp !== undefined) {
       const error = engineErrors.create('api:runs:call-outcome-unknown', { tool: tool.tool.name });
@@ -219,7 +222,7 @@ export async function handleCall(
       return 'done';
     }
     if (!tool.tool.requiresApproval) {
-      await makeCall(ctx, turn, call, tool, { resumed });
+      await makeCall(ctx, turn, call, tool, { resumed, epoch });
       return 'done';
     }
     if (!ctx.run.interactive) {

@@ -13,8 +13,27 @@ export const RUN_QUEUE = 'mt-run';
 const OLD_QUEUE = 'mt-runs';
 /** A held job's heartbeat: pg-boss retries a job not touched for this long (its minimum). */
 export const HEARTBEAT_SECONDS = 10;
-/** How often the fetch loop looks for jobs without a wake-up (retried jobs of a dead worker are found so). */
+/**
+ * How often the fetch loop looks for jobs without a wake-up while the queue is busy (see {@link SUPERVISE_MS}):
+ * retried jobs of a dead worker notify nobody, and are found so. While the queue is idle it looks only when woken.
+ */
 export const FETCH_POLL_MS = 2000;
+/**
+ * How often a working process supervises the queue (pg-boss's `supervise()`: a job whose heartbeat stopped is
+ * retried, expired jobs failed, finished ones deleted hourly) while the queue is busy: this process holds jobs, the
+ * last pass counted jobs queued or active anywhere, or wake-ups are not listening. So a killed worker's run is
+ * retried within HEARTBEAT_SECONDS + SUPERVISE_MS and fetched within FETCH_POLL_MS more. A job sent (a `runs`
+ * wake-up) is counted by the first pass COUNTS_LAG_MS after it; no job can miss its heartbeat before that.
+ */
+export const SUPERVISE_MS = 2000;
+/** How often a working process supervises the queue while it is idle (nothing held, sent, queued or active). */
+export const IDLE_SUPERVISE_MS = 60_000;
+/**
+ * How long after the last job sent a pass's counts may still miss it: the counts are pg-boss's, refreshed by the
+ * pass that wins its monitor claim (`monitorIntervalSeconds`, 2 s), so a pass reads counts at most that old. A
+ * `runs` wake-up brings a pass this long after it, which reads counts that have the job.
+ */
+const COUNTS_LAG_MS = 3000;
 /** The part of the store's `Wakeups` the engine uses: topics notified on `mt_wake`, and whether they arrive. */
 export type RunWakeups = Pick<Wakeups, 'on' | 'listening'>;
 
@@ -81,16 +100,24 @@ function bossOn(db: Db): { boss: PgBoss; started: () => void; named: (text: stri
       : db.driver === 'pg' && values !== undefined && values.length > 0
         ? db.query(text, values, { name: named(text) })
         : db.executeSql(text, values ?? []);
-  // No useListenNotify (a second LISTEN connection): the engine fetches on the process's wake-ups. The supervisor
-  // runs every 2 s so a job whose heartbeat stopped is retried within HEARTBEAT_SECONDS + 2 s; every hour it deletes
-  // the queue's jobs finished more than a day ago. No REINDEX CONCURRENTLY under a statement deadline: the job table
-  // holds a day of jobs.
+  // No useListenNotify (a second LISTEN connection): the engine fetches on the process's wake-ups. No timer of
+  // pg-boss's supervisor (`supervise: false`): a process that works the queue calls `supervise()` itself, often only
+  // while the queue is busy (see SUPERVISE_MS); a process that only sends never does. In a pass, the monitor (counts,
+  // expiry, stopped heartbeats) runs when 2 s passed since any process's last, the maintenance (deleting the jobs
+  // finished more than a day ago) when an hour did. No REINDEX CONCURRENTLY under a statement deadline: the job table
+  // holds a day of jobs. No vacuum diagnosis (its warnings are events nothing of ours reads). No instance registry (a
+  // row per process rewritten every 30 s, read by nothing of ours). Its remaining timers: the queue cache and the
+  // poll for asynchronous migrations (a read a minute each).
   const boss = new PgBoss({
     schedule: false,
-    superviseIntervalSeconds: 2,
+    supervise: false,
+    registerInstance: false,
     monitorIntervalSeconds: 2,
     maintenanceIntervalSeconds: 3600,
+    queueCacheIntervalSeconds: 60,
+    bamIntervalSeconds: 60,
     reindex: false,
+    monitorVacuum: false,
     db: { executeSql },
     ...(db.driver === 'pg' ? {} : { backend: 'pglite' as const }),
   });
@@ -125,7 +152,7 @@ async function ensureQueue(boss: PgBoss, db: Db): Promise<void> {
   if ((await boss.getQueue(OLD_QUEUE)) !== null) await boss.deleteQueue(OLD_QUEUE);
 }
 
-/** Opens pg-boss on `db` (see {@link bossOn}), with its supervisor on. */
+/** Opens pg-boss on `db` (see {@link bossOn}); {@link RunQueue.work} supervises it. */
 export async function openRunQueue(db: Db, onError: (error: unknown) => void, wakeups?: RunWakeups): Promise<RunQueue> {
   const { boss, started, named } = bossOn(db);
   boss.on('error', onError);
@@ -152,9 +179,43 @@ export async function openRunQueue(db: Db, onError: (error: unknown) => void, wa
   let beatFailing = false;
   let heartbeat: NodeJS.Timeout | undefined;
   let unsubscribe: (() => void) | undefined;
+  // Whether the queue is busy (see SUPERVISE_MS): when a job was last sent (a `runs` wake-up, a send of this
+  // process), whether the last supervising pass counted jobs queued or active, and when that pass began.
+  let lastSent = Number.NEGATIVE_INFINITY;
+  let counted = true;
+  let lastPass = Number.NEGATIVE_INFINITY;
+  let supervisor: NodeJS.Timeout | undefined;
+  const queueBusy = () => held.size > 0 || counted || !wakeups?.listening;
+  // A pass is due every SUPERVISE_MS while busy, COUNTS_LAG_MS after a job was sent since the last pass began (its
+  // counts then have it), and every IDLE_SUPERVISE_MS else.
+  const passDue = () => {
+    const now = performance.now();
+    return (
+      queueBusy() || (lastSent > lastPass && now - lastSent >= COUNTS_LAG_MS) || now - lastPass >= IDLE_SUPERVISE_MS
+    );
+  };
   const poke = () => {
     wanted += 1;
+    lastSent = performance.now();
     wake?.();
+  };
+  // One pass of pg-boss's supervisor over the run queue, then its counts: jobs queued (a retried one included) or
+  // active anywhere keep the queue busy and make the fetch loop look now.
+  const supervise = async () => {
+    lastPass = performance.now();
+    try {
+      await boss.supervise(RUN_QUEUE);
+      const queue = await boss.getQueue(RUN_QUEUE);
+      const jobs = queue === null ? 0 : queue.queuedCount + queue.activeCount;
+      counted = jobs > 0 || lastPass - lastSent < COUNTS_LAG_MS;
+      if (jobs > 0) {
+        more = true;
+        wake?.();
+      }
+    } catch (error) {
+      counted = true;
+      onError(error);
+    }
   };
 
   const drain = async (timeoutMs: number) => {
@@ -244,9 +305,20 @@ export async function openRunQueue(db: Db, onError: (error: unknown) => void, wa
         (HEARTBEAT_SECONDS * 1000) / 3,
       );
       heartbeat.unref();
+      // Supervision when a pass is due (passDue); a tick without a pass makes no statement.
+      let passing = false;
+      supervisor = setInterval(() => {
+        if (passing || !working || !passDue()) return;
+        passing = true;
+        supervise().finally(() => {
+          passing = false;
+        });
+      }, SUPERVISE_MS);
+      supervisor.unref();
       const allowed = runLimit(concurrency);
       // Our own fetch loop rather than boss.work(): it fetches as many jobs as it has free slots, at once again
-      // while batches come full, on a `runs` wake-up (or when a slot frees after one), and every FETCH_POLL_MS else.
+      // while batches come full, on a `runs` wake-up (or when a slot frees after one, or a supervising pass counted
+      // jobs), and every FETCH_POLL_MS while the queue is busy; an idle queue's loop turns without a statement.
       loop = (async () => {
         // Whether this turn is the fallback poll's (no wake-up asked for it).
         let polled = false;
@@ -281,7 +353,10 @@ export async function openRunQueue(db: Db, onError: (error: unknown) => void, wa
           const heldBack = free <= 0 && held.size < concurrency;
           polled = await new Promise<boolean>((resolve) => {
             // Held back below the slots: look again once the loop has been measured anew.
-            const timer = setTimeout(() => resolve(!heldBack), heldBack ? LOAD_WINDOW_MS : FETCH_POLL_MS);
+            const timer = setTimeout(
+              () => resolve(!heldBack && queueBusy()),
+              heldBack ? LOAD_WINDOW_MS : FETCH_POLL_MS,
+            );
             wake = () => {
               clearTimeout(timer);
               resolve(false);
@@ -295,6 +370,7 @@ export async function openRunQueue(db: Db, onError: (error: unknown) => void, wa
     async stop(timeoutMs) {
       await drain(timeoutMs);
       clearInterval(heartbeat);
+      clearInterval(supervisor);
       await boss.stop({ graceful: true, timeout: 5000 });
     },
     health() {

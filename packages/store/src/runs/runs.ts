@@ -320,14 +320,23 @@ export async function listRunSummaries(
   }));
 }
 
+/** What an append wrote and read: the run's new `last_seq`, and the cache epoch its statement read. */
+export interface RunAppend {
+  seq: number;
+  /**
+   * The cache epoch (`mt_cache_epoch`, schema 7) as the append's statement read it: every cache write committed
+   * before the append began is at or below it. A tool call that follows its `tool-call-started` at once takes it as
+   * its store cache's sync (`StoreCache.observe`) instead of a round trip of its own.
+   */
+  epoch: bigint;
+}
+
 /**
  * Appends events to a run (numbered from its `last_seq`) and applies an optional status change, only if
- * `fence` holds; resolves with the run's new `last_seq`, or false (nothing written) when it does not.
- * One statement (the UPDATE and the insert as data-modifying CTEs, and the wake-up `run:<id>` sent at commit),
- * so it is atomic on its own: one round trip, no transaction needed; in a caller's transaction it commits or
- * rolls back with it. With `observeEpoch`, the same statement reads the cache epoch (`mt_cache_epoch`, schema 7)
- * and hands it over when the append was made: a tool call that follows at once takes it as its store cache's sync
- * (`StoreCache.observe`) instead of a round trip of its own.
+ * `fence` holds; resolves with what it wrote and read ({@link RunAppend}), or false (nothing written) when it does
+ * not. One statement (the UPDATE and the insert as data-modifying CTEs, the read of the cache epoch, and the wake-up
+ * `run:<id>` sent at commit), so it is atomic on its own: one round trip, no transaction needed; in a caller's
+ * transaction it commits or rolls back with it.
  */
 export async function appendRunEvents(
   tx: Queryable,
@@ -335,19 +344,17 @@ export async function appendRunEvents(
   fence: RunFence,
   events: NewRunEvent[],
   change?: RunStatusChange,
-  observeEpoch?: (epoch: bigint) => void,
-): Promise<number | false> {
+): Promise<RunAppend | false> {
   const { rows } = await tx.query<{ last_seq: number; epoch: unknown }>(
-    `${APPEND} SELECT last_seq, pg_notify('${WAKE_CHANNEL}', 'run:' || $1::text) AS woken` +
-      `${observeEpoch === undefined ? '' : ', (SELECT epoch FROM mt_cache_epoch) AS epoch'} FROM run`,
+    `${APPEND} SELECT last_seq, pg_notify('${WAKE_CHANNEL}', 'run:' || $1::text) AS woken, ` +
+      '(SELECT epoch FROM mt_cache_epoch) AS epoch FROM run',
     appendValues(runId, fence, events, change),
     // Every step of every run makes it: prepared once per connection, it is no longer parsed and planned each time.
-    { name: observeEpoch === undefined ? 'mt_append_run_events' : 'mt_append_run_events_epoch' },
+    { name: 'mt_append_run_events_epoch' },
   );
   const row = rows[0];
   if (row === undefined) return false;
-  observeEpoch?.(BigInt(String(row.epoch)));
-  return row.last_seq;
+  return { seq: row.last_seq, epoch: BigInt(String(row.epoch)) };
 }
 
 // The append's CTEs: `run` (the run row's update, fenced) and `added` (its events); $1…$14 (appendValues). The
