@@ -35,6 +35,8 @@ interface Prepared {
   method: 'POST' | 'DELETE';
   path: string;
   body?: unknown;
+  /** The body's own Content-Type (a document's text), sent as it is; otherwise the body goes as JSON. */
+  contentType?: string;
   /** Effects of this cell's request in the database. */
   effects(): Promise<number>;
   /** Checks that a successful answer is the effect (the run, the secret, the deploy the database holds). */
@@ -78,7 +80,7 @@ inputs.prompts = [
   },
 ];
 
-/** The nine cells of one fault kind, made ready (their runs waiting, their key created). */
+/** The ten cells of one fault kind, made ready (their runs waiting, their key created). */
 async function prepareKind(kind: string): Promise<Prepared[]> {
   const tag = `fm-${kind}-${randomUUID().slice(0, 8)}`;
   const [approveRun, rejectRun, messageRun, cancelRun] = await Promise.all([
@@ -92,6 +94,9 @@ async function prepareKind(kind: string): Promise<Prepared[]> {
   const files = await stack.api.request('POST', '/v1/file-systems', { name: `${tag}-files` });
   expect(files.status, JSON.stringify(files.body)).toBe(201);
   const filePath = `notes/${tag}.txt`;
+  const kb = await stack.api.request('POST', '/v1/knowledge-bases', { name: `${tag}-kb` });
+  expect(kb.status, JSON.stringify(kb.body)).toBe(201);
+  const documentName = `${tag}.txt`;
   const waits = await Promise.all([
     waitForStatus(approveRun, (s) => s !== 'Running'),
     waitForStatus(rejectRun, (s) => s !== 'Running'),
@@ -206,6 +211,21 @@ async function prepareKind(kind: string): Promise<Prepared[]> {
       runs: async () => [],
     },
     {
+      route: 'KB add',
+      method: 'POST',
+      path: `/v1/knowledge-bases/${kb.body.id}/documents?name=${encodeURIComponent(documentName)}`,
+      body: `Refunds are made within 14 days. ${tag}\n`,
+      contentType: 'text/plain',
+      // A second add of the same name replaces the document (one row either way): the effects are the inserts of a
+      // document with its name, counted by the test's trigger (see beforeAll).
+      effects: () => count('SELECT 1 FROM fm_kb_adds WHERE name = $1', [documentName]),
+      async isTheEffect(body) {
+        const { rows } = await db.query('SELECT id FROM mt_kb_documents WHERE name = $1', [documentName]);
+        expect(body).toMatchObject({ id: rows[0]?.id, name: documentName });
+      },
+      runs: async () => [],
+    },
+    {
       route: 'key delete',
       method: 'DELETE',
       path: `/v1/keys/${key.body.id}`,
@@ -234,7 +254,15 @@ async function send(url: string, cell: Prepared, idempotencyKey: string, maxRetr
     },
   });
   try {
-    const body = await client.request({ method: cell.method, path: cell.path, body: cell.body }, { idempotencyKey });
+    const body = await client.request(
+      {
+        method: cell.method,
+        path: cell.path,
+        body: cell.body,
+        ...(cell.contentType === undefined ? {} : { contentType: cell.contentType }),
+      },
+      { idempotencyKey },
+    );
     return { ok: true, body, statuses };
   } catch (error) {
     if (error instanceof APIError) {
@@ -273,8 +301,16 @@ async function expectNoneStuck(cells: Prepared[]): Promise<void> {
   expect(statuses.filter((s) => s === 'Running' || s === 'missing')).toEqual([]);
 }
 
-/** Every table the nine writes need, held in EXCLUSIVE mode (writes wait, reads go on) for `ms`. */
-const EFFECT_TABLES = ['mt_runs', 'mt_run_events', 'mt_resource_versions', 'mt_secrets', 'mt_api_keys', 'mt_files'];
+/** Every table the ten writes need, held in EXCLUSIVE mode (writes wait, reads go on) for `ms`. */
+const EFFECT_TABLES = [
+  'mt_runs',
+  'mt_run_events',
+  'mt_resource_versions',
+  'mt_secrets',
+  'mt_api_keys',
+  'mt_files',
+  'mt_kb_documents',
+];
 async function lockEffects(ms: number): Promise<HeldLock[]> {
   return Promise.all(EFFECT_TABLES.map((t) => holdLock(stack.db!.url, t, ms, 'EXCLUSIVE')));
 }
@@ -303,6 +339,14 @@ beforeAll(async () => {
   await stack.api.deploy([...runsRepoFiles({ origin: stack.upstream.origin }), ...chatFiles]);
   db = new pg.Client({ connectionString: stack.db!.url });
   await db.connect();
+  // A document added again under its name replaces the first (one row either way), so the test counts the inserts:
+  // a row per committed insert of a document (in the insert's transaction, so a rolled-back one leaves none).
+  await db.query(`
+    CREATE TABLE fm_kb_adds (name text NOT NULL);
+    CREATE FUNCTION fm_kb_added() RETURNS trigger LANGUAGE plpgsql AS
+      $$ BEGIN INSERT INTO fm_kb_adds VALUES (NEW.name); RETURN NEW; END $$;
+    CREATE TRIGGER fm_kb_added AFTER INSERT ON mt_kb_documents FOR EACH ROW EXECUTE FUNCTION fm_kb_added();
+  `);
 }, 90_000);
 
 afterAll(async () => {

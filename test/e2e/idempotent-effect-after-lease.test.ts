@@ -56,11 +56,19 @@ async function started(name: string, inputs: Record<string, string>, want: strin
   return run.body.id;
 }
 
+/** A body sent as it is, with its own Content-Type (a document's text); any other body goes as JSON. */
+interface RawBody {
+  raw: string;
+  contentType: string;
+}
+
 function send(url: string, path: string, body: unknown, key: string): Promise<Response> {
+  const raw = body as Partial<RawBody>;
+  const contentType = raw.contentType ?? 'application/json';
   return fetch(`${url}${path}`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${stack.adminKey}`, 'content-type': 'application/json', 'idempotency-key': key },
-    body: JSON.stringify(body),
+    headers: { authorization: `Bearer ${stack.adminKey}`, 'content-type': contentType, 'idempotency-key': key },
+    body: raw.raw ?? JSON.stringify(body),
     signal: AbortSignal.timeout(30_000),
   });
 }
@@ -123,7 +131,7 @@ afterAll(async () => {
   await stack?.close();
 });
 
-// The four cases at once, each with its own server to kill.
+// The five cases at once, each with its own server to kill.
 describe.concurrent('a server killed between the COMMIT and the answer, the retry sent after the key lease', {
   timeout: 60_000,
 }, () => {
@@ -192,6 +200,33 @@ describe.concurrent('a server killed between the COMMIT and the answer, the retr
       status: retry.status,
       change: changes.find((c) => c.name === connector),
     }).toEqual({ versions: 1, status: 200, change: expect.objectContaining({ action: 'create', version: 1 }) });
+    expect(retry.replayed).toBe('true');
+  });
+
+  it('KB add: the document added once, and the retry answers it (201, its id)', async () => {
+    const kb = await stack.api.request('POST', '/v1/knowledge-bases', { name: `al-kb-${randomUUID().slice(0, 8)}` });
+    expect(kb.status, JSON.stringify(kb.body)).toBe(201);
+    const name = `al-${randomUUID().slice(0, 8)}.txt`;
+    // A second add of the name replaces the document under a new id: the first id seen is the first add's.
+    let first: string | undefined;
+    const documents = async () => {
+      const { rows } = await db.query<{ id: string }>('SELECT id FROM mt_kb_documents WHERE name = $1', [name]);
+      first ??= rows[0]?.id;
+      return rows.length;
+    };
+    const body: RawBody = { raw: 'Refunds are made within 14 days.\n', contentType: 'text/plain' };
+    const retry = await killAfterCommitThenRetry(
+      `/v1/knowledge-bases/${kb.body.id}/documents?name=${encodeURIComponent(name)}`,
+      body,
+      documents,
+      201,
+    );
+    const { rows } = await db.query<{ id: string }>('SELECT id FROM mt_kb_documents WHERE name = $1', [name]);
+    expect({ status: retry.status, answered: retry.body.id, stored: rows.map((r) => r.id) }).toEqual({
+      status: 201,
+      answered: first,
+      stored: [first],
+    });
     expect(retry.replayed).toBe('true');
   });
 });

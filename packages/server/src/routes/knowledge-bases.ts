@@ -18,6 +18,7 @@ import {
 } from '@maitento/store';
 import type { FastifyRequest } from 'fastify';
 import { serverErrors } from '../errors.js';
+import { bindAnswer, sendBound } from '../plugins/idempotency.js';
 import { documentChunks, documentType, type KnowledgeSearchDeps, searchKnowledge } from '../knowledge/index.js';
 import { KNOWLEDGE_BASE_ID, MARKDOWN } from '../openapi/examples.js';
 import { operation } from '../openapi/operation.js';
@@ -94,16 +95,27 @@ export async function knowledgeBaseRoutes(app: Api, ctx: ServerContext): Promise
         await getKnowledgeBase(ctx.db, namespace, request.params.id);
         const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
         const chunks = await documentChunks(request.query.name, type, body, ctx.knowledgeExtractBudget);
-        const document = await putDocument(ctx.db, namespace, request.params.id, {
-          name: request.query.name,
-          contentType: type,
-          bytes: body.length,
-          chunks,
-          // With an embedding model the passages wait for their vectors (full-text search finds them already).
-          embedding: ctx.embeddingModel !== undefined,
-        });
+        let answer = '';
+        await putDocument(
+          ctx.db,
+          namespace,
+          request.params.id,
+          {
+            name: request.query.name,
+            contentType: type,
+            bytes: body.length,
+            chunks,
+            // With an embedding model the passages wait for their vectors (full-text search finds them already).
+            embedding: ctx.embeddingModel !== undefined,
+          },
+          // The answer commits with the request's Idempotency-Key (decision 0102): a retry at any time answers this
+          // document, never adds (replaces) it a second time.
+          async (tx, document) => {
+            answer = await bindAnswer(tx, reply, 201, document);
+          },
+        );
         ctx.embeddingWorker?.wake();
-        return reply.status(201).send(document);
+        return sendBound(reply.status(201), answer);
       },
     );
   });

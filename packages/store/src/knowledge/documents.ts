@@ -43,13 +43,15 @@ const DOCUMENT_COLUMNS = 'id, name, content_type, bytes, chunk_count, status, cr
 /**
  * Stores document `name` of knowledge base `knowledgeBaseId` with its chunks, in one transaction: a document of
  * the same name is replaced (searches see the old one or the new one, never both or neither). `embedding` marks
- * it as waiting for its vectors.
+ * it as waiting for its vectors. `onStored`, when given, runs last in the same transaction with the document as
+ * stored (a keyed request binds its answer to its Idempotency-Key there: decision 0102).
  */
 export async function putDocument(
   db: Db,
   namespace: string,
   knowledgeBaseId: string,
   input: { name: string; contentType: string; bytes: number; chunks: NewChunk[]; embedding?: boolean },
+  onStored?: (tx: Queryable, stored: KnowledgeDocument) => Promise<void>,
 ): Promise<KnowledgeDocument> {
   return db.transaction(async (tx) => {
     const language = await lockKnowledgeBase(tx, namespace, knowledgeBaseId);
@@ -88,7 +90,9 @@ export async function putDocument(
     );
     // The embedding workers of every process look at once (delivered at commit).
     if (input.embedding) await notifyWake(tx, wakeTopics.embeddings);
-    return document(rows[0]);
+    const stored = document(rows[0]);
+    await onStored?.(tx, stored);
+    return stored;
   });
 }
 
