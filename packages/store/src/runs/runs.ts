@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { RUN_STATUSES, TERMINAL_RUN_STATUSES } from '@maitento/sdk/wire';
 import type { Queryable } from '../db/db.js';
 import { iso } from '../internal/rows.js';
