@@ -24,7 +24,7 @@ afterAll(async () => {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-describe('a worker SIGSTOPped mid-tool-call past its heartbeat, then resumed', { timeout: 60_000 }, () => {
+describe('a worker SIGSTOPped mid-tool-call past its heartbeat, then resumed', { timeout: 90_000 }, () => {
   it('the run completes once on the other worker, the call goes at most twice with one key, the stale writes are refused, the stale worker serves on', async () => {
     const isTicket = (r: { method: string; url: string }) => r.method === 'POST' && r.url === '/tickets';
     // The first ticket call is held unanswered (its answer sent later, while its worker is stopped); later ones are
@@ -54,9 +54,11 @@ describe('a worker SIGSTOPped mid-tool-call past its heartbeat, then resumed', {
     try {
       const stoppedAt = Date.now();
       // pg-boss's supervisor retries the job once its heartbeat is 10 s old; the other worker takes the run and
-      // retries the call (within the documented 15 s recovery).
+      // retries the call. The documented recovery is about 15 s from the last heartbeat (up to 3.3 s before the stop);
+      // this file asserts what happens then, not how fast, so it allows 25 s for a loaded machine (the recovery time
+      // itself is asserted by runs-recovery and run-queue).
       while (stack.upstream.requests.filter(isTicket).length < 2) {
-        expect(Date.now() - stoppedAt < 15_000, 'the run was not taken over within 15 s of the stop').toBe(true);
+        expect(Date.now() - stoppedAt < 25_000, 'the run was not taken over within 25 s of the stop').toBe(true);
         await sleep(50);
       }
       const run = await stack.api.waitForEnd(started.body.id, 20_000);
