@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { AuditEntry } from '@maitento/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Api, api, type ApprovalView } from './helpers/api.js';
 import { runsRepoFiles } from './helpers/config-repo.js';
@@ -8,18 +9,6 @@ import { runMt } from './support/harness.js';
 // The audit log end to end on PostgreSQL with the real `mt serve` (docs/audit.md): every audited action makes one
 // row with its actor, a failed change makes none, the JSON Lines export round-trips, paging and filters hold, and no
 // secret value written or rotated ever appears in a row or the export (the leak canary).
-
-interface AuditEntry {
-  id: string;
-  at: string;
-  namespace: string;
-  actor: { kind: 'key' | 'system'; id: string; role: string | null; via: string };
-  action: string;
-  target: { kind: string; id: string };
-  before: Record<string, unknown> | null;
-  after: Record<string, unknown> | null;
-  requestId: string | null;
-}
 
 const CANARY_CREATE = `canary-create-${randomUUID()}`;
 const CANARY_ROTATE = `canary-rotate-${randomUUID()}`;
