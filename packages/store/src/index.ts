@@ -105,6 +105,7 @@ export type { ChangeSummary } from './deploy/tool-diff.js';
 export {
   appendRunEvents,
   cancelRequested,
+  anyRunRunning,
   claimRun,
   findRun,
   idleConversations,

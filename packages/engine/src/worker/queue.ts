@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { BoundedMap } from '@maitento/egress';
-import { type Db, notifyWake, type Queryable, type Wakeups, wakeTopics } from '@maitento/store';
+import { anyRunRunning, type Db, notifyWake, type Queryable, type Wakeups, wakeTopics } from '@maitento/store';
 import { PgBoss } from 'pg-boss';
 import { LOAD_WINDOW_MS, runLimit } from './run-limit.js';
 
@@ -207,7 +207,10 @@ export async function openRunQueue(db: Db, onError: (error: unknown) => void, wa
       await boss.supervise(RUN_QUEUE);
       const queue = await boss.getQueue(RUN_QUEUE);
       const jobs = queue === null ? 0 : queue.queuedCount + queue.activeCount;
-      counted = jobs > 0 || lastPass - lastSent < COUNTS_LAG_MS;
+      // The counts are pg-boss's cache, refreshed by its monitor: while they say none, a Running run (whose job is
+      // queued, retried or held by a worker that may have died) still keeps the queue busy, so a dead worker's job is
+      // retried and fetched within the documented recovery time rather than at the next idle pass.
+      counted = jobs > 0 || lastPass - lastSent < COUNTS_LAG_MS || (await anyRunRunning(db));
       if (jobs > 0) {
         more = true;
         wake?.();

@@ -409,6 +409,17 @@ export async function listRunEvents(
 }
 
 /**
+ * Whether any run is Running (in any namespace): a Running run has a job queued, retried or held, so the queue has
+ * work even when the job queue's cached counts (refreshed by its monitor) still say none.
+ */
+export async function anyRunRunning(db: Queryable): Promise<boolean> {
+  const { rows } = await db.query<{ any: boolean }>(
+    "SELECT EXISTS (SELECT 1 FROM mt_runs WHERE status = 'Running') AS any",
+  );
+  return rows[0]?.any === true;
+}
+
+/**
  * Claims a Running run for one attempt: sets its fencing token to `token`, so the writes of any earlier attempt
  * (a stalled worker whose job was retried elsewhere) fail from now on, and reads its events in the same statement.
  * No condition on the previous token: pg-boss admits one active job per run. Resolves with the run and its
