@@ -158,10 +158,7 @@ Every run completed in both. Over the ${serveRuns.runs} runs RSS grew ${f(serveR
 ${f(serveRuns.rows[1].after - serveRuns.rows[1].before)} MiB with the collector down (the span queue is bounded at 2,048 spans; an export that
 fails is dropped, not kept: a longer run, \`BENCH_SERVE_RUNS=5000\`, tells a plateau from a leak). The dead collector's
 process stopped (SIGTERM, with its last flush bounded at 4 s) in ${f(serveRuns.rows[1].stopMs, 0)} ms, the other in ${f(serveRuns.rows[0].stopMs, 0)} ms.`
-}
-
-The runs' engine overhead a step on vs off is in \`npm run bench:runs\`, a direct tool call's added latency in
-\`npm run bench:calls\` (the row \`mt serve, PostgreSQL, OpenTelemetry on\`).`;
+}`;
   if (process.env.BENCH_WRITE !== '0') {
     writeBenchSection('telemetry', section);
   }

@@ -90,20 +90,40 @@ async function ordersSecret(mt, value) {
   return mt.secrets.create({ name: 'orders-api-key', value });
 }
 
-/** Asks the person at the terminal (or approves, with --yes); returns what to send. */
-async function decide(flags, approval) {
+/**
+ * Follows an approval while the terminal asks about it: resolves with the approval once it is no longer Pending
+ * (answered in the console or through REST, or expired), polling every half second until `signal` (the terminal's
+ * own answer) stops it.
+ */
+async function answeredElsewhere(mt, approvalId, signal) {
+  while (!signal.aborted) {
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    if (signal.aborted) return undefined;
+    const approval = await mt.approvals.get(approvalId, { timeoutMs: 10_000 }).catch(() => undefined);
+    if (approval && approval.status !== 'Pending') return approval;
+  }
+  return undefined;
+}
+
+/**
+ * Asks the person at the terminal (or approves, with --yes); returns what to send, or `{ elsewhere: true }` when
+ * `signal` says the approval was answered elsewhere (the console, REST) while the question waited.
+ */
+async function decide(flags, approval, signal) {
   if (flags.yes) {
     detail('--yes was given: approving without asking.');
     return { approve: true };
   }
   for (;;) {
-    const answer = await ask('      Approve this refund? Type y to approve, n to reject it with a reason: ');
+    const answer = await ask('      Approve this refund? Type y to approve, n to reject it with a reason: ', signal);
+    if (answer === null) return { elsewhere: true };
     if (answer === undefined) return { noAnswer: true };
     const text = answer.trim().toLowerCase();
     if (text === 'y' || text === 'yes') return { approve: true };
     if (text === 'n' || text === 'no') {
       const suggestion = 'Too much for a cracked lid: offer a partial refund and let the customer keep the kettle.';
-      const reason = await ask(`      Why? The agent reads this and redrafts. [${suggestion}] `);
+      const reason = await ask(`      Why? The agent reads this and redrafts. [${suggestion}] `, signal);
+      if (reason === null) return { elsewhere: true };
       if (reason === undefined) return { noAnswer: true };
       return { approve: false, reason: reason.trim() || suggestion };
     }
@@ -207,7 +227,7 @@ async function main() {
     const secret = await ordersSecret(mt, ordersKey);
     detail(`Secret orders-api-key stored (id ${secret.id}). The server keeps it encrypted and sends it in the`);
     detail('X-Api-Key header of each orders call; the agent, its model, the run and its logs never see it.');
-    const files = await demoRepoFiles(ROOT, { ordersUrl: orders.url, model, platformUrl: running.url });
+    const files = await demoRepoFiles(ROOT, { ordersUrl: orders.url, model });
     const plan = await mt.deploy.create({ files });
     const counts = {};
     for (const change of plan.changes) counts[change.action] = (counts[change.action] ?? 0) + 1;
@@ -243,16 +263,38 @@ async function main() {
         say(indentJson(JSON.parse(approval.argumentsJson)));
         detail('Nothing has been sent to the orders API yet. If you approve, exactly this call is made, once.');
         detail(`Approve it in the terminal, or at ${running.url}/console/approvals (sign in with the admin key).`);
-        const choice = await decide(flags, approval);
-        if (choice.noAnswer) {
+        // The prompt follows the approval: when someone answers it elsewhere, the terminal stops asking.
+        const asked = new AbortController();
+        const watched = new AbortController();
+        const elsewhere = answeredElsewhere(mt, approval.id, watched.signal).then((answered) => {
+          if (answered) asked.abort();
+          return answered;
+        });
+        const choice = await decide(flags, approval, asked.signal);
+        watched.abort();
+        const answered = await elsewhere;
+        if (choice.elsewhere) {
+          const who = answered.answeredBy ? `key ${answered.answeredBy.keyName}` : 'someone';
+          const what =
+            answered.status === 'Rejected'
+              ? `rejected (${answered.reason ?? 'no reason'})`
+              : answered.status.toLowerCase();
+          detail(`Answered elsewhere: ${what} by ${who}. The terminal stops asking; the run goes on.`);
+          if (scripted && answered.status === 'Rejected') scripts.rejected();
+        } else if (choice.noAnswer) {
           noAnswer = true;
           detail('No answer (the input ended): cancelling the run. `npm start -- --yes` approves without asking.');
           await mt.interactionRuns.cancel(waiting.id);
-        } else if (choice.approve) {
-          await mt.interactionRuns.approve(waiting.id, { approvalId: approval.id });
         } else {
-          if (scripted) scripts.rejected();
-          await mt.interactionRuns.reject(waiting.id, { approvalId: approval.id, reason: choice.reason });
+          if (!choice.approve && scripted) scripts.rejected();
+          const answer = choice.approve
+            ? mt.interactionRuns.approve(waiting.id, { approvalId: approval.id })
+            : mt.interactionRuns.reject(waiting.id, { approvalId: approval.id, reason: choice.reason });
+          // Answered elsewhere in the moment between the terminal's answer and this one: the other answer stands.
+          await answer.catch((error) => {
+            if (error.code !== 'api:approvals:already-answered') throw error;
+            detail('Someone answered it elsewhere a moment before you: their answer stands; the run goes on.');
+          });
         }
         progress = startProgress('The agent is working');
       },

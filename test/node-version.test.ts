@@ -30,3 +30,32 @@ describe('npm install on a Node.js that is too old', () => {
     expect(res.stderr).toContain(`"node":"${version}"`);
   });
 });
+
+// issue #45: `mt` on a Node.js older than `engines` allows says so in one line (what it needs, what to run)
+// and exits 1, rather than a SyntaxError from an import the old Node.js lacks. Run with the machine's own
+// Node.js 20 when there is one (the README's warning case); without one the test says so and has nothing to run.
+const mtBin = fileURLToPath(new URL('../packages/cli/bin/mt.js', import.meta.url));
+const oldNode = ['/usr/bin/node', '/bin/node', '/usr/local/bin/node'].find((path) => {
+  const res = spawnSync(path, ['--version'], { encoding: 'utf8' });
+  return res.status === 0 && /^v(1\d|20|21|22\.(1[0-8]|\d))\./.test(res.stdout.trim()) && res.stdout.trim();
+});
+
+describe('mt on a Node.js that is too old', () => {
+  it.runIf(oldNode)('mt --version prints one line naming the required version and what to run, exit 1', () => {
+    const res = spawnSync(oldNode as string, [mtBin, '--version'], { encoding: 'utf8', timeout: 30_000 });
+    expect(res.status).toBe(1);
+    expect(res.stdout).toBe('');
+    const lines = res.stderr.split('\n').filter(Boolean);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^mt: needs Node\.js 22\.19 or newer .*source <your clone>\/scripts\/node\.sh/);
+    expect(lines[0]).not.toMatch(/SyntaxError/);
+  });
+
+  it('the version mt.js requires is the one engines names', async () => {
+    const { readFileSync } = await import('node:fs');
+    const pkg = JSON.parse(readFileSync(new URL('../packages/cli/package.json', import.meta.url), 'utf8'));
+    const bin = readFileSync(mtBin, 'utf8');
+    const [, major, minor] = /const REQUIRED = \[(\d+), (\d+)\]/.exec(bin) ?? [];
+    expect(pkg.engines.node).toBe(`>=${major}.${minor}`);
+  });
+});

@@ -60,3 +60,29 @@ describe('npm start -- --help', () => {
     expect(help).toContain('npx mt interaction-chat support-chat');
   });
 });
+
+// issue #45, test 6: from a clone to a finished demo, the README's quick start is at most 3 commands on a machine
+// whose Node.js is older, 2 on Node.js 24: counted from the README's first sh block under "## Quick start", in its
+// order (the Node.js step first, marked as only for an older Node.js).
+describe("the README's quick start", () => {
+  it('is 2 commands on Node.js 24 and 3 on an older one, in that order', async () => {
+    const { readFileSync } = await import('node:fs');
+    const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+    const section = readme.split('\n## Quick start\n')[1]?.split('\n## ')[0] ?? '';
+    const block = /```sh\n([\s\S]*?)```/.exec(section)?.[1] ?? '';
+    const commands = block
+      .split('\n')
+      .map((line) => line.trim())
+      .filter((line) => line !== '' && !line.startsWith('#'));
+    const onlyOlder = commands.filter((line) => /#.*only if `node --version` is older/.test(line));
+    expect(commands.length).toBeLessThanOrEqual(3);
+    expect(commands.length - onlyOlder.length).toBeLessThanOrEqual(2);
+    expect(commands.map((line) => line.split('#')[0]!.trim())).toEqual([
+      'source scripts/node.sh',
+      'npm install',
+      'npm start',
+    ]);
+    expect(onlyOlder).toHaveLength(1);
+    expect(commands[0]).toBe(onlyOlder[0]);
+  });
+});

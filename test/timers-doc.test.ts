@@ -11,7 +11,6 @@ const ROOT = new URL('../', import.meta.url).pathname;
 // The pg-boss options of engine/src/worker/queue.ts are literals there, not constants: these rows are checked against
 // the literals of that file instead.
 const PG_BOSS_OPTIONS: Record<string, string> = {
-  'pg-boss monitor claim (queue.ts)': 'monitorIntervalSeconds',
   'pg-boss maintenance (queue.ts)': 'maintenanceIntervalSeconds',
   'pg-boss queue cache (queue.ts)': 'queueCacheIntervalSeconds',
   'pg-boss migrations poll (queue.ts)': 'bamIntervalSeconds',

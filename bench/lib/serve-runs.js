@@ -13,12 +13,12 @@ const CONCURRENCY = 8;
 const WARMUP = 50;
 
 // One tool call (get-order on the local upstream), then the answer.
-const SCRIPT = [
+export const SCRIPT = [
   { toolCalls: [{ name: 'get-order', arguments: { additionalInputs: { 'path.orderId': 'A-1001' } } }] },
   { text: 'Your order has shipped.' },
 ];
 
-function files(upstream) {
+export function files(upstream) {
   return [
     {
       path: 'connectors/open-api/orders-get.mtr',
@@ -39,7 +39,7 @@ function files(upstream) {
   ];
 }
 
-async function call(url, key, method, path, body) {
+export async function call(url, key, method, path, body) {
   const res = await fetch(`${url}${path}`, {
     method,
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
@@ -50,8 +50,8 @@ async function call(url, key, method, path, body) {
   return JSON.parse(text);
 }
 
-// `count` runs, CONCURRENCY at a time, each polled until it completed.
-async function runMany(url, key, count) {
+// `count` runs, `concurrency` at a time, each polled until it completed.
+export async function runMany(url, key, count, concurrency = CONCURRENCY) {
   let next = 0;
   async function worker() {
     while (next < count) {
@@ -67,7 +67,7 @@ async function runMany(url, key, count) {
       }
     }
   }
-  await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+  await Promise.all(Array.from({ length: concurrency }, worker));
 }
 
 /**

@@ -5,8 +5,6 @@ import { join } from 'node:path';
 import { readConfigRepo } from '@maitento/lang';
 
 const ORDERS_HOST = 'https://orders.example.com';
-/** Where the example's `auth = "Maitento"` tools (the file tools) call the platform: mt serve's default address. */
-const PLATFORM_URL = 'http://127.0.0.1:8080';
 const SUPPORT_AGENT = 'agents/support-agent.mtr';
 /** The scripted stand-in's name: `scripted-models/support-demo.json` of the repository. */
 export const SCRIPT_NAME = 'support-demo';
@@ -30,13 +28,13 @@ export function pickModel(flagModel, env = process.env) {
 
 /**
  * Reads the example config repo at `root` and returns its files with the orders API's host replaced by
- * `ordersUrl`, the platform's by `platformUrl` (the demo server's own) and the support agent's model by `model`
- * (nothing is written to the repository).
+ * `ordersUrl` and the support agent's model by `model` (nothing is written to the repository). The platform
+ * tools (`auth = "Maitento"`) name paths on the platform: they deploy to the demo's server unchanged.
  */
-export async function demoRepoFiles(root, { ordersUrl, model, platformUrl = PLATFORM_URL }) {
+export async function demoRepoFiles(root, { ordersUrl, model }) {
   const files = await readConfigRepo(root);
   return files.map((file) => {
-    let content = file.content.replaceAll(ORDERS_HOST, ordersUrl).replaceAll(PLATFORM_URL, platformUrl);
+    let content = file.content.replaceAll(ORDERS_HOST, ordersUrl);
     if (file.path === SUPPORT_AGENT) content = content.replace(/^model = ".*"$/m, `model = "${model}"`);
     return { path: file.path, content };
   });

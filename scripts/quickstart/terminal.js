@@ -77,22 +77,40 @@ function lineReader() {
     for (const resolve of waiting.splice(0)) resolve(undefined);
   });
   reader = {
-    next: () =>
-      lines.length > 0
-        ? Promise.resolve(lines.shift())
-        : ended
-          ? Promise.resolve(undefined)
-          : new Promise((r) => waiting.push(r)),
+    // `signal` takes the question back (someone answered elsewhere): resolves with null, and a line typed
+    // later goes to the next question instead of being lost.
+    next: (signal) => {
+      if (lines.length > 0) return Promise.resolve(lines.shift());
+      if (ended) return Promise.resolve(undefined);
+      return new Promise((resolve) => {
+        if (signal?.aborted) return resolve(null);
+        const onAbort = () => {
+          const at = waiting.indexOf(take);
+          if (at >= 0) waiting.splice(at, 1);
+          resolve(null);
+        };
+        const take = (line) => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve(line);
+        };
+        signal?.addEventListener('abort', onAbort, { once: true });
+        waiting.push(take);
+      });
+    },
     close: () => rl.close(),
   };
   return reader;
 }
 
-/** Asks a question on the terminal; resolves with the answer, or `undefined` when the input ended. */
-export async function ask(question) {
+/**
+ * Asks a question on the terminal; resolves with the answer, `undefined` when the input ended, or `null` when
+ * `signal` aborted the question first (the prompt's line is then ended, so what follows starts on its own).
+ */
+export async function ask(question, signal) {
   process.stdout.write(question);
-  const answer = await lineReader().next();
-  if (!process.stdin.isTTY && answer !== undefined) process.stdout.write(`${answer}\n`);
+  const answer = await lineReader().next(signal);
+  if (answer === null) process.stdout.write('\n');
+  else if (!process.stdin.isTTY && answer !== undefined) process.stdout.write(`${answer}\n`);
   return answer;
 }
 

@@ -1,22 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { type ApprovalView, expectWholeEvents, type RunView } from './helpers/api.js';
 import { runsRepoFiles } from './helpers/config-repo.js';
 import { FIRST_REFUND, REDRAFTED_REFUND } from './helpers/model-script.js';
-import { ORDERS_SECRET, type RunsStack, startRunsStack } from './helpers/stack.js';
+import { ORDERS_SECRET, useRunsStack } from './helpers/stack.js';
 import { runMt } from './support/harness.js';
 
 // The seed's refund flow end to end on PostgreSQL with the real `mt serve` and `mt worker`: a person
 // rejects the first draft with a reason, the model redrafts, the person approves, and the upstream
 // receives exactly the approved call, once.
-let stack: RunsStack;
-
-beforeAll(async () => {
-  stack = await startRunsStack({ servers: 1, workers: 1 });
-}, 90_000);
-
-afterAll(async () => {
-  await stack?.close();
-});
+const stack = useRunsStack({ servers: 1, workers: 1 });
 
 const refundCalls = (order: string) => stack.upstream.requests.filter((r) => r.url.endsWith(`/${order}/refund`));
 const modelRequestsFor = (order: string) =>

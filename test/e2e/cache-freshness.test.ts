@@ -1,25 +1,17 @@
 import { randomBytes } from 'node:crypto';
 import { TEST_SERVER_URL } from '@maitento/testkit';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { api } from './helpers/api.js';
 import { startServe } from './helpers/processes.js';
-import { ORDERS_SECRET, type RunsStack, startRunsStack } from './helpers/stack.js';
+import { ORDERS_SECRET, useRunsStack } from './helpers/stack.js';
 
 // Three real `mt serve` processes on one PostgreSQL database, each with its own caches under the bounded cache lease
 // (docs/decisions/0009-how-a-change-reaches-every-servers-cache.md): a change made through one is found by the others on the next request sent after its answer,
 // with no epoch read while their lease holds (the write waits for their acknowledgement), also by a server whose
 // process was stopped or killed while the change was made (the write waits at most for its lease to end, < 2 s);
 // no other database role can join the lease, acknowledge for a member or hold a write.
-let stack: RunsStack;
-
-beforeAll(async () => {
-  stack = await startRunsStack({ servers: 3 });
-}, 120_000);
-
-afterAll(async () => {
-  await stack?.close();
-});
+const stack = useRunsStack({ servers: 3 }, { timeoutMs: 120_000 });
 
 const orderArgs = (orderId: string) => ({ arguments: { additionalInputs: { 'path.orderId': orderId } } });
 

@@ -1,23 +1,15 @@
 import { Maitento } from '@maitento/sdk';
 import { holdLock } from '@maitento/testkit';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RunsStack, startRunsStack } from './helpers/stack.js';
+import { describe, expect, it } from 'vitest';
+import { useRunsStack } from './helpers/stack.js';
 
 // Issue #41 item 1, as it was shown: another session holds a lock on mt_run_events for 4 s while the SDK starts a
 // run with one Idempotency-Key, retrying 503 with the same key. Each attempt's statement waits on the lock past
 // its deadline; before the fix the client gave up at 1.5 s, answered 503 and released the key, and PostgreSQL
 // committed every waiting statement once the lock went: one request, three runs. PostgreSQL now ends the statement
 // itself before the client's deadline, so a 503 means "not done" and the retry that finally runs is the only run.
-let stack: RunsStack;
-
-beforeAll(async () => {
-  stack = await startRunsStack({ servers: 1 });
-}, 120_000);
-
-afterAll(async () => {
-  await stack?.close();
-});
+const stack = useRunsStack({ servers: 1 }, { timeoutMs: 120_000 });
 
 describe('one Idempotency-Key, retried through a 4 s lock', { timeout: 60_000 }, () => {
   it('starts exactly one run, and the answer that succeeds is that run', async () => {

@@ -1,19 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { api } from './helpers/api.js';
-import { type RunsStack, startRunsStack } from './helpers/stack.js';
+import { useRunsStack } from './helpers/stack.js';
 
 // Two real `mt serve` processes on one PostgreSQL database: a key deleted through A ends, within a second, the run
 // event stream and the MCP session (with the tools/call waiting in it for a person) that the key opened on B.
-let stack: RunsStack;
-
-beforeAll(async () => {
-  stack = await startRunsStack({ servers: 2 });
-}, 120_000);
-
-afterAll(async () => {
-  stack?.openai.open('key-deleted');
-  await stack?.close();
-});
+const stack = useRunsStack({ servers: 2 }, { timeoutMs: 120_000, closing: (s) => s.openai.open('key-deleted') });
 
 /** Reads a response body to its end; resolves with the text and the moment it ended, or rejects after `ms`. */
 function readToEnd(res: Response, ms: number): Promise<{ text: string; endedAt: number }> {

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
@@ -44,6 +45,11 @@ async function metricsUrl(log: () => string): Promise<string> {
     if (Date.now() > deadline) throw new Error(`no metrics URL in the log:\n${log()}`);
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+/** Whether promtool (Prometheus's checker, in Debian's prometheus package) is installed. */
+function promtool(): boolean {
+  return spawnSync('promtool', ['--version'], { stdio: 'ignore' }).status === 0;
 }
 
 async function scrape(url: string): Promise<{ families: Map<string, Family>; ms: number; text: string }> {
@@ -138,6 +144,9 @@ describe('metrics', { timeout: 90_000 }, () => {
     const waiting = family(families, 'mt_runs_waiting', 'gauge');
     expect(Number(sample(waiting, { status: 'PendingApproval' })?.value)).toBe(1);
     expect(Number(sample(waiting, { status: 'WaitingForInput' })?.value)).toBe(0);
+    expect(Number(sample(waiting, { status: 'PendingAuthorization' })?.value)).toBe(0);
+    expect(Number(sample(waiting, { status: 'PendingBudget' })?.value)).toBe(0);
+    expect(Number(sample(waiting, { status: 'PendingLimit' })?.value)).toBe(0);
     const oldest = family(families, 'mt_runs_waiting_oldest_seconds', 'gauge');
     const waited = Number(sample(oldest, { status: 'PendingApproval' })?.value);
     expect(waited).toBeGreaterThan(1);
@@ -178,6 +187,12 @@ describe('metrics', { timeout: 90_000 }, () => {
     for (const name of named) {
       const base = name.replace(/_(bucket|count|sum)$/, '');
       expect(families.has(name) || families.get(base)?.type === 'HISTOGRAM', `${name} is served`).toBe(true);
+    }
+
+    // Prometheus's own linter, where Debian's prometheus package put it (CI installs it).
+    if (promtool()) {
+      const linted = spawnSync('promtool', ['check', 'metrics'], { input: text, encoding: 'utf8', timeout: 30_000 });
+      expect([linted.status, linted.stdout + linted.stderr]).toEqual([0, '']);
     }
 
     // The approved refund is called and the run ends: the counters move.

@@ -3,6 +3,8 @@ import { cpSync, existsSync, mkdtempSync, readFileSync, renameSync, rmSync } fro
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import type { Writable } from 'node:stream';
+import { Maitento } from '@maitento/sdk';
 import { createPgliteDb } from '@maitento/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanEnv, ROOT, requireBuiltCli } from './support/harness.js';
@@ -36,13 +38,16 @@ async function pgliteTemplate(): Promise<string> {
 function runQuickstart(
   args: string[],
   env: Record<string, string>,
-  input = '',
+  input: string | ((out: string, stdin: Writable) => void) = '',
 ): Promise<{ code: number | null; out: string }> {
   const child = spawn(process.execPath, [join(ROOT, 'scripts/quickstart.js'), ...args], { cwd: home, env });
-  child.stdin.end(input);
+  // A string is typed at once and the input ends; a function watches the output with stdin left open (a person
+  // who has not answered yet), and may end it.
+  if (typeof input === 'string') child.stdin.end(input);
   let out = '';
   child.stdout.on('data', (c: Buffer) => {
     out += c.toString();
+    if (typeof input === 'function') input(out, child.stdin);
   });
   child.stderr.on('data', (c: Buffer) => {
     out += c.toString();
@@ -111,6 +116,31 @@ describe('npm start (the quick start)', { timeout: 120_000 }, () => {
     expect(out).toContain('It made refund R-1: 15.00 EUR on order A-1001.');
     expect(out).not.toContain('49.90 EUR on order');
     expect(out).toMatch(/Run [0-9a-f-]{36}: Completed\./);
+    expect(code).toBe(0);
+  });
+
+  it('follows the run while the prompt waits: approved through REST, the terminal stops asking and the demo finishes', async () => {
+    // issue #45: approved in the console (here its REST route) while the terminal asks; nothing is typed, and
+    // stdin stays open as a person's terminal does.
+    let approving: Promise<unknown> | undefined;
+    const { code, out } = await runQuickstart(['--data', dataDir], cleanEnv(home), (sofar) => {
+      if (approving || !sofar.includes('Approve this refund?')) return;
+      const url = /Approve it in the terminal, or at (http:\/\/127\.0\.0\.1:\d+)\/console\/approvals/.exec(sofar)?.[1];
+      const apiKey = readFileSync(join(dataDir, 'demo-admin.key'), 'utf8').trim();
+      const mt = new Maitento({ baseUrl: url as string, apiKey });
+      approving = mt.approvals
+        .list({ status: 'Pending' })
+        .then(([pending]) => mt.approvals.approve((pending as { id: string }).id));
+    });
+    await approving;
+    expect(out.match(/Approve this refund\?/g)).toHaveLength(1);
+    expect(out).toMatch(/Answered elsewhere: approved by key [^.]+\. The terminal stops asking; the run goes on\./);
+    expect(out).not.toContain('already-answered');
+    expect(out).not.toContain('The quick start failed');
+    expect(out.match(/POST \/orders\/A-1001\/refund -> 201/g)).toHaveLength(1);
+    expect(out).toContain('It made refund R-1: 49.90 EUR on order A-1001.');
+    expect(out).toMatch(/Run [0-9a-f-]{36}: Completed\./);
+    expect(out).toContain('Next:');
     expect(code).toBe(0);
   });
 });

@@ -1,4 +1,4 @@
-import { readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createTestDatabase, type TestDatabase } from '@maitento/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -237,6 +237,28 @@ describe('mt keys and roles', { timeout: 120_000 }, () => {
     const after = await mt(['connector-list'], { env: { MT_API_KEY: userKey.key } });
     expect(after.code).toBe(1);
     expect(after.stderr).toContain('the key came from MT_API_KEY');
+  });
+
+  it("reads the server's address and key from the folder's .env, the environment's own winning (#45)", async () => {
+    const folder = await mkdtemp(join(home, 'dot-env-'));
+    await writeFile(join(folder, '.env'), `MT_API_URL=${server.url}\nMT_API_KEY=${ADMIN_KEY}\n`);
+    const fromFile = await runMt(['connector-list', '--json'], { home, cwd: folder });
+    expect(fromFile.code, fromFile.stderr).toBe(0);
+    expect(JSON.parse(fromFile.stdout)).toEqual(expect.any(Array));
+    const overridden = await runMt(['connector-list'], { home, cwd: folder, env: { MT_API_KEY: 'mt_not-a-key' } });
+    expect(overridden.code).not.toBe(0);
+    expect(overridden.stderr).toContain('api:auth:');
+  });
+
+  it('namespace-create prints the key alone on stdout, and its note on stderr says where it went (#45)', async () => {
+    // A reader captures it with KEY=$(mt namespace-create ...): the note must not say it is shown above.
+    const created = await mt(['namespace-create', 'team-note']);
+    expect(created.code, created.stderr).toBe(0);
+    expect(created.stdout.trim()).toMatch(/^mt_\S+$/);
+    expect(created.stderr).toMatch(
+      /created namespace team-note; its admin key \(id \S+\) went to standard output, only this once: keep it/,
+    );
+    expect(created.stderr).not.toContain('shown above');
   });
 
   it('creates a namespace whose admin key sees none of the default namespace', async () => {

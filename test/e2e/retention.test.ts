@@ -232,10 +232,15 @@ describe('retention', { timeout: 120_000 }, () => {
     );
     expect(old.rows).toEqual([{ target_id: '300' }]);
     expect(result.batches).toBeGreaterThan(10);
-    // No transaction of the job lasted 100 ms, timed by the job and seen from another connection.
-    expect(result.longestBatchMs).toBeLessThan(100);
+    // No transaction of the job lasted 100 ms, as the database sees it from another connection: the age of the job's
+    // open transaction (a batch is one statement, its own transaction, so its locks are held only while it is open),
+    // sampled every few ms. The job's own timing of a batch, from sending to answer, adds this process's delays (its
+    // event loop, the scheduler of a loaded 2-core machine: 143 ms seen once in CI with the locks short); it is held
+    // to a looser bound that still catches batches that stopped being small (one batch of 200 runs took 107 ms at
+    // load 12 before decision 0251, the whole pass in one transaction takes seconds).
     expect(samples).toBeGreaterThan(10);
     expect(longestObservedMs).toBeLessThan(100);
+    expect(result.longestBatchMs).toBeLessThan(250);
 
     const pruned = await sizes();
     await client.query('VACUUM mt_runs, mt_run_events, mt_approvals');

@@ -1,22 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { expectWholeEvents } from './helpers/api.js';
 import { pidOfLocalPort, type WorkerProcess } from './helpers/processes.js';
-import { type RunsStack, startRunsStack } from './helpers/stack.js';
+import { useRunsStack } from './helpers/stack.js';
 import { defaultUpstreamAnswer, type UpstreamRequest } from './helpers/upstream.js';
 
 // A graceful stop drains: one `mt serve` (its own worker kept busy by a run held at the model, one run at a
 // time) and one `mt worker` on one PostgreSQL database. The worker is sent SIGTERM while its POST is at a slow
 // upstream: the POST finishes, its result is stored, the worker exits, and the server's worker finishes the run.
-let stack: RunsStack;
-
-beforeAll(async () => {
-  stack = await startRunsStack({ servers: 1, workers: 0, env: { MT_WORKER_CONCURRENCY: '1' } });
-}, 90_000);
-
-afterAll(async () => {
-  stack?.openai.open('busy');
-  await stack?.close();
-});
+const stack = useRunsStack(
+  { servers: 1, workers: 0, env: { MT_WORKER_CONCURRENCY: '1' } },
+  { closing: (s) => s.openai.open('busy') },
+);
 
 function exited(worker: WorkerProcess, ms: number): Promise<number | null> {
   const { child } = worker;

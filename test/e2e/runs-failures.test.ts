@@ -1,20 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { expectWholeEvents } from './helpers/api.js';
-import { type RunsStack, startRunsStack } from './helpers/stack.js';
+import { startRunsStack, useRunsStack } from './helpers/stack.js';
 
 // The model endpoint fails in each way a real one can: it answers 500, answers garbage, or is not
 // there at all (the Anthropic endpoint is closed: connection refused). Each such run ends Failed with a
 // code and a reason, while the same worker keeps serving a healthy run started at the same time.
-let stack: RunsStack;
-
-beforeAll(async () => {
-  // One `mt serve` and no other worker: the run that fails and the run that succeeds share it.
-  stack = await startRunsStack({ servers: 1 });
-  await stack.anthropic.server.close();
-}, 90_000);
-
-afterAll(async () => {
-  await stack?.close();
+// One `mt serve` and no other worker: the run that fails and the run that succeeds share it.
+const stack = useRunsStack(async () => {
+  const started = await startRunsStack({ servers: 1 });
+  await started.anthropic.server.close();
+  return started;
 });
 
 async function failsWhileAnotherRunCompletes(

@@ -1,22 +1,17 @@
 import { rm } from 'node:fs/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { expectWholeEvents } from './helpers/api.js';
 import { runsRepoFiles, writeRepo } from './helpers/config-repo.js';
-import { ORDERS_SECRET, type RunsStack, startRunsStack } from './helpers/stack.js';
+import { ORDERS_SECRET, useRunsStack } from './helpers/stack.js';
 import { runMt } from './support/harness.js';
 
 // The seed's weather and support flows end to end on PostgreSQL: the real `mt serve` and `mt worker`
 // processes, a fake OpenAI Chat Completions server and a fake Anthropic Messages server that play the
 // model's part, and a real upstream on 127.0.0.1 that records the calls the tools make.
-let stack: RunsStack;
+const stack = useRunsStack({ servers: 1, workers: 1 });
 const temp: string[] = [];
 
-beforeAll(async () => {
-  stack = await startRunsStack({ servers: 1, workers: 1 });
-}, 90_000);
-
 afterAll(async () => {
-  await stack?.close();
   for (const dir of temp) await rm(dir, { recursive: true, force: true });
 });
 

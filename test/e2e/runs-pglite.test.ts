@@ -1,18 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { expectWholeEvents } from './helpers/api.js';
-import { ORDERS_SECRET, type RunsStack, startRunsStack } from './helpers/stack.js';
+import { ORDERS_SECRET, useRunsStack } from './helpers/stack.js';
 
 // The same flows on the embedded database: `mt serve` with no DATABASE_URL and --data in a temporary
 // folder runs the API and the worker on PGlite.
-let stack: RunsStack;
-
-beforeAll(async () => {
-  stack = await startRunsStack({ pglite: true });
-}, 120_000);
-
-afterAll(async () => {
-  await stack?.close();
-});
+const stack = useRunsStack({ pglite: true }, { timeoutMs: 120_000 });
 
 describe('runs on PGlite (mt serve without DATABASE_URL)', { timeout: 60_000 }, () => {
   it('runs the weather flow to its answer', async () => {

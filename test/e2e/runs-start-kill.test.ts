@@ -1,18 +1,10 @@
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RunsStack, startRunsStack } from './helpers/stack.js';
+import { describe, expect, it } from 'vitest';
+import { useRunsStack } from './helpers/stack.js';
 
 // A run's start is one statement that stores the run and its pg-boss job (a CTE of the run's insert): an `mt serve`
 // killed with SIGKILL while runs are being started leaves every run with its job and every job with its run.
-let stack: RunsStack;
-
-beforeAll(async () => {
-  stack = await startRunsStack({ servers: 1 });
-}, 90_000);
-
-afterAll(async () => {
-  await stack?.close();
-});
+const stack = useRunsStack({ servers: 1 });
 
 describe('an mt serve killed with SIGKILL while runs are started', { timeout: 90_000 }, () => {
   it('leaves no run without its job and no job without its run', async () => {

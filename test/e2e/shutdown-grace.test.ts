@@ -48,14 +48,22 @@ interface Probe {
   /** 0: no answer (refused, reset). */
   status: number;
   reason?: string;
+  /** fastify's own 503 to a request that reaches it once it is closing (`return503OnClosing`): unready too. */
+  closing?: true;
 }
 
 async function probe(url: string): Promise<Probe> {
   const at = performance.now();
   try {
     const res = await fetch(url, { signal: AbortSignal.timeout(1000) });
-    const body = (await res.json().catch(() => ({}))) as { reason?: string };
-    return { at, status: res.status, ...(body.reason === undefined ? {} : { reason: body.reason }) };
+    const body = (await res.json().catch(() => ({}))) as { reason?: string; error?: string };
+    const closing = res.status === 503 && body.reason === undefined && body.error === 'Service Unavailable';
+    return {
+      at,
+      status: res.status,
+      ...(body.reason === undefined ? {} : { reason: body.reason }),
+      ...(closing ? { closing: true as const } : {}),
+    };
   } catch {
     return { at, status: 0 };
   }
@@ -111,7 +119,9 @@ function expectUnreadyFirst(probes: Probe[], already?: RegExp): void {
   expect(first, JSON.stringify(probes)).toBeGreaterThanOrEqual(0);
   expect(probes[first], JSON.stringify(probes)).toMatchObject({ status: 503, reason: 'shutting down' });
   expect(probes.slice(first).filter((p) => p.status === 200)).toEqual([]);
-  expect(probes.slice(first).filter((p) => p.status !== 0 && p.reason !== 'shutting down')).toEqual([]);
+  // After it: "shutting down", no answer, or fastify's own 503 once the server closes (seen in CI: a probe that reached
+  // the listener between close() and the listener's end).
+  expect(probes.slice(first).filter((p) => p.status !== 0 && p.reason !== 'shutting down' && !p.closing)).toEqual([]);
 }
 
 /** Starts `RUNS` ticket runs and waits until each POST hangs at the upstream; resolves with the runs' ids. */

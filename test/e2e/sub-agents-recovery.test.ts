@@ -1,21 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { expectWholeEvents, type RunView } from './helpers/api.js';
 import { holdFirst, killSender } from './helpers/recovery.js';
-import type { RunsStack } from './helpers/stack.js';
+import { useRunsStack } from './helpers/stack.js';
 import { startSubAgentsStack } from './helpers/sub-agents-repo.js';
 
 // A child run is a run like any other: the process executing it is SIGKILLed mid tool call, another one resumes
 // the child from its stored events, and the parent (which held no worker meanwhile) takes its answer; the
 // parent's call never starts a second child.
-let stack: RunsStack;
-
-beforeAll(async () => {
-  stack = await startSubAgentsStack({ servers: 2, workers: 1 });
-}, 90_000);
-
-afterAll(async () => {
-  await stack?.close();
-});
+const stack = useRunsStack(() => startSubAgentsStack({ servers: 2, workers: 1 }));
 
 describe('agents as tools when a worker dies', { timeout: 90_000 }, () => {
   it('loses nothing: the child is resumed elsewhere, its answer reaches the parent, and there is one child for the call', async () => {

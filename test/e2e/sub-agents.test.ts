@@ -1,8 +1,8 @@
 import { Maitento } from '@maitento/sdk';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { ApprovalView, RunEvent, RunView } from './helpers/api.js';
 import { writeRepo } from './helpers/config-repo.js';
-import { ORDERS_SECRET, type RunsStack } from './helpers/stack.js';
+import { ORDERS_SECRET, useRunsStack } from './helpers/stack.js';
 import { agent, FIRST, REDRAFT, SHIPPING, startSubAgentsStack } from './helpers/sub-agents-repo.js';
 import { defaultUpstreamAnswer } from './helpers/upstream.js';
 import { runMt } from './support/harness.js';
@@ -10,15 +10,7 @@ import { runMt } from './support/harness.js';
 // Agents as tools on PostgreSQL with the real `mt serve`, the scripted model (a script per agent: the parent's
 // and the child's) and a local upstream: a triage agent hands a refund to a billing agent whose refund tool needs
 // a person's approval.
-let stack: RunsStack;
-
-beforeAll(async () => {
-  stack = await startSubAgentsStack();
-}, 90_000);
-
-afterAll(async () => {
-  await stack?.close();
-});
+const stack = useRunsStack(() => startSubAgentsStack());
 
 const refunds = () => stack.upstream.requests.filter((r) => r.url.endsWith('/refund'));
 
@@ -45,6 +37,28 @@ async function childrenOf(id: string): Promise<RunView[]> {
 
 const started = (events: RunEvent[]) => events.filter((e) => e.type === 'tool-call-started');
 const results = (events: RunEvent[]) => events.filter((e) => e.type === 'tool-result');
+
+/** The console's page of a run, signed in with the admin key as a person would (login form, then its cookie). */
+async function consoleRunPage(runId: string): Promise<string> {
+  const base = stack.api.url;
+  const login = await fetch(`${base}/console/login`);
+  const csrfCookie = login.headers.getSetCookie().map((c) => c.split(';')[0]!)[0]!;
+  const csrf = /name="_csrf" value="([^"]+)"/.exec(await login.text())![1]!;
+  const signedIn = await fetch(`${base}/console/login`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: csrfCookie, origin: base },
+    body: new URLSearchParams({ _csrf: csrf, key: stack.adminKey }).toString(),
+  });
+  expect(signedIn.status).toBe(303);
+  const session = signedIn.headers
+    .getSetCookie()
+    .map((c) => c.split(';')[0]!)
+    .find((c) => c.startsWith('mt_console_session='))!;
+  const page = await fetch(`${base}/console/runs/${runId}`, { headers: { cookie: session } });
+  expect(page.status).toBe(200);
+  return page.text();
+}
 
 describe('agents as tools', { timeout: 60_000 }, () => {
   it("waits on the child's approval, takes the person's answer of the child's exact call, and completes with the child's answer", async () => {
@@ -288,6 +302,51 @@ describe('agents as tools', { timeout: 60_000 }, () => {
     }
   });
 
+  it("shows a child whose own call failed as a failed call, and the scripted stand-ins' answers say so (#45)", async () => {
+    stack.upstream.setHandler((request, res) => {
+      if (!request.url.startsWith('/orders/GONE-1')) return defaultUpstreamAnswer(request, res);
+      res.statusCode = 422;
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ error: 'order GONE-1 cannot be looked up' }));
+    });
+    try {
+      const run = await start('triage-failing');
+      const done = await stack.api.waitForEnd(run.id);
+      const [child] = await childrenOf(run.id);
+      // The child's script would have said "Order GONE-1 was delivered.": its stand-in reports the failure instead.
+      expect(child).toMatchObject({ status: 'Completed', agent: 'billing-failing-agent' });
+      expect(child!.result).toMatch(/^\[scripted stand-in billing-failing: the call of get-order failed: /);
+      expect(child!.result).not.toContain('was delivered');
+      // The parent's call of the child is a failed call (the run view's events, which the console and the CLI show),
+      // its result the child's words with the failure named, its duration the child's.
+      const call = results(await stack.api.events(run.id))[0]!;
+      expect(call.data).toMatchObject({ ok: false, name: 'billing-failing-agent' });
+      expect(String(call.data.code)).toMatch(/^api:/);
+      expect(String(call.data.result)).toMatch(
+        /^\[billing-failing-agent answered after its call of get-order failed: api:\S+\] \[scripted stand-in /,
+      );
+      expect(call.data.durationMs).toBeGreaterThan(0);
+      // The parent's stand-in would have said "Billing handled it.": it ends with words that say what failed.
+      expect(done.status).toBe('Completed');
+      expect(done.result).toMatch(/^\[scripted stand-in triage-failing: the call of billing-failing-agent failed: /);
+      expect(done.result).not.toContain('Billing handled it.');
+      // The console's run page says so too.
+      const html = await consoleRunPage(run.id);
+      expect(html).toContain('Tool call billing-failing-agent: failed');
+      expect(html).not.toContain('Tool call billing-failing-agent: succeeded');
+      // `mt run-list` names each run's parent (tutorial 6 says it does).
+      const env = { MT_API_URL: stack.api.url, MT_API_KEY: stack.adminKey };
+      const listed = await runMt(['run-list', '--interaction', 'triage-failing'], { home: stack.home, env });
+      expect(listed.code, listed.stderr).toBe(0);
+      expect(listed.stdout.split('\n')[0]).toMatch(/^ID +INTERACTION +STATUS +PARENT +TOKENS +COST +CREATED +UPDATED$/);
+      const rows = listed.stdout.split('\n').slice(1).filter(Boolean);
+      expect(rows.find((l) => l.startsWith(child!.id))).toMatch(new RegExp(`Completed +${run.id} `));
+      expect(rows.find((l) => l.startsWith(run.id))).toMatch(/Completed +- /);
+    } finally {
+      stack.upstream.setHandler(defaultUpstreamAnswer);
+    }
+  });
+
   it('runs two children the model asked for in one turn one after the other (docs/runs.md, docs/decisions/0029-two-sub-agents-in-one-turn-one-after-the-other.md)', async () => {
     const run = await start('triage-two');
     const done = await stack.api.waitForEnd(run.id);
@@ -326,6 +385,12 @@ describe('agents as tools', { timeout: 60_000 }, () => {
     expect(deepest.map((e) => e.data.code)).toEqual(['api:runs:too-deep']);
     expect(chain[3]!.result).toBe('level 3 done without level 4');
     expect(chain[1]!.result).toBe('level 1 done');
+    // Level 3 answered right after its call failed: the call of level 3 above it is a failed call, naming why (#45).
+    const above = results(await stack.api.events(chain[2]!.id));
+    expect(above.map((e) => [e.data.ok, e.data.code])).toEqual([[false, 'api:runs:too-deep']]);
+    expect(String(above[0]!.data.result)).toBe(
+      '[level-3 answered after its call of level-4 failed: api:runs:too-deep] level 3 done without level 4',
+    );
   });
 
   it('refuses a cycle of agents at mt check and at deploy, naming the cycle', async () => {

@@ -20,4 +20,6 @@ def main(interaction: str) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else "support")
+    # The example repository's front desk (interactions/one-shot/triage.mtr), which takes a `message`; name another
+    # interaction that takes one as the first argument.
+    main(sys.argv[1] if len(sys.argv) > 1 else "triage")

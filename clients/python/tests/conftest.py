@@ -13,7 +13,7 @@ import pytest
 
 from maitento import Maitento
 
-from .stack import SCRIPTS, Serve, Upstream, start_serve, write_repo
+from .stack import OWN_SCRIPTS, SCRIPTS, Serve, Upstream, start_serve, write_repo
 
 
 @dataclass
@@ -37,7 +37,7 @@ def stack(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFacto
     work = tmp_path_factory.mktemp(f"mt-{backend}")
     scripts = work / "scripted-models"
     scripts.mkdir()
-    for name, turns in SCRIPTS.items():
+    for name, turns in {**SCRIPTS, **OWN_SCRIPTS}.items():
         (scripts / f"{name}.json").write_text(json.dumps(turns))
     home = work / "home"
     home.mkdir()

@@ -17,6 +17,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+import httpx
+
 ROOT = Path(__file__).resolve().parents[3]
 MT = ROOT / "packages" / "cli" / "bin" / "mt.js"
 PG_URL = os.environ.get("MT_TEST_PG_URL", "postgres://postgres@127.0.0.1:5432/postgres")
@@ -119,6 +121,15 @@ SCRIPTS: dict[str, list[dict[str, Any]]] = {
         {"text": "Billing did both."},
     ],
     "billing-twice": [refund(40), refund(7), {"text": "Refunded 40 and the shipping (7)."}],
+}
+
+
+# The scripts of agents the tests deploy in their own namespaces (not part of the session's repo).
+OWN_SCRIPTS: dict[str, list[dict[str, Any]]] = {
+    # An agent acting for its run's end user: one call of its OAuth2 connector's tool.
+    "whoami": [{"toolCalls": [{"name": "whoami", "arguments": {}}]}, {"text": "Looked."}],
+    # An agent handing the look-up to the one above (agents as tools): the child run acts for the same end user.
+    "delegate": [{"toolCalls": [{"name": "me-agent", "arguments": {"task": "Look the person up"}}]}, {"text": "Done."}],
 }
 
 
@@ -280,6 +291,73 @@ def start_serve(home: Path, backend: str, scripts: Path, extra_env: dict[str, st
         process.kill()
         raise RuntimeError("mt serve did not start:\n" + "".join(log))
     return Serve(found[0], admin_key, process, log, database)
+
+
+# --- A real OAuth 2 authorization server (oidc-provider, run with node) -------------------------------------
+
+
+@dataclass
+class AuthorizationServer:
+    """`tests/authorization_server.mjs`: oidc-provider with one confidential client whose one redirect URI is
+    Maitento's callback; its login and consent are finished for the account a request names (`x-test-account`)."""
+
+    issuer: str
+    client_id: str
+    client_secret: str
+    process: subprocess.Popen[bytes]
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+def start_authorization_server(redirect_uri: str) -> AuthorizationServer:
+    script = Path(__file__).with_name("authorization_server.mjs")
+    process = subprocess.Popen(
+        [node(), str(script), redirect_uri], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+    )
+    lines: list[str] = []
+    ready = threading.Event()
+
+    def read() -> None:
+        assert process.stdout is not None
+        for raw in process.stdout:
+            lines.append(raw.decode(errors="replace"))
+            # Its one JSON line; oidc-provider's own warnings come before it.
+            if lines[-1].startswith("{"):
+                ready.set()
+        ready.set()
+
+    threading.Thread(target=read, daemon=True).start()
+    try:
+        if not ready.wait(30) or not lines[-1:] or not lines[-1].startswith("{"):
+            raise RuntimeError("the authorization server did not start")
+        started = json.loads(lines[-1])
+    except (RuntimeError, ValueError) as error:
+        process.kill()
+        raise RuntimeError(f"the authorization server did not start: {''.join(lines)}") from error
+    return AuthorizationServer(started["issuer"], started["clientId"], started["clientSecret"], process)
+
+
+def authorize(url: str, account: str, stop_at: str) -> str:
+    """A person's browser, reduced to what the flow needs: follows the redirects of `url` with the cookies the
+    authorization server sets, signed in as `account`, and returns the first redirect to `stop_at` (the callback)
+    without opening it."""
+    with httpx.Client(follow_redirects=False, timeout=10, headers={"x-test-account": account}) as browser:
+        at = url
+        for _ in range(20):
+            if at.startswith(stop_at):
+                return at
+            response = browser.get(at)
+            location = response.headers.get("location")
+            if location is None:
+                raise AssertionError(f"the authorization stopped at {at} with {response.status_code}: {response.text}")
+            at = str(httpx.URL(at).join(location))
+    raise AssertionError("the authorization did not come back in 20 redirects")
 
 
 # --- A TCP proxy the tests break ----------------------------------------------------------------------------

@@ -5,8 +5,9 @@ the approved calls."""
 from __future__ import annotations
 
 import asyncio
+import json
 
-from maitento import AsyncMaitento, Maitento, Run
+from maitento import APIStatusError, Approval, AsyncMaitento, Maitento, Run
 
 from .conftest import Stack
 
@@ -50,6 +51,10 @@ def test_sync_approve_then_reject_and_redraft(stack: Stack, mt: Maitento) -> Non
     assert mt.approvals.get(ids[1]).status == "Approved"
     # Exactly the two approved refunds of 15 reached the orders API; the rejected 49.90 never did.
     assert [r["amount"] for r in stack.upstream.refunds(since)] == [15, 15]
+    # Both runs called refund-order: the runs list filtered by that tool holds them; by a tool never called, none.
+    called = [r.id for r in mt.interaction_runs.list(tool="refund-order", limit=200).runs]
+    assert done.id in called and redrafted.id in called
+    assert mt.interaction_runs.list(tool="no-such-tool").runs == []
 
 
 def test_async_approve_then_reject_and_redraft(stack: Stack) -> None:
@@ -85,3 +90,52 @@ def test_async_approve_then_reject_and_redraft(stack: Stack) -> None:
     assert redrafted.status == "Completed" and redrafted.result == "Refunded 15.00 EUR after the redraft."
     assert len(second) == 2 and second[0] != second[1]
     assert [r["amount"] for r in stack.upstream.refunds(since)] == [15, 15]
+
+
+EDITED = {"request": {"amount": 9.5, "reason": "the lid only"}, "additionalInputs": {"path.orderId": "A-1001"}}
+
+
+def test_sync_edit_then_approve(stack: Stack, mt: Maitento) -> None:
+    """Edit, then approve (docs/roles.md): the upstream receives exactly the edited body, once."""
+    since = len(stack.upstream.requests)
+    shown: list[Approval] = []
+
+    def edit(run: Run) -> None:
+        pending = run.pending_approval
+        assert pending is not None
+        answered = mt.approvals.approve(pending.id, arguments=EDITED, request_hash=pending.request_hash)
+        shown.append(answered)
+
+    done = mt.interaction_runs.run("approve-flow", inputs=MESSAGE, on_waiting=edit)
+    assert done.status == "Completed"
+    assert shown[0].edited is not None and shown[0].request_hash != ""
+    assert json.loads(shown[0].arguments_json) == EDITED
+    assert stack.upstream.refunds(since) == [{"amount": 9.5, "reason": "the lid only"}]
+
+
+def test_async_edit_then_approve_and_refusal(stack: Stack) -> None:
+    """The async client: an edit that sets the credential's header is refused with a code; the run's edit goes."""
+    since = len(stack.upstream.requests)
+    codes: list[str] = []
+
+    async def main() -> Run:
+        async with AsyncMaitento(stack.url, stack.key) as amt:
+
+            async def edit(run: Run) -> None:
+                pending = run.pending_approval
+                assert pending is not None
+                secret = {**EDITED, "additionalInputs": {"path.orderId": "A-1001", "header.X-Api-Key": "mine"}}
+                try:
+                    await amt.approvals.approve(pending.id, arguments=secret, request_hash=pending.request_hash)
+                except APIStatusError as error:
+                    codes.append(error.code)
+                await amt.interaction_runs.approve(
+                    run.id, approval_id=pending.id, arguments=EDITED, request_hash=pending.request_hash
+                )
+
+            return await amt.interaction_runs.run("approve-flow", inputs=MESSAGE, on_waiting=edit)
+
+    done = asyncio.run(main())
+    assert done.status == "Completed"
+    assert codes == ["api:approvals:edit-not-allowed"]
+    assert stack.upstream.refunds(since) == [{"amount": 9.5, "reason": "the lid only"}]

@@ -57,3 +57,26 @@ def test_json_files_named_by_json_directives_are_sent(tmp_path: Path) -> None:
 def test_json_paths_outside_the_repo_are_left_to_the_compiler() -> None:
     assert json_paths('a = @json("/etc/x.json")\nb = @json("../x.json")\nc = @json("x.txt")') == []
     assert json_paths('a = @json("a.json", "b.json")') == []
+
+
+def test_auth_providers_schedules_and_triggers_are_part_of_the_repo(tmp_path: Path) -> None:
+    for relative in (
+        "auth-providers/local-as.mtr",
+        "schedules/nightly.mtr",
+        "triggers/issues.mtr",
+        "agents/helper.mtr",
+        "docs/not-a-resource.mtr",
+    ):
+        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / relative).write_text("// " + relative + "\n")
+    paths = [f["path"] for f in read_config_repo(tmp_path)]
+    assert paths == ["agents/helper.mtr", "auth-providers/local-as.mtr", "schedules/nightly.mtr", "triggers/issues.mtr"]
+    assert read_config_repo(tmp_path) == _cli_files(tmp_path)
+    # A repo of schedules alone is a config repo too.
+    (tmp_path / "agents/helper.mtr").unlink()
+    (tmp_path / "agents").rmdir()
+    alone = tmp_path / "auth-providers"
+    for f in alone.iterdir():
+        f.unlink()
+    alone.rmdir()
+    assert [f["path"] for f in read_config_repo(tmp_path)] == ["schedules/nightly.mtr", "triggers/issues.mtr"]

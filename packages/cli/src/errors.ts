@@ -59,6 +59,11 @@ export const cliErrors = defineErrors({
     status: 400,
     message: 'mt extop-call: {reason}',
   },
+  'api:cli:arguments-invalid': {
+    status: 400,
+    message: 'mt approval-approve: {reason}',
+    hint: "Give --arguments a JSON object shaped as the approval's argumentsJson, and --hash its requestHash",
+  },
   'api:cli:worker-needs-database': {
     status: 400,
     message: 'mt worker needs DATABASE_URL: a worker alone runs against PostgreSQL',

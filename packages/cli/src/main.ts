@@ -1,4 +1,5 @@
 import type { RegisterCommand } from './commands/index.js';
+import { loadDotEnv } from './internal/dot-env.js';
 import type { ExitCodeValue } from './internal/exit-codes.js';
 import { processIo } from './internal/output.js';
 
@@ -37,5 +38,7 @@ async function runArgv(argv: string[]): Promise<ExitCodeValue> {
 export async function main(argv: string[]): Promise<void> {
   stopQuietlyOnClosedPipe(process.stdout);
   stopQuietlyOnClosedPipe(process.stderr);
+  // The folder's `.env` before any command reads a setting: the environment's own values win.
+  loadDotEnv(process.cwd());
   process.exitCode = await runArgv(argv);
 }

@@ -52,7 +52,7 @@ describe('mt check of a path that is not a config repo', () => {
     expect(result.code).toBe(1);
     expect(JSON.parse(result.stdout)).toEqual({
       code: 'api:cli:not-a-config-repo',
-      error: `${empty} is not a config repo: it has none of the folders connectors/, external-operations/, agents/, interactions/`,
+      error: `${empty} is not a config repo: it has none of the folders auth-providers/, connectors/, external-operations/, agents/, interactions/, schedules/, triggers/`,
     });
   });
 

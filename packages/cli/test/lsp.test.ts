@@ -295,6 +295,50 @@ describe('mt lsp --stdio', () => {
     await server.waitFor(uri, (d) => d.length === 0);
   });
 
+  it('4a. a trigger: `on` (another run ending) or `verify`, never both offered; `on.runCompleted` takes interactions', async () => {
+    const trigger = join(ws, 'example/triggers/after-triage.mtr');
+    const text = 'interaction = @ref("triage")\n\non = { runCompleted = @ref("tri") }\n';
+    mkdirSync(dirname(trigger), { recursive: true });
+    const uri = await open(server, trigger, text);
+    const items = await server.connection.sendRequest(CompletionRequest.type, {
+      textDocument: { uri },
+      position: { line: 1, character: 0 },
+    });
+    const labels = (Array.isArray(items) ? items : (items?.items ?? [])).map((i) => i.label);
+    expect(labels).toContain('inputs');
+    expect(labels).not.toContain('verify');
+    expect(labels).not.toContain('on');
+    const refs = await server.connection.sendRequest(CompletionRequest.type, {
+      textDocument: { uri },
+      position: { line: 2, character: text.split('\n')[2]!.indexOf('tri') + 3 },
+      context: { triggerKind: 2, triggerCharacter: '"' },
+    });
+    const refLabels = (Array.isArray(refs) ? refs : []).map((i) => i.label);
+    expect(refLabels).toContain('triage');
+    expect(refLabels).not.toContain('current-weather');
+    // Neither: the compiler's diagnostic, in the editor.
+    await replace(server, uri, 'interaction = @ref("triage")\n');
+    await server.waitFor(uri, (d) => d.some((x) => x.code === 'mtr:trigger:source'));
+    await server.connection.sendNotification('textDocument/didClose', { textDocument: { uri } });
+  });
+
+  it("4b. an interaction's limit offers perKey and perEndUser, and a start limit's counts calls and per", async () => {
+    const file = join(ws, 'example/interactions/one-shot/limited.mtr');
+    const text = 'task = "t"\nlimit = {  }\nlimit.perKey = {  }\n';
+    mkdirSync(dirname(file), { recursive: true });
+    const uri = await open(server, file, text);
+    const at = async (line: number, character: number) => {
+      const items = await server.connection.sendRequest(CompletionRequest.type, {
+        textDocument: { uri },
+        position: { line, character },
+      });
+      return (Array.isArray(items) ? items : (items?.items ?? [])).map((i) => i.label).sort();
+    };
+    expect(await at(1, 10)).toEqual(['perEndUser', 'perKey']);
+    expect(await at(2, 17)).toEqual(['calls', 'per']);
+    await server.connection.sendNotification('textDocument/didClose', { textDocument: { uri } });
+  });
+
   it('4. completes valid properties without duplicates, @ref targets from unopened files; hover; definition', async () => {
     const agent = join(ws, 'example/agents/new-agent.mtr');
     const text = 'model = "openai:gpt-4o-mini"\n\nfunctions = [ { ref = @ref("cur") } ]\n';

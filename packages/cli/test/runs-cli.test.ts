@@ -5,11 +5,13 @@ import { join } from 'node:path';
 import { Maitento, type RunSummary, type RunView } from '@maitento/sdk';
 import {
   createTestDatabase,
+  refundDeskRepo,
+  refundTurn,
+  scriptedModels,
   startRecordingUpstream,
   type TestDatabase,
   type Upstream,
   waitFor,
-  scriptedModels,
 } from '@maitento/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanEnv, ROOT, requireBuiltCli, runMt, startServer, tempHome } from '../../../test/e2e/support/harness.js';
@@ -37,48 +39,7 @@ async function mtJson<T>(args: string[]): Promise<T> {
   return JSON.parse(result.stdout) as T;
 }
 
-const refund = (amount: number) => ({
-  toolCalls: [
-    {
-      name: 'refund-order',
-      arguments: { request: { amount, note: 'broken' }, additionalInputs: { 'path.orderId': 'A-1' } },
-    },
-  ],
-});
-
-function files(origin: string) {
-  return [
-    {
-      path: 'connectors/open-api/orders-refund.mtr',
-      content: `method = "POST"
-url = "${origin}/orders/{orderId}/refund"
-description = "Refunds an order"
-parameters.path = [ { name = "orderId" } ]
-schema.request = { type = "object" properties = { amount = { type = "number" } note = { type = "string" } } required = ["amount"] }
-`,
-    },
-    {
-      path: 'external-operations/open-api/refund-order.mtr',
-      content: 'connector = @ref("orders-refund")\nguidance = "Refunds."\nrequiresApproval = true\n',
-    },
-    {
-      path: 'agents/desk.mtr',
-      content: 'model = "scripted:desk"\ninstructions = "Help."\nfunctions = [ { ref = @ref("refund-order") } ]\n',
-    },
-    { path: 'agents/broken.mtr', content: 'model = "scripted:no-such-script"\ninstructions = "Fail."\n' },
-    {
-      path: 'interactions/one-shot/desk.mtr',
-      content: `agent = { name = "Desk" agent = @ref("desk") }
-task = "%%message%%"
-inputs.prompts = [ { name = "message" required = true } ]
-`,
-    },
-    {
-      path: 'interactions/one-shot/broken.mtr',
-      content: 'agent = { name = "Broken" agent = @ref("broken") }\ntask = "fail"\n',
-    },
-  ];
-}
+const refund = (amount: number) => refundTurn({ amount, note: 'broken' });
 
 /** Polls the run through the SDK until `done(run)`, at most 15 s. */
 function waitRun(id: string, done: (run: RunView) => boolean): Promise<RunView> {
@@ -103,7 +64,7 @@ beforeAll(async () => {
     MT_SCRIPTED_MODELS: scriptsDir,
   });
   client = new Maitento({ baseUrl: server.url, apiKey: ADMIN_KEY, maxRetries: 0 });
-  await client.deploy.create({ files: files(upstream.origin) });
+  await client.deploy.create({ files: refundDeskRepo(upstream.origin) });
 });
 
 afterAll(async () => {
@@ -207,6 +168,12 @@ describe('mt interaction-run and the commands that follow a run', { timeout: 60_
     expect((await waitRun(runId, (r) => r.status !== 'Running')).result).toBe('Refunded 20.');
     const answered = await mtJson<{ status: string; reason: string }>(['approval-get', first.id]);
     expect(answered).toMatchObject({ status: 'Rejected', reason: 'at most 20' });
+    // The table names who approved (every approver, in order) beside who answered; nobody edited this call.
+    const table = (await mt(['approval-get', second.id])).stdout;
+    const field = (name: string) => new RegExp(`^${name} +(.*?) *$`, 'm').exec(table)?.[1];
+    expect(field('approved by')).toBeTruthy();
+    expect(field('approved by')).toBe(field('answered by'));
+    expect(field('edited by')).toBe('-');
   });
 
   it('cancels a waiting run, refuses a second cancel with exit 1, and lists runs by status', async () => {
@@ -232,7 +199,7 @@ describe('mt interaction-run and the commands that follow a run', { timeout: 60_
     expect(byAgent.runs.map((r) => r.id)).toEqual([runId]);
     expect(otherAgent.runs).toEqual([]);
     expect(table.stdout).toMatch(
-      new RegExp(`^ID +INTERACTION +STATUS +CREATED +UPDATED\\n${runId} +desk@1 +Cancelled`),
+      new RegExp(`^ID +INTERACTION +STATUS +PARENT +TOKENS +COST +CREATED +UPDATED\\n${runId} +desk@1 +Cancelled +- `),
     );
     expect(table.stderr).toMatch(/more: mt run-list --cursor \S+/);
     expect([none.code, none.stderr]).toEqual([1, expect.stringContaining('api:runs:not-found')]);

@@ -48,6 +48,26 @@ export const engineErrors = defineErrors({
     status: 409,
     message: 'Run {id} is not waiting for an approval (status {status})',
   },
+  'api:runs:budget-exceeded': {
+    status: 422,
+    message: 'The run reached its budget ({limit}): it spent {spent}',
+    hint: "Raise the interaction's budget, or start the run with a larger one (budget in the start request)",
+  },
+  'api:runs:ancestor-budget-exceeded': {
+    status: 422,
+    message: 'The budget of run {run} ({limit}), which this run works for, is reached: its runs spent {spent}',
+    hint: 'A run’s budget covers the runs its agents hand tasks to; extend the budget of run {run} or give it a larger one',
+  },
+  'api:runs:not-waiting-for-budget': {
+    status: 409,
+    message: 'Run {id} is not waiting for its budget to be extended (status {status})',
+    hint: 'A budget is extended while the run is PendingBudget: after it reached its budget with onExceeded = "wait"',
+  },
+  'api:runs:budget-too-small': {
+    status: 422,
+    message: 'The new budget ({limit}) is not above what the run spent ({spent}); the run would stop again at once',
+    hint: 'Give a limit above what it spent, or cancel the run',
+  },
   'api:runs:invalid-cursor': { status: 422, message: 'The cursor {cursor} is not one this API gave out' },
   'api:runs:worker-unsupported': {
     status: 500,
@@ -63,6 +83,11 @@ export const engineErrors = defineErrors({
     status: 500,
     message: 'Provider {provider} is not configured: {missing} is not set',
     hint: 'Set {missing} in the environment of the worker',
+  },
+  'api:models:prices-invalid': {
+    status: 500,
+    message: 'MT_MODEL_PRICES is not a usable price table: {detail}',
+    hint: 'Write a JSON object (or the path of a file holding one) like {"openai:gpt-4o": {"input": 2.5, "output": 10}}: USD per million tokens',
   },
   'api:models:unreachable': { status: 502, message: 'Model {model} could not be reached: {detail}' },
   'api:models:error': { status: 502, message: 'Model {model} answered with status {status}: {detail}' },
@@ -113,6 +138,17 @@ export const engineErrors = defineErrors({
     message: 'Approval {id} expired at {expiresAt} before it was answered; the run has failed',
     hint: 'Start the run again; MT_APPROVAL_TTL sets how long an approval waits',
   },
+  'api:connections:authorization-expired': {
+    status: 409,
+    message: 'Run {id} waited for its end user to connect their account past MT_APPROVAL_TTL; the run has failed',
+    hint: 'Start the run again once the person has connected (POST /v1/connections/links); MT_APPROVAL_TTL sets how long a run waits',
+  },
+  'api:connections:link-failed': {
+    status: 500,
+    message:
+      'The call of {tool} was NOT made: its end user {endUser} must connect at {provider}, and making their connect link failed with an error inside Maitento ({reason}); the run has failed',
+    hint: 'This is a bug or a broken stored resource, not the call: check the auth provider (mt auth-provider-list) and report the error with the run id',
+  },
   'api:approvals:no-one-to-ask': {
     status: 409,
     message:
@@ -127,6 +163,35 @@ export const engineErrors = defineErrors({
     message:
       'The call of {tool} was started but its outcome is unknown: the worker making it stopped before its result was stored, and a call without an idempotency key is not made twice. It was NOT made again; check whether it took effect before calling it again',
     hint: 'An MCP tools/call carries no idempotency key; look at the remote system to learn whether the call happened',
+  },
+  'api:approvals:edit-not-allowed': {
+    status: 422,
+    message:
+      'The edit of approval {id} was refused: {problem} An approver changes only the arguments the model may set (never a value fixed by the tool or the run, nor a secret)',
+    hint: "Edit only the fields of the approval's argumentsJson that the model chose (request fields and additionalInputs its tool definition lists)",
+  },
+  'api:approvals:edit-invalid': {
+    status: 422,
+    message: 'The edited arguments of {tool} do not fit its request schema, so nothing was approved: {problems}',
+    hint: 'Fix the listed arguments and approve again',
+  },
+  'api:approvals:edit-stale': {
+    status: 409,
+    message:
+      'Approval {id} no longer covers the request you saw (hash {seen}): it was edited meanwhile, so nothing was approved',
+    hint: 'Read the approval again (its argumentsJson and requestHash), then answer it',
+  },
+  'api:approvals:edit-hash-required': {
+    status: 422,
+    message:
+      'An edit of approval {id} needs the requestHash of the request you saw, so a stale view cannot approve another call',
+    hint: 'Send the requestHash the approval showed you (GET /v1/approvals/ID) with the arguments',
+  },
+  'api:approvals:edit-outside-run': {
+    status: 409,
+    message:
+      "Approval {id} covers a call an MCP client made outside a run: its arguments are the client's, not a model's in a run, and cannot be edited",
+    hint: 'Approve it as it is, or reject it with a reason; the client may call again with other arguments',
   },
   'api:approvals:already-used': {
     status: 409,
@@ -143,6 +208,12 @@ export const engineErrors = defineErrors({
     message:
       'OTEL_EXPORTER_OTLP_PROTOCOL is {protocol}: Maitento exports OTLP over HTTP only (http/protobuf or http/json)',
     hint: 'Set OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf and point the endpoint at the collector’s HTTP port (4318)',
+  },
+  'api:triggers:too-deep': {
+    status: 409,
+    message:
+      "The chained run was not started: it would be {depth} runs deep (each run a trigger starts on another run's end is one deeper), and at most {max} may be nested",
+    hint: 'A chain of triggers that loops (A starts B, B starts A) stops here; MT_RUN_MAX_DEPTH sets the limit (default 3), shared with agents handing tasks to agents',
   },
   'api:runs:too-deep': {
     status: 422,

@@ -1,7 +1,8 @@
 export { RUN_STATUSES, TERMINAL_RUN_STATUSES as TERMINAL_STATUSES } from '@maitento/store';
 export type { EmbeddingModel } from 'ai';
-export type { Engine, RunningEngine, WorkerHealth } from './api/engine.js';
-export { RUN_EVENTS_MAX_PAGE, RUN_EVENTS_PAGE } from './api/engine.js';
+export type { Engine, RunningEngine, StartContext, WorkerHealth } from './api/engine.js';
+export type { RunOrigin } from './journal/events.js';
+export { RUN_EVENTS_MAX_PAGE, RUN_EVENTS_PAGE, StartDeclined } from './api/engine.js';
 export type * from './api/types.js';
 export {
   ANSWERING_ROLES,
@@ -26,9 +27,11 @@ export type { EngineLogger } from './internal/logger.js';
 // What knowledge bases do with them (the embedding worker, the search) lives in @maitento/server's knowledge module.
 export { embeddingModelFromEnv, embedQuery, embedTexts, unit } from './models/embedding.js';
 export type { ModelResolver, ResolvedModel } from './models/resolve.js';
-export { modelsFromEnvironment, parseModelSpec } from './models/resolve.js';
+export { missingModelSetting, modelsFromEnvironment, parseModelSpec } from './models/resolve.js';
 export type { ScriptTurn } from './models/scripted.js';
 export { scriptEndedText, scriptedModel } from './models/scripted.js';
 export type { RunTelemetry, ToolSpan } from './telemetry/run-telemetry.js';
 export type { RunWakeups } from './worker/queue.js';
 export { RUN_QUEUE } from './worker/queue.js';
+export { connectionCredential, providerClient } from './runs/connection-tokens.js';
+export type { AuthorizationNeed } from './runs/connection-tokens.js';

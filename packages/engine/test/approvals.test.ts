@@ -29,7 +29,8 @@ function answeredAtOnce(db: Db, answer: (approvalId: string) => Promise<unknown>
               exec: (sql) => tx.exec(sql),
               query: async <R>(text: string, params?: unknown[]) => {
                 const answered = await tx.query<R>(text, params);
-                if (text.startsWith('INSERT INTO mt_approvals')) approvalId = (answered.rows[0] as { id: string }).id;
+                // The approval's insert (a statement that also writes its webhook deliveries: store/src/runs/approvals.ts).
+                if (text.includes('INSERT INTO mt_approvals')) approvalId = (answered.rows[0] as { id: string }).id;
                 return answered;
               },
             }),

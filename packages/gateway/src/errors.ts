@@ -2,6 +2,11 @@ import { defineErrors } from '@maitento/errors';
 
 /** The gateway's error codes: each is a tool result the model reads, never a thrown exception of a call. */
 export const gatewayErrors = defineErrors({
+  'api:limits:exceeded': {
+    status: 429,
+    message: '{name} was not {done}: its limit of {limit} is reached; it admits another {one} in {seconds} s',
+    hint: 'Try again after that, or less often; the limit is the `limit` of the tool (or interaction) in the config repo (docs/limits.md)',
+  },
   'api:gateway:arguments-invalid': {
     status: 422,
     message: 'The arguments of {tool} are not usable: {reason}',
@@ -20,9 +25,63 @@ export const gatewayErrors = defineErrors({
     message: 'The call to {tool} was not sent because its arguments do not match: {problems}',
     hint: 'Fix the listed arguments and call the tool again.',
   },
+  'api:gateway:platform-unset': {
+    status: 503,
+    message:
+      'The call of {connector} was not sent: its url {url} is a path on the platform, and this process knows no platform URL to resolve it against',
+    hint: "Set MT_PUBLIC_URL to the server's URL where the server and every worker run (mt serve on a fixed port uses its own address when it is unset)",
+  },
   'api:gateway:path-invalid': {
     status: 422,
     message: 'The call to {tool} was not sent: the value of path parameter {parameter} {reason}.',
+  },
+  'api:connections:provider-failed': {
+    status: 502,
+    message: 'The auth provider {provider} could not be used: {reason}',
+    hint: 'Check its issuer or endpoints, its client id and secret, and that MT_EGRESS_ALLOW lets the server reach it',
+  },
+  'api:connections:refresh-busy': {
+    status: 503,
+    message:
+      'The call was not sent: another process was refreshing the connection of {endUser} at {provider} and did not finish within {waitMs} ms',
+    hint: 'Call again: the connection is refreshed once, by whichever process holds it; check that the auth provider answers',
+  },
+  'api:connections:refresh-refused': {
+    status: 409,
+    message:
+      'The auth provider {provider} refused the refresh token of the connection ({reason}); it needs its person again',
+    hint: 'Hand the end user a new connect link (POST /v1/connections/links): a run waiting for it resumes by itself',
+  },
+  'api:connections:authorization-required': {
+    status: 409,
+    message:
+      'The call to {tool} was not sent: the end user {endUser} has no usable connection at {provider} ({reason})',
+    hint: 'The end user connects through a connect link (POST /v1/connections/links); the run waits for it when it can',
+  },
+  'api:connections:end-user-missing': {
+    status: 422,
+    message:
+      'The call to {tool} was not sent: its connector {connector} (auth = "OAuth2") acts for an end user, and none is named',
+    hint: 'Start the run with endUser (the person it acts for), or call the tool in a run that names one',
+  },
+  'api:connections:client-secret-missing': {
+    status: 422,
+    message: 'The auth provider {provider} names the client secret {secret}, which this namespace does not hold',
+    hint: 'Create it with mt secret-create, or deploy the provider with the secret it should use',
+  },
+  'api:connections:authorization-refused': {
+    status: 400,
+    message: 'The auth provider {provider} did not authorise the connection: {reason}',
+    hint: 'Ask for a new connect link and authorise again',
+  },
+  'api:connections:issuer-mismatch': {
+    status: 400,
+    message:
+      'The authorisation response does not come from the issuer of {provider} ({issuer}): it is refused (RFC 9207)',
+  },
+  'api:connections:callback-invalid': {
+    status: 400,
+    message: 'The callback for {provider} is not a valid authorisation response: {reason}',
   },
   'api:gateway:secret-not-found': {
     status: 422,

@@ -15,7 +15,8 @@ import { json } from './helpers/upstream.js';
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 let dir: string;
 let upstream: Upstream;
-// Maitento's own API, which the handbook search (auth = "Maitento") calls: a server of its own, the platform.
+// Maitento's own API, which the handbook search (auth = "Maitento") calls: a server of its own, the platform. The
+// example's platform tools name a path on it (`url = "/v1/..."`), resolved against the gateway's platform origin.
 let platform: Upstream;
 let repo: CompiledRepo;
 let gateway: Gateway;
@@ -33,8 +34,7 @@ beforeAll(async () => {
       if (statSync(path).isDirectory()) walk(path);
       else {
         const text = readFileSync(path, 'utf8');
-        const local = text.replace('http://127.0.0.1:8080/', `http://127.0.0.1:${platform.port}/`);
-        writeFileSync(path, local.replace(/https:\/\/([a-z0-9.-]+)\//g, `http://$1:${upstream.port}/`));
+        writeFileSync(path, text.replace(/https:\/\/([a-z0-9.-]+)\//g, `http://$1:${upstream.port}/`));
       }
     }
   };

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { createEgressPolicy } from '@maitento/egress';
 import { createGateway, type Gateway, isPreparedRequest, toolResultText } from '@maitento/gateway';
 import type { Connector, FunctionBinding, JsonSchema, Tool } from '@maitento/lang';
+import { waitFor } from '@maitento/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type McpTestServer, startMcpServer } from './helpers/mcp-server.js';
 
@@ -103,7 +104,11 @@ describe('listMcpTools', () => {
     // The secret on every request of the session; no GET stream opened; the session ended with a DELETE.
     expect(upstream.received.slice(before).every((r) => r.headers['x-api-key'] === SECRET)).toBe(true);
     expect(upstream.received.slice(before).some((r) => r.method === 'GET')).toBe(false);
-    await waitFor(() => upstream.deleted === deletedBefore + 1);
+    await waitFor(
+      () => upstream.deleted,
+      (deleted) => deleted === deletedBefore + 1,
+      { timeoutMs: 3_000, intervalMs: 20 },
+    );
   });
 
   it('refuses a private address with the default policy, before anything is sent', async () => {
@@ -294,7 +299,11 @@ describe('a call of a tool on an MCP connector', () => {
       const result = await quick.call(callInput('slow', { request: { text: 'x' } }));
       expect(result.code).toBe('api:gateway:timeout');
       expect(Date.now() - started).toBeLessThan(2_000);
-      await waitFor(() => upstream.cancelled > cancelled);
+      await waitFor(
+        () => upstream.cancelled,
+        (n) => n > cancelled,
+        { timeoutMs: 3_000, intervalMs: 20 },
+      );
     } finally {
       await quick.close();
     }
@@ -367,11 +376,3 @@ describe('a call of a tool on an MCP connector', () => {
     }
   });
 });
-
-async function waitFor(check: () => boolean, ms = 3_000): Promise<void> {
-  const until = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > until) throw new Error('timed out waiting');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}

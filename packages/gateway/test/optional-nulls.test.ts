@@ -169,3 +169,56 @@ describe('null arguments of optional fields, with the definition the compiler pr
     expect(result.ok === false && result.error).toMatch(/path\.shop is required.*query\.dryRun is required/);
   });
 });
+
+// A body written as `mt import openapi` writes a schema used twice: `$defs` and `$ref`s into them. A tool fixes a field
+// inside one of them, so the definition inlines that object; the other stays a reference.
+describe('null arguments of optional fields inside local $refs', () => {
+  const refConnector = (port: number) => `method = "POST"
+url = "http://shop.example.com:${port}/ship"
+description = "Ships"
+schema.request = {
+  "$defs" = {
+    Address = { type = "object" properties = { city = { type = "string" } zip = { type = "string" } } required = ["city"] }
+  }
+  type = "object"
+  properties = { to = { "$ref" = "#/$defs/Address" } from = { "$ref" = "#/$defs/Address" } }
+  required = ["to", "from"]
+  additionalProperties = false
+}
+`;
+
+  it('a model that sends null for the optional fields the definition shows gets its call sent without them', async () => {
+    const policy = createEgressPolicy({ allow: '127.0.0.1/32' });
+    const shipping = compileRepo(
+      [
+        { path: 'connectors/open-api/ship.mtr', content: refConnector(upstream.port) },
+        {
+          path: 'external-operations/open-api/ship.mtr',
+          content: 'connector = @ref("ship")\nguidance = "Ships."\nbindings.request:to/city = "Paris"\n',
+        },
+      ],
+      { egress: policy },
+    );
+    expect(shipping.diagnostics).toEqual([]);
+    const definition = shipping.definitions.get('ship')!;
+    const request = (definition.parameters.properties as { [key: string]: { [key: string]: Json } }).request;
+    // `to` is inlined without its bound city, its zip optional (nullable); `from` stays the reference.
+    expect(request.properties).toEqual({
+      to: {
+        type: 'object',
+        properties: { zip: { type: ['string', 'null'] } },
+        required: ['zip'],
+        additionalProperties: false,
+      },
+      from: { $ref: '#/$defs/Address' },
+    });
+    const result = await gateway.call({
+      tool: shipping.tools[0],
+      connector: shipping.connectors[0],
+      arguments: { request: { to: { zip: null }, from: { city: 'Lyon', zip: null } } },
+    });
+    expect(result.ok, JSON.stringify(result)).toBe(true);
+    // The nulls of optional fields are left out inside the reference too; the bound city is filled in.
+    expect(JSON.parse(upstream.requests.at(-1)!.body)).toEqual({ to: { city: 'Paris' }, from: { city: 'Lyon' } });
+  });
+});

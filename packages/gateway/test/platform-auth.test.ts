@@ -104,4 +104,52 @@ describe('auth = "Maitento"', () => {
       await bare.close();
     }
   });
+
+  describe('a path on the platform (url = "/v1/...")', () => {
+    it("is resolved against the gateway's platform origin at call time and signed like any platform call", async () => {
+      const result = await gateway.call({ tool, connector: connector('/v1/knowledge?x=1'), arguments: {} });
+      expect(result).toMatchObject({ ok: true, body: { knowledge: ['a'] } });
+      expect(platform.requests.at(-1)?.url).toBe('/v1/knowledge?x=1');
+      expect(platform.requests.at(-1)?.headers.authorization).toBe(`Bearer ${tokensIssued.at(-1)}`);
+    });
+
+    it('follows the gateway it is called through: the same connector object on another platform origin', async () => {
+      const other = await startRecordingUpstream((_req, res) => json(res, 200, { other: true }));
+      const second = createGateway({
+        policy: createEgressPolicy(),
+        platform: { origin: `http://127.0.0.1:${other.port}`, token: async () => 'second-token' },
+      });
+      try {
+        const shared = connector('/v1/knowledge');
+        expect(await gateway.call({ tool, connector: shared, arguments: {} })).toMatchObject({ ok: true });
+        expect(await second.call({ tool, connector: shared, arguments: {} })).toMatchObject({
+          ok: true,
+          body: { other: true },
+        });
+        expect(other.requests.at(-1)?.headers.authorization).toBe('Bearer second-token');
+      } finally {
+        await second.close();
+        await other.close();
+      }
+    });
+
+    it('sends nothing when the gateway knows no platform: api:gateway:platform-unset', async () => {
+      const bare = createGateway({ policy: createEgressPolicy() });
+      try {
+        const result = await bare.call({ tool, connector: connector('/v1/knowledge'), arguments: {} });
+        expect(result).toMatchObject({ ok: false, code: 'api:gateway:platform-unset' });
+      } finally {
+        await bare.close();
+      }
+    });
+
+    it('is no platform call for a connector of another auth', async () => {
+      const result = await gateway.call({
+        tool,
+        connector: { ...connector('/v1/knowledge'), auth: 'None' },
+        arguments: {},
+      });
+      expect(result).toMatchObject({ ok: false, code: 'api:gateway:platform-unset' });
+    });
+  });
 });

@@ -126,3 +126,73 @@ describe('the credential on redirects', () => {
     }
   }
 });
+
+// An OAuth2 connector's access token (docs/connections.md) follows the same rule as a secret, and is masked
+// wherever the call is shown.
+describe('an OAuth2 access token', () => {
+  const oauth2 = (url: string): Connector => ({ ...connector(url), auth: 'OAuth2', provider: 'local-as' });
+  const { auth: _auth, ...oauthTool } = tool;
+
+  for (const label of ['the same origin (sent)', 'another host on the same port', 'https down to http'] as const) {
+    it(`a redirect to ${label}`, async () => {
+      const { urls, sentAtEnd } = cases()[label];
+      const marks = [origin, otherPort, plain].map((s) => s.requests.length);
+      const result = await gateway.call({
+        tool: oauthTool,
+        connector: oauth2(chain(urls)),
+        arguments: {},
+        credential: { bearer: 'at-xyz-123' },
+      });
+      expect(result.ok, JSON.stringify(result)).toBe(true);
+      const received = [origin, otherPort, plain]
+        .flatMap((s, i) => s.requests.slice(marks[i]))
+        .sort((a, b) => a.url.length - b.url.length);
+      expect(received[received.length - 1]?.headers.authorization).toBe('Bearer at-xyz-123');
+      expect(received[0]?.headers.authorization).toBe(sentAtEnd ? 'Bearer at-xyz-123' : undefined);
+    });
+  }
+
+  it('is masked in the prepared view and its hash does not depend on it', async () => {
+    const url = `https://orders.example.test:${origin.port}/start`;
+    const one = await gateway.prepare({
+      tool: oauthTool,
+      connector: oauth2(url),
+      arguments: {},
+      credential: { bearer: 'at-one-456' },
+    });
+    const two = await gateway.prepare({
+      tool: oauthTool,
+      connector: oauth2(url),
+      arguments: {},
+      credential: { bearer: 'at-two-789' },
+    });
+    if (!('prepared' in one) || !('prepared' in two)) throw new Error('not prepared');
+    expect(JSON.stringify(one.view)).not.toContain('at-one-456');
+    expect(one.view.headers.authorization).toBeDefined();
+    expect(one.hash).toBe(two.hash);
+  });
+
+  it('sends nothing without a token: no end user, no connection, or a provider that failed', async () => {
+    const url = `https://orders.example.test:${origin.port}/start`;
+    const mark = origin.requests.length;
+    const none = await gateway.call({ tool: oauthTool, connector: oauth2(url), arguments: {} });
+    expect(none).toMatchObject({ ok: false, code: 'api:connections:end-user-missing' });
+    const missing = await gateway.call({
+      tool: oauthTool,
+      connector: oauth2(url),
+      arguments: {},
+      credential: { authorization: { provider: 'local-as', endUser: 'u-1', reason: 'not connected' } },
+    });
+    expect(missing).toMatchObject({ ok: false, code: 'api:connections:authorization-required' });
+    expect(missing.error).toContain('u-1');
+    // A bearer is never sent for a connector with another auth.
+    const header = await gateway.call({
+      tool,
+      connector: connector(url),
+      arguments: {},
+      credential: { bearer: 'at-x' },
+    });
+    expect(header).toMatchObject({ ok: false, code: 'api:connectors:secret-missing' });
+    expect(origin.requests.length).toBe(mark);
+  });
+});

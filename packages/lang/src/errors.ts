@@ -85,6 +85,11 @@ export const langErrors = defineErrors({
       'the tool {tool} names a secret, but its connector {connector} has auth = "{auth}", so the secret is never sent',
     hint: 'set auth = "Header" on the connector, or remove the tool\'s auth',
   },
+  'mtr:connector:oauth2': {
+    status: 422,
+    message: '{detail}',
+    hint: '{hint}',
+  },
   'mtr:repo:name-style': {
     status: 422,
     message: 'the {kind} name {name} is not lowercase kebab-case',
@@ -153,6 +158,66 @@ export const langErrors = defineErrors({
     status: 422,
     message: 'url {detail}',
     hint: 'write a full http:// or https:// URL, with {name} for each path parameter',
+  },
+  'mtr:url:path-only': {
+    status: 422,
+    message: 'url {url} is a path without a host, which only a platform tool may name: {why}',
+    hint: 'write the full http:// or https:// URL, or set auth = "Maitento" for a call to this platform\'s own API',
+  },
+  'mtr:schedule:cron': {
+    status: 422,
+    message: 'cron {detail}',
+    hint: 'write 5 fields (minute hour day month weekday) or 6 with seconds first, such as "0 8 * * MON-FRI" or "*/30 * * * * *"',
+  },
+  'mtr:schedule:timezone': {
+    status: 422,
+    message: 'timezone {zone} is not an IANA time zone{suggestion}',
+    hint: 'write a zone of the IANA database, such as "Europe/Paris", "America/New_York" or "UTC"',
+  },
+  'mtr:schedule:input-unknown': {
+    status: 422,
+    message: 'interaction {interaction} has no run input {name}{suggestion}',
+    hint: 'its run inputs: {known}',
+  },
+  'mtr:schedule:input-required': {
+    status: 422,
+    message: 'inputs gives no {name}, which interaction {interaction} requires ({what})',
+    hint: 'add {name} = ... to inputs',
+  },
+  'mtr:trigger:input-unknown': {
+    status: 422,
+    message: 'interaction {interaction} has no run input {name}{suggestion}',
+    hint: 'its run inputs: {known}',
+  },
+  'mtr:trigger:input-required': {
+    status: 422,
+    message: 'inputs maps no {name}, which interaction {interaction} requires ({what})',
+    hint: 'add {name} = { pointer = "/..." } (and a default when the payload may lack it)',
+  },
+  'mtr:trigger:source': {
+    status: 422,
+    message: 'the trigger {detail}',
+    hint: 'give verify = { style = ... secret = @ref("...") } for an inbound webhook, or on = { runCompleted = @ref("<interaction>") } to start a run when another run ends',
+  },
+  'mtr:trigger:max-body': {
+    status: 422,
+    message: 'maxBodyBytes is {value}; a body limit is a whole number of bytes from 1 to 1048576',
+    hint: 'leave it out for 262144 (256 KiB)',
+  },
+  'mtr:auth-provider:endpoints': {
+    status: 422,
+    message: 'an auth provider {detail}',
+    hint: 'give issuer = "https://..." (its endpoints are read from its metadata), or authorizationUrl and tokenUrl',
+  },
+  'mtr:auth-provider:url': {
+    status: 422,
+    message: '{key} {detail}',
+    hint: 'write a full https:// URL (http:// only for a server MT_EGRESS_ALLOW lets through)',
+  },
+  'mtr:auth-provider:client-secret': {
+    status: 422,
+    message: '{detail}',
+    hint: '{hint}',
   },
   'mtr:path:undeclared': {
     status: 422,

@@ -16,6 +16,7 @@ export type { RepoFile } from './config/repo-layout.js';
 export { readConfigRepo } from './repo/read-config-repo.js';
 export { TOP_FOLDERS } from './config/repo-layout.js';
 export { configRepoFiles, filesUnder, isConfigRepo } from './repo/repo-files.js';
+export { resolveLocalRef } from './config/json-schema-dialect.js';
 export { nullable, toolDefinition } from './config/tool-definition.js';
 export type { RunBound } from './config/tool-definition.js';
 export { interactionTools, runBoundFields } from './config/interaction-tools.js';
@@ -37,3 +38,6 @@ export {
   shapeAt,
 } from './editor/context.js';
 export type { EditorContext, ShapeStep, Word } from './editor/context.js';
+export { cronProblem, dueTicks, isTimeZone, nextTick } from './config/schedule-time.js';
+export type { DueTicks } from './config/schedule-time.js';
+export { DEFAULT_TRIGGER_BODY, MAX_TRIGGER_BODY } from './config/kind-shapes.js';

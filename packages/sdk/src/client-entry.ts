@@ -18,7 +18,7 @@ export {
   RateLimitError,
   UnprocessableEntityError,
 } from './core/api-error.js';
-export type { ErrorResponseBody } from './core/api-error.js';
+export type { CallAuthorization, ErrorResponseBody } from './core/api-error.js';
 export { SdkErrorRegistry } from './core/error-registry.js';
 export type { SdkErrorSpec } from './core/error-registry.js';
 export type { ErrorBody } from './core/maitento-error.js';
@@ -30,7 +30,30 @@ export type { SdkErrorCode } from './errors.js';
 export { Agents } from './resources/agents.js';
 export { Approvals } from './resources/approvals.js';
 export { Audit } from './resources/audit.js';
+export { Usage } from './resources/usage.js';
+export type { QuotaStanding, SetQuotasParams, UsageParams, UsageReport } from './resources/usage.js';
 export type { AuditEntry, AuditPage, ExportAuditParams, ListAuditParams } from './resources/audit.js';
+export { Webhooks } from './resources/webhooks.js';
+export type {
+  CreateWebhookParams,
+  ListWebhookDeliveriesParams,
+  RotateWebhookSecretParams,
+  UpdateWebhookParams,
+  WebhookDelivery,
+  WebhookEndpoint,
+  WebhookEndpointWithSecret,
+} from './resources/webhooks.js';
+export { AuthProviders } from './resources/auth-providers.js';
+export { Schedules } from './resources/schedules.js';
+export { Triggers } from './resources/triggers.js';
+export type { HookAccepted, ScheduleState, ScheduleTick, TriggerDeliveryLog } from './wire/schedules.js';
+export { Connections } from './resources/connections.js';
+export type {
+  Connection,
+  ConnectLink,
+  CreateConnectLinkParams,
+  ListConnectionsParams,
+} from './wire/connections.js';
 export { Connectors } from './resources/connectors.js';
 export { Deploys } from './resources/deploy.js';
 export type { DeployParams } from './resources/deploy.js';
@@ -49,7 +72,7 @@ export type {
 } from './resources/file-systems.js';
 export type { ExtopCallParams } from './resources/extops.js';
 export { InteractionRuns } from './resources/interaction-runs.js';
-export type { RunEventsParams, RunParams, StartRunParams } from './resources/interaction-runs.js';
+export type { ExtendBudgetParams, RunEventsParams, RunParams, StartRunParams } from './resources/interaction-runs.js';
 export { Interactions } from './resources/interactions.js';
 export { Keys } from './resources/keys.js';
 export { Namespaces } from './resources/namespaces.js';

@@ -10,10 +10,16 @@ import { Extops } from './resources/extops.js';
 import { InteractionRuns } from './resources/interaction-runs.js';
 import { Interactions } from './resources/interactions.js';
 import { Audit } from './resources/audit.js';
+import { Usage } from './resources/usage.js';
+import { Webhooks } from './resources/webhooks.js';
 import { Keys } from './resources/keys.js';
 import { KnowledgeBases } from './resources/knowledge-bases.js';
 import { Namespaces } from './resources/namespaces.js';
 import { Secrets } from './resources/secrets.js';
+import { AuthProviders } from './resources/auth-providers.js';
+import { Schedules } from './resources/schedules.js';
+import { Triggers } from './resources/triggers.js';
+import { Connections } from './resources/connections.js';
 
 /** How a {@link Maitento} client connects. */
 export interface ClientOptions {
@@ -71,6 +77,10 @@ export class Maitento {
   readonly connectors: Connectors;
   readonly extops: Extops;
   readonly secrets: Secrets;
+  readonly authProviders: AuthProviders;
+  readonly schedules: Schedules;
+  readonly triggers: Triggers;
+  readonly connections: Connections;
   readonly keys: Keys;
   readonly namespaces: Namespaces;
   readonly agents: Agents;
@@ -80,6 +90,10 @@ export class Maitento {
   readonly fileSystems: FileSystems;
   readonly knowledgeBases: KnowledgeBases;
   readonly audit: Audit;
+  /** What the runs of the namespace spent: runs, tool calls, tokens and cost over a period (admin). */
+  readonly usage: Usage;
+  /** Outbound webhook endpoints, their secrets, test events and delivery logs (admin). */
+  readonly webhooks: Webhooks;
   readonly #apiKey: string | undefined;
   readonly #fetch: typeof fetch;
 
@@ -102,6 +116,10 @@ export class Maitento {
     this.connectors = new Connectors(this);
     this.extops = new Extops(this);
     this.secrets = new Secrets(this);
+    this.authProviders = new AuthProviders(this);
+    this.schedules = new Schedules(this);
+    this.triggers = new Triggers(this);
+    this.connections = new Connections(this);
     this.keys = new Keys(this);
     this.namespaces = new Namespaces(this);
     this.agents = new Agents(this);
@@ -111,6 +129,8 @@ export class Maitento {
     this.fileSystems = new FileSystems(this);
     this.knowledgeBases = new KnowledgeBases(this);
     this.audit = new Audit(this);
+    this.usage = new Usage(this);
+    this.webhooks = new Webhooks(this);
   }
 
   /**

@@ -4,5 +4,8 @@ export * from './wire/access.js';
 export * from './wire/records.js';
 export * from './wire/requests.js';
 export * from './wire/files.js';
+export * from './wire/connections.js';
+export * from './wire/schedules.js';
 export * from './wire/audit.js';
 export * from './wire/knowledge.js';
+export * from './wire/webhooks.js';

@@ -17,6 +17,7 @@ import type {
 import type { CreatedKeySchema, CreatedNamespaceSchema, ExtopCallResultSchema, KeyInfoSchema } from './wire/access.js';
 import type {
   AgentRecordSchema,
+  AuthProviderRecordSchema,
   ConnectorRecordSchema,
   ExtopRecordSchema,
   ExtopSummarySchema,
@@ -64,6 +65,9 @@ export type VersionInfo = Static<typeof VersionSummarySchema>;
 
 /** The answer of enabling or disabling a version. */
 export type VersionState = Static<typeof VersionStateSchema>;
+
+/** One stored version of an auth provider, with its compiled resource (the client secret by name only). */
+export type AuthProviderRecord = Static<typeof AuthProviderRecordSchema>;
 
 /** One stored version of a connector, with its compiled resource. */
 export type ConnectorRecord = Static<typeof ConnectorRecordSchema>;
@@ -155,8 +159,8 @@ export type RunEvent = Static<typeof RunEventSchema>;
 export type RunPage = Static<typeof RunPageSchema>;
 
 /**
- * Filters of `mt.interactionRuns.list`: `interaction`, `status`, `limit` (default 50, at most 200) and `cursor`
- * (the `nextCursor` of the previous page).
+ * Filters of `mt.interactionRuns.list`: `interaction`, `agent` (runs that pinned it), `tool` (runs that called it),
+ * `status`, `limit` (default 50, at most 200) and `cursor` (the `nextCursor` of the previous page).
  */
 export type ListRunsParams = Static<typeof ListRunsQuerySchema>;
 

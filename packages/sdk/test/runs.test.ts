@@ -3,11 +3,13 @@ import { createEgressPolicy } from '@maitento/egress';
 import { type RunningServer, startServer } from '@maitento/server';
 import {
   createTestDatabase,
+  refundDeskRepo,
+  refundTurn,
+  scriptedModels,
   startRecordingUpstream,
   type TestDatabase,
   type Upstream,
   waitFor,
-  scriptedModels,
 } from '@maitento/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -30,40 +32,7 @@ let mt: Maitento;
 /** The JSON bodies the upstream received: the refunds sent. */
 const refunds = (): unknown[] => upstream.requests.map((r) => JSON.parse(r.body));
 
-const refund = (amount: number) => ({
-  toolCalls: [
-    { name: 'refund-order', arguments: { request: { amount }, additionalInputs: { 'path.orderId': 'A-1' } } },
-  ],
-});
-
-function files(origin: string) {
-  return [
-    {
-      path: 'connectors/open-api/orders-refund.mtr',
-      content: `method = "POST"
-url = "${origin}/orders/{orderId}/refund"
-description = "Refunds an order"
-parameters.path = [ { name = "orderId" } ]
-schema.request = { type = "object" properties = { amount = { type = "number" } } required = ["amount"] }
-`,
-    },
-    {
-      path: 'external-operations/open-api/refund-order.mtr',
-      content: 'connector = @ref("orders-refund")\nguidance = "Refunds."\nrequiresApproval = true\n',
-    },
-    {
-      path: 'agents/desk.mtr',
-      content: 'model = "scripted:desk"\ninstructions = "Help."\nfunctions = [ { ref = @ref("refund-order") } ]\n',
-    },
-    {
-      path: 'interactions/one-shot/desk.mtr',
-      content: `agent = { name = "Desk" agent = @ref("desk") }
-task = "%%message%%"
-inputs.prompts = [ { name = "message" required = true } ]
-`,
-    },
-  ];
-}
+const refund = (amount: number) => refundTurn({ amount });
 
 // Restored in afterAll: files share a worker's process (vitest.config.ts, project `shared`).
 const scriptedModelsBefore = process.env.MT_SCRIPTED_MODELS;
@@ -83,7 +52,7 @@ beforeAll(async () => {
     message: () => {},
   });
   mt = new Maitento({ baseUrl: server.url, apiKey: ADMIN_KEY, maxRetries: 0 });
-  await mt.deploy.create({ files: files(upstream.origin) });
+  await mt.deploy.create({ files: refundDeskRepo(upstream.origin) });
 });
 
 afterAll(async () => {

@@ -3,6 +3,80 @@ import { defineErrors } from '@maitento/errors';
 /** Errors of the REST server itself: requests, authentication and refused deploys. */
 export const serverErrors = defineErrors({
   'api:request:invalid': { status: 400, message: '{detail}' },
+  'api:hooks:not-found': {
+    status: 404,
+    message: 'No trigger {name} with an enabled version in namespace {namespace}',
+    hint: 'The URL is /v1/hooks/<namespace>/<trigger>, the trigger deployed from triggers/<trigger>.mtr',
+  },
+  'api:hooks:signature-invalid': {
+    status: 401,
+    message: "The delivery is not signed with the trigger's secret: {detail}",
+    hint: 'Sign it as the {style} style says, with the secret the trigger names',
+  },
+  'api:hooks:timestamp-stale': {
+    status: 401,
+    message: "The delivery's signed timestamp is outside the tolerance: {detail}",
+    hint: 'Send it again with a fresh timestamp and signature (a replayed old delivery is refused)',
+  },
+  'api:hooks:too-large': {
+    status: 413,
+    message: 'The delivery is {size} bytes; trigger {name} takes at most {max}',
+    hint: 'Send a smaller payload, or raise maxBodyBytes in triggers/{name}.mtr (at most 1048576)',
+  },
+  'api:hooks:body-invalid': {
+    status: 400,
+    message: 'The delivery is not a JSON document: {detail}',
+    hint: 'Send the payload as JSON',
+  },
+  'api:hooks:event-id-missing': {
+    status: 400,
+    message: 'The delivery carries no event id ({where})',
+    hint: 'Send the id the style gives, or set eventId = "/<pointer>" in the trigger to read it from the payload',
+  },
+  'api:hooks:inputs-refused': {
+    status: 422,
+    message: 'The delivery was refused: {detail}',
+    hint: "Fix the payload or the trigger's mapping (inputs, defaults); the delivery log has the same message",
+  },
+  'api:triggers:inputs-refused': {
+    status: 422,
+    message: 'The run was not started: {detail}',
+    hint: "The ended run did not give what the interaction needs: fix the trigger's mapping (pointers, defaults); the delivery log has the same message",
+  },
+  'api:triggers:start-refused': {
+    status: 409,
+    message: 'The run was not started: {detail}',
+    hint: "The trigger's interaction version could not start a run (disabled, deleted since); deploy it again",
+  },
+  'api:schedules:not-found': {
+    status: 404,
+    message: 'No schedule {name} with an enabled version in this namespace{suggestion}',
+    hint: 'List them with GET /v1/schedules (mt schedule-list); a schedule is deployed from schedules/<name>.mtr',
+  },
+  'api:auth-providers:version-disabled': {
+    status: 409,
+    message: 'Version {version} of auth provider {name} is disabled; no connect link is made with it',
+    hint: 'Enable it with POST /v1/auth-providers/{name}/versions/{version}/enable, or deploy a new version',
+  },
+  'api:connections:no-public-url': {
+    status: 409,
+    message: 'This server has no public URL, so no auth provider can send an end user back to it',
+    hint: 'Set MT_PUBLIC_URL to the address people reach this server at; register MT_PUBLIC_URL + /v1/connections/callback as the redirect URI at the provider',
+  },
+  'api:connections:return-url-invalid': {
+    status: 400,
+    message: 'returnUrl {url} is not an http or https URL',
+  },
+  'api:connections:redirect-mismatch': {
+    status: 400,
+    message: 'This callback did not come to the redirect URI its connect link was made for ({expected})',
+    hint: 'Open the connect link on the server that made it, or make a new link since MT_PUBLIC_URL changed',
+  },
+  'api:webhooks:url-refused': {
+    status: 422,
+    message: 'The webhook URL {url} is refused: {reason}',
+    hint: 'Give a public http or https URL; a private address only when MT_EGRESS_ALLOW lets it through (as for tools)',
+  },
   'api:metrics:port-invalid': {
     status: 400,
     message: 'MT_METRICS_PORT {value} is not a port (a whole number from 0 to 65535)',
@@ -63,6 +137,22 @@ export const serverErrors = defineErrors({
     status: 429,
     message: 'More than {max} sign-in tries in a minute from this address; wait a minute',
   },
+  'api:console:sso-failed': {
+    status: 401,
+    message: 'The sign-in at {provider} did not complete: {reason}',
+    hint: 'Open /console/login and sign in again',
+  },
+  'api:console:sso-unavailable': {
+    status: 502,
+    message: 'The identity provider {issuer} could not be reached: {reason}',
+    hint: 'Try again in a moment, or sign in with an API key',
+  },
+  'api:console:no-role': {
+    status: 403,
+    message:
+      'You are signed in at {provider} as {person}, but no value of your {claim} claim gives you a role in the console',
+    hint: 'Ask an administrator to map one of your groups to a role (MT_OIDC_ROLES)',
+  },
   'api:console:reason-invalid': {
     status: 400,
     message: 'A rejection needs a reason of 1 to {max} characters (this one has {length})',
@@ -71,6 +161,12 @@ export const serverErrors = defineErrors({
     status: 409,
     message: 'The call of approval {id} is not the one this page showed; nothing was answered',
     hint: 'Reload the approval and read the call again',
+  },
+  'api:deploy:model-not-configured': {
+    status: 422,
+    message:
+      'The agent {agent} uses the model {model}, but this server has no {missing}: its runs will fail with api:models:not-configured until it is set',
+    hint: 'Set {missing} where mt serve and every mt worker run, then restart them; or write model = "scripted:{agent}" to try it without a model key',
   },
   'api:deploy:invalid': {
     status: 422,
@@ -82,6 +178,18 @@ export const serverErrors = defineErrors({
     message:
       'The MCP server of connector {connector} ({file}) at {url} could not be listed [{code}]: {reason}; nothing was deployed',
     hint: 'Check that the server is up, that its address is public (or allowed by MT_EGRESS_ALLOW), and the secret of the tools on it',
+  },
+  'api:deploy:mcp-not-connected': {
+    status: 409,
+    message:
+      'The MCP server of connector {connector} ({file}) requires OAuth2, and {endUser} has no usable connection at {provider} to list it with ({reason}); nothing was deployed',
+    hint: 'Have that person connect (mt connection-link {provider} --user ID), or name another end user with mt deploy --end-user ID; deploy without --end-user to keep the schema read before',
+  },
+  'api:deploy:mcp-schema-unread': {
+    status: 422,
+    message:
+      'The MCP connector {connector} requires OAuth2 and its server was not listed ({why}): its tool takes any JSON object until a deploy reads the input schema',
+    hint: '{fix}',
   },
   'api:deploy:mcp-tool-missing': {
     status: 422,
@@ -125,6 +233,12 @@ export const serverErrors = defineErrors({
       'The call of {tool} was NOT made by this request: approval {id} was already used by another call with the same arguments',
     hint: 'Call the tool again to ask a person again',
   },
+  'api:mcp:authorization-declined': {
+    status: 409,
+    message:
+      'The call of {tool} was NOT made: the person was asked to connect their account at {provider} (end user {endUser}) and the MCP client answered {action}',
+    hint: 'Call the tool again when the person wants to connect; nothing was sent and no connection was stored',
+  },
   'api:mcp:too-many-sessions': {
     status: 429,
     message: 'This API key already has {max} MCP sessions open; no more are opened for it',
@@ -160,6 +274,11 @@ export const serverErrors = defineErrors({
     status: 500,
     message: 'MT_MIGRATE is {value}; it is on or off',
     hint: 'Leave it unset (on: every process migrates at start) or set off where `mt migrate` runs before the release (docs/operations.md, "Upgrades")',
+  },
+  'api:server:oidc-invalid': {
+    status: 500,
+    message: 'The single sign-on settings (MT_OIDC_*) are not usable: {reason}',
+    hint: 'Fix the setting named (docs/sso.md), or unset MT_OIDC_ISSUER for sign-in with API keys only',
   },
   'api:server:trust-proxy-invalid': {
     status: 500,

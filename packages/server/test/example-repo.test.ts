@@ -5,11 +5,11 @@ import { auth, startTestServer, type TestServer } from './helpers.js';
 
 const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 let server: TestServer;
-// The handbook search calls Maitento's own API (auth = "Maitento") at mt serve's default address.
-const PLATFORM = 'http://127.0.0.1:8080';
 
+// The platform tools (auth = "Maitento") name paths on the platform: the repo deploys to a server that knows no
+// platform URL, as to any other.
 beforeAll(async () => {
-  server = await startTestServer({ server: { platformOrigin: PLATFORM } });
+  server = await startTestServer();
 });
 
 afterAll(async () => {
@@ -35,7 +35,7 @@ describe('the example repo at the top of this repository', () => {
     expect(diagnostics.length).toBeGreaterThan(0);
     expect(diagnostics.every((d) => d.code === 'api:secrets:not-found')).toBe(true);
     // The secrets the repo names, from the compiled resources (not from message text).
-    const compiled = compileRepo(files, { platformOrigin: PLATFORM });
+    const compiled = compileRepo(files);
     const missing = new Set<string>([
       ...compiled.tools.flatMap((t) => (t.auth ? [t.auth.secret] : [])),
       ...compiled.interactions.flatMap((i) => i.inputs.functions.auth.flatMap((a) => (a.secret ? [a.secret] : []))),

@@ -77,7 +77,16 @@ describe('optional request bodies', () => {
       .filter((op) => op.requestBody !== undefined && op.requestBody.required !== true)
       .map((op) => op.operationId)
       .sort();
-    expect(optional).toEqual(['approveApproval', 'approveRun', 'cancelRun', 'rotateSecretKey', 'startRun']);
+    expect(optional).toEqual([
+      'approveApproval',
+      'approveRun',
+      'cancelRun',
+      'pauseSchedule',
+      'resumeSchedule',
+      'rotateSecretKey',
+      'rotateWebhookSecret',
+      'startRun',
+    ]);
     // One of them with no body at all gets past validation to the handler (an unknown run, not a body error);
     // a rejection with none is refused by the handler's own rule, and stays published as required.
     const headers = { authorization: `Bearer ${server.adminKey}` };

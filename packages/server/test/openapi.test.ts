@@ -47,7 +47,7 @@ describe('the OpenAPI document', () => {
         expect(success, `${method} ${path}`).toBeDefined();
         if (success !== '204') {
           // The run event stream is not JSON but Server-Sent Events, each a RunEvent; a file is its own bytes; the
-          // audit export is JSON Lines, each an AuditEntry.
+          // audit export is JSON Lines, each an AuditEntry; the connect callback answers a person a page.
           const content = operation.responses[success!].content;
           const schema = path.endsWith('/stream')
             ? content['text/event-stream'].schema
@@ -55,7 +55,9 @@ describe('the OpenAPI document', () => {
               ? content['*/*'].schema
               : operation.operationId === 'exportAudit'
                 ? content['application/jsonl'].schema
-                : content['application/json'].schema;
+                : operation.operationId === 'connectionCallback'
+                  ? content['text/html'].schema
+                  : content['application/json'].schema;
           expect(schema, `${method} ${path}`).toBeTruthy();
         }
         // Each error status it can answer is declared with the Error schema (the health check answers 500 or 503).
@@ -69,7 +71,7 @@ describe('the OpenAPI document', () => {
           expect(Object.keys(operation.requestBody?.content ?? {}), `${method} ${path} body`).toContain(
             'application/pdf',
           );
-        } else if (method === 'put' || (method === 'post' && !/\/(disable|enable)$/.test(path))) {
+        } else if (method === 'put' || (method === 'post' && !/\/(disable|enable|test)$/.test(path))) {
           // A file PUT takes the file itself, of any media type.
           const type = operation.operationId === 'putFile' ? '*/*' : 'application/json';
           expect(operation.requestBody?.content[type].schema, `${method} ${path} body`).toBeTruthy();

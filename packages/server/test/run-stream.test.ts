@@ -175,3 +175,41 @@ describe('GET /v1/runs/:id/stream', () => {
     expect(Date.now() - started).toBeLessThan(8_000);
   });
 });
+
+describe('GET /v1/runs/:id/stream: the run watched while it streams', () => {
+  // A world whose streams neither poll nor keep alive for a minute: only a wake-up `run:<id>` makes them read again
+  // within the test, and a run's appends wake it only while a stream marks the run watched (decision 0365).
+  let quiet: RunsWorld;
+  beforeAll(async () => {
+    quiet = await startRunsWorld({ listen: true, pollMs: 60_000, keepAliveMs: 60_000 });
+    quiet.script('gated', [{ text: 'All good.' }]);
+  });
+  afterAll(async () => {
+    await quiet?.close();
+  });
+
+  it('marks its run watched before reading, so each event appended while it is open wakes it at once', async () => {
+    quiet.gate.close();
+    const res = await quiet.request('POST', '/v1/interactions/slow/runs', { inputs: { order: 'A-1' } });
+    expect(res.statusCode, res.body).toBe(201);
+    const id: string = res.json().id;
+    const watched = async () =>
+      (
+        await quiet.db.query<{ watched: boolean }>(
+          "SELECT coalesce(watched_until > now() + interval '20 seconds', false) AS watched FROM mt_runs WHERE id = $1",
+          [id],
+        )
+      ).rows[0]?.watched;
+    // Not watched before a stream opens: its first append (run-started) woke nobody.
+    expect(await watched()).toBe(false);
+    const stream = await openRunStream(quiet.url, quiet.adminKey, id);
+    await stream.readUntil((frames) => events(frames).length >= 1);
+    expect(await watched()).toBe(true);
+    const opened = Date.now();
+    quiet.gate.open();
+    const frames = events(await stream.readToEnd(10_000));
+    expect(frames.map((f) => f.event)).toEqual(['run-started', 'model-response', 'run-completed']);
+    // Well before its renewal (20 s) or its keep-alive (60 s) would have made it read.
+    expect(Date.now() - opened).toBeLessThan(5_000);
+  });
+});

@@ -38,10 +38,14 @@ describe('starting and reading runs', () => {
       interactive: true,
       inputs: { message: 'Where is A-1?' },
       pendingApproval: null,
+      // Nothing spent yet, and no budget of the interaction or the request (docs/runs.md#usage-and-budgets).
+      usage: { inputTokens: 0, outputTokens: 0, costUsd: 0 },
+      budget: null,
     });
     expect(Object.keys(run).sort()).toEqual(
       [
         'agent',
+        'budget',
         'createdAt',
         'error',
         'id',
@@ -53,6 +57,7 @@ describe('starting and reading runs', () => {
         'result',
         'status',
         'updatedAt',
+        'usage',
         'versions',
       ].sort(),
     );

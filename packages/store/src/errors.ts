@@ -4,6 +4,24 @@ import { defineErrors } from '@maitento/errors';
 export const storeErrors = defineErrors({
   'api:namespaces:exists': { status: 409, message: 'A namespace named {name} already exists' },
   'api:namespaces:not-found': { status: 404, message: 'No namespace named {name}' },
+  'api:quota:runs-exceeded': {
+    status: 429,
+    message:
+      'Namespace {namespace} has started its {quota} runs of the day (UTC day, {used} so far); it may start another in {seconds} s',
+    hint: 'Wait for the next UTC day, or ask the operator to raise the quota (PUT /v1/namespaces/{namespace}/quotas)',
+  },
+  'api:quota:tool-calls-exceeded': {
+    status: 429,
+    message:
+      'Namespace {namespace} has made its {quota} tool calls of the day (UTC day, {used} so far): the call was not made; calls are admitted again in {seconds} s',
+    hint: 'Answer without calling tools, or wait for the next UTC day; the operator sets the quota (PUT /v1/namespaces/{namespace}/quotas)',
+  },
+  'api:quota:tokens-exceeded': {
+    status: 429,
+    message:
+      'Namespace {namespace} has spent its {quota} model tokens of the month (UTC month, {used} so far); more are admitted in {seconds} s',
+    hint: 'Wait for the next UTC month, or ask the operator to raise the quota (PUT /v1/namespaces/{namespace}/quotas)',
+  },
   'api:audit:cursor-invalid': {
     status: 422,
     message: 'The cursor {cursor} is not one this API gave out',
@@ -14,6 +32,7 @@ export const storeErrors = defineErrors({
     message: '{name} is {value}, which is no time',
     hint: 'Give an ISO 8601 time with its offset, for example 2026-12-01T00:00:00Z',
   },
+  'api:webhooks:not-found': { status: 404, message: 'No webhook endpoint with id {id} in this namespace' },
   'api:keys:not-found': { status: 404, message: 'No API key with id {id} in this namespace' },
   'api:secrets:exists': {
     status: 409,
@@ -40,6 +59,26 @@ export const storeErrors = defineErrors({
     message: 'Stored secrets are encrypted under master key {keyId}, which this server was not given (it has {given})',
     hint: 'Give that key as MT_SECRET_KEY_PREVIOUS (or MT_SECRET_KEY) and finish the rotation with `mt secret-key-rotate`',
   },
+  'api:auth-providers:not-found': {
+    status: 404,
+    message: 'No auth provider {name}{version} in this namespace{suggestion}',
+  },
+  'api:connections:not-found': { status: 404, message: 'No connection {id} in this namespace' },
+  'api:connections:link-unknown': {
+    status: 400,
+    message: 'The state of this callback names no connect link: it was changed, or the link was never made here',
+    hint: 'Ask for a new connect link (POST /v1/connections/links) and open its URL',
+  },
+  'api:connections:link-used': {
+    status: 400,
+    message: 'This connect link was used already; a link connects once',
+    hint: 'Ask for a new connect link (POST /v1/connections/links) and open its URL',
+  },
+  'api:connections:link-expired': {
+    status: 400,
+    message: 'This connect link expired before the authorisation came back',
+    hint: 'Ask for a new connect link (POST /v1/connections/links) and open its URL within 10 minutes',
+  },
   'api:connectors:not-found': { status: 404, message: 'No connector {name}{version} in this namespace' },
   'api:extops:not-found': { status: 404, message: 'No tool {name}{version} in this namespace{suggestion}' },
   'api:connectors:version-disabled': {
@@ -55,6 +94,16 @@ export const storeErrors = defineErrors({
   'api:deploy:reference-missing': {
     status: 422,
     message: '{kind} {name} references {refKind} {refName}, which is neither in the deploy nor in the namespace',
+  },
+  'api:resources:pinned': {
+    status: 409,
+    message: '{kind} {name} is pinned by run {run}{more}, which has not ended; it cannot be deleted until then',
+    hint: 'Wait for the run to end (or cancel it with `mt interaction-cancel {run}`), then delete again',
+  },
+  'api:resources:referenced': {
+    status: 409,
+    message: '{kind} {name} is used by {refKind} {refName}, whose latest version pins it',
+    hint: 'Deploy {refKind} {refName} without the reference, or delete it first',
   },
   'api:deploy:unstorable-text': {
     status: 422,

@@ -1,4 +1,5 @@
 export type { Db, Queryable, QueryOptions, QueryResult } from './db/db.js';
+export { RELAXED_POOL_MAX } from './db/db.js';
 export { type CommitOutcome, createPgDb, directUrlFromEnv, preparedFromEnv, serverDeadlines } from './db/pg-db.js';
 export { DEFAULT_DB_POOL_MAX, dbPoolMaxFromEnv, pgConnectionConfig, tlsRefusal } from './db/pg-config.js';
 export type { PgConnectionConfig, SslMode } from './db/pg-config.js';
@@ -41,6 +42,48 @@ export {
 } from './secrets/secrets.js';
 export type { SecretInfo } from './secrets/secrets.js';
 export {
+  CONNECT_LINK_TTL_MS,
+  createConnectLink,
+  expiredAuthorizationWaits,
+  deleteConnection,
+  findConnectionForCall,
+  getConnection,
+  listConnections,
+  pendingAuthorizations,
+  readConnectionTokens,
+  REFRESH_BUSY,
+  refreshConnection,
+  runsAwaitingConnection,
+  saveConnection,
+  stateHash,
+  useConnectLink,
+} from './connections/connections.js';
+export type {
+  ConnectionForCall,
+  ConnectionTokens,
+  NewConnectLink,
+  RefreshOutcome,
+  UsedConnectLink,
+} from './connections/connections.js';
+export { deleteOAuthClient, findOAuthClient, registerOAuthClientOnce } from './connections/oauth-clients.js';
+export type { OAuthClientKey, RegisteredOAuthClient, StoredOAuthClient } from './connections/oauth-clients.js';
+export {
+  claimWebhookDeliveries,
+  createWebhookEndpoint,
+  deleteWebhookEndpoint,
+  enqueueWebhookTest,
+  finishWebhookDelivery,
+  getWebhookEndpoint,
+  listWebhookDeliveries,
+  listWebhookEndpoints,
+  newWebhookSecret,
+  nextWebhookDue,
+  rotateWebhookSecret,
+  updateWebhookEndpoint,
+  webhookMessageId,
+} from './webhooks/webhooks.js';
+export type { ClaimedDelivery, WebhookDelivery, WebhookEndpoint } from './webhooks/webhooks.js';
+export {
   bindIdempotentAnswer,
   bindIdempotentEffect,
   claimIdempotencyKey,
@@ -67,12 +110,14 @@ export type { ResolvedSecretKey } from './secrets/secret-key.js';
 export { canonicalJson, contentHash } from './resources/hash.js';
 export type { Pin } from './resources/hash.js';
 export {
+  DELETED_HASH,
   getAnyVersion,
   getVersion,
   listResources,
   listTools,
   listVersions,
   nameSuggestion,
+  notFound as versionNotFound,
   setVersionEnabled,
 } from './resources/versions.js';
 export type {
@@ -84,6 +129,8 @@ export type {
   VersionedKind,
   VersionSummary,
 } from './resources/versions.js';
+export { activePins, deleteResource } from './resources/delete.js';
+export type { ActivePins, ResourceDeletion } from './resources/delete.js';
 export { loadCallableTool } from './resources/tool-call.js';
 export type { CallableTool } from './resources/tool-call.js';
 export {
@@ -100,6 +147,7 @@ export { createStoreCache } from './cache/store-cache.js';
 export type { SecretValue, StoreCache, StoreCacheOptions } from './cache/store-cache.js';
 export { applyDeploy, deploy, planDeploy } from './deploy/deploy.js';
 export type { CompiledResources, DeployChange, DeployPlan } from './deploy/deploy.js';
+export { describeChange } from './deploy/describe.js';
 export { diffToolDefinitions } from './deploy/tool-diff.js';
 export type { ChangeSummary } from './deploy/tool-diff.js';
 export {
@@ -108,6 +156,7 @@ export {
   anyRunRunning,
   claimRun,
   findRun,
+  dueLimitWaits,
   idleConversations,
   insertRun,
   listRunEvents,
@@ -116,20 +165,29 @@ export {
   RUN_STATUSES,
   runExists,
   requestCancel,
+  RUN_WATCH_SECONDS,
+  setRunBudget,
+  spent,
   TERMINAL_RUN_STATUSES,
+  watchRun,
 } from './runs/runs.js';
+export { overviewCharts, runsOverview, WAITING_STATUSES } from './runs/overview.js';
+export type { OverviewCharts, RunsOverview } from './runs/overview.js';
 export type {
   NewRunEvent,
   RunEventRecord,
   RunAppend,
+  RunBudget,
   RunFence,
   RunRecord,
   RunStatus,
   RunStatusChange,
   RunSummaryRecord,
+  RunUsage,
 } from './runs/runs.js';
 export {
   answerApprovalRecord,
+  editApprovalRecord,
   expireApprovals,
   findApproval,
   findUnusedCallApproval,
@@ -148,8 +206,10 @@ export {
   openChildren,
   openDescendants,
   runTree,
+  treeSpend,
   treeStartedBy,
 } from './runs/children.js';
+export type { TreeSpendRun } from './runs/children.js';
 export { notifyWake, WAKE_CHANNEL, wakeTopics } from './wake/notify.js';
 export { openWakeups } from './wake/wakeups.js';
 export type { WakeLogger, Wakeups, WakeupsOptions } from './wake/wakeups.js';
@@ -199,9 +259,29 @@ export {
   pgvectorSql,
 } from './knowledge/vector-search.js';
 export type { VectorHit, VectorSearch, VectorSearchKind, VectorSupport } from './knowledge/vector-search.js';
-export { PRUNE_BATCH_SIZE, pruneBefore, RETENTION_INTERVAL_MS, startRetention } from './runs/prune.js';
+export {
+  PRUNE_BATCH_MS,
+  PRUNE_BATCH_SIZE,
+  PRUNE_FIRST_BATCH_SIZE,
+  PRUNE_MIN_BATCH_SIZE,
+  pruneBefore,
+  RETENTION_INTERVAL_MS,
+  startRetention,
+} from './runs/prune.js';
 export type { PruneOptions, PruneResult, Retention, RetentionOptions } from './runs/prune.js';
 export * from './timers.js';
+export {
+  admitRunUnderQuotas,
+  getNamespaceQuotas,
+  quotaStanding,
+  setNamespaceQuotas,
+  TOOL_CALL_QUOTA_CODE,
+  tokenQuotaRefusal,
+  toolCallQuotaRefusal,
+} from './usage/quotas.js';
+export type { NamespaceQuotas, QuotaStanding } from './usage/quotas.js';
+export { usageFigures } from './usage/usage.js';
+export type { UsageGroup, UsageGrouping } from './usage/usage.js';
 export { nextSweepDueMs } from './runs/sweep.js';
 export { AUDIT_MAX_PAGE, AUDIT_PAGE, listAudit, recordAudit } from './audit/audit.js';
 export type {
@@ -213,3 +293,34 @@ export type {
   AuditQuery,
   AuditRecord,
 } from './audit/audit.js';
+export {
+  failQueuedTick,
+  listScheduleTicks,
+  queuedTicks,
+  recordTicks,
+  scheduleQueued,
+  scheduleRunActive,
+  setSchedulePaused,
+  takeQueuedTick,
+  tickingSchedules,
+} from './schedules/schedules.js';
+export type { TickingSchedule, TickRow } from './schedules/schedules.js';
+export {
+  claimChainDelivery,
+  countTriggerRejection,
+  findDelivery,
+  latestTrigger,
+  listDeliveries,
+  pendingChainDeliveries,
+  recordDelivery,
+  refuseChainDelivery,
+  triggerRejections,
+} from './triggers/triggers.js';
+export type { PendingChainDelivery, TriggerDelivery } from './triggers/triggers.js';
+export {
+  createLimiter,
+  type Limiter,
+  type LimitDecision,
+  type LimitRequest,
+  type LimitSpec,
+} from './limits/limiter.js';

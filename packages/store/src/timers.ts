@@ -26,9 +26,47 @@ export const CACHE_IDLE_AFTER_LEASES = 4;
 
 /** The slowest a worker's sweep of due approvals and idle conversations waits when it knows of nothing due sooner. */
 export const SWEEP_MAX_MS = 30_000;
+/**
+ * The slowest the webhook delivery loop waits when wake-ups listen and it knows of nothing due sooner (a retry's time
+ * and a stopped process's lease are read in its one statement).
+ */
+export const WEBHOOK_MAX_WAIT_MS = 60_000;
 /** The MCP sessions' tick: closes idle sessions; reads the tool lists only while wake-ups are not listening. */
 export const MCP_SESSIONS_TICK_MS = 5000;
 /** A run event stream's keep-alive comment after this much silence. */
 export const STREAM_KEEPALIVE_MS = 15_000;
+/**
+ * How often an open run event stream renews its run's watch mark (`watchRun`, which lasts `RUN_WATCH_SECONDS`), in
+ * its own loop: it reads at least this often while its mark would otherwise lapse.
+ */
+export const RUN_WATCH_RENEW_MS = 20_000;
 /** How often a knowledge-base document's reading thread's memory is read against its budget, while it reads. */
 export const EXTRACT_MEMORY_CHECK_MS = 20;
+
+/** How often the scheduler of schedules looks again while a tick is queued: it starts within this long of the run's end. */
+export const SCHEDULER_POLL_MS = 5000;
+/**
+ * A tick taken more than this long after its time counts as missed (no process was up at its time): the schedule's
+ * missed-tick policy decides, not its overlap.
+ */
+export const SCHEDULE_GRACE_MS = 5000;
+/**
+ * How long a run's tool call over a limit with onLimit "wait" waits in its worker for the window to open (a sleep of
+ * the gateway's, retried at the limiter's time): a later window makes the run wait durably (PendingLimit, docs/limits.md).
+ */
+export const LIMIT_WAIT_IN_WORKER_MS = 1000;
+/**
+ * The slowest the chaining loop of triggers waits for a delivery owed (a run's end that a trigger's `on` names): it
+ * is woken by `triggers` at once, and this sweep takes what a process killed mid-start left pending.
+ */
+export const TRIGGER_CHAIN_SWEEP_MS = 30_000;
+/**
+ * How often a call whose connection another process is refreshing (its row locked) tries the row again, holding no
+ * pooled connection in between (store/connections refreshConnection), until {@link REFRESH_WAIT_MS}.
+ */
+export const REFRESH_POLL_MS = 100;
+/**
+ * The deadline of that wait: longer than the holder's token request (10 s, the gateway's OAUTH_REQUEST_TIMEOUT_MS);
+ * past it the call is not sent (`api:connections:refresh-busy`).
+ */
+export const REFRESH_WAIT_MS = 15_000;

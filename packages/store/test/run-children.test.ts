@@ -138,22 +138,24 @@ describe('the key of a run tree', () => {
     await database?.drop();
   });
 
+  // Stored as a worker of the schema before version 19 stored them: a plain INSERT of that schema's columns (the
+  // store's insertRun writes the columns of today's schema, which the old one lacks).
   const add = async (startedByKeyId?: string, parent?: { id: string; depth: number }) => {
     const id = randomUUID();
-    await insertRun(
-      db,
-      {
+    await db.query(
+      'INSERT INTO mt_runs (id, namespace, interaction, interaction_version, versions, inputs, interactive, status, ' +
+        "started_by_key_id, last_seq, parent_run_id, parent_step, parent_call_index, agent, depth) VALUES ($1, $2, 'triage', 1, " +
+        "'[]'::jsonb, '{}'::jsonb, true, 'Running', $3, 1, $4, $5, $6, $7, $8)",
+      [
         id,
-        namespace: NS,
-        interaction: 'triage',
-        interactionVersion: 1,
-        versions: [],
-        inputs: {},
-        interactive: true,
-        startedByKeyId,
-        child: parent && { parentRunId: parent.id, step: 1, index: 0, agent: 'billing-agent', depth: parent.depth },
-      },
-      { type: 'run-started', data: {} },
+        NS,
+        startedByKeyId ?? null,
+        parent?.id ?? null,
+        parent ? 1 : null,
+        parent ? 0 : null,
+        parent ? 'billing-agent' : null,
+        parent?.depth ?? 0,
+      ],
     );
     return id;
   };

@@ -1,5 +1,6 @@
 // The wake-up channel (packages/store/src/wake): notifications by topic, sent at commit by the writers, on a real
 // PostgreSQL database and on PGlite; and a LISTEN connection that stalls behind a TCP proxy.
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -14,6 +15,7 @@ import {
   type Db,
   deleteApiKey,
   expireApprovals,
+  findRun,
   insertApproval,
   insertRun,
   migrate,
@@ -21,6 +23,7 @@ import {
   openWakeups,
   requestCancel,
   type Wakeups,
+  watchRun,
 } from '@maitento/store';
 import { copyPgliteTemplate, createTestDatabase, startTcpProxy, type TestDatabase } from '@maitento/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -119,18 +122,35 @@ describe('wake-ups on PostgreSQL', () => {
     expect(seen).toEqual(['a', 'b']);
   });
 
-  it('the writers wake runs, run:<id>, approval:<id> and key:<id> in the statement that makes the change', async () => {
+  it('the writers wake runs, run:<id> (while watched), approval:<id> and key:<id> in the statement that makes the change', async () => {
     const w = await wakeups(db);
     const runId = randomUUID();
     const inserted = Promise.all([woken(w, `run:${runId}`), woken(w, 'runs')]);
     await newRun(db, runId);
     // The insert's own wake-ups first, so that the next one is the append's.
     await inserted;
-    const appended = woken(w, `run:${runId}`);
+    // Unwatched: the append wakes nobody. Notifications arrive in commit order, so once `later` (committed after the
+    // append) is here, the append's `run:<id>` would have been too.
+    const seen: string[] = [];
+    const offRun = w.on(`run:${runId}`, () => seen.push('run'));
     expect(await appendRunEvents(db, runId, { statuses: ['Running'] }, [{ type: 'x', data: {} }])).toMatchObject({
       seq: 2,
     });
+    const later = woken(w, 'later');
+    await db.transaction((tx) => notifyWake(tx, 'later'));
+    await later;
+    expect(seen).toEqual([]);
+    // Watched (a stream's mark): the append wakes `run:<id>` at its commit; the mark does not touch updated_at.
+    const before = await findRun(db, runId, 'wake');
+    await watchRun(db, runId);
+    expect((await findRun(db, runId, 'wake'))?.updatedAt).toBe(before?.updatedAt);
+    const appended = woken(w, `run:${runId}`);
+    expect(await appendRunEvents(db, runId, { statuses: ['Running'] }, [{ type: 'x', data: {} }])).toMatchObject({
+      seq: 3,
+    });
     await appended;
+    offRun();
+    expect(seen).toEqual(['run']);
     const cancelled = woken(w, `cancel:${runId}`);
     expect(await requestCancel(db, 'wake', runId)).toBeDefined();
     await cancelled;
@@ -217,6 +237,12 @@ describe('wake-ups on PGlite', () => {
         expect(seen).toEqual([]);
       });
       expect(seen).toEqual(['t']);
+      // A subscriber runs in its own async context, not in the writer's (a request holding an Idempotency-Key).
+      const request = new AsyncLocalStorage<string>();
+      const contexts: (string | undefined)[] = [];
+      w.on('ctx', () => contexts.push(request.getStore()));
+      await request.run('the writer', () => lite.transaction((tx) => notifyWake(tx, 'ctx')));
+      expect(contexts).toEqual([undefined]);
       await migrate(lite);
       await createNamespace(lite, 'wake');
       const key = await createApiKey(lite, 'wake', { role: 'user' });

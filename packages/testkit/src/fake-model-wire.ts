@@ -57,6 +57,8 @@ export interface FakeToolCall {
 export interface FakeAnswer {
   text?: string;
   toolCalls?: FakeToolCall[];
+  /** The tokens the answer reports it used (default 11 in, 7 out). */
+  usage?: { input: number; output: number };
 }
 
 const textOf = (content: unknown): string => {
@@ -167,10 +169,11 @@ export function writeAnswer(
       type: 'function',
       function: { name: c.name, arguments: argsText(c.arguments) },
     }));
+    const spent = answer.usage ?? USAGE;
     const usage = {
-      prompt_tokens: USAGE.input,
-      completion_tokens: USAGE.output,
-      total_tokens: USAGE.input + USAGE.output,
+      prompt_tokens: spent.input,
+      completion_tokens: spent.output,
+      total_tokens: spent.input + spent.output,
     };
     const head = { id: `chatcmpl-${id}`, object: 'chat.completion', created: 1_700_000_000, model: options.model };
     if (!options.stream) {
@@ -197,7 +200,8 @@ export function writeAnswer(
   if (answer.text !== undefined) content.push({ type: 'text', text: answer.text });
   for (const c of calls) content.push({ type: 'tool_use', id: c.id, name: c.name, input: c.arguments });
   const stopReason = calls.length > 0 ? 'tool_use' : 'end_turn';
-  const usage = { input_tokens: USAGE.input, output_tokens: USAGE.output };
+  const spent = answer.usage ?? USAGE;
+  const usage = { input_tokens: spent.input, output_tokens: spent.output };
   const message = { id: `msg_${id}`, type: 'message', role: 'assistant', model: options.model };
   if (!options.stream) {
     sendJson(res, 200, { ...message, content, stop_reason: stopReason, stop_sequence: null, usage });
@@ -219,7 +223,7 @@ export function writeAnswer(
   events.push(
     [
       'message_delta',
-      { type: 'message_delta', delta: { stop_reason: stopReason }, usage: { output_tokens: USAGE.output } },
+      { type: 'message_delta', delta: { stop_reason: stopReason }, usage: { output_tokens: spent.output } },
     ],
     ['message_stop', { type: 'message_stop' }],
   );

@@ -16,7 +16,7 @@ export type {
   FakeToolCall,
   FakeTurn,
 } from './fake-models.js';
-export { type OrdersRepoOptions, ordersRepo, type RepoFile } from './orders-repo.js';
+export { type OrdersRepoOptions, ordersRepo, type RepoFile, refundDeskRepo, refundTurn } from './orders-repo.js';
 export { copyPgliteTemplate, pgliteTemplate } from './pglite-template.js';
 export { databaseDrivers } from './database-drivers.js';
 export type { OpenedDatabase } from './database-drivers.js';

@@ -106,3 +106,50 @@ inputs.functions.auth = [
     },
   ];
 }
+
+/**
+ * The "refund desk" repo the SDK's and the CLI's run tests deploy: tool refund-order (POST
+ * `origin/orders/{orderId}/refund`, a person's approval required; its body an `amount` and an optional `note`),
+ * agent `desk` played by the scripted model `desk` with interaction `desk` (its task the `message` input), and
+ * interaction `broken`, whose agent's script does not exist (its run fails).
+ */
+export function refundDeskRepo(origin: string): RepoFile[] {
+  return [
+    {
+      path: 'connectors/open-api/orders-refund.mtr',
+      content: `method = "POST"
+url = "${origin}/orders/{orderId}/refund"
+description = "Refunds an order"
+parameters.path = [ { name = "orderId" } ]
+schema.request = { type = "object" properties = { amount = { type = "number" } note = { type = "string" } } required = ["amount"] }
+`,
+    },
+    {
+      path: 'external-operations/open-api/refund-order.mtr',
+      content: 'connector = @ref("orders-refund")\nguidance = "Refunds."\nrequiresApproval = true\n',
+    },
+    {
+      path: 'agents/desk.mtr',
+      content: 'model = "scripted:desk"\ninstructions = "Help."\nfunctions = [ { ref = @ref("refund-order") } ]\n',
+    },
+    { path: 'agents/broken.mtr', content: 'model = "scripted:no-such-script"\ninstructions = "Fail."\n' },
+    {
+      path: 'interactions/one-shot/desk.mtr',
+      content: `agent = { name = "Desk" agent = @ref("desk") }
+task = "%%message%%"
+inputs.prompts = [ { name = "message" required = true } ]
+`,
+    },
+    {
+      path: 'interactions/one-shot/broken.mtr',
+      content: 'agent = { name = "Broken" agent = @ref("broken") }\ntask = "fail"\n',
+    },
+  ];
+}
+
+/** A turn of the refund desk's script: refund-order of order A-1 with `request` as its body. */
+export function refundTurn(request: { amount: number; note?: string }) {
+  return {
+    toolCalls: [{ name: 'refund-order', arguments: { request, additionalInputs: { 'path.orderId': 'A-1' } } }],
+  };
+}

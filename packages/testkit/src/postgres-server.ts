@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { appendFileSync, chmodSync, chownSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, chownSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
@@ -12,6 +12,8 @@ export interface PostgresServer {
   /** `postgres://postgres@127.0.0.1:<port>/postgres` (trust authentication, no password). */
   url: string;
   port: number;
+  /** The postmaster's process id (from `postmaster.pid`): a test may SIGSTOP it to freeze the server. */
+  pid: number;
   /** Stops the server at once and deletes its folder. */
   stop(): void;
 }
@@ -82,6 +84,7 @@ export async function startPostgresServer(options: PostgresServerOptions = {}): 
     return {
       url: `postgres://postgres@127.0.0.1:${port}/postgres`,
       port,
+      pid: Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0]),
       stop() {
         try {
           run('pg_ctl', ['-D', data, '-m', 'immediate', '-w', '-t', '20', 'stop']);

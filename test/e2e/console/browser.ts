@@ -17,19 +17,53 @@ export async function launchChromium(): Promise<Browser> {
         '(`apt-get install -y chromium` as root; .ci/run does it in CI).',
     );
   }
-  return chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  // A launch is bounded (playwright's default is 3 minutes, past a test file's 2-minute set-up) and checked: a page is
+  // opened in it within 15 s (opening a context or a page has no deadline of its own). A browser that does not come up
+  // or opens no page is closed and launched once more: the machine's trouble, not the console's (console set-ups ran
+  // out of their minutes in CI twice, with every step of theirs but the browser's bounded).
+  const launch = () =>
+    chromium.launch({
+      timeout: 20_000,
+      executablePath: CHROMIUM,
+      headless: true,
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
+    });
+  const working = async (browser: Browser): Promise<boolean> => {
+    let timer: NodeJS.Timeout | undefined;
+    const opened = (async () => {
+      const context = await browser.newContext();
+      const page = await context.newPage();
+      await page.setContent('<p>ready</p>');
+      await context.close();
+      return true;
+    })().catch(() => false);
+    const late = new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(false), 15_000);
+    });
+    const ok = await Promise.race([opened, late]);
+    clearTimeout(timer);
+    return ok;
+  };
+  let failure: unknown;
+  for (let attempt = 0; attempt < 2; attempt++) {
+    const browser = await launch().catch((error: unknown) => {
+      failure = error;
+      return undefined;
+    });
+    if (browser === undefined) continue;
+    if (await working(browser)) return browser;
+    failure = new Error('Chromium started but opened no page within 15 s');
+    await Promise.race([browser.close().catch(() => {}), new Promise((resolve) => setTimeout(resolve, 5_000))]);
+  }
+  throw failure;
 }
 
 /** Signs in on `/console/login` with `key` and waits for the page that follows. */
@@ -54,4 +88,17 @@ export async function expectAccessible(page: Page): Promise<void> {
     (v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join(', ')})`,
   );
   expect(found, `axe on ${page.url()}`).toEqual([]);
+}
+
+/**
+ * `npm run docs:console-screenshots` (MT_CONSOLE_SCREENSHOTS=1) saves the pictures of docs/console.md and the README
+ * as the tests pass by: `file` in the light scheme and `file` with `-dark` before `.png` in the dark one.
+ */
+export async function screenshot(page: Page, file: string): Promise<void> {
+  if (!process.env.MT_CONSOLE_SCREENSHOTS) return;
+  await page.emulateMedia({ colorScheme: 'light' });
+  await page.screenshot({ path: `docs/images/${file}`, fullPage: true });
+  await page.emulateMedia({ colorScheme: 'dark' });
+  await page.screenshot({ path: `docs/images/${file.replace(/\.png$/, '-dark.png')}`, fullPage: true });
+  await page.emulateMedia({ colorScheme: null });
 }

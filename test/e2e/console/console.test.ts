@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { startTcpProxy, type TcpProxy } from '@maitento/testkit';
 import pg from 'pg';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApprovalView, RunView } from '../helpers/api.js';
 import { runsRepoFiles } from '../helpers/config-repo.js';
 import { type RunsStack, startRunsStack } from '../helpers/stack.js';
-import { expectAccessible, launchChromium, signIn } from './browser.js';
+import { expectAccessible, launchChromium, screenshot, signIn } from './browser.js';
 
 // The web console (/console) of a real `mt serve` on PostgreSQL, with the scripted model and a local upstream,
 // driven by Debian's Chromium headless. One server and one browser for the whole file; the browser reaches the
@@ -70,11 +70,6 @@ async function pendingOf(id: string, notId?: string): Promise<ApprovalView> {
   );
   expect(run.status, JSON.stringify(run)).toBe('PendingApproval');
   return run.pendingApproval as ApprovalView;
-}
-
-/** `npm run docs:console-screenshots` (MT_CONSOLE_SCREENSHOTS=1) saves the README's pictures as the tests pass by. */
-async function screenshot(page: Page, file: string): Promise<void> {
-  if (process.env.MT_CONSOLE_SCREENSHOTS) await page.screenshot({ path: `docs/images/${file}`, fullPage: true });
 }
 
 const refundCalls = (order: string) => stack.upstream.requests.filter((r) => r.url.endsWith(`/${order}/refund`));
@@ -277,6 +272,9 @@ describe('the web console', { timeout: 60_000 }, () => {
     expect(String(offResult?.data.code)).toMatch(/disabled/);
     await page.goto(`${base}/console/runs/${off.body.id}`);
     expect(await page.locator('#steps').textContent()).toContain(String(offResult?.data.code));
+    // In the timeline the failed call is a bar of its own whose code links to docs/errors.md.
+    const link = page.locator('#timeline .k-fail .tl-detail a', { hasText: String(offResult?.data.code) });
+    expect(await link.getAttribute('href')).toMatch(/docs\/errors\.md#api/);
 
     await page.goto(`${base}/console/resources`);
     await Promise.all([
@@ -317,11 +315,21 @@ describe('the web console', { timeout: 60_000 }, () => {
       order.push(await focused());
     }
     expect(order[0]).toBe('Skip to content');
-    expect(order.slice(1, 6)).toEqual([
+    expect(order.slice(1, 16)).toEqual([
+      'Overview',
       expect.stringMatching(/^Approvals/),
       'Runs',
+      'Tools',
+      'Interactions',
+      'Knowledge',
+      'Files',
       'Resources',
+      'Connections',
+      'Schedules',
+      'Triggers',
+      'Webhooks',
       'Audit log',
+      'Usage',
       'Sign out',
     ]);
     expect(order.at(-1)).toBe('approve');
@@ -342,6 +350,200 @@ describe('the web console', { timeout: 60_000 }, () => {
     await page.close();
   });
 
+  it('9. decides approvals in the inbox without leaving it: j/k move, a approves, r writes a reason, an edit approves', async () => {
+    const a = await startRun('The lamp of order A-9001 arrived broken, please refund it.');
+    const first = await pendingOf(a.id);
+    const b = await startRun('The lamp of order A-9002 arrived broken, please refund it.');
+    const second = await pendingOf(b.id);
+    const page = await admin.newPage();
+    await page.goto(`${base}/console/approvals`);
+    const inboxUrl = page.url();
+    const focused = () => page.evaluate(() => document.activeElement?.id ?? '');
+    // The shortcuts are on the page.
+    expect(await page.locator('#shortcuts').textContent()).toMatch(
+      /j\s*next.*k\s*previous.*a\s*approve.*r\s*write a reason/s,
+    );
+    // The card holds all there is to decide: the exact request (secret masked) beside the model's arguments and
+    // words, the run's context, how long it has waited and when it expires.
+    const card = page.locator(`#approval-${first.id}`);
+    const text = (await card.textContent()) ?? '';
+    expect(text).toContain(`POST ${stack.upstream.origin}/orders/A-9001/refund`);
+    expect(text).toContain('•••• (secret orders-api-key)');
+    expect(text).toContain('"amount": 40');
+    expect(text).toContain("The agent's reason");
+    expect(text).toContain('A-9001 arrived broken');
+    expect(text).toMatch(/Waited \d+ s/);
+    expect(text).toMatch(/Expires in \d+|Never expires/);
+
+    // j and k move between cards (the oldest first).
+    for (let i = 0; i < 10 && (await focused()) !== `approval-${first.id}`; i++) await page.keyboard.press('j');
+    expect(await focused()).toBe(`approval-${first.id}`);
+    await page.keyboard.press('j');
+    expect(await focused()).toBe(`approval-${second.id}`);
+    await page.keyboard.press('k');
+    expect(await focused()).toBe(`approval-${first.id}`);
+    // a approves in place: the card goes, the page stays, focus is on the next card.
+    const [approved] = await Promise.all([
+      page.waitForResponse((r) => r.url().endsWith(`/console/approvals/${first.id}/approve`)),
+      page.keyboard.press('a'),
+    ]);
+    expect(approved.status()).toBe(200);
+    await card.waitFor({ state: 'detached', timeout: 5000 });
+    expect(page.url()).toBe(inboxUrl);
+    expect(await page.locator('#inbox-notice').textContent()).toContain('Approved refund-order');
+    await expect.poll(focused, { timeout: 5000 }).toBe(`approval-${second.id}`);
+    expect((await stack.api.waitForEnd(a.id)).status).toBe('Completed');
+    expect(refundCalls('A-9001')).toHaveLength(1);
+
+    // r writes a reason; Tab, Enter rejects in place.
+    await page.keyboard.press('r');
+    expect(await focused()).toBe(`reason-${second.id}`);
+    await page.keyboard.type('Refund at most 25: the lamp still works');
+    await page.keyboard.press('Tab');
+    const [rejected] = await Promise.all([
+      page.waitForResponse((r) => r.url().endsWith(`/console/approvals/${second.id}/reject`)),
+      page.keyboard.press('Enter'),
+    ]);
+    expect(rejected.status()).toBe(200);
+    await page.locator(`#approval-${second.id}`).waitFor({ state: 'detached', timeout: 5000 });
+    // The run asks again (a partial refund): its card appears without a reload.
+    const third = await pendingOf(b.id, second.id);
+    const thirdCard = page.locator(`#approval-${third.id}`);
+    await thirdCard.waitFor({ timeout: 5000 });
+    expect(page.url()).toBe(inboxUrl);
+    expect(await thirdCard.textContent()).toContain('partial refund');
+
+    // Reject without a reason: the error is next to the field, in place, and nothing is answered.
+    const [empty] = await Promise.all([
+      page.waitForResponse((r) => r.url().endsWith(`/console/approvals/${third.id}/reject`)),
+      thirdCard.getByRole('button', { name: 'Reject' }).click(),
+    ]);
+    expect(empty.status()).toBe(400);
+    const error = page.locator(`#reason-${third.id}-error`);
+    expect(await error.textContent()).toMatch(/reason/);
+    expect(await page.locator(`#reason-${third.id}`).getAttribute('aria-describedby')).toBe(`reason-${third.id}-error`);
+    expect((await stack.api.getRun(b.id)).pendingApproval?.id).toBe(third.id);
+
+    // Edit, then approve, from the card: the edited call is made once.
+    await thirdCard.locator('summary').click();
+    await page.fill(
+      `#arguments-${third.id}`,
+      JSON.stringify({
+        request: { amount: 3, reason: 'Refund the lamp only' },
+        additionalInputs: { 'path.orderId': 'A-9002' },
+      }),
+    );
+    const [edited] = await Promise.all([
+      page.waitForResponse((r) => r.url().endsWith(`/console/approvals/${third.id}/approve`)),
+      thirdCard.getByRole('button', { name: 'Approve with these arguments' }).click(),
+    ]);
+    expect(edited.status()).toBe(200);
+    await thirdCard.waitFor({ state: 'detached', timeout: 5000 });
+    expect((await stack.api.waitForEnd(b.id)).status).toBe('Completed');
+    expect(refundCalls('A-9002').map((c) => JSON.parse(c.body))).toEqual([
+      { amount: 3, reason: 'Refund the lamp only' },
+    ]);
+    expect(page.url()).toBe(inboxUrl);
+    expect(bodies.some((body) => body.includes(SECRET))).toBe(false);
+    await page.close();
+  });
+
+  it('10. draws a run as a timeline: one bar per step with its events’ durations, live while it runs, a step opens its detail', async () => {
+    const run = await startRun('[gate:timeline] The lamp of order A-1001 arrived broken, please refund it.');
+    await stack.openai.reached('timeline');
+    const page = await admin.newPage();
+    await page.goto(`${base}/console/runs/${run.id}`);
+    const bars = page.locator('#timeline .tl-step');
+    const before = await bars.count();
+    stack.openai.open('timeline');
+    // Bars arrive without a reload, up to the approval wait.
+    await expect
+      .poll(() => page.locator('#timeline').textContent(), { timeout: 15_000 })
+      .toContain('Approval wait: refund-order');
+    expect(await bars.count()).toBeGreaterThan(before);
+    const approval = await pendingOf(run.id);
+    expect((await stack.api.request('POST', `/v1/approvals/${approval.id}/approve`, {})).status).toBe(200);
+    await stack.api.waitForEnd(run.id);
+    // Once the run has ended the timeline stops asking for itself.
+    await expect.poll(() => page.locator('#timeline').getAttribute('hx-get'), { timeout: 15_000 }).toBeNull();
+    const events = await stack.api.events(run.id);
+    const stepped = events.filter((e) =>
+      ['model-response', 'tool-result', 'approval-requested', 'input-requested'].includes(e.type),
+    );
+    expect(await bars.count()).toBe(stepped.length);
+    // Each bar says the duration its event states.
+    const shown = await page.locator('#timeline .tl-duration').allTextContents();
+    const stated = stepped.map((e) => (typeof e.data.durationMs === 'number' ? e.data.durationMs : null));
+    shown.forEach((text, i) => {
+      const ms = stated[i];
+      if (ms !== null && ms < 1000) expect(text).toBe(`${ms} ms`);
+      if (ms !== null && ms >= 1000) expect(text).toBe(`${(ms / 1000).toFixed(1)} s`);
+    });
+    // A bar's place and length are classes (the CSP allows no style attribute).
+    for (const cls of await page.locator('#timeline .tl-bar').evaluateAll((els) => els.map((e) => e.className)))
+      expect(cls).toMatch(/^tl-bar o-\d+ w-\d+$/);
+    expect(await page.locator('#timeline [style]').count()).toBe(0);
+    // A tool call opens to its arguments, the prepared request (masked) and the response.
+    const refund = page.locator('#timeline .tl-step', { hasText: 'Tool call refund-order' });
+    await refund.locator('summary').click();
+    const detail = (await refund.locator('.tl-detail').textContent()) ?? '';
+    expect(detail).toContain('Arguments');
+    expect(detail).toContain('The prepared request (secrets masked)');
+    expect(detail).toContain('/orders/A-1001/refund');
+    expect(detail).toContain('Response');
+    expect(detail).not.toContain(SECRET);
+    // The model's words, with its tokens.
+    expect(await page.locator('#timeline .tl-step.k-model').first().textContent()).toMatch(/tokens/);
+    // The pictures show the ended run as loaded afresh (the page's "Spent" line is not live; the timeline is).
+    if (process.env.MT_CONSOLE_SCREENSHOTS) {
+      await page.reload();
+      await refund.locator('summary').click();
+      await screenshot(page, 'console-timeline.png');
+    }
+    await page.close();
+  });
+
+  it('11. tells of a new approval by a browser notification once asked to, on a click', async () => {
+    const context = await newContext();
+    // A stand-in for the browser's Notification API that records what is shown (headless Chromium shows nothing).
+    await context.addInitScript(() => {
+      const shown: string[] = [];
+      let permission = 'default';
+      Object.assign(window, { __shown: shown });
+      Object.defineProperty(window, 'Notification', {
+        value: class {
+          static get permission() {
+            return permission;
+          }
+          static async requestPermission() {
+            permission = 'granted';
+            return permission;
+          }
+          constructor(title: string) {
+            shown.push(title);
+          }
+        },
+      });
+    });
+    const page = await context.newPage();
+    await context.addCookies(await admin.cookies());
+    await page.goto(`${base}/console/approvals`);
+    const notify = page.locator('#notify');
+    expect(await notify.isVisible()).toBe(true);
+    expect(await page.evaluate(() => (window as unknown as { __shown: string[] }).__shown)).toEqual([]);
+    await notify.click();
+    await expect.poll(() => notify.getAttribute('aria-pressed')).toBe('true');
+    const run = await startRun('The lamp of order A-1101 arrived broken, please refund it.');
+    const approval = await pendingOf(run.id);
+    await page.locator(`#approval-${approval.id}`).waitFor({ timeout: 5000 });
+    await expect
+      .poll(() => page.evaluate(() => (window as unknown as { __shown: string[] }).__shown))
+      .toEqual(['Approve refund-order?']);
+    await stack.api.request('POST', `/v1/approvals/${approval.id}/approve`, {});
+    await stack.api.waitForEnd(run.id);
+    await context.close();
+  });
+
   // One test a page: axe-core's analysis of a page took 7-10 s of Chromium's CPU at load 19, so the six pages in one
   // test took 53 s of its 60 s (and ran out at load 20+).
   describe('7. every page has no WCAG 2.2 AA violation (axe-core)', () => {
@@ -357,26 +559,54 @@ describe('the web console', { timeout: 60_000 }, () => {
       if (run) await stack.api.request('POST', `/v1/runs/${run.id}/cancel`, {});
     });
 
-    it('the sign-in page', async () => {
-      const anonymous = await newContext();
-      const login = await anonymous.newPage();
-      await login.goto(`${base}/console/login`);
-      await expectAccessible(login);
-      await anonymous.close();
-    });
-
-    it.each([
+    const pages: [string, () => string][] = [
       ['the approvals', () => '/console/approvals'],
       ['an approval', () => `/console/approvals/${approval.id}`],
       ['the runs', () => '/console/runs'],
       ['a run', () => `/console/runs/${run.id}`],
       ['the resources', () => '/console/resources'],
       ['the audit log', () => '/console/audit'],
-    ])('%s page', async (_, path) => {
-      const page = await admin.newPage();
-      await page.goto(`${base}${path()}`);
-      await expectAccessible(page);
-      await page.close();
+    ];
+
+    it.each(['light', 'dark'] as const)('the sign-in page (%s)', async (scheme) => {
+      const anonymous = await newContext();
+      const login = await anonymous.newPage();
+      await login.emulateMedia({ colorScheme: scheme });
+      await login.goto(`${base}/console/login`);
+      await expectAccessible(login);
+      await anonymous.close();
+    });
+
+    it.each(pages.flatMap(([name]) => (['light', 'dark'] as const).map((scheme) => [name, scheme] as const)))(
+      '%s page (%s)',
+      async (name, scheme) => {
+        const path = pages.find(([n]) => n === name)?.[1] ?? (() => '/console');
+        const page = await admin.newPage();
+        await page.emulateMedia({ colorScheme: scheme });
+        await page.goto(`${base}${path()}`);
+        // Opened steps and edits are checked too (highlighted JSON, the bars, the error links).
+        await page.evaluate(() => {
+          for (const d of document.querySelectorAll('details')) d.open = true;
+        });
+        await expectAccessible(page);
+        await page.close();
+      },
+    );
+
+    it('every page fits a 360 px wide screen without scrolling sideways', async () => {
+      const context = await browser.newContext({ viewport: { width: 360, height: 780 } });
+      const page = await context.newPage();
+      await signIn(page, base, stack.adminKey);
+      const widths: Record<string, number> = {};
+      for (const [name, path] of [['the sign-in', () => '/console/login'] as [string, () => string], ...pages]) {
+        await page.goto(`${base}${path()}`);
+        await page.evaluate(() => {
+          for (const d of document.querySelectorAll('details')) d.open = true;
+        });
+        widths[name] = await page.evaluate(() => document.documentElement.scrollWidth);
+      }
+      expect(widths).toEqual(Object.fromEntries(Object.keys(widths).map((k) => [k, 360])));
+      await context.close();
     });
   });
 

@@ -37,6 +37,9 @@ export function api(url: string, key: string): Api {
         ...(body === undefined ? {} : { 'content-type': 'application/json' }),
       },
       body: body === undefined ? undefined : JSON.stringify(body),
+      // Every wait has a deadline: a request the server never answers fails the test with its route, not a hook's
+      // timeout (undici's own is 5 minutes).
+      signal: AbortSignal.timeout(60_000),
     });
     const text = await res.text();
     let parsed: unknown = text;

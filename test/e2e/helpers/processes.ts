@@ -46,8 +46,8 @@ function controls(child: ChildProcess, log: () => string): WorkerProcess {
  * Starts the real `mt worker` with a clean environment plus `env`, and waits until it says it is
  * working (its `executing runs` line on stderr); rejects with its output when it exits first or after 60 s.
  */
-export async function startWorker(home: string, env: Record<string, string>): Promise<WorkerProcess> {
-  const child = spawn(process.execPath, [MT, 'worker'], { cwd: home, env: { ...cleanEnv(home), ...env } });
+export async function startWorker(home: string, env: Record<string, string>, mt = MT): Promise<WorkerProcess> {
+  const child = spawn(process.execPath, [mt, 'worker'], { cwd: home, env: { ...cleanEnv(home), ...env } });
   let log = '';
   child.stdout?.on('data', (c: Buffer) => {
     log += c.toString();
@@ -106,14 +106,16 @@ export interface ServeProcess extends WorkerProcess {
  * Starts the real `mt serve --port 0 --host 127.0.0.1 ...args` with a clean environment plus `env` (no
  * DATABASE_URL means PGlite) and waits for its `listening on` line; rejects with its output when it exits first
  * or after 60 s (four servers starting at once took over 30 s at load 20-25, with nothing wrong but the load).
- * The one way tests start `mt serve` (harness.ts's `startServer` is this on a PostgreSQL URL).
+ * The one way tests start `mt serve` (harness.ts's `startServer` is this on a PostgreSQL URL). `mt` is the executable,
+ * this repository's unless a test runs another release's (helpers/previous-release.ts).
  */
 export async function startServe(
   home: string,
   env: Record<string, string>,
   args: string[] = [],
+  mt = MT,
 ): Promise<ServeProcess> {
-  const child = spawn(process.execPath, [MT, 'serve', '--port', '0', '--host', '127.0.0.1', ...args], {
+  const child = spawn(process.execPath, [mt, 'serve', '--port', '0', '--host', '127.0.0.1', ...args], {
     cwd: home,
     env: { ...cleanEnv(home), ...env },
   });

@@ -2,9 +2,17 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { copyPgliteTemplate, createTestDatabase, type TestDatabase } from '@maitento/testkit';
-import { expect } from 'vitest';
-import { requireBuiltCli, tempHome } from '../support/harness.js';
+import {
+  copyPgliteTemplate,
+  createTestDatabase,
+  type PgBouncer,
+  startPgBouncer,
+  TEST_SERVER_URL,
+  type TestDatabase,
+} from '@maitento/testkit';
+import pg from 'pg';
+import { afterAll, beforeAll, expect } from 'vitest';
+import { requireBuiltCli, runMt, tempHome } from '../support/harness.js';
 import { type Api, api } from './api.js';
 import { runsRepoFiles } from './config-repo.js';
 import { type ScenarioModel, startScenarioModel } from './model-script.js';
@@ -52,6 +60,83 @@ export interface RunsStackOptions {
   databaseEnv?: (url: string) => Record<string, string>;
   /** Extra arguments of the first `mt serve` (e.g. `--no-worker`). */
   serveArgs?: string[];
+  /**
+   * The `mt` executable of every process the stack starts (default this repository's; another release's, see
+   * helpers/previous-release.ts). With it the database starts empty and the first process migrates it.
+   */
+  mt?: string;
+}
+
+/**
+ * How the stacks' processes reach PostgreSQL, for running test files again another way (docs/testing.md, "The same
+ * tests another way"): `MT_E2E_DATABASE=pgbouncer-transaction` puts Debian's PgBouncer in transaction mode between
+ * them and the database (DATABASE_URL the pooler's, MT_DIRECT_DATABASE_URL the server's); `runtime-role` has the
+ * database owned by a role of its own that runs `mt migrate --grant-runtime`, and the processes log in as a runtime
+ * role with no superuser and no CREATE, with MT_MIGRATE=off. Unset (`direct`), they connect as the tests' superuser.
+ * A stack that sets its own database URL, another release's `mt` or PGlite is not changed.
+ */
+export type E2eDatabaseMode = 'direct' | 'pgbouncer-transaction' | 'runtime-role';
+
+export function e2eDatabaseMode(): E2eDatabaseMode {
+  const mode = process.env.MT_E2E_DATABASE ?? 'direct';
+  if (mode !== 'direct' && mode !== 'pgbouncer-transaction' && mode !== 'runtime-role')
+    throw new Error(`MT_E2E_DATABASE=${mode}: not direct, pgbouncer-transaction or runtime-role`);
+  return mode;
+}
+
+/** What a stack made for its database mode, and how to undo it once its database is dropped. */
+interface DatabaseWay {
+  env: Record<string, string>;
+  close(): Promise<void>;
+}
+
+/**
+ * Sets `db` up for `mode`: the processes' environment (DATABASE_URL and the rest) and what to undo at the end. The
+ * database is empty for `runtime-role` (its owner migrates it) and migrated otherwise.
+ */
+async function databaseWay(mode: E2eDatabaseMode, db: TestDatabase, home: string): Promise<DatabaseWay> {
+  if (mode === 'pgbouncer-transaction') {
+    const bouncer: PgBouncer = await startPgBouncer({ mode: 'transaction', poolSize: 8 });
+    return {
+      env: { DATABASE_URL: bouncer.through(db.url), MT_DIRECT_DATABASE_URL: db.url },
+      close: () => bouncer.stop(),
+    };
+  }
+  if (mode === 'runtime-role') {
+    const owner = `${db.name}_owner`;
+    const runtime = `${db.name}_rt`;
+    const as = (role: string) => {
+      const url = new URL(db.url);
+      url.username = role;
+      url.password = '';
+      return url.toString();
+    };
+    const admin = new pg.Client({ connectionString: TEST_SERVER_URL });
+    await admin.connect();
+    try {
+      // The owner owns the database (so it may create pg-boss's schema); the runtime role is a plain login.
+      await admin.query(`CREATE ROLE "${owner}" LOGIN`);
+      await admin.query(`CREATE ROLE "${runtime}" LOGIN NOINHERIT`);
+      await admin.query(`ALTER DATABASE "${db.name}" OWNER TO "${owner}"`);
+    } finally {
+      await admin.end();
+    }
+    const migrated = await runMt(['migrate', '--database-url', as(owner), '--grant-runtime', runtime], { home });
+    if (migrated.code !== 0) throw new Error(`mt migrate as the owner failed:\n${migrated.stderr}`);
+    return {
+      env: { DATABASE_URL: as(runtime), MT_MIGRATE: 'off' },
+      async close() {
+        const c = new pg.Client({ connectionString: TEST_SERVER_URL });
+        await c.connect();
+        try {
+          for (const role of [runtime, owner]) await c.query(`DROP ROLE IF EXISTS "${role}"`);
+        } finally {
+          await c.end();
+        }
+      },
+    };
+  }
+  return { env: { DATABASE_URL: db.url }, close: async () => {} };
 }
 
 /**
@@ -61,10 +146,21 @@ export interface RunsStackOptions {
  */
 export async function startRunsStack(options: RunsStackOptions = {}): Promise<RunsStack> {
   requireBuiltCli();
+  // The way to the database MT_E2E_DATABASE asks for, unless the stack names its own.
+  const mode =
+    options.pglite ||
+    options.mt !== undefined ||
+    options.databaseUrl !== undefined ||
+    options.databaseEnv !== undefined ||
+    options.env?.DATABASE_URL !== undefined
+      ? 'direct'
+      : e2eDatabaseMode();
   // The set-up steps are independent of each other: made at the same time.
   const [home, db, dataDir, upstream, openai, anthropic] = await Promise.all([
     tempHome(),
-    options.pglite ? undefined : createTestDatabase('mt_e2e_runs', { migrated: true }),
+    options.pglite
+      ? undefined
+      : createTestDatabase('mt_e2e_runs', { migrated: options.mt === undefined && mode !== 'runtime-role' }),
     options.pglite
       ? mkdtemp(join(tmpdir(), 'mt-e2e-pglite-')).then(async (dir) => {
           // An empty PGlite database already made, so `mt serve` skips initdb (pglite-serve.test.ts starts from
@@ -78,6 +174,7 @@ export async function startRunsStack(options: RunsStackOptions = {}): Promise<Ru
     startScenarioModel('anthropic'),
   ]);
   const adminKey = `mt_e2e_${randomBytes(18).toString('hex')}`;
+  const way = db ? await databaseWay(mode, db, home) : undefined;
   const env: Record<string, string> = {
     MT_SECRET_KEY: randomBytes(32).toString('hex'),
     MT_BOOTSTRAP_KEY: adminKey,
@@ -86,7 +183,11 @@ export async function startRunsStack(options: RunsStackOptions = {}): Promise<Ru
     ANTHROPIC_BASE_URL: anthropic.server.url,
     ANTHROPIC_API_KEY: 'test-anthropic-key',
     MT_EGRESS_ALLOW: '127.0.0.1',
-    ...(db ? { DATABASE_URL: options.databaseUrl?.(db.url) ?? db.url, ...options.databaseEnv?.(db.url) } : {}),
+    ...(db
+      ? mode === 'direct'
+        ? { DATABASE_URL: options.databaseUrl?.(db.url) ?? db.url, ...options.databaseEnv?.(db.url) }
+        : way?.env
+      : {}),
     ...options.env,
   };
   const servers: ServeProcess[] = [];
@@ -103,7 +204,7 @@ export async function startRunsStack(options: RunsStackOptions = {}): Promise<Ru
     workers,
     api: undefined as unknown as Api,
     addWorker: async () => {
-      const w = await startWorker(home, env);
+      const w = await startWorker(home, env, options.mt);
       workers.push(w);
       return w;
     },
@@ -114,6 +215,7 @@ export async function startRunsStack(options: RunsStackOptions = {}): Promise<Ru
       await Promise.all([...servers, ...workers].map((p) => p.stop()));
       await Promise.all([upstream.close(), openai.server.close(), anthropic.server.close()]);
       await db?.drop();
+      await way?.close();
       for (const dir of [home, dataDir]) if (dir) await rm(dir, { recursive: true, force: true });
     },
   };
@@ -121,10 +223,12 @@ export async function startRunsStack(options: RunsStackOptions = {}): Promise<Ru
     const count = options.servers ?? 1;
     // The first server migrates the database; the other servers and the workers start once it is ready, all at
     // once (each start is seconds of waiting on its own process).
-    servers.push(await startServe(home, env, [...(dataDir ? ['--data', dataDir] : []), ...(options.serveArgs ?? [])]));
+    servers.push(
+      await startServe(home, env, [...(dataDir ? ['--data', dataDir] : []), ...(options.serveArgs ?? [])], options.mt),
+    );
     const more = await Promise.allSettled([
       ...Array.from({ length: count - 1 }, async () => {
-        servers.push(await startServe(home, env));
+        servers.push(await startServe(home, env, [], options.mt));
       }),
       ...Array.from({ length: options.workers ?? 0 }, () => stack.addWorker()),
     ]);
@@ -141,4 +245,44 @@ export async function startRunsStack(options: RunsStackOptions = {}): Promise<Ru
     throw error;
   }
   return stack;
+}
+
+/** What {@link useRunsStack} does around the stack it starts. */
+export interface UseRunsStack {
+  /** How long the start may take (the `beforeAll` hook's deadline; default 90 s). */
+  timeoutMs?: number;
+  /** Done before the stack closes (e.g. releasing what a fake model holds). */
+  closing?: (stack: RunsStack) => void | Promise<void>;
+}
+
+/**
+ * An e2e file's runs stack: started in a `beforeAll` (by {@link startRunsStack} with `start`'s options, or by `start`
+ * itself) and closed in an `afterAll`. Answers the stack, to use from the tests and hooks on (a property set on it is
+ * set on the stack); using it before the start has finished throws.
+ */
+export function useRunsStack(
+  start: RunsStackOptions | (() => Promise<RunsStack>) = {},
+  around: UseRunsStack = {},
+): RunsStack {
+  let stack: RunsStack | undefined;
+  beforeAll(async () => {
+    stack = typeof start === 'function' ? await start() : await startRunsStack(start);
+  }, around.timeoutMs ?? 90_000);
+  afterAll(async () => {
+    if (stack === undefined) return;
+    try {
+      await around.closing?.(stack);
+    } finally {
+      await stack.close();
+    }
+  });
+  const started = (key: string | symbol): RunsStack => {
+    if (stack === undefined) throw new Error(`the runs stack's ${String(key)} was used before the stack started`);
+    return stack;
+  };
+  // Reads and writes go to the started stack (a test may point `api` at another server).
+  return new Proxy({} as RunsStack, {
+    get: (_, key) => Reflect.get(started(key), key),
+    set: (_, key, value) => Reflect.set(started(key), key, value),
+  });
 }

@@ -31,6 +31,11 @@ const SCRIPTS: Record<string, unknown[]> = {
     { toolCalls: [{ name: 'get-order', arguments: { additionalInputs: { 'path.orderId': 'SLOW-1' } } }] },
     { text: 'Order SLOW-1 was delivered.' },
   ],
+  'triage-failing': [handTo('billing-failing-agent', 'Look up order GONE-1'), { text: 'Billing handled it.' }],
+  'billing-failing': [
+    { toolCalls: [{ name: 'get-order', arguments: { additionalInputs: { 'path.orderId': 'GONE-1' } } }] },
+    { text: 'Order GONE-1 was delivered.' },
+  ],
   'triage-two': [
     {
       toolCalls: [
@@ -42,10 +47,14 @@ const SCRIPTS: Record<string, unknown[]> = {
   ],
   'lookup-a': [{ text: 'A is fine.' }],
   'lookup-b': [{ text: 'B is fine.' }],
-  'level-0': [handTo('level-1', 'go deeper'), { text: 'level 0 done' }],
-  'level-1': [handTo('level-2', 'go deeper'), { text: 'level 1 done' }],
-  'level-2': [handTo('level-3', 'go deeper'), { text: 'level 2 done' }],
-  'level-3': [handTo('level-4', 'go deeper'), { text: 'level 3 done without level 4' }],
+  // Each level answers after a failed call on purpose (its `onToolError` turn): the one below it hit the depth limit.
+  'level-0': [handTo('level-1', 'go deeper'), { text: 'level 0 done', onToolError: { text: 'level 0 done' } }],
+  'level-1': [handTo('level-2', 'go deeper'), { text: 'level 1 done', onToolError: { text: 'level 1 done' } }],
+  'level-2': [handTo('level-3', 'go deeper'), { text: 'level 2 done', onToolError: { text: 'level 2 done' } }],
+  'level-3': [
+    handTo('level-4', 'go deeper'),
+    { text: 'level 3 done', onToolError: { text: 'level 3 done without level 4' } },
+  ],
   'level-4': [{ text: 'level 4 should never run' }],
 };
 
@@ -92,6 +101,15 @@ function repoFiles(origin: string): RepoFile[] {
       path: 'agents/billing-slow-agent.mtr',
       content: agent('billing-slow', 'Looks up orders', '{ ref = @ref("get-order") }'),
     },
+    {
+      path: 'agents/triage-failing-agent.mtr',
+      content: agent('triage-failing', 'Routes questions', '{ agent = @ref("billing-failing-agent") }'),
+    },
+    {
+      path: 'agents/billing-failing-agent.mtr',
+      content: agent('billing-failing', 'Looks up orders', '{ ref = @ref("get-order") }'),
+    },
+    { path: 'interactions/one-shot/triage-failing.mtr', content: interaction('triage-failing-agent') },
     {
       path: 'agents/triage-two-agent.mtr',
       content: agent(

@@ -38,8 +38,8 @@ export interface RunOptions {
 
 /** The environment every `mt` process starts from: no settings of the person running the tests. */
 export function cleanEnv(home: string): Record<string, string> {
-  // MT_PUBLIC_URL as the example repo's README says to set it: its file tools (auth = "Maitento") call the
-  // platform at mt serve's default address, and `mt check`, `mt deploy` and the server refuse them without it.
+  // MT_PUBLIC_URL at mt serve's default address, as tests set it before the example repo's platform tools named
+  // paths on the platform (decision 0260): a test's server on another port overrides it where it calls them.
   // No load balancer watches a test's `mt serve`: a SIGTERM closes its listener at once (a test sets its own window).
   return {
     PATH: process.env.PATH ?? '',

@@ -17,7 +17,14 @@ if TYPE_CHECKING:
         AsyncAgents,
         AsyncApprovals,
         AsyncAudit,
+        AsyncAuthProviders,
+        AsyncConnections,
+        AsyncSchedules,
+        AsyncTriggers,
+        AsyncUsage,
         Audit,
+        AuthProviders,
+        Connections,
         AsyncConnectors,
         AsyncDeploys,
         AsyncExtops,
@@ -28,6 +35,7 @@ if TYPE_CHECKING:
         AsyncKnowledgeBases,
         AsyncNamespaces,
         AsyncSecrets,
+        AsyncWebhooks,
         Connectors,
         Deploys,
         Extops,
@@ -37,7 +45,11 @@ if TYPE_CHECKING:
         Keys,
         KnowledgeBases,
         Namespaces,
+        Schedules,
         Secrets,
+        Triggers,
+        Usage,
+        Webhooks,
     )
 
 
@@ -61,6 +73,8 @@ class Maitento(SyncAPIClient):
             Agents,
             Approvals,
             Audit,
+            AuthProviders,
+            Connections,
             Connectors,
             Deploys,
             Extops,
@@ -70,7 +84,11 @@ class Maitento(SyncAPIClient):
             Keys,
             KnowledgeBases,
             Namespaces,
+            Schedules,
             Secrets,
+            Triggers,
+            Usage,
+            Webhooks,
         )
 
         self.connectors: Connectors = Connectors(self)
@@ -86,6 +104,12 @@ class Maitento(SyncAPIClient):
         self.knowledge_bases = KnowledgeBases(self)
         self.file_systems = FileSystems(self)
         self.audit = Audit(self)
+        self.usage = Usage(self)
+        self.webhooks = Webhooks(self)
+        self.auth_providers = AuthProviders(self)
+        self.connections = Connections(self)
+        self.schedules = Schedules(self)
+        self.triggers = Triggers(self)
 
     def __enter__(self) -> Maitento:
         return self
@@ -114,6 +138,8 @@ class AsyncMaitento(AsyncAPIClient):
             AsyncAgents,
             AsyncApprovals,
             AsyncAudit,
+            AsyncAuthProviders,
+            AsyncConnections,
             AsyncConnectors,
             AsyncDeploys,
             AsyncExtops,
@@ -123,7 +149,11 @@ class AsyncMaitento(AsyncAPIClient):
             AsyncKeys,
             AsyncKnowledgeBases,
             AsyncNamespaces,
+            AsyncSchedules,
             AsyncSecrets,
+            AsyncTriggers,
+            AsyncUsage,
+            AsyncWebhooks,
         )
 
         self.connectors: AsyncConnectors = AsyncConnectors(self)
@@ -139,6 +169,12 @@ class AsyncMaitento(AsyncAPIClient):
         self.knowledge_bases = AsyncKnowledgeBases(self)
         self.file_systems = AsyncFileSystems(self)
         self.audit = AsyncAudit(self)
+        self.usage = AsyncUsage(self)
+        self.webhooks = AsyncWebhooks(self)
+        self.auth_providers = AsyncAuthProviders(self)
+        self.connections = AsyncConnections(self)
+        self.schedules = AsyncSchedules(self)
+        self.triggers = AsyncTriggers(self)
 
     async def __aenter__(self) -> AsyncMaitento:
         return self

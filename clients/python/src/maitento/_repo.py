@@ -8,7 +8,15 @@ import re
 from pathlib import Path
 
 # The resource folders; every `.mtr` and `.json` file under them is part of the repo.
-TOP_FOLDERS = ("connectors", "external-operations", "agents", "interactions")
+TOP_FOLDERS = (
+    "auth-providers",
+    "connectors",
+    "external-operations",
+    "agents",
+    "interactions",
+    "schedules",
+    "triggers",
+)
 SKIPPED_FOLDERS = frozenset({"node_modules", ".git"})
 EXTENSIONS = (".mtr", ".json")
 

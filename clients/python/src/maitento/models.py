@@ -31,12 +31,41 @@ class Diagnostic(MaitentoModel):
     hint: str | None = Field(None)
 
 
+class ErrorAuthorization(MaitentoModel):
+    """With api:connections:authorization-required from a direct tool call: the end user's connect link; they open it, then the call is made again"""
+
+    provider: str = Field(description="The auth provider the end user connects at")
+    end_user: str = Field(alias="endUser")
+    reason: str = Field(description="What the connection lacks: not connected, missing scopes: ...")
+    scopes: list[str]
+    url: str = Field(description="The connect link to hand the end user (opened once, before expiresAt)")
+    expires_at: str = Field(alias="expiresAt")
+
+
 class Error(MaitentoModel):
-    """Every error: a message, a stable code, and for a refused deploy its diagnostics"""
+    """Every error: a message, a stable code, for a refused deploy its diagnostics, and for a direct tool call whose end user must connect their connect link"""
 
     error: str
     code: str
     diagnostics: list[Diagnostic] | None = Field(None)
+    authorization: ErrorAuthorization | None = Field(None, description="With api:connections:authorization-required from a direct tool call: the end user's connect link; they open it, then the call is made again")
+
+
+class AuthProvider(MaitentoModel):
+    """AuthProvider."""
+
+    kind: Literal["auth-provider"]
+    name: str
+    issuer: str | None = Field(None, description="The issuer identifier; endpoints come from its metadata (RFC 8414, OIDC Discovery)")
+    authorization_url: str | None = Field(None, alias="authorizationUrl", description="The authorization endpoint, when no issuer is given")
+    token_url: str | None = Field(None, alias="tokenUrl", description="The token endpoint, when no issuer is given")
+    resource: str | None = Field(None, description="A protected resource (a remote MCP server's URL): the issuer is the first authorization server its metadata names (RFC 9728)")
+    client_id: str | None = Field(None, alias="clientId", description="The client id registered at the provider; absent when the client is registered dynamically (RFC 7591) at its issuer")
+    client_secret: str | None = Field(None, alias="clientSecret", description="The client secret's name (a secret of the namespace)")
+    token_auth_method: Literal["client_secret_basic", "client_secret_post", "none"] = Field(alias="tokenAuthMethod")
+    scopes: list[str] = Field(description="The scopes every connection asks for")
+    authorization_params: dict[str, str] = Field(alias="authorizationParams", description="Extra parameters of the authorization request (such as access_type = \"offline\")")
+    refresh: bool = Field(description="Whether access tokens are refreshed with the refresh token")
 
 
 class ConnectorMcp(MaitentoModel):
@@ -88,6 +117,33 @@ class ConnectorSchema(MaitentoModel):
     response: Any = Field(None)
 
 
+class ConnectorLimitPerKey(MaitentoModel):
+    """The same counts for each API key apart: the key of a REST or MCP call, or the key that started the run"""
+
+    calls: int | None = Field(None, description="Calls admitted in any window of `per`")
+    per: str | None = Field(None, description="The window of `calls`: \"5s\", \"1m\", \"1h\"")
+    in_flight: int | None = Field(None, alias="inFlight", description="Calls in flight at once")
+
+
+class ConnectorLimitPerEndUser(MaitentoModel):
+    """The same counts for each end user apart (a run or an MCP call that names one)"""
+
+    calls: int | None = Field(None, description="Calls admitted in any window of `per`")
+    per: str | None = Field(None, description="The window of `calls`: \"5s\", \"1m\", \"1h\"")
+    in_flight: int | None = Field(None, alias="inFlight", description="Calls in flight at once")
+
+
+class ConnectorLimit(MaitentoModel):
+    """A limit on the calls to the connector's origin by every tool that uses a connector with this origin and a limit, across every process (docs/limits.md)"""
+
+    calls: int | None = Field(None, description="Calls admitted in any window of `per`")
+    per: str | None = Field(None, description="The window of `calls`: \"5s\", \"1m\", \"1h\"")
+    in_flight: int | None = Field(None, alias="inFlight", description="Calls in flight at once")
+    per_key: ConnectorLimitPerKey | None = Field(None, alias="perKey", description="The same counts for each API key apart: the key of a REST or MCP call, or the key that started the run")
+    per_end_user: ConnectorLimitPerEndUser | None = Field(None, alias="perEndUser", description="The same counts for each end user apart (a run or an MCP call that names one)")
+    on_limit: Literal["wait", "fail"] | None = Field(None, alias="onLimit", description="Inside a run: \"wait\" (default) until the window opens, or \"fail\" the tool call")
+
+
 class Connector(MaitentoModel):
     """Connector."""
 
@@ -99,7 +155,11 @@ class Connector(MaitentoModel):
     description: str
     parameters: ConnectorParameters
     schema_: ConnectorSchema = Field(alias="schema")
-    auth: Literal["None", "Header", "Maitento"]
+    auth: Literal["None", "Header", "Maitento", "OAuth2"]
+    provider: str | None = Field(None, description="With auth OAuth2: the auth provider whose connection of the run's end user is used")
+    grant: Literal["authorization_code", "client_credentials"] | None = Field(None, description="With auth OAuth2: authorization_code (the run's end user's connection, the default) or client_credentials (the provider's own token)")
+    scopes: list[str] | None = Field(None, description="With auth OAuth2: the scopes the connector needs, besides the provider's")
+    limit: ConnectorLimit | None = Field(None, description="A limit on the calls to the connector's origin by every tool that uses a connector with this origin and a limit, across every process (docs/limits.md)")
 
 
 class ToolBindings(MaitentoModel):
@@ -120,9 +180,36 @@ class ToolAuth(MaitentoModel):
 class ToolApproval(MaitentoModel):
     """The tool's approval policy (docs/roles.md)"""
 
-    approvers: list[str] | None = Field(None, description="Who may answer: key roles and/or API key ids")
+    approvers: list[str] | None = Field(None, description="Who may answer: key roles, API key ids and/or people (person:<id>)")
     count: int | None = Field(None, description="How many distinct approvers are needed")
     exclude_starter: bool | None = Field(None, alias="excludeStarter", description="true: the key that started the run's tree may not answer")
+
+
+class ToolLimitPerKey(MaitentoModel):
+    """The same counts for each API key apart: the key of a REST or MCP call, or the key that started the run"""
+
+    calls: int | None = Field(None, description="Calls admitted in any window of `per`")
+    per: str | None = Field(None, description="The window of `calls`: \"5s\", \"1m\", \"1h\"")
+    in_flight: int | None = Field(None, alias="inFlight", description="Calls in flight at once")
+
+
+class ToolLimitPerEndUser(MaitentoModel):
+    """The same counts for each end user apart (a run or an MCP call that names one)"""
+
+    calls: int | None = Field(None, description="Calls admitted in any window of `per`")
+    per: str | None = Field(None, description="The window of `calls`: \"5s\", \"1m\", \"1h\"")
+    in_flight: int | None = Field(None, alias="inFlight", description="Calls in flight at once")
+
+
+class ToolLimit(MaitentoModel):
+    """The tool's rate limit and concurrency cap, across every process (docs/limits.md)"""
+
+    calls: int | None = Field(None, description="Calls admitted in any window of `per`")
+    per: str | None = Field(None, description="The window of `calls`: \"5s\", \"1m\", \"1h\"")
+    in_flight: int | None = Field(None, alias="inFlight", description="Calls in flight at once")
+    per_key: ToolLimitPerKey | None = Field(None, alias="perKey", description="The same counts for each API key apart: the key of a REST or MCP call, or the key that started the run")
+    per_end_user: ToolLimitPerEndUser | None = Field(None, alias="perEndUser", description="The same counts for each end user apart (a run or an MCP call that names one)")
+    on_limit: Literal["wait", "fail"] | None = Field(None, alias="onLimit", description="Inside a run: \"wait\" (default) until the window opens, or \"fail\" the tool call")
 
 
 class Tool(MaitentoModel):
@@ -136,6 +223,7 @@ class Tool(MaitentoModel):
     auth: ToolAuth | None = Field(None)
     requires_approval: bool = Field(alias="requiresApproval")
     approval: ToolApproval | None = Field(None, description="The tool's approval policy (docs/roles.md)")
+    limit: ToolLimit | None = Field(None, description="The tool's rate limit and concurrency cap, across every process (docs/limits.md)")
 
 
 class ToolDefinition(MaitentoModel):
@@ -149,13 +237,22 @@ class ToolDefinition(MaitentoModel):
 class DeployPlanChangesItem(MaitentoModel):
     """DeployPlanChangesItem."""
 
-    kind: Literal["connector", "tool", "agent", "interaction"]
+    kind: Literal["auth-provider", "connector", "tool", "agent", "interaction", "schedule", "trigger"]
     name: str
-    action: Literal["create", "update", "unchanged"]
+    action: Literal["create", "update", "unchanged", "delete"]
     version: int
     previous_version: int | None = Field(None, alias="previousVersion")
     changed: list[str] | None = Field(None)
     breaking: list[str]
+    pinned_by: list[str] | None = Field(None, alias="pinnedBy", description="A delete only: the runs not yet ended that pin versions of it (their ids); those versions stay enabled until the runs end, the rest are disabled")
+
+
+class DeployPlanAbsentItem(MaitentoModel):
+    """DeployPlanAbsentItem."""
+
+    kind: Literal["auth-provider", "connector", "tool", "agent", "interaction", "schedule", "trigger"]
+    name: str
+    version: int = Field(description="Its latest version")
 
 
 class DeployPlan(MaitentoModel):
@@ -163,6 +260,8 @@ class DeployPlan(MaitentoModel):
 
     applied: bool
     changes: list[DeployPlanChangesItem]
+    absent: list[DeployPlanAbsentItem] | None = Field(None, description="Without prune (present only when there is one): the resources of the namespace the repo does not hold, left as they are; a deploy with prune would delete them")
+    warnings: list[Diagnostic] | None = Field(None, description="What the deploy did not refuse but a run may trip on (present only when there is one): the compiler's warnings, and an agent whose model names a provider this server has no key for (api:deploy:model-not-configured)")
 
 
 class VersionState(MaitentoModel):
@@ -288,6 +387,35 @@ class InteractionResult(MaitentoModel):
     schema_: Any = Field(alias="schema")
 
 
+class InteractionBudget(MaitentoModel):
+    """What each run may spend (docs/runs.md, Usage and budgets): once it reaches it, the run waits for a person to extend it (PendingBudget) or fails, as onExceeded says"""
+
+    tokens: int | None = Field(None, description="The most input + output tokens a run may spend")
+    cost_usd: float | None = Field(None, alias="costUsd", description="The most a run may spend in US dollars")
+    on_exceeded: Literal["wait", "fail"] = Field(alias="onExceeded")
+
+
+class InteractionLimitPerKey(MaitentoModel):
+    """Starts admitted for each API key apart, in any window of `per`, across every server"""
+
+    calls: int = Field(description="Starts admitted in any window of `per`")
+    per: str = Field(description="The window of `calls`: \"5s\", \"1m\", \"1h\"")
+
+
+class InteractionLimitPerEndUser(MaitentoModel):
+    """Starts admitted for each end user apart (a start naming one), across every server"""
+
+    calls: int = Field(description="Starts admitted in any window of `per`")
+    per: str = Field(description="The window of `calls`: \"5s\", \"1m\", \"1h\"")
+
+
+class InteractionLimit(MaitentoModel):
+    """A limit on starting runs (docs/limits.md, A key's limit on starting runs): over it a start answers 429 api:limits:exceeded; schedules and triggers are not counted"""
+
+    per_key: InteractionLimitPerKey | None = Field(None, alias="perKey", description="Starts admitted for each API key apart, in any window of `per`, across every server")
+    per_end_user: InteractionLimitPerEndUser | None = Field(None, alias="perEndUser", description="Starts admitted for each end user apart (a start naming one), across every server")
+
+
 class InteractionConversation(MaitentoModel):
     """A conversation: after each reply the run waits for the next message, at most maxIdleSeconds"""
 
@@ -304,6 +432,8 @@ class Interaction(MaitentoModel):
     inputs: InteractionInputs
     functions: InteractionFunctions
     result: InteractionResult | None = Field(None, description="The final answer's shape: a JSON Schema of an object (absent: the answer is text)")
+    budget: InteractionBudget | None = Field(None, description="What each run may spend (docs/runs.md, Usage and budgets): once it reaches it, the run waits for a person to extend it (PendingBudget) or fails, as onExceeded says")
+    limit: InteractionLimit | None = Field(None, description="A limit on starting runs (docs/limits.md, A key's limit on starting runs): over it a start answers 429 api:limits:exceeded; schedules and triggers are not counted")
     conversation: InteractionConversation | None = Field(None, description="A conversation: after each reply the run waits for the next message, at most maxIdleSeconds")
 
 
@@ -331,10 +461,16 @@ class ToolPin(MaitentoModel):
 
 
 class Actor(MaitentoModel):
-    """The API key that answered: its id and name"""
+    """The API key or person that answered: its id and name"""
 
-    key_id: str = Field(alias="keyId")
-    key_name: str = Field(alias="keyName")
+    key_id: str = Field(alias="keyId", description="The key id, or `person:<id>` for a person signed in through single sign-on")
+    key_name: str = Field(alias="keyName", description="The key's name, or the person's name (and email)")
+
+
+class ApprovalEdited(MaitentoModel):
+    """Set when a person changed the arguments the model chose (edit, then approve): the key that last edited them"""
+
+    by: Actor
 
 
 class Approval(MaitentoModel):
@@ -343,7 +479,9 @@ class Approval(MaitentoModel):
     id: str
     run_id: str | None = Field(alias="runId", description="The run that waits on it; null for an approval made outside a run")
     function_name: str = Field(alias="functionName")
-    arguments_json: str = Field(alias="argumentsJson", description="JSON text: the model's arguments and the run inputs written into the call")
+    arguments_json: str = Field(alias="argumentsJson", description="JSON text: the model's arguments (or those a person set by editing) and the run inputs written into the call")
+    request_hash: str = Field(alias="requestHash", description="The hash of the exact request shown (method, URL, headers but the credential, body, identity); an edit sends it back, so a stale view approves nothing")
+    edited: ApprovalEdited | None = Field(description="Set when a person changed the arguments the model chose (edit, then approve): the key that last edited them")
     status: Literal["Pending", "Approved", "Rejected", "Expired"]
     agent_name: str | None = Field(alias="agentName")
     reason: str | None = Field(description="The reason given with a rejection")
@@ -352,6 +490,22 @@ class Approval(MaitentoModel):
     answered_at: str | None = Field(alias="answeredAt")
     expires_at: str | None = Field(alias="expiresAt")
     created_at: str = Field(alias="createdAt")
+
+
+class RunUsage(MaitentoModel):
+    """What a run's model turns spent so far (docs/runs.md, Usage and budgets)"""
+
+    input_tokens: int = Field(alias="inputTokens", description="Input tokens of all its model turns, as the providers reported them")
+    output_tokens: int = Field(alias="outputTokens", description="Output tokens of all its model turns")
+    cost_usd: float = Field(alias="costUsd", description="Their cost in US dollars by the price table (MT_MODEL_PRICES); 0 for a model it has no price for")
+
+
+class RunBudget(MaitentoModel):
+    """What a run may spend: its interaction's budget, or the one it was started with"""
+
+    tokens: int | None = Field(description="The most input + output tokens its model turns may spend; null: no limit")
+    cost_usd: float | None = Field(alias="costUsd", description="The most they may cost in US dollars; null: no limit")
+    on_exceeded: Literal["wait", "fail"] = Field(alias="onExceeded", description="When the next model turn would pass it: wait for a person to extend it (PendingBudget) or fail with api:runs:budget-exceeded")
 
 
 class RunInteraction(MaitentoModel):
@@ -368,10 +522,45 @@ class RunError(MaitentoModel):
     message: str
 
 
+class RunPendingAuthorization(MaitentoModel):
+    """While PendingAuthorization: the call that waits for its end user to connect, and the connect link for them"""
+
+    tool_call_id: str = Field(alias="toolCallId")
+    provider: str = Field(description="The auth provider the end user connects at")
+    end_user: str = Field(alias="endUser")
+    scopes: list[str]
+    reason: str = Field(description="What the connection lacks: not connected, missing scopes: ...")
+    url: str = Field(description="The connect link to hand the end user (opened once, before linkExpiresAt)")
+    link_expires_at: str = Field(alias="linkExpiresAt")
+
+
+class RunWaiting(MaitentoModel):
+    """While PendingLimit: the call waits for the window of its limit to open (docs/limits.md); the run holds no worker and goes on at `until`"""
+
+    reason: Literal["rate-limit"]
+    until: str
+    limit: str = Field(description="The policy name of the limit, as the RateLimit fields name it: tool-<name>, origin, tool-<name>-key...")
+    description: str = Field(description="The limit in words: \"2 calls per 3s\"")
+    tool: str = Field(description="The tool whose call waits")
+    tool_call_id: str = Field(alias="toolCallId")
+
+
+class RunOrigin(MaitentoModel):
+    """What started the run when no request did: a schedule's tick, an inbound webhook's delivery, or (runId, status) the end of another run a chaining trigger follows; absent for a run a request started"""
+
+    kind: Literal["schedule", "trigger"]
+    name: str = Field(description="The schedule or trigger")
+    version: int = Field(description="Its version that started the run")
+    tick: str | None = Field(None)
+    event_id: str | None = Field(None, alias="eventId", description="The delivery's event id (a trigger's)")
+    run_id: str | None = Field(None, alias="runId")
+    status: Literal["Completed", "Failed"] | None = Field(None)
+
+
 class RunVersionsItem(MaitentoModel):
     """RunVersionsItem."""
 
-    kind: Literal["connector", "tool", "agent", "interaction"]
+    kind: Literal["auth-provider", "connector", "tool", "agent", "interaction", "schedule", "trigger"]
     name: str
     version: int
 
@@ -381,15 +570,21 @@ class Run(MaitentoModel):
 
     id: str
     interaction: RunInteraction
-    status: Literal["Running", "PendingApproval", "WaitingForInput", "Completed", "Failed", "Cancelled"]
+    status: Literal["Running", "PendingApproval", "PendingAuthorization", "PendingBudget", "PendingLimit", "WaitingForInput", "Completed", "Failed", "Cancelled"]
     interactive: bool = Field(description="False for an app run: nobody can be asked to approve")
     inputs: dict[str, Any] = Field(description="The inputs as given (secret inputs are secret ids, never values); a secret input whose secret the calling key may not use is {\"secret\": true}")
     result: str | dict[str, Any] | None = Field(description="The final answer of a Completed run: its text, or the object matching the interaction's result.schema when it declares one")
     error: RunError | None
     pending_approval: Approval | None = Field(alias="pendingApproval", description="The approval the run waits on while PendingApproval; a parent waiting on a child run shows the child's (its runId the child's, its agentName the agent that asks)")
+    pending_authorization: RunPendingAuthorization | None = Field(None, alias="pendingAuthorization", description="While PendingAuthorization: the call that waits for its end user to connect, and the connect link for them")
+    waiting: RunWaiting | None = Field(None, description="While PendingLimit: the call waits for the window of its limit to open (docs/limits.md); the run holds no worker and goes on at `until`")
     parent_run_id: str | None = Field(alias="parentRunId", description="The run whose tool call started this one (an agent handed a task); null at the top")
     agent: str | None = Field(description="The agent a child run plays; null for a run of the interaction's own agent")
+    end_user: str | None = Field(None, alias="endUser", description="The end user the run acts for (its OAuth2 connectors use their connections)")
+    origin: RunOrigin | None = Field(None, description="What started the run when no request did: a schedule's tick, an inbound webhook's delivery, or (runId, status) the end of another run a chaining trigger follows; absent for a run a request started")
     versions: list[RunVersionsItem] = Field(description="Every version the run uses, pinned when it started")
+    usage: RunUsage
+    budget: RunBudget | None = Field(description="What the run may spend; null: no budget")
     created_at: str = Field(alias="createdAt")
     updated_at: str = Field(alias="updatedAt")
 
@@ -413,7 +608,7 @@ class RunSummary(MaitentoModel):
 
     id: str
     interaction: RunSummaryInteraction
-    status: Literal["Running", "PendingApproval", "WaitingForInput", "Completed", "Failed", "Cancelled"]
+    status: Literal["Running", "PendingApproval", "PendingAuthorization", "PendingBudget", "PendingLimit", "WaitingForInput", "Completed", "Failed", "Cancelled"]
     interactive: bool = Field(description="False for an app run: nobody can be asked to approve")
     result: str | None = Field(description="The first 200 characters of the final answer of a Completed run")
     result_truncated: bool = Field(alias="resultTruncated", description="True when the result is longer than the summary in result")
@@ -421,6 +616,7 @@ class RunSummary(MaitentoModel):
     pending_approval_id: str | None = Field(alias="pendingApprovalId", description="The approval the run waits on while PendingApproval (a child run's, for a parent waiting on it)")
     parent_run_id: str | None = Field(alias="parentRunId", description="The run whose tool call started this one (an agent handed a task); null at the top")
     agent: str | None = Field(description="The agent a child run plays; null for a run of the interaction's own agent")
+    usage: RunUsage
     created_at: str = Field(alias="createdAt")
     updated_at: str = Field(alias="updatedAt")
 
@@ -429,7 +625,7 @@ class RunEvent(MaitentoModel):
     """One stored step of a run; seq counts from 1 and is the SSE event id"""
 
     seq: int
-    type: Literal["run-started", "model-response", "tool-call-started", "tool-result", "approval-requested", "approval-answered", "run-waiting", "result-invalid", "input-requested", "user-message", "history-trimmed", "conversation-ended", "run-completed", "run-failed", "run-cancelled"]
+    type: Literal["run-started", "model-response", "tool-call-started", "tool-result", "approval-requested", "approval-answered", "run-waiting", "authorization-requested", "authorization-completed", "result-invalid", "input-requested", "user-message", "budget-exceeded", "budget-extended", "limit-waiting", "limit-wait-over", "history-trimmed", "conversation-ended", "run-completed", "run-failed", "run-cancelled"]
     at: str
     data: dict[str, Any]
 
@@ -450,6 +646,17 @@ class ExtopSummary(MaitentoModel):
     enabled: bool
     callable: bool = Field(description="False while the latest version or its pinned connector version is disabled")
     reason: str | None = Field(None, description="Why the tool cannot be called")
+
+
+class AuthProviderRecord(MaitentoModel):
+    """AuthProviderRecord."""
+
+    name: str
+    version: int
+    enabled: bool
+    created_at: str = Field(alias="createdAt")
+    hash: str
+    resource: AuthProvider
 
 
 class ConnectorRecord(MaitentoModel):
@@ -586,8 +793,8 @@ class SecretKeyStatus(MaitentoModel):
     """SecretKeyStatus."""
 
     current_key_id: str = Field(alias="currentKeyId", description="The master key new secrets are wrapped under (MT_SECRET_KEY)")
-    secrets_by_key_id: dict[str, int] = Field(alias="secretsByKeyId", description="How many secrets each master key id holds")
-    unused_previous_key_ids: list[str] = Field(alias="unusedPreviousKeyIds", description="Keys of MT_SECRET_KEY_PREVIOUS no secret is under any more: they can be retired")
+    secrets_by_key_id: dict[str, int] = Field(alias="secretsByKeyId", description="How many sealed values (secrets, connection tokens and connect links) each master key id holds")
+    unused_previous_key_ids: list[str] = Field(alias="unusedPreviousKeyIds", description="Keys of MT_SECRET_KEY_PREVIOUS no sealed value is under any more: they can be retired")
 
 
 class SecretKeyRotation(MaitentoModel):
@@ -629,12 +836,92 @@ class FilePage(MaitentoModel):
     next_cursor: str | None = Field(alias="nextCursor")
 
 
+class Connection(MaitentoModel):
+    """One end user's authorisation at one auth provider (never its tokens)"""
+
+    id: str
+    provider: str = Field(description="The auth provider (auth-providers/<name>.mtr)")
+    end_user: str = Field(alias="endUser", description="Your application's id of the person (any text of 1 to 256 characters): who the connection acts for")
+    status: Literal["Active", "NeedsReauthorization"]
+    scopes: list[str] = Field(description="The scopes the provider granted")
+    has_refresh_token: bool = Field(alias="hasRefreshToken", description="Whether the provider gave a refresh token")
+    access_token_expires_at: str | None = Field(alias="accessTokenExpiresAt", description="When the access token expires, as the provider said (null: it did not say)")
+    created_at: str = Field(alias="createdAt")
+    updated_at: str = Field(alias="updatedAt")
+
+
+class ConnectLink(MaitentoModel):
+    """The URL an end user opens to connect an account, once, before it expires"""
+
+    id: str
+    url: str = Field(description="The provider's authorization URL to hand the end user (single use)")
+    provider: str
+    end_user: str = Field(alias="endUser", description="Your application's id of the person (any text of 1 to 256 characters): who the connection acts for")
+    scopes: list[str] = Field(description="The scopes asked for")
+    expires_at: str = Field(alias="expiresAt")
+
+
+class ScheduleState(MaitentoModel):
+    """A schedule, whether it ticks, and its last and next ticks"""
+
+    name: str
+    version: int = Field(description="The latest version (the one that ticks)")
+    interaction: str
+    cron: str
+    timezone: str
+    overlap: Literal["skip", "queue-one", "allow"]
+    missed: Literal["skip", "run-once"]
+    enabled: bool = Field(description="As deployed: false in its file, or its version disabled")
+    paused: bool = Field(description="Paused over the API (mt schedule-pause); resumed ticks start after the resume")
+    last_tick: str | None = Field(alias="lastTick", description="The latest tick recorded, whatever became of it (null: none yet)")
+    next_tick: str | None = Field(alias="nextTick", description="The next tick, when enabled and not paused (null otherwise)")
+
+
+class ScheduleTick(MaitentoModel):
+    """One tick of a schedule: started, queued, skipped, missed or failed"""
+
+    tick: str
+    version: int = Field(description="The version of the schedule the tick was taken by")
+    status: Literal["started", "queued", "skipped", "missed", "failed"]
+    run_id: str | None = Field(alias="runId", description="The run the tick started (null: none, or not yet for a queued tick)")
+    detail: str | None = Field(description="Why it was skipped, missed or failed")
+    recorded_at: str = Field(alias="recordedAt")
+
+
+class HookAccepted(MaitentoModel):
+    """The delivery was verified and its run started (it goes on in a worker)"""
+
+    event_id: str = Field(alias="eventId", description="The delivery's event id (a replay of it answers this again)")
+    status: Literal["started"]
+    run_id: str = Field(alias="runId")
+
+
+class TriggerDelivery(MaitentoModel):
+    """One delivery of a trigger and what became of it: an inbound webhook's (its event id the sender's), or a chaining trigger's (its event id the ended run's id; pending until its run starts)"""
+
+    event_id: str = Field(alias="eventId")
+    version: int = Field(description="The version of the trigger that took it")
+    status: Literal["pending", "started", "refused"]
+    run_id: str | None = Field(alias="runId", description="The run it started (null when refused or pending)")
+    detail: str | None = Field(description="Why it was refused")
+    code: str | None = Field(None, description="The error code it was refused with (null unless refused)")
+    answer_status: int | None = Field(alias="answerStatus", description="The HTTP status it was answered (and a replay is answered); null for a chaining trigger's (nobody asked)")
+    received_at: str = Field(alias="receivedAt")
+
+
+class TriggerDeliveryLog(MaitentoModel):
+    """TriggerDeliveryLog."""
+
+    deliveries: list[TriggerDelivery] = Field(description="The latest deliveries, newest first")
+    rejected: dict[str, int] = Field(description="Deliveries refused before anything was stored, counted by reason (signature, timestamp, size)")
+
+
 class AuditEntryActor(MaitentoModel):
     """AuditEntryActor."""
 
-    kind: Literal["key", "system"]
-    id: str = Field(description="The key id, or `system`")
-    role: str | None = Field(description="The key's role then (null for the system)")
+    kind: Literal["key", "person", "system"]
+    id: str = Field(description="The key id, `person:<id>` for a person signed in through single sign-on, or `system`")
+    role: str | None = Field(description="The key's or person's role then (null for the system)")
     via: str = Field(description="api, console, migrate, runs-prune or retention")
 
 
@@ -664,6 +951,52 @@ class AuditPage(MaitentoModel):
 
     entries: list[AuditEntry]
     next_cursor: str | None = Field(alias="nextCursor")
+
+
+class UsageReportGroupsItem(MaitentoModel):
+    """UsageReportGroupsItem."""
+
+    key: str | None = Field(description="The namespace, interaction name, key id or tool name; null: runs no key started (schedules, triggers)")
+    runs: int = Field(description="Runs created in the period (by tool: those that called it)")
+    tool_calls: int = Field(alias="toolCalls", description="Tool calls with a stored result (not those a namespace quota refused: they were not made)")
+    input_tokens: int = Field(alias="inputTokens", description="0 by tool")
+    output_tokens: int = Field(alias="outputTokens", description="0 by tool")
+    cost_usd: float = Field(alias="costUsd", description="By the price table (MT_MODEL_PRICES) the runs ran under")
+
+
+class UsageReport(MaitentoModel):
+    """What the runs of the namespace created in a period spent, grouped"""
+
+    since: str | None = Field(description="The period asked for (null: from the first run)")
+    until: str | None = Field(description="null: up to now")
+    by: str = Field(description="namespace, interaction, key or tool")
+    groups: list[UsageReportGroupsItem]
+
+
+class QuotaStandingQuotas(MaitentoModel):
+    """QuotaStandingQuotas."""
+
+    runs_per_day: int | None = Field(alias="runsPerDay")
+    tool_calls_per_day: int | None = Field(alias="toolCallsPerDay")
+    tokens_per_month: int | None = Field(alias="tokensPerMonth")
+
+
+class QuotaStandingUsed(MaitentoModel):
+    """GET /v1/usage over the current UTC day (runs, tool calls) and month (tokens)"""
+
+    runs_today: int = Field(alias="runsToday")
+    tool_calls_today: int = Field(alias="toolCallsToday")
+    tokens_this_month: int = Field(alias="tokensThisMonth")
+
+
+class QuotaStanding(MaitentoModel):
+    """A namespace's quotas and the figures they are held to now"""
+
+    namespace: str
+    quotas: QuotaStandingQuotas
+    used: QuotaStandingUsed = Field(description="GET /v1/usage over the current UTC day (runs, tool calls) and month (tokens)")
+    day_ends_at: str = Field(alias="dayEndsAt", description="When the UTC day ends (ISO 8601)")
+    month_ends_at: str = Field(alias="monthEndsAt", description="When the UTC month ends (ISO 8601)")
 
 
 class KnowledgeBase(MaitentoModel):
@@ -713,6 +1046,42 @@ class KnowledgeSearch(MaitentoModel):
     results: list[KnowledgeSearchResult]
 
 
+class WebhookEndpoint(MaitentoModel):
+    """An outbound webhook endpoint (never its signing secret)"""
+
+    id: str
+    url: str
+    events: list[str] = Field(description="The event types it receives; empty: every type")
+    description: str | None = Field(description="What it is for (shown in lists)")
+    enabled: bool = Field(description="False: no event is written for it (a test event still is)")
+    previous_secret_until: str | None = Field(alias="previousSecretUntil", description="Until when the previous secret signs every delivery too (a rotation's grace); null: none")
+    created_at: str = Field(alias="createdAt")
+    updated_at: str = Field(alias="updatedAt")
+
+
+class WebhookEndpointWithSecret(MaitentoModel):
+    """WebhookEndpointWithSecret."""
+
+    endpoint: WebhookEndpoint
+    secret: str = Field(description="The signing secret (whsec_ and base64), shown this once: give it to the receiver, which verifies each delivery with a Standard Webhooks library")
+
+
+class WebhookDelivery(MaitentoModel):
+    """WebhookDelivery."""
+
+    id: str
+    message_id: str = Field(alias="messageId", description="The webhook-id header of every attempt: msg_ and the id without dashes")
+    endpoint_id: str = Field(alias="endpointId")
+    event_type: str = Field(alias="eventType")
+    status: Literal["Pending", "Delivered", "Failed"]
+    attempts: int = Field(description="Attempts made so far")
+    next_attempt_at: str | None = Field(alias="nextAttemptAt", description="When it is sent (again); null once Delivered or Failed")
+    last_status: int | None = Field(alias="lastStatus", description="The HTTP status of the last attempt's answer (null: none came)")
+    last_error: str | None = Field(alias="lastError", description="Why the last attempt failed")
+    created_at: str = Field(alias="createdAt")
+    delivered_at: str | None = Field(alias="deliveredAt")
+
+
 class RotateSecretKeyBody(MaitentoModel):
     """RotateSecretKeyBody."""
 
@@ -723,12 +1092,23 @@ class ApproveApprovalBody(MaitentoModel):
     """ApproveApprovalBody."""
 
     reason: str | None = Field(None, description="Why: the model is told it")
+    arguments: dict[str, Any] | None = Field(None, description="Edit, then approve: the arguments the call is made with instead of the model's, shaped as the model's ({ \"request\": {...}, \"additionalInputs\": {...} }), without the values the tool or the run fixes")
+    request_hash: str | None = Field(None, alias="requestHash", description="The approval's requestHash as the approver saw it; required with arguments")
 
 
 class RejectApprovalBody(MaitentoModel):
     """RejectApprovalBody."""
 
     reason: str = Field(description="Why: the model is told it")
+
+
+class CreateConnectLinkBody(MaitentoModel):
+    """CreateConnectLinkBody."""
+
+    provider: str = Field(description="The auth provider, by name")
+    end_user: str = Field(alias="endUser", description="Your application's id of the person (any text of 1 to 256 characters): who the connection acts for")
+    scopes: list[str] | None = Field(None, description="Scopes to ask for besides the provider's own")
+    return_url: str | None = Field(None, alias="returnUrl", description="Where the callback sends the end user afterwards (http or https), with connection or error added")
 
 
 class DeployBodyFilesItem(MaitentoModel):
@@ -743,6 +1123,8 @@ class DeployBody(MaitentoModel):
 
     files: list[DeployBodyFilesItem]
     dry_run: bool | None = Field(None, alias="dryRun")
+    prune: bool | None = Field(None, description="Delete the resources of the namespace the repo no longer holds, in the same transaction (each a delete change of the plan); without it they are listed in absent and left as they are")
+    end_user: str | None = Field(None, alias="endUser", description="The end user whose connection lists the OAuth2 MCP connectors' servers, to read their tools' input schemas (used for the listing only)")
 
 
 class CallExtopBody(MaitentoModel):
@@ -750,6 +1132,7 @@ class CallExtopBody(MaitentoModel):
 
     arguments: dict[str, Any]
     version: int | None = Field(None)
+    end_user: str | None = Field(None, alias="endUser", description="The end user the call acts for: an auth = \"OAuth2\" connector sends this person's connection's access token; without a usable connection the call is refused (409 api:connections:authorization-required) with their connect link")
 
 
 class CreateFileSystemBody(MaitentoModel):
@@ -776,12 +1159,28 @@ class MoveFileBody(MaitentoModel):
     overwrite: bool | None = Field(None, description="Replace a file already at `to` (default false: 409)")
 
 
+class DeliverHookBody(MaitentoModel):
+    """The sender's payload, a JSON document (verified over its bytes)"""
+
+    pass
+
+
+class StartRunBodyBudget(MaitentoModel):
+    """What the run may spend, instead of its interaction's budget (docs/runs.md, Usage and budgets); tokens, costUsd or both"""
+
+    tokens: int | None = Field(None, description="The most input + output tokens its model turns may spend")
+    cost_usd: float | None = Field(None, alias="costUsd", description="The most they may cost in US dollars (at least 0.000001)")
+    on_exceeded: Literal["wait", "fail"] | None = Field(None, alias="onExceeded", description="When it reaches the budget: wait for a person to extend it (PendingBudget) or fail (api:runs:budget-exceeded)")
+
+
 class StartRunBody(MaitentoModel):
     """StartRunBody."""
 
     inputs: dict[str, Any] | None = Field(None, description="Prompt, binding and auth inputs by name (auth inputs are secret ids)")
     interactive: bool | None = Field(None, description="Default true; false is an app run with nobody to ask")
     version: int | None = Field(None)
+    end_user: str | None = Field(None, alias="endUser", description="The end user the run acts for: its auth = \"OAuth2\" connectors send this person's connection's access token")
+    budget: StartRunBodyBudget | None = Field(None, description="What the run may spend, instead of its interaction's budget (docs/runs.md, Usage and budgets); tokens, costUsd or both")
 
 
 class CreateKeyBody(MaitentoModel):
@@ -821,11 +1220,29 @@ class CreateNamespaceBody(MaitentoModel):
     name: str
 
 
+class SetNamespaceQuotasBody(MaitentoModel):
+    """SetNamespaceQuotasBody."""
+
+    runs_per_day: int | None = Field(None, alias="runsPerDay", description="Runs created in a UTC day; null or absent: no quota")
+    tool_calls_per_day: int | None = Field(None, alias="toolCallsPerDay", description="Tool calls of the runs created in a UTC day; null or absent: no quota")
+    tokens_per_month: int | None = Field(None, alias="tokensPerMonth", description="Model tokens (input + output) of the runs created in a UTC month; null or absent: no quota")
+
+
 class ApproveRunBody(MaitentoModel):
     """ApproveRunBody."""
 
     approval_id: str | None = Field(None, alias="approvalId", description="Default: the one the run waits on")
     reason: str | None = Field(None, description="Why: the model is told it")
+    arguments: dict[str, Any] | None = Field(None, description="Edit, then approve: the arguments the call is made with instead of the model's, shaped as the model's ({ \"request\": {...}, \"additionalInputs\": {...} }), without the values the tool or the run fixes")
+    request_hash: str | None = Field(None, alias="requestHash", description="The approval's requestHash as the approver saw it; required with arguments")
+
+
+class ExtendRunBudgetBody(MaitentoModel):
+    """The new budget: each limit given replaces the old one, a limit not given stays; a limit must be above what the run spent"""
+
+    tokens: int | None = Field(None, description="The most input + output tokens its model turns may spend")
+    cost_usd: float | None = Field(None, alias="costUsd", description="The most they may cost in US dollars (at least 0.000001)")
+    on_exceeded: Literal["wait", "fail"] | None = Field(None, alias="onExceeded", description="When it reaches the budget: wait for a person to extend it (PendingBudget) or fail (api:runs:budget-exceeded)")
 
 
 class CancelRunBody(MaitentoModel):
@@ -847,6 +1264,18 @@ class RejectRunBody(MaitentoModel):
     reason: str = Field(description="Why: the model is told it")
 
 
+class PauseScheduleBody(MaitentoModel):
+    """PauseScheduleBody."""
+
+    reason: str | None = Field(None, description="Why, kept in the audit log with the change")
+
+
+class ResumeScheduleBody(MaitentoModel):
+    """ResumeScheduleBody."""
+
+    reason: str | None = Field(None, description="Why, kept in the audit log with the change")
+
+
 class CreateSecretBody(MaitentoModel):
     """CreateSecretBody."""
 
@@ -860,6 +1289,30 @@ class RotateSecretBody(MaitentoModel):
     value: str
 
 
+class CreateWebhookBody(MaitentoModel):
+    """CreateWebhookBody."""
+
+    url: str = Field(description="Where deliveries are POSTed: an http or https URL the egress rules allow (public addresses unless MT_EGRESS_ALLOW lets a private one through)")
+    events: list[Literal["approval.requested", "approval.answered", "approval.expired", "run.waiting", "run.completed", "run.failed", "authorization.requested"]] | None = Field(None, description="The event types it receives; empty or absent: every type")
+    description: str | None = Field(None, description="What it is for (shown in lists)")
+    enabled: bool | None = Field(None, description="Default true")
+
+
+class UpdateWebhookBody(MaitentoModel):
+    """UpdateWebhookBody."""
+
+    url: str | None = Field(None, description="Where deliveries are POSTed: an http or https URL the egress rules allow (public addresses unless MT_EGRESS_ALLOW lets a private one through)")
+    events: list[Literal["approval.requested", "approval.answered", "approval.expired", "run.waiting", "run.completed", "run.failed", "authorization.requested"]] | None = Field(None, description="The event types it receives; empty or absent: every type")
+    description: str | None = Field(None, description="What it is for (shown in lists)")
+    enabled: bool | None = Field(None)
+
+
+class RotateWebhookSecretBody(MaitentoModel):
+    """RotateWebhookSecretBody."""
+
+    grace_seconds: int | None = Field(None, alias="graceSeconds", description="How long the old secret signs every delivery too (a second signature), so receivers can switch: default 86400 (a day); 0 ends it now")
+
+
 __all__ = [
     "MaitentoModel",
     "Actor",
@@ -868,15 +1321,23 @@ __all__ = [
     "AgentFunctionsItemRef",
     "AgentRecord",
     "Approval",
+    "ApprovalEdited",
     "ApproveApprovalBody",
     "ApproveRunBody",
     "AuditEntry",
     "AuditEntryActor",
     "AuditEntryTarget",
     "AuditPage",
+    "AuthProvider",
+    "AuthProviderRecord",
     "CallExtopBody",
     "CancelRunBody",
+    "ConnectLink",
+    "Connection",
     "Connector",
+    "ConnectorLimit",
+    "ConnectorLimitPerEndUser",
+    "ConnectorLimitPerKey",
     "ConnectorMcp",
     "ConnectorParameters",
     "ConnectorParametersHeaderItem",
@@ -884,20 +1345,26 @@ __all__ = [
     "ConnectorParametersQueryItem",
     "ConnectorRecord",
     "ConnectorSchema",
+    "CreateConnectLinkBody",
     "CreateFileSystemBody",
     "CreateKeyBody",
     "CreateKnowledgeBaseBody",
     "CreateNamespaceBody",
     "CreateSecretBody",
+    "CreateWebhookBody",
     "CreatedKey",
     "CreatedNamespace",
     "CreatedNamespaceKey",
+    "DeliverHookBody",
     "DeployBody",
     "DeployBodyFilesItem",
     "DeployPlan",
+    "DeployPlanAbsentItem",
     "DeployPlanChangesItem",
     "Diagnostic",
     "Error",
+    "ErrorAuthorization",
+    "ExtendRunBudgetBody",
     "ExtopCallResult",
     "ExtopCallResultTruncated",
     "ExtopRecord",
@@ -906,8 +1373,10 @@ __all__ = [
     "FileInfo",
     "FilePage",
     "FileSystem",
+    "HookAccepted",
     "Interaction",
     "InteractionAgent",
+    "InteractionBudget",
     "InteractionConversation",
     "InteractionFunctions",
     "InteractionFunctionsOpenApiItem",
@@ -917,6 +1386,9 @@ __all__ = [
     "InteractionInputsFunctionsAuthItem",
     "InteractionInputsFunctionsBindingItem",
     "InteractionInputsPromptsItem",
+    "InteractionLimit",
+    "InteractionLimitPerEndUser",
+    "InteractionLimitPerKey",
     "InteractionRecord",
     "InteractionRecordAgent",
     "InteractionResult",
@@ -927,34 +1399,60 @@ __all__ = [
     "KnowledgeSearchResult",
     "KnowledgeSearchResultDocument",
     "MoveFileBody",
+    "PauseScheduleBody",
+    "QuotaStanding",
+    "QuotaStandingQuotas",
+    "QuotaStandingUsed",
     "RejectApprovalBody",
     "RejectRunBody",
     "ResourceSummary",
+    "ResumeScheduleBody",
     "RotateSecretBody",
     "RotateSecretKeyBody",
+    "RotateWebhookSecretBody",
     "Run",
+    "RunBudget",
     "RunError",
     "RunEvent",
     "RunInteraction",
+    "RunOrigin",
     "RunPage",
+    "RunPendingAuthorization",
     "RunSummary",
     "RunSummaryError",
     "RunSummaryInteraction",
+    "RunUsage",
     "RunVersionsItem",
+    "RunWaiting",
+    "ScheduleState",
+    "ScheduleTick",
     "SearchKnowledgeBaseBody",
     "SearchKnowledgeBody",
     "Secret",
     "SecretKeyRotation",
     "SecretKeyStatus",
     "SendRunMessageBody",
+    "SetNamespaceQuotasBody",
     "StartRunBody",
+    "StartRunBodyBudget",
     "Tool",
     "ToolApproval",
     "ToolAuth",
     "ToolBindings",
     "ToolDefinition",
+    "ToolLimit",
+    "ToolLimitPerEndUser",
+    "ToolLimitPerKey",
     "ToolPin",
+    "TriggerDelivery",
+    "TriggerDeliveryLog",
+    "UpdateWebhookBody",
+    "UsageReport",
+    "UsageReportGroupsItem",
     "VersionState",
     "VersionSummary",
+    "WebhookDelivery",
+    "WebhookEndpoint",
+    "WebhookEndpointWithSecret",
     "WriteFileBody",
 ]

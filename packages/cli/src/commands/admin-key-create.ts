@@ -59,8 +59,8 @@ Environment:
       const where = databaseUrl ? 'PostgreSQL (DATABASE_URL)' : `PGlite in ${dataDir}`;
       io.err(
         created.bootstrapped
-          ? `the database was empty: created namespace "default" and its first admin key (data: ${where}); the key above is shown only this once`
-          : `created an admin key of namespace "${created.namespace}" (data: ${where}); the key above is shown only this once`,
+          ? `the database was empty: created namespace "default" and its first admin key (data: ${where}); the key went to standard output, only this once: keep it`
+          : `created an admin key of namespace "${created.namespace}" (data: ${where}); the key went to standard output, only this once: keep it`,
       );
     });
 };

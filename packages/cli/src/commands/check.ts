@@ -25,7 +25,8 @@ export const register: RegisterCommand = (program, io) => {
       `
 Environment:
   MT_EGRESS_ALLOW   private ranges and internal names connector URLs may use (off by default)
-  MT_PUBLIC_URL     the platform's own API, the only URL an auth = "Maitento" connector may call
+  MT_PUBLIC_URL     the platform's own API, the only full URL an auth = "Maitento" connector may call
+                    (a path on the platform, url = "/v1/...", needs none)
 
 Exit codes: 0 no error (warnings allowed), 1 at least one error.`,
     )

@@ -3,15 +3,18 @@ import { resolve } from 'node:path';
 import type { Resolver } from '@maitento/egress';
 import { isMtError } from '@maitento/errors';
 import type { CallCredential, Gateway, ToolCallInput, ToolCallResult } from '@maitento/gateway';
-import type { Connector, Interaction, RepoFile, Tool } from '@maitento/lang';
+import type { Connector, Interaction, Json, RepoFile, Tool } from '@maitento/lang';
+import { ConflictError } from '@maitento/sdk/client';
 import { cliErrors } from '../errors.js';
 import { ExitCode } from '../internal/exit-codes.js';
 import { assertConfigRepo, compileLocalRepo, printDiagnostics } from '../internal/local-repo.js';
 import { CommandExit, type Io, printJson, reportError } from '../internal/output.js';
+import { type ApiFlags, addConnectionOptions, withClient } from '../internal/api.js';
 import type { RegisterCommand } from './index.js';
 
-interface Flags {
+interface Flags extends ApiFlags {
   args?: string;
+  endUser?: string;
   input: string[];
   secret: string[];
   interaction?: string;
@@ -162,17 +165,59 @@ async function callOnce(gateway: Gateway, input: ToolCallInput, approve: boolean
   return gateway.callApproved(input, { hash: prepared.hash, consume: async () => undefined });
 }
 
+function parseArgs(flags: Flags): unknown {
+  if (flags.args === undefined) return {};
+  try {
+    return JSON.parse(flags.args);
+  } catch {
+    throw invalid('--args is not JSON');
+  }
+}
+
+/**
+ * `--end-user ID`: the person's connection is held by the server, so the deployed tool is called there
+ * (`POST /v1/extops/{name}/call` with `endUser`). Without a usable connection the server answers 409 with their
+ * connect link: printed on stdout (as `mt connection-link` prints one), the error on stderr, exit 1.
+ */
+async function callForEndUser(io: Io, toolName: string, flags: Flags, endUser: string): Promise<void> {
+  const local = (['input', 'secret'] as const).filter((f) => flags[f].length > 0).map((f) => `--${f}`);
+  if (flags.interaction !== undefined) local.push('--interaction');
+  if (flags.dryRun) local.push('--dry-run');
+  if (flags.approve) local.push('--approve');
+  if (local.length > 0) {
+    throw invalid(`--end-user calls the deployed tool through the server, which takes no ${local.join(', ')}`);
+  }
+  const args = parseArgs(flags) as Record<string, Json>;
+  await withClient(io, flags, async (client) => {
+    let result: Awaited<ReturnType<typeof client.extops.call>>;
+    try {
+      result = await client.extops.call(toolName, { arguments: args, endUser });
+    } catch (error) {
+      const link = error instanceof ConflictError ? error.authorization : undefined;
+      if (link === undefined) throw error;
+      if (flags.json)
+        printJson(io, {
+          error: (error as ConflictError).error,
+          code: (error as ConflictError).code,
+          authorization: link,
+        });
+      else {
+        io.err(`error [${(error as ConflictError).code}]: ${(error as ConflictError).error}`);
+        io.err(`hint: ${link.endUser} connects by opening this URL (once, before ${link.expiresAt}); then call again`);
+        io.out(link.url);
+      }
+      throw new CommandExit(ExitCode.UserError);
+    }
+    await printResult(io, result as ToolCallResult, flags.json === true);
+    if (!result.ok) throw new CommandExit(ExitCode.UserError);
+  });
+}
+
 async function extopCall(io: Io, toolName: string, flags: Flags): Promise<void> {
+  if (flags.endUser !== undefined) return callForEndUser(io, toolName, flags, flags.endUser);
   const dir = resolve(flags.repo);
   await assertConfigRepo(flags.repo);
-  let args: unknown = {};
-  if (flags.args !== undefined) {
-    try {
-      args = JSON.parse(flags.args);
-    } catch {
-      throw invalid('--args is not JSON');
-    }
-  }
+  const args = parseArgs(flags);
   const inputs = pairs(flags.input, '--input');
   const secrets = pairs(flags.secret, '--secret');
   const { compiled, sources, errors, files } = await compileLocalRepo(dir);
@@ -264,9 +309,12 @@ async function extopCall(io: Io, toolName: string, flags: Flags): Promise<void> 
   }
 }
 
-/** `mt extop-call TOOL`: makes (or with --dry-run, renders) one call of a tool of the local config repo, no server. */
+/**
+ * `mt extop-call TOOL`: makes (or with --dry-run, renders) one call of a tool of the local config repo, no server;
+ * with `--end-user ID`, one call of the deployed tool through the server, for that person (their connection).
+ */
 export const register: RegisterCommand = (program, io) => {
-  program
+  const command = program
     .command('extop-call')
     .description('Call a tool of the local config repo once, through the gateway, with no server')
     .argument('<tool>', 'the tool (extop) name')
@@ -278,20 +326,25 @@ export const register: RegisterCommand = (program, io) => {
     .option('--dry-run', 'do every step but sending (name resolution and address check included) and print the request')
     .option('--approve', 'approve this call yourself: needed to call a tool with requiresApproval = true')
     .option('--json', 'print the result as JSON on stdout')
+    .option(
+      '--end-user <id>',
+      'call the deployed tool through the server for this end user (an auth = "OAuth2" connector uses their connection; without one their connect link is printed)',
+    )
     .addHelpText(
       'after',
       `
 Environment:
   MT_EGRESS_ALLOW   CIDRs and names tools may call although they are not public (off by default)
-  MT_RESOLVE        host=ip,host=ip: fixed answers for some names, each still judged by the address rules`,
-    )
-    .action(async (toolName: string, flags: Flags) => {
-      try {
-        await extopCall(io, toolName, flags);
-      } catch (error) {
-        if (error instanceof CommandExit) throw error;
-        if (!isMtError(error)) throw error;
-        throw new CommandExit(reportError(io, error, flags.json === true));
-      }
-    });
+  MT_RESOLVE        host=ip,host=ip: fixed answers for some names, each still judged by the address rules
+  MT_API_URL, MT_API_KEY   the server and key --end-user calls through (or --api, --key, mt login)`,
+    );
+  addConnectionOptions(command).action(async (toolName: string, flags: Flags) => {
+    try {
+      await extopCall(io, toolName, flags);
+    } catch (error) {
+      if (error instanceof CommandExit) throw error;
+      if (!isMtError(error)) throw error;
+      throw new CommandExit(reportError(io, error, flags.json === true));
+    }
+  });
 };

@@ -9,6 +9,7 @@ import { register as approvalGet } from './approval-get.js';
 import { register as approvalList } from './approval-list.js';
 import { register as approvalReject } from './approval-reject.js';
 import { register as audit } from './audit.js';
+import { register as usage } from './usage.js';
 import { register as check } from './check.js';
 import { register as completion } from './completion.js';
 import { register as connectorGet } from './connector-get.js';
@@ -30,6 +31,7 @@ import { register as fsLs } from './fs-ls.js';
 import { register as fsPut } from './fs-put.js';
 import { register as importCommand } from './import.js';
 import { register as interactionApprove } from './interaction-approve.js';
+import { register as interactionBudget } from './interaction-budget.js';
 import { register as interactionCancel } from './interaction-cancel.js';
 import { register as interactionChat } from './interaction-chat.js';
 import { register as interactionGet } from './interaction-get.js';
@@ -51,14 +53,33 @@ import { register as lsp } from './lsp.js';
 import { register as mcpConfig } from './mcp-config.js';
 import { register as migrate } from './migrate.js';
 import { register as namespaceCreate } from './namespace-create.js';
+import { register as quotaSet } from './quota-set.js';
+import { register as quotas } from './quotas.js';
+import { register as resourceDelete } from './resource-delete.js';
 import { register as runList } from './run-list.js';
 import { register as runsPrune } from './runs-prune.js';
+import { register as scheduleHistory } from './schedule-history.js';
+import { register as scheduleList } from './schedule-list.js';
+import { register as schedulePause } from './schedule-pause.js';
+import { register as scheduleResume } from './schedule-resume.js';
 import { register as secretCreate } from './secret-create.js';
 import { register as secretDelete } from './secret-delete.js';
+import { register as authProviderList } from './auth-provider-list.js';
+import { register as connectionDelete } from './connection-delete.js';
+import { register as connectionGet } from './connection-get.js';
+import { register as connectionLink } from './connection-link.js';
+import { register as connectionList } from './connection-list.js';
 import { register as secretKeyRotate } from './secret-key-rotate.js';
 import { register as secretList } from './secret-list.js';
 import { register as secretRotate } from './secret-rotate.js';
 import { register as serve } from './serve.js';
+import { register as webhookCreate } from './webhook-create.js';
+import { register as webhookDeliveries } from './webhook-deliveries.js';
+import { register as webhookDelete } from './webhook-delete.js';
+import { register as webhookList } from './webhook-list.js';
+import { register as webhookRotate } from './webhook-rotate.js';
+import { register as webhookTest } from './webhook-test.js';
+import { register as triggerDeliveries } from './trigger-deliveries.js';
 import { register as worker } from './worker.js';
 
 /** A command module: adds one `mt` command to the program. */
@@ -75,8 +96,14 @@ export const commands: RegisterCommand[] = [
   approvalList,
   approvalReject,
   audit,
+  usage,
+  authProviderList,
   check,
   completion,
+  connectionDelete,
+  connectionGet,
+  connectionLink,
+  connectionList,
   connectorGet,
   connectorList,
   connectorVersionDisable,
@@ -96,6 +123,7 @@ export const commands: RegisterCommand[] = [
   fsPut,
   importCommand,
   interactionApprove,
+  interactionBudget,
   interactionCancel,
   interactionGet,
   interactionList,
@@ -117,13 +145,27 @@ export const commands: RegisterCommand[] = [
   mcpConfig,
   migrate,
   namespaceCreate,
+  quotaSet,
+  quotas,
+  resourceDelete,
   runList,
   runsPrune,
+  scheduleHistory,
+  scheduleList,
+  schedulePause,
+  scheduleResume,
   secretCreate,
   secretDelete,
   secretKeyRotate,
   secretList,
   secretRotate,
   serve,
+  webhookCreate,
+  webhookDeliveries,
+  webhookDelete,
+  webhookList,
+  webhookRotate,
+  webhookTest,
+  triggerDeliveries,
   worker,
 ];

@@ -15,6 +15,7 @@ interface RunFlags extends ApiFlags {
   interactive?: boolean;
   version?: number;
   wait?: boolean;
+  endUser?: string;
 }
 
 /** `mt interaction-run NAME --input NAME=VALUE... [--app] [--wait]`: starts a run, and with `--wait` follows it. */
@@ -32,6 +33,7 @@ export const register: RegisterCommand = (program, io) => {
     .addOption(new Option('--interactive', 'a person can be asked to approve calls (the default)').conflicts('app'))
     .addOption(new Option('--app', 'an app run: nobody to ask, a tool that needs approval is not called'))
     .option('--version <n>', 'a version of the interaction instead of the latest', parseVersionArgument)
+    .option('--end-user <id>', 'the person the run acts for: its OAuth2 connectors use their connections')
     .option('--wait', 'follow the run, printing what happens, until it ends or waits for a person')
     .addHelpText(
       'after',
@@ -45,6 +47,7 @@ a run that Failed or was Cancelled, 2 usage.`,
         inputs: { ...flags.input, ...flags.inputJson },
         interactive: flags.app !== true,
         ...(flags.version === undefined ? {} : { version: flags.version }),
+        ...(flags.endUser === undefined ? {} : { endUser: flags.endUser }),
       });
       if (!flags.wait) {
         if (flags.json) return printRunJson(io, run);

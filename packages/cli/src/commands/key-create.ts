@@ -36,7 +36,7 @@ export const register: RegisterCommand = (program, io) => {
         });
         if (flags.json) return printJson(io, created);
         io.out(created.key);
-        io.err(`created ${created.role} key ${created.id}; the key above is shown only this once`);
+        io.err(`created ${created.role} key ${created.id}; the key went to standard output, only this once: keep it`);
       });
     },
   );

@@ -13,7 +13,9 @@ export const register: RegisterCommand = (program, io) => {
       const created = await client.namespaces.create({ name });
       if (flags.json) return printJson(io, created);
       io.out(created.key.key);
-      io.err(`created namespace ${created.name}; its admin key (id ${created.key.id}) is shown above only this once`);
+      io.err(
+        `created namespace ${created.name}; its admin key (id ${created.key.id}) went to standard output, only this once: keep it`,
+      );
     });
   });
 };

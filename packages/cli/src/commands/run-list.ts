@@ -2,6 +2,7 @@ import { RUN_STATUSES } from '@maitento/sdk/client';
 import { InvalidArgumentError, Option } from 'commander';
 import { type ApiFlags, addConnectionOptions, addJsonOption, withClient } from '../internal/api.js';
 import { printJson } from '../internal/output.js';
+import { usd } from '../internal/run-output.js';
 import { formatTable } from '../internal/table.js';
 import type { RegisterCommand } from './index.js';
 
@@ -14,18 +15,20 @@ function parseLimit(value: string): number {
 interface ListFlags extends ApiFlags {
   interaction?: string;
   agent?: string;
+  tool?: string;
   status?: (typeof RUN_STATUSES)[number];
   limit?: number;
   cursor?: string;
 }
 
-/** `mt run-list [--interaction NAME] [--agent NAME] [--status S] [--limit N] [--cursor C]`: runs, newest first. */
+/** `mt run-list [--interaction NAME] [--agent NAME] [--tool NAME] [--status S] [--limit N] [--cursor C]`: runs, newest first. */
 export const register: RegisterCommand = (program, io) => {
   const command = program
     .command('run-list')
     .description('List runs, newest first, one page at a time')
     .option('--interaction <name>', 'only runs of this interaction')
     .option('--agent <name>', 'only runs that pinned a version of this agent')
+    .option('--tool <name>', 'only runs that called this tool')
     .addOption(new Option('--status <status>', 'only runs in this status').choices(RUN_STATUSES))
     .option('--limit <n>', 'at most this many (default 50, at most 200)', parseLimit)
     .option('--cursor <cursor>', 'the next page, as the previous page printed');
@@ -34,6 +37,7 @@ export const register: RegisterCommand = (program, io) => {
       const page = await client.interactionRuns.list({
         interaction: flags.interaction,
         agent: flags.agent,
+        tool: flags.tool,
         status: flags.status,
         limit: flags.limit,
         cursor: flags.cursor,
@@ -43,11 +47,16 @@ export const register: RegisterCommand = (program, io) => {
       else
         io.out(
           formatTable(
-            ['ID', 'INTERACTION', 'STATUS', 'CREATED', 'UPDATED'],
+            // PARENT: the run whose call handed this one its task (agents as tools), `-` for a top run.
+            // TOKENS: input + output tokens its model turns spent; COST: their cost by the price table.
+            ['ID', 'INTERACTION', 'STATUS', 'PARENT', 'TOKENS', 'COST', 'CREATED', 'UPDATED'],
             page.runs.map((r) => [
               r.id,
               `${r.interaction.name}@${r.interaction.version}`,
               r.status,
+              r.parentRunId ?? '-',
+              r.usage === undefined ? '-' : r.usage.inputTokens + r.usage.outputTokens,
+              r.usage === undefined ? '-' : usd(r.usage.costUsd),
               r.createdAt,
               r.updatedAt,
             ]),

@@ -72,14 +72,15 @@ Environment:
       } catch (error) {
         throw new CommandExit(reportError(io, error, flags.json));
       }
-      const { runs, approvals, idempotencyKeys, consoleSessions, batches } = pruned;
+      const { runs, approvals, idempotencyKeys, consoleSessions, connectLinks, batches } = pruned;
       if (flags.json) {
-        printJson(io, { runs, approvals, idempotencyKeys, consoleSessions, batches });
+        printJson(io, { runs, approvals, idempotencyKeys, consoleSessions, connectLinks, batches });
         return;
       }
       io.out(
         `deleted ${runs} runs (with their child runs, events and approvals), ${approvals} approvals made outside a run, ` +
-          `${idempotencyKeys} expired idempotency keys and ${consoleSessions} ended console sessions in ${batches} batches`,
+          `${idempotencyKeys} expired idempotency keys, ${consoleSessions} ended console sessions and ${connectLinks} ` +
+          `expired connect links in ${batches} batches`,
       );
     });
 };

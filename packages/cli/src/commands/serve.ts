@@ -29,6 +29,7 @@ Environment:
   MT_BOOTSTRAP_KEY  the first admin key on an empty database (otherwise one is generated and printed)
   MT_EGRESS_ALLOW   comma-separated CIDRs and host names tools may call although they are not public
   MT_PUBLIC_URL     the server's public URL, the only target of auth = "Maitento" connectors
+                    (unset: the address it listens on, when --port is not 0)
   MT_LOG_LEVEL      log level (default info); logs go to stderr, written synchronously (nothing is lost on exit)
   MT_LOG_SLOW_MS    at info, only failed (5xx) requests and those slower than this are logged (default 1000);
                     at debug, every request

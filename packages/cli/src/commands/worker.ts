@@ -33,6 +33,7 @@ Environment:
   MT_WORKER_CONCURRENCY  most runs executed at once (default 8)
   MT_EGRESS_ALLOW        as for mt serve: what tools may call beyond the public internet
   MT_PUBLIC_URL          as for mt serve: the only target of auth = "Maitento" connectors
+                         (a worker has no address of its own: set it for platform tools)
   MT_LOG_LEVEL           log level (default info); logs go to stderr as JSON lines, as mt serve's
   MT_METRICS_PORT        serve Prometheus metrics at GET /metrics on this port (MT_METRICS_HOST, default 127.0.0.1)
   MT_RETENTION_DAYS      days ended runs are kept before the hourly retention job deletes them (default 30; 0: forever)

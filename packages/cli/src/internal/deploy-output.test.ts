@@ -65,4 +65,34 @@ describe('formatPlan', () => {
       'deployed: 0 created, 0 updated, 1 unchanged',
     );
   });
+
+  it('shows what --prune deletes, with the runs that pin it, and what a deploy without it keeps', () => {
+    const pruned: DeployPlan = {
+      applied: true,
+      changes: [
+        { kind: 'agent', name: 'support-agent', action: 'unchanged', version: 1, breaking: [] },
+        { kind: 'tool', name: 'spare-order', action: 'delete', version: 2, breaking: [], pinnedBy: ['run-1'] },
+      ],
+    };
+    expect(formatPlan(pruned).split('\n')).toEqual([
+      'KIND   NAME           ACTION     VERSION',
+      'agent  support-agent  unchanged  1',
+      'tool   spare-order    delete     2',
+      '    ~ pinned by run run-1: its versions stay until the run ends',
+    ]);
+    expect(planSummary(pruned)).toBe('deployed: 0 created, 0 updated, 1 deleted, 1 unchanged');
+    const kept: DeployPlan = {
+      applied: false,
+      changes: [pruned.changes[0]],
+      absent: [{ kind: 'tool', name: 'spare-order', version: 2 }],
+    };
+    expect(formatPlan(kept).split('\n')).toEqual([
+      'KIND   NAME           ACTION       VERSION',
+      'agent  support-agent  unchanged    1',
+      'tool   spare-order    not in repo  2',
+    ]);
+    expect(planSummary(kept)).toBe(
+      'dry run: 0 to create, 0 to update, 1 unchanged; nothing was stored; 1 not in the repo, kept (mt deploy --prune deletes them)',
+    );
+  });
 });

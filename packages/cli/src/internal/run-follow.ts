@@ -7,7 +7,7 @@ export type FollowOutcome = 'completed' | 'waiting' | 'failed';
 
 function report(io: Io, run: RunView, json: boolean): FollowOutcome {
   if (json) printJson(io, run);
-  if (run.status === 'PendingApproval') {
+  if (run.status === 'PendingApproval' || run.status === 'PendingAuthorization' || run.status === 'PendingBudget') {
     if (!json) io.out(describeWaiting(run));
     return 'waiting';
   }
@@ -100,8 +100,12 @@ async function followTree(client: Maitento, io: Io, mark: FollowMark, indent: st
   for await (const event of client.interactionRuns.events(mark.runId, { after: mark.after })) {
     io.err(`${indent}${describeEvent(event).replaceAll('\n', `\n${indent}`)}`);
     // The run stores `run-waiting` with its PendingApproval status, after the turn's other calls are made.
-    if (event.type === 'run-waiting' && (await client.interactionRuns.get(mark.runId)).status === 'PendingApproval') {
-      return 'waiting';
+    if (event.type === 'budget-exceeded') {
+      if ((await client.interactionRuns.get(mark.runId)).status === 'PendingBudget') return 'waiting';
+    }
+    if (event.type === 'run-waiting') {
+      const status = (await client.interactionRuns.get(mark.runId)).status;
+      if (status === 'PendingApproval' || status === 'PendingAuthorization') return 'waiting';
     }
     // A child that waits for a person makes this run wait with no event of its own: its stream tells.
     const child = event.type === 'tool-call-started' ? event.data.childRunId : undefined;

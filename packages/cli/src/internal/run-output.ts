@@ -55,12 +55,37 @@ export function describeEvent(event: RunEvent): string {
       const verdict = d.decision === 'approve' ? 'approved' : d.decision === 'reject' ? 'rejected' : 'answered';
       const who = by ? ` by ${keyLabel(by.keyName, by.keyId)}` : '';
       const why = typeof d.reason === 'string' && d.reason !== '' ? `: ${d.reason}` : '';
-      return `${prefix} approval ${text(d.approvalId)} ${verdict}${who}${why}`;
+      // An edited call (decision 0215): the call made is the edited one, not the model's shown at `calling`.
+      const editor = d.editedBy as { keyId?: string; keyName?: string } | undefined;
+      const edit =
+        d.arguments === undefined
+          ? ''
+          : `, the call edited${editor ? ` by ${keyLabel(editor.keyName, editor.keyId)}` : ''} to ${shorten(JSON.stringify(d.arguments))}`;
+      return `${prefix} approval ${text(d.approvalId)} ${verdict}${who}${edit}${why}`;
     }
     case 'run-waiting': {
       const calls = Array.isArray(d.toolCallIds) ? d.toolCallIds.length : 0;
+      if (Array.isArray(d.authorizations)) {
+        return `${prefix} waiting for the end user to connect (${calls} call${calls === 1 ? '' : 's'})`;
+      }
       return `${prefix} waiting for a person (${calls} call${calls === 1 ? '' : 's'} to answer)`;
     }
+    case 'authorization-requested':
+      return `${prefix} ${text(d.endUser)} must connect at ${text(d.provider)} (${text(d.reason)}): ${text(d.url)}`;
+    case 'authorization-completed':
+      return `${prefix} ${text(d.endUser)} connected at ${text(d.provider)}`;
+    case 'budget-exceeded': {
+      const spent = (d.spent ?? {}) as { tokens?: unknown; costUsd?: unknown };
+      return `${prefix} budget reached: spent ${text(spent.tokens)} tokens, ${usd(Number(spent.costUsd ?? 0))}`;
+    }
+    case 'budget-extended': {
+      const by = (d.by ?? {}) as { keyId?: string; keyName?: string };
+      return `${prefix} budget extended by ${keyLabel(by.keyName, by.keyId)}`;
+    }
+    case 'limit-waiting':
+      return `${prefix} ${text(d.tool)} waits for its limit (${text(d.limit)}) until ${text(d.until)}: the run holds no worker meanwhile`;
+    case 'limit-wait-over':
+      return `${prefix} the limit's window opened: the run goes on`;
     case 'result-invalid': {
       const errors = Array.isArray(d.errors) ? d.errors.map(String) : [];
       return `${prefix} answer does not match the result schema: ${shorten(errors.join('; '))}`;
@@ -95,6 +120,30 @@ function prettyArguments(approval: ApprovalView): string {
 
 /** The call a run waits on, readably, and the exact commands that answer it. */
 export function describeWaiting(run: RunView): string {
+  const authorization = run.pendingAuthorization;
+  if (run.status === 'PendingAuthorization' && authorization) {
+    return [
+      `Run ${run.id} waits for ${authorization.endUser} to connect at ${authorization.provider} (${authorization.reason}).`,
+      'Hand them this link (it works once, until ' + `${authorization.linkExpiresAt}):`,
+      `  ${authorization.url}`,
+      'The run goes on by itself once they have connected.',
+    ].join('\n');
+  }
+  if (run.status === 'PendingBudget') {
+    return [
+      `Run ${run.id} reached its budget: ${usageLine(run) ?? ''}.`,
+      'Extend it to let it go on, or cancel it:',
+      `  mt interaction-budget ${run.id} --tokens N   (or --cost-usd X)`,
+      `  mt interaction-cancel ${run.id}`,
+    ].join('\n');
+  }
+  if (run.status === 'PendingLimit' && run.waiting) {
+    return [
+      `Run ${run.id} waits for a rate limit: ${run.waiting.tool} (${run.waiting.limit}: ${run.waiting.description}).`,
+      `It goes on by itself at ${run.waiting.until}, holding no worker meanwhile; cancel it with:`,
+      `  mt interaction-cancel ${run.id}`,
+    ].join('\n');
+  }
   const approval = run.pendingApproval;
   if (!approval) return `run ${run.id} is ${run.status}`;
   const lines = [
@@ -127,6 +176,27 @@ export function resultText(run: RunView): string {
   return typeof run.result === 'string' ? run.result : JSON.stringify(run.result, null, 2);
 }
 
+/** A cost in US dollars as a terminal shows it: `$0.0123` (up to 6 decimals, trailing zeros dropped, at least 2). */
+export function usd(value: number): string {
+  const fixed = value.toFixed(6).replace(/0+$/, '');
+  const [whole, decimals = ''] = fixed.split('.');
+  return `$${whole}.${decimals.padEnd(2, '0')}`;
+}
+
+/** A run's usage as one line: `1200 in + 300 out tokens, $0.0045`, and its budget when it has one. */
+export function usageLine(run: Pick<RunView, 'usage' | 'budget'>): string | null {
+  if (run.usage === undefined) return null;
+  const { inputTokens, outputTokens, costUsd } = run.usage;
+  const spent = `${inputTokens} in + ${outputTokens} out tokens, ${usd(costUsd)}`;
+  const budget = run.budget;
+  if (budget == null) return spent;
+  const limits = [
+    ...(budget.tokens === null ? [] : [`${budget.tokens} tokens`]),
+    ...(budget.costUsd === null ? [] : [usd(budget.costUsd)]),
+  ].join(', ');
+  return `${spent} (budget ${limits}, on exceeded: ${budget.onExceeded})`;
+}
+
 /** A run as a FIELD / VALUE table, with its answer or error below. */
 export function describeRun(run: RunView): string {
   const table = formatTable(
@@ -138,13 +208,31 @@ export function describeRun(run: RunView): string {
       ['interactive', run.interactive],
       ['created', run.createdAt],
       ['updated', run.updatedAt],
+      ['usage', usageLine(run)],
       ['error', run.error ? `[${run.error.code}] ${run.error.message}` : null],
+      ...(run.parentRunId
+        ? [['parent', `${run.parentRunId} (its agent ${run.agent ?? '?'} was handed the task)`]]
+        : []),
+      ...(run.origin ? [['started by', originLine(run.origin)]] : []),
     ],
   );
   const parts = [table];
   if (run.result !== null) parts.push(`\nResult:\n${resultText(run)}`);
   if (run.status === 'PendingApproval' && run.pendingApproval) parts.push(`\n${describeWaiting(run)}`);
+  if (run.status === 'PendingAuthorization' && run.pendingAuthorization) parts.push(`\n${describeWaiting(run)}`);
+  if (run.status === 'PendingBudget') parts.push(`\n${describeWaiting(run)}`);
+  if (run.status === 'PendingLimit' && run.waiting) {
+    parts.push(`\nwaiting: rate-limit ${run.waiting.limit} until ${run.waiting.until}\n${describeWaiting(run)}`);
+  }
   return parts.join('\n');
+}
+
+/** What started a run no request started, in one line: the schedule's tick, the webhook's delivery, the run's end. */
+export function originLine(origin: NonNullable<RunView['origin']>): string {
+  const what = `${origin.kind} ${origin.name} (version ${origin.version})`;
+  if (origin.kind === 'schedule') return `${what}, tick ${origin.tick ?? '?'}`;
+  if (origin.runId !== undefined) return `${what}, when run ${origin.runId} ended ${origin.status ?? 'Completed'}`;
+  return `${what}, delivery ${origin.eventId ?? '?'}`;
 }
 
 /** Approvals as a table: ID, RUN, TOOL, AGENT, STATUS, CREATED. */
@@ -198,6 +286,11 @@ export function describeApproval(approval: ApprovalView): string {
       ['agent', approval.agentName],
       ['status', approval.status],
       ['reason', approval.reason],
+      ['edited by', approval.edited ? keyLabel(approval.edited.by.keyName, approval.edited.by.keyId) : null],
+      [
+        'approved by',
+        approval.approvedBy?.length ? approval.approvedBy.map((by) => keyLabel(by.keyName, by.keyId)).join(', ') : null,
+      ],
       ['answered by', approval.answeredBy ? keyLabel(approval.answeredBy.keyName, approval.answeredBy.keyId) : null],
       ['answered', approval.answeredAt],
       ['expires', approval.expiresAt],

@@ -99,6 +99,14 @@ function guarded<P, R>(
 function resourceDescription(compiled: CompiledRepo | undefined, kind: string, name: string): string | undefined {
   if (!compiled) return undefined;
   switch (kind) {
+    case 'schedule': {
+      const schedule = compiled.schedules.find((s) => s.name === name);
+      return schedule && `Starts ${schedule.interaction} at "${schedule.cron}" (${schedule.timezone})`;
+    }
+    case 'auth-provider': {
+      const provider = compiled.authProviders.find((p) => p.name === name);
+      return provider && `OAuth 2 provider ${provider.issuer ?? provider.authorizationUrl ?? ''}`.trim();
+    }
     case 'connector':
       return compiled.connectors.find((c) => c.name === name)?.description;
     case 'tool':

@@ -23,6 +23,17 @@ export type {
 // The engine's own union of event kinds, which the journal checks is the wire's list.
 export type { RunEventType } from '../journal/events.js';
 
+/**
+ * The console's filters of a runs list beyond the REST API's (decision 0330): a time window on when runs were
+ * created (ISO 8601, `since` inclusive, `until` exclusive), text in the run's id, and a failed run's error code.
+ */
+export interface RunsListFilters {
+  since?: string;
+  until?: string;
+  idContains?: string;
+  errorCode?: string;
+}
+
 /** Who reads a run: the API key of the request (a secret input is shown to it only when it may use the secret). */
 export interface RunViewer {
   keyId: string;
@@ -39,4 +50,9 @@ export interface ApprovalAnswer {
   by: Actor & { role: KeyRole };
   /** Who answers, for the audit log: the answer is one `approval.approved` or `approval.rejected` row with it. */
   audit?: AuditContext;
+  /**
+   * Edit, then approve (decision 0215): the model-settable arguments the call is to be made with instead, and the
+   * `requestHash` of the request the person saw (a stale view approves nothing).
+   */
+  edit?: { arguments: unknown; requestHash?: string };
 }

@@ -1,5 +1,6 @@
 import {
   answerApprovalRecord,
+  editApprovalRecord,
   type ApprovalRecord,
   type AuditContext,
   type AuditEntry,
@@ -15,6 +16,7 @@ import { bindIdempotentEffect, type IdempotentEffect, isUuid } from '@maitento/s
 import type { ApprovalAnswer } from '../api/types.js';
 import { engineErrors } from '../errors.js';
 import { answerRefusal, approvalNow } from './acting.js';
+import type { PreparedEdit } from './edit.js';
 import { approvalAnswered, runFailed } from '../journal/events.js';
 import { appendToRun } from '../journal/journal.js';
 
@@ -65,17 +67,26 @@ export async function answerApproval(
   answer: ApprovalAnswer,
   queueRun: (tx: Queryable, runId: string) => Promise<void>,
   effect: IdempotentEffect = { kind: 'approval', id, status: 200 },
+  /** Prepares an edited call (`answer.edit`); without it an edit is refused. */
+  prepareEdit?: (approval: ApprovalRecord, args: unknown) => Promise<PreparedEdit>,
 ): Promise<ApprovalRecord> {
   const reason = answer.reason?.trim() ?? '';
   if (answer.decision === 'reject' && reason === '') throw engineErrors.create('api:approvals:reason-required');
   const asked = await approvalOrThrow(db, namespace, id);
   const refused = answerRefusal(asked, answer.by, answer.decision);
   if (refused !== undefined) throw refused;
+  const edit = await editOf(asked, answer, prepareEdit);
   let runEnded = false;
   const won = await db
     .transaction(async (tx) => {
       // The run's locks (and its ancestors', top down) before the approval's, as a cancel takes them (lockRunLine).
       if (asked.runId !== null) await lockRunLine(tx, asked.runId);
+      if (edit !== undefined) {
+        // The edited request replaces the one shown, only while it is still the one the person saw.
+        const edited = await editApprovalRecord(tx, namespace, id, { ...edit, by: answer.by });
+        if (edited === undefined) return undefined;
+        if (answer.audit) await recordAudit(tx, editAudit(asked, edited, answer.audit));
+      }
       const record = await answerApprovalRecord(tx, namespace, id, {
         status: answer.decision === 'approve' ? 'Approved' : 'Rejected',
         reason: reason === '' ? null : reason,
@@ -91,10 +102,12 @@ export async function answerApproval(
         await bindIdempotentEffect(tx, effect);
         return record;
       }
+      // A run that also waits for an end user to connect (PendingAuthorization) takes the answer too: it goes on,
+      // and asks for the connection again.
       const seq = await appendToRun(
         tx,
         record.runId,
-        ['PendingApproval', 'Running'],
+        ['PendingApproval', 'PendingAuthorization', 'Running'],
         [approvalAnswered(record, answer)],
       );
       if (seq === false) {
@@ -116,6 +129,11 @@ export async function answerApproval(
     if (now.status === 'Pending') await expireApprovals(db, { id });
   }
   const now = await approvalOrThrow(db, namespace, id);
+  if (edit !== undefined && now.status === 'Pending' && approvalNow(now) !== 'expired') {
+    if (now.requestHash !== edit.fromHash) {
+      throw engineErrors.create('api:approvals:edit-stale', { id, seen: edit.fromHash });
+    }
+  }
   if (now.status === 'Pending' && approvalNow(now) !== 'expired') {
     // Still waiting: this key approved it in the meantime (a two-person rule counts each key once).
     const again = answerRefusal(now, answer.by, answer.decision);
@@ -138,6 +156,49 @@ export async function answerApproval(
     });
   }
   throw engineErrors.create('api:approvals:already-answered', { id, status: now.status });
+}
+
+/**
+ * The edit an answer asks for, checked and prepared (decision 0215): undefined without one, and for an edit that
+ * changes nothing (the same request hash: a plain approval). Only a pending approval is edited; one answered or
+ * expired meanwhile is left to the answer's own refusals.
+ */
+async function editOf(
+  asked: ApprovalRecord,
+  answer: ApprovalAnswer,
+  prepareEdit: ((approval: ApprovalRecord, args: unknown) => Promise<PreparedEdit>) | undefined,
+): Promise<{ fromHash: string; arguments: unknown; argumentsJson: string; requestHash: string } | undefined> {
+  if (answer.edit === undefined || answer.decision !== 'approve') return undefined;
+  const seen = answer.edit.requestHash;
+  if (seen === undefined || seen === '')
+    throw engineErrors.create('api:approvals:edit-hash-required', { id: asked.id });
+  if (asked.status !== 'Pending' || approvalNow(asked) === 'expired') return undefined;
+  if (asked.runId === null || prepareEdit === undefined) {
+    throw engineErrors.create('api:approvals:edit-outside-run', { id: asked.id });
+  }
+  if (asked.requestHash !== seen) throw engineErrors.create('api:approvals:edit-stale', { id: asked.id, seen });
+  const prepared = await prepareEdit(asked, answer.edit.arguments);
+  if (prepared.requestHash === asked.requestHash) return undefined;
+  return { fromHash: seen, arguments: answer.edit.arguments, ...prepared };
+}
+
+/** The audit row of an edit: the call's arguments before and after (as shown: run inputs, never a secret). */
+function editAudit(before: ApprovalRecord, after: ApprovalRecord, audit: AuditContext): AuditEntry {
+  return {
+    ...audit,
+    namespace: after.namespace,
+    action: 'approval.edited',
+    target: { kind: 'approval', id: after.id },
+    before: { argumentsJson: before.argumentsJson, requestHash: before.requestHash },
+    after: {
+      tool: after.functionName,
+      runId: after.runId,
+      argumentsJson: after.argumentsJson,
+      requestHash: after.requestHash,
+      // A two-person policy counts again from this edit: the approvals of the old request are dropped.
+      approvalsDropped: before.approvedBy.length,
+    },
+  };
 }
 
 /** The audit row of an answered approval: which call (tool, run) and the answer, never its arguments. */

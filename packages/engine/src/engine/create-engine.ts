@@ -1,4 +1,5 @@
-import type { Gateway } from '@maitento/gateway';
+import { type PriceTable, priceTableFromEnv } from '../models/prices.js';
+import type { Gateway, OAuthClient } from '@maitento/gateway';
 import type { Db, SecretKeys, StoreCache } from '@maitento/store';
 import type { RunningEngine } from '../api/engine.js';
 import { engineErrors } from '../errors.js';
@@ -25,6 +26,13 @@ export interface EngineOptions {
   secretKey: SecretKeys;
   /** The gateway tool calls go through. */
   gateway: Gateway;
+  /** The process's OAuth 2 client (made on first use), which refreshes OAuth2 connectors' access tokens. */
+  oauth?: () => OAuthClient;
+  /**
+   * The redirect URI of connect links (MT_PUBLIC_URL + /v1/connections/callback): with it (and `oauth`), a run whose
+   * end user has no usable connection waits for them to connect (PendingAuthorization).
+   */
+  connectRedirectUri?: string;
   /**
    * The store cache tool calls read through (pinned versions, `enabled`, secrets); the caller closes it. The
    * server passes its own, so both share one cache. Default: one of the engine's own.
@@ -34,6 +42,8 @@ export interface EngineOptions {
   worker?: { concurrency?: number } | false;
   /** Where models come from (default: the environment, see docs/runs.md). */
   models?: ModelResolver;
+  /** What models' tokens cost (default `MT_MODEL_PRICES`, read at the start: an unusable table stops it). */
+  prices?: PriceTable;
   /** Model turns a run may take (default `MT_MAX_STEPS` or 20). */
   maxSteps?: number;
   /** How long an approval waits before the run fails (default `MT_APPROVAL_TTL` seconds; off when unset). */
@@ -87,6 +97,7 @@ export async function createEngine(options: EngineOptions): Promise<RunningEngin
     reads: reads.reads,
     gateway: options.gateway,
     models: options.models ?? modelsFromEnvironment(),
+    prices: options.prices ?? priceTableFromEnv(),
     maxSteps: options.maxSteps ?? settings.maxSteps,
     modelRetries: options.modelRetries ?? settings.modelRetries,
     approvalTtlMs: options.approvalTtlMs ?? settings.approvalTtlMs,
@@ -94,6 +105,8 @@ export async function createEngine(options: EngineOptions): Promise<RunningEngin
     telemetry,
     maxDepth: options.maxDepth ?? settings.maxDepth,
     ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
+    ...(options.oauth === undefined ? {} : { oauth: options.oauth }),
+    ...(options.connectRedirectUri === undefined ? {} : { connectRedirectUri: options.connectRedirectUri }),
   };
   const loader = new PinnedLoader(options.db, reads.reads);
   let queue: Awaited<ReturnType<typeof openRunQueue>>;

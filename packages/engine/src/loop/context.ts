@@ -1,6 +1,7 @@
-import type { Gateway } from '@maitento/gateway';
-import type { Db, RunRecord, SecretKeys } from '@maitento/store';
+import type { Gateway, OAuthClient } from '@maitento/gateway';
+import type { Db, NamespaceQuotas, RunRecord, SecretKeys } from '@maitento/store';
 import type { AttemptJournal } from '../journal/journal.js';
+import type { PriceTable } from '../models/prices.js';
 import type { ModelResolver } from '../models/resolve.js';
 import type { CallReads } from '../runs/call-reads.js';
 import type { PinnedSet } from '../runs/pinned.js';
@@ -15,7 +16,13 @@ export interface EngineDeps {
   /** Pinned versions' `enabled` and credentials, per tool call (the server's cache when it made the engine). */
   reads: CallReads;
   gateway: Gateway;
+  /** Refreshes OAuth2 connectors' access tokens; without it an expired token needs its person again. */
+  oauth?: () => OAuthClient;
+  /** The connect links' redirect URI (MT_PUBLIC_URL + /v1/connections/callback); without it no run waits to connect. */
+  connectRedirectUri?: string;
   models: ModelResolver;
+  /** What models' tokens cost (`MT_MODEL_PRICES`): each model response's `costUsd`. */
+  prices: PriceTable;
   maxSteps: number;
   modelRetries: number;
   approvalTtlMs: number | undefined;
@@ -53,4 +60,6 @@ export interface RunContext extends EngineDeps {
   journal: AttemptJournal;
   /** Queues a run (a child this run starts), in the caller's transaction; `sent` after the commit. */
   queue: Pick<RunQueue, 'send' | 'sent'>;
+  /** The namespace's quotas as this execution read them when it began (docs/quotas.md). */
+  quotas?: NamespaceQuotas;
 }

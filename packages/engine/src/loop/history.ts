@@ -31,6 +31,8 @@ export interface Turn {
   feedback?: string;
   /** The messages of a conversation sent after this turn's reply (`user-message`), in order. */
   replies: string[];
+  /** The arguments a person set by editing before approving, by call index (decision 0215). */
+  edits?: Map<number, unknown>;
 }
 
 // The index an event names; an event stored before indexes were (before schema 9) names the model's id only.
@@ -55,8 +57,20 @@ export function readTurns(events: JournalEvent[]): Turn[] {
       });
     } else if (event.type === 'tool-call-started' && turn) {
       turn.started.add(indexOf(turn, event.data));
+    } else if ((event.type === 'authorization-requested' || event.type === 'limit-waiting') && turn) {
+      // The call waited for its end user to connect before anything was sent: once they have, it is made as a new
+      // call (an MCP call too, which is never sent twice), not as one whose outcome was lost. So is one that waited
+      // for its limit's window (nothing was sent).
+      turn.started.delete(indexOf(turn, event.data));
     } else if (event.type === 'tool-result' && turn) {
       turn.results.set(indexOf(turn, event.data), { ok: event.data.ok === true, result: event.data.result ?? '' });
+    } else if (event.type === 'approval-answered' && turn && event.data.arguments !== undefined) {
+      const { toolCallId, index: at } = event.data;
+      const index = indexOf(turn, at === null ? { toolCallId: toolCallId ?? '' } : { toolCallId: '', index: at });
+      if (index >= 0) {
+        turn.edits ??= new Map();
+        turn.edits.set(index, event.data.arguments);
+      }
     } else if (event.type === 'result-invalid' && turn) {
       turn.feedback = retryMessage(event.data.errors ?? []);
     } else if (event.type === 'user-message' && turn) {
@@ -129,6 +143,11 @@ export function fitConversation(
   return { messages, trimmed: { turnsLeftOut, toolResultsCut } };
 }
 
+/** What the model is told of a call a person edited before approving it (decision 0215). */
+export function editNote(args: unknown): string {
+  return `A person changed the arguments of this call before approving it; the call was made with these arguments instead: ${JSON.stringify(args)}`;
+}
+
 /** The conversation the model is sent: the task, then each turn and its results in call order. */
 export function conversation(task: string, turns: Turn[]): ModelMessage[] {
   const messages: ModelMessage[] = [{ role: 'user', content: task }];
@@ -144,7 +163,9 @@ export function conversation(task: string, turns: Turn[]): ModelMessage[] {
         role: 'tool',
         content: turn.calls.map((call) => {
           const stored = turn.results.get(call.index);
-          const value = stored?.result ?? 'No result was stored for this call.';
+          const result = stored?.result ?? 'No result was stored for this call.';
+          // The model is told that a person changed its arguments and what they became; the result is the upstream's.
+          const value = turn.edits?.has(call.index) ? `${editNote(turn.edits.get(call.index))}\n\n${result}` : result;
           return {
             type: 'tool-result' as const,
             toolCallId: call.id,

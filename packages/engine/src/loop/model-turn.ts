@@ -2,6 +2,7 @@ import type * as Ai from 'ai';
 import type { LanguageModel, ToolSet } from 'ai';
 import type { JSONSchema7, LanguageModelV4, LanguageModelV4Content } from '@ai-sdk/provider';
 import { loadAi } from '../models/ai.js';
+import { costOf } from '../models/prices.js';
 import { classifyModelError } from '../models/classify.js';
 import type { RunContext } from './context.js';
 import type { ModelResponse } from '../journal/events.js';
@@ -113,13 +114,15 @@ export async function modelTurn(
       }),
     );
     const usage = { inputTokens: result.usage.inputTokens ?? null, outputTokens: result.usage.outputTokens ?? null };
-    span?.end({ responseId: result.response.id, finishReason: result.finishReason, ...usage });
+    const costUsd = costOf(ctx.prices, spec, usage);
+    span?.end({ responseId: result.response.id, finishReason: result.finishReason, ...usage, costUsd });
     // With a result schema, a final answer is the structured output's text (a provider may return it apart).
     const text = schema !== undefined && result.toolCalls.length === 0 ? readOutput(result) : result.text;
     return {
       text,
       toolCalls: result.toolCalls.map((call) => ({ id: call.toolCallId, name: call.toolName, arguments: call.input })),
       usage,
+      costUsd,
       durationMs: Math.round(performance.now() - started),
       model: spec,
       scripted,

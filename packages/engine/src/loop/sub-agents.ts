@@ -4,7 +4,7 @@
 // crash never starts a second child for the same call. The parent holds no worker while its child runs: the
 // child's end queues the parent again, in the transaction that stores it (journal.ts).
 import { randomUUID } from 'node:crypto';
-import { findChildRun, insertRun, type RunRecord, treeStartedBy } from '@maitento/store';
+import { findChildRun, insertRun, listRunEvents, type RunRecord, treeStartedBy } from '@maitento/store';
 import { engineErrors } from '../errors.js';
 import { runStarted, toolCallStarted, toolResult } from '../journal/events.js';
 import { fillTask } from '../runs/inputs.js';
@@ -26,8 +26,36 @@ export function subAgentOf(ctx: RunContext, call: TurnCall): string | undefined 
   return ctx.pinned.agentTools.subAgents.find((s) => s.definition.name === call.name)?.agent;
 }
 
-async function store(ctx: RunContext, call: TurnCall, ok: boolean, result: string, code: string | null) {
-  await ctx.journal.append([toolResult(call, { ok, status: null, result, code }, 0)]);
+async function store(
+  ctx: RunContext,
+  call: TurnCall,
+  ok: boolean,
+  result: string,
+  code: string | null,
+  durationMs = 0,
+) {
+  await ctx.journal.append([toolResult(call, { ok, status: null, result, code }, durationMs)]);
+}
+
+/** How long a child ran: from its start to its last change (its end, once it ended). */
+function childDuration(child: RunRecord): number {
+  return Math.max(0, Date.parse(child.updatedAt) - Date.parse(child.createdAt)) || 0;
+}
+
+/**
+ * The child's last tool call, when it failed (a person's rejection is no failure): a child that answered right after
+ * its own call failed did not do the task it was handed, whatever its words say (issue #45).
+ */
+async function lastCallFailed(
+  ctx: RunContext,
+  child: RunRecord,
+): Promise<{ name: string; code: string | null } | undefined> {
+  const events = await listRunEvents(ctx.db, child.id);
+  const last = events.findLast((event) => event.type === 'tool-result');
+  if (last === undefined || last.data.ok !== false || last.data.code === 'api:approvals:rejected') return undefined;
+  const code = typeof last.data.code === 'string' ? last.data.code : null;
+  const name = typeof last.data.name === 'string' ? last.data.name : 'a tool';
+  return { name, code };
 }
 
 /**
@@ -85,6 +113,7 @@ export async function subAgentCall(
           inputs: run.inputs,
           interactive: run.interactive,
           startedByKeyId: (await treeKeyId(ctx)) ?? undefined,
+          endUser: run.endUser,
           child: { parentRunId: run.id, step: turn.step, index: call.index, agent, depth },
         },
         runStarted({
@@ -103,9 +132,16 @@ export async function subAgentCall(
     return 'child';
   }
   switch (child.status) {
-    case 'Completed':
-      await store(ctx, call, true, child.result ?? '', null);
+    case 'Completed': {
+      // Its answer is the call's result either way (the model reads the words); the call failed when the child
+      // answered right after its own call failed, so that neither the run view nor the console shows it succeeded.
+      const failed = await lastCallFailed(ctx, child);
+      const result = failed
+        ? `[${agent} answered after its call of ${failed.name} failed: ${failed.code ?? 'no code'}] ${child.result ?? ''}`
+        : (child.result ?? '');
+      await store(ctx, call, failed === undefined, result, failed?.code ?? null, childDuration(child));
       return 'done';
+    }
     case 'Failed':
     case 'Cancelled': {
       const how =
@@ -113,7 +149,7 @@ export async function subAgentCall(
           ? 'was cancelled'
           : `failed: ${child.errorCode ?? ''} ${child.errorMessage ?? ''}`.trimEnd();
       const error = engineErrors.create('api:runs:sub-agent-ended', { agent, runId: child.id, how });
-      await store(ctx, call, false, error.message, child.errorCode ?? error.code);
+      await store(ctx, call, false, error.message, child.errorCode ?? error.code, childDuration(child));
       return 'done';
     }
     default:

@@ -1,14 +1,16 @@
 import type { MtError } from '@maitento/errors';
 import {
+  type CallCredential,
   type CallRunInputs,
   callInputOf,
   type RunBindingValue,
   runBindingsOf,
   type ToolCallInput,
 } from '@maitento/gateway';
-import type { InteractionTool, Json } from '@maitento/lang';
-import { secretAccess } from '@maitento/store';
+import type { Connector, InteractionTool, Json } from '@maitento/lang';
+import { LIMIT_WAIT_IN_WORKER_MS, secretAccess } from '@maitento/store';
 import { type ActingCheck, directRefusal, actingRefusal as sharedActingRefusal } from '../approvals/acting.js';
+import { type AuthorizationNeed, connectionCredential } from '../runs/connection-tokens.js';
 import type { RunContext } from './context.js';
 import { treeKeyId } from './sub-agents.js';
 
@@ -51,6 +53,26 @@ function secretReader(ctx: RunContext) {
     (await ctx.reads.readSecretValue(ctx.run.namespace, ref))?.value;
 }
 
+/** The end user's access token for an OAuth2 connector of the run (docs/connections.md). */
+export function connectionTokenReader(
+  ctx: RunContext,
+  need?: (need: AuthorizationNeed) => void,
+  rejected?: string,
+): (connector: Connector) => Promise<CallCredential | undefined> {
+  const deps = {
+    db: ctx.db,
+    secretKey: ctx.secretKey,
+    ...(ctx.oauth === undefined ? {} : { oauth: ctx.oauth }),
+    readSecret: async (name: string) => (await ctx.reads.readSecretValue(ctx.run.namespace, { name }))?.value,
+  };
+  return async (connector) => {
+    const version = ctx.pinned.connectors.get(connector.name);
+    if (version === undefined) throw new Error(`the run pins no connector ${connector.name}`);
+    // No end user: undefined, and the gateway answers api:connections:end-user-missing.
+    return connectionCredential(deps, ctx.run.namespace, ctx.run.endUser, version, need, rejected);
+  };
+}
+
 /** The checks of the moment of acting for `tool` in this run: its pinned versions, and the key of the run's tree. */
 export async function actingCheck(ctx: RunContext, tool: InteractionTool): Promise<ActingCheck> {
   const toolVersion = ctx.pinned.tools.get(tool.tool.name)!;
@@ -91,6 +113,8 @@ export function callInput(
   args: unknown,
   idempotencyKey: string,
   signal: AbortSignal,
+  /** An OAuth2 call's credential found just before (not looked up again). */
+  credential?: CallCredential,
 ): Promise<ToolCallInput> {
   return callInputOf({
     tool: tool.tool,
@@ -98,11 +122,20 @@ export function callInput(
     arguments: args,
     run: runInputs(ctx),
     readSecret: secretReader(ctx),
+    connectionToken: credential === undefined ? connectionTokenReader(ctx) : async () => credential,
     idempotencyKey,
     caller: ctx.run.namespace,
     signal,
     // The operator's log names the run of a call that hit an internal error.
-  }).then((input) => ({ ...input, runId: ctx.run.id }));
+  }).then((input) => ({
+    ...input,
+    runId: ctx.run.id,
+    // A limit's perKey counts the key that started the run's tree, its perEndUser the run's end user; a call over a
+    // "wait" limit waits in the worker only briefly, then durably (PendingLimit, docs/limits.md).
+    ...(ctx.run.startedByKeyId === null ? {} : { keyId: ctx.run.startedByKeyId }),
+    ...(ctx.run.endUser === null ? {} : { endUser: ctx.run.endUser }),
+    limitWaitMs: LIMIT_WAIT_IN_WORKER_MS,
+  }));
 }
 
 function setPath(target: Record<string, Json>, path: string[], value: Json): void {

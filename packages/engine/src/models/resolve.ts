@@ -31,6 +31,27 @@ function apiKey(provider: string, keyVar: string, baseVar: string): string {
 }
 
 /**
+ * The setting the default resolver would miss for `spec` in this process's environment (`OPENAI_API_KEY`,
+ * `ANTHROPIC_API_KEY`, `OPENAI_COMPATIBLE_BASE_URL`), or undefined when it has what it needs (or the provider is
+ * unknown, refused elsewhere). A deploy warns with it: the key may be added before a run needs it.
+ */
+export function missingModelSetting(spec: string): string | undefined {
+  const { provider } = parseModelSpec(spec);
+  const keyed = (keyVar: string, baseVar: string) =>
+    env(keyVar) === undefined && env(baseVar) === undefined ? keyVar : undefined;
+  switch (provider) {
+    case 'openai':
+      return keyed('OPENAI_API_KEY', 'OPENAI_BASE_URL');
+    case 'anthropic':
+      return keyed('ANTHROPIC_API_KEY', 'ANTHROPIC_BASE_URL');
+    case 'openai-compatible':
+      return env('OPENAI_COMPATIBLE_BASE_URL') === undefined ? 'OPENAI_COMPATIBLE_BASE_URL' : undefined;
+    default:
+      return undefined;
+  }
+}
+
+/**
  * The default resolver: reads the environment at each call, so a worker picks up keys without code. The settings
  * are read (and a missing one refused) at once; the provider's package (~0.1 s of CPU each with the AI SDK's
  * shared code) is imported when a run first uses it, not when the engine is.

@@ -7,10 +7,44 @@ import { engineErrors } from '../errors.js';
  * One turn of a script: a text answer, tool calls, or a structured answer (`object`, answered as its JSON text, as a
  * provider's structured output is; for an interaction with `result.schema`).
  */
-export type ScriptTurn =
+export type ScriptTurn = (
   | { text: string }
   | { object: unknown }
-  | { toolCalls: { name: string; arguments?: unknown; id?: string }[] };
+  | { toolCalls: { name: string; arguments?: unknown; id?: string }[] }
+) & {
+  /** The turn played instead when a tool call of the turn before failed (a person's rejection is no failure). */
+  onToolError?: ScriptTurn;
+};
+
+/** The text a scripted text turn is replaced with when a call of the turn before failed and it has no `onToolError`. */
+export function scriptToolFailedText(name: string, failures: string[]): string {
+  return `[scripted stand-in ${name}: ${failures.join('; ')}; the script has no "onToolError" turn for it]`;
+}
+
+/**
+ * The calls of the turn before that failed, as `the call of NAME failed: CODE: ERROR`: the error results of the
+ * conversation's last message when it is the tool results, a person's rejection (`api:approvals:rejected`) left out.
+ */
+function failedCalls(options: LanguageModelV4CallOptions): string[] {
+  const last = options.prompt[options.prompt.length - 1];
+  if (last?.role !== 'tool') return [];
+  const failures: string[] = [];
+  for (const part of last.content) {
+    if (part.type !== 'tool-result' || (part.output.type !== 'error-text' && part.output.type !== 'error-json'))
+      continue;
+    let error: { code?: unknown; error?: unknown } = {};
+    try {
+      const value = part.output.value;
+      error = (typeof value === 'string' ? JSON.parse(value) : value) ?? {};
+    } catch {
+      error = { error: String(part.output.value) };
+    }
+    if (error.code === 'api:approvals:rejected') continue;
+    const code = typeof error.code === 'string' ? `${error.code}: ` : '';
+    failures.push(`the call of ${part.toolName} failed: ${code}${String(error.error ?? 'the call failed')}`);
+  }
+  return failures;
+}
 
 /** The text the scripted model answers once its script has no more turns. */
 export function scriptEndedText(name: string): string {
@@ -38,13 +72,16 @@ async function readScript(name: string, dir: string): Promise<ScriptTurn[]> {
   }
   if (!Array.isArray(turns)) throw fail('not a JSON array of turns');
   // A mistyped turn fails the run here, naming the file and the turn, rather than playing as "no more turns".
-  turns.forEach((turn: unknown, index) => {
-    const at = `turn ${index + 1}`;
+  const check = (turn: unknown, at: string, nested: boolean) => {
     const shape =
-      'a turn is {"text": "..."}, {"object": {...}} or {"toolCalls": [{"name": "...", "arguments": {...}}]}';
+      'a turn is {"text": "..."}, {"object": {...}} or {"toolCalls": [{"name": "...", "arguments": {...}}]}, with an optional "onToolError" turn';
     if (typeof turn !== 'object' || turn === null || Array.isArray(turn))
       throw fail(`${at} is not an object; ${shape}`);
-    const keys = Object.keys(turn);
+    if ('onToolError' in turn) {
+      if (nested) throw fail(`${at} has an "onToolError" inside an "onToolError"`);
+      check(turn.onToolError, `${at}'s "onToolError"`, true);
+    }
+    const keys = Object.keys(turn).filter((key) => key !== 'onToolError');
     const unknown = keys.filter((key) => key !== 'text' && key !== 'object' && key !== 'toolCalls');
     if (unknown.length > 0) throw fail(`${at} has an unknown key "${unknown[0]}"; ${shape}`);
     if (keys.length !== 1) throw fail(`${at} needs exactly one of "text", "object" and "toolCalls"; ${shape}`);
@@ -61,6 +98,9 @@ async function readScript(name: string, dir: string): Promise<ScriptTurn[]> {
           throw fail(`${at}, tool call ${c + 1} has an unknown key "${extra[0]}" (name, arguments, id)`);
       });
     }
+  };
+  turns.forEach((turn: unknown, index) => {
+    check(turn, `turn ${index + 1}`, false);
   });
   return turns as ScriptTurn[];
 }
@@ -73,7 +113,15 @@ export function scriptedModel(name: string, dir: string): LanguageModelV4 {
   const generate = async (options: LanguageModelV4CallOptions) => {
     const turn = options.prompt.filter((message) => message.role === 'assistant').length;
     const script = await readScript(name, dir);
-    const step = script[turn];
+    // After a failed call the script's own words could claim a success (issue #45): its `onToolError` turn is played
+    // instead, else a text turn is replaced by words that report the failure (a tool call or object turn plays as
+    // written: it may be the script's way on, and an object must keep its shape).
+    const failures = failedCalls(options);
+    let step = script[turn];
+    if (failures.length > 0 && step !== undefined) {
+      if (step.onToolError !== undefined) step = step.onToolError;
+      else if ('text' in step) step = { text: scriptToolFailedText(name, failures) };
+    }
     const content: LanguageModelV4Content[] = [];
     if (step !== undefined && 'toolCalls' in step && Array.isArray(step.toolCalls)) {
       step.toolCalls.forEach((call, index) => {

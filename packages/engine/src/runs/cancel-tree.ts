@@ -45,7 +45,13 @@ async function cancelOne(
 ): Promise<RunRecord | undefined> {
   const found = await requestCancel(tx, namespace, id);
   if (found === undefined) return undefined;
-  if (found.status === 'PendingApproval' || found.status === 'WaitingForInput') {
+  if (
+    found.status === 'PendingApproval' ||
+    found.status === 'PendingAuthorization' ||
+    found.status === 'PendingBudget' ||
+    found.status === 'PendingLimit' ||
+    found.status === 'WaitingForInput'
+  ) {
     // No worker holds a waiting run (for a person's answer or message): it is cancelled here, and its pending
     // approval expires.
     const wake = (db: Queryable, parentRunId: string) => queue.send(parentRunId, db);

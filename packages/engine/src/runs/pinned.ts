@@ -51,6 +51,10 @@ export class PinnedLoader {
    */
   async interaction(namespace: string, name: string, version?: number) {
     await this.reads.sync();
+    // A deleted interaction has no latest version, and no run starts on any of its versions (decision 0295).
+    if (version !== undefined && (await this.reads.findVersion(namespace, 'interaction', name)) === undefined) {
+      return undefined;
+    }
     return this.reads.findVersion<Interaction>(namespace, 'interaction', name, version);
   }
 

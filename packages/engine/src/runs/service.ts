@@ -8,20 +8,41 @@ import {
   listRunSummaries,
   recordAudit,
   type RunRecord,
+  type RunBudget,
   runExists,
   runTree,
+  setRunBudget,
   treeApprovals,
   TERMINAL_RUN_STATUSES,
+  treeSpend,
+  watchRun,
 } from '@maitento/store';
-import { bindIdempotentEffect, type IdempotentEffect, isUuid, nameSuggestion } from '@maitento/store';
+import {
+  admitRunUnderQuotas,
+  bindIdempotentEffect,
+  type IdempotentEffect,
+  isUuid,
+  nameSuggestion,
+  pendingAuthorizations,
+  runsAwaitingConnection,
+} from '@maitento/store';
 import type { Interaction } from '@maitento/lang';
 import { answerApproval, approvalOrThrow } from '../approvals/answer.js';
-import { RUN_EVENTS_MAX_PAGE, RUN_EVENTS_PAGE, type RunningEngine, type WorkerHealth } from '../api/engine.js';
+import { prepareEdit } from '../approvals/edit.js';
+import {
+  RUN_EVENTS_MAX_PAGE,
+  RUN_EVENTS_PAGE,
+  type RunningEngine,
+  type StartContext,
+  StartDeclined,
+  type WorkerHealth,
+} from '../api/engine.js';
 import type {
   ApprovalAnswer,
   ApprovalView,
   ListApprovalsQuery,
   ListRunsQuery,
+  RunsListFilters,
   RunEvent,
   RunPage,
   RunView,
@@ -29,7 +50,15 @@ import type {
   StartRunInput,
 } from '../api/types.js';
 import { engineErrors } from '../errors.js';
-import { runStarted, userMessage } from '../journal/events.js';
+import {
+  type AuthorizationRequest,
+  authorizationCompleted,
+  budgetExtended,
+  runFailed,
+  runStarted,
+  userMessage,
+} from '../journal/events.js';
+import { budgetReached, limitText, spentBy, spentText, treeBudgets } from '../loop/budget.js';
 import { appendToRun, readEvents } from '../journal/journal.js';
 import type { EngineDeps } from '../loop/context.js';
 import type { RunQueue } from '../worker/queue.js';
@@ -42,6 +71,22 @@ import { approvalView, runSummary, runView } from './views.js';
 
 function pendingOf(approvals: ApprovalRecord[]): ApprovalRecord | undefined {
   return approvals.find((a) => a.status === 'Pending');
+}
+
+/** A change of a run's budget (`POST /v1/runs/{id}/budget`): each limit given replaces the old one. */
+export interface BudgetChange {
+  tokens?: number;
+  costUsd?: number;
+  onExceeded?: 'wait' | 'fail';
+}
+
+/**
+ * A run's budget from the one it was started with, else its interaction's; null when neither names a limit. The
+ * wire schemas bound each limit; a budget that names neither tokens nor cost is no budget.
+ */
+function runBudget(given: BudgetChange | undefined): RunBudget | null {
+  if (given === undefined || (given.tokens === undefined && given.costUsd === undefined)) return null;
+  return { tokens: given.tokens ?? null, costUsd: given.costUsd ?? null, onExceeded: given.onExceeded ?? 'wait' };
 }
 
 /** The engine's API (declared by {@link RunningEngine}), on the store and the queue: what `createEngine` returns. */
@@ -80,6 +125,31 @@ export class RunService implements RunningEngine {
 
   private async view(run: RunRecord, viewer: RunViewer | undefined): Promise<RunView> {
     const shown = viewer === undefined ? run : { ...run, inputs: await this.visible(run, viewer) };
+    if (run.status === 'PendingAuthorization') {
+      const [first] = await pendingAuthorizations(this.deps.db, run.id);
+      const view = runView(shown);
+      if (first === undefined) return view;
+      const { index: _index, ...shownRequest } = first as AuthorizationRequest;
+      return { ...view, pendingAuthorization: shownRequest };
+    }
+    if (run.status === 'PendingLimit') {
+      // Its last event is the `limit-waiting` it waits on (stored with the status).
+      const [last] = await readEvents(this.deps.db, run.id, run.lastSeq - 1, 1);
+      const view = runView(shown);
+      if (last?.type !== 'limit-waiting') return view;
+      const wait = last.data;
+      return {
+        ...view,
+        waiting: {
+          reason: 'rate-limit',
+          until: wait.until,
+          limit: wait.name,
+          description: wait.limit,
+          tool: wait.tool,
+          toolCallId: wait.toolCallId,
+        },
+      };
+    }
     if (run.status !== 'PendingApproval') return runView(shown);
     // Its own pending approval, or that of the child run it waits on (down the chain of children).
     return runView(shown, pendingOf(await treeApprovals(this.deps.db, run.id)));
@@ -105,12 +175,16 @@ export class RunService implements RunningEngine {
     name: string,
     input: StartRunInput,
     startedBy?: { keyId: string },
-    context?: { traceparent?: string },
+    context?: StartContext,
   ): Promise<RunView> {
     // Before anything is read or stored: a run's inputs are stored twice (the row and run-started) and read often.
     const size = Buffer.byteLength(JSON.stringify(input.inputs ?? {}), 'utf8');
     if (size > this.deps.runInputMaxBytes) {
       throw engineErrors.create('api:runs:input-too-large', { size, max: this.deps.runInputMaxBytes });
+    }
+    // A chain of runs started by triggers is as deep as agents handing tasks may be (docs/schedules-and-triggers.md).
+    if (context?.depth !== undefined && context.depth > this.deps.maxDepth) {
+      throw engineErrors.create('api:triggers:too-deep', { depth: context.depth, max: this.deps.maxDepth });
     }
     const interaction = await this.loader.interaction(namespace, name, input.version);
     if (interaction === undefined) {
@@ -127,6 +201,18 @@ export class RunService implements RunningEngine {
     if (startedBy !== undefined) {
       await checkSecretInputs(this.deps.db, namespace, startedBy.keyId, interaction.resource, inputs);
     }
+    // A key's limit on starting runs of the interaction (docs/limits.md), last before anything is stored: a start
+    // refused by it stores nothing; one refused later (a quota) has counted. Schedules and triggers have no key.
+    if (startedBy !== undefined && interaction.resource.limit !== undefined) {
+      await this.deps.gateway.admitRunStart?.({
+        namespace,
+        interaction: interaction.name,
+        limit: interaction.resource.limit,
+        keyId: startedBy.keyId,
+        endUser: input.endUser,
+      });
+    }
+    const budget = runBudget(input.budget ?? interaction.resource.budget);
     const id = randomUUID();
     const interactive = input.interactive ?? true;
     const trace = this.deps.telemetry?.allocate(context?.traceparent);
@@ -134,6 +220,10 @@ export class RunService implements RunningEngine {
     // together, so a run is never Running without a job, nor a job without its run. A COMMIT whose answer is lost is
     // settled by the store (committed: this start answers its run; decision 0101).
     const run = await this.deps.db.transaction(async (tx) => {
+      if (context?.claim !== undefined && !(await context.claim(tx, id))) throw new StartDeclined();
+      // The namespace's quotas (docs/quotas.md): counted under their lock, so the run's row is counted by
+      // the next start.
+      await admitRunUnderQuotas(tx, namespace);
       const inserted = await insertRun(
         tx,
         {
@@ -146,12 +236,17 @@ export class RunService implements RunningEngine {
           interactive,
           startedByKeyId: startedBy?.keyId,
           trace,
+          budget,
+          ...(input.endUser === undefined ? {} : { endUser: input.endUser }),
+          ...(context?.origin === undefined ? {} : { origin: context.origin }),
+          ...(context?.depth === undefined ? {} : { depth: context.depth }),
         },
         runStarted({
           interaction: { name: interaction.name, version: interaction.version },
           versions,
           inputs,
           interactive,
+          ...(context?.origin === undefined ? {} : { origin: context.origin }),
         }),
       );
       // The Idempotency-Key's record names this run in the same transaction (decision 0102).
@@ -165,11 +260,32 @@ export class RunService implements RunningEngine {
     return runView(run);
   }
 
+  async connectionMade(namespace: string, provider: string, endUser: string, connectionId: string): Promise<string[]> {
+    const resumed: string[] = [];
+    for (const id of await runsAwaitingConnection(this.deps.db, namespace, provider, endUser)) {
+      // Only while it still waits: a cancel or an expiry stored meanwhile wins.
+      const stored = await this.deps.db.transaction(async (tx) => {
+        const seq = await appendToRun(
+          tx,
+          id,
+          ['PendingAuthorization'],
+          [authorizationCompleted(provider, endUser, connectionId)],
+        );
+        if (seq === false) return false;
+        await this.queue.send(id, tx);
+        return true;
+      });
+      if (stored) resumed.push(id);
+    }
+    if (resumed.length > 0) this.queue.sent();
+    return resumed;
+  }
+
   async getRun(namespace: string, id: string, viewer?: RunViewer): Promise<RunView> {
     return this.view(await this.record(namespace, id, viewer), viewer);
   }
 
-  async listRuns(namespace: string, query: ListRunsQuery, viewer?: RunViewer): Promise<RunPage> {
+  async listRuns(namespace: string, query: ListRunsQuery & RunsListFilters, viewer?: RunViewer): Promise<RunPage> {
     const limit = Math.min(Math.max(Math.floor(query.limit ?? 50), 1), 200);
     let after: { createdAt: string; id: string } | undefined;
     if (query.cursor !== undefined && query.cursor !== '') {
@@ -185,9 +301,14 @@ export class RunService implements RunningEngine {
     const records = await listRunSummaries(this.deps.db, namespace, {
       interaction: query.interaction,
       agent: query.agent,
+      ...(query.tool === undefined ? {} : { tool: query.tool }),
       status: query.status,
       limit: limit + 1,
       after,
+      ...(query.since === undefined ? {} : { since: query.since }),
+      ...(query.until === undefined ? {} : { until: query.until }),
+      ...(query.idContains === undefined ? {} : { idContains: query.idContains }),
+      ...(query.errorCode === undefined ? {} : { errorCode: query.errorCode }),
       ...(viewer?.role === 'runner' ? { startedByKeyId: viewer.keyId } : {}),
     });
     const page = records.slice(0, limit);
@@ -199,6 +320,10 @@ export class RunService implements RunningEngine {
           ? Buffer.from(JSON.stringify({ createdAt: last.createdAt, id: last.id })).toString('base64url')
           : null,
     };
+  }
+
+  async watchRun(id: string): Promise<void> {
+    await watchRun(this.deps.db, id);
   }
 
   async listEvents(
@@ -245,6 +370,103 @@ export class RunService implements RunningEngine {
       throw engineErrors.create('api:runs:not-waiting-for-input', { id, status: now.status, why });
     }
     this.queue.sent();
+    return this.getRun(namespace, id, viewer);
+  }
+
+  async extendBudget(
+    namespace: string,
+    id: string,
+    change: BudgetChange,
+    by: { keyId: string; keyName: string },
+    viewer?: RunViewer,
+    audit?: AuditContext,
+  ): Promise<RunView> {
+    const run = await this.record(namespace, id, viewer);
+    const notWaiting = (status: string) =>
+      (TERMINAL_RUN_STATUSES as readonly string[]).includes(status)
+        ? engineErrors.create('api:runs:already-ended', { id, status })
+        : engineErrors.create('api:runs:not-waiting-for-budget', { id, status });
+    if (run.status !== 'PendingBudget' || run.budget === null) throw notWaiting(run.status);
+    const budget: RunBudget = {
+      tokens: change.tokens ?? run.budget.tokens,
+      costUsd: change.costUsd ?? run.budget.costUsd,
+      onExceeded: change.onExceeded ?? run.budget.onExceeded,
+    };
+    // What the run and the runs below it spent (a budget covers its child runs).
+    const spent = treeBudgets(await treeSpend(this.deps.db, id), id, spentBy(await readEvents(this.deps.db, id))).spent;
+    // Letting it fail: the person says `onExceeded = "fail"` and gives no limit above what it spent. It fails now,
+    // as its budget would have failed it (api:runs:budget-exceeded), in one transaction fenced on PendingBudget.
+    if (budgetReached(spent, budget) && change.onExceeded === 'fail') {
+      return this.failAtBudget(namespace, id, run.budget, budget, spent, viewer, audit);
+    }
+    // A budget the run already reached would stop it again before its next turn: refused, saying what it spent.
+    if (budgetReached(spent, budget)) {
+      throw engineErrors.create('api:runs:budget-too-small', { limit: limitText(budget), spent: spentText(spent) });
+    }
+    // The new budget, its event (the run Running again) and the run's job commit together, only while it waits.
+    const stored = await this.deps.db.transaction(async (tx) => {
+      if (!(await setRunBudget(tx, id, budget))) return false;
+      const seq = await appendToRun(tx, id, ['PendingBudget'], [budgetExtended(budget, by)]);
+      if (seq === false) return false;
+      await this.queue.send(id, tx);
+      await bindIdempotentEffect(tx, { kind: 'run', id, status: 200 });
+      if (audit !== undefined) {
+        await recordAudit(tx, {
+          ...audit,
+          namespace,
+          action: 'run.budget-extended',
+          target: { kind: 'run', id },
+          before: { budget: run.budget, spent },
+          after: { budget },
+        });
+      }
+      return true;
+    });
+    if (!stored) throw notWaiting((await this.record(namespace, id)).status);
+    this.queue.sent();
+    return this.getRun(namespace, id, viewer);
+  }
+
+  /** A PendingBudget run a person let fail (see extendBudget): `run-failed` with api:runs:budget-exceeded. */
+  private async failAtBudget(
+    namespace: string,
+    id: string,
+    before: RunBudget,
+    budget: RunBudget,
+    spent: { tokens: number; costUsd: number },
+    viewer?: RunViewer,
+    audit?: AuditContext,
+  ): Promise<RunView> {
+    const error = engineErrors.create('api:runs:budget-exceeded', {
+      limit: limitText(budget),
+      spent: spentText(spent),
+    });
+    const stored = await this.deps.db.transaction(async (tx) => {
+      if (!(await setRunBudget(tx, id, budget))) return false;
+      const seq = await appendToRun(tx, id, ['PendingBudget'], [runFailed(error)]);
+      if (seq === false) return false;
+      await bindIdempotentEffect(tx, { kind: 'run', id, status: 200 });
+      if (audit !== undefined) {
+        await recordAudit(tx, {
+          ...audit,
+          namespace,
+          action: 'run.budget-declined',
+          target: { kind: 'run', id },
+          before: { budget: before, spent },
+          after: { status: 'Failed', code: error.code },
+        });
+      }
+      return true;
+    });
+    if (!stored) {
+      const now = (await this.record(namespace, id)).status;
+      throw (TERMINAL_RUN_STATUSES as readonly string[]).includes(now)
+        ? engineErrors.create('api:runs:already-ended', { id, status: now })
+        : engineErrors.create('api:runs:not-waiting-for-budget', { id, status: now });
+    }
+    this.deps.metrics?.runEnded('Failed');
+    const telemetry = this.deps.telemetry;
+    if (telemetry !== undefined) await traceEndedElsewhere(telemetry, this.deps.db, this.loader, id, [], error.code);
     return this.getRun(namespace, id, viewer);
   }
 
@@ -296,6 +518,7 @@ export class RunService implements RunningEngine {
       answer,
       (tx, runId) => this.queue.send(runId, tx),
       effect,
+      (approval, args) => prepareEdit(this.deps, this.loader, approval, args),
     );
     if (record.runId !== null) this.queue.sent();
     return approvalView(record);

@@ -8,6 +8,8 @@ export function approvalView(record: ApprovalRecord): ApprovalView {
     runId: record.runId,
     functionName: record.functionName,
     argumentsJson: record.argumentsJson,
+    requestHash: record.requestHash,
+    edited: record.editedBy === null ? null : { by: record.editedBy },
     status: record.status as ApprovalStatus,
     agentName: record.agentName,
     reason: record.reason,
@@ -52,7 +54,11 @@ export function runView(record: RunRecord, pending?: ApprovalRecord): RunView {
     inputs: record.inputs,
     result: record.result !== null && record.resultStructured ? JSON.parse(record.result) : record.result,
     pendingApproval: record.status === 'PendingApproval' && pending !== undefined ? approvalView(pending) : null,
+    ...(record.endUser === null ? {} : { endUser: record.endUser }),
+    ...(record.origin === null ? {} : { origin: record.origin as RunView['origin'] }),
     versions: record.versions as VersionRef[],
+    usage: record.usage,
+    budget: record.budget,
   };
 }
 
@@ -63,5 +69,6 @@ export function runSummary(record: RunSummaryRecord): RunSummary {
     result: record.resultSummary,
     resultTruncated: record.resultTruncated,
     pendingApprovalId: record.status === 'PendingApproval' ? record.pendingApprovalId : null,
+    usage: record.usage,
   };
 }

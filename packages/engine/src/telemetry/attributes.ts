@@ -31,6 +31,8 @@ export const ATTR = {
   urlTemplate: 'url.template',
   toolVersion: 'maitento.tool.version',
   approvalId: 'maitento.approval.id',
+  /** A model call's cost in USD by the price table (MT_MODEL_PRICES); absent when it has no price for the model. */
+  usageCostUsd: 'maitento.usage.cost_usd',
   approvalDecision: 'maitento.approval.decision',
 } as const;
 

@@ -39,6 +39,8 @@ export interface ChatOutcome {
   finishReason?: string;
   inputTokens: number | null;
   outputTokens: number | null;
+  /** Its cost in USD by the price table, or null when it has no price for the model. */
+  costUsd?: number | null;
 }
 
 /** One model call being traced. */
@@ -176,6 +178,7 @@ export class RunTelemetry {
         if (outcome.finishReason !== undefined) span.setAttribute(ATTR.responseFinishReasons, [outcome.finishReason]);
         if (outcome.inputTokens !== null) span.setAttribute(ATTR.usageInputTokens, outcome.inputTokens);
         if (outcome.outputTokens !== null) span.setAttribute(ATTR.usageOutputTokens, outcome.outputTokens);
+        if (outcome.costUsd != null) span.setAttribute(ATTR.usageCostUsd, outcome.costUsd);
         span.end();
       },
       fail: (errorType) => {

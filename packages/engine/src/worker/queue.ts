@@ -14,23 +14,31 @@ const OLD_QUEUE = 'mt-runs';
 /** A held job's heartbeat: pg-boss retries a job not touched for this long (its minimum). */
 export const HEARTBEAT_SECONDS = 10;
 /**
- * How often the fetch loop looks for jobs without a wake-up while the queue is busy (see {@link SUPERVISE_MS}):
- * retried jobs of a dead worker notify nobody, and are found so. While the queue is idle it looks only when woken.
+ * How often the fetch loop looks for jobs without a wake-up while the queue is busy (see {@link SUPERVISE_MS}).
+ * While the queue is idle it looks only when woken. A dead worker's retried job notifies nobody: a pass that counted
+ * jobs makes the loop look at once and again {@link RETRY_DELAY_SECONDS} later, when a job it retried is due.
  */
 export const FETCH_POLL_MS = 2000;
+/** pg-boss's delay before a failed job (a handler's failure, a stopped heartbeat) may be fetched again. */
+export const RETRY_DELAY_SECONDS = 1;
 /**
  * How often a working process supervises the queue (pg-boss's `supervise()`: a job whose heartbeat stopped is
  * retried, expired jobs failed, finished ones deleted hourly) while the queue is busy: this process holds jobs, the
- * last pass counted jobs queued or active anywhere, or wake-ups are not listening. So a killed worker's run is
- * retried within HEARTBEAT_SECONDS + SUPERVISE_MS and fetched within FETCH_POLL_MS more. A job sent (a `runs`
- * wake-up) is counted by the first pass COUNTS_LAG_MS after it; no job can miss its heartbeat before that.
+ * last pass counted jobs queued or active anywhere, or wake-ups are not listening. The pass's monitor (the heartbeat
+ * check) runs when {@link MONITOR_SECONDS} passed since any process's last, so a job whose heartbeat lapsed is
+ * retried within 2 × SUPERVISE_MS (a pass whose claim another process's pass just took, then the next), and fetched
+ * RETRY_DELAY_SECONDS later: a killed worker's run within HEARTBEAT_SECONDS + 2 × SUPERVISE_MS + RETRY_DELAY_SECONDS
+ * of its last heartbeat (13 s; decision 0201). A job sent (a `runs` wake-up) is counted by the first pass
+ * COUNTS_LAG_MS after it; no job can miss its heartbeat before that.
  */
-export const SUPERVISE_MS = 2000;
+export const SUPERVISE_MS = 1000;
+/** pg-boss's monitor claim (`monitorIntervalSeconds`): the counts and the heartbeat check run at most this often. */
+export const MONITOR_SECONDS = 1;
 /** How often a working process supervises the queue while it is idle (nothing held, sent, queued or active). */
 export const IDLE_SUPERVISE_MS = 60_000;
 /**
  * How long after the last job sent a pass's counts may still miss it: the counts are pg-boss's, refreshed by the
- * pass that wins its monitor claim (`monitorIntervalSeconds`, 2 s), so a pass reads counts at most that old. A
+ * pass that wins its monitor claim (`monitorIntervalSeconds`, 1 s), so a pass reads counts at most that old. A
  * `runs` wake-up brings a pass this long after it, which reads counts that have the job.
  */
 const COUNTS_LAG_MS = 3000;
@@ -76,12 +84,20 @@ export interface RunQueue {
 
 /**
  * pg-boss on the store's `db` through its documented `db` option: on PostgreSQL every statement pg-boss makes (the
- * fetch, complete, fail, heartbeat, its supervisor's and maintenance's) goes through the store's pool with the
- * store's deadline, so a connection that hangs is dropped and replaced like any of the store's. The statements of
- * its start (installing or migrating its schema, creating the queue: DDL without values) run before `started` is
- * set, without a statement deadline, as the store's own migrations do.
+ * fetch, complete, fail, heartbeat, its supervisor's and maintenance's) goes through a store pool with the store's
+ * deadline, so a connection that hangs is dropped and replaced like any of the store's: `db.relaxed` where the store
+ * has one, whose commits do not wait for the write-ahead log's flush (decision 0245: a job state lost with a crash
+ * of PostgreSQL is redone by a retry, and the runs' own appends no longer queue behind these flushes). A job is sent
+ * on `db` itself, durably ({@link RunQueue.send}). The statements of its start (installing or migrating its schema,
+ * creating the queue: DDL without values) run before `started` is set, without a statement deadline, as the store's
+ * own migrations do.
  */
-function bossOn(db: Db): { boss: PgBoss; started: () => void; named: (text: string) => string } {
+function bossOn(db: Db): {
+  boss: PgBoss;
+  started: () => void;
+  named: (text: string) => string;
+  durable: (q: Queryable) => { executeSql: (text: string, values?: unknown[]) => Promise<{ rows: unknown[] }> };
+} {
   let setup = true;
   // On PostgreSQL a statement with values is prepared once per connection under a name its text gives (its text an
   // opaque key, as pg's own statement cache would use): pg-boss's fetch, complete and touch run at every run.
@@ -94,16 +110,24 @@ function bossOn(db: Db): { boss: PgBoss; started: () => void; named: (text: stri
     }
     return name;
   };
+  const runtime = db.relaxed ?? db;
   const executeSql = (text: string, values?: unknown[]) =>
     setup && values === undefined
       ? db.executeSql(text)
       : db.driver === 'pg' && values !== undefined && values.length > 0
-        ? db.query(text, values, { name: named(text) })
-        : db.executeSql(text, values ?? []);
+        ? runtime.query(text, values, { name: named(text) })
+        : runtime.executeSql(text, values ?? []);
+  // pg-boss's `db` option for a statement on `q` (the store's pool or a transaction of it): a commit that waits.
+  const durable = (q: Queryable) => ({
+    executeSql: (text: string, values?: unknown[]) =>
+      db.driver === 'pg' && values !== undefined && values.length > 0
+        ? q.query(text, values, { name: named(text) })
+        : q.query(text, values),
+  });
   // No useListenNotify (a second LISTEN connection): the engine fetches on the process's wake-ups. No timer of
   // pg-boss's supervisor (`supervise: false`): a process that works the queue calls `supervise()` itself, often only
   // while the queue is busy (see SUPERVISE_MS); a process that only sends never does. In a pass, the monitor (counts,
-  // expiry, stopped heartbeats) runs when 2 s passed since any process's last, the maintenance (deleting the jobs
+  // expiry, stopped heartbeats) runs when 1 s passed since any process's last, the maintenance (deleting the jobs
   // finished more than a day ago) when an hour did. No REINDEX CONCURRENTLY under a statement deadline: the job table
   // holds a day of jobs. No vacuum diagnosis (its warnings are events nothing of ours reads). No instance registry (a
   // row per process rewritten every 30 s, read by nothing of ours). Its remaining timers: the queue cache and the
@@ -112,7 +136,7 @@ function bossOn(db: Db): { boss: PgBoss; started: () => void; named: (text: stri
     schedule: false,
     supervise: false,
     registerInstance: false,
-    monitorIntervalSeconds: 2,
+    monitorIntervalSeconds: MONITOR_SECONDS,
     maintenanceIntervalSeconds: 3600,
     queueCacheIntervalSeconds: 60,
     bamIntervalSeconds: 60,
@@ -124,20 +148,21 @@ function bossOn(db: Db): { boss: PgBoss; started: () => void; named: (text: stri
   return {
     boss,
     named,
+    durable,
     started: () => {
       setup = false;
     },
   };
 }
 
-async function ensureQueue(boss: PgBoss, db: Db): Promise<void> {
+async function ensureQueue(boss: PgBoss, db: Db, durable: ReturnType<typeof bossOn>['durable']): Promise<void> {
   if ((await boss.getQueue(RUN_QUEUE)) !== null) return;
   try {
     await boss.createQueue(RUN_QUEUE, {
       policy: 'singleton',
       heartbeatSeconds: HEARTBEAT_SECONDS,
       retryLimit: 10,
-      retryDelay: 1,
+      retryDelay: RETRY_DELAY_SECONDS,
       expireInSeconds: 86_400,
       deleteAfterSeconds: 86_400,
     });
@@ -148,16 +173,16 @@ async function ensureQueue(boss: PgBoss, db: Db): Promise<void> {
   }
   // Created here: the Running runs of an earlier version had their jobs (or a lease sweep) in the old queue.
   const { rows } = await db.query<{ id: string }>("SELECT id FROM mt_runs WHERE status = 'Running'");
-  for (const row of rows) await boss.send(RUN_QUEUE, { runId: row.id }, { singletonKey: row.id });
+  for (const row of rows) await boss.send(RUN_QUEUE, { runId: row.id }, { singletonKey: row.id, db: durable(db) });
   if ((await boss.getQueue(OLD_QUEUE)) !== null) await boss.deleteQueue(OLD_QUEUE);
 }
 
 /** Opens pg-boss on `db` (see {@link bossOn}); {@link RunQueue.work} supervises it. */
 export async function openRunQueue(db: Db, onError: (error: unknown) => void, wakeups?: RunWakeups): Promise<RunQueue> {
-  const { boss, started, named } = bossOn(db);
+  const { boss, started, durable } = bossOn(db);
   boss.on('error', onError);
   await boss.start();
-  await ensureQueue(boss, db);
+  await ensureQueue(boss, db, durable);
   started();
 
   // The jobs being handled, by their handler's end, with the attempt pg-boss fences their touch and settle to.
@@ -185,6 +210,7 @@ export async function openRunQueue(db: Db, onError: (error: unknown) => void, wa
   let counted = true;
   let lastPass = Number.NEGATIVE_INFINITY;
   let supervisor: NodeJS.Timeout | undefined;
+  let retried: NodeJS.Timeout | undefined;
   const queueBusy = () => held.size > 0 || counted || !wakeups?.listening;
   // A pass is due every SUPERVISE_MS while busy, COUNTS_LAG_MS after a job was sent since the last pass began (its
   // counts then have it), and every IDLE_SUPERVISE_MS else.
@@ -214,6 +240,16 @@ export async function openRunQueue(db: Db, onError: (error: unknown) => void, wa
       if (jobs > 0) {
         more = true;
         wake?.();
+        // A job this pass retried (a stopped heartbeat) is due after pg-boss's retry delay: look again then.
+        clearTimeout(retried);
+        retried = setTimeout(
+          () => {
+            more = true;
+            wake?.();
+          },
+          RETRY_DELAY_SECONDS * 1000 + 50,
+        );
+        retried.unref();
       }
     } catch (error) {
       counted = true;
@@ -277,12 +313,7 @@ export async function openRunQueue(db: Db, onError: (error: unknown) => void, wa
 
   return {
     async send(runId, tx, woken = false) {
-      const executeSql = (text: string, values?: unknown[]) =>
-        db.driver === 'pg' && values !== undefined && values.length > 0
-          ? tx!.query(text, values, { name: named(text) })
-          : tx!.query(text, values);
-      const options = tx ? { db: { executeSql } } : {};
-      await boss.send(RUN_QUEUE, { runId }, { singletonKey: runId, ...options });
+      await boss.send(RUN_QUEUE, { runId }, { singletonKey: runId, db: durable(tx ?? db) });
       if (!woken) await notifyWake(tx ?? db, wakeTopics.runs);
       if (!tx) poke();
     },
@@ -374,6 +405,7 @@ export async function openRunQueue(db: Db, onError: (error: unknown) => void, wa
       await drain(timeoutMs);
       clearInterval(heartbeat);
       clearInterval(supervisor);
+      clearTimeout(retried);
       await boss.stop({ graceful: true, timeout: 5000 });
     },
     health() {

@@ -3,7 +3,9 @@ import { hostname } from 'node:os';
 import {
   cancelRequested,
   claimRun,
+  dueLimitWaits,
   expireApprovals,
+  expiredAuthorizationWaits,
   FALLBACK_POLL_MS,
   idleConversations,
   nextSweepDueMs,
@@ -15,7 +17,8 @@ import {
 } from '@maitento/store';
 import { failExpired } from '../approvals/answer.js';
 import type { EngineLogger } from '../internal/logger.js';
-import { conversationEnded } from '../journal/events.js';
+import { engineErrors } from '../errors.js';
+import { conversationEnded, limitWaitOver, runFailed } from '../journal/events.js';
 import { AttemptJournal, appendToRun, CancelSeen, ClaimLost } from '../journal/journal.js';
 import { type EngineDeps, HandedOn, type RunContext } from '../loop/context.js';
 import { advanceRun, cancelled } from '../loop/run-loop.js';
@@ -141,6 +144,8 @@ export class RunWorker {
       if (dueMs > 0) return Math.min(dueMs, SWEEP_MAX_MS);
       await this.expireApprovals();
       await this.endIdleConversations();
+      await this.expireAuthorizationWaits();
+      await this.endLimitWaits();
     }
     return FALLBACK_POLL_MS;
   }
@@ -152,6 +157,36 @@ export class RunWorker {
       // Only while it still waits: a message stored meanwhile wins, and the run goes on.
       await appendToRun(db, id, ['WaitingForInput'], [conversationEnded()]);
     }
+  }
+
+  /** Fails the runs that waited for an end user to connect past their wait's `expiresAt` (MT_APPROVAL_TTL). */
+  async expireAuthorizationWaits(): Promise<void> {
+    const db = this.deps.db;
+    const wake = (tx: Queryable, parentRunId: string) => this.queue.send(parentRunId, tx);
+    for (const id of await expiredAuthorizationWaits(db)) {
+      // Only while it still waits: a connection made meanwhile wins, and the run goes on.
+      const error = engineErrors.create('api:connections:authorization-expired', { id });
+      await db.transaction((tx) => appendToRun(tx, id, ['PendingAuthorization'], [runFailed(error)], wake));
+    }
+  }
+
+  /**
+   * Makes the runs whose limit's window opened (PendingLimit past their `until`) Running again and queues each, in one
+   * transaction (docs/limits.md): the sweep is their one wake-up, in whichever worker comes first.
+   */
+  async endLimitWaits(): Promise<void> {
+    const db = this.deps.db;
+    let sent = false;
+    for (const id of await dueLimitWaits(db)) {
+      // Only while it still waits: a cancel stored meanwhile wins.
+      const resumed = await db.transaction(async (tx) => {
+        const seq = await appendToRun(tx, id, ['PendingLimit'], [limitWaitOver()]);
+        if (seq !== false) await this.queue.send(id, tx);
+        return seq !== false;
+      });
+      sent ||= resumed;
+    }
+    if (sent) this.queue.sent();
   }
 
   /** Reads the cancel flag of every run held and aborts those cancelled. */
@@ -251,7 +286,7 @@ export class RunWorker {
           () => held.cancelled,
           () => this.#stopping,
         );
-        // Waiting for an approval or a message: the sweep learns when it is due.
+        // Waiting for an approval, a message or a limit's window: the sweep learns when it is due.
         if (stopped === 'waiting') this.sweepSoon();
       }
     } catch (error) {

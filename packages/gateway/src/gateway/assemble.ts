@@ -40,7 +40,7 @@ export async function assemble(
   authorize: Authorizer,
   deadline: AbortSignal,
 ): Promise<Assembled> {
-  const plan = toolPlan(input.tool, input.connector);
+  const plan = toolPlan(input.tool, input.connector, options.platformOrigin);
   const args = readArguments(plan, input.arguments, input.runBindings);
   const values = mergeBindings(plan, args, input.runBindings);
   const params = validateRequest(plan, values);

@@ -22,6 +22,12 @@ export interface CallRunInputs {
   mayUseSecret?: (id: string) => Promise<boolean>;
 }
 
+/**
+ * The credential of an OAuth2 connector's call: the access token of the end user's connection at the connector's
+ * provider (refreshed when it expired), or why there is none. Left out, an OAuth2 call names no end user.
+ */
+export type ConnectionTokenReader = (connector: Connector) => Promise<CallCredential | undefined>;
+
 /** Everything one call of a tool is built from, by the engine, the server (REST and MCP) and the CLI alike. */
 export interface CallParts {
   tool: Tool;
@@ -29,6 +35,8 @@ export interface CallParts {
   arguments: unknown;
   run?: CallRunInputs;
   readSecret: SecretReader;
+  /** For an OAuth2 connector: the end user's access token (a run that names its end user). */
+  connectionToken?: ConnectionTokenReader;
   idempotencyKey?: string;
   caller?: string;
   signal?: AbortSignal;
@@ -54,9 +62,10 @@ export function runBindingsOf(tool: Tool, run: CallRunInputs | undefined): RunBi
  * the run's key may not use; none without auth.
  */
 export async function credentialOf(
-  parts: Pick<CallParts, 'tool' | 'run' | 'readSecret'>,
+  parts: Pick<CallParts, 'tool' | 'run' | 'readSecret'> & Partial<Pick<CallParts, 'connector' | 'connectionToken'>>,
 ): Promise<CallCredential | undefined> {
   const { tool, run, readSecret } = parts;
+  if (parts.connector?.auth === 'OAuth2') return parts.connectionToken?.(parts.connector);
   const input = run === undefined ? undefined : run.interaction.inputs.functions.auth.find(forThisCall(tool, run));
   const given = input === undefined ? undefined : run?.inputs[input.name];
   if (input !== undefined && typeof given === 'string' && given !== '') {

@@ -10,9 +10,13 @@ import { createAuthorizer } from '../steps/egress.js';
 import { requestHash } from '../steps/request-hash.js';
 import type { Redactor } from '../steps/redact.js';
 import { type Assembled, assemble, viewOf } from './assemble.js';
+import { admit, admitRunStart } from './limits.js';
 import { gatewayDefaults, resolveOptions } from './options.js';
 import { type SendContext, send } from './send.js';
 import type { ApprovalUse, Gateway, GatewayOptions, PreparedRequest, ToolCallInput, ToolCallResult } from './types.js';
+
+// An in-flight slot outlives the call's deadline by this much before another process may take it.
+const LEASE_MARGIN_MS = 30_000;
 
 function errorResult(error: MtError, redact: Redactor | undefined): ToolCallResult {
   return { ok: false, error: redact === undefined ? error.message : redact(error.message), code: error.code };
@@ -99,6 +103,28 @@ export function createGateway(gatewayOptions: GatewayOptions): Gateway {
     return send(call, ctx, signal, input);
   }
 
+  // The one place a call is admitted under its tool's limit (docs/limits.md): before the call's own deadline starts
+  // (a run's call may wait for its window up to `timeoutMs`), its in-flight slot held until the call ends. Every way
+  // a call is sent (runs, REST, MCP) passes through `call` or `callApproved`.
+  async function limited(input: ToolCallInput, make: () => Promise<ToolCallResult>): Promise<ToolCallResult> {
+    if (options.limiter === undefined || (input.tool.limit === undefined && input.connector.limit === undefined)) {
+      return make();
+    }
+    let admitted: Awaited<ReturnType<typeof admit>>;
+    try {
+      admitted = await admit(options.limiter, input, options.timeoutMs, options.timeoutMs + LEASE_MARGIN_MS);
+    } catch (error) {
+      return failure(error, undefined, false, input);
+    }
+    if (!('release' in admitted)) return admitted;
+    try {
+      return await make();
+    } finally {
+      // A release that fails leaves the slot to its lease; the call's result stands.
+      await admitted.release().catch(() => {});
+    }
+  }
+
   return {
     async prepare(input): Promise<PreparedRequest | ToolCallResult> {
       const deadline = startDeadline(options.timeoutMs, input.signal);
@@ -112,52 +138,17 @@ export function createGateway(gatewayOptions: GatewayOptions): Gateway {
       }
     },
 
-    async call(input): Promise<ToolCallResult> {
-      const deadline = startDeadline(options.timeoutMs, input.signal);
-      const { signal } = deadline;
-      try {
-        let call: Assembled;
-        try {
-          signal.throwIfAborted();
-          if (input.tool.requiresApproval) {
-            throw gatewayErrors.create('api:approvals:required', { tool: input.tool.name });
-          }
-          call = await assemble(input, options, ctx.authorize, signal);
-        } catch (error) {
-          return failure(error, undefined, timedOut(signal, input.signal), input);
-        }
-        return await sendAssembled(call, input, signal);
-      } finally {
-        deadline.end();
-      }
+    call(input): Promise<ToolCallResult> {
+      return limited(input, () => callNow(input));
     },
 
-    async callApproved(input: ToolCallInput, approval: ApprovalUse): Promise<ToolCallResult> {
-      const deadline = startDeadline(options.timeoutMs, input.signal);
-      const { signal } = deadline;
-      try {
-        let prepared: Awaited<ReturnType<typeof prepareCall>>;
-        try {
-          signal.throwIfAborted();
-          prepared = await prepareCall(input, signal);
-        } catch (error) {
-          return failure(error, undefined, timedOut(signal, input.signal), input);
-        }
-        const { call } = prepared;
-        if (prepared.prepared.hash !== approval.hash) {
-          return errorResult(
-            gatewayErrors.create('api:approvals:request-changed', { tool: input.tool.name }),
-            call.redact,
-          );
-        }
-        const refused = await approval.consume(prepared.prepared.hash);
-        if (refused !== undefined) return errorResult(refused, call.redact);
-        return await sendAssembled(call, input, signal);
-      } finally {
-        deadline.end();
-      }
+    callApproved(input: ToolCallInput, approval: ApprovalUse): Promise<ToolCallResult> {
+      return limited(input, () => callApprovedNow(input, approval));
     },
 
+    admitRunStart(input) {
+      return admitRunStart(options.limiter, input);
+    },
     listMcpTools(target, listOptions) {
       return mcp.list(target, listOptions);
     },
@@ -169,4 +160,50 @@ export function createGateway(gatewayOptions: GatewayOptions): Gateway {
       await platformAgent?.close();
     },
   };
+
+  async function callNow(input: ToolCallInput): Promise<ToolCallResult> {
+    const deadline = startDeadline(options.timeoutMs, input.signal);
+    const { signal } = deadline;
+    try {
+      let call: Assembled;
+      try {
+        signal.throwIfAborted();
+        if (input.tool.requiresApproval) {
+          throw gatewayErrors.create('api:approvals:required', { tool: input.tool.name });
+        }
+        call = await assemble(input, options, ctx.authorize, signal);
+      } catch (error) {
+        return failure(error, undefined, timedOut(signal, input.signal), input);
+      }
+      return await sendAssembled(call, input, signal);
+    } finally {
+      deadline.end();
+    }
+  }
+
+  async function callApprovedNow(input: ToolCallInput, approval: ApprovalUse): Promise<ToolCallResult> {
+    const deadline = startDeadline(options.timeoutMs, input.signal);
+    const { signal } = deadline;
+    try {
+      let prepared: Awaited<ReturnType<typeof prepareCall>>;
+      try {
+        signal.throwIfAborted();
+        prepared = await prepareCall(input, signal);
+      } catch (error) {
+        return failure(error, undefined, timedOut(signal, input.signal), input);
+      }
+      const { call } = prepared;
+      if (prepared.prepared.hash !== approval.hash) {
+        return errorResult(
+          gatewayErrors.create('api:approvals:request-changed', { tool: input.tool.name }),
+          call.redact,
+        );
+      }
+      const refused = await approval.consume(prepared.prepared.hash);
+      if (refused !== undefined) return errorResult(refused, call.redact);
+      return await sendAssembled(call, input, signal);
+    } finally {
+      deadline.end();
+    }
+  }
 }

@@ -35,6 +35,11 @@ export interface GatewayOptions {
    * error is whatever was thrown: log it where secrets are redacted.
    */
   onInternalError?: (error: unknown, context: { tool: string; runId?: string }) => void;
+  /**
+   * Admits calls of tools with a `limit` (docs/limits.md); without it limits are not enforced (the CLI's local
+   * `mt extop call`). `mt serve` and `mt worker` pass the store's limiter, whose counts hold across processes.
+   */
+  limiter?: CallLimiter;
   /** Sessions with remote MCP servers (connectors with `mcp`). */
   mcp?: {
     /** How long an open session with no call in flight is kept for the next call (default 30 000 ms). */
@@ -49,7 +54,46 @@ export interface GatewayOptions {
 export type CallCredential =
   | { header: string; value: string }
   | { missing: { secret: string } }
-  | { forbidden: { secret: string; input: string } };
+  | { forbidden: { secret: string; input: string } }
+  /** An OAuth2 connector's access token (of the end user's connection), sent as `Authorization: Bearer`. */
+  | { bearer: string }
+  /** An OAuth2 connector whose end user has no usable connection: nothing is sent (`reason`: missing, scopes...). */
+  | { authorization: { provider: string; endUser: string; reason: string } }
+  /** An OAuth2 connector whose token could not be had (its provider failed): the call fails with it, nothing sent. */
+  | { failed: MtError };
+
+/** One limit a call is admitted under: `calls` per `perMs` (a sliding window) and/or `inFlight` at once. */
+export interface CallLimit {
+  /** What it counts: `tool:<name>` or `origin:<scheme://host:port>`, with `|key:<id>` or `|end-user:<id>` per key or end user. */
+  key: string;
+  calls?: number;
+  perMs?: number;
+  inFlight?: number;
+}
+
+/** Admits calls under limits; the store's `createLimiter` is one. */
+export interface CallLimiter {
+  /** Admits a call under every one of `limits` or none, in `namespace`. */
+  acquire(request: {
+    namespace: string;
+    limits: CallLimit[];
+    /** How long an in-flight slot is held at most (a process killed mid-call frees it once this lapses). */
+    leaseMs: number;
+  }): Promise<
+    | { granted: true; release(): Promise<void> }
+    | { granted: false; retryAfterMs: number; reason: 'calls' | 'in-flight'; key: string }
+  >;
+}
+
+/** A run's start to admit under its interaction's `limit` (docs/limits.md, "A key's limit on starting runs"). */
+export interface RunStartLimitInput {
+  namespace: string;
+  interaction: string;
+  limit: { perKey?: { calls: number; per: string }; perEndUser?: { calls: number; per: string } } | undefined;
+  /** The key that starts the run; a start without one (a schedule, a trigger) is not counted. */
+  keyId: string | undefined;
+  endUser: string | undefined;
+}
 
 /** One run-input binding and the run's value for it. */
 export interface RunBindingValue {
@@ -79,6 +123,19 @@ export interface ToolCallInput {
   caller?: string;
   /** The run the call is made for, when it is one: named in the operator's log lines about the call, nothing else. */
   runId?: string;
+  /**
+   * The API key the call is made under (a REST or MCP caller's key; for a run, the key that started its tree): the
+   * key a `limit.perKey` counts (docs/limits.md). None: no per-key limit applies.
+   */
+  keyId?: string;
+  /** The end user the call acts for (a run's, an MCP call's `Mt-End-User`): the one a `limit.perEndUser` counts. */
+  endUser?: string;
+  /**
+   * A run's call over a limit with onLimit "wait": how long it may wait in the worker for the window to open. When the
+   * limit admits it no sooner, it is refused with `limited.waitMs` set, and the engine makes the run wait durably
+   * (PendingLimit) instead. Absent: it waits in the worker for up to the gateway's deadline.
+   */
+  limitWaitMs?: number;
   /** Told once, right before the call's first HTTP request is sent (the engine starts its HTTP span there). */
   onSend?: () => void;
 }
@@ -114,6 +171,23 @@ export interface ToolCallResult {
   error?: string;
   code?: string;
   request?: PreparedRequestView;
+  /**
+   * A call refused by its tool's limit (`code` api:limits:exceeded): when to try again, and the IETF `RateLimit`
+   * and `RateLimit-Policy` field values (draft-ietf-httpapi-ratelimit-headers) a REST or MCP answer carries.
+   */
+  limited?: {
+    limit: string;
+    retryAfterSeconds: number;
+    rateLimit: string;
+    rateLimitPolicy: string;
+    /** The policy's name in the `RateLimit` fields, such as `tool-create-ticket` or `tool-create-ticket-key`. */
+    name: string;
+    /**
+     * Set on a run's call with onLimit "wait" refused because the window opens later than `limitWaitMs`: milliseconds
+     * until the limit may admit it (the run then waits durably for that long).
+     */
+    waitMs?: number;
+  };
 }
 
 /** A request that passed every step except sending. */
@@ -168,6 +242,11 @@ export interface Gateway {
    * `api:gateway:mcp-redirect-refused`, `api:gateway:mcp-error`, `api:gateway:cancelled`).
    */
   listMcpTools(target: { url: string }, options?: McpListOptions): Promise<McpToolInfo[]>;
+  /**
+   * Admits a run's start under its interaction's `limit`, counted with the tool calls' limits; rejects with
+   * api:limits:exceeded over it. Absent on a gateway without it (a test's): starts are not limited.
+   */
+  admitRunStart?(input: RunStartLimitInput): Promise<void>;
   /** Closes the connections and the MCP sessions the gateway opened. */
   close(): Promise<void>;
 }

@@ -9,6 +9,8 @@ import { validatorFor } from './validators.js';
 export interface ConnectorPlan {
   readonly connector: Connector;
   readonly template: UrlTemplate;
+  /** The platform origin a platform path (`/v1/...`) was resolved against. */
+  readonly platformOrigin: string | undefined;
   readonly pathParams: ReadonlyMap<string, ConnectorParameter>;
   readonly queryParams: readonly ConnectorParameter[];
   readonly queryByName: ReadonlyMap<string, ConnectorParameter>;
@@ -48,9 +50,26 @@ function requestFields(schema: Connector['schema']['request']): Set<string> | un
   return new Set(Object.keys(props));
 }
 
-function templateOf(connector: Connector): UrlTemplate {
+/**
+ * Whether a connector's url is a path on the platform (`/v1/...`, only for auth = "Maitento"), as the compiler
+ * judges it (@maitento/lang's connector checks; not imported: the gateway loads no compiler code).
+ */
+function isPlatformPath(url: string): boolean {
+  return url.startsWith('/') && !url.startsWith('//');
+}
+
+function templateOf(connector: Connector, platformOrigin: string | undefined): UrlTemplate {
+  // A path on the platform (`url = "/v1/..."`, only for auth = "Maitento") is resolved against the platform's own
+  // origin, the one this gateway was given; without one there is nothing it may call.
+  let url = connector.url;
+  if (isPlatformPath(url)) {
+    if (platformOrigin === undefined || connector.auth !== 'Maitento') {
+      throw gatewayErrors.create('api:gateway:platform-unset', { connector: connector.name, url });
+    }
+    url = platformOrigin + url;
+  }
   try {
-    return compileUrlTemplate(connector.url);
+    return compileUrlTemplate(url);
   } catch {
     // Deploy refuses such URLs; a record that bypassed it is treated as an address nobody may call.
     throw addressBlockedError(connector.url);
@@ -67,14 +86,18 @@ function compiled(connector: Connector, which: 'request' | 'response', schema: J
   }
 }
 
-/** The plan of `connector`, built on first use and kept while the object lives. */
-export function connectorPlan(connector: Connector): ConnectorPlan {
+/**
+ * The plan of `connector`, built on first use and kept while the object lives; a platform path's plan is built again
+ * when the platform origin differs from the one it was resolved against.
+ */
+export function connectorPlan(connector: Connector, platformOrigin?: string): ConnectorPlan {
   let plan = connectorPlans.get(connector);
-  if (plan === undefined) {
+  if (plan === undefined || (plan.platformOrigin !== platformOrigin && isPlatformPath(connector.url))) {
     const { request, response } = connector.schema;
     plan = {
       connector,
-      template: templateOf(connector),
+      template: templateOf(connector, platformOrigin),
+      platformOrigin,
       pathParams: new Map(connector.parameters.path.map((p) => [p.name, p])),
       queryParams: connector.parameters.query,
       queryByName: new Map(connector.parameters.query.map((p) => [p.name, p])),
@@ -89,13 +112,14 @@ export function connectorPlan(connector: Connector): ConnectorPlan {
   return plan;
 }
 
-/** The plan of `tool` on `connector`, built on first use and kept while both objects live. */
-export function toolPlan(tool: Tool, connector: Connector): ToolPlan {
+/** The plan of `tool` on `connector` (a platform path resolved against `platformOrigin`), built on first use and kept while both objects live. */
+export function toolPlan(tool: Tool, connector: Connector, platformOrigin?: string): ToolPlan {
   let plan = toolPlans.get(tool);
-  if (plan === undefined || plan.connector.connector !== connector) {
+  const connectorPlanNow = connectorPlan(connector, platformOrigin);
+  if (plan === undefined || plan.connector !== connectorPlanNow) {
     plan = {
       tool,
-      connector: connectorPlan(connector),
+      connector: connectorPlanNow,
       fixedRequest: Object.entries(tool.bindings.request).map(([target, value]) => [target.split('/'), value] as const),
       fixedRequestTargets: new Set(Object.keys(tool.bindings.request)),
       fixedQuery: new Map(Object.entries(tool.bindings.query)),

@@ -160,7 +160,10 @@ export function createMcpRuntime(ctx: McpContext) {
           timeoutMs: options.timeoutMs,
           redact: request.redact,
         });
-        return failure(mtError);
+        const result = failure(mtError);
+        // The server refused the credential (before handling the request): an OAuth2 caller refreshes the token and
+        // calls once more, as after an HTTP call's 401.
+        return httpStatusOf(error) === 401 ? { ...result, status: 401 } : result;
       };
       for (let attempt = 0; ; attempt++) {
         let session: McpSession;

@@ -35,6 +35,7 @@ export async function resolveAuth(
     return { header: 'authorization', value: `Bearer ${token}`, secrets: [token], platform: true };
   }
   const credential = input.credential;
+  if (connector.auth === 'OAuth2') return oauth2Auth(plan, input.credential);
   if (credential === undefined) {
     throw sharedErrors.create('api:connectors:secret-missing', {
       tool: plan.tool.name,
@@ -46,6 +47,14 @@ export async function resolveAuth(
     throw sharedErrors.create('api:runs:secret-forbidden', {
       secret: credential.forbidden.secret,
       input: credential.forbidden.input,
+    });
+  }
+  if (!('header' in credential) && !('missing' in credential)) {
+    // A bearer or authorization credential is an OAuth2 connector's only: never sent for another auth.
+    throw sharedErrors.create('api:connectors:secret-missing', {
+      tool: plan.tool.name,
+      connector: connector.name,
+      detail: 'this call was given no secret',
     });
   }
   if ('missing' in credential) {
@@ -63,4 +72,28 @@ export function headerAuth(credential: { header: string; value: string }): Resol
   const value =
     header === 'authorization' && !credential.value.includes(' ') ? `Bearer ${credential.value}` : credential.value;
   return { header, value, secrets: [credential.value], platform: false };
+}
+
+/**
+ * An OAuth2 connector's credential: the end user's access token as `Authorization: Bearer`, sent (like a secret)
+ * only to the connector's origin and masked wherever the call is shown. No token, no call.
+ */
+function oauth2Auth(plan: ToolPlan, credential: ToolCallInput['credential']): ResolvedAuth {
+  const connector = plan.connector.connector;
+  if (credential !== undefined && 'bearer' in credential) {
+    return {
+      header: 'authorization',
+      value: `Bearer ${credential.bearer}`,
+      secrets: [credential.bearer],
+      platform: false,
+    };
+  }
+  if (credential !== undefined && 'failed' in credential) throw credential.failed;
+  if (credential !== undefined && 'authorization' in credential) {
+    throw gatewayErrors.create('api:connections:authorization-required', {
+      tool: plan.tool.name,
+      ...credential.authorization,
+    });
+  }
+  throw gatewayErrors.create('api:connections:end-user-missing', { tool: plan.tool.name, connector: connector.name });
 }

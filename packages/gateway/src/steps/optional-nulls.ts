@@ -1,10 +1,12 @@
 import type { Json, JsonSchema } from '@maitento/lang';
+import { resolveLocalRef } from '@maitento/lang/json-schema';
 
 type JsonObject = { [key: string]: Json };
 
 /**
  * Where optional body fields live in a `schema.request`, following the same structure the model-facing
- * definition makes nullable: `properties` at every depth and the object `items` of arrays.
+ * definition makes nullable: `properties` at every depth and the object `items` of arrays, through local `$ref`s
+ * (`#/$defs/Address`), each followed once a path (a recursive definition is planned one level deep).
  */
 interface NullPlan {
   /** Listed fields that are not in `required`: a `null` there means "not given". */
@@ -21,25 +23,28 @@ function isObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-function planOf(schema: Json | JsonSchema | undefined): NullPlan | undefined {
-  if (!isObject(schema)) return undefined;
-  const cached = plans.get(schema);
+function planOf(written: Json | JsonSchema | undefined, root: Json, seen: ReadonlySet<string>): NullPlan | undefined {
+  if (!isObject(written)) return undefined;
+  const cached = plans.get(written);
   if (cached !== undefined) return cached ?? undefined;
+  const followed = new Set(seen);
+  const schema = resolveLocalRef(root, written, followed);
   let plan: NullPlan | undefined;
-  if (isObject(schema.properties)) {
+  if (isObject(schema) && isObject(schema.properties)) {
     const required = new Set(Array.isArray(schema.required) ? schema.required : []);
     const optional = new Set<string>();
     const children = new Map<string, NullPlan>();
     for (const name of Object.keys(schema.properties)) {
       if (!required.has(name)) optional.add(name);
-      const child = planOf(schema.properties[name]);
+      const child = planOf(schema.properties[name], root, followed);
       if (child !== undefined) children.set(name, child);
     }
     plan = { optional, children };
-  } else if (isObject(schema.items) && isObject(schema.items.properties)) {
-    plan = { optional: new Set(), children: new Map(), items: planOf(schema.items) };
+  } else if (isObject(schema) && isObject(schema.items)) {
+    const items = planOf(schema.items, root, followed);
+    if (items !== undefined) plan = { optional: new Set(), children: new Map(), items };
   }
-  plans.set(schema, plan ?? null);
+  plans.set(written, plan ?? null);
   return plan;
 }
 
@@ -87,6 +92,6 @@ function strip(plan: NullPlan, value: Json): Json {
  * (validation then judges it). The caller's object is never changed: what changes is copied.
  */
 export function dropOptionalNulls(schema: JsonSchema | undefined, body: JsonObject): JsonObject {
-  const plan = planOf(schema);
+  const plan = planOf(schema, schema as Json, new Set());
   return plan === undefined ? body : (strip(plan, body) as JsonObject);
 }

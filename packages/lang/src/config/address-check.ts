@@ -8,14 +8,29 @@ import {
   normalizeHostName,
   parseAllowList,
 } from '@maitento/egress/static';
-import { urlWithSampleParameters } from './connector-checks.js';
+import { isPlatformPath, urlWithSampleParameters } from './connector-checks.js';
 import type { Connector } from './resources.js';
 import type { Reporter } from './report.js';
 import { spanOf, type ValueTree } from './value-tree.js';
 
-function blocked(reporter: Reporter, tree: ValueTree, host: string, reason: string): void {
+function blocked(reporter: Reporter, tree: ValueTree, host: string, reason: string, key = 'url'): void {
   const message = egressErrors.create('api:connectors:address-blocked', { host }).message;
-  reporter.reportRaw('api:connectors:address-blocked', message, tree.file, spanOf(tree, ['url']), reason);
+  reporter.reportRaw('api:connectors:address-blocked', message, tree.file, spanOf(tree, [key]), reason);
+}
+
+/**
+ * The address rule of an auth provider's endpoint (`issuer`, `authorizationUrl` or `tokenUrl`): the same as a
+ * connector's, since the server calls the issuer's metadata and token endpoints through the same egress policy.
+ */
+export function checkEndpointAddress(
+  url: string,
+  key: string,
+  tree: ValueTree,
+  reporter: Reporter,
+  policy: EgressPolicy,
+): void {
+  const verdict = checkConnectorUrl(url, policy);
+  if (!verdict.ok) blocked(reporter, tree, verdict.host, refusalHint(url, verdict.host, verdict.reason, policy), key);
 }
 
 /**
@@ -54,6 +69,8 @@ export function checkConnectorAddress(
   policy: EgressPolicy,
   platformOrigin: string | undefined,
 ): void {
+  // A path on the platform is the platform's own API wherever the server runs: resolved at call time, not judged here.
+  if (connector.auth === 'Maitento' && isPlatformPath(connector.url)) return;
   const sample = urlWithSampleParameters(connector.url);
   let url: URL;
   try {

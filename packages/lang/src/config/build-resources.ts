@@ -1,6 +1,7 @@
-import { DEFAULT_MAX_IDLE_SECONDS, parseDuration } from './kind-shapes.js';
+import { DEFAULT_MAX_IDLE_SECONDS, DEFAULT_TRIGGER_BODY, parseDuration } from './kind-shapes.js';
 import type {
   Agent,
+  AuthProvider,
   BindingType,
   Connector,
   ConnectorAuth,
@@ -16,7 +17,9 @@ import type {
   RemoteTool,
   Resource,
   ResourceKind,
+  Schedule,
   Tool,
+  Trigger,
 } from './resources.js';
 import { isTreeObject, newObject, RefValue, type TreeObject, type TreeValue } from './value-tree.js';
 
@@ -79,6 +82,81 @@ function parameters(value: TreeValue | undefined, pathDefault: boolean): Connect
   });
 }
 
+function authProvider(name: string, root: TreeObject): AuthProvider {
+  const out: AuthProvider = {
+    kind: 'auth-provider',
+    name,
+    tokenAuthMethod: (text(root.tokenAuthMethod) ?? 'client_secret_basic') as AuthProvider['tokenAuthMethod'],
+    scopes: Array.isArray(root.scopes) ? root.scopes.filter((s): s is string => typeof s === 'string') : [],
+    authorizationParams: {},
+    refresh: flag(root.refresh, true),
+  };
+  const params = obj(root.authorizationParams);
+  for (const key in params) {
+    const value = params[key];
+    if (typeof value === 'string') setOwn(out.authorizationParams as { [key: string]: Json }, key, value);
+  }
+  optional(out, 'issuer', text(root.issuer));
+  optional(out, 'authorizationUrl', text(root.authorizationUrl));
+  optional(out, 'tokenUrl', text(root.tokenUrl));
+  optional(out, 'resource', text(root.resource));
+  optional(out, 'clientId', text(root.clientId));
+  optional(out, 'clientSecret', ref(root.clientSecret));
+  return out;
+}
+
+function schedule(name: string, root: TreeObject): Schedule {
+  return {
+    kind: 'schedule',
+    name,
+    interaction: ref(root.interaction) ?? '',
+    inputs: jsonMap(root.inputs),
+    cron: (text(root.cron) ?? '').trim(),
+    timezone: text(root.timezone) ?? 'UTC',
+    overlap: (text(root.overlap) ?? 'skip') as Schedule['overlap'],
+    missed: (text(root.missed) ?? 'skip') as Schedule['missed'],
+    enabled: flag(root.enabled, true),
+  };
+}
+
+function trigger(name: string, root: TreeObject): Trigger {
+  const inputs: Trigger['inputs'] = {};
+  const given = obj(root.inputs);
+  for (const key in given) {
+    const entry = obj(given[key]);
+    const value: { pointer: string; default?: Json } = { pointer: text(entry.pointer) ?? '' };
+    if (entry.default !== undefined) value.default = toJson(entry.default);
+    setOwn(inputs as unknown as { [key: string]: Json }, key, value as unknown as Json);
+  }
+  const out: Trigger = {
+    kind: 'trigger',
+    name,
+    interaction: ref(root.interaction) ?? '',
+    inputs,
+    maxBodyBytes: typeof root.maxBodyBytes === 'number' ? root.maxBodyBytes : DEFAULT_TRIGGER_BODY,
+    enabled: flag(root.enabled, true),
+  };
+  // An inbound webhook, or (`on`) another interaction's run ending: schedule-checks.ts reports neither or both.
+  if (root.verify !== undefined) {
+    const verify = obj(root.verify);
+    const tolerance = text(verify.tolerance);
+    out.verify = {
+      style: (text(verify.style) ?? 'standard-webhooks') as NonNullable<Trigger['verify']>['style'],
+      secret: ref(verify.secret) ?? '',
+      toleranceSeconds: (tolerance && parseDuration(tolerance)) || 300,
+    };
+  }
+  if (root.on !== undefined) {
+    const on = obj(root.on);
+    const statuses = Array.isArray(on.status)
+      ? on.status.filter((s): s is 'Completed' | 'Failed' => s === 'Completed' || s === 'Failed')
+      : [];
+    out.on = { runCompleted: ref(on.runCompleted) ?? '', statuses: statuses.length === 0 ? ['Completed'] : statuses };
+  }
+  optional(out, 'eventId', text(root.eventId));
+  return out;
+}
+
 function connector(name: string, root: TreeObject): Connector {
   const params = obj(root.parameters);
   const header = parameters(params.header, false);
@@ -99,7 +177,53 @@ function connector(name: string, root: TreeObject): Connector {
     },
     schema,
     auth: (text(root.auth) ?? 'None') as ConnectorAuth,
+    // Only with OAuth2 (checked in connector-checks.ts): a connector without them keeps its content and hash.
+    ...oauth2(root),
+    ...limitOf(root),
   };
+}
+
+/** A tool's or a connector's `limit`, only when written: without one, the content (and version hash) is as before. */
+function limitOf(root: TreeObject): { limit?: NonNullable<Tool['limit']> } {
+  if (!isTreeObject(root.limit)) return {};
+  const limit: NonNullable<Tool['limit']> = countsOf(root.limit);
+  const { perKey, perEndUser, onLimit } = root.limit;
+  if (isTreeObject(perKey)) limit.perKey = countsOf(perKey);
+  if (isTreeObject(perEndUser)) limit.perEndUser = countsOf(perEndUser);
+  if (onLimit === 'wait' || onLimit === 'fail') limit.onLimit = onLimit;
+  return { limit };
+}
+
+/** An interaction's limit on starting runs, only when written (its counts as written: interaction-checks.ts checks them). */
+function startLimitOf(root: TreeObject): Interaction['limit'] {
+  if (!isTreeObject(root.limit)) return undefined;
+  const limit: NonNullable<Interaction['limit']> = {};
+  // As written, a count missing too: the checks report it, and a resource with errors is never deployed.
+  type Counts = NonNullable<NonNullable<Interaction['limit']>['perKey']>;
+  const { perKey, perEndUser } = root.limit;
+  if (isTreeObject(perKey)) limit.perKey = countsOf(perKey) as Counts;
+  if (isTreeObject(perEndUser)) limit.perEndUser = countsOf(perEndUser) as Counts;
+  return limit;
+}
+
+/** The counts of a limit (or of its `perKey` / `perEndUser`): calls per window, calls in flight. */
+function countsOf(tree: TreeObject): { calls?: number; per?: string; inFlight?: number } {
+  const out: { calls?: number; per?: string; inFlight?: number } = {};
+  const { calls, per, inFlight } = tree;
+  if (typeof calls === 'number') out.calls = calls;
+  if (typeof per === 'string') out.per = per;
+  if (typeof inFlight === 'number') out.inFlight = inFlight;
+  return out;
+}
+
+function oauth2(root: TreeObject): Pick<Connector, 'provider' | 'scopes' | 'grant'> {
+  const provider = ref(root.provider);
+  const out: Pick<Connector, 'provider' | 'scopes' | 'grant'> = {};
+  if (provider !== undefined) out.provider = provider;
+  if (Array.isArray(root.scopes)) out.scopes = root.scopes.filter((s): s is string => typeof s === 'string');
+  const grant = text(root.grant);
+  if (grant !== undefined) out.grant = grant as NonNullable<Connector['grant']>;
+  return out;
 }
 
 /**
@@ -121,6 +245,8 @@ function mcpConnector(name: string, root: TreeObject, remote: RemoteTool | undef
     parameters: { path: [], query: [] },
     schema,
     auth: (text(root.auth) ?? 'None') as ConnectorAuth,
+    ...oauth2(root),
+    ...limitOf(root),
   };
 }
 
@@ -144,6 +270,7 @@ function tool(name: string, root: TreeObject): Tool {
     if (typeof excludeStarter === 'boolean') policy.excludeStarter = excludeStarter;
     out.approval = policy;
   }
+  Object.assign(out, limitOf(root));
   return out;
 }
 
@@ -217,6 +344,16 @@ function interaction(name: string, root: TreeObject, conversation: boolean): Int
   // Only when declared: an interaction without it keeps the JSON (and so the version) it had before.
   const result = obj(root.result);
   if (result.schema !== undefined) out.result = { schema: toJson(result.schema) as JsonSchema };
+  if (isTreeObject(root.budget)) {
+    const budget: NonNullable<Interaction['budget']> = {
+      onExceeded: text(root.budget.onExceeded) === 'fail' ? 'fail' : 'wait',
+    };
+    optional(budget, 'tokens', typeof root.budget.tokens === 'number' ? root.budget.tokens : undefined);
+    optional(budget, 'costUsd', typeof root.budget.costUsd === 'number' ? root.budget.costUsd : undefined);
+    out.budget = budget;
+  }
+  const limit = startLimitOf(root);
+  if (limit !== undefined) out.limit = limit;
   if (conversation) {
     const maxIdle = text(root.maxIdle);
     out.conversation = { maxIdleSeconds: (maxIdle && parseDuration(maxIdle)) || DEFAULT_MAX_IDLE_SECONDS };
@@ -238,6 +375,8 @@ export function buildResource(
   conversation = false,
 ): Resource {
   switch (kind) {
+    case 'auth-provider':
+      return authProvider(name, root);
     case 'connector':
       return mcp ? mcpConnector(name, root, mcp.remote) : connector(name, root);
     case 'tool':
@@ -246,5 +385,9 @@ export function buildResource(
       return agent(name, root);
     case 'interaction':
       return interaction(name, root, conversation);
+    case 'schedule':
+      return schedule(name, root);
+    case 'trigger':
+      return trigger(name, root);
   }
 }

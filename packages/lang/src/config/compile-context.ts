@@ -1,4 +1,15 @@
-import type { Agent, Connector, Interaction, Json, JsonSchema, Tool } from './resources.js';
+import type {
+  Agent,
+  AuthProvider,
+  Connector,
+  Interaction,
+  Json,
+  JsonSchema,
+  Schedule,
+  Tool,
+  Trigger,
+} from './resources.js';
+import { resolveLocalRef } from './json-schema-dialect.js';
 import type { Reporter } from './report.js';
 import type { ValueTree } from './value-tree.js';
 
@@ -11,24 +22,38 @@ export interface Built<R> {
 /** The resources of one compile, by name, as the cross-resource checks see them. */
 export interface CompileContext {
   reporter: Reporter;
+  authProviders: Map<string, Built<AuthProvider>>;
   connectors: Map<string, Built<Connector>>;
   tools: Map<string, Built<Tool>>;
   agents: Map<string, Built<Agent>>;
   interactions: Map<string, Built<Interaction>>;
+  schedules: Map<string, Built<Schedule>>;
+  triggers: Map<string, Built<Trigger>>;
 }
 
 function isObject(value: Json | JsonSchema | undefined): value is { [key: string]: Json } {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** The names of the body fields a request schema declares, nested ones joined with `/` (`address/city`). */
-export function bodyFields(schema: JsonSchema | undefined, prefix = ''): string[] {
-  if (!isObject(schema) || !isObject(schema.properties)) return [];
+/**
+ * The names of the body fields a request schema declares, nested ones joined with `/` (`address/city`), through local
+ * `$ref`s (`#/$defs/Address`, as `mt import openapi` writes a schema used more than once), each followed once a path.
+ */
+export function bodyFields(
+  schema: JsonSchema | undefined,
+  prefix = '',
+  root: JsonSchema | undefined = schema,
+  seen: ReadonlySet<string> = new Set(),
+): string[] {
+  const followed = new Set(seen);
+  const resolved =
+    schema === undefined ? undefined : (resolveLocalRef(root as Json, schema as Json, followed) as JsonSchema);
+  if (!isObject(resolved) || !isObject(resolved.properties)) return [];
   const out: string[] = [];
-  for (const [name, child] of Object.entries(schema.properties)) {
+  for (const [name, child] of Object.entries(resolved.properties)) {
     const field = prefix === '' ? name : `${prefix}/${name}`;
     out.push(field);
-    out.push(...bodyFields(child as JsonSchema, field));
+    out.push(...bodyFields(child as JsonSchema, field, root, followed));
   }
   return out;
 }

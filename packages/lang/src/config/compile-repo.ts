@@ -3,6 +3,8 @@ import type { Diagnostic } from '../diagnostics/diagnostic.js';
 import { parseMtr } from '../syntax/parse.js';
 import { checkConnectorAddress } from './address-check.js';
 import { checkAgent, checkAgentCycles } from './agent-checks.js';
+import { checkAuthProvider } from './auth-provider-checks.js';
+import { checkScheduleInputs, checkScheduleOwn, checkTriggerInputs, checkTriggerOwn } from './schedule-checks.js';
 import { buildResource } from './build-resources.js';
 import type { Built, CompileContext } from './compile-context.js';
 import { checkConnector } from './connector-checks.js';
@@ -22,9 +24,12 @@ import { createReporter, FILE_START, type Reporter, sortDiagnostics } from './re
 import type {
   Json,
   Agent,
+  AuthProvider,
   Connector,
   Interaction,
   RemoteTool,
+  Schedule,
+  Trigger,
   Resource,
   ResourceKind,
   Tool,
@@ -66,10 +71,13 @@ export interface CompiledRepo {
   /** Every diagnostic of the repo, sorted by file, line and column. */
   diagnostics: Diagnostic[];
   /** Resources of the files that parsed and matched their kind's properties (also when `ok` is false). */
+  authProviders: AuthProvider[];
   connectors: Connector[];
   tools: Tool[];
   agents: Agent[];
   interactions: Interaction[];
+  schedules: Schedule[];
+  triggers: Trigger[];
   /** Every resource file of the repo, also those with errors, sorted by file. */
   sources: ResourceSource[];
   /** The model-facing definition of every built tool whose connector was built, by tool name. */
@@ -97,7 +105,7 @@ interface FileResult {
   resource?: Resource;
   /** Diagnostics of parsing, the value tree and the shape (in the order compileRepo reports them). */
   own: Diagnostic[];
-  /** Diagnostics of a connector's own checks. */
+  /** Diagnostics of a connector's or an auth provider's own checks. */
   connector: Diagnostic[];
 }
 
@@ -194,7 +202,15 @@ export class RepoChecker {
   private readonly dependents = new Map<string, Set<string>>();
   private layout: Layout | undefined;
   private ctx: CompileContext | undefined;
-  private built: Record<ResourceKind, Entry[]> = { connector: [], tool: [], agent: [], interaction: [] };
+  private built: Record<ResourceKind, Entry[]> = {
+    'auth-provider': [],
+    connector: [],
+    tool: [],
+    agent: [],
+    interaction: [],
+    schedule: [],
+    trigger: [],
+  };
   /** The files whose checks the last {@link check} ran (the others' results were reused). */
   checked: string[] = [];
   /** The `.json` files (normalised repo paths) the `@json` directives of the last {@link check} named. */
@@ -288,6 +304,21 @@ export class RepoChecker {
       }
       result.connector = own.diagnostics;
     }
+    if (result.resource?.kind === 'auth-provider') {
+      const own = createReporter();
+      checkAuthProvider(result.resource, tree, own, this.options.egress ?? createEgressPolicy());
+      result.connector = own.diagnostics;
+    }
+    if (result.resource?.kind === 'schedule') {
+      const own = createReporter();
+      checkScheduleOwn(result.resource, tree, own);
+      result.connector = own.diagnostics;
+    }
+    if (result.resource?.kind === 'trigger') {
+      const own = createReporter();
+      checkTriggerOwn(result.resource, tree, own);
+      result.connector = own.diagnostics;
+    }
     return result;
   }
 
@@ -316,7 +347,15 @@ export class RepoChecker {
     if (relayout) {
       const reporter = createReporter();
       const { entries } = readSources(files, reporter);
-      const kinds: Record<ResourceKind, Entry[]> = { connector: [], tool: [], agent: [], interaction: [] };
+      const kinds: Record<ResourceKind, Entry[]> = {
+        'auth-provider': [],
+        connector: [],
+        tool: [],
+        agent: [],
+        interaction: [],
+        schedule: [],
+        trigger: [],
+      };
       for (const entry of entries) kinds[entry.kind].push(entry);
       const names = (kind: ResourceKind) => new Set(kinds[kind].map((e) => e.name));
       this.layout = {
@@ -325,10 +364,13 @@ export class RepoChecker {
         byFile: new Map(entries.map((e) => [e.file, e])),
         sources: reporter.diagnostics,
         names: {
+          'auth-provider': names('auth-provider'),
           connector: names('connector'),
           tool: names('tool'),
           agent: names('agent'),
           interaction: names('interaction'),
+          schedule: names('schedule'),
+          trigger: names('trigger'),
         },
       };
     }
@@ -417,12 +459,23 @@ export class RepoChecker {
     if (rebuild) {
       const ctx: CompileContext = {
         reporter: createReporter(),
+        authProviders: new Map(),
         connectors: new Map(),
         tools: new Map(),
         agents: new Map(),
         interactions: new Map(),
+        schedules: new Map(),
+        triggers: new Map(),
       };
-      const built: Record<ResourceKind, Entry[]> = { connector: [], tool: [], agent: [], interaction: [] };
+      const built: Record<ResourceKind, Entry[]> = {
+        'auth-provider': [],
+        connector: [],
+        tool: [],
+        agent: [],
+        interaction: [],
+        schedule: [],
+        trigger: [],
+      };
       for (const entry of entries) {
         const { resource, tree } = result(entry);
         if (!resource) continue;
@@ -460,7 +513,8 @@ export class RepoChecker {
       else if (resource.kind === 'interaction') {
         checkInteraction(resource, tree, local);
         checkResultSchema(resource.result?.schema, tree, reporter);
-      }
+      } else if (resource.kind === 'schedule') checkScheduleInputs(resource, tree, local);
+      else if (resource.kind === 'trigger') checkTriggerInputs(resource, tree, local);
     }
 
     // 6. The checks of the whole repo, and every diagnostic in the order compileRepo reports them.
@@ -488,11 +542,16 @@ export class RepoChecker {
     for (const path of [...this.jsons.keys()]) if (!jsonPaths.has(path)) this.jsons.delete(path);
     all.push(...invalid.values());
     for (const entry of entries) add(this.refs.get(entry.file));
+    for (const entry of built['auth-provider']) add(result(entry).connector);
     for (const entry of built.connector) add(result(entry).connector);
     for (const entry of built.tool) add(this.late.get(entry.file)?.diagnostics);
     for (const entry of built.agent) add(this.late.get(entry.file)?.diagnostics);
     add(cycles.diagnostics);
     for (const entry of built.interaction) add(this.late.get(entry.file)?.diagnostics);
+    for (const entry of built.schedule) add(result(entry).connector);
+    for (const entry of built.schedule) add(this.late.get(entry.file)?.diagnostics);
+    for (const entry of built.trigger) add(result(entry).connector);
+    for (const entry of built.trigger) add(this.late.get(entry.file)?.diagnostics);
     add(secrets.diagnostics);
 
     const definitions = new Map<string, ToolDefinition>();
@@ -506,10 +565,13 @@ export class RepoChecker {
     return {
       ok: !diagnostics.some((d) => d.severity === 'error'),
       diagnostics,
+      authProviders: [...ctx.authProviders.values()].map((b) => b.resource),
       connectors: [...ctx.connectors.values()].map((b) => b.resource),
       tools: [...ctx.tools.values()].map((b) => b.resource),
       agents: [...ctx.agents.values()].map((b) => b.resource),
       interactions: [...ctx.interactions.values()].map((b) => b.resource),
+      schedules: [...ctx.schedules.values()].map((b) => b.resource),
+      triggers: [...ctx.triggers.values()].map((b) => b.resource),
       sources: entries.map(({ kind, name, file }) => ({ kind, name, file })),
       definitions,
     };
@@ -523,10 +585,13 @@ function crashed(files: readonly RepoFile[], error: unknown): CompiledRepo {
   return {
     ok: false,
     diagnostics: reporter.diagnostics,
+    authProviders: [],
     connectors: [],
     tools: [],
     agents: [],
     interactions: [],
+    schedules: [],
+    triggers: [],
     sources: [],
     definitions: new Map(),
   };
@@ -534,9 +599,15 @@ function crashed(files: readonly RepoFile[], error: unknown): CompiledRepo {
 
 /** Puts a built resource into the context's map of its kind. */
 function setBuilt(ctx: CompileContext, resource: Resource, tree: Built<Resource>['tree']): void {
-  const map = { connector: ctx.connectors, tool: ctx.tools, agent: ctx.agents, interaction: ctx.interactions }[
-    resource.kind
-  ] as Map<string, Built<Resource>>;
+  const map = {
+    'auth-provider': ctx.authProviders,
+    connector: ctx.connectors,
+    tool: ctx.tools,
+    agent: ctx.agents,
+    interaction: ctx.interactions,
+    schedule: ctx.schedules,
+    trigger: ctx.triggers,
+  }[resource.kind] as Map<string, Built<Resource>>;
   map.set(resource.name, { resource, tree });
 }
 

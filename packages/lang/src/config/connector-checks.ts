@@ -1,7 +1,8 @@
+import { checkLimit } from './limit-checks.js';
 import { RESERVED_HEADERS } from './reserved-headers.js';
 import type { Connector } from './resources.js';
 import { type Reporter, spanInString } from './report.js';
-import { rawOf, spanOf, type ValueTree } from './value-tree.js';
+import { keySpanOf, rawOf, spanOf, type ValueTree } from './value-tree.js';
 
 /** The `{name}` path placeholders of a connector URL, in order. */
 export function urlPlaceholders(url: string): string[] {
@@ -12,6 +13,17 @@ export function urlPlaceholders(url: string): string[] {
 export function urlWithSampleParameters(url: string): string {
   return url.replace(/\{[^{}]*\}/g, 'x');
 }
+
+/**
+ * Whether `url` names a path on the platform (`/v1/...`) rather than a full URL: allowed only for
+ * `auth = "Maitento"`, resolved against the platform's own URL at call time.
+ */
+export function isPlatformPath(url: string): boolean {
+  return url.startsWith('/') && !url.startsWith('//');
+}
+
+/** The origin a platform path is judged against where no platform URL is known (only the path is checked). */
+export const SAMPLE_PLATFORM_ORIGIN = 'http://platform.invalid';
 
 /** The first `{name}` placeholder of `url` that stands in its scheme, host, port, query or fragment, if any. */
 export function placeholderOutsidePath(url: string): { placeholder: string; part: string } | undefined {
@@ -57,6 +69,7 @@ function checkUnique(
 
 /** Checks a connector's URL (an MCP connector's has no placeholders), its path placeholders against `parameters.path` both ways, and unique parameter names. */
 export function checkConnector(connector: Connector, tree: ValueTree, reporter: Reporter): void {
+  checkLimit(connector.limit, tree, reporter);
   // Positions are looked up only to report: most connectors need none.
   const urlSpan = () => spanOf(tree, ['url']);
   // A placeholder outside the path would let a call choose the host (or add query text the gateway does not
@@ -73,6 +86,24 @@ export function checkConnector(connector: Connector, tree: ValueTree, reporter: 
       );
     }
   }
+  // A path on the platform (`url = "/v1/..."`): only a platform tool (auth = "Maitento", not MCP) may name one; its
+  // path is checked as a full URL's would be, on a sample origin.
+  const platformPath = isPlatformPath(connector.url);
+  if (platformPath && (connector.auth !== 'Maitento' || connector.mcp !== undefined)) {
+    reporter.report(
+      'mtr:url:path-only',
+      {
+        url: connector.url,
+        why:
+          connector.mcp !== undefined
+            ? "an MCP connector's url is its server's full address"
+            : `auth = "${connector.auth}" calls another host, whose address the url must name`,
+      },
+      tree.file,
+      urlSpan(),
+    );
+    return;
+  }
   const outsidePath = connector.mcp === undefined ? placeholderOutsidePath(connector.url) : undefined;
   if (outsidePath !== undefined) {
     reporter.report(
@@ -86,7 +117,8 @@ export function checkConnector(connector: Connector, tree: ValueTree, reporter: 
   }
   let parsed: URL | undefined;
   try {
-    parsed = new URL(urlWithSampleParameters(connector.url));
+    const full = platformPath ? SAMPLE_PLATFORM_ORIGIN + connector.url : connector.url;
+    parsed = new URL(urlWithSampleParameters(full));
   } catch {
     // A placeholder in the port also makes the URL unparsable; it was reported above, once.
     if (outsidePath === undefined && !(connector.mcp !== undefined && /\{[^{}]*\}/.test(connector.url)))
@@ -114,6 +146,7 @@ export function checkConnector(connector: Connector, tree: ValueTree, reporter: 
     );
   }
 
+  checkOAuth2(connector, tree, reporter);
   if (connector.mcp !== undefined) return;
   const declared = new Set(connector.parameters.path.map((p) => p.name));
   const placeholders = urlPlaceholders(connector.url);
@@ -160,4 +193,34 @@ function checkHeaderParameters(connector: Connector, tree: ValueTree, reporter: 
       spanOf(tree, ['parameters', 'header', i, 'name']),
     );
   });
+}
+
+/** `provider` exactly with auth = "OAuth2", and `scopes` and `grant` only with it. */
+function checkOAuth2(connector: Connector, tree: ValueTree, reporter: Reporter): void {
+  if (connector.auth === 'OAuth2') {
+    if (connector.provider === undefined) {
+      reporter.report(
+        'mtr:connector:oauth2',
+        {
+          detail: 'a connector with auth = "OAuth2" names the auth provider of its connections',
+          hint: 'add provider = @ref("<auth provider>") (a file of auth-providers/)',
+        },
+        tree.file,
+        keySpanOf(tree, ['auth']),
+      );
+    }
+    return;
+  }
+  for (const key of ['provider', 'scopes', 'grant'] as const) {
+    if (connector[key] === undefined) continue;
+    reporter.report(
+      'mtr:connector:oauth2',
+      {
+        detail: `${key} is only for auth = "OAuth2", and this connector has auth = "${connector.auth}"`,
+        hint: `set auth = "OAuth2", or remove ${key}`,
+      },
+      tree.file,
+      keySpanOf(tree, [key]),
+    );
+  }
 }

@@ -1,3 +1,4 @@
+import { checkLimit } from './limit-checks.js';
 import { didYouMean } from '../diagnostics/did-you-mean.js';
 import {
   bindableTargets,
@@ -228,6 +229,33 @@ function checkBindingTargets(interaction: Interaction, tree: ValueTree, ctx: Com
   });
 }
 
+/** A budget limits tokens (a whole number, 1 or more), cost (more than 0 USD), or both; not neither. */
+function checkBudget(interaction: Interaction, tree: ValueTree, ctx: CompileContext): void {
+  const budget = interaction.budget;
+  if (budget === undefined) return;
+  const wrong = (key: string, expected: string, actual: string) =>
+    ctx.reporter.report(
+      'mtr:property:type',
+      { key: `budget.${key}`, expected, actual },
+      tree.file,
+      spanOf(tree, key === '' ? ['budget'] : ['budget', key]),
+    );
+  if (budget.tokens !== undefined && !(Number.isSafeInteger(budget.tokens) && budget.tokens >= 1)) {
+    wrong('tokens', 'a whole number of tokens, 1 or more', String(budget.tokens));
+  }
+  if (budget.costUsd !== undefined && !(Number.isFinite(budget.costUsd) && budget.costUsd > 0)) {
+    wrong('costUsd', 'an amount of US dollars above 0', String(budget.costUsd));
+  }
+  if (budget.tokens === undefined && budget.costUsd === undefined) {
+    ctx.reporter.report(
+      'mtr:property:type',
+      { key: 'budget', expected: 'tokens, costUsd or both', actual: 'neither' },
+      tree.file,
+      spanOf(tree, ['budget']),
+    );
+  }
+}
+
 /** Checks an interaction: placeholders, run-input names, which agent each binding and auth input is for, binding targets. */
 export function checkInteraction(interaction: Interaction, tree: ValueTree, ctx: CompileContext): void {
   const declared = [
@@ -237,6 +265,8 @@ export function checkInteraction(interaction: Interaction, tree: ValueTree, ctx:
   ];
   checkPlaceholders(tree, declared, ctx);
   checkInputNames(interaction, tree, ctx);
+  checkBudget(interaction, tree, ctx);
+  checkLimit(interaction.limit, tree, ctx.reporter, 'starts');
   interaction.inputs.functions.binding.forEach((b, i) => {
     checkScope(interaction, b, 'binding', ['inputs', 'functions', 'binding', i], tree, ctx);
   });

@@ -1,7 +1,7 @@
 import { Ajv, type Options } from 'ajv';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
-import type { JsonSchema } from './resources.js';
+import type { Json, JsonSchema } from './resources.js';
 
 // ajv-formats is CommonJS whose default export is the plugin itself.
 const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
@@ -38,4 +38,37 @@ export function newAjv(dialect: SchemaDialect, options: Options): Ajv {
   const ajv = dialect === '2020-12' ? new Ajv2020(options) : new Ajv(options);
   addFormats(ajv);
   return ajv;
+}
+
+type RefSchemaObject = { [key: string]: Json };
+
+function isRefObject(value: Json | undefined): value is RefSchemaObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** How many `$ref`s in a row one lookup follows (a chain longer than this is left as written). */
+const MAX_HOPS = 32;
+
+/**
+ * `schema` with a local `$ref` (`#/$defs/Customer`, `#/definitions/Customer`: a JSON Pointer into `root`, the body
+ * schema that holds the definitions) replaced by what it points at, its other keywords kept beside (they apply too).
+ * A schema without a `$ref`, a `$ref` to another document, or one that points at nothing is returned as it is.
+ * `seen` collects the references followed, so a caller walking a recursive schema stops at a cycle.
+ */
+export function resolveLocalRef(root: Json | undefined, schema: Json, seen: Set<string> = new Set()): Json {
+  let current = schema;
+  for (let hop = 0; hop < MAX_HOPS && isRefObject(current) && typeof current.$ref === 'string'; hop++) {
+    const ref = current.$ref;
+    if (!ref.startsWith('#/') || seen.has(ref)) return current;
+    let target: Json | undefined = root;
+    for (const raw of ref.slice(2).split('/')) {
+      const key = decodeURIComponent(raw).replaceAll('~1', '/').replaceAll('~0', '~');
+      target = isRefObject(target) && Object.hasOwn(target, key) ? target[key] : undefined;
+    }
+    if (!isRefObject(target)) return current;
+    seen.add(ref);
+    const { $ref: _, ...siblings } = current;
+    current = { ...target, ...siblings };
+  }
+  return current;
 }

@@ -9,6 +9,9 @@ import { displayPath } from './value-tree.js';
 export type NameIndex = Readonly<Record<ResourceKind, ReadonlySet<string>>>;
 
 const ARTICLE: Record<string, string> = {
+  'auth-provider': 'auth provider',
+  schedule: 'schedule',
+  trigger: 'trigger',
   connector: 'connector',
   tool: 'tool',
   agent: 'agent',
@@ -58,7 +61,7 @@ export function resolveReferences(
         kind: ARTICLE[kind],
         suggestion: guess
           ? didYouMeanText(guess)
-          : `a ${kind} is named by its file: ${kind === 'tool' ? 'external-operations/open-api' : kind === 'connector' ? `connectors/open-api/${ref.name}.mtr or connectors/mcp` : kind === 'agent' ? 'agents' : 'interactions/one-shot'}/${ref.name}.mtr`,
+          : `${ARTICLE[kind] === 'auth provider' ? 'an' : 'a'} ${ARTICLE[kind]} is named by its file: ${kind === 'tool' ? 'external-operations/open-api' : kind === 'connector' ? `connectors/open-api/${ref.name}.mtr or connectors/mcp` : kind === 'agent' ? 'agents' : kind === 'auth-provider' ? 'auth-providers' : kind === 'schedule' ? 'schedules' : kind === 'trigger' ? 'triggers' : 'interactions/one-shot'}/${ref.name}.mtr`,
       },
       file,
       ref.span,

@@ -10,6 +10,9 @@ export type RepoFile = DeployFile;
 
 /** The folders each resource kind lives in: a connector to an HTTP endpoint or to a remote MCP server's tool. */
 export const KIND_FOLDERS: Readonly<Record<ResourceKind, readonly string[]>> = {
+  'auth-provider': ['auth-providers/'],
+  schedule: ['schedules/'],
+  trigger: ['triggers/'],
   connector: ['connectors/open-api/', 'connectors/mcp/'],
   tool: ['external-operations/open-api/'],
   agent: ['agents/'],
@@ -23,7 +26,15 @@ export const MCP_CONNECTOR_FOLDER = 'connectors/mcp/';
 export const CONVERSATION_FOLDER = 'interactions/conversation/';
 
 /** The top-level folders of a config repo. */
-export const TOP_FOLDERS = ['connectors', 'external-operations', 'agents', 'interactions'] as const;
+export const TOP_FOLDERS = [
+  'auth-providers',
+  'connectors',
+  'external-operations',
+  'agents',
+  'interactions',
+  'schedules',
+  'triggers',
+] as const;
 
 /** Where a `.mtr` file's resource comes from: its kind, its name, and whether it is an MCP connector. */
 export interface ResourcePlace {

@@ -6,7 +6,7 @@ export type Json = wire.Json;
 /** A JSON Schema, kept as the JSON it was written as. */
 export type JsonSchema = { [key: string]: Json } | boolean;
 
-/** The four resource kinds of a config repo. */
+/** The resource kinds of a config repo. */
 export type ResourceKind = Resource['kind'];
 
 /** HTTP methods a connector may use. */
@@ -18,6 +18,18 @@ export type ParameterType = ConnectorParameter['type'];
 // The resources as the compiler makes them are the wire's shapes, declared once as TypeBox schemas in
 // @maitento/sdk (packages/sdk/src/wire/schemas.ts, where each field is described); their parts are named here by
 // indexed access into them, so the compiler and the wire cannot differ.
+
+/** A schedule (`schedules/<name>.mtr`): an interaction started at every tick of a cron expression. */
+export type Schedule = wire.Schedule;
+
+/** A trigger (`triggers/<name>.mtr`): an inbound webhook that starts a run of an interaction. */
+export type Trigger = wire.Trigger;
+
+/** An OAuth 2 authorization server end users connect their accounts at (`auth-providers/<name>.mtr`). */
+export type AuthProvider = wire.AuthProvider;
+
+/** How an auth provider's client authenticates at its token endpoint. */
+export type TokenAuthMethod = wire.TokenAuthMethod;
 
 /**
  * The call itself: an HTTP endpoint (`connectors/open-api/<name>.mtr`), or a remote MCP server's tool

@@ -7,6 +7,7 @@ import {
   targetsUnknown,
 } from './compile-context.js';
 import type { Tool } from './resources.js';
+import { checkLimit } from './limit-checks.js';
 import { didYouMeanText } from './report.js';
 import { keySpanOf, spanOf, type ValueTree } from './value-tree.js';
 
@@ -18,6 +19,7 @@ const TYPES = ['request', 'query', 'path'] as const;
  */
 export function checkTool(tool: Tool, tree: ValueTree, ctx: CompileContext): void {
   checkApprovalPolicy(tool, tree, ctx);
+  checkLimit(tool.limit, tree, ctx.reporter);
   const connector = ctx.connectors.get(tool.connector)?.resource;
   if (tool.auth !== undefined && connector !== undefined && connector.auth !== 'Header') {
     ctx.reporter.report(

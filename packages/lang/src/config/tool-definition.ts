@@ -1,4 +1,5 @@
 import { setOwn } from './build-resources.js';
+import { resolveLocalRef } from './json-schema-dialect.js';
 import type { Connector, ConnectorParameter, Json, Tool, ToolDefinition } from './resources.js';
 
 /** Fields of a tool that a run's inputs fill for one interaction (`inputs.functions.binding`), by binding type. */
@@ -45,16 +46,24 @@ function boundBelow(bound: readonly string[], field: string): boolean {
  * The strict form of an object schema: bound fields removed, every remaining field required, optional ones
  * nullable, `additionalProperties: false`. Returns undefined when nothing is left for the model to fill.
  */
-function strictObject(schema: SchemaObject, bound: readonly string[], prefix: string): SchemaObject | undefined {
+function strictObject(
+  schema: SchemaObject,
+  bound: readonly string[],
+  prefix: string,
+  root?: Json,
+): SchemaObject | undefined {
   const source = isObject(schema.properties) ? schema.properties : {};
   const wanted = new Set(Array.isArray(schema.required) ? schema.required.filter((r) => typeof r === 'string') : []);
   const properties: SchemaObject = {};
-  for (const [name, child] of Object.entries(source)) {
+  for (const [name, written] of Object.entries(source)) {
     const field = prefix === '' ? name : `${prefix}/${name}`;
     if (covers(bound, field)) continue;
+    // A field written as a local `$ref` is shown as the reference, unless a binding fills a field inside it: then
+    // it is shown inlined, without the bound field.
+    const child = boundBelow(bound, field) ? resolveLocalRef(root, written) : written;
     let strict: Json;
     if (isObject(child) && isObject(child.properties)) {
-      const inner = strictObject(child, bound, field);
+      const inner = strictObject(child, bound, field, root);
       if (inner === undefined) continue;
       strict = inner;
     } else strict = strictItems(child);
@@ -114,7 +123,7 @@ export function toolDefinition(tool: Tool, connector: Connector, runBound?: RunB
     };
   } else if (isObject(body)) {
     if (isObject(body.properties)) {
-      const request = strictObject(body, boundRequest, '');
+      const request = strictObject(body, boundRequest, '', written);
       if (request !== undefined) properties.request = request;
     } else if (boundRequest.length === 0) {
       // A body schema without listed fields (free-form or not an object) is shown as written.

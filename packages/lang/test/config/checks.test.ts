@@ -1,5 +1,6 @@
 import { createEgressPolicy } from '@maitento/egress';
 import { describe, expect, it } from 'vitest';
+import { type RunBound, runBoundFields, toolDefinition } from '@maitento/lang';
 import { compile, ordersConnector, refundConnector, where } from './helpers.js';
 
 const base = {
@@ -240,6 +241,57 @@ inputs.functions.binding = [
       'interactions/one-shot/i.mtr:7:51 mtr:binding:duplicate',
       'interactions/one-shot/i.mtr:8:51 mtr:binding:unknown-target',
     ]);
+  });
+
+  it('binds fields inside a local $ref (as mt import openapi writes them), fixed or from run inputs, and hides them', () => {
+    // A body whose address is a $ref into $defs, and a recursive $defs (a node holding nodes) that must not loop.
+    const connector = `method = "POST"
+url = "https://orders.example.com/orders"
+description = "d"
+schema.request = {
+  "$defs" = {
+    Address = { type = "object" properties = { city = { type = "string" } zip = { type = "string" } } required = [ "city" ] }
+    Node = { type = "object" properties = { name = { type = "string" } children = { type = "array" items = { "$ref" = "#/$defs/Node" } } } }
+  }
+  type = "object"
+  properties = { address = { "$ref" = "#/$defs/Address" } billing = { "$ref" = "#/$defs/Address" } tree = { "$ref" = "#/$defs/Node" } }
+}
+`;
+    const repo = compile({
+      ...base,
+      'connectors/open-api/ship.mtr': connector,
+      'external-operations/open-api/ship.mtr':
+        'connector = @ref("ship")\nguidance = "g"\nbindings.request:address/city = "Paris"\n',
+      'interactions/one-shot/i.mtr': `agent = { name = "S" agent = @ref("support") }
+task = "t"
+functions.openApi = [ { ref = @ref("ship") } ]
+inputs.functions.binding = [
+  { function = @ref("ship") name = "z" target = "address/zip" },
+  { function = @ref("ship") name = "n" target = "tree/name" },
+  { function = @ref("ship") name = "x" target = "address/street" },
+]
+`,
+    });
+    // The two fields inside $refs are known targets; a field the definition lacks is not, with its did-you-mean.
+    expect(where(repo.diagnostics)).toEqual(['interactions/one-shot/i.mtr:7:49 mtr:binding:unknown-target']);
+    const [interaction] = repo.interactions;
+    const [tool] = repo.tools.filter((t) => t.name === 'ship');
+    const connectorBuilt = repo.connectors.find((c) => c.name === 'ship')!;
+    const request = (bound: RunBound) =>
+      (toolDefinition(tool, connectorBuilt, bound).parameters as { properties: { request: Schema } }).properties
+        .request;
+    type Schema = { properties: Record<string, Schema> };
+    // The fixed binding alone: the address is inlined without its city; billing and tree stay references.
+    const fixed = request({ request: [], query: [], path: [] });
+    expect(Object.keys(fixed.properties.address.properties)).toEqual(['zip']);
+    // (optional, so either reference or null).
+    expect(fixed.properties.billing).toEqual({ anyOf: [{ $ref: '#/$defs/Address' }, { type: 'null' }] });
+    expect(fixed.properties.tree).toEqual({ anyOf: [{ $ref: '#/$defs/Node' }, { type: 'null' }] });
+    // With the interaction's run-input bindings: the address has nothing left for the model, the tree keeps its
+    // children (still a reference to Node inside) and loses its name.
+    const withRun = request(runBoundFields(interaction, 'ship', 'S'));
+    expect(Object.keys(withRun.properties)).toEqual(['billing', 'tree']);
+    expect(Object.keys(withRun.properties.tree.properties)).toEqual(['children']);
   });
 
   it("requires agent on a binding for an agent's own tool, and refuses a tool the interaction does not give", () => {

@@ -21,6 +21,9 @@ describe('docs/mtr-language.md', () => {
       'external-operations/open-api/',
       'agents/',
       'interactions/one-shot/',
+      'auth-providers/',
+      'schedules/',
+      'triggers/',
     ]) {
       expect(
         paths.some((p) => p.startsWith(folder) && p.endsWith('.mtr')),

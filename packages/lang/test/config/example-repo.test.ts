@@ -3,16 +3,20 @@ import { compileRepo, interactionTools, readConfigRepo } from '@maitento/lang';
 import { describe, expect, it } from 'vitest';
 
 const root = fileURLToPath(new URL('../../../../', import.meta.url));
-// The example's auth = "Maitento" tools (the file tools) call the platform at mt serve's default address.
-const platformOrigin = 'http://127.0.0.1:8080';
+// The example's auth = "Maitento" tools (the file tools, the handbook search) name paths on the platform: the repo
+// compiles with no platform URL (mt check without MT_PUBLIC_URL) and with any.
+const platformOrigin = 'http://10.1.2.3:9090';
 
 describe('the example config repo at the top level', () => {
   it('reads only the resource folders and compiles without any diagnostic', async () => {
     const files = await readConfigRepo(root);
     expect(files.every((f) => /^(connectors|external-operations|agents|interactions)\//.test(f.path))).toBe(true);
-    const repo = compileRepo(files, { platformOrigin });
+    const repo = compileRepo(files);
     expect(repo.diagnostics).toEqual([]);
     expect(repo.ok).toBe(true);
+    for (const origin of ['http://127.0.0.1:8080', 'https://maitento.example.com', platformOrigin]) {
+      expect(compileRepo(files, { platformOrigin: origin }).diagnostics, origin).toEqual([]);
+    }
     expect(repo.sources.map((s) => `${s.kind}:${s.name}`)).toEqual(
       expect.arrayContaining([
         'connector:open-meteo-forecast',

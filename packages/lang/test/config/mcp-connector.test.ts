@@ -202,14 +202,14 @@ schema.request = { type = "object" }
     expect(maitento).toEqual({
       at: 'connectors/mcp/issues.mtr:3:8 mtr:property:value',
       message:
-        'auth is "Maitento", which is only for the platform\'s own API; an MCP connector\'s auth is "None" or "Header"',
-      hint: 'use auth = "Header" and give the secret in the tool\'s auth (or a run input), or "None"',
+        'auth is "Maitento", which is only for the platform\'s own API; an MCP connector\'s auth is "None", "Header" or "OAuth2"',
+      hint: 'use auth = "Header" and give the secret in the tool\'s auth (or a run input), "OAuth2", or "None"',
     });
     const typo = only(
       compile({ 'connectors/mcp/issues.mtr': 'url = "https://mcp.example.com/mcp"\ntool = "t"\nauth = "Haeder"\n' })
         .diagnostics,
     );
-    expect(typo.message).toBe('auth is "Haeder"; it must be one of "None", "Header"');
+    expect(typo.message).toBe('auth is "Haeder"; it must be one of "None", "Header", "OAuth2"');
     expect(typo.hint).toBe('did you mean "Header"?');
   });
 

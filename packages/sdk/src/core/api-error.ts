@@ -49,8 +49,26 @@ export class AuthenticationError extends APIError {}
 export class PermissionDeniedError extends APIError {}
 /** 404: no such record, or not in the key's namespace. */
 export class NotFoundError extends APIError {}
+/** The connect link an OAuth2 tool call refused with `api:connections:authorization-required` carries. */
+export interface CallAuthorization {
+  provider: string;
+  endUser: string;
+  /** What the connection lacks: `not connected`, `missing scopes: ...`. */
+  reason: string;
+  scopes: string[];
+  /** The URL to hand the end user: once they have connected, make the call again. */
+  url: string;
+  expiresAt: string;
+}
+
 /** 409: the request conflicts with the current state (for example a disabled version). */
-export class ConflictError extends APIError {}
+export class ConflictError extends APIError {
+  /** With `api:connections:authorization-required` (a direct tool call): the end user's connect link. */
+  get authorization(): CallAuthorization | undefined {
+    const value = this.body.authorization;
+    return typeof value === 'object' && value !== null ? (value as CallAuthorization) : undefined;
+  }
+}
 /** 422: the config or the input is invalid; `diagnostics` lists every finding when the server sent them. */
 export class UnprocessableEntityError extends APIError {
   /** The server's diagnostics (a refused deploy), or an empty list. */

@@ -39,4 +39,12 @@ export class Connectors extends APIResource {
       options,
     );
   }
+
+  /**
+   * Deletes the connector (an admin key): no longer listed, found or started. Refused with `api:resources:pinned`
+   * (naming the run) while a run not yet ended pins it, and `api:resources:referenced` while another resource pins it.
+   */
+  async delete(name: string, options?: RequestOptions): Promise<void> {
+    await this.client.request({ method: 'DELETE', path: path`/v1/connectors/${name}` }, options);
+  }
 }

@@ -9,8 +9,9 @@ import { APIResource } from './resource.js';
 const CALL_TIMEOUT_MS = 110_000;
 
 /**
- * Parameters of {@link Extops.call}: the model's `arguments` (`{ request?, additionalInputs? }`) and a
- * `version` to call instead of the latest.
+ * Parameters of {@link Extops.call}: the model's `arguments` (`{ request?, additionalInputs? }`), a
+ * `version` to call instead of the latest, and the `endUser` an OAuth2 connector's call acts for (without a usable
+ * connection the call is refused with a `ConflictError` whose `authorization.url` is their connect link).
  */
 export type ExtopCallParams = Static<typeof ExtopCallBodySchema>;
 
@@ -52,5 +53,13 @@ export class Extops extends APIResource {
       { method: 'POST', path: path`/v1/extops/${name}/call`, body: params },
       { ...options, timeoutMs },
     );
+  }
+
+  /**
+   * Deletes the tool (an admin key): no longer listed, found or started. Refused with `api:resources:pinned`
+   * (naming the run) while a run not yet ended pins it, and `api:resources:referenced` while another resource pins it.
+   */
+  async delete(name: string, options?: RequestOptions): Promise<void> {
+    await this.client.request({ method: 'DELETE', path: path`/v1/extops/${name}` }, options);
   }
 }

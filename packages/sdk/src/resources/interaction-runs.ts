@@ -13,7 +13,7 @@ import type {
   RunPage,
   RunView,
 } from '../types.js';
-import type { StartRunBodySchema } from '../wire/requests.js';
+import type { ExtendBudgetBodySchema, StartRunBodySchema } from '../wire/requests.js';
 import { TERMINAL_EVENT_TYPES } from '../wire/constants.js';
 import { APIResource } from './resource.js';
 
@@ -25,6 +25,8 @@ const TERMINAL_EVENTS = new Set<string>(TERMINAL_EVENT_TYPES);
  * the interaction `version` (the latest when absent).
  */
 export type StartRunParams = Static<typeof StartRunBodySchema>;
+/** The new limits of `extendBudget`. */
+export type ExtendBudgetParams = Static<typeof ExtendBudgetBodySchema>;
 
 /** Parameters of {@link InteractionRuns.events}. */
 export interface RunEventsParams extends ListRunEventsParams {
@@ -42,7 +44,11 @@ export interface RunParams extends StartRunParams {
    * Called each time the run starts waiting for a person, once per pending approval (a redraft after a
    * rejection is a new approval, so it is called again), with the run as it stands. An approval asked by a child
    * run (an agent handed a task by a call) is one too: `run.pendingApproval.runId` names the run that asks and
-   * `agentName` its agent; answering through `run.id` answers it. Approve or reject from here to go on.
+   * `agentName` its agent; answering through `run.id` answers it. Approve or reject from here to go on. Called
+   * too when the run waits for its end user to connect an account (`PendingAuthorization`), once per connect link:
+   * hand `run.pendingAuthorization.url` to the person; the run goes on by itself once they have connected. Called
+   * too, once per wait, when a tool call waits for its rate limit's window (`PendingLimit`, docs/limits.md):
+   * `run.waiting` says which limit and `until` when; nothing is to be done, the run goes on by itself then.
    */
   onWaiting?: (run: RunView) => void | Promise<void>;
   signal?: AbortSignal;
@@ -74,6 +80,14 @@ export class InteractionRuns extends APIResource {
   /** Cancels a run that has not ended (`api:runs:already-ended`, 409, for one that has). */
   async cancel(id: string, options?: RequestOptions): Promise<RunView> {
     return this.client.request({ method: 'POST', path: path`/v1/runs/${id}/cancel` }, options);
+  }
+
+  /**
+   * Extends the budget of a run that reached it (PendingBudget): each limit given replaces the old one; the run goes
+   * on (docs/runs.md, "Usage and budgets"). `{ onExceeded: 'fail' }` with no larger limit lets it fail instead.
+   */
+  async extendBudget(id: string, params: ExtendBudgetParams, options?: RequestOptions): Promise<RunView> {
+    return this.client.request({ method: 'POST', path: path`/v1/runs/${id}/budget`, body: params }, options);
   }
 
   /** Approves the call the run waits on (or the approval named): exactly that call is made. */
@@ -234,12 +248,33 @@ export class InteractionRuns extends APIResource {
         asked.add(pending.id);
         await onWaiting?.(current);
       }
+      await askIfAuthorizing(current);
+    };
+    // A run (this one, or a child run below it) that waits for its end user to connect: told once per connect link.
+    const askIfAuthorizing = async (current: RunView) => {
+      const authorization = current.pendingAuthorization;
+      if (current.status === 'PendingAuthorization' && authorization && !asked.has(authorization.url)) {
+        asked.add(authorization.url);
+        await onWaiting?.(current);
+      }
+    };
+    // A call that waits for its limit's window (PendingLimit): told once per wait; the run goes on by itself.
+    const tellIfLimited = async (runId: string, event: RunEvent) => {
+      if (event.type !== 'limit-waiting' || asked.has(`${runId}/${event.seq}`)) return;
+      asked.add(`${runId}/${event.seq}`);
+      const current = await this.get(runId, { signal });
+      if (current.status === 'PendingLimit') await onWaiting?.(current);
     };
     // A call that handed a task to an agent started a child run: the parent stores nothing while the child goes
     // on or waits for a person, so the child's own stream is followed to its end, its children likewise.
     const followChild = async (childId: string): Promise<void> => {
       for await (const event of this.events(childId, { signal })) {
-        if (event.type === 'run-waiting') await askIfWaiting();
+        await tellIfLimited(childId, event);
+        if (event.type === 'run-waiting') {
+          await askIfWaiting();
+          // A child that waits for its end user to connect leaves its parent Running: the child is the one to show.
+          await askIfAuthorizing(await this.get(childId, { signal }));
+        }
         const child = childRunOf(event);
         if (child !== undefined) await followChild(child);
       }
@@ -247,6 +282,7 @@ export class InteractionRuns extends APIResource {
     for await (const event of this.events(id, { signal, after })) {
       // Stored with the PendingApproval status; `approval-requested` comes before the turn's other calls are made.
       if (event.type === 'run-waiting') await askIfWaiting();
+      await tellIfLimited(id, event);
       const child = childRunOf(event);
       if (child !== undefined) await followChild(child);
       // A conversation's reply: stored with the WaitingForInput status.

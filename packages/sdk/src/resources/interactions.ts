@@ -23,4 +23,12 @@ export class Interactions extends APIResource {
   async versions(name: string, options?: RequestOptions): Promise<VersionInfo[]> {
     return this.client.request({ method: 'GET', path: path`/v1/interactions/${name}/versions` }, options);
   }
+
+  /**
+   * Deletes the interaction (an admin key): no longer listed, found or started. Refused with `api:resources:pinned`
+   * (naming the run) while a run not yet ended pins it, and `api:resources:referenced` while another resource pins it.
+   */
+  async delete(name: string, options?: RequestOptions): Promise<void> {
+    await this.client.request({ method: 'DELETE', path: path`/v1/interactions/${name}` }, options);
+  }
 }

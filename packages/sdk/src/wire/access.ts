@@ -54,10 +54,10 @@ export const SecretKeyStatusSchema = Type.Object(
     secretsByKeyId: Type.Unsafe<Record<string, number>>({
       type: 'object',
       additionalProperties: { type: 'integer' },
-      description: 'How many secrets each master key id holds',
+      description: 'How many sealed values (secrets, connection tokens and connect links) each master key id holds',
     }),
     unusedPreviousKeyIds: Type.Array(Type.String(), {
-      description: 'Keys of MT_SECRET_KEY_PREVIOUS no secret is under any more: they can be retired',
+      description: 'Keys of MT_SECRET_KEY_PREVIOUS no sealed value is under any more: they can be retired',
     }),
   },
   { $id: 'SecretKeyStatus' },

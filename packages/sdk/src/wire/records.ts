@@ -12,20 +12,26 @@ import {
   SecretKeyStatusSchema,
 } from './access.js';
 import { auditWireSchemas } from './audit.js';
+import { connectionWireSchemas } from './connections.js';
+import { scheduleWireSchemas } from './schedules.js';
 import { fileWireSchemas } from './files.js';
+import { webhookWireSchemas } from './webhooks.js';
 import {
   ActorSchema,
   AgentSchema,
   ApprovalSchema,
+  AuthProviderSchema,
   ConnectorSchema,
   DeployPlanSchema,
   DiagnosticSchema,
   ErrorSchema,
   InteractionInputSchema,
   InteractionSchema,
+  RunBudgetSchema,
   RunEventSchema,
   RunSchema,
   RunSummarySchema,
+  RunUsageSchema,
   SecretSchema,
   ToolDefinitionSchema,
   ToolPinSchema,
@@ -59,6 +65,12 @@ const versionProperties = {
   createdAt: timestamp(),
   hash: Type.String(),
 };
+
+/** One stored version of an auth provider, with its compiled resource (the client secret by name only). */
+export const AuthProviderRecordSchema = Type.Object(
+  { ...versionProperties, resource: ref(AuthProviderSchema) },
+  { $id: 'AuthProviderRecord' },
+);
 
 /** One stored version of a connector, with its compiled resource. */
 export const ConnectorRecordSchema = Type.Object(
@@ -118,6 +130,7 @@ export const RunPageSchema = Type.Object(
 export const wireSchemas = [
   DiagnosticSchema,
   ErrorSchema,
+  AuthProviderSchema,
   ConnectorSchema,
   ToolSchema,
   ToolDefinitionSchema,
@@ -131,11 +144,14 @@ export const wireSchemas = [
   ToolPinSchema,
   ActorSchema,
   ApprovalSchema,
+  RunUsageSchema,
+  RunBudgetSchema,
   RunSchema,
   RunSummarySchema,
   RunEventSchema,
   ResourceSummarySchema,
   ExtopSummarySchema,
+  AuthProviderRecordSchema,
   ConnectorRecordSchema,
   ExtopRecordSchema,
   AgentRecordSchema,
@@ -148,6 +164,9 @@ export const wireSchemas = [
   SecretKeyStatusSchema,
   SecretKeyRotationSchema,
   ...fileWireSchemas,
+  ...connectionWireSchemas,
+  ...scheduleWireSchemas,
   ...auditWireSchemas,
   ...knowledgeWireSchemas,
+  ...webhookWireSchemas,
 ] as const;

@@ -82,7 +82,26 @@ export const DeployFileSchema = Type.Object(
 
 /** The body of `POST /v1/deploy`. */
 export const DeployBodySchema = Type.Object(
-  { files: Type.Array(DeployFileSchema, { maxItems: 20000 }), dryRun: Type.Optional(Type.Boolean()) },
+  {
+    files: Type.Array(DeployFileSchema, { maxItems: 20000 }),
+    dryRun: Type.Optional(Type.Boolean()),
+    prune: Type.Optional(
+      Type.Boolean({
+        description:
+          'Delete the resources of the namespace the repo no longer holds, in the same transaction (each a delete ' +
+          'change of the plan); without it they are listed in absent and left as they are',
+      }),
+    ),
+    endUser: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 200,
+        description:
+          "The end user whose connection lists the OAuth2 MCP connectors' servers, to read their tools' input " +
+          'schemas (used for the listing only)',
+      }),
+    ),
+  },
   { additionalProperties: false },
 );
 
@@ -90,12 +109,51 @@ export const DeployBodySchema = Type.Object(
 export const ExtopCallBodySchema = Type.Object(
   {
     arguments: Type.Unsafe<{ [key: string]: Json }>({ type: 'object', additionalProperties: true }),
-    version: Type.Optional(Type.Integer({ minimum: 1 })),
+    version: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_INT4 })),
+    endUser: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 200,
+        description:
+          'The end user the call acts for: an auth = "OAuth2" connector sends this person\'s connection\'s access token; without a usable connection the call is refused (409 api:connections:authorization-required) with their connect link',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
 
 // Runs and approvals.
+
+/** A budget as a request gives it: a limit on tokens, on cost, or both, and what happens when the run reaches it. */
+function budgetBody(description: string) {
+  return Type.Object(
+    {
+      tokens: Type.Optional(
+        Type.Integer({
+          minimum: 1,
+          maximum: Number.MAX_SAFE_INTEGER,
+          description: 'The most input + output tokens its model turns may spend',
+        }),
+      ),
+      costUsd: Type.Optional(
+        Type.Number({
+          minimum: 0.000001,
+          maximum: 1e9,
+          description: 'The most they may cost in US dollars (at least 0.000001)',
+        }),
+      ),
+      onExceeded: Type.Optional(
+        Type.Unsafe<'wait' | 'fail'>({
+          type: 'string',
+          enum: ['wait', 'fail'],
+          description:
+            'When it reaches the budget: wait for a person to extend it (PendingBudget) or fail (api:runs:budget-exceeded)',
+        }),
+      ),
+    },
+    { additionalProperties: false, minProperties: 1, description },
+  );
+}
 
 /** The body of `POST /v1/interactions/{name}/runs` (it may be sent empty). */
 export const StartRunBodySchema = Type.Object(
@@ -109,8 +167,26 @@ export const StartRunBodySchema = Type.Object(
     ),
     interactive: Type.Optional(Type.Boolean({ description: 'Default true; false is an app run with nobody to ask' })),
     version: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_INT4 })),
+    endUser: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 200,
+        description:
+          'The end user the run acts for: its auth = "OAuth2" connectors send this person\'s connection\'s access token',
+      }),
+    ),
+    budget: Type.Optional(
+      budgetBody(
+        "What the run may spend, instead of its interaction's budget (docs/runs.md, Usage and budgets); tokens, costUsd or both",
+      ),
+    ),
   },
   { additionalProperties: false },
+);
+
+/** The body of `POST /v1/runs/{id}/budget`: the run's new budget, replacing the one it reached. */
+export const ExtendBudgetBodySchema = budgetBody(
+  'The new budget: each limit given replaces the old one, a limit not given stays; a limit must be above what the run spent',
 );
 
 /** The query of `GET /v1/runs`. */
@@ -119,6 +195,13 @@ export const ListRunsQuerySchema = Type.Object(
     interaction: Type.Optional(Type.String({ minLength: 1, maxLength: 1000 })),
     /** Only runs whose pinned versions include this agent. */
     agent: Type.Optional(Type.String({ minLength: 1, maxLength: 1000 })),
+    tool: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 1000,
+        description: 'Only runs that called this tool (a call started, or one asked a person about)',
+      }),
+    ),
     status: Type.Optional(stringEnum(RUN_STATUSES)),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200 })),
     cursor: Type.Optional(
@@ -171,9 +254,31 @@ const answeredApprovalId = Type.String({
 /** The reason of a rejection, which the model is told. */
 const rejectionReason = Type.String({ minLength: 1, maxLength: 4000, description: 'Why: the model is told it' });
 
+/** Edit, then approve: the model-settable arguments the call is made with instead (decision 0215). */
+const editedArguments = Type.Object(
+  {},
+  {
+    additionalProperties: true,
+    description:
+      'Edit, then approve: the arguments the call is made with instead of the model\'s, shaped as the model\'s ({ "request": {...}, "additionalInputs": {...} }), without the values the tool or the run fixes',
+  },
+);
+
+/** The hash of the request the approver saw (the approval's `requestHash`). */
+const seenRequestHash = Type.String({
+  minLength: 1,
+  maxLength: 200,
+  description: "The approval's requestHash as the approver saw it; required with arguments",
+});
+
 /** The body of `POST /v1/runs/{id}/approve` (it may be sent empty). */
 export const RunAnswerBodySchema = Type.Object(
-  { approvalId: Type.Optional(answeredApprovalId), reason: Type.Optional(rejectionReason) },
+  {
+    approvalId: Type.Optional(answeredApprovalId),
+    reason: Type.Optional(rejectionReason),
+    arguments: Type.Optional(editedArguments),
+    requestHash: Type.Optional(seenRequestHash),
+  },
   { additionalProperties: false },
 );
 
@@ -195,7 +300,11 @@ export const ListApprovalsQuerySchema = Type.Object(
 
 /** The body of `POST /v1/approvals/{id}/approve` (it may be sent empty). */
 export const ApprovalAnswerBodySchema = Type.Object(
-  { reason: Type.Optional(rejectionReason) },
+  {
+    reason: Type.Optional(rejectionReason),
+    arguments: Type.Optional(editedArguments),
+    requestHash: Type.Optional(seenRequestHash),
+  },
   { additionalProperties: false },
 );
 

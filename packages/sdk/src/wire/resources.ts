@@ -3,8 +3,11 @@
 import type { Static } from 'typebox';
 import type {
   AgentSchema,
+  AuthProviderSchema,
   ConnectorSchema,
   InteractionSchema,
+  ScheduleSchema,
+  TriggerSchema,
   Json,
   RESOURCE_KINDS,
   ToolDefinitionSchema,
@@ -16,8 +19,14 @@ export type { Json };
 /** A JSON Schema, kept as the JSON it was written as. */
 export type JsonSchema = { [key: string]: Json } | boolean;
 
-/** The four resource kinds of a config repo. */
+/** The resource kinds of a config repo. */
 export type ResourceKind = (typeof RESOURCE_KINDS)[number];
+
+/** An OAuth 2 authorization server end users connect at (`auth-providers/<name>.mtr`). */
+export type AuthProvider = Static<typeof AuthProviderSchema>;
+
+/** How an auth provider authenticates at its token endpoint. */
+export type TokenAuthMethod = AuthProvider['tokenAuthMethod'];
 
 /** The HTTP call itself (`connectors/open-api/<name>.mtr`). */
 export type Connector = Static<typeof ConnectorSchema>;
@@ -64,8 +73,14 @@ export type FunctionAuth = Interaction['inputs']['functions']['auth'][number];
 /** A tool handed to every agent of an interaction (`functions.openApi`). */
 export type OpenApiFunction = Interaction['functions']['openApi'][number];
 
+/** A schedule (`schedules/<name>.mtr`). */
+export type Schedule = Static<typeof ScheduleSchema>;
+
+/** A trigger: an inbound webhook (`triggers/<name>.mtr`). */
+export type Trigger = Static<typeof TriggerSchema>;
+
 /** Any resource. */
-export type Resource = Connector | Tool | Agent | Interaction;
+export type Resource = AuthProvider | Connector | Tool | Agent | Interaction | Schedule | Trigger;
 
 /** The model-facing definition of a tool: exactly what a model is sent. */
 export type ToolDefinition = Static<typeof ToolDefinitionSchema>;

@@ -3,6 +3,16 @@ import type { PreparedRequestView } from '@maitento/gateway';
 import type { AuditRecord, VersionSummary } from '@maitento/store';
 import type { ComponentChildren, JSX } from 'preact';
 import { renderToString } from 'preact-render-to-string';
+import { Json } from './json-view.js';
+import {
+  type ChildTimelines,
+  errorDocUrl,
+  spentText,
+  Timeline,
+  type TimelineModel,
+  tokensText,
+  usd,
+} from './timeline.js';
 
 // The console's pages as typed JSX, rendered on the server (preact-render-to-string escapes every text and
 // attribute value, so a run input or model text holding HTML or htmx attributes shows as text). No inline
@@ -14,9 +24,25 @@ export interface Chrome {
   namespace: string;
   csrfToken: string;
   pendingCount: number;
-  current: 'approvals' | 'runs' | 'resources' | 'audit';
-  /** An admin key: the audit log is in the navigation. */
+  current:
+    | 'overview'
+    | 'approvals'
+    | 'runs'
+    | 'tools'
+    | 'interactions'
+    | 'knowledge'
+    | 'files'
+    | 'resources'
+    | 'connections'
+    | 'schedules'
+    | 'triggers'
+    | 'webhooks'
+    | 'audit'
+    | 'usage';
+  /** An admin key: the webhooks, the audit log and the usage are in the navigation. */
   admin: boolean;
+  /** A person's namespaces (single sign-on), when they have a role in more than one: the header switches between them. */
+  namespaces?: string[];
 }
 
 /** A whole HTML document. */
@@ -29,13 +55,26 @@ export function fragment(node: JSX.Element): string {
   return renderToString(node);
 }
 
-/** `live`: the page loads htmx (`poll`), or htmx and its SSE extension (`sse`); otherwise no JavaScript. */
-function Document(props: { title: string; children: ComponentChildren; live?: 'poll' | 'sse' }) {
+/**
+ * `live`: the page loads htmx (`poll`), or htmx and its SSE extension (`sse`); otherwise no JavaScript. `script`: the
+ * console's own script too (the inbox's keyboard shortcuts).
+ */
+function Document(props: {
+  title: string;
+  children: ComponentChildren;
+  live?: 'poll' | 'sse';
+  script?: boolean;
+  refresh?: string;
+}) {
   return (
     <html lang="en">
       <head>
         <meta charset="utf-8" />
+        {props.refresh ? <meta http-equiv="refresh" content={`0; url=${props.refresh}`} /> : null}
         <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <meta name="color-scheme" content="light dark" />
+        {/* A morph (a live refresh) leaves a step or an edit someone opened open: htmx ignores the `open` attribute. */}
+        {props.live ? <meta name="htmx-config" content={HTMX_CONFIG} /> : null}
         <title>{`${props.title} · Maitento console`}</title>
         <link rel="stylesheet" href="/console/assets/console.css" />
         {/* Not `defer`: htmx starts on DOMContentLoaded only if the document is still loading when it runs; a
@@ -44,17 +83,75 @@ function Document(props: { title: string; children: ComponentChildren; live?: 'p
             before DOMContentLoaded. */}
         {props.live ? <script src="/console/assets/htmx.min.js" /> : null}
         {props.live === 'sse' ? <script src="/console/assets/hx-sse.min.js" /> : null}
+        {props.script ? <script src="/console/assets/console.js" /> : null}
       </head>
       <body>{props.children}</body>
     </html>
   );
 }
 
-function Csrf(props: { token: string }) {
+/**
+ * htmx's settings (its `htmx-config` meta): morphs ignore `open` of a `<details>` besides htmx's own attribute, and a
+ * response of out-of-band parts only may still empty its target (a card decided in the inbox goes).
+ */
+const HTMX_CONFIG = JSON.stringify({ morphIgnore: ['data-htmx-powered', 'open'], allowEmptySwapAfterOOB: true });
+
+/** The class of a status's badge: its colour, always beside its word. */
+export function statusClass(status: string): string {
+  switch (status) {
+    case 'Completed':
+    case 'Approved':
+    case 'Active':
+    case 'Ticking':
+    case 'Delivered':
+    case 'started':
+      return 's-ok';
+    case 'PendingApproval':
+    case 'PendingAuthorization':
+    case 'PendingBudget':
+    case 'PendingLimit':
+    case 'Pending':
+    case 'WaitingForInput':
+    case 'NeedsReauthorization':
+    case 'Paused':
+    case 'queued':
+      return 's-warn';
+    case 'Failed':
+    case 'Rejected':
+    case 'Expired':
+    case 'refused':
+    case 'missed':
+    case 'failed':
+      return 's-bad';
+    case 'Running':
+      return 's-info';
+    default:
+      return 's-idle';
+  }
+}
+
+/** A status as a badge: the word, coloured. */
+export function StatusBadge(props: { status: string; id?: string }) {
+  return (
+    <span id={props.id} class={`badge ${statusClass(props.status)}`}>
+      {props.status}
+    </span>
+  );
+}
+
+/** The session's CSRF token as a form's hidden field. */
+export function Csrf(props: { token: string }) {
   return <input type="hidden" name="_csrf" value={props.token} />;
 }
 
-function Layout(props: { title: string; chrome: Chrome; children: ComponentChildren; live?: 'poll' | 'sse' }) {
+/** A signed-in page: the header with the navigation, then `main`. */
+export function Layout(props: {
+  title: string;
+  chrome: Chrome;
+  children: ComponentChildren;
+  live?: 'poll' | 'sse';
+  script?: boolean;
+}) {
   const { chrome } = props;
   const link = (name: Chrome['current'], href: string, label: ComponentChildren) => (
     <li>
@@ -64,7 +161,7 @@ function Layout(props: { title: string; chrome: Chrome; children: ComponentChild
     </li>
   );
   return (
-    <Document title={props.title} live={props.live}>
+    <Document title={props.title} live={props.live} script={props.script}>
       <a class="skip" href="#main">
         Skip to content
       </a>
@@ -72,6 +169,7 @@ function Layout(props: { title: string; chrome: Chrome; children: ComponentChild
         <p class="brand">Maitento console</p>
         <nav aria-label="Console">
           <ul>
+            {link('overview', '/console/overview', 'Overview')}
             {link(
               'approvals',
               '/console/approvals',
@@ -80,10 +178,33 @@ function Layout(props: { title: string; chrome: Chrome; children: ComponentChild
               </>,
             )}
             {link('runs', '/console/runs', 'Runs')}
+            {link('tools', '/console/tools', 'Tools')}
+            {link('interactions', '/console/interactions', 'Interactions')}
+            {link('knowledge', '/console/knowledge', 'Knowledge')}
+            {link('files', '/console/files', 'Files')}
             {link('resources', '/console/resources', 'Resources')}
+            {link('connections', '/console/connections', 'Connections')}
+            {link('schedules', '/console/schedules', 'Schedules')}
+            {link('triggers', '/console/triggers', 'Triggers')}
+            {chrome.admin ? link('webhooks', '/console/webhooks', 'Webhooks') : null}
             {chrome.admin ? link('audit', '/console/audit', 'Audit log') : null}
+            {chrome.admin ? link('usage', '/console/usage', 'Usage') : null}
           </ul>
         </nav>
+        {chrome.namespaces && chrome.namespaces.length > 1 ? (
+          <form method="post" action="/console/namespace" class="namespace">
+            <Csrf token={chrome.csrfToken} />
+            <label for="namespace">Namespace</label>{' '}
+            <select id="namespace" name="namespace">
+              {chrome.namespaces.map((n) => (
+                <option value={n} selected={n === chrome.namespace}>
+                  {n}
+                </option>
+              ))}
+            </select>{' '}
+            <button type="submit">Show</button>
+          </form>
+        ) : null}
         <form method="post" action="/console/logout" class="logout">
           <Csrf token={chrome.csrfToken} />
           <span>
@@ -99,8 +220,8 @@ function Layout(props: { title: string; chrome: Chrome; children: ComponentChild
   );
 }
 
-/** The sign-in page; `error` is shown as an alert. */
-export function LoginPage(props: { csrfToken: string; error?: string }) {
+/** The sign-in page; `error` is shown as an alert; `sso`: the provider people sign in with (docs/sso.md). */
+export function LoginPage(props: { csrfToken: string; error?: string; sso?: string }) {
   return (
     <Document title="Sign in">
       <a class="skip" href="#main">
@@ -129,6 +250,33 @@ export function LoginPage(props: { csrfToken: string; error?: string }) {
           />
           <button type="submit">Sign in</button>
         </form>
+        {props.sso ? (
+          <>
+            <h2>Or sign in as a person</h2>
+            <p>
+              <a href="/console/login/oidc" class="button">
+                Sign in with {props.sso}
+              </a>
+            </p>
+          </>
+        ) : null}
+      </main>
+    </Document>
+  );
+}
+
+/**
+ * The page after a single sign-on: it opens the console at once (a `refresh`, not a redirect, so the browser sends
+ * the session's `SameSite=Strict` cookie: the request is no longer part of the provider's cross-site redirects).
+ */
+export function SignedInPage(props: { name: string; next: string }) {
+  return (
+    <Document title="Signed in" refresh={props.next}>
+      <main id="main">
+        <h1>Signed in</h1>
+        <p>
+          Signed in as {props.name}. <a href={props.next}>Open the console</a>
+        </p>
       </main>
     </Document>
   );
@@ -160,7 +308,8 @@ export function ErrorPage(props: { title: string; message: string; code: string;
   );
 }
 
-function when(iso: string | null): string {
+/** A stored time as `YYYY-MM-DD HH:MM:SS UTC`. */
+export function when(iso: string | null): string {
   return iso === null
     ? ''
     : iso
@@ -169,68 +318,12 @@ function when(iso: string | null): string {
         .replace(/Z$/, ' UTC');
 }
 
-/** How often an open inbox asks for its rows again (htmx; without JavaScript, reload the page). */
-export const INBOX_REFRESH = 'every 1s';
-
-/** The approvals inbox: pending ones, oldest first, kept current while it is open. */
-export function ApprovalsPage(props: { chrome: Chrome; approvals: ApprovalView[]; notice?: string }) {
-  return (
-    <Layout title="Approvals" chrome={props.chrome} live="poll">
-      <h1 id="approvals-heading" tabindex={-1} autofocus={props.notice !== undefined}>
-        Approvals
-      </h1>
-      {props.notice ? <p role="status">{props.notice}</p> : null}
-      {/* Morphed in place, so focus and the reading position stay where they were. */}
-      <div id="inbox" hx-get="/console/approvals/rows" hx-trigger={INBOX_REFRESH} hx-swap="innerMorph">
-        <InboxRows approvals={props.approvals} />
-      </div>
-    </Layout>
-  );
-}
-
 /** The count of pending approvals in the navigation; `oob` when an inbox refresh swaps it out of band. */
 export function PendingCount(props: { count: number; oob?: boolean }) {
   return (
     <span id="pending-count" hx-swap-oob={props.oob ? 'true' : undefined}>
       {props.count}
     </span>
-  );
-}
-
-/** The inbox's table (or the line saying none is pending): the part an open inbox refreshes. */
-export function InboxRows(props: { approvals: ApprovalView[] }) {
-  return (
-    <>
-      {props.approvals.length === 0 ? (
-        <p>No approval is pending.</p>
-      ) : (
-        <table>
-          <caption>Pending approvals, oldest first</caption>
-          <thead>
-            <tr>
-              <th scope="col">Call</th>
-              <th scope="col">Agent</th>
-              <th scope="col">Run</th>
-              <th scope="col">Asked at</th>
-              <th scope="col">Status</th>
-            </tr>
-          </thead>
-          <tbody>
-            {props.approvals.map((a) => (
-              <tr id={`approval-${a.id}`}>
-                <td>
-                  <a href={`/console/approvals/${a.id}`}>{a.functionName}</a>
-                </td>
-                <td>{a.agentName ?? ''}</td>
-                <td>{a.runId ? <a href={`/console/runs/${a.runId}`}>{a.runId.slice(0, 8)}</a> : 'none'}</td>
-                <td>{when(a.createdAt)}</td>
-                <td>{a.status}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
-    </>
   );
 }
 
@@ -245,6 +338,12 @@ export interface ApprovalDetail {
   shown: { request?: unknown; additionalInputs?: unknown };
   /** What the model said in the turn that made the call. */
   modelText?: string;
+  /**
+   * Edit, then approve (decision 0215): the arguments the model may set, as JSON text to edit (a run's approval
+   * only), and the edit's refusal shown next to them.
+   */
+  editText?: string;
+  editError?: string;
   /** The reason field's error, shown next to it. */
   reasonError?: string;
   reason?: string;
@@ -257,14 +356,6 @@ export interface ApprovalDetail {
 /** Shows a masked header value: a secret as `•••• (secret NAME)`. */
 export function shownHeader(value: string, secretName: string | undefined): string {
   return value.replaceAll('[secret]', `•••• (secret ${secretName ?? 'value'})`);
-}
-
-function Json(props: { value: unknown; label: string }) {
-  return (
-    <section aria-label={props.label} tabindex={0} class="json">
-      <pre>{JSON.stringify(props.value, null, 2)}</pre>
-    </section>
-  );
 }
 
 /** One approval, with Approve and Reject (reason required). */
@@ -286,7 +377,9 @@ export function ApprovalPage(props: { chrome: Chrome; detail: ApprovalDetail; se
       ) : null}
       <dl>
         <dt>Status</dt>
-        <dd>{approval.status}</dd>
+        <dd>
+          <StatusBadge status={approval.status} />
+        </dd>
         <dt>Agent</dt>
         <dd>{approval.agentName ?? 'none'}</dd>
         <dt>Run</dt>
@@ -407,20 +500,58 @@ export function ApprovalPage(props: { chrome: Chrome; detail: ApprovalDetail; se
               Reject with this reason
             </button>
           </form>
+          {d.editText !== undefined ? (
+            <form method="post" action={`/console/approvals/${approval.id}/approve`} novalidate>
+              <Csrf token={props.chrome.csrfToken} />
+              <input type="hidden" name="hash" value={d.hash} />
+              <label for="arguments">
+                Or edit the model's arguments, then approve (only what the model may set; the call is checked and shown
+                again in the log)
+              </label>
+              <textarea
+                id="arguments"
+                name="arguments"
+                rows={8}
+                maxlength={100000}
+                aria-invalid={d.editError ? 'true' : undefined}
+                aria-describedby={d.editError ? 'arguments-error' : undefined}
+              >
+                {d.editText}
+              </textarea>
+              {d.editError ? (
+                <p id="arguments-error" class="error" role="alert">
+                  {d.editError}
+                </p>
+              ) : null}
+              <button type="submit" id="approve-edited">
+                Approve with these arguments
+              </button>
+            </form>
+          ) : null}
         </section>
       ) : null}
     </Layout>
   );
 }
 
-/** Filters of the runs list. */
+/** Filters of the runs list (each a query parameter: the URL of a filtered list can be shared). */
 export interface RunFilters {
   status?: string;
   interaction?: string;
   agent?: string;
+  /** A tool the run called (a call started, or one asked a person about). */
+  tool?: string;
+  /** Created at or after, UTC, `YYYY-MM-DDTHH:MM`. */
+  since?: string;
+  /** Created before, UTC, `YYYY-MM-DDTHH:MM`. */
+  until?: string;
+  /** Text in the run's id. */
+  q?: string;
+  /** A failed run's error code. */
+  code?: string;
 }
 
-/** The runs list with filters and cursor paging. */
+/** The runs list with filters (in the URL, applied in place with htmx) and cursor paging. */
 export function RunsPage(props: {
   chrome: Chrome;
   runs: (RunSummary & { agents?: string[] })[];
@@ -432,10 +563,22 @@ export function RunsPage(props: {
   const next = new URLSearchParams();
   for (const [k, v] of Object.entries(filters)) if (v) next.set(k, v);
   if (props.nextCursor) next.set('cursor', props.nextCursor);
+  const shown = Object.entries(filters).filter(([, v]) => v);
   return (
-    <Layout title="Runs" chrome={props.chrome}>
+    <Layout title="Runs" chrome={props.chrome} live="poll">
       <h1>Runs</h1>
-      <form method="get" action="/console/runs" class="filters">
+      <form
+        method="get"
+        action="/console/runs"
+        class="filters"
+        aria-label="Filter runs"
+        hx-get="/console/runs"
+        hx-trigger="submit, change, input delay:400ms"
+        hx-target="#runs-results"
+        hx-select="#runs-results"
+        hx-swap="outerHTML"
+        hx-push-url="true"
+      >
         <label for="status">Status</label>
         <select id="status" name="status">
           <option value="">Any</option>
@@ -449,46 +592,69 @@ export function RunsPage(props: {
         <input id="interaction" name="interaction" value={filters.interaction ?? ''} />
         <label for="agent">Agent</label>
         <input id="agent" name="agent" value={filters.agent ?? ''} />
+        <label for="tool">Tool called</label>
+        <input id="tool" name="tool" value={filters.tool ?? ''} />
+        <label for="since">Started from (UTC)</label>
+        <input id="since" name="since" type="datetime-local" value={filters.since ?? ''} />
+        <label for="until">Started before (UTC)</label>
+        <input id="until" name="until" type="datetime-local" value={filters.until ?? ''} />
+        <label for="q">Run id contains</label>
+        <input id="q" name="q" type="search" value={filters.q ?? ''} />
+        <label for="code">Error code</label>
+        <input id="code" name="code" value={filters.code ?? ''} />
         <button type="submit">Filter</button>
       </form>
-      {props.runs.length === 0 ? (
-        <p>No run matches.</p>
-      ) : (
-        <table>
-          <caption>Runs, newest first</caption>
-          <thead>
-            <tr>
-              <th scope="col">Run</th>
-              <th scope="col">Interaction</th>
-              <th scope="col">Status</th>
-              <th scope="col">Started</th>
-              <th scope="col">Result</th>
-            </tr>
-          </thead>
-          <tbody>
-            {props.runs.map((r) => (
-              <tr>
-                <td>
-                  <a href={`/console/runs/${r.id}`}>{r.id.slice(0, 8)}</a>
-                </td>
-                <td>
-                  {r.interaction.name} v{r.interaction.version}
-                </td>
-                <td>{r.status}</td>
-                <td>{when(r.createdAt)}</td>
-                <td>{r.error ? `${r.error.code}: ${r.error.message}` : (r.result ?? '')}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
-      {props.nextCursor ? (
-        <p>
-          <a href={`/console/runs?${next}`} rel="next">
-            Older runs
-          </a>
+      <div id="runs-results">
+        <p class="filter-line">
+          {shown.length === 0 ? 'All runs' : `Filtered by ${shown.map(([k, v]) => `${k} ${v}`).join(', ')}`}
+          {shown.length > 0 ? (
+            <>
+              {' '}
+              (<a href="/console/runs">clear</a>)
+            </>
+          ) : null}
         </p>
-      ) : null}
+        {props.runs.length === 0 ? (
+          <p>No run matches.</p>
+        ) : (
+          <table>
+            <caption>Runs, newest first</caption>
+            <thead>
+              <tr>
+                <th scope="col">Run</th>
+                <th scope="col">Interaction</th>
+                <th scope="col">Status</th>
+                <th scope="col">Started</th>
+                <th scope="col">Result</th>
+              </tr>
+            </thead>
+            <tbody>
+              {props.runs.map((r) => (
+                <tr>
+                  <td>
+                    <a href={`/console/runs/${r.id}`}>{r.id.slice(0, 8)}</a>
+                  </td>
+                  <td>
+                    {r.interaction.name} v{r.interaction.version}
+                  </td>
+                  <td>
+                    <StatusBadge status={r.status} />
+                  </td>
+                  <td>{when(r.createdAt)}</td>
+                  <td>{r.error ? `${r.error.code}: ${r.error.message}` : (r.result ?? '')}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+        {props.nextCursor ? (
+          <p>
+            <a href={`/console/runs?${next}`} rel="next">
+              Older runs
+            </a>
+          </p>
+        ) : null}
+      </div>
     </Layout>
   );
 }
@@ -510,6 +676,10 @@ interface StepData {
   result?: string;
   message?: string;
   errors?: string[];
+  provider?: string;
+  endUser?: string;
+  url?: string;
+  authorizations?: unknown[];
 }
 
 function StepBody(props: { event: RunEvent }) {
@@ -525,6 +695,9 @@ function StepBody(props: { event: RunEvent }) {
           {d.text ? <blockquote class="model-text">{String(d.text)}</blockquote> : null}
           {Array.isArray(d.toolCalls) && d.toolCalls.length > 0 ? (
             <span> asks for {d.toolCalls.map((c) => c.name).join(', ')}</span>
+          ) : null}
+          {typeof (d as { costUsd?: unknown }).costUsd === 'number' ? (
+            <span> ({usd((d as { costUsd: number }).costUsd)})</span>
           ) : null}
         </>
       );
@@ -555,7 +728,22 @@ function StepBody(props: { event: RunEvent }) {
         </span>
       );
     case 'run-waiting':
-      return <span>Waiting</span>;
+      return <span>{Array.isArray(d.authorizations) ? 'Waiting for the end user to connect' : 'Waiting'}</span>;
+    case 'authorization-requested':
+      return (
+        <span>
+          {String(d.endUser)} must connect at {String(d.provider)} ({String(d.reason ?? '')}):{' '}
+          <a href={String(d.url)} rel="noreferrer">
+            the connect link to hand them
+          </a>
+        </span>
+      );
+    case 'authorization-completed':
+      return (
+        <span>
+          {String(d.endUser)} connected at {String(d.provider)}
+        </span>
+      );
     case 'input-requested':
       return <span>Waiting for the next message</span>;
     case 'user-message':
@@ -579,11 +767,23 @@ function StepBody(props: { event: RunEvent }) {
     case 'run-failed':
       return (
         <span>
-          Run failed: {String(d.message)} ({String(d.code)})
+          Run failed: {String(d.message)} (<a href={errorDocUrl(String(d.code))}>{String(d.code)}</a>)
         </span>
       );
     case 'run-cancelled':
       return <span>Run cancelled</span>;
+    case 'budget-exceeded': {
+      const spent = (d as { spent?: { tokens: number; costUsd: number } }).spent ?? { tokens: 0, costUsd: 0 };
+      return <span>Budget reached: spent {spentText(spent)}</span>;
+    }
+    case 'budget-extended': {
+      const budget = (d as { budget?: { tokens: number | null; costUsd: number | null } }).budget;
+      return (
+        <span>
+          Budget extended by {String(d.by?.keyName ?? '')} to {limitsText(budget ?? { tokens: null, costUsd: null })}
+        </span>
+      );
+    }
     default:
       return <span>{type}</span>;
   }
@@ -604,6 +804,7 @@ export function EndedControls() {
     <>
       <div id="run-cancel" hx-swap-oob="delete" />
       <div id="run-reload" hx-swap-oob="delete" />
+      <div id="budget" hx-swap-oob="delete" />
     </>
   );
 }
@@ -611,20 +812,27 @@ export function EndedControls() {
 /** The run status line, swapped out of band as the run moves on. */
 export function RunStatusLine(props: { status: string; oob?: boolean }) {
   return (
-    <span id="run-status" hx-swap-oob={props.oob ? 'true' : undefined}>
+    <span id="run-status" class={`badge ${statusClass(props.status)}`} hx-swap-oob={props.oob ? 'true' : undefined}>
       {props.status}
     </span>
   );
 }
 
-/** One run: inputs, steps (live over SSE while it runs), Cancel. */
+/** One run: status, result, timeline (live while it runs), inputs, pinned versions, its event log (live over SSE), Cancel. */
 export function RunPage(props: {
   chrome: Chrome;
   run: RunView;
   events: RunEvent[];
   ended: boolean;
+  /** The run's timeline and its child runs' (decision 0270). */
+  timeline: TimelineModel;
+  children: ChildTimelines;
   /** The run's trace in the trace backend (MT_TRACE_URL_TEMPLATE), when there is one. */
   traceUrl?: string;
+  /** What this key may do: extend a budget (the `answer` level), cancel (the `run` level). */
+  may: { answer: boolean; cancel: boolean };
+  /** A refused budget extension, shown in the budget panel with what was typed. */
+  budgetForm?: { error: string; tokens?: string; costUsd?: string };
 }) {
   const { run, events } = props;
   const last = events.length === 0 ? 0 : events[events.length - 1].seq;
@@ -635,17 +843,132 @@ export function RunPage(props: {
         'hx-sse:close': 'done',
         'hx-swap': 'beforeend',
       };
+  const started = events.find((e) => e.type === 'run-started');
   return (
     <Layout title={`Run ${run.id.slice(0, 8)}`} chrome={props.chrome} live={props.ended ? undefined : 'sse'}>
       <h1>
         Run {run.id.slice(0, 8)} of {run.interaction.name} v{run.interaction.version}
       </h1>
-      <p>
-        Status:{' '}
-        <span aria-live="polite">
-          <RunStatusLine status={run.status} />
-        </span>
-      </p>
+      <dl>
+        <dt>Status</dt>
+        <dd>
+          <span aria-live="polite">
+            <RunStatusLine status={run.status} />
+          </span>
+        </dd>
+        <dt>Started</dt>
+        <dd>{started ? when(started.at) : when(run.createdAt)}</dd>
+        {run.agent ? (
+          <>
+            <dt>Agent</dt>
+            <dd>{run.agent}</dd>
+          </>
+        ) : null}
+        {run.parentRunId ? (
+          <>
+            <dt>Started by run</dt>
+            <dd>
+              <a href={`/console/runs/${run.parentRunId}`}>{run.parentRunId.slice(0, 8)}</a>
+            </dd>
+          </>
+        ) : null}
+        {run.origin ? (
+          <>
+            <dt>Started by {run.origin.kind}</dt>
+            <dd id="run-origin">
+              {run.origin.kind === 'schedule' ? (
+                <a href={`/console/schedules/${encodeURIComponent(run.origin.name)}`}>{run.origin.name}</a>
+              ) : (
+                <a href={`/console/triggers/${encodeURIComponent(run.origin.name)}`}>{run.origin.name}</a>
+              )}{' '}
+              (version {run.origin.version})
+              {run.origin.runId ? (
+                <>
+                  , when run <a href={`/console/runs/${run.origin.runId}`}>{run.origin.runId.slice(0, 8)}</a> ended{' '}
+                  {run.origin.status ?? 'Completed'}
+                </>
+              ) : null}
+            </dd>
+          </>
+        ) : null}
+        {run.pendingApproval ? (
+          <>
+            <dt>Waits on</dt>
+            <dd>
+              <a href={`/console/approvals/${run.pendingApproval.id}`}>
+                the approval of {run.pendingApproval.functionName}
+              </a>
+            </dd>
+          </>
+        ) : null}
+        {run.pendingAuthorization ? (
+          <>
+            <dt>Waits on</dt>
+            <dd id="run-authorization">
+              {run.pendingAuthorization.endUser} to connect at {run.pendingAuthorization.provider} (
+              {run.pendingAuthorization.reason}):{' '}
+              <a href={run.pendingAuthorization.url} rel="noreferrer">
+                the connect link to hand them
+              </a>{' '}
+              <code class="url">{run.pendingAuthorization.url}</code>, opened once, before{' '}
+              {when(run.pendingAuthorization.linkExpiresAt)}
+            </dd>
+          </>
+        ) : null}
+        {run.waiting ? (
+          <>
+            <dt>Waits on</dt>
+            <dd id="run-waiting">
+              the rate limit {run.waiting.limit} of {run.waiting.tool} ({run.waiting.description}), until{' '}
+              {when(run.waiting.until)}; it goes on by itself then, holding no worker meanwhile
+            </dd>
+          </>
+        ) : null}
+        {run.endUser ? (
+          <>
+            <dt>End user</dt>
+            <dd>{run.endUser}</dd>
+          </>
+        ) : null}
+        <dt>Spent</dt>
+        <dd id="run-usage">
+          {tokensText(run.usage.inputTokens + run.usage.outputTokens)} ({run.usage.inputTokens.toLocaleString('en')} in,{' '}
+          {run.usage.outputTokens.toLocaleString('en')} out), {usd(run.usage.costUsd)}
+        </dd>
+        {run.budget ? (
+          <>
+            <dt>Budget</dt>
+            <dd id="run-budget-limits">{budgetText(run.budget, run.usage)}</dd>
+          </>
+        ) : null}
+      </dl>
+      {run.status === 'PendingBudget' ? (
+        <BudgetPanel
+          runId={run.id}
+          spent={spentAtBudget(events, run)}
+          budget={run.budget ?? { tokens: null, costUsd: null }}
+          csrfToken={props.chrome.csrfToken}
+          may={props.may}
+          form={props.budgetForm}
+        />
+      ) : props.ended ? null : (
+        <div id="budget" />
+      )}
+      {run.error ? (
+        <p class="error" id="run-error">
+          Failed: {run.error.message} (<a href={errorDocUrl(run.error.code)}>{run.error.code}</a>)
+        </p>
+      ) : null}
+      {run.result !== null && run.result !== undefined ? (
+        <section aria-labelledby="result-heading">
+          <h2 id="result-heading">Result</h2>
+          {typeof run.result === 'string' ? (
+            <blockquote class="model-text">{run.result}</blockquote>
+          ) : (
+            <Json value={run.result} label="The result, of the interaction's declared shape" />
+          )}
+        </section>
+      ) : null}
       {props.traceUrl !== undefined ? (
         <p>
           <a id="run-trace" href={props.traceUrl} rel="noopener noreferrer">
@@ -653,12 +976,15 @@ export function RunPage(props: {
           </a>
         </p>
       ) : null}
-      {!props.ended ? (
+      {!props.ended && props.may.cancel ? (
         <form id="run-cancel" method="post" action={`/console/runs/${run.id}/cancel`}>
           <Csrf token={props.chrome.csrfToken} />
-          <button type="submit">Cancel this run</button>
+          <button type="submit" class="danger">
+            Cancel this run
+          </button>
         </form>
       ) : null}
+      <Timeline runId={run.id} model={props.timeline} children={props.children} poll={!props.ended} />
       <h2>Inputs</h2>
       <table>
         <caption>
@@ -679,7 +1005,22 @@ export function RunPage(props: {
           ))}
         </tbody>
       </table>
-      <h2>Steps</h2>
+      <details>
+        <summary>Versions pinned ({run.versions.length})</summary>
+        <ul>
+          {run.versions.map((v) => (
+            <li>
+              {v.kind} {v.name} v{v.version}
+            </li>
+          ))}
+        </ul>
+      </details>
+      <h2>Event log</h2>
+      {!props.ended && events.some((e) => e.type === 'input-requested') ? (
+        <p>
+          <a href={`/console/runs/${run.id}/chat`}>Chat with this conversation</a>
+        </p>
+      ) : null}
       <ol id="steps" {...live}>
         {events.map((e) => (
           <StepItem event={e} />
@@ -691,6 +1032,111 @@ export function RunPage(props: {
         </p>
       ) : null}
     </Layout>
+  );
+}
+
+/** A budget's limits in words: `1,000 tokens and $0.50`. */
+function limitsText(budget: { tokens: number | null; costUsd: number | null }): string {
+  const parts = [
+    ...(budget.tokens === null ? [] : [tokensText(budget.tokens)]),
+    ...(budget.costUsd === null ? [] : [usd(budget.costUsd)]),
+  ];
+  return parts.join(' and ') || 'no limit';
+}
+
+/** What a waiting run had spent when it reached its budget (its last `budget-exceeded`), else its usage now. */
+function spentAtBudget(events: RunEvent[], run: RunView): { tokens: number; costUsd: number } {
+  const reached = [...events].reverse().find((e) => e.type === 'budget-exceeded');
+  return (
+    (reached?.data as { spent?: { tokens: number; costUsd: number } } | undefined)?.spent ?? {
+      tokens: run.usage.inputTokens + run.usage.outputTokens,
+      costUsd: run.usage.costUsd,
+    }
+  );
+}
+
+/** A budget in words, with how much of each limit is spent: `1,000 tokens (82 % spent), $0.50 (40 % spent); then wait`. */
+function budgetText(budget: NonNullable<RunView['budget']>, usage: RunView['usage']): string {
+  const share = (spent: number, limit: number) => `${Math.round((spent / limit) * 100)} % spent`;
+  const parts: string[] = [];
+  const tokens = usage.inputTokens + usage.outputTokens;
+  if (budget.tokens !== null) parts.push(`${tokensText(budget.tokens)} (${share(tokens, budget.tokens)})`);
+  if (budget.costUsd !== null) parts.push(`${usd(budget.costUsd)} (${share(usage.costUsd, budget.costUsd)})`);
+  const then = budget.onExceeded === 'wait' ? 'then it waits for a person' : 'then it fails';
+  return `${parts.join(', ') || 'no limit'}; ${then}`;
+}
+
+/**
+ * A run that waits for a larger budget (PendingBudget, decision 0355): what it spent against which limit, a form to
+ * extend it (the console's own route for POST /v1/runs/{id}/budget), and a way to end it instead.
+ */
+export function BudgetPanel(props: {
+  runId: string;
+  spent: { tokens: number; costUsd: number };
+  budget: { tokens: number | null; costUsd: number | null };
+  csrfToken: string;
+  may: { answer: boolean; cancel: boolean };
+  form?: { error: string; tokens?: string; costUsd?: string };
+  /** Swapped in out of band (over SSE, as the run starts to wait). */
+  oob?: boolean;
+}) {
+  const { runId, spent, budget } = props;
+  // Suggested: twice the old limit (a limit must be above what was spent).
+  const tokens =
+    props.form?.tokens ?? (budget.tokens === null ? '' : String(Math.max(budget.tokens, spent.tokens) * 2));
+  const cost =
+    props.form?.costUsd ??
+    (budget.costUsd === null ? '' : String(Number((Math.max(budget.costUsd, spent.costUsd) * 2).toPrecision(6))));
+  return (
+    <section id="budget" class="card" aria-labelledby="budget-heading" hx-swap-oob={props.oob ? 'true' : undefined}>
+      <h2 id="budget-heading">This run reached its budget</h2>
+      <p>
+        It spent {spentText(spent)} against a budget of {limitsText(budget)}, and waits before its next model turn.
+        Extend the budget and it goes on from where it stopped, or let it fail.
+      </p>
+      {props.may.answer ? (
+        <form id="budget-extend" method="post" action={`/console/runs/${runId}/budget`}>
+          <Csrf token={props.csrfToken} />
+          <label for="budget-tokens">New token limit (input + output; empty: unchanged)</label>
+          <input
+            id="budget-tokens"
+            name="tokens"
+            type="number"
+            min="1"
+            step="1"
+            inputmode="numeric"
+            value={tokens}
+            aria-describedby={props.form ? 'budget-error' : undefined}
+            aria-invalid={props.form ? 'true' : undefined}
+          />
+          <label for="budget-cost">New cost limit in USD (empty: unchanged)</label>
+          <input id="budget-cost" name="costUsd" type="number" min="0.000001" step="any" value={cost} />
+          {props.form ? (
+            <p id="budget-error" class="error" role="alert">
+              {props.form.error}
+            </p>
+          ) : null}
+          <button type="submit" class="primary">
+            Extend the budget and go on
+          </button>
+        </form>
+      ) : (
+        <p>A key that answers approvals (admin, user, approver) can extend it.</p>
+      )}
+      {props.may.answer ? (
+        <form id="budget-fail" method="post" action={`/console/runs/${runId}/budget`}>
+          <Csrf token={props.csrfToken} />
+          <input type="hidden" name="decision" value="fail" />
+          <button type="submit" class="danger">
+            Let it fail
+          </button>{' '}
+          <span class="muted">
+            (it ends <code>Failed</code> with <code>api:runs:budget-exceeded</code>, as a budget that says "fail" ends a
+            run)
+          </span>
+        </form>
+      ) : null}
+    </section>
   );
 }
 
@@ -784,7 +1230,7 @@ export function AuditPage(props: {
         <label for="action">Action</label>
         <input id="action" name="action" value={filters.action ?? ''} placeholder="secret, deploy.applied" />
         <label for="actor">Actor</label>
-        <input id="actor" name="actor" value={filters.actor ?? ''} placeholder="a key id, or system" />
+        <input id="actor" name="actor" value={filters.actor ?? ''} placeholder="a key id, person:ID, or system" />
         <button type="submit">Filter</button>
       </form>
       {props.entries.length === 0 ? (
@@ -807,8 +1253,12 @@ export function AuditPage(props: {
               <tr>
                 <td>{when(e.at)}</td>
                 <td>
-                  {e.actor.kind === 'system' ? 'system' : `${e.actor.id.slice(0, 8)} (${e.actor.role})`} via{' '}
-                  {e.actor.via}
+                  {e.actor.kind === 'system'
+                    ? 'system'
+                    : e.actor.kind === 'person'
+                      ? `person ${e.actor.id.slice('person:'.length, 'person:'.length + 8)} (${e.actor.role})`
+                      : `${e.actor.id.slice(0, 8)} (${e.actor.role})`}{' '}
+                  via {e.actor.via}
                 </td>
                 <td>{e.action}</td>
                 <td>

@@ -23,6 +23,7 @@ import {
 } from '@maitento/store';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { cacheSecrets } from '../calls/tool-credential.js';
+import { type CallAuthorization, connectionForCall, directCredential } from '../calls/connection-for-call.js';
 import { tracedCall } from '../calls/traced-call.js';
 import { serverErrors } from '../errors.js';
 import type { ServerContext } from '../server/context.js';
@@ -46,8 +47,39 @@ export interface McpCall {
   signal: AbortSignal;
   /** How long to wait for a person's answer; undefined waits until it comes (a task). */
   waitMs: number | undefined;
+  /**
+   * The person the call acts for (the request's `Mt-End-User` header): an OAuth2 connector's call uses their
+   * connection, and without one the call's result carries their connect link (docs/mcp.md).
+   */
+  endUser?: string | undefined;
+  /**
+   * How the call asks its client to open a URL (URL-mode elicitation, MCP 2025-11-25): set only when the client
+   * declared `elicitation.url` and the call is answered over a stream that can carry a request (docs/mcp.md).
+   */
+  elicitation?: UrlElicitation | undefined;
   /** Told while the call waits for a person, every `progressMs` (progress notifications). */
   onWaiting?: (approval: ApprovalRecord, waitedMs: number) => Promise<void>;
+}
+
+/** A URL-mode elicitation related to one tools/call, through the SDK's `Server` (elicitInput, the completion notifier). */
+export interface UrlElicitation {
+  /** Sends `elicitation/create` (`mode: "url"`) and resolves with the client's action; rejects when it fails. */
+  ask(
+    params: { elicitationId: string; url: string; message: string },
+    signal: AbortSignal,
+    timeoutMs: number,
+  ): Promise<'accept' | 'decline' | 'cancel'>;
+  /** Sends `notifications/elicitation/complete` for `elicitationId`. */
+  complete(elicitationId: string): Promise<void>;
+}
+
+/** The HTTP header of an MCP request that names the end user its tool calls act for. */
+export const END_USER_HEADER = 'mt-end-user';
+
+/** `{ endUser }` from the header's value, when it names one. */
+export function endUserOf(value: unknown): { endUser?: string } {
+  const text = Array.isArray(value) ? value[0] : value;
+  return typeof text === 'string' && text.trim() !== '' ? { endUser: text.trim() } : {};
 }
 
 /** A tool result carrying a registry error: its message and code as JSON text, never a stack. */
@@ -68,6 +100,11 @@ const isObject = (value: unknown): value is Record<string, unknown> =>
  */
 function gatewayResult(result: ToolCallResult, loaded?: Loaded): CallToolResult {
   const schema = loaded === undefined ? undefined : outputSchemaOf(loaded.connector.resource);
+  if (result.limited !== undefined) {
+    const refused: CallToolResult = { content: [{ type: 'text', text: toolResultText(result) }], isError: true };
+    Object.defineProperty(refused, LIMITED, { value: result.limited, enumerable: false });
+    return refused;
+  }
   if (schema === undefined || !result.ok) {
     return { content: [{ type: 'text', text: toolResultText(result) }], isError: !result.ok };
   }
@@ -89,6 +126,128 @@ function gatewayResult(result: ToolCallResult, loaded?: Loaded): CallToolResult 
 
 type Loaded = LoadedTool;
 
+/** An OAuth2 connector's credential for the call's end user (undefined for another connector). */
+function connectionToken(call: McpCall, loaded: Loaded) {
+  return () => directCredential(call.ctx, call.scope.namespace, loaded, call.endUser ?? null);
+}
+
+/**
+ * The connection first (before an approval is asked for): when the call's end user has no usable connection at the
+ * connector's provider, the call is not made and its result is `api:connections:authorization-required` with a
+ * connect link for that person (`authorization.url`), made as `POST /v1/connections/links` makes one; the client
+ * shows it, the person connects, and the client calls again. A client that declared URL-mode elicitation is asked to
+ * open the link instead, and the call waits for the connection (elicitConnection). Undefined when the call can go
+ * ahead.
+ */
+async function authorizationFirst(call: McpCall, loaded: Loaded): Promise<CallToolResult | undefined> {
+  if (loaded.connector.resource.auth !== 'OAuth2') return undefined;
+  const found = await connectionForCall(call.ctx, call.scope.namespace, loaded, call.endUser ?? null, {
+    createdBy: call.keyId,
+    audit: { actor: { kind: 'system', via: 'mcp' }, requestId: null },
+  });
+  if (!('refused' in found)) return undefined;
+  if (found.authorization === undefined || found.linkId === undefined) return errorResult(found.refused);
+  if (call.elicitation !== undefined) {
+    const wanted = found.authorization;
+    const outcome = await elicitConnection(call, loaded, call.elicitation, wanted, {
+      id: found.linkId,
+      url: wanted.url,
+      expiresAt: new Date(wanted.expiresAt),
+    });
+    if (outcome === 'connected') return undefined;
+    if (outcome !== 'unanswered') {
+      return errorResult(
+        serverErrors.create('api:mcp:authorization-declined', {
+          tool: loaded.tool.resource.name,
+          provider: wanted.provider,
+          endUser: wanted.endUser,
+          action: outcome,
+        }),
+      );
+    }
+    // No answer in time (or the client could not be asked): the result carries the link, as for every client.
+  }
+  const text = JSON.stringify({
+    error: found.refused.message,
+    code: found.refused.code,
+    hint: 'Give the person this URL to connect their account, then call the tool again',
+    authorization: found.authorization,
+  });
+  return { content: [{ type: 'text', text }], isError: true };
+}
+
+/**
+ * Asks the client to open the connect link (URL-mode elicitation; its id is the link's) and, once the person
+ * accepted, waits until their connection is usable: read at once, when `connection:<hash>` is woken (the callback
+ * stored it, on any server), every `approvalPollMs` only while wake-ups are not listening; until the link expires or
+ * the call's wait (`MT_MCP_APPROVAL_WAIT`, none for a task) is over. Connected, the client is told
+ * (`notifications/elicitation/complete`) and the call goes on. Decision 0370.
+ */
+async function elicitConnection(
+  call: McpCall,
+  loaded: Loaded,
+  elicitation: UrlElicitation,
+  need: Pick<CallAuthorization, 'provider' | 'endUser' | 'reason'>,
+  link: { id: string; url: string; expiresAt: Date },
+): Promise<'connected' | 'decline' | 'cancel' | 'unanswered'> {
+  const { ctx, settings } = call;
+  const deadline = Math.min(
+    link.expiresAt.getTime(),
+    call.waitMs === undefined ? Number.POSITIVE_INFINITY : Date.now() + call.waitMs,
+  );
+  let woken = true;
+  let trigger: (() => void) | undefined;
+  const wake = () => {
+    woken = true;
+    trigger?.();
+  };
+  // Subscribed before asking: a person quicker than the client's answer still wakes this call.
+  const off = ctx.wakeups.on(wakeTopics.connection(call.scope.namespace, need.provider, need.endUser), wake);
+  const offLost = ctx.wakeups.onLost?.(wake) ?? (() => {});
+  try {
+    let action: 'accept' | 'decline' | 'cancel';
+    try {
+      action = await elicitation.ask(
+        {
+          elicitationId: link.id,
+          url: link.url,
+          message:
+            `${loaded.tool.resource.name} acts for ${need.endUser} at ${need.provider}, which is not connected ` +
+            `(${need.reason}): open this link to connect the account; the call goes on once it is connected.`,
+        },
+        call.signal,
+        Math.max(deadline - Date.now(), 1),
+      );
+    } catch {
+      // The client did not answer in time or refused the request: the result with the link answers instead.
+      return 'unanswered';
+    }
+    if (action !== 'accept') return action;
+    while (!call.signal.aborted && Date.now() < deadline) {
+      if (!woken) {
+        const poll = ctx.wakeups.listening ? Number.POSITIVE_INFINITY : settings.approvalPollMs;
+        await pause(Math.max(Math.min(poll, deadline - Date.now(), 2 ** 31 - 1), 1), call.signal, (done) => {
+          trigger = done;
+        });
+        trigger = undefined;
+      }
+      woken = false;
+      let missing = false;
+      await directCredential(call.ctx, call.scope.namespace, loaded, call.endUser ?? null, () => {
+        missing = true;
+      });
+      if (!missing) {
+        await elicitation.complete(link.id).catch(() => undefined);
+        return 'connected';
+      }
+    }
+    return 'unanswered';
+  } finally {
+    off();
+    offLost();
+  }
+}
+
 function callInput(call: McpCall, loaded: Loaded, approvalId?: string): Promise<ToolCallInput> {
   const { ctx, scope } = call;
   return callInputOf({
@@ -96,11 +255,33 @@ function callInput(call: McpCall, loaded: Loaded, approvalId?: string): Promise<
     connector: loaded.connector.resource,
     arguments: call.arguments,
     readSecret: cacheSecrets(ctx.cache, scope.namespace),
+    connectionToken: connectionToken(call, loaded),
     caller: scope.namespace,
     signal: call.signal,
     // The call's identity is its approval: the hash covers it, and a retry carries the same Idempotency-Key.
     ...(approvalId === undefined ? {} : { idempotencyKey: `mcp:${approvalId}` }),
-  });
+  }).then((input) => ({
+    ...input,
+    // What a limit's perKey and perEndUser count (docs/limits.md).
+    keyId: call.keyId,
+    ...(call.endUser === undefined ? {} : { endUser: call.endUser }),
+  }));
+}
+
+/**
+ * Set on a tools/call result refused by a limit (api:limits:exceeded): what the HTTP answer of a plain tools/call
+ * carries (429, `Retry-After`, `RateLimit`, `RateLimit-Policy`; docs/limits.md). A symbol: never serialised.
+ */
+export const LIMITED = Symbol('limited');
+
+/** The JSON-RPC error code of a plain tools/call over a limit (in the range JSON-RPC leaves to servers; 429's echo). */
+export const LIMITED_JSONRPC_CODE = -32029;
+
+/** The limit that refused a tools/call's result, if one did. */
+export function limitedOf(value: unknown): NonNullable<ToolCallResult['limited']> | undefined {
+  return typeof value === 'object' && value !== null
+    ? (value as { [LIMITED]?: NonNullable<ToolCallResult['limited']> })[LIMITED]
+    : undefined;
 }
 
 /** The key of approvals of one call outside a run: the canonical arguments' sha256 (the tool is its own column). */
@@ -282,6 +463,8 @@ async function callWithApproval(call: McpCall, loaded: Loaded): Promise<CallTool
 export async function callMcpTool(call: McpCall, onInternal: (err: unknown) => void): Promise<CallToolResult> {
   try {
     const loaded = call.loaded ?? (await loadScopeTool(call.ctx, call.scope, call.name));
+    const authorization = await authorizationFirst(call, loaded);
+    if (authorization !== undefined) return authorization;
     if (loaded.tool.resource.requiresApproval) return await callWithApproval(call, loaded);
     const input = await callInput(call, loaded);
     return gatewayResult(await tracedCall(call.ctx, loaded, input, (i) => call.ctx.gateway.call(i), call), loaded);

@@ -1,9 +1,11 @@
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { serverErrors } from '../errors.js';
 import { registerAuth } from '../plugins/auth.js';
 import type { ServerContext } from '../server/context.js';
 import { PerKeyLimit } from '../streams/per-key-limit.js';
 import { watchToolChanges } from './list-changed.js';
+import { limitedOf } from './call-tool.js';
 import type { McpSession } from './session.js';
 import type { McpSettings } from './settings.js';
 import { loadAgent, type McpScope } from './tools.js';
@@ -122,16 +124,7 @@ export async function mcpRoutes(app: FastifyInstance, ctx: ServerContext, settin
         reply.raw.on('close', gone);
         const response = await session.callPlain(request.body, request.headers);
         reply.raw.removeListener('close', gone);
-        // `application/json` without parameters (JSON defines none, RFC 8259): the SDK clients parse the media type
-        // of every answer (`mediaTypeEssence`), and a parameter costs them a regex pass a call. A string passed
-        // through the reply's own serializer keeps the type as given (fastify appends `; charset=utf-8` to a string
-        // sent with a JSON type otherwise) and goes out in one write with the head, as REST's answers do (a Buffer
-        // went out as a writev of two chunks, docs/performance.md at 3251c0c).
-        return reply
-          .header('mcp-session-id', header)
-          .type('application/json')
-          .serializer(asIs)
-          .send(JSON.stringify(response));
+        if (response !== undefined) return sendPlain(reply, header, response);
       }
       // From here the SDK's transport writes the answer (JSON or an SSE stream) itself.
       reply.hijack();
@@ -139,6 +132,29 @@ export async function mcpRoutes(app: FastifyInstance, ctx: ServerContext, settin
     } finally {
       releaseUnopened?.();
     }
+  };
+
+  // The answer of a plain call as one JSON body.
+  const sendPlain = (reply: FastifyReply, header: string | string[] | undefined, response: JSONRPCMessage) => {
+    // Over a limit: HTTP 429 with when to try again and the IETF RateLimit fields, as REST (docs/limits.md).
+    const limited = limitedOf(response);
+    if (limited !== undefined) {
+      reply
+        .code(429)
+        .header('retry-after', String(limited.retryAfterSeconds))
+        .header('ratelimit', limited.rateLimit)
+        .header('ratelimit-policy', limited.rateLimitPolicy);
+    }
+    // `application/json` without parameters (JSON defines none, RFC 8259): the SDK clients parse the media type
+    // of every answer (`mediaTypeEssence`), and a parameter costs them a regex pass a call. A string passed
+    // through the reply's own serializer keeps the type as given (fastify appends `; charset=utf-8` to a string
+    // sent with a JSON type otherwise) and goes out in one write with the head, as REST's answers do (a Buffer
+    // went out as a writev of two chunks, docs/performance.md at 3251c0c).
+    return reply
+      .header('mcp-session-id', header)
+      .type('application/json')
+      .serializer(asIs)
+      .send(JSON.stringify(response));
   };
 
   const config = { role: 'run' as const };

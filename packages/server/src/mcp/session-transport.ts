@@ -30,8 +30,9 @@ type Answer = (response: JSONRPCMessage) => void;
  * A `tools/call` that needs no stream: one JSON-RPC request object (not a batch), without `task` (the tasks
  * extension answers later) and without `_meta.progressToken` (nothing to send before the result), from a client
  * that accepts `application/json` and speaks a protocol version the SDK's transport accepts (else that transport
- * answers it, and refuses it as it always did). Maitento's server sends no other message related to a request
- * (no sampling, elicitation or logging), so such a call's only message is its response (docs/mcp.md).
+ * answers it, and refuses it as it always did). Maitento's server sends no other message related to such a request
+ * (no sampling or logging; a URL elicitation only over a stream: the session hands such a call to the SDK's
+ * transport), so such a call's only message is its response (docs/mcp.md).
  */
 export function isPlainToolCall(body: unknown, headers: IncomingHttpHeaders): body is JSONRPCRequest {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return false;
@@ -112,6 +113,11 @@ export class SessionTransport implements Transport {
       this.waiting.delete(id as RequestId);
       answer(message);
     }
+  }
+
+  /** Whether request `id` is answered as one JSON body (see {@link answer}): nothing else can be sent for it. */
+  isPlain(id: RequestId): boolean {
+    return this.waiting.has(id);
   }
 
   /**

@@ -14,7 +14,17 @@ import {
   type Task,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { ServerContext } from '../server/context.js';
-import { callMcpTool, type McpCall } from './call-tool.js';
+import { gatewayErrors } from '@maitento/gateway';
+import {
+  callMcpTool,
+  END_USER_HEADER,
+  endUserOf,
+  LIMITED,
+  LIMITED_JSONRPC_CODE,
+  limitedOf,
+  type McpCall,
+  type UrlElicitation,
+} from './call-tool.js';
 import { SessionTransport } from './session-transport.js';
 import type { McpSettings } from './settings.js';
 import { type LoadedTool, listScopeTools, loadScopeTool, type McpScope, toolAnnotations, toolTitle } from './tools.js';
@@ -46,8 +56,9 @@ export interface McpSession {
   /**
    * Answers a plain `tools/call` (see isPlainToolCall) as one JSON-RPC response: run directly, without the SDK's
    * `Server`, when it is well-formed and its tool needs no person's approval; else handed to the `Server`.
+   * Undefined when the call must be answered over an SSE stream instead (it may ask for a URL elicitation).
    */
-  callPlain(request: JSONRPCRequest, headers: IncomingHttpHeaders): Promise<JSONRPCMessage>;
+  callPlain(request: JSONRPCRequest, headers: IncomingHttpHeaders): Promise<JSONRPCMessage | undefined>;
   close(): Promise<void>;
 }
 
@@ -123,10 +134,13 @@ export function openSession(
     loaded: LoadedTool | undefined,
     signal: AbortSignal,
     traceparent: unknown,
+    endUser: unknown,
     onWaiting?: McpCall['onWaiting'],
+    elicitation?: UrlElicitation,
   ): Promise<CallToolResult> =>
     callMcpTool(
       {
+        ...endUserOf(endUser),
         ctx,
         settings,
         scope,
@@ -138,9 +152,13 @@ export function openSession(
         waitMs: settings.approvalWaitMs,
         traceparent: typeof traceparent === 'string' ? traceparent : undefined,
         ...(onWaiting === undefined ? {} : { onWaiting }),
+        ...(elicitation === undefined ? {} : { elicitation }),
       },
       hooks.onInternal,
     );
+  // A client that declared URL-mode elicitation (MCP 2025-11-25) is asked to open a connect link in the call's own
+  // stream (decision 0370).
+  const urlElicitation = () => server.getClientCapabilities()?.elicitation?.url !== undefined;
 
   const session: McpSession = {
     transport,
@@ -160,15 +178,51 @@ export function openSession(
         const { code, message, data } = error as McpError;
         return { jsonrpc: '2.0', id: request.id, error: { code, message, ...(data === undefined ? {} : { data }) } };
       }
+      // A call of an OAuth2 tool from a client that declared URL-mode elicitation may ask it to open a connect link:
+      // a request related to the call, which needs the call's SSE stream (the route hands it to the SDK's transport).
+      if (
+        loaded?.connector.resource.auth === 'OAuth2' &&
+        urlElicitation() &&
+        headers.accept?.includes('text/event-stream') === true
+      ) {
+        return undefined;
+      }
       // A call that may wait for a person stays with the Server: its bounded wait, cancellation and answer are the
       // SDK's, as for every call with a task or a progress token.
       if (loaded === undefined || loaded.tool.resource.requiresApproval) return transport.answer(request, headers);
       const { id } = request;
-      return transport.run(id, async (signal) => ({
-        jsonrpc: '2.0',
-        id,
-        result: await callTool(params.name, params.arguments, loaded, signal, headers.traceparent),
-      }));
+      return transport.run(id, async (signal) => {
+        const result = await callTool(
+          params.name,
+          params.arguments,
+          loaded,
+          signal,
+          headers.traceparent,
+          headers[END_USER_HEADER],
+        );
+        const limited = limitedOf(result);
+        if (limited === undefined) return { jsonrpc: '2.0', id, result };
+        // Over a limit: a JSON-RPC error, answered with HTTP 429 and the same fields as REST (the route reads the
+        // symbol; docs/limits.md).
+        const error = gatewayErrors.create('api:limits:exceeded', {
+          name: params.name,
+          done: 'called',
+          one: 'call',
+          limit: limited.limit,
+          seconds: limited.retryAfterSeconds,
+        });
+        const answer: JSONRPCMessage = {
+          jsonrpc: '2.0',
+          id,
+          error: {
+            code: LIMITED_JSONRPC_CODE,
+            message: error.message,
+            data: { code: error.code, retryAfterSeconds: limited.retryAfterSeconds, limit: limited.limit },
+          },
+        };
+        Object.defineProperty(answer, LIMITED, { value: limited, enumerable: false });
+        return answer;
+      });
     },
     close: async () => {
       ended.abort();
@@ -202,7 +256,9 @@ export function openSession(
     const { name, task } = request.params;
     const loaded = await loadOrRefuse(ctx, scope, name);
     const traceparent = extra.requestInfo?.headers?.traceparent;
+    const endUser = extra.requestInfo?.headers?.[END_USER_HEADER];
     const base = {
+      ...endUserOf(endUser),
       ctx,
       settings,
       scope,
@@ -233,12 +289,29 @@ export function openSession(
       return { task: created };
     }
     const progressToken = request.params._meta?.progressToken;
+    // Through the SDK's documented API, in the call's stream (relatedRequestId); never for a call answered as one
+    // JSON body, whose transport carries nothing but the response.
+    const elicitation: UrlElicitation | undefined =
+      urlElicitation() && !transport.isPlain(extra.requestId)
+        ? {
+            ask: async (params, signal, timeout) =>
+              (
+                await server.elicitInput(
+                  { mode: 'url', ...params },
+                  { relatedRequestId: extra.requestId, signal, timeout },
+                )
+              ).action,
+            complete: (elicitationId) =>
+              server.createElicitationCompletionNotifier(elicitationId, { relatedRequestId: extra.requestId })(),
+          }
+        : undefined;
     return callTool(
       name,
       request.params.arguments,
       loaded,
       AbortSignal.any([ended.signal, extra.signal]),
       traceparent,
+      endUser,
       progressToken === undefined
         ? undefined
         : async (approval, waitedMs) => {
@@ -252,6 +325,7 @@ export function openSession(
               },
             });
           },
+      elicitation,
     );
   });
   return session;

@@ -56,7 +56,7 @@ function commonCodes(
 ): string[] {
   const codes: string[] = [];
   const v1 = path.startsWith('/v1/');
-  if (v1) codes.push('api:auth:missing-key', 'api:auth:invalid-key');
+  if (v1 && !keyless(op)) codes.push('api:auth:missing-key', 'api:auth:invalid-key');
   if (role === 'answer') codes.push('api:approvals:role-forbidden');
   else if (role !== undefined && role !== 'read') codes.push('api:auth:forbidden');
   if ((op.parameters?.length ?? 0) > 0 || op.requestBody) codes.push('api:request:invalid');
@@ -68,6 +68,12 @@ function commonCodes(
   codes.push('api:server:internal');
   if (v1) codes.push('api:store:unavailable');
   return codes;
+}
+
+/** True for a `/v1` operation that declares no security (the connect callback): it needs no key, so no role. */
+function keyless(op: Operation): boolean {
+  const security = (op as { security?: unknown }).security;
+  return Array.isArray(security) && security.length === 0;
 }
 
 /** The example error of a code: its message with sample parameters. */
@@ -186,7 +192,7 @@ export function documentOperations(
       delete responses['4XX'];
       delete responses['5XX'];
       // The key roles that may call it (docs/roles.md): one table, plugins/auth.ts's ROUTE_ACCESS.
-      if (path.startsWith('/v1/')) {
+      if (path.startsWith('/v1/') && !keyless(op)) {
         const level = (roles.get(id) ?? 'read') as RouteRole;
         (op as Record<string, unknown>)['x-roles'] = [...ROUTE_ACCESS[level]];
         // An operator route: an admin key of the `default` namespace only.

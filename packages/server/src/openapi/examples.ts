@@ -19,6 +19,19 @@ const HASH = 'sha256:8f14e45fceea167a5a36dedd4bea2543a6a2b1c0f7e3d9c2b4a6e8f0d1c
 
 const ACTOR = { keyId: KEY_ID, keyName: 'support lead' };
 
+const WEBHOOK_ID = '3b5d7f9a-1c3e-4a5b-8d7f-9a1c3e5b7d92';
+const WEBHOOK_DELIVERY_ID = '8e0a2c4e-6a8c-4e0a-b2c4-6e8a0c2e4a61';
+const WEBHOOK_ENDPOINT = {
+  id: WEBHOOK_ID,
+  url: 'https://hooks.example.com/maitento',
+  events: ['approval.requested', 'approval.expired'],
+  description: 'Approvals to the support channel',
+  enabled: true,
+  previousSecretUntil: null,
+  createdAt: AT,
+  updatedAt: AT,
+};
+
 const CONNECTOR = {
   kind: 'connector',
   name: 'orders-get',
@@ -29,6 +42,21 @@ const CONNECTOR = {
   schema: {},
   auth: 'Header',
 };
+
+const AUTH_PROVIDER = {
+  kind: 'auth-provider',
+  name: 'github',
+  clientId: 'Iv1.8a61f9b3a7aba766',
+  tokenAuthMethod: 'client_secret_basic',
+  scopes: ['repo', 'read:user'],
+  authorizationParams: {},
+  refresh: true,
+  authorizationUrl: 'https://github.com/login/oauth/authorize',
+  tokenUrl: 'https://github.com/login/oauth/access_token',
+  clientSecret: 'github-client-secret',
+};
+
+const CONNECTION_ID = '3b5d7f9a-1c3e-4a5b-8d7f-9a1c3e5b7d90';
 
 const TOOL = {
   kind: 'tool',
@@ -65,6 +93,8 @@ const APPROVAL = {
   runId: RUN_ID,
   functionName: 'refund-order',
   argumentsJson: '{"orderId":"A-1042","amount":25}',
+  requestHash: '3f1c9a0e5b7d2c4f8a6e1b3d5c7f9a0b2d4e6f8a1c3e5b7d9f0a2c4e6b8d0f1a',
+  edited: null,
   status: 'Pending',
   agentName: 'support-agent',
   reason: null,
@@ -91,6 +121,8 @@ export const RUN = {
     { kind: 'tool', name: 'get-order', version: 1 },
     { kind: 'connector', name: 'orders-get', version: 1 },
   ],
+  usage: { inputTokens: 1840, outputTokens: 212, costUsd: 0.00646 },
+  budget: { tokens: 20000, costUsd: null, onExceeded: 'wait' },
   createdAt: AT,
   updatedAt: LATER,
 };
@@ -151,6 +183,24 @@ export const SCHEMA_EXAMPLES: Record<string, unknown> = {
   },
   KeyInfo: { id: KEY_ID, name: 'ci deploys', role: 'user', secrets: [SECRET_ID], createdAt: AT },
   AuditEntry: AUDIT_ENTRY,
+  WebhookEndpoint: WEBHOOK_ENDPOINT,
+  WebhookEndpointWithSecret: {
+    endpoint: WEBHOOK_ENDPOINT,
+    secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+  },
+  WebhookDelivery: {
+    id: WEBHOOK_DELIVERY_ID,
+    messageId: `msg_${WEBHOOK_DELIVERY_ID.replaceAll('-', '')}`,
+    endpointId: WEBHOOK_ID,
+    eventType: 'approval.requested',
+    status: 'Pending',
+    attempts: 2,
+    nextAttemptAt: LATER,
+    lastStatus: 503,
+    lastError: 'the receiver answered HTTP 503',
+    createdAt: AT,
+    deliveredAt: null,
+  },
   AuditPage: { entries: [AUDIT_ENTRY], nextCursor: 'eyJiZWZvcmUiOiIxMDQyIn0' },
   DeployPlan: {
     applied: true,
@@ -171,6 +221,80 @@ export const SCHEMA_EXAMPLES: Record<string, unknown> = {
   VersionSummary: { version: 2, enabled: true, createdAt: AT, deployedBy: KEY_ID },
   VersionState: { name: 'get-order', version: 2, enabled: false },
   ConnectorRecord: { name: 'orders-get', version: 1, enabled: true, createdAt: AT, hash: HASH, resource: CONNECTOR },
+  AuthProviderRecord: { name: 'github', version: 1, enabled: true, createdAt: AT, hash: HASH, resource: AUTH_PROVIDER },
+  ScheduleState: {
+    name: 'morning-triage',
+    version: 3,
+    interaction: 'triage',
+    cron: '0 8 * * MON-FRI',
+    timezone: 'Europe/Paris',
+    overlap: 'skip',
+    missed: 'run-once',
+    enabled: true,
+    paused: false,
+    lastTick: '2026-03-13T07:00:00.000Z',
+    nextTick: '2026-03-16T07:00:00.000Z',
+  },
+  ScheduleTick: {
+    tick: '2026-03-13T07:00:00.000Z',
+    version: 3,
+    status: 'started',
+    runId: RUN_ID,
+    detail: null,
+    recordedAt: '2026-03-13T07:00:00.012Z',
+  },
+  HookAccepted: { eventId: 'evt_1QhZ2b', status: 'started', runId: RUN_ID },
+  TriggerDelivery: {
+    eventId: 'evt_1QhZ2b',
+    version: 1,
+    status: 'started',
+    runId: RUN_ID,
+    detail: null,
+    answerStatus: 202,
+    receivedAt: AT,
+  },
+  TriggerDeliveryLog: {
+    deliveries: [
+      {
+        eventId: 'evt_1QhZ2b',
+        version: 1,
+        status: 'started',
+        runId: RUN_ID,
+        detail: null,
+        answerStatus: 202,
+        receivedAt: AT,
+      },
+      {
+        eventId: 'evt_1QhZ1a',
+        version: 1,
+        status: 'refused',
+        runId: null,
+        detail: 'Missing required input: orderId (a prompt input)',
+        answerStatus: 422,
+        receivedAt: AT,
+      },
+    ],
+    rejected: { signature: 2, timestamp: 1 },
+  },
+  Connection: {
+    id: CONNECTION_ID,
+    provider: 'github',
+    endUser: 'user-42',
+    status: 'Active',
+    scopes: ['repo', 'read:user'],
+    hasRefreshToken: true,
+    accessTokenExpiresAt: EXPIRES,
+    createdAt: AT,
+    updatedAt: AT,
+  },
+  ConnectLink: {
+    id: '6e8a0c2e-4a6c-4e8a-b0c2-e4a6c8e0a2c4',
+    url: 'https://github.com/login/oauth/authorize?client_id=Iv1.8a61f9b3a7aba766&redirect_uri=https%3A%2F%2Fmaitento.example.com%2Fv1%2Fconnections%2Fcallback&response_type=code&scope=repo+read%3Auser&state=q3Zp0Wk8&code_challenge=E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM&code_challenge_method=S256',
+    provider: 'github',
+    endUser: 'user-42',
+    scopes: ['repo', 'read:user'],
+    expiresAt: EXPIRES,
+  },
   ExtopSummary: { name: 'get-order', latestVersion: 1, enabled: true, callable: true },
   ExtopRecord: {
     name: 'get-order',
@@ -218,6 +342,22 @@ export const SCHEMA_EXAMPLES: Record<string, unknown> = {
   SecretKeyStatus: SECRET_KEY_STATUS,
   SecretKeyRotation: { keyId: 'k2', rewrapped: 14, converted: 0, batches: 1, status: SECRET_KEY_STATUS },
   Run: RUN,
+  UsageReport: {
+    since: '2026-03-01T00:00:00Z',
+    until: '2026-04-01T00:00:00Z',
+    by: 'interaction',
+    groups: [
+      { key: 'support', runs: 412, toolCalls: 1187, inputTokens: 3_904_120, outputTokens: 402_911, costUsd: 13.789 },
+      { key: 'weather', runs: 88, toolCalls: 91, inputTokens: 120_440, outputTokens: 20_108, costUsd: 0.4621 },
+    ],
+  },
+  QuotaStanding: {
+    namespace: 'support',
+    quotas: { runsPerDay: 1000, toolCallsPerDay: 20000, tokensPerMonth: 50_000_000 },
+    used: { runsToday: 212, toolCallsToday: 655, tokensThisMonth: 8_402_114 },
+    dayEndsAt: '2026-03-13T00:00:00.000Z',
+    monthEndsAt: '2026-04-01T00:00:00.000Z',
+  },
   RunPage: {
     runs: [
       {
@@ -231,6 +371,7 @@ export const SCHEMA_EXAMPLES: Record<string, unknown> = {
         pendingApprovalId: null,
         parentRunId: null,
         agent: 'support-agent',
+        usage: { inputTokens: 1840, outputTokens: 212, costUsd: 0.00646 },
         createdAt: AT,
         updatedAt: LATER,
       },
@@ -351,4 +492,6 @@ export const ERROR_PARAMS: Record<string, string | number> = {
   length: 0,
   entry: '10.0.0.0/33',
   variable: 'MT_SECRET_KEY',
+  issuer: 'https://accounts.google.com',
+  expected: 'https://maitento.example.com/v1/connections/callback',
 };

@@ -11,17 +11,32 @@ export const OPENAPI_TAGS = [
   { name: 'health', description: 'Whether the server and its database answer (no API key needed)' },
   { name: 'namespaces', description: 'Namespaces: separate sets of resources, keys and secrets' },
   { name: 'keys', description: "API keys of the key's namespace and their roles" },
-  { name: 'deploy', description: 'Deploy a config repo: connectors, tools, agents and interactions as new versions' },
+  {
+    name: 'deploy',
+    description:
+      'Deploy a config repo: auth providers, connectors, tools, agents, interactions and schedules as new versions',
+  },
+  { name: 'auth-providers', description: 'Auth providers: OAuth 2 authorization servers end users connect at' },
   { name: 'connectors', description: 'Connectors: the HTTP calls (or remote MCP tools) tools are made of' },
   { name: 'extops', description: 'Tools (external operations): list, read, enable, disable and call them' },
   { name: 'agents', description: 'Agents: a model, its instructions and its tools' },
   { name: 'interactions', description: 'Interactions: the tasks runs are started from' },
+  { name: 'hooks', description: 'Inbound webhooks: deliveries that start runs (no API key), and their log' },
+  {
+    name: 'schedules',
+    description: 'Schedules: runs started at the ticks of a cron expression; pause, resume, history',
+  },
   { name: 'secrets', description: 'Secrets tools send as credentials (values never returned) and the master key' },
+  { name: 'connections', description: "End users' OAuth 2 connections: connect links, the callback, list and delete" },
   { name: 'runs', description: 'Runs of interactions: start, read, follow their events, cancel, answer approvals' },
   { name: 'approvals', description: 'Calls waiting for a person: list, read, approve, reject' },
   { name: 'file-systems', description: 'File systems runs read and write through file tools' },
   { name: 'knowledge', description: 'Knowledge bases: documents, passages and search' },
   { name: 'audit', description: 'The audit log: who changed what, when (admin only), as pages or JSON Lines' },
+  {
+    name: 'webhooks',
+    description: 'Outbound webhooks: endpoints, their events and signing secrets, test events and delivery logs',
+  },
 ];
 
 const IDEMPOTENCY_KEY = {

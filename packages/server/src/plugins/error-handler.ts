@@ -48,11 +48,21 @@ export function registerErrorHandler(app: FastifyInstance, bodyLimit: number, ma
     } else if (mtError.status >= 500) {
       request.log.error({ code: mtError.code }, mtError.message);
     }
+    // A refusal that knows when to try again (a namespace's quota: the period's end) says so (RFC 9110 §10.2.3).
+    const retryAfter = (mtError.details as { retryAfterSeconds?: unknown } | undefined)?.retryAfterSeconds;
+    if (typeof retryAfter === 'number') reply.header('retry-after', String(retryAfter));
+    // A start over its interaction's limit (docs/limits.md): the IETF RateLimit fields, as a tool call's 429 has them.
+    const fields = mtError.details as { rateLimit?: unknown; rateLimitPolicy?: unknown } | undefined;
+    if (typeof fields?.rateLimit === 'string') reply.header('ratelimit', fields.rateLimit);
+    if (typeof fields?.rateLimitPolicy === 'string') reply.header('ratelimit-policy', fields.rateLimitPolicy);
+
     // A missing or refused API key (REST and /mcp) names the scheme to use, as RFC 9110 asks of a 401.
     if (BEARER_REFUSALS.has(mtError.code)) reply.header('www-authenticate', 'Bearer realm="maitento"');
     const body: Record<string, unknown> = { error: mtError.message, code: mtError.code };
-    const details = mtError.details as { diagnostics?: unknown } | undefined;
+    const details = mtError.details as { diagnostics?: unknown; authorization?: unknown } | undefined;
     if (details?.diagnostics !== undefined) body.diagnostics = details.diagnostics;
+    // A direct tool call whose end user must connect first: their connect link (decision 0335).
+    if (details?.authorization !== undefined) body.authorization = details.authorization;
     return reply.status(mtError.status).send(body);
   });
   app.setNotFoundHandler((request, reply) => {

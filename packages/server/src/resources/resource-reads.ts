@@ -19,7 +19,8 @@ export type StoredRunnable<R> = Omit<StoredVersion<R>, 'definition'>;
 /** The resource stored for each kind. */
 export type RunnableOf<K extends RunnableKind> = ResourceOf<K>;
 
-function notFound(kind: RunnableKind): NotFoundError {
+/** The not-found error of an agent or interaction (or one version of it). */
+export function runnableNotFound(kind: RunnableKind): NotFoundError {
   return (name, version, suggestion) => {
     const params = { name, version: version === undefined ? '' : ` version ${version}`, suggestion };
     return kind === 'agent'
@@ -36,7 +37,14 @@ export async function getRunnable<K extends RunnableKind>(
   name: string,
   version?: number,
 ): Promise<StoredRunnable<RunnableOf<K>>> {
-  const { definition: _definition, ...runnable } = await getVersion(db, namespace, kind, name, version, notFound(kind));
+  const { definition: _definition, ...runnable } = await getVersion(
+    db,
+    namespace,
+    kind,
+    name,
+    version,
+    runnableNotFound(kind),
+  );
   return runnable;
 }
 
@@ -47,5 +55,5 @@ export function listRunnableVersions(
   kind: RunnableKind,
   name: string,
 ): Promise<VersionSummary[]> {
-  return listVersions(db, namespace, kind, name, notFound(kind));
+  return listVersions(db, namespace, kind, name, runnableNotFound(kind));
 }

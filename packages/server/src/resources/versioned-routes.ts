@@ -2,6 +2,7 @@ import { NameParamsSchema, VersionParamsSchema } from '@maitento/sdk';
 import {
   type AuditContext,
   getVersion,
+  type NotFoundError,
   listResources,
   listVersions,
   type Queryable,
@@ -11,7 +12,9 @@ import {
   type VersionedKind,
   type VersionSummary,
 } from '@maitento/store';
+import type { ResourceKind } from '@maitento/lang';
 import { auditContext } from '../http/actor.js';
+import { deleteRoute } from './delete-route.js';
 import { operation } from '../openapi/operation.js';
 import type { Api } from '../schemas/shared.js';
 import type { ServerContext } from '../server/context.js';
@@ -53,6 +56,8 @@ export interface VersionedRouteSpec<S> {
   detail: (stored: S, namespace: string) => unknown;
   /** Connectors and tools: the kind whose versions the disable and enable routes switch. */
   toggles?: VersionedKind;
+  /** The kind, and the not-found error of its `DELETE` route. */
+  deletes: { kind: ResourceKind; notFoundError: NotFoundError };
 }
 
 /** The store's reads of connectors or tools, which answer the store's own not-found errors. */
@@ -156,13 +161,16 @@ export function versionedRoutes<S>(app: Api, ctx: ServerContext, spec: Versioned
     },
   );
   if (spec.toggles) toggleRoutes(app, ctx, spec, spec.toggles);
+  const { kind, notFoundError } = spec.deletes;
+  deleteRoute(app, ctx, { kind, notFoundError: () => notFoundError, path, tag, noun, one, notFound });
 }
 
 function toggleRoutes<S>(app: Api, ctx: ServerContext, spec: VersionedRouteSpec<S>, kind: VersionedKind) {
   const { path, tag, noun, one, many, notFound } = spec;
-  const disabledCode = `api:${many === 'tools' ? 'extops' : 'connectors'}:version-disabled`;
+  const disabledCode = `api:${many === 'tools' ? 'extops' : many === 'auth providers' ? 'auth-providers' : 'connectors'}:version-disabled`;
+  const pinned = many === 'auth providers' ? 'new connect links to it' : 'calls pinned to it';
   const description = {
-    disable: `Disables one version of the ${one} (admin key): calls pinned to it fail with \`${disabledCode}\` from the next call on, until it is enabled again. Disabling a disabled version changes nothing.`,
+    disable: `Disables one version of the ${one} (admin key): ${pinned} fail with \`${disabledCode}\` from the next call on, until it is enabled again. Disabling a disabled version changes nothing.`,
     enable: `Enables one version of the ${one} again (admin key): calls pinned to it work from the next call on. Enabling an enabled version changes nothing.`,
   };
   for (const action of ['disable', 'enable'] as const) {

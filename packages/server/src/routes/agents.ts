@@ -1,4 +1,5 @@
 import type { AgentRecord } from '@maitento/sdk';
+import { runnableNotFound } from '../resources/resource-reads.js';
 import { runnableReads, versionedRoutes } from '../resources/versioned-routes.js';
 import type { Api } from '../schemas/shared.js';
 import type { ServerContext } from '../server/context.js';
@@ -11,6 +12,7 @@ export async function agentRoutes(app: Api, ctx: ServerContext): Promise<void> {
     many: 'agents',
     notFound: 'api:agents:not-found',
     list: { example: [{ name: 'support-agent', latestVersion: 1, enabled: true }] },
+    deletes: { kind: 'agent', notFoundError: runnableNotFound('agent') },
     reads: runnableReads(ctx.db, 'agent'),
     path: '/agents',
     tag: 'agents',

@@ -4,7 +4,7 @@ import {
   IdParamsSchema,
   ListApprovalsQuerySchema,
 } from '@maitento/sdk';
-import { answeringActor, auditContext } from '../http/actor.js';
+import { answeringActor, auditContext, EDIT_ERRORS, editOf } from '../http/actor.js';
 import { emptyBodyIsEmptyObject, rejectionNeedsReason } from '../http/optional-body.js';
 import { ANSWERED } from '../openapi/examples.js';
 import { operation } from '../openapi/operation.js';
@@ -19,7 +19,10 @@ const ANSWER_APPROVAL = {
     summary: 'Approve: exactly the call shown is made, once',
     description:
       "Approves a pending call with a person's key: exactly that call is made (by its run, or by the MCP client " +
-      'that asked, on its retry).',
+      'that asked, on its retry). With arguments (and the requestHash the approver saw), the call of a run is ' +
+      "made with those arguments instead of the model's: they are prepared as the model's call is (the values the " +
+      'tool or the run fixes merged in, the request schema checked), the approval shows the edited call and its new ' +
+      "hash, and the model's next turn is told what they became (docs/roles.md, Edit, then approve).",
     params: IdParamsSchema,
     body: ApprovalAnswerBodySchema,
     response: { 200: { $ref: 'Approval#' } },
@@ -30,6 +33,7 @@ const ANSWER_APPROVAL = {
       'api:approvals:closed',
       'api:approvals:expired',
       'api:approvals:person-required',
+      ...EDIT_ERRORS,
     ],
     examples: {
       body: { reason: 'The refund is within policy' },
@@ -116,6 +120,7 @@ export async function approvalRoutes(app: Api, ctx: ServerContext): Promise<void
           ...(reason === undefined ? {} : { reason }),
           by,
           audit: auditContext(request),
+          ...editOf(request.body),
         });
       },
     );

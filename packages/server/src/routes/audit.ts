@@ -1,15 +1,16 @@
 import { Readable } from 'node:stream';
-import { ExportAuditQuerySchema, ListAuditQuerySchema } from '@maitento/sdk';
-import { AUDIT_MAX_PAGE, listAudit } from '@maitento/store';
+import { ExportAuditQuerySchema, ListAuditQuerySchema, UsageQuerySchema } from '@maitento/sdk';
+import { AUDIT_MAX_PAGE, listAudit, quotaStanding, usageFigures } from '@maitento/store';
 import { operation } from '../openapi/operation.js';
 import type { Api } from '../schemas/shared.js';
 import type { ServerContext } from '../server/context.js';
+import { standingView } from './namespaces.js';
 
 /** The media type of the JSON Lines export (one JSON object a line). */
 export const JSONL = 'application/jsonl';
 
 const FILTERS =
-  'Filtered by actor (a key id, or system), action (or its first part: secret gives every secret.* row), target ' +
+  'Filtered by actor (a key id, person:<id>, or system), action (or its first part: secret gives every secret.* row), target ' +
   '(an id or name, or kind:id) and time (since inclusive, until exclusive, ISO 8601).';
 
 /** `/v1/audit`: an admin reads its namespace's audit log, a page at a time, or exports it as JSON Lines. */
@@ -34,6 +35,55 @@ export async function auditRoutes(app: Api, ctx: ServerContext): Promise<void> {
       }),
     },
     async (request) => listAudit(ctx.db, request.identity.namespace, request.query),
+  );
+
+  app.get(
+    '/usage',
+    {
+      config: { role: 'admin' },
+      schema: operation({
+        operationId: 'getUsage',
+        tags: ['audit'],
+        summary: 'What the runs of the namespace spent over a period: runs, tool calls, tokens and cost (admin only)',
+        description:
+          'Adds up the runs of the namespace created in [since, until) (both optional, ISO 8601): how many runs, ' +
+          'tool calls (with a stored result), input and output tokens, and cost in US dollars by the price table ' +
+          'the runs ran under (MT_MODEL_PRICES). One group for the namespace, or one per interaction (by=interaction), ' +
+          'per key that started the runs (by=key; null for runs no key started), or per tool (by=tool: the calls by ' +
+          "the tool's name, the runs that called it; tokens and cost are 0, being the model's). A call a namespace " +
+          'quota refused is not counted (it was not made). Docs: runs.md, Usage and budgets.',
+        querystring: UsageQuerySchema,
+        response: { 200: { $ref: 'UsageReport#' } },
+        ok: 'The figures, one entry per group',
+        errors: ['api:audit:time-invalid'],
+      }),
+    },
+    async (request) => {
+      const { since, until, by } = request.query;
+      const groups = await usageFigures(ctx.db, request.identity.namespace, { since, until, by });
+      return { since: since ?? null, until: until ?? null, by: by ?? 'namespace', groups };
+    },
+  );
+
+  app.get(
+    '/quotas',
+    {
+      config: { role: 'admin' },
+      schema: operation({
+        operationId: 'getQuotas',
+        tags: ['audit'],
+        summary: "The namespace's quotas and what it used of them (admin only)",
+        description:
+          'The quotas the operator set on this namespace (null: none; PUT /v1/namespaces/{name}/quotas) and the ' +
+          'figures they are held to now: GET /v1/usage over the current UTC day (runs, tool calls) and UTC month ' +
+          '(tokens), with when each period ends. Docs: quotas.md.',
+        response: { 200: { $ref: 'QuotaStanding#' } },
+        ok: 'The quotas and the figures',
+        errors: [],
+      }),
+    },
+    async (request) =>
+      standingView(request.identity.namespace, await quotaStanding(ctx.db, request.identity.namespace)),
   );
 
   app.get(

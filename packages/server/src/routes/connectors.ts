@@ -1,4 +1,5 @@
 import type { Connector, ConnectorRecord } from '@maitento/sdk';
+import { versionNotFound } from '@maitento/store';
 import { storeReads, versionedRoutes } from '../resources/versioned-routes.js';
 import type { Api } from '../schemas/shared.js';
 import type { ServerContext } from '../server/context.js';
@@ -11,6 +12,7 @@ export async function connectorRoutes(app: Api, ctx: ServerContext): Promise<voi
     many: 'connectors',
     notFound: 'api:connectors:not-found',
     reads: storeReads(ctx.db, 'connector'),
+    deletes: { kind: 'connector', notFoundError: versionNotFound('connector') },
     toggles: 'connector',
     path: '/connectors',
     tag: 'connectors',

@@ -1,6 +1,6 @@
 import type { Interaction } from '@maitento/lang';
 import type { InteractionInput, InteractionRecord } from '@maitento/sdk';
-import { getRunnable, type StoredRunnable } from '../resources/resource-reads.js';
+import { getRunnable, runnableNotFound, type StoredRunnable } from '../resources/resource-reads.js';
 import { runnableReads, versionedRoutes } from '../resources/versioned-routes.js';
 import type { Api } from '../schemas/shared.js';
 import type { ServerContext } from '../server/context.js';
@@ -92,6 +92,7 @@ export async function interactionRoutes(app: Api, ctx: ServerContext): Promise<v
     many: 'interactions',
     notFound: 'api:interactions:not-found',
     list: { example: [{ name: 'support', latestVersion: 2, enabled: true }] },
+    deletes: { kind: 'interaction', notFoundError: runnableNotFound('interaction') },
     reads: runnableReads(ctx.db, 'interaction'),
     path: '/interactions',
     tag: 'interactions',

@@ -1,6 +1,7 @@
 import type { RunStatus } from '@maitento/engine';
 import {
   CancelRunBodySchema,
+  ExtendBudgetBodySchema,
   IdParamsSchema,
   ListRunEventsQuerySchema,
   ListRunsQuerySchema,
@@ -13,7 +14,7 @@ import {
   TERMINAL_RUN_STATUSES,
 } from '@maitento/sdk';
 import { serverErrors } from '../errors.js';
-import { answeringActor, auditContext } from '../http/actor.js';
+import { answeringActor, auditContext, EDIT_ERRORS, editOf } from '../http/actor.js';
 import { emptyBodyIsEmptyObject, rejectionNeedsReason } from '../http/optional-body.js';
 import { APPROVAL_ID, AT, RUN, RUN_EVENTS } from '../openapi/examples.js';
 import { LAST_EVENT_ID } from '../openapi/headers.js';
@@ -45,6 +46,7 @@ const ANSWER_RUN = {
       'api:approvals:closed',
       'api:approvals:expired',
       'api:approvals:person-required',
+      ...EDIT_ERRORS,
     ],
     examples: { body: { approvalId: APPROVAL_ID, reason: 'The refund is within policy' } },
   }),
@@ -97,7 +99,10 @@ export async function runRoutes(app: Api, ctx: ServerContext): Promise<void> {
           'Starts a run of the interaction (its latest enabled version, or the one named) with its inputs; the run ' +
           'goes on in a worker. Follow it with getRun, listRunEvents or streamRunEvents. interactive false is an ' +
           'app run: a tool that needs approval fails instead of waiting for a person. An auth input may name only a ' +
-          'secret the calling key may use (an admin key: any of the namespace; a user key: those granted to it).',
+          'secret the calling key may use (an admin key: any of the namespace; a user key: those granted to it). Over a ' +
+          "quota of the namespace (docs/quotas.md) the start answers 429 with Retry-After at the period's end; over " +
+          "the interaction's limit on starts for the calling key or the end user (docs/limits.md) 429 " +
+          'api:limits:exceeded with Retry-After, RateLimit and RateLimit-Policy, and nothing is stored.',
         params: NameParamsSchema,
         body: StartRunBodySchema,
         response: { 201: { $ref: 'Run#' } },
@@ -110,6 +115,10 @@ export async function runRoutes(app: Api, ctx: ServerContext): Promise<void> {
           'api:interactions:input-invalid',
           'api:runs:input-too-large',
           'api:secrets:not-found',
+          'api:quota:runs-exceeded',
+          'api:limits:exceeded',
+          'api:quota:tool-calls-exceeded',
+          'api:quota:tokens-exceeded',
         ],
         examples: {
           body: { inputs: { message: 'Where is my order A-1042?' }, interactive: true },
@@ -119,11 +128,17 @@ export async function runRoutes(app: Api, ctx: ServerContext): Promise<void> {
       preValidation: emptyBodyIsEmptyObject,
     },
     async (request, reply) => {
-      const { inputs, interactive, version } = request.body;
+      const { inputs, interactive, version, endUser, budget } = request.body;
       const run = await engine.startRun(
         request.identity.namespace,
         request.params.name,
-        { inputs: inputs ?? {}, interactive: interactive ?? true, ...(version === undefined ? {} : { version }) },
+        {
+          inputs: inputs ?? {},
+          interactive: interactive ?? true,
+          ...(version === undefined ? {} : { version }),
+          ...(endUser === undefined ? {} : { endUser }),
+          ...(budget === undefined ? {} : { budget }),
+        },
         { keyId: request.identity.keyId },
         { traceparent: request.headers.traceparent as string | undefined },
       );
@@ -299,6 +314,48 @@ export async function runRoutes(app: Api, ctx: ServerContext): Promise<void> {
   );
 
   app.post(
+    '/runs/:id/budget',
+    {
+      config: { role: 'answer' },
+      schema: operation({
+        operationId: 'extendRunBudget',
+        tags: ['runs'],
+        summary: 'Extend the budget of a run that reached it (PendingBudget); the run goes on',
+        description:
+          'Gives a run that waits for its budget to be extended (status PendingBudget, docs/runs.md "Usage and ' +
+          'budgets") a new budget: each limit given replaces the old one, one not given stays. The run is Running ' +
+          'again and goes on from where it stopped; a run.budget-extended row is audited. With onExceeded "fail" and ' +
+          'no limit above what it spent, the run fails at once (api:runs:budget-exceeded; run.budget-declined).',
+        params: IdParamsSchema,
+        body: ExtendBudgetBodySchema,
+        response: { 200: { $ref: 'Run#' } },
+        ok: 'The run, running again with its new budget (or Failed, let fail)',
+        errors: [
+          'api:runs:not-found',
+          'api:runs:not-waiting-for-budget',
+          'api:runs:budget-too-small',
+          'api:runs:already-ended',
+        ],
+        examples: {
+          body: { tokens: 40000 },
+          ok: { ...RUN, status: 'Running', result: null, budget: { tokens: 40000, costUsd: null, onExceeded: 'wait' } },
+        },
+      }),
+    },
+    async (request) => {
+      const by = await answeringActor(ctx.db, request);
+      return engine.extendBudget(
+        request.identity.namespace,
+        request.params.id,
+        request.body,
+        by,
+        request.identity,
+        auditContext(request),
+      );
+    },
+  );
+
+  app.post(
     '/runs/:id/messages',
     {
       config: { role: 'run' },
@@ -343,7 +400,13 @@ export async function runRoutes(app: Api, ctx: ServerContext): Promise<void> {
           request.identity.namespace,
           request.params.id,
           approvalId,
-          { decision, ...(reason === undefined ? {} : { reason }), by, audit: auditContext(request) },
+          {
+            decision,
+            ...(reason === undefined ? {} : { reason }),
+            by,
+            audit: auditContext(request),
+            ...editOf(request.body),
+          },
           request.identity,
         );
       },

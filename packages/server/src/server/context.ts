@@ -1,7 +1,7 @@
 import type { ShutdownState } from './shutdown.js';
 import type { EgressPolicy } from '@maitento/egress';
 import type { EmbeddingModel, Engine, RunTelemetry } from '@maitento/engine';
-import type { Gateway } from '@maitento/gateway';
+import type { Gateway, OAuthClient } from '@maitento/gateway';
 import type {
   CacheLease,
   Db,
@@ -30,11 +30,18 @@ export interface ServerContext {
   /** The master key, or the keyring (current and previous keys) of a master key rotation. */
   secretKey: SecretKeys;
   gateway: Gateway;
+  /** The OAuth 2 client of auth providers (connect links and their callbacks), made on first use. */
+  oauth: () => OAuthClient;
   egress: EgressPolicy;
   /** The server's own public origin, handed to the compiler for `auth = "Maitento"` connectors. */
   platformOrigin?: string;
   /** Runs and approvals. */
   engine: Engine;
+  /**
+   * The setting a model's provider lacks in this process (`OPENAI_API_KEY`...), for a deploy's warnings; absent when
+   * the engine's models are not the environment's (a test's resolver).
+   */
+  modelSettingMissing?: (spec: string) => string | undefined;
   /** The process's OpenTelemetry (direct tool calls are traced with it); undefined when it is off. */
   telemetry?: RunTelemetry;
   /** The fallback poll of run event streams (they wake on `run:<id>`), and their keep-alive interval. */

@@ -1,6 +1,6 @@
 import swagger from '@fastify/swagger';
 import type { EgressPolicy, Resolver } from '@maitento/egress';
-import type { EmbeddingModel, Engine, EngineOptions } from '@maitento/engine';
+import { type EmbeddingModel, type Engine, type EngineOptions, missingModelSetting } from '@maitento/engine';
 import type { Gateway } from '@maitento/gateway';
 import {
   bootstrap,
@@ -36,7 +36,11 @@ import { registerAuth } from '../plugins/auth.js';
 import { frameworkErrorHandler, registerErrorHandler } from '../plugins/error-handler.js';
 import { registerIdempotency } from '../plugins/idempotency.js';
 import { agentRoutes } from '../routes/agents.js';
+import { authProviderRoutes } from '../routes/auth-providers.js';
+import { hookRoutes, triggerRoutes } from '../routes/hooks.js';
+import { scheduleRoutes } from '../routes/schedules.js';
 import { approvalRoutes } from '../routes/approvals.js';
+import { connectionCallbackRoutes, connectionRoutes } from '../routes/connections.js';
 import { connectorRoutes } from '../routes/connectors.js';
 import { deployRoutes } from '../routes/deploy.js';
 import { extopRoutes } from '../routes/extops.js';
@@ -49,6 +53,7 @@ import { knowledgeBaseRoutes } from '../routes/knowledge-bases.js';
 import { namespaceRoutes } from '../routes/namespaces.js';
 import { runRoutes } from '../routes/runs.js';
 import { secretRoutes } from '../routes/secrets.js';
+import { webhookRoutes } from '../routes/webhooks.js';
 import { addSharedSchemas, MAX_NAME_LENGTH, type WireTypes } from '../schemas/shared.js';
 import { DEFAULT_STREAM_TIMING, type EventStreamTiming } from '../streams/event-stream.js';
 import { watchKeys } from '../streams/key-watch.js';
@@ -141,6 +146,8 @@ export interface ServerOptions {
    * (docs/operations.md, "Data lifecycle"); `null` keeps them forever. Default `MT_RETENTION_DAYS` (30 days).
    */
   retentionMs?: number | null;
+  /** The scheduler of schedules (default on); false: this server ticks none; an object: its clock and poll (tests). */
+  scheduler?: boolean | { now?: () => Date; pollMs?: number };
   /**
    * This process's shutdown (start-server.ts begins it on SIGTERM): readiness turns false and the worker begins its
    * stop when it begins. Default: one that begins only with `close`.
@@ -219,11 +226,13 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
     ...(options.engineOptions ? { engineOptions: options.engineOptions } : {}),
     ...(options.retentionMs === undefined ? {} : { retentionMs: options.retentionMs }),
     ...(options.embeddingModel === undefined ? {} : { embeddingModel: options.embeddingModel }),
+    ...(options.scheduler === undefined ? {} : { scheduler: options.scheduler }),
   });
   const { engine, wakeups, cache, lease, gateway, egress, metrics, telemetry } = runtime;
   // pgvector where the database has it installed, else exact vector search: never required (docs/knowledge-bases.md).
   const vectorSupport = await detectVectorSupport(options.db);
   const ctx: ServerContext = {
+    oauth: runtime.oauth,
     engine,
     streamTiming: { ...DEFAULT_STREAM_TIMING, keepAliveMs: streamKeepAliveMsFromEnv(), ...options.streamTiming },
     runStreams: new PerKeyLimit(options.runStreamsPerKey ?? runStreamsPerKeyFromEnv(), (max) =>
@@ -239,6 +248,10 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
     gateway,
     egress,
     platformOrigin: options.platformOrigin,
+    // Models from the environment (the default resolver): a deploy warns of a provider this process has no key for.
+    ...(options.engine === undefined && options.engineOptions?.models === undefined
+      ? { modelSettingMissing: missingModelSetting }
+      : {}),
     fileLimits: fileLimitsFromEnv(options.fileLimits),
     knowledgeDocumentLimit: options.knowledgeDocumentLimit ?? knowledgeDocumentLimitFromEnv(),
     knowledgeExtractBudget: knowledgeExtractBudgetFromEnv(options.knowledgeExtractBudget),
@@ -357,6 +370,12 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
   });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   await healthRoutes(app.withTypeProvider<WireTypes>(), ctx);
+  // The auth providers' redirect URI: no API key (the link's state stands for it), so outside the key check.
+  await app.register(async (callback) => connectionCallbackRoutes(callback.withTypeProvider<WireTypes>(), ctx), {
+    prefix: '/v1',
+  });
+  // Inbound webhooks: no API key (the trigger's secret verifies each delivery), so outside the key check.
+  await app.register(async (hooks) => hookRoutes(hooks.withTypeProvider<WireTypes>(), ctx), { prefix: '/v1' });
   await app.register(
     async (v1) => {
       registerAuth(v1, ctx);
@@ -367,16 +386,21 @@ export async function createServer(options: ServerOptions): Promise<FastifyInsta
         namespaceRoutes,
         keyRoutes,
         deployRoutes,
+        authProviderRoutes,
         connectorRoutes,
         extopRoutes,
         agentRoutes,
         interactionRoutes,
+        scheduleRoutes,
+        triggerRoutes,
         secretRoutes,
+        connectionRoutes,
         runRoutes,
         approvalRoutes,
         fileSystemRoutes,
         knowledgeBaseRoutes,
         auditRoutes,
+        webhookRoutes,
       ]) {
         await routes(v1.withTypeProvider<WireTypes>(), ctx);
       }

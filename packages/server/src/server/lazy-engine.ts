@@ -19,12 +19,15 @@ export function lazyEngine(make: () => Promise<Engine>): Engine {
     getRun: async (...args) => (await get()).getRun(...args),
     listRuns: async (...args) => (await get()).listRuns(...args),
     listEvents: async (...args) => (await get()).listEvents(...args),
+    watchRun: async (...args) => (await get()).watchRun(...args),
     cancelRun: async (...args) => (await get()).cancelRun(...args),
+    extendBudget: async (...args) => (await get()).extendBudget(...args),
     sendMessage: async (...args) => (await get()).sendMessage(...args),
     answerRunApproval: async (...args) => (await get()).answerRunApproval(...args),
     answerApproval: async (...args) => (await get()).answerApproval(...args),
     getApproval: async (...args) => (await get()).getApproval(...args),
     listApprovals: async (...args) => (await get()).listApprovals(...args),
+    connectionMade: async (...args) => (await get()).connectionMade(...args),
     async close() {
       const engine = await made?.catch(() => undefined);
       await engine?.close();

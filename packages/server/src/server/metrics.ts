@@ -50,11 +50,11 @@ interface DbFigures {
 const DB_FIGURES =
   'SELECT s.status, count(*)::int AS n, ' +
   'COALESCE(extract(epoch FROM now() - min(s.updated_at)), 0)::float8 AS oldest ' +
-  'FROM mt_namespaces ns CROSS JOIN unnest(ARRAY[$1, $2, $3]::text[]) st(status) CROSS JOIN LATERAL (' +
+  'FROM mt_namespaces ns CROSS JOIN unnest(ARRAY[$1, $2, $3, $4, $6, $7]::text[]) st(status) CROSS JOIN LATERAL (' +
   'SELECT r.status, r.updated_at FROM mt_runs r WHERE r.namespace = ns.name AND r.status = st.status ' +
   "AND (r.status <> 'Running' OR NOT EXISTS (SELECT 1 FROM mt_runs c WHERE c.parent_run_id = r.id " +
   "AND c.status NOT IN ('Completed', 'Failed', 'Cancelled'))) " +
-  'ORDER BY r.created_at LIMIT $4) s GROUP BY s.status';
+  'ORDER BY r.created_at LIMIT $5) s GROUP BY s.status';
 
 /**
  * Starts the process's Prometheus endpoint (the OpenTelemetry SDK's Prometheus exporter on its own port) with the
@@ -85,9 +85,12 @@ export async function startMetrics(options: MetricsOptions): Promise<ProcessMetr
     reading ??= options.db
       .query<{ status: string; n: number; oldest: number }>(DB_FIGURES, [
         'PendingApproval',
+        'PendingAuthorization',
         'WaitingForInput',
         'Running',
         METRICS_COUNT_CAP,
+        'PendingBudget',
+        'PendingLimit',
       ])
       .then(({ rows }) => {
         const waiting = new Map<string, { count: number; oldestSeconds: number }>();
@@ -149,7 +152,8 @@ export async function startMetrics(options: MetricsOptions): Promise<ProcessMetr
   );
 
   const waitingRuns = meter.createObservableGauge('mt_runs_waiting', {
-    description: 'Runs waiting for a person (PendingApproval) or a message (WaitingForInput), by status',
+    description:
+      'Runs waiting for a person (PendingApproval), an end user to connect (PendingAuthorization), a larger budget (PendingBudget), the window of a limit (PendingLimit) or a message (WaitingForInput), by status',
   });
   const waitingOldest = meter.createObservableGauge('mt_runs_waiting_oldest_seconds', {
     description: 'How long the longest-waiting run of each status has waited',
@@ -169,7 +173,13 @@ export async function startMetrics(options: MetricsOptions): Promise<ProcessMetr
       const figures = await withinDeadline();
       observe.observe(databaseUp, figures ? 1 : 0);
       if (!figures) return;
-      for (const status of ['PendingApproval', 'WaitingForInput']) {
+      for (const status of [
+        'PendingApproval',
+        'PendingAuthorization',
+        'PendingBudget',
+        'PendingLimit',
+        'WaitingForInput',
+      ]) {
         const figure = figures.waiting.get(status) ?? { count: 0, oldestSeconds: 0 };
         observe.observe(waitingRuns, figure.count, { status });
         observe.observe(waitingOldest, figure.oldestSeconds, { status });

@@ -10,12 +10,14 @@ import {
   runWorker,
   startTelemetry,
 } from '@maitento/engine';
-import { createGateway, type Gateway } from '@maitento/gateway';
+import { CALLBACK_PATH, lazyOAuthClient } from '../routes/connections.js';
+import { createGateway, createOAuthClient, type Gateway, type OAuthClient } from '@maitento/gateway';
 import {
   type CacheLease,
   type CacheLeaseState,
   checkSecretKeys,
   createStoreCache,
+  createLimiter,
   type Db,
   type OpenDatabaseOptions,
   openDatabase,
@@ -32,10 +34,21 @@ import {
 import { platformCalls } from '../calls/platform-calls.js';
 import { type EmbeddingWorker, startEmbeddingWorker } from '../knowledge/index.js';
 import { logInternalErrors } from '../logging/internal-errors.js';
+import { startWebhookDelivery, type WebhookDeliveryLoop } from '../notifications/delivery.js';
+import { type Scheduler, startScheduler } from '../schedules/scheduler.js';
+import { type Chainer, startChainer } from '../triggers/chainer.js';
 import { lazyEngine } from './lazy-engine.js';
 import { type MetricsListen, type ProcessMetrics, startMetrics } from './metrics.js';
 import { prepareSchema } from './migrations.js';
-import { auditRetentionMsFromEnv, cacheLeaseMsFromEnv, type MigrateMode, retentionMsFromEnv } from './settings.js';
+import {
+  auditRetentionMsFromEnv,
+  cacheLeaseMsFromEnv,
+  type MigrateMode,
+  retentionMsFromEnv,
+  triggerChainingFromEnv,
+  type WebhookSettings,
+  webhookSettingsFromEnv,
+} from './settings.js';
 
 /**
  * Opens the process's database and prepares it as `mt serve` and `mt worker` both do: migrates it or only checks it
@@ -105,11 +118,19 @@ export interface RuntimeOptions {
   retentionMs?: number | null;
   /** The knowledge bases' embedding model (`null` for none); default `MT_EMBEDDING_MODEL`. */
   embeddingModel?: EmbeddingModel | null;
+  /** How webhooks are delivered (default `MT_WEBHOOK_*`); concurrency 0: this process delivers none. */
+  webhooks?: Partial<WebhookSettings>;
+  /** The scheduler of schedules (default on); false: this process ticks none (tests of something else). */
+  scheduler?: boolean | { now?: () => Date; pollMs?: number };
+  /** The chaining loop of triggers (default on); false: this process starts no run on another's end. */
+  chainer?: boolean | { sweepMs?: number };
 }
 
 /** The parts of a running `mt serve` or `mt worker` below the HTTP API, closed together in one order. */
 export interface Runtime {
   gateway: Gateway;
+  /** The process's OAuth 2 client, made on first use: connect links, callbacks and the refresh of runs' tokens. */
+  oauth: () => OAuthClient;
   egress: EgressPolicy;
   cache: StoreCache;
   wakeups: Wakeups;
@@ -123,6 +144,10 @@ export interface Runtime {
   embeddingModel?: EmbeddingModel;
   embeddingWorker?: EmbeddingWorker;
   retention?: Retention;
+  /** The outbound webhooks' delivery loop (docs/notifications.md); absent with `MT_WEBHOOK_CONCURRENCY=0`. */
+  webhookDelivery?: WebhookDeliveryLoop;
+  scheduler?: Scheduler;
+  chainer?: Chainer;
   /**
    * Stops the workers (retention, embeddings, the engine's runs) before what they use, then the telemetry and
    * metrics, leaves the cache lease, and closes the wake-ups, cache and gateway this runtime opened. Not the database.
@@ -162,8 +187,22 @@ export async function openRuntime(options: RuntimeOptions): Promise<Runtime> {
         resolver: options.resolver,
         onInternalError: logInternalErrors(() => logger),
         ...platformCalls(options.platformOrigin, secretKey),
+        // Tools' limits, counted in the database so that they hold across every server and worker (docs/limits.md).
+        limiter: createLimiter(db),
       });
     if (options.gateway === undefined) closers.push(() => gateway.close());
+    // OAuth 2 requests (connect links, callbacks, refreshes) go through the same egress policy as tool calls.
+    const oauth = lazyOAuthClient(() =>
+      createOAuthClient({
+        policy: egress,
+        ...(options.resolver ? { resolver: options.resolver } : {}),
+        // A client registered dynamically (RFC 7591) is registered with this server's callback.
+        ...(options.platformOrigin === undefined
+          ? {}
+          : { redirectUri: new URL(CALLBACK_PATH, options.platformOrigin).href }),
+      }),
+    );
+    closers.push(() => oauth.close());
     // The cache of versions, `enabled` and secrets, kept fresh by every server's NOTIFY.
     const cache = options.cache ?? (await createStoreCache(db, { secretKey }));
     if (options.cache === undefined) closers.push(() => cache.close());
@@ -199,6 +238,10 @@ export async function openRuntime(options: RuntimeOptions): Promise<Runtime> {
       db,
       secretKey,
       gateway,
+      oauth: oauth.get,
+      ...(options.platformOrigin === undefined
+        ? {}
+        : { connectRedirectUri: new URL(CALLBACK_PATH, options.platformOrigin).href }),
       // Runs' tool calls read through the same cache as the server's (one gateway plan per version).
       cache,
       wakeups,
@@ -241,9 +284,52 @@ export async function openRuntime(options: RuntimeOptions): Promise<Runtime> {
           })
         : undefined;
     if (retention) closers.push(() => retention.close());
+    // Outbound webhooks are sent by every process, API-only servers too (docs/notifications.md): a loop of its own,
+    // through the tools' egress rules, sharing the due deliveries with the other processes.
+    const webhookSettings = webhookSettingsFromEnv(options.webhooks);
+    const webhookDelivery =
+      webhookSettings.concurrency > 0
+        ? startWebhookDelivery({
+            db,
+            secretKey,
+            wakeups,
+            policy: egress,
+            ...(options.resolver ? { resolver: options.resolver } : {}),
+            settings: webhookSettings,
+            ...(logger ? { logger } : {}),
+          })
+        : undefined;
+    if (webhookDelivery) closers.push(() => webhookDelivery.close());
+    // Schedules tick in every process, `mt serve` and `mt worker` alike: a tick's row decides which one starts its
+    // run (docs/schedules-and-triggers.md).
+    const scheduler =
+      options.scheduler === false
+        ? undefined
+        : startScheduler({
+            db,
+            engine,
+            wakeups,
+            ...(logger ? { logger } : {}),
+            ...(typeof options.scheduler === 'object' ? options.scheduler : {}),
+          });
+    if (scheduler) closers.push(() => scheduler.close());
+    // Runs that start on another run's end, in every process too: the delivery's row decides which one starts it.
+    // MT_TRIGGER_CHAINING=off: this process leaves them to the others (a delivery owed waits for a process that takes it).
+    const chainer =
+      options.chainer === false || (options.chainer === undefined && !triggerChainingFromEnv())
+        ? undefined
+        : startChainer({
+            db,
+            engine,
+            wakeups,
+            ...(logger ? { logger } : {}),
+            ...(typeof options.chainer === 'object' ? options.chainer : {}),
+          });
+    if (chainer) closers.push(() => chainer.close());
 
     return {
       gateway,
+      oauth: oauth.get,
       egress,
       cache,
       wakeups,
@@ -255,8 +341,14 @@ export async function openRuntime(options: RuntimeOptions): Promise<Runtime> {
       ...(embeddingModel ? { embeddingModel } : {}),
       ...(embeddingWorker ? { embeddingWorker } : {}),
       ...(retention ? { retention } : {}),
+      ...(webhookDelivery ? { webhookDelivery } : {}),
+      ...(scheduler ? { scheduler } : {}),
+      ...(chainer ? { chainer } : {}),
       async close() {
+        await scheduler?.close();
+        await chainer?.close();
         // The workers stop before what they use; metrics after the engine whose counters they serve.
+        await webhookDelivery?.close();
         await retention?.close();
         await embeddingWorker?.close();
         if (options.engine === undefined) await engine.close();
@@ -266,6 +358,7 @@ export async function openRuntime(options: RuntimeOptions): Promise<Runtime> {
         if (options.wakeups === undefined) await wakeups.close();
         if (options.cache === undefined) await cache.close();
         if (options.gateway === undefined) await gateway.close();
+        await oauth.close();
       },
     };
   } catch (error) {

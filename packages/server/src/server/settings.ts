@@ -227,6 +227,11 @@ export const DEFAULT_RETENTION_DAYS = 30;
  * are kept (default 30; may be fractional); `0` or `off` keeps them forever (docs/operations.md, "Data lifecycle").
  * Undefined: no retention job.
  */
+/** `MT_TRIGGER_CHAINING`: whether this process runs the chaining loop of triggers (`off`: not; default on). */
+export function triggerChainingFromEnv(): boolean {
+  return process.env.MT_TRIGGER_CHAINING?.trim().toLowerCase() !== 'off';
+}
+
 export function retentionMsFromEnv(): number | undefined {
   const raw = process.env.MT_RETENTION_DAYS?.trim().toLowerCase();
   if (raw === undefined || raw === '') return DEFAULT_RETENTION_DAYS * 86_400_000;
@@ -302,4 +307,142 @@ export function workerHealthListenFromEnv(): { port: number; host: string } | un
 /** `MT_WORKER_STUCK_MS` (default 60 s): `mt worker` is unready while every slot waits on a call older than this. */
 export function workerStuckMsFromEnv(): number {
   return envLimit('MT_WORKER_STUCK_MS', DEFAULT_WORKER_STUCK_MS);
+}
+
+/** The roles a person may be given through single sign-on: every key role but `runner` (a program's). */
+export const PERSON_ROLES = ['admin', 'user', 'approver'] as const;
+export type PersonRole = (typeof PERSON_ROLES)[number];
+
+/** The default longest console session of a person: 12 hours, like an API key's. */
+export const DEFAULT_OIDC_SESSION_SECONDS = 12 * 60 * 60;
+
+/** Single sign-on for people through an OpenID Connect provider (docs/sso.md). */
+export interface OidcSettings {
+  /** The provider's issuer: its discovery document is `<issuer>/.well-known/openid-configuration`. */
+  issuer: URL;
+  clientId: string;
+  /** None: a public client (PKCE alone, `token_endpoint_auth_method` none). */
+  clientSecret?: string;
+  /** `MT_PUBLIC_URL` + `/console/login/oidc/callback`. */
+  redirectUri: string;
+  /** `MT_PUBLIC_URL` + `/console/login`: where the provider's sign-out sends the person back. */
+  postLogoutRedirectUri: string;
+  scopes: string;
+  /** The claim whose values map to roles (a dotted path into the claims, e.g. `realm_access.roles`). */
+  rolesClaim: string;
+  /** Claim value → namespace → role. */
+  roles: Record<string, Record<string, PersonRole>>;
+  /** What the sign-in button says: "Sign in with <name>". */
+  providerName: string;
+  /** The longest a person's console session lasts (also never past the ID token's expiry). */
+  sessionMs: number;
+}
+
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
+
+/** Whether an http: issuer is allowed: only on this machine (a test's or a developer's provider). */
+export function loopbackHost(url: URL): boolean {
+  return LOOPBACK_HOSTS.has(url.hostname);
+}
+
+/**
+ * `MT_OIDC_*`: single sign-on for people (docs/sso.md), undefined when `MT_OIDC_ISSUER` is unset. A setting that cannot
+ * work refuses the start (`api:server:oidc-invalid`): a missing client id or `MT_PUBLIC_URL`, an http issuer that is
+ * not on this machine, a `MT_OIDC_ROLES` that is not a map of claim values to namespaces to roles (admin, user or
+ * approver).
+ */
+export function oidcSettingsFromEnv(publicUrl: string | undefined = publicUrlFromEnv()): OidcSettings | undefined {
+  const issuerText = envText('MT_OIDC_ISSUER')?.trim();
+  if (issuerText === undefined || issuerText === '') return undefined;
+  const refuse = (reason: string) => serverErrors.create('api:server:oidc-invalid', { reason });
+  let issuer: URL;
+  try {
+    issuer = new URL(issuerText);
+  } catch {
+    throw refuse(`MT_OIDC_ISSUER ${JSON.stringify(issuerText)} is not a URL`);
+  }
+  if (issuer.protocol !== 'https:' && !(issuer.protocol === 'http:' && loopbackHost(issuer))) {
+    throw refuse('MT_OIDC_ISSUER must be an https URL (http only for a provider on 127.0.0.1 or localhost)');
+  }
+  const clientId = envText('MT_OIDC_CLIENT_ID')?.trim();
+  if (!clientId) throw refuse('MT_OIDC_CLIENT_ID is not set');
+  if (!publicUrl) throw refuse('MT_PUBLIC_URL is not set: the redirect address is made from it');
+  let base: URL;
+  try {
+    base = new URL(publicUrl);
+  } catch {
+    throw refuse(`MT_PUBLIC_URL ${JSON.stringify(publicUrl)} is not a URL`);
+  }
+  const root = base.origin + base.pathname.replace(/\/+$/, '');
+  const rolesText = envText('MT_OIDC_ROLES');
+  if (rolesText === undefined) throw refuse('MT_OIDC_ROLES is not set: no person could be given a role');
+  const roles = parseOidcRoles(rolesText, refuse);
+  const sessionSeconds = envLimit('MT_OIDC_SESSION_SECONDS', DEFAULT_OIDC_SESSION_SECONDS, 60);
+  return {
+    issuer,
+    clientId,
+    ...(envText('MT_OIDC_CLIENT_SECRET') ? { clientSecret: envText('MT_OIDC_CLIENT_SECRET') } : {}),
+    redirectUri: `${root}/console/login/oidc/callback`,
+    postLogoutRedirectUri: `${root}/console/login`,
+    scopes: envText('MT_OIDC_SCOPES')?.trim() || 'openid profile email',
+    rolesClaim: envText('MT_OIDC_ROLES_CLAIM')?.trim() || 'groups',
+    roles,
+    providerName: envText('MT_OIDC_PROVIDER_NAME')?.trim() || issuer.host,
+    sessionMs: sessionSeconds * 1000,
+  };
+}
+
+function parseOidcRoles(text: string, refuse: (reason: string) => Error): Record<string, Record<string, PersonRole>> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw refuse('MT_OIDC_ROLES is not JSON: it is an object of claim values, each an object of namespace: role');
+  }
+  const isObject = (v: unknown): v is Record<string, unknown> =>
+    typeof v === 'object' && v !== null && !Array.isArray(v);
+  if (!isObject(parsed)) throw refuse('MT_OIDC_ROLES is not an object of claim values');
+  const roles: Record<string, Record<string, PersonRole>> = {};
+  for (const [value, namespaces] of Object.entries(parsed)) {
+    if (!isObject(namespaces)) {
+      throw refuse(`MT_OIDC_ROLES[${JSON.stringify(value)}] is not an object of namespace: role`);
+    }
+    roles[value] = {};
+    for (const [namespace, role] of Object.entries(namespaces)) {
+      if (!PERSON_ROLES.includes(role as PersonRole)) {
+        throw refuse(
+          `MT_OIDC_ROLES[${JSON.stringify(value)}][${JSON.stringify(namespace)}] is ${JSON.stringify(role)}; ` +
+            `a person's role is ${PERSON_ROLES.join(', ')} (runner is for programs' keys)`,
+        );
+      }
+      roles[value][namespace] = role as PersonRole;
+    }
+  }
+  return roles;
+}
+
+/** How outbound webhooks are delivered (docs/notifications.md): the settings of the delivery loop. */
+export interface WebhookSettings {
+  /** Deliveries this process sends at once; 0: this process sends none (`MT_WEBHOOK_CONCURRENCY`, default 8). */
+  concurrency: number;
+  /** The deadline of one attempt, connect to the end of the answer (`MT_WEBHOOK_TIMEOUT_MS`, default 10000). */
+  timeoutMs: number;
+  /** Attempts before a delivery is Failed (`MT_WEBHOOK_MAX_ATTEMPTS`, default 10). */
+  maxAttempts: number;
+  /** The wait after the first failed attempt, doubled after each (`MT_WEBHOOK_RETRY_BASE_MS`, default 5000). */
+  retryBaseMs: number;
+  /** The longest wait between two attempts (`MT_WEBHOOK_RETRY_MAX_MS`, default 3600000: one hour). */
+  retryMaxMs: number;
+}
+
+/** The webhook delivery settings from `MT_WEBHOOK_*` (unset or unusable: the defaults). */
+export function webhookSettingsFromEnv(overrides: Partial<WebhookSettings> = {}): WebhookSettings {
+  return {
+    concurrency: envLimit('MT_WEBHOOK_CONCURRENCY', 8, 0),
+    timeoutMs: envLimit('MT_WEBHOOK_TIMEOUT_MS', 10_000),
+    maxAttempts: envLimit('MT_WEBHOOK_MAX_ATTEMPTS', 10),
+    retryBaseMs: envLimit('MT_WEBHOOK_RETRY_BASE_MS', 5000),
+    retryMaxMs: envLimit('MT_WEBHOOK_RETRY_MAX_MS', 3_600_000),
+    ...overrides,
+  };
 }

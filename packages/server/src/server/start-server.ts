@@ -74,6 +74,16 @@ function tellKeyCheck(check: SecretKeyCheck, message: (line: string) => void): v
 }
 
 /**
+ * This server's own origin for platform tools when `MT_PUBLIC_URL` is unset: `http://HOST:PORT`, a wildcard host
+ * reached on loopback; none on port 0 (the port is known only once listening, after the gateway is made).
+ */
+export function ownOrigin(host: string, port: number): string | undefined {
+  if (port === 0) return undefined;
+  const reach = host === '0.0.0.0' || host === '' ? '127.0.0.1' : host === '::' ? '::1' : host;
+  return `http://${reach.includes(':') ? `[${reach}]` : reach}:${port}`;
+}
+
+/**
  * Opens the database (`DATABASE_URL` → PostgreSQL, else PGlite in the data folder), finds the secret
  * key, builds the server and listens; refuses to start on PostgreSQL without `MT_SECRET_KEY`.
  */
@@ -99,24 +109,26 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
   });
   let app: FastifyInstance | undefined;
   const plan = shutdownPlan(shutdownSettingsFromEnv());
+  const host = options.host ?? '127.0.0.1';
+  const port = options.port ?? 8080;
   const shutdown = new ShutdownState();
   try {
     app = await createServer({
       db,
       secretKey: key.keyring,
       egress: options.egress,
-      platformOrigin: options.platformOrigin ?? publicUrlFromEnv(),
+      // Platform tools call MT_PUBLIC_URL; unset, this server's own address (known before it listens on a fixed port).
+      platformOrigin: options.platformOrigin ?? publicUrlFromEnv() ?? ownOrigin(host, port),
       logger: options.logger,
       worker: options.worker ?? {},
       bootstrap: false,
       migrate: false,
       shutdown,
     });
-    const host = options.host ?? '127.0.0.1';
-    await app.listen({ port: options.port ?? 8080, host });
+    await app.listen({ port, host });
     const address = app.server.address();
-    const port = typeof address === 'object' && address !== null ? address.port : options.port;
-    const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+    const listening = typeof address === 'object' && address !== null ? address.port : port;
+    const url = `http://${host.includes(':') ? `[${host}]` : host}:${listening}`;
     // Only a server that listens makes (and prints) the first admin key: one that cannot start loses none.
     await bootstrapDatabase(db, {
       bootstrapKey: options.bootstrapKey ?? bootstrapKeyFromEnv(),

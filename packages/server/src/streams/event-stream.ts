@@ -1,7 +1,7 @@
 import type { Engine, RunEvent, RunEventType, RunViewer } from '@maitento/engine';
 import { isMtError, type MtError } from '@maitento/errors';
 import { TERMINAL_EVENT_TYPES } from '@maitento/sdk';
-import { FALLBACK_POLL_MS, STREAM_KEEPALIVE_MS, type Wakeups, wakeTopics } from '@maitento/store';
+import { FALLBACK_POLL_MS, RUN_WATCH_RENEW_MS, STREAM_KEEPALIVE_MS, type Wakeups, wakeTopics } from '@maitento/store';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 
 /** Event types after which a run's stream ends. */
@@ -73,10 +73,11 @@ export function resumePoint(lastEventId: string | string[] | undefined, after: n
 }
 
 /**
- * Takes the response over and streams a run's events as Server-Sent Events: the stored ones after
- * `after` ({@link STREAM_PAGE} at a time), then new ones as they are stored (read when `run:<id>` is woken, or every `pollMs` while wake-ups are not listening),
- * until a terminal event, the client going away, `endWhen`, or the server closing. Reading stops as soon as the
- * connection closes.
+ * Takes the response over and streams a run's events as Server-Sent Events: the stored ones after `after`
+ * ({@link STREAM_PAGE} at a time), then new ones as they are stored (read when `run:<id>` is woken, or every `pollMs`
+ * while wake-ups are not listening), until a terminal event, the client going away, `endWhen`, or the server closing.
+ * The run is marked watched (`Engine.watchRun`) before the first read and while the stream is open, so its appends
+ * wake `run:<id>`. Reading stops as soon as the connection closes.
  */
 export async function streamRunEvents(
   request: FastifyRequest,
@@ -138,10 +139,19 @@ export async function streamRunEvents(
   };
   let after = spec.after;
   let lastWrite = Date.now();
+  // When the run's watch mark was last renewed (Date.now() before the statement): its appends wake `run:<id>` only
+  // while it is marked (decision 0365), so the mark is taken before the first read and renewed before a read once
+  // RUN_WATCH_RENEW_MS passed; the wait below ends by then.
+  let watchedAt = Number.NEGATIVE_INFINITY;
   try {
     await write(': stream of run events\n\n');
     while (!closed) {
       woken = false;
+      if (!spec.ended && Date.now() - watchedAt >= RUN_WATCH_RENEW_MS) {
+        const at = Date.now();
+        await engine.watchRun(runId);
+        watchedAt = at;
+      }
       const events = await engine.listEvents(namespace, runId, after, STREAM_PAGE, spec.viewer);
       for (const event of events) {
         await write(format(event));
@@ -162,9 +172,11 @@ export async function streamRunEvents(
       }
       if (woken) continue;
       const keepAliveIn = Math.max(0, lastWrite + timing.keepAliveMs - Date.now());
+      // The keep-alive's time, or the mark's renewal if sooner.
+      const deadline = Math.min(keepAliveIn, Math.max(0, watchedAt + RUN_WATCH_RENEW_MS - Date.now()));
       await new Promise<void>((resolve) => {
-        // The fallback read only while wake-ups are not listening (as every waiter's); the keep-alive's time always.
-        const timer = setTimeout(resolve, spec.wakeups.listening ? keepAliveIn : Math.min(timing.pollMs, keepAliveIn));
+        // The fallback read only while wake-ups are not listening (as every waiter's); the deadline's time always.
+        const timer = setTimeout(resolve, spec.wakeups.listening ? deadline : Math.min(timing.pollMs, deadline));
         wake = () => {
           clearTimeout(timer);
           resolve();

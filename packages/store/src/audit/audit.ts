@@ -3,12 +3,14 @@ import { storeErrors } from '../errors.js';
 import { iso } from '../internal/rows.js';
 
 /**
- * Who made a change: a key (over the REST API, or a console session signed in with it), or the system (`mt migrate`,
- * `mt runs-prune`, the retention job).
+ * Who made a change: a key (over the REST API, or a console session signed in with it), a person (a console session
+ * signed in through single sign-on; `personId` is `person:<id>`, docs/sso.md), or the system (`mt migrate`,
+ * `mt runs-prune`, the retention job, an end user's connect callback).
  */
 export type AuditActor =
   | { kind: 'key'; keyId: string; role: string; via: 'api' | 'console' }
-  | { kind: 'system'; via: 'migrate' | 'runs-prune' | 'retention' };
+  | { kind: 'person'; personId: string; role: string; via: 'console' }
+  | { kind: 'system'; via: 'migrate' | 'runs-prune' | 'retention' | 'connect-callback' | 'run' | 'mcp' };
 
 /** Who asks for a change, and the request it came in: what a write path is given to record it. */
 export interface AuditContext {
@@ -25,14 +27,28 @@ export type AuditAction =
   | 'secret.created'
   | 'secret.rotated'
   | 'secret.deleted'
+  | 'connection.link-created'
+  | 'connection.connected'
+  | 'connection.deleted'
+  | 'webhook.created'
+  | 'webhook.updated'
+  | 'webhook.deleted'
+  | 'webhook.secret-rotated'
+  | 'schedule.paused'
+  | 'schedule.resumed'
+  | 'resource.deleted'
   | 'version.enabled'
   | 'version.disabled'
   | 'approval.approved'
   | 'approval.rejected'
+  | 'approval.edited'
   | 'namespace.created'
+  | 'namespace.quotas-set'
   | 'console.signed-in'
   | 'console.signed-out'
   | 'run.cancelled'
+  | 'run.budget-extended'
+  | 'run.budget-declined'
   | 'runs.pruned'
   | 'approvals.pruned'
   | 'schema.migrated';
@@ -55,7 +71,7 @@ export interface AuditRecord {
   id: string;
   at: string;
   namespace: string;
-  actor: { kind: 'key' | 'system'; id: string; role: string | null; via: string };
+  actor: { kind: 'key' | 'person' | 'system'; id: string; role: string | null; via: string };
   action: string;
   target: { kind: string; id: string };
   before: Record<string, unknown> | null;
@@ -75,8 +91,8 @@ export async function recordAudit(tx: Queryable, entry: AuditEntry): Promise<voi
     [
       entry.namespace,
       actor.kind,
-      actor.kind === 'key' ? actor.keyId : 'system',
-      actor.kind === 'key' ? actor.role : null,
+      actor.kind === 'key' ? actor.keyId : actor.kind === 'person' ? actor.personId : 'system',
+      actor.kind === 'system' ? null : actor.role,
       actor.via,
       entry.action,
       entry.target.kind,
@@ -85,6 +101,25 @@ export async function recordAudit(tx: Queryable, entry: AuditEntry): Promise<voi
       entry.after == null ? null : JSON.stringify(entry.after),
       entry.requestId,
     ],
+  );
+}
+
+/**
+ * `deleteSql` (a `DELETE ... RETURNING` of rows of namespace `$1`) and the system's audit row of it, as one statement:
+ * the deletion and its row commit together, with no round trip between them while the deleted rows are locked (the
+ * retention's batches, docs/operations.md). Its parameters after the DELETE's own, from `$first`: `via`, `action`, the
+ * key of the count in `after`, and `after.endedBefore`; no row is written when nothing was deleted. It returns one
+ * row, `rows`: how many the DELETE deleted. The row is {@link recordAudit}'s for `actor: { kind: 'system', via }` and
+ * `target: { kind: 'namespace', id: $1 }`.
+ */
+export function deleteWithSystemAudit(deleteSql: string, first: number): string {
+  const [via, action, key, endedBefore] = [first, first + 1, first + 2, first + 3].map((n) => `$${n}`);
+  return (
+    `WITH deleted AS (${deleteSql}), n AS (SELECT count(*)::int AS rows FROM deleted), ` +
+    'audit AS (INSERT INTO mt_audit (namespace, actor_kind, actor_id, actor_role, via, action, target_kind, target_id, ' +
+    `before, after, request_id) SELECT $1, 'system', 'system', NULL, ${via}::text, ${action}::text, 'namespace', $1, ` +
+    `NULL, jsonb_build_object(${key}::text, n.rows, 'endedBefore', ${endedBefore}::text), NULL FROM n WHERE n.rows > 0) ` +
+    'SELECT rows FROM n'
   );
 }
 
@@ -113,7 +148,7 @@ interface AuditRow {
   seq: string;
   at: Date;
   namespace: string;
-  actor_kind: 'key' | 'system';
+  actor_kind: 'key' | 'person' | 'system';
   actor_id: string;
   actor_role: string | null;
   via: string;

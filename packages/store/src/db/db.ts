@@ -22,6 +22,9 @@ export interface Queryable {
   exec(sql: string): Promise<void>;
 }
 
+/** The most connections of {@link Db.relaxed}'s pool. */
+export const RELAXED_POOL_MAX = 2;
+
 /** The one database interface of Maitento, implemented on `pg` (a Pool) and on PGlite. */
 export interface Db extends Queryable {
   /** Which driver is underneath. */
@@ -35,6 +38,15 @@ export interface Db extends Queryable {
    * it, for what needs a session of its own (migrations; the wake-up LISTEN connection uses its `connectionString`).
    */
   readonly direct?: Db;
+  /**
+   * PostgreSQL only, without a pooler: a small pool on the same database (at most {@link RELAXED_POOL_MAX} connections,
+   * opened when first used, named `<process>-queue`) whose commits do not wait for the write-ahead log's flush
+   * (`synchronous_commit = off`), for writes that a crash of PostgreSQL may lose because they are redone anyway: the
+   * job queue's fetch, settle, heartbeat and supervision (a job whose settle or heartbeat is lost is retried once its
+   * heartbeat lapses; the run's claim fences the attempt). The database stays consistent: a later commit that waits
+   * for the flush makes every earlier one durable. Undefined on PGlite and through a pooler (use the Db itself).
+   */
+  readonly relaxed?: Db;
   /** PostgreSQL's `application_name` of this process's connections (`mt-serve`, `mt-worker`), if set. */
   readonly applicationName?: string;
   /**

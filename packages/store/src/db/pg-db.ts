@@ -1,7 +1,7 @@
 import { isMtError } from '@maitento/errors';
 import pg from 'pg';
 import { storeErrors } from '../errors.js';
-import type { Db, Queryable, QueryOptions, QueryResult } from './db.js';
+import { type Db, type Queryable, type QueryOptions, type QueryResult, RELAXED_POOL_MAX } from './db.js';
 import { dbPoolMaxFromEnv, pgConnectionConfig, tlsRefusal } from './pg-config.js';
 
 /** How long a statement waits for a connection, and then for its answer, by default (`MT_DB_TIMEOUT_MS`). */
@@ -55,6 +55,8 @@ export interface PgDbOptions {
   timeoutMs?: number;
   /** Milliseconds an idle connection of the pool stays open (default pg's, 10 s). */
   idleMs?: number;
+  /** Whether a commit waits for the write-ahead log's flush (default true; false: see {@link Db.relaxed}). */
+  synchronousCommit?: boolean;
 }
 
 // A failure of the connection rather than of the statement: a timeout, a refused or broken socket, or a server
@@ -188,6 +190,10 @@ export function createPgDb(connectionString: string, options: PgDbOptions = {}):
     ...(options.idleMs === undefined ? {} : { idleTimeoutMillis: options.idleMs }),
     connectionTimeoutMillis: 2 * timeoutMs,
     ...(pooled ? {} : deadlines),
+    // A startup parameter like the deadlines (never through a pooler: `relaxed` is not made there).
+    ...(options.synchronousCommit === false
+      ? { options: [config.options, '-c synchronous_commit=off'].filter(Boolean).join(' ') }
+      : {}),
   });
   // Through a pooler the server's deadlines hold for the transaction that sets them, in BEGIN's round trip.
   const begin = pooled
@@ -232,6 +238,8 @@ export function createPgDb(connectionString: string, options: PgDbOptions = {}):
   // then (were the backend not ended, at the latest at the server's idle deadline).
   const settleMs = 4 * timeoutMs;
   const state = reachability();
+  // Db.relaxed, made when first asked for.
+  let relaxed: Db | undefined;
 
   async function bounded<T>(run: () => Promise<T>): Promise<T> {
     const statement = state.begin();
@@ -451,8 +459,20 @@ export function createPgDb(connectionString: string, options: PgDbOptions = {}):
         client.release(broken as Error | undefined);
       }
     },
+    get relaxed(): Db | undefined {
+      if (pooled || options.synchronousCommit === false) return undefined;
+      relaxed ??= createPgDb(connectionString, {
+        directUrl: '',
+        prepared,
+        max: RELAXED_POOL_MAX,
+        timeoutMs,
+        synchronousCommit: false,
+        ...(options.applicationName ? { applicationName: `${options.applicationName}-queue` } : {}),
+      });
+      return relaxed;
+    },
     async close(): Promise<void> {
-      await Promise.all([pool.end(), unbounded?.end(), direct?.close()]);
+      await Promise.all([pool.end(), unbounded?.end(), direct?.close(), relaxed?.close()]);
     },
   };
 }

@@ -1,15 +1,34 @@
-import type { Agent, Connector, Interaction, Resource, ResourceKind, Tool, ToolDefinition } from '@maitento/lang';
+import type {
+  Agent,
+  AuthProvider,
+  Connector,
+  Interaction,
+  Resource,
+  ResourceKind,
+  Schedule,
+  Tool,
+  Trigger,
+  ToolDefinition,
+} from '@maitento/lang';
 import type * as wire from '@maitento/sdk/wire';
 import type { Db, Queryable } from '../db/db.js';
 import { type AuditContext, recordAudit } from '../audit/audit.js';
 import { storeErrors } from '../errors.js';
+import { activePins, DEPLOY_LOCK_CLASS, markDeleted } from '../resources/delete.js';
 import { contentHash, type Pin } from '../resources/hash.js';
+import { DELETED_HASH } from '../resources/versions.js';
 import { notifyWake, wakeTopics } from '../wake/notify.js';
 import { describeChange, type PreviousVersion } from './describe.js';
 import { referencesOf } from './references.js';
 
 /** What a deploy stores: the compiled resources of a repo and the tools' model-facing definitions. */
 export interface CompiledResources {
+  /** Absent: the deploy changes no auth provider (a caller from before they existed). */
+  authProviders?: AuthProvider[];
+  /** Absent: the deploy changes no schedule (a caller from before they existed). */
+  schedules?: Schedule[];
+  /** Absent: the deploy changes no trigger. */
+  triggers?: Trigger[];
   connectors: Connector[];
   tools: Tool[];
   agents: Agent[];
@@ -24,9 +43,7 @@ export type DeployChange = wire.DeployChange;
 /** What a deploy did, or would do. */
 export type DeployPlan = wire.DeployPlan;
 
-const KINDS: ResourceKind[] = ['connector', 'tool', 'agent', 'interaction'];
-// Held per namespace for the whole deploy transaction, so two deploys never interleave.
-const DEPLOY_LOCK_CLASS = 7_357_003;
+const KINDS: ResourceKind[] = ['auth-provider', 'connector', 'tool', 'agent', 'interaction', 'schedule', 'trigger'];
 
 interface NewRow {
   kind: ResourceKind;
@@ -90,7 +107,9 @@ function inDependencyOrder(resources: Resource[]): Resource[] {
  * Deploys compiled resources to `namespace` in one transaction, serialised with other deploys to it:
  * a new version for each resource whose content hash (resource and pinned versions) changed, none for
  * the rest. With `dryRun` it computes the same plan and writes nothing. Resources absent from
- * `compiled` are left as they are and not listed.
+ * `compiled` are left as they are and listed in the plan's `absent`; with `prune` they are deleted in the same
+ * transaction instead (decision 0295): each a `delete` change, hidden and disabled but for the versions that runs
+ * not yet ended pin (`pinnedBy`), which stay until those runs end. A kind `compiled` leaves undefined is not pruned.
  */
 export async function deploy(
   db: Db,
@@ -102,6 +121,8 @@ export async function deploy(
     onPlanned?: (tx: Queryable, plan: DeployPlan) => Promise<void>;
     /** Who deploys: each new version records its key (`deployed_by`), and the deploy is one `deploy.applied` row. */
     audit?: AuditContext;
+    /** Delete the namespace's resources that `compiled` does not hold (of the kinds it gives). */
+    prune?: boolean;
   } = {},
 ): Promise<DeployPlan> {
   const dryRun = options.dryRun ?? false;
@@ -114,21 +135,29 @@ export async function deploy(
       [namespace],
     );
     const latest = new Map(latestRows.map((row) => [`${row.kind}:${row.name}`, row]));
-    const versions = new Map([...latest].map(([key, row]) => [key, row.version]));
+    // A deleted resource (its latest row the marker) is no reference target; a new version numbers on after it.
+    const versions = new Map(
+      [...latest].filter(([, row]) => row.hash !== DELETED_HASH).map(([key, row]) => [key, row.version]),
+    );
     const byKind: Record<ResourceKind, Resource[]> = {
+      'auth-provider': compiled.authProviders ?? [],
       connector: compiled.connectors,
       tool: compiled.tools,
       agent: compiled.agents,
       interaction: compiled.interactions,
+      schedule: compiled.schedules ?? [],
+      trigger: compiled.triggers ?? [],
     };
     const changes: DeployChange[] = [];
     const inserts: NewRow[] = [];
+    // With `prune`, what the deploy does not hold goes: a reference to it is a reference to nothing.
+    const held = new Set(KINDS.flatMap((kind) => byKind[kind].map((resource) => `${kind}:${resource.name}`)));
     // Kinds in dependency order, so a resource's references already have their new versions.
     for (const kind of KINDS) {
       for (const resource of inDependencyOrder(byKind[kind])) {
         const pins: Pin[] = referencesOf(resource).map((ref) => {
           const version = versions.get(`${ref.kind}:${ref.name}`);
-          if (version === undefined) {
+          if (version === undefined || (options.prune === true && !held.has(`${ref.kind}:${ref.name}`))) {
             throw storeErrors.create('api:deploy:reference-missing', {
               kind,
               name: resource.name,
@@ -143,12 +172,13 @@ export async function deploy(
         }
         const key = `${kind}:${resource.name}`;
         const hash = contentHash(resource, pins);
-        const current = latest.get(key);
+        const stored = latest.get(key);
+        const current = stored?.hash === DELETED_HASH ? undefined : stored;
         if (current?.hash === hash) {
           changes.push({ kind, name: resource.name, action: 'unchanged', version: current.version, breaking: [] });
           continue;
         }
-        const version = (current?.version ?? 0) + 1;
+        const version = (stored?.version ?? 0) + 1;
         versions.set(key, version);
         const definition = kind === 'tool' ? (compiled.definitions.get(resource.name) ?? null) : null;
         inserts.push({ kind, name: resource.name, version, hash, resource, pins, definition });
@@ -163,6 +193,35 @@ export async function deploy(
       }
     }
     await describeUpdates(tx, namespace, changes, inserts);
+    // What the namespace holds that the deploy does not: deleted with `prune`, else only named in the plan.
+    const given = new Set<string>(['connector', 'tool', 'agent', 'interaction']);
+    if (compiled.authProviders !== undefined) given.add('auth-provider');
+    if (compiled.schedules !== undefined) given.add('schedule');
+    if (compiled.triggers !== undefined) given.add('trigger');
+    const deployed = new Set(changes.map((change) => `${change.kind}:${change.name}`));
+    const gone = latestRows.filter(
+      (row) => row.hash !== DELETED_HASH && given.has(row.kind) && !deployed.has(`${row.kind}:${row.name}`),
+    );
+    const prune = options.prune === true;
+    const absent: NonNullable<DeployPlan['absent']> = [];
+    const deletions: { kind: ResourceKind; name: string; latest: number; keep: Set<number> }[] = [];
+    if (prune) {
+      const pins = await activePins(tx, namespace, gone);
+      for (const row of gone) {
+        const pinned = pins.get(`${row.kind}:${row.name}`);
+        deletions.push({ kind: row.kind, name: row.name, latest: row.version, keep: pinned?.versions ?? new Set() });
+        changes.push({
+          kind: row.kind,
+          name: row.name,
+          action: 'delete',
+          version: row.version,
+          breaking: [],
+          ...(pinned === undefined ? {} : { pinnedBy: pinned.runs }),
+        });
+      }
+    } else {
+      for (const row of gone) absent.push({ kind: row.kind, name: row.name, version: row.version });
+    }
     if (!dryRun) {
       const deployedBy = options.audit?.actor.kind === 'key' ? options.audit.actor.keyId : null;
       for (const kind of KINDS)
@@ -172,8 +231,9 @@ export async function deploy(
           inserts.filter((row) => row.kind === kind),
           deployedBy,
         );
-      // A deploy that changed something is one row: every version it created. One that changed nothing has none.
-      if (options.audit !== undefined && inserts.length > 0) {
+      await markDeleted(tx, namespace, deletions, deployedBy);
+      // A deploy that changed something is one row: every version it created or deleted. One that changed nothing has none.
+      if (options.audit !== undefined && (inserts.length > 0 || deletions.length > 0)) {
         await recordAudit(tx, {
           ...options.audit,
           namespace,
@@ -195,8 +255,10 @@ export async function deploy(
       // The inserts step the cache epoch (schema 7): every server forgets which version is latest.
       // Open MCP sessions of the namespace are told tools/list_changed.
       if (inserts.length > 0) await notifyWake(tx, wakeTopics.resources(namespace));
+      // A new version of a schedule (or of the interaction one pins): every process's scheduler reads them again.
+      if (inserts.some((row) => row.kind === 'schedule')) await notifyWake(tx, wakeTopics.schedules);
     }
-    const plan = { applied: !dryRun, changes };
+    const plan: DeployPlan = { applied: !dryRun, changes, ...(absent.length > 0 ? { absent } : {}) };
     await options.onPlanned?.(tx, plan);
     return plan;
   });
@@ -223,7 +285,7 @@ async function describeUpdates(tx: Queryable, namespace: string, changes: Deploy
   }
 }
 
-// One statement per kind: a deploy of a thousand resources is four inserts.
+// One statement per kind: a deploy of a thousand resources is seven inserts.
 async function insertVersions(
   tx: Queryable,
   namespace: string,

@@ -26,8 +26,12 @@ function agentReferences(agent: Agent): Reference[] {
 export function referencesOf(resource: Resource): Reference[] {
   let refs: Reference[];
   switch (resource.kind) {
-    case 'connector':
+    case 'auth-provider':
       refs = [];
+      break;
+    case 'connector':
+      // An OAuth2 connector pins its auth provider's version: a new provider version makes a new connector version.
+      refs = resource.provider === undefined ? [] : [{ kind: 'auth-provider', name: resource.provider }];
       break;
     case 'tool':
       refs = [{ kind: 'connector', name: resource.connector }];
@@ -37,6 +41,11 @@ export function referencesOf(resource: Resource): Reference[] {
       break;
     case 'interaction':
       refs = interactionReferences(resource);
+      break;
+    case 'schedule':
+    case 'trigger':
+      // The interaction version a tick starts is the one pinned at deploy.
+      refs = [{ kind: 'interaction', name: resource.interaction }];
       break;
   }
   const unique = new Map(refs.map((ref) => [`${ref.kind}:${ref.name}`, ref]));

@@ -27,7 +27,7 @@ export function differsOnlyInKeyOrder(a: unknown, b: unknown): boolean {
 
 /** A reference of one version to another, fixed at deploy. */
 export interface Pin {
-  kind: 'connector' | 'tool' | 'agent' | 'interaction';
+  kind: 'auth-provider' | 'connector' | 'tool' | 'agent' | 'interaction' | 'schedule' | 'trigger';
   name: string;
   version: number;
 }

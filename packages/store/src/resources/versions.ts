@@ -1,10 +1,13 @@
 import {
   type Agent,
+  type AuthProvider,
   type Connector,
   didYouMean,
   type Interaction,
+  type Schedule,
   type ResourceKind,
   type Tool,
+  type Trigger,
   type ToolDefinition,
 } from '@maitento/lang';
 import type * as wire from '@maitento/sdk/wire';
@@ -15,8 +18,16 @@ import { iso } from '../internal/rows.js';
 import { WAKE_CHANNEL } from '../wake/notify.js';
 import type { Pin } from './hash.js';
 
+/**
+ * The hash of a deletion marker: the version a deletion (`DELETE /v1/...` or `mt deploy --prune`) appends after a
+ * resource's last one (decision 0295). A content hash is 64 hex digits, so no deployed version has it. While it is a
+ * resource's latest row the resource is deleted: not listed, not found, not startable; the versions before it stay
+ * (runs pinned to them read them), and the next deploy that brings the resource back numbers on after the marker.
+ */
+export const DELETED_HASH = 'deleted';
+
 /** The kinds whose single versions can be read, disabled and enabled. */
-export type VersionedKind = 'connector' | 'tool';
+export type VersionedKind = 'auth-provider' | 'connector' | 'tool';
 
 /** One stored version of a resource. */
 export interface StoredVersion<R = unknown> {
@@ -37,13 +48,19 @@ export type ResourceSummary = wire.ResourceSummary;
 export type VersionSummary = wire.VersionInfo;
 
 /** The resource type stored for each kind. */
-export type ResourceOf<K extends ResourceKind> = K extends 'connector'
-  ? Connector
-  : K extends 'tool'
-    ? Tool
-    : K extends 'agent'
-      ? Agent
-      : Interaction;
+export type ResourceOf<K extends ResourceKind> = K extends 'auth-provider'
+  ? AuthProvider
+  : K extends 'connector'
+    ? Connector
+    : K extends 'tool'
+      ? Tool
+      : K extends 'agent'
+        ? Agent
+        : K extends 'schedule'
+          ? Schedule
+          : K extends 'trigger'
+            ? Trigger
+            : Interaction;
 
 /**
  * Makes the error for a resource, or one version of it, that is not there (each kind's package owns its code);
@@ -62,8 +79,9 @@ export async function nameSuggestion(
   name: string,
 ): Promise<string> {
   const { rows } = await db.query<{ name: string }>(
-    'SELECT DISTINCT name FROM mt_resource_versions WHERE namespace = $1 AND kind = $2 ORDER BY name',
-    [namespace, kind],
+    'SELECT name FROM (SELECT DISTINCT ON (name) name, hash FROM mt_resource_versions ' +
+      'WHERE namespace = $1 AND kind = $2 ORDER BY name, version DESC) latest WHERE hash <> $3 ORDER BY name',
+    [namespace, kind, DELETED_HASH],
   );
   const names = rows.map((row) => row.name);
   if (names.includes(name)) return '';
@@ -71,21 +89,24 @@ export async function nameSuggestion(
   return guess === undefined ? '' : `; did you mean "${guess}"?`;
 }
 
-function notFound(kind: VersionedKind): NotFoundError {
+/** The not-found error of a connector, tool or auth provider (or one version of it): the store's own codes. */
+export function notFound(kind: VersionedKind): NotFoundError {
   return (name, version, suggestion) => {
     const params = { name, version: version === undefined ? '' : ` version ${version}`, suggestion };
+    if (kind === 'auth-provider') return storeErrors.create('api:auth-providers:not-found', params);
     return kind === 'connector'
       ? storeErrors.create('api:connectors:not-found', params)
       : storeErrors.create('api:extops:not-found', params);
   };
 }
 
-/** Lists every resource of `kind` in `namespace` with its latest version, by name. */
+/** Lists every resource of `kind` in `namespace` with its latest version, by name (a deleted one is not listed). */
 export async function listResources(db: Queryable, namespace: string, kind: ResourceKind): Promise<ResourceSummary[]> {
   const { rows } = await db.query<{ name: string; version: number; enabled: boolean }>(
-    'SELECT DISTINCT ON (name) name, version, enabled FROM mt_resource_versions ' +
-      'WHERE namespace = $1 AND kind = $2 ORDER BY name, version DESC',
-    [namespace, kind],
+    'SELECT name, version, enabled FROM (SELECT DISTINCT ON (name) name, version, enabled, hash ' +
+      'FROM mt_resource_versions WHERE namespace = $1 AND kind = $2 ORDER BY name, version DESC) latest ' +
+      'WHERE hash <> $3 ORDER BY name',
+    [namespace, kind, DELETED_HASH],
   );
   return rows.map((row) => ({ name: row.name, latestVersion: row.version, enabled: row.enabled }));
 }
@@ -104,13 +125,13 @@ export async function listTools(db: Queryable, namespace: string): Promise<ToolS
     connector_enabled: boolean | null;
   }>(
     'SELECT t.name, t.version, t.enabled, p.name AS connector, p.version AS connector_version, ' +
-      'c.enabled AS connector_enabled FROM (SELECT DISTINCT ON (name) name, version, enabled, pins ' +
+      'c.enabled AS connector_enabled FROM (SELECT DISTINCT ON (name) name, version, enabled, pins, hash ' +
       "FROM mt_resource_versions WHERE namespace = $1 AND kind = 'tool' ORDER BY name, version DESC) t " +
       'LEFT JOIN LATERAL (SELECT * FROM json_to_recordset(t.pins) AS x(kind text, name text, version int) ' +
       "WHERE x.kind = 'connector' LIMIT 1) p ON true " +
       "LEFT JOIN mt_resource_versions c ON c.namespace = $1 AND c.kind = 'connector' " +
-      'AND c.name = p.name AND c.version = p.version ORDER BY t.name',
-    [namespace],
+      'AND c.name = p.name AND c.version = p.version WHERE t.hash <> $2 ORDER BY t.name',
+    [namespace, DELETED_HASH],
   );
   return rows.map((row) => {
     const summary: ToolSummary = { name: row.name, latestVersion: row.version, enabled: row.enabled, callable: true };
@@ -125,13 +146,27 @@ export async function listTools(db: Queryable, namespace: string): Promise<ToolS
   });
 }
 
-/** Reads one version of a resource of any kind (the latest when `version` is omitted); undefined when absent. */
+/**
+ * Reads one version of a resource of any kind (the latest when `version` is omitted); undefined when absent. A
+ * deleted resource has no latest version, but its versions stay readable by number: runs pinned to them read them.
+ */
 export async function getAnyVersion<R = unknown>(
   db: Queryable,
   namespace: string,
   kind: ResourceKind,
   name: string,
   version?: number,
+): Promise<StoredVersion<R> | undefined> {
+  return readVersion<R>(db, namespace, kind, name, version, false);
+}
+
+async function readVersion<R>(
+  db: Queryable,
+  namespace: string,
+  kind: ResourceKind,
+  name: string,
+  version: number | undefined,
+  hideDeleted: boolean,
 ): Promise<StoredVersion<R> | undefined> {
   const { rows } = await db.query<{
     name: string;
@@ -142,14 +177,22 @@ export async function getAnyVersion<R = unknown>(
     resource: R;
     pins: Pin[];
     definition: ToolDefinition | null;
+    deleted: boolean;
   }>(
-    'SELECT name, version, enabled, created_at, hash, resource, pins, definition FROM mt_resource_versions ' +
-      'WHERE namespace = $1 AND kind = $2 AND name = $3 AND ($4::int IS NULL OR version = $4::int) ' +
+    'SELECT name, version, enabled, created_at, hash, resource, pins, definition, ' +
+      (hideDeleted && version !== undefined
+        ? '(SELECT l.hash = $5 FROM mt_resource_versions l WHERE l.namespace = $1 AND l.kind = $2 AND l.name = $3 ' +
+          'ORDER BY l.version DESC LIMIT 1) AS deleted '
+        : 'false AS deleted ') +
+      'FROM mt_resource_versions WHERE namespace = $1 AND kind = $2 AND name = $3 AND ($4::int IS NULL OR version = $4::int) ' +
       'ORDER BY version DESC LIMIT 1',
-    [namespace, kind, name, version ?? null],
+    hideDeleted && version !== undefined
+      ? [namespace, kind, name, version, DELETED_HASH]
+      : [namespace, kind, name, version ?? null],
   );
   const row = rows[0];
-  if (!row) return undefined;
+  // The marker is no version; under it (a deleted resource) there is no latest, and for a person no version at all.
+  if (!row || row.hash === DELETED_HASH || row.deleted) return undefined;
   return {
     name: row.name,
     version: row.version,
@@ -164,7 +207,8 @@ export async function getAnyVersion<R = unknown>(
 
 /**
  * Reads one version of a resource (the latest when `version` is omitted); `notFound` makes the error when it is
- * not there, by default the store's for connectors and tools (agents and interactions must pass theirs).
+ * not there, by default the store's for connectors and tools (agents and interactions must pass theirs). What a
+ * person reads: a deleted resource is not found, by any version (a run's pinned reads use {@link getAnyVersion}).
  */
 export async function getVersion<K extends VersionedKind>(
   db: Queryable,
@@ -189,7 +233,7 @@ export async function getVersion(
   version?: number,
   notFoundError?: NotFoundError,
 ): Promise<StoredVersion> {
-  const stored = await getAnyVersion(db, namespace, kind, name, version);
+  const stored = await readVersion(db, namespace, kind, name, version, true);
   if (!stored) {
     const suggestion = await nameSuggestion(db, namespace, kind, name);
     throw (notFoundError ?? notFound(kind as VersionedKind))(name, version, suggestion);
@@ -218,11 +262,19 @@ export async function listVersions(
   name: string,
   notFoundError?: NotFoundError,
 ): Promise<VersionSummary[]> {
-  const { rows } = await db.query<{ version: number; enabled: boolean; created_at: Date; deployed_by: string | null }>(
-    'SELECT version, enabled, created_at, deployed_by FROM mt_resource_versions ' +
+  const { rows: all } = await db.query<{
+    version: number;
+    enabled: boolean;
+    created_at: Date;
+    deployed_by: string | null;
+    hash: string;
+  }>(
+    'SELECT version, enabled, created_at, deployed_by, hash FROM mt_resource_versions ' +
       'WHERE namespace = $1 AND kind = $2 AND name = $3 ORDER BY version DESC',
     [namespace, kind, name],
   );
+  // A deleted resource has none; one deleted and deployed again lists its versions without the marker between.
+  const rows = all[0]?.hash === DELETED_HASH ? [] : all.filter((row) => row.hash !== DELETED_HASH);
   if (rows.length === 0) {
     const suggestion = await nameSuggestion(db, namespace, kind, name);
     throw (notFoundError ?? notFound(kind as VersionedKind))(name, undefined, suggestion);
@@ -255,9 +307,12 @@ export async function setVersionEnabled(
     'WITH old AS (SELECT enabled FROM mt_resource_versions ' +
       'WHERE namespace = $1 AND kind = $2 AND name = $3 AND version = $4), ' +
       'changed AS (UPDATE mt_resource_versions SET enabled = $5 ' +
-      'WHERE namespace = $1 AND kind = $2 AND name = $3 AND version = $4 RETURNING 1) ' +
+      'WHERE namespace = $1 AND kind = $2 AND name = $3 AND version = $4 ' +
+      // A deleted resource has no version to switch (decision 0295).
+      'AND (SELECT l.hash FROM mt_resource_versions l WHERE l.namespace = $1 AND l.kind = $2 AND l.name = $3 ' +
+      'ORDER BY l.version DESC LIMIT 1) <> $6 RETURNING 1) ' +
       `SELECT (SELECT enabled FROM old) AS was, pg_notify('${WAKE_CHANNEL}', 'resources:' || $1::text) FROM changed`,
-    [namespace, kind, name, version, enabled],
+    [namespace, kind, name, version, enabled, DELETED_HASH],
   );
   if (rows.length === 0) throw notFound(kind)(name, version, await nameSuggestion(db, namespace, kind, name));
   if (audit !== undefined) {

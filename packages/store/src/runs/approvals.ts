@@ -1,6 +1,7 @@
 import type { Queryable } from '../db/db.js';
 import { iso } from '../internal/rows.js';
 import { WAKE_CHANNEL } from '../wake/notify.js';
+import { outboxCte, outboxWoken } from '../webhooks/webhooks.js';
 
 /** An approval as stored in `mt_approvals`. */
 export interface ApprovalRecord {
@@ -33,11 +34,15 @@ export interface ApprovalRecord {
   startedByKeyId: string | null;
   /** The distinct keys that approved it so far, in order. */
   approvedBy: { keyId: string; keyName: string }[];
+  /** The model-settable arguments a person set by editing (the call is made with them); null: the model's own. */
+  editedArguments: unknown;
+  /** The key that last edited the arguments; null when nobody did. */
+  editedBy: { keyId: string; keyName: string } | null;
 }
 
 /** A tool's approval policy (`approval.*` in its `.mtr` file; docs/roles.md). */
 export interface ApprovalPolicy {
-  /** Who may answer: key roles and/or API key ids; absent or empty: every role that answers approvals. */
+  /** Who may answer: key roles, API key ids and/or people (`person:<id>`); absent or empty: every role that answers. */
   approvers?: string[];
   /** How many distinct keys must approve (default 1). */
   count?: number;
@@ -52,10 +57,24 @@ const EXPIRED = '(expires_at IS NOT NULL AND expires_at <= now())';
 const COLUMNS =
   'id, namespace, run_id, tool_call_id, step, call_index, function_name, agent_name, arguments_json, request_hash, ' +
   'status, reason, answered_by_key_id, answered_by_key_name, answered_at, expires_at, used_at, created_at, ' +
-  `policy, started_by_key_id, approved_by, ${EXPIRED} AS expired`;
+  `policy, started_by_key_id, approved_by, edited_arguments, edited_by, ${EXPIRED} AS expired`;
 
-// Selects the changed rows of a CTE and wakes `approval:<id>` for each, at commit.
-const WOKEN = `SELECT *, pg_notify('${WAKE_CHANNEL}', 'approval:' || id::text) AS woken FROM`;
+// The webhooks' outbox (docs/notifications.md) of a statement whose CTE `source` returned approval rows: one event of
+// `type` (an SQL expression, NULL: none) per row, written in the same statement; select {@link HOOKED} with them.
+const hooked = (source: string, type: string) =>
+  outboxCte('hooked', source, {
+    namespace: 'namespace',
+    type,
+    data:
+      "json_build_object('approvalId', id, 'runId', run_id, 'namespace', namespace, 'functionName', function_name, " +
+      "'agentName', agent_name, 'status', status, 'expiresAt', expires_at, 'answeredBy', CASE WHEN " +
+      "answered_by_key_id IS NULL THEN NULL ELSE json_build_object('keyId', answered_by_key_id, 'keyName', " +
+      "answered_by_key_name) END, 'reason', reason)",
+  });
+const HOOKED = outboxWoken('hooked');
+// Selects the changed rows of a CTE and wakes `approval:<id>` for each at commit (and the delivery loop, when the
+// outbox CTE `hooked` wrote a delivery).
+const WOKEN_HOOKED = `SELECT *, pg_notify('${WAKE_CHANNEL}', 'approval:' || id::text) AS woken, ${HOOKED} FROM`;
 
 interface ApprovalRow {
   id: string;
@@ -80,6 +99,8 @@ interface ApprovalRow {
   policy: ApprovalPolicy | null;
   started_by_key_id: string | null;
   approved_by: { keyId: string; keyName: string }[];
+  edited_arguments: unknown;
+  edited_by: { keyId: string; keyName: string } | null;
 }
 
 function toRecord(row: ApprovalRow): ApprovalRecord {
@@ -106,6 +127,8 @@ function toRecord(row: ApprovalRow): ApprovalRecord {
     policy: row.policy,
     startedByKeyId: row.started_by_key_id,
     approvedBy: row.approved_by,
+    editedArguments: row.edited_arguments ?? null,
+    editedBy: row.edited_by ?? null,
   };
 }
 
@@ -129,10 +152,10 @@ export async function insertApproval(
   },
 ): Promise<ApprovalRecord> {
   const { rows } = await db.query<ApprovalRow>(
-    'INSERT INTO mt_approvals (id, namespace, run_id, tool_call_id, step, function_name, agent_name, arguments_json, ' +
+    'WITH made AS (INSERT INTO mt_approvals (id, namespace, run_id, tool_call_id, step, function_name, agent_name, arguments_json, ' +
       "request_hash, status, expires_at, call_index, policy, started_by_key_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'Pending', " +
       'CASE WHEN $10::float8 IS NULL THEN NULL ELSE now() + make_interval(secs => $10::float8) END, $11, $12, $13) ' +
-      `RETURNING ${COLUMNS}`,
+      `RETURNING ${COLUMNS}), ${hooked('made', "'approval.requested'")} SELECT *, ${HOOKED} FROM made`,
     [
       approval.id,
       approval.namespace,
@@ -223,8 +246,43 @@ export async function answerApprovalRecord(
       "approved_by = CASE WHEN $3 = 'Approved' THEN approved_by || $7::jsonb ELSE approved_by END " +
       "WHERE id = $1 AND namespace = $2 AND status = 'Pending' " +
       `AND NOT ${EXPIRED} AND NOT ($3 = 'Approved' AND approved_by @> jsonb_build_array(jsonb_build_object('keyId', $5::text))) ` +
-      `RETURNING ${COLUMNS}) ${WOKEN} answered`,
+      `RETURNING ${COLUMNS}), ${hooked('answered', "CASE WHEN status <> 'Pending' THEN 'approval.answered' END")} ` +
+      `${WOKEN_HOOKED} answered`,
     [id, namespace, answer.status, answer.reason, answer.keyId, answer.keyName, by, answer.needed ?? 1],
+  );
+  return rows[0] && toRecord(rows[0]);
+}
+
+/**
+ * Edits a Pending, unexpired approval whose request is still `fromHash` (the one the person saw): the call it covers
+ * becomes `edited` (its model-settable arguments, the shown arguments and the new hash), and the approvals given to
+ * the old request are dropped (decision 0215). One conditional UPDATE; undefined when nothing changed.
+ */
+export async function editApprovalRecord(
+  db: Queryable,
+  namespace: string,
+  id: string,
+  edit: {
+    fromHash: string;
+    arguments: unknown;
+    argumentsJson: string;
+    requestHash: string;
+    by: { keyId: string; keyName: string };
+  },
+): Promise<ApprovalRecord | undefined> {
+  const { rows } = await db.query<ApprovalRow>(
+    'UPDATE mt_approvals SET edited_arguments = $4::jsonb, arguments_json = $5, request_hash = $6, ' +
+      "edited_by = $7::jsonb, approved_by = '[]'::jsonb WHERE id = $1 AND namespace = $2 AND status = 'Pending' " +
+      `AND request_hash = $3 AND NOT ${EXPIRED} RETURNING ${COLUMNS}`,
+    [
+      id,
+      namespace,
+      edit.fromHash,
+      JSON.stringify(edit.arguments),
+      edit.argumentsJson,
+      edit.requestHash,
+      JSON.stringify(edit.by),
+    ],
   );
   return rows[0] && toRecord(rows[0]);
 }
@@ -233,8 +291,8 @@ export async function answerApprovalRecord(
 export async function expireApprovals(db: Queryable, only?: { id: string }): Promise<ApprovalRecord[]> {
   const { rows } = await db.query<ApprovalRow>(
     "WITH expired AS (UPDATE mt_approvals SET status = 'Expired' WHERE status = 'Pending' AND " +
-      `(CASE WHEN $1::uuid IS NULL THEN ${EXPIRED} ELSE id = $1::uuid END) RETURNING ${COLUMNS}) ` +
-      `${WOKEN} expired`,
+      `(CASE WHEN $1::uuid IS NULL THEN ${EXPIRED} ELSE id = $1::uuid END) RETURNING ${COLUMNS}), ` +
+      `${hooked('expired', "'approval.expired'")} ${WOKEN_HOOKED} expired`,
     [only?.id ?? null],
   );
   return rows.map(toRecord);

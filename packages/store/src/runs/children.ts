@@ -1,7 +1,7 @@
 // Runs started by another run's tool call (agents as tools, schema 15): finding a call's child, a run's
 // descendants, and keeping ancestors' status in step with a descendant waiting for a person.
 import type { Queryable } from '../db/db.js';
-import { COLUMNS, type RunRecord, type RunRow, type RunStatus, toRecord } from './runs.js';
+import { budgetOf, COLUMNS, type RunBudget, type RunRecord, type RunRow, type RunStatus, toRecord } from './runs.js';
 
 /** The child run that the parent's call (model turn `step`, index `index` in it) started, if any. */
 export async function findChildRun(
@@ -22,7 +22,7 @@ export async function openDescendants(db: Queryable, runId: string): Promise<str
   const { rows } = await db.query<{ id: string }>(
     'WITH RECURSIVE down(id, depth) AS (SELECT id, 1 FROM mt_runs WHERE parent_run_id = $1 UNION ALL ' +
       'SELECT c.id, down.depth + 1 FROM mt_runs c JOIN down ON c.parent_run_id = down.id) ' +
-      "SELECT down.id FROM down JOIN mt_runs r ON r.id = down.id WHERE r.status IN ('Running', 'PendingApproval') " +
+      "SELECT down.id FROM down JOIN mt_runs r ON r.id = down.id WHERE r.status IN ('Running', 'PendingApproval', 'PendingAuthorization', 'PendingBudget', 'PendingLimit') " +
       'ORDER BY down.depth',
     [runId],
   );
@@ -36,7 +36,7 @@ export async function openDescendants(db: Queryable, runId: string): Promise<str
  */
 export async function openChildren(db: Queryable, runId: string): Promise<string[]> {
   const { rows } = await db.query<{ id: string }>(
-    "SELECT id FROM mt_runs WHERE parent_run_id = $1 AND status IN ('Running', 'PendingApproval', 'WaitingForInput') " +
+    "SELECT id FROM mt_runs WHERE parent_run_id = $1 AND status IN ('Running', 'PendingApproval', 'PendingAuthorization', 'PendingBudget', 'PendingLimit', 'WaitingForInput') " +
       'ORDER BY created_at, id',
     [runId],
   );
@@ -99,4 +99,45 @@ export async function followDescendant(db: Queryable, runId: string, status: Run
     [runId, waiting ? 'PendingApproval' : 'Running', waiting ? 'Running' : 'PendingApproval', 'PendingApproval'],
   );
   return rows[0]?.parent ?? null;
+}
+
+/** A run of a tree as budgets count it: what it spent itself, and its budget. */
+export interface TreeSpendRun {
+  id: string;
+  parentRunId: string | null;
+  tokens: number;
+  costUsd: number;
+  budget: RunBudget | null;
+}
+
+/**
+ * Every run of `runId`'s tree (from its top run down) with what each spent itself (its usage columns) and its
+ * budget: a run's budget covers its own turns and those of the runs below it (docs/runs.md "Usage and budgets").
+ */
+export async function treeSpend(db: Queryable, runId: string): Promise<TreeSpendRun[]> {
+  const { rows } = await db.query<{
+    id: string;
+    parent_run_id: string | null;
+    input_tokens: string;
+    output_tokens: string;
+    cost_usd: string;
+    budget_tokens: string | null;
+    budget_cost_usd: string | null;
+    budget_on_exceeded: string | null;
+  }>(
+    'WITH RECURSIVE up(id, parent) AS (SELECT id, parent_run_id FROM mt_runs WHERE id = $1 ' +
+      'UNION ALL SELECT r.id, r.parent_run_id FROM mt_runs r JOIN up ON r.id = up.parent), ' +
+      'down(id) AS (SELECT id FROM up WHERE parent IS NULL ' +
+      'UNION ALL SELECT c.id FROM mt_runs c JOIN down ON c.parent_run_id = down.id) ' +
+      'SELECT r.id, r.parent_run_id, r.input_tokens, r.output_tokens, r.cost_usd, r.budget_tokens, ' +
+      'r.budget_cost_usd, r.budget_on_exceeded FROM mt_runs r JOIN down ON r.id = down.id',
+    [runId],
+  );
+  return rows.map((row) => ({
+    id: row.id,
+    parentRunId: row.parent_run_id,
+    tokens: Number(row.input_tokens) + Number(row.output_tokens),
+    costUsd: Number(row.cost_usd),
+    budget: budgetOf(row),
+  }));
 }

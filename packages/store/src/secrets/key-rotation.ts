@@ -21,11 +21,50 @@ interface Row extends EnvelopeRow {
 
 const COLUMNS = 'id, namespace, iv, ciphertext, tag, key_id, wrapped_key';
 
+// The other tables sealed with the secrets' envelopes, and the id prefix their AAD binds (a row id of one table
+// never opens as another's): a connection's tokens and a connect link's PKCE verifier (docs/connections.md).
+const SEALED_TABLES = [
+  { table: 'mt_connections', prefix: 'connection:' },
+  { table: 'mt_connect_links', prefix: 'connect-link:' },
+  // An outbound webhook endpoint's signing secrets (docs/notifications.md).
+  { table: 'mt_webhook_endpoints', prefix: 'webhook:' },
+  // A dynamically registered OAuth client's secret (docs/connections.md).
+  { table: 'mt_oauth_clients', prefix: 'oauth-client:' },
+] as const;
+
 async function countByKeyId(db: Db): Promise<Record<string, number>> {
   const { rows } = await db.query<{ key_id: string | null; n: number }>(
-    'SELECT key_id, count(*)::int AS n FROM mt_secrets GROUP BY key_id',
+    'SELECT key_id, count(*)::int AS n FROM (SELECT key_id FROM mt_secrets UNION ALL ' +
+      'SELECT key_id FROM mt_connections UNION ALL SELECT key_id FROM mt_connect_links UNION ALL ' +
+      'SELECT key_id FROM mt_webhook_endpoints UNION ALL SELECT key_id FROM mt_oauth_clients) AS sealed GROUP BY key_id',
   );
   return Object.fromEntries(rows.map((row) => [row.key_id ?? 'legacy', row.n]));
+}
+
+// Re-wraps up to `batchSize` data keys of a connection or connect link table onto the current key; 0 when none is left.
+async function moveSealedBatch(
+  db: Db,
+  keys: SecretKeys,
+  batchSize: number,
+  { table, prefix }: (typeof SEALED_TABLES)[number],
+): Promise<number> {
+  const current = toKeyring(keys).current;
+  return db.transaction(async (tx) => {
+    const { rows } = await tx.query<Row>(
+      `SELECT ${COLUMNS} FROM ${table} WHERE key_id <> $2 ORDER BY id LIMIT $1 FOR UPDATE`,
+      [batchSize, current.id],
+    );
+    for (const row of rows) {
+      const id = `${prefix}${row.id}`;
+      const dataKey = unwrapDataKey(keys, row.namespace, id, row.key_id!, envelopeOf(row).wrappedKey!);
+      await tx.query(`UPDATE ${table} SET key_id = $2, wrapped_key = $3 WHERE id = $1`, [
+        row.id,
+        current.id,
+        wrapDataKey(current, row.namespace, id, dataKey),
+      ]);
+    }
+    return rows.length;
+  });
 }
 
 // Moves up to `batchSize` rows that are not under the current key onto it, in one transaction; 0 when none is left.
@@ -119,6 +158,15 @@ export async function rotateSecretKeys(
   options: { batchSize?: number; afterBatch?: (done: SecretKeyRotation) => void | Promise<void> } = {},
 ): Promise<SecretKeyRotation> {
   const done: SecretKeyRotation = { keyId: toKeyring(keys).current.id, rewrapped: 0, converted: 0, batches: 0 };
+  for (const sealed of SEALED_TABLES) {
+    for (;;) {
+      const rewrapped = await moveSealedBatch(db, keys, options.batchSize ?? 100, sealed);
+      if (rewrapped === 0) break;
+      done.rewrapped += rewrapped;
+      done.batches++;
+      await options.afterBatch?.({ ...done });
+    }
+  }
   for (;;) {
     const moved = await moveBatch(db, keys, options.batchSize ?? 100, 'all');
     if (moved.rewrapped + moved.converted === 0) return done;

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Queryable } from '../db/db.js';
 
 /** The PostgreSQL channel of every wake-up; the payload is the topic (`runs`, `run:<id>`, `key:<id>`, ...). */
@@ -20,8 +21,23 @@ export const wakeTopics = {
   key: (id: string) => `key:${id}`,
   /** A deploy, a disable or an enable in `namespace`. */
   resources: (namespace: string) => `resources:${namespace}`,
+  /** A schedule was deployed, paused or resumed: every scheduler reads the schedules again. */
+  schedules: 'schedules',
   /** A knowledge base document waiting for its vectors was stored. */
   embeddings: 'embeddings',
+  /** A webhook delivery was written (docs/notifications.md). */
+  webhooks: 'webhooks',
+  /** A run's end owed a chaining trigger a delivery (docs/schedules-and-triggers.md). */
+  triggers: 'triggers',
+  /**
+   * The connect callback stored the connection of (namespace, provider, end user): an MCP call waiting on its URL
+   * elicitation reads it again. A hash, so that any end user id fits NOTIFY's payload.
+   */
+  connection: (namespace: string, provider: string, endUser: string) =>
+    `connection:${createHash('sha256')
+      .update(JSON.stringify([namespace, provider, endUser]))
+      .digest('hex')
+      .slice(0, 32)}`,
 } as const;
 
 /** Notifies `topic` on `mt_wake`; run it in the writer's transaction (delivered at commit, not on rollback). */

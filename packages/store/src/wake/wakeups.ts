@@ -1,3 +1,4 @@
+import { AsyncResource } from 'node:async_hooks';
 import pg from 'pg';
 import type { Db } from '../db/db.js';
 import { pgConnectionConfig, tlsRefusal } from '../db/pg-config.js';
@@ -57,8 +58,11 @@ function topicTable() {
   };
   return {
     on(topic: string, fn: () => void): () => void {
-      // Each subscription is its own entry, so the same function subscribed twice is unsubscribed once each.
-      const entry = () => fn();
+      // Each subscription is its own entry, so the same function subscribed twice is unsubscribed once each. It is
+      // called in the subscriber's async context, not the notifier's: on PGlite a notification is delivered inside
+      // the writer's call, and a subscriber (a scheduler re-arming its timer) would otherwise carry the writer's
+      // request context (its Idempotency-Key) into the work it starts.
+      const entry = AsyncResource.bind(() => fn());
       const fns = topics.get(topic) ?? new Set();
       topics.set(topic, fns);
       fns.add(entry);

@@ -13,6 +13,9 @@ from ..models import (
     AgentRecord,
     Approval,
     AuditPage,
+    AuthProviderRecord,
+    ConnectLink,
+    Connection,
     ConnectorRecord,
     CreatedKey,
     CreatedNamespace,
@@ -22,12 +25,20 @@ from ..models import (
     ExtopSummary,
     InteractionRecord,
     KeyInfo,
+    QuotaStanding,
     ResourceSummary,
+    ScheduleState,
+    ScheduleTick,
     Secret,
     SecretKeyRotation,
     SecretKeyStatus,
+    TriggerDeliveryLog,
+    UsageReport,
     VersionState,
     VersionSummary,
+    WebhookDelivery,
+    WebhookEndpoint,
+    WebhookEndpointWithSecret,
 )
 
 if TYPE_CHECKING:
@@ -102,10 +113,21 @@ class Extops(_Resource):
         return VersionState.model_validate(data)
 
     async def call(
-        self, name: str, *, arguments: dict[str, Any], version: int | None = None, idempotency_key: str | None = None
+        self,
+        name: str,
+        *,
+        arguments: dict[str, Any],
+        version: int | None = None,
+        end_user: str | None = None,
+        idempotency_key: str | None = None,
     ) -> ExtopCallResult:
-        """Makes one call of the tool through the server's gateway with the namespace's secrets."""
-        body = without_none({"arguments": arguments, "version": version})
+        """Makes one call of the tool through the server's gateway with the namespace's secrets.
+
+        `end_user` is the person an auth = "OAuth2" connector's call acts for (their connection's access token). When
+        they have no usable connection the call is refused: a `ConflictError` with code
+        `api:connections:authorization-required` whose `details["authorization"]["url"]` is their connect link.
+        """
+        body = without_none({"arguments": arguments, "version": version, "endUser": end_user})
         timeout = max(self._client.timeout, CALL_TIMEOUT)
         data = await self._client.request(
             "POST", path("/v1/extops/{}/call", name), body, idempotency_key=idempotency_key, timeout=timeout
@@ -164,10 +186,22 @@ class Approvals(_Resource):
         """One approval."""
         return Approval.model_validate(await self._client.request("GET", path("/v1/approvals/{}", approval_id)))
 
-    async def approve(self, approval_id: str, *, reason: str | None = None) -> Approval:
-        """Approves: exactly the call shown is made (`api:approvals:already-answered` if it was answered)."""
+    async def approve(
+        self,
+        approval_id: str,
+        *,
+        reason: str | None = None,
+        arguments: dict[str, Any] | None = None,
+        request_hash: str | None = None,
+    ) -> Approval:
+        """Approves: exactly the call shown is made (`api:approvals:already-answered` if it was answered).
+
+        With `arguments` (and the `request_hash` of the approval you read), edit, then approve: a run's call is made
+        with these arguments instead of the model's (docs/roles.md, "Edit, then approve").
+        """
         route = path("/v1/approvals/{}/approve", approval_id)
-        return Approval.model_validate(await self._client.request("POST", route, without_none({"reason": reason})))
+        body = without_none({"reason": reason, "arguments": arguments, "requestHash": request_hash})
+        return Approval.model_validate(await self._client.request("POST", route, body))
 
     async def reject(self, approval_id: str, *, reason: str) -> Approval:
         """Rejects with a reason; the call is not made."""
@@ -231,18 +265,39 @@ class Namespaces(_Resource):
         """Creates a namespace and its first admin key, shown this once."""
         return CreatedNamespace.model_validate(await self._client.request("POST", "/v1/namespaces", {"name": name}))
 
+    async def set_quotas(
+        self,
+        name: str,
+        *,
+        runs_per_day: int | None = None,
+        tool_calls_per_day: int | None = None,
+        tokens_per_month: int | None = None,
+    ) -> QuotaStanding:
+        """Sets every quota of namespace `name` (one left as None is no quota; docs/quotas.md)."""
+        body = {"runsPerDay": runs_per_day, "toolCallsPerDay": tool_calls_per_day, "tokensPerMonth": tokens_per_month}
+        return QuotaStanding.model_validate(await self._client.request("PUT", path("/v1/namespaces/{}/quotas", name), body))
+
+    async def get_quotas(self, name: str) -> QuotaStanding:
+        """The quotas of namespace `name` and what it used of them this UTC day and month."""
+        return QuotaStanding.model_validate(await self._client.request("GET", path("/v1/namespaces/{}/quotas", name)))
+
 
 class Deploys(_Resource):
     """`mt.deploy`: deploys a config repo (or plans it, with `dry_run`)."""
 
-    async def create(self, *, files: builtins.list[dict[str, str]], dry_run: bool | None = None) -> DeployPlan:
-        """Deploys the files (`{"path", "content"}`); a repo with errors raises `UnprocessableEntityError`."""
-        body = without_none({"files": files, "dryRun": dry_run})
+    async def create(
+        self, *, files: builtins.list[dict[str, str]], dry_run: bool | None = None, end_user: str | None = None
+    ) -> DeployPlan:
+        """Deploys the files (`{"path", "content"}`); a repo with errors raises `UnprocessableEntityError`.
+
+        `end_user` names the person whose connection lists the OAuth2 MCP connectors' servers (their tools' schemas).
+        """
+        body = without_none({"files": files, "dryRun": dry_run, "endUser": end_user})
         return DeployPlan.model_validate(await self._client.request("POST", "/v1/deploy", body))
 
-    async def folder(self, folder: str | Path, *, dry_run: bool = False) -> DeployPlan:
+    async def folder(self, folder: str | Path, *, dry_run: bool = False, end_user: str | None = None) -> DeployPlan:
         """Deploys the config repo in `folder` as `mt deploy` does (`dry_run=True`: only the plan)."""
-        return await self.create(files=read_config_repo(folder), dry_run=dry_run)
+        return await self.create(files=read_config_repo(folder), dry_run=dry_run, end_user=end_user)
 
 
 class Audit(_Resource):
@@ -285,3 +340,179 @@ class Audit(_Resource):
         query = {"actor": actor, "action": action, "target": target, "since": since, "until": until}
         response = await self._client.send("GET", with_query("/v1/audit/export", query), headers={"accept": "application/jsonl"})
         return response.text
+
+
+class Usage(_Resource):
+    """`mt.usage`: what the runs of the namespace spent (an admin key; docs/runs.md, Usage and budgets)."""
+
+    async def get(
+        self,
+        *,
+        since: str | None = None,
+        until: str | None = None,
+        by: Literal["namespace", "interaction", "key", "tool"] | None = None,
+    ) -> UsageReport:
+        """Runs, tool calls, tokens and cost of the runs created in [since, until) (ISO 8601), for the namespace or
+        by interaction, key or tool."""
+        query = {"since": since, "until": until, "by": by}
+        return UsageReport.model_validate(await self._client.request("GET", with_query("/v1/usage", query)))
+
+    async def quotas(self) -> QuotaStanding:
+        """The namespace's quotas (None: none) and what it used of them this UTC day and month."""
+        return QuotaStanding.model_validate(await self._client.request("GET", "/v1/quotas"))
+
+
+class Webhooks(_Resource):
+    """`mt.webhooks`: the namespace's outbound webhook endpoints (an admin key; docs/notifications.md). Each delivery
+    is signed per Standard Webhooks with the endpoint's secret, answered only by `create` and `rotate_secret`."""
+
+    async def create(
+        self,
+        *,
+        url: str,
+        events: builtins.list[str] | None = None,
+        description: str | None = None,
+        enabled: bool | None = None,
+    ) -> WebhookEndpointWithSecret:
+        """Adds an endpoint for `events` (none: every event); the answer's `secret` is shown this once."""
+        body = without_none({"url": url, "events": events, "description": description, "enabled": enabled})
+        return WebhookEndpointWithSecret.model_validate(await self._client.request("POST", "/v1/webhooks", body))
+
+    async def list(self) -> builtins.list[WebhookEndpoint]:
+        """Every endpoint of the namespace (never a secret)."""
+        return [WebhookEndpoint.model_validate(x) for x in await self._client.request("GET", "/v1/webhooks")]
+
+    async def get(self, endpoint_id: str) -> WebhookEndpoint:
+        """One endpoint."""
+        return WebhookEndpoint.model_validate(await self._client.request("GET", path("/v1/webhooks/{}", endpoint_id)))
+
+    async def update(
+        self,
+        endpoint_id: str,
+        *,
+        url: str | None = None,
+        events: builtins.list[str] | None = None,
+        description: str | None = None,
+        enabled: bool | None = None,
+    ) -> WebhookEndpoint:
+        """Changes what is given: URL, events, description, enabled."""
+        body = without_none({"url": url, "events": events, "description": description, "enabled": enabled})
+        data = await self._client.request("PUT", path("/v1/webhooks/{}", endpoint_id), body)
+        return WebhookEndpoint.model_validate(data)
+
+    async def delete(self, endpoint_id: str) -> None:
+        """Deletes an endpoint and its delivery log."""
+        await self._client.request("DELETE", path("/v1/webhooks/{}", endpoint_id))
+
+    async def rotate_secret(self, endpoint_id: str, *, grace_seconds: int | None = None) -> WebhookEndpointWithSecret:
+        """A new signing secret; the old one signs too for `grace_seconds` (default a day; 0: not at all)."""
+        body = without_none({"graceSeconds": grace_seconds})
+        data = await self._client.request("POST", path("/v1/webhooks/{}/rotate-secret", endpoint_id), body)
+        return WebhookEndpointWithSecret.model_validate(data)
+
+    async def test(self, endpoint_id: str) -> WebhookDelivery:
+        """Sends a `webhook.test` event to the endpoint; returns its delivery, pending."""
+        return WebhookDelivery.model_validate(await self._client.request("POST", path("/v1/webhooks/{}/test", endpoint_id)))
+
+    async def deliveries(
+        self, endpoint_id: str, *, status: str | None = None, limit: int | None = None
+    ) -> builtins.list[WebhookDelivery]:
+        """The endpoint's delivery log, newest first."""
+        route = with_query(path("/v1/webhooks/{}/deliveries", endpoint_id), {"status": status, "limit": limit})
+        return [WebhookDelivery.model_validate(x) for x in await self._client.request("GET", route)]
+
+
+class AuthProviders(_Resource):
+    """`mt.auth_providers`: the deployed OAuth 2 authorization servers end users connect at, and their versions."""
+
+    async def list(self) -> builtins.list[ResourceSummary]:
+        """Every auth provider of the namespace with its latest version."""
+        return [ResourceSummary.model_validate(x) for x in await self._client.request("GET", "/v1/auth-providers")]
+
+    async def get(self, name: str, *, version: int | None = None) -> AuthProviderRecord:
+        """The latest version of an auth provider, or the version named."""
+        return AuthProviderRecord.model_validate(await self._client.request("GET", _record("auth-providers", name, version)))
+
+    async def versions(self, name: str) -> builtins.list[VersionSummary]:
+        """Every stored version of an auth provider."""
+        data = await self._client.request("GET", path("/v1/auth-providers/{}/versions", name))
+        return [VersionSummary.model_validate(x) for x in data]
+
+    async def disable_version(self, name: str, version: int) -> VersionState:
+        """Disables one version: no connect link is made with it until it is enabled again."""
+        data = await self._client.request("POST", path("/v1/auth-providers/{}/versions/{}/disable", name, version))
+        return VersionState.model_validate(data)
+
+    async def enable_version(self, name: str, version: int) -> VersionState:
+        """Enables one version again."""
+        data = await self._client.request("POST", path("/v1/auth-providers/{}/versions/{}/enable", name, version))
+        return VersionState.model_validate(data)
+
+
+class Connections(_Resource):
+    """`mt.connections`: end users' OAuth 2 connections at auth providers, and the links that make them (never a
+    token; docs/connections.md)."""
+
+    async def create_link(
+        self,
+        *,
+        provider: str,
+        end_user: str,
+        scopes: builtins.list[str] | None = None,
+        return_url: str | None = None,
+    ) -> ConnectLink:
+        """A connect link for an end user: the provider's authorization URL to hand them, usable once before
+        `expires_at`. When they come back, the server stores the connection."""
+        body = without_none({"provider": provider, "endUser": end_user, "scopes": scopes, "returnUrl": return_url})
+        return ConnectLink.model_validate(await self._client.request("POST", "/v1/connections/links", body))
+
+    async def list(self, *, provider: str | None = None, end_user: str | None = None) -> builtins.list[Connection]:
+        """The connections of the namespace, optionally of one provider and/or one end user."""
+        route = with_query("/v1/connections", {"provider": provider, "endUser": end_user})
+        return [Connection.model_validate(x) for x in await self._client.request("GET", route)]
+
+    async def get(self, connection_id: str) -> Connection:
+        """One connection by id."""
+        return Connection.model_validate(await self._client.request("GET", path("/v1/connections/{}", connection_id)))
+
+    async def delete(self, connection_id: str) -> Connection:
+        """Deletes a connection and its tokens; returns the connection deleted."""
+        return Connection.model_validate(await self._client.request("DELETE", path("/v1/connections/{}", connection_id)))
+
+
+class Schedules(_Resource):
+    """`mt.schedules`: the deployed schedules with their last and next ticks, pause and resume, and their history
+    (docs/schedules-and-triggers.md)."""
+
+    async def list(self) -> builtins.list[ScheduleState]:
+        """Every schedule of the namespace (its latest enabled version) with its last and next ticks."""
+        return [ScheduleState.model_validate(x) for x in await self._client.request("GET", "/v1/schedules")]
+
+    async def get(self, name: str) -> ScheduleState:
+        """One schedule as it stands."""
+        return ScheduleState.model_validate(await self._client.request("GET", path("/v1/schedules/{}", name)))
+
+    async def pause(self, name: str, *, reason: str | None = None) -> ScheduleState:
+        """Pauses a schedule in every process: no tick starts a run until it is resumed (an admin key)."""
+        data = await self._client.request("POST", path("/v1/schedules/{}/pause", name), without_none({"reason": reason}))
+        return ScheduleState.model_validate(data)
+
+    async def resume(self, name: str, *, reason: str | None = None) -> ScheduleState:
+        """Resumes a schedule: the ticks while it was paused are not made up for (an admin key)."""
+        data = await self._client.request("POST", path("/v1/schedules/{}/resume", name), without_none({"reason": reason}))
+        return ScheduleState.model_validate(data)
+
+    async def ticks(self, name: str, *, limit: int | None = None) -> builtins.list[ScheduleTick]:
+        """The latest ticks of a schedule, newest first (at most `limit`, default 50), and what became of each."""
+        route = with_query(path("/v1/schedules/{}/ticks", name), {"limit": limit})
+        return [ScheduleTick.model_validate(x) for x in await self._client.request("GET", route)]
+
+
+class Triggers(_Resource):
+    """`mt.triggers`: the inbound webhooks' delivery logs (docs/schedules-and-triggers.md)."""
+
+    async def deliveries(self, name: str, *, limit: int | None = None) -> TriggerDeliveryLog:
+        """A trigger's latest deliveries (newest first, at most `limit`, default 50): the run each started or why
+        it was refused; and the deliveries refused before anything was stored, counted by reason."""
+        route = with_query(path("/v1/triggers/{}/deliveries", name), {"limit": limit})
+        return TriggerDeliveryLog.model_validate(await self._client.request("GET", route))

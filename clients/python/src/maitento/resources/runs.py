@@ -21,16 +21,35 @@ from ..models import Run, RunEvent, RunPage, RunSummary
 if TYPE_CHECKING:
     from .._client import AsyncAPIClient, SyncAPIClient
 
-RunStatus = Literal["Running", "PendingApproval", "Completed", "Failed", "Cancelled"]
+RunStatus = Literal[
+    "Running",
+    "PendingApproval",
+    "PendingAuthorization",
+    "PendingBudget",
+    "PendingLimit",
+    "WaitingForInput",
+    "Completed",
+    "Failed",
+    "Cancelled",
+]
 TERMINAL_EVENTS = frozenset({"run-completed", "conversation-ended", "run-failed", "run-cancelled"})
 
 
-def _start_body(inputs: dict[str, Any] | None, interactive: bool | None, version: int | None) -> dict[str, Any]:
-    return without_none({"inputs": inputs, "interactive": interactive, "version": version})
+def _start_body(
+    inputs: dict[str, Any] | None, interactive: bool | None, version: int | None, end_user: str | None
+) -> dict[str, Any]:
+    return without_none({"inputs": inputs, "interactive": interactive, "version": version, "endUser": end_user})
 
 
-def _answer_body(approval_id: str | None, reason: str | None) -> dict[str, Any]:
-    return without_none({"approvalId": approval_id, "reason": reason})
+def _answer_body(
+    approval_id: str | None,
+    reason: str | None,
+    arguments: dict[str, Any] | None = None,
+    request_hash: str | None = None,
+) -> dict[str, Any]:
+    return without_none(
+        {"approvalId": approval_id, "reason": reason, "arguments": arguments, "requestHash": request_hash}
+    )
 
 
 def _reconnectable(error: MaitentoError) -> bool:
@@ -146,11 +165,14 @@ class InteractionRuns:
         inputs: dict[str, Any] | None = None,
         interactive: bool | None = None,
         version: int | None = None,
+        end_user: str | None = None,
         idempotency_key: str | None = None,
     ) -> Run:
-        """Starts a run (returned as stored, usually `Running`). A retried start carries one Idempotency-Key."""
+        """Starts a run (returned as stored, usually `Running`). A retried start carries one Idempotency-Key.
+        `end_user`: the person the run acts for, whose connections its `auth = "OAuth2"` connectors use
+        (docs/connections.md)."""
         route = path("/v1/interactions/{}/runs", name)
-        body = _start_body(inputs, interactive, version)
+        body = _start_body(inputs, interactive, version, end_user)
         return Run.model_validate(self._client.request("POST", route, body, idempotency_key=idempotency_key))
 
     def get(self, run_id: str) -> Run:
@@ -161,14 +183,24 @@ class InteractionRuns:
         self,
         *,
         interaction: str | None = None,
+        agent: str | None = None,
+        tool: str | None = None,
         status: RunStatus | None = None,
         limit: int | None = None,
         cursor: str | None = None,
     ) -> RunsPage:
-        """The namespace's runs, newest first, as summaries; iterate the page to go through all of them."""
+        """The namespace's runs, newest first, as summaries; iterate the page to go through all of them.
+        `agent`: only runs that pinned a version of it; `tool`: only runs that called it."""
 
         def fetch(next_cursor: str | None) -> RunPage:
-            query = {"interaction": interaction, "status": status, "limit": limit, "cursor": next_cursor}
+            query = {
+                "interaction": interaction,
+                "agent": agent,
+                "tool": tool,
+                "status": status,
+                "limit": limit,
+                "cursor": next_cursor,
+            }
             return RunPage.model_validate(self._client.request("GET", with_query("/v1/runs", query)))
 
         return RunsPage(fetch(cursor), fetch)
@@ -177,10 +209,33 @@ class InteractionRuns:
         """Cancels a run that has not ended (`api:runs:already-ended`, 409, for one that has)."""
         return Run.model_validate(self._client.request("POST", path("/v1/runs/{}/cancel", run_id)))
 
-    def approve(self, run_id: str, *, approval_id: str | None = None) -> Run:
-        """Approves the call the run waits on (or the approval named): exactly that call is made."""
+    def extend_budget(
+        self,
+        run_id: str,
+        *,
+        tokens: int | None = None,
+        cost_usd: float | None = None,
+        on_exceeded: Literal["wait", "fail"] | None = None,
+    ) -> Run:
+        """Gives a `PendingBudget` run a new budget it has not reached yet; the run goes on (docs/runs.md)."""
+        body = without_none({"tokens": tokens, "costUsd": cost_usd, "onExceeded": on_exceeded})
+        return Run.model_validate(self._client.request("POST", path("/v1/runs/{}/budget", run_id), body))
+
+    def approve(
+        self,
+        run_id: str,
+        *,
+        approval_id: str | None = None,
+        arguments: dict[str, Any] | None = None,
+        request_hash: str | None = None,
+    ) -> Run:
+        """Approves the call the run waits on (or the approval named): exactly that call is made.
+
+        With `arguments` (and the `request_hash` of the approval you read), edit, then approve: the call is made with
+        these arguments instead of the model's (docs/roles.md, "Edit, then approve").
+        """
         route = path("/v1/runs/{}/approve", run_id)
-        return Run.model_validate(self._client.request("POST", route, _answer_body(approval_id, None)))
+        return Run.model_validate(self._client.request("POST", route, _answer_body(approval_id, None, arguments, request_hash)))
 
     def reject(self, run_id: str, *, reason: str, approval_id: str | None = None) -> Run:
         """Rejects the call the run waits on with a reason; the model is told it and may redraft."""
@@ -225,6 +280,7 @@ class InteractionRuns:
         inputs: dict[str, Any] | None = None,
         interactive: bool | None = None,
         version: int | None = None,
+        end_user: str | None = None,
         on_waiting: Callable[[Run], object] | None = None,
     ) -> Run:
         """Starts a run and follows it to its end: calls `on_waiting(run)` once for every approval it waits
@@ -232,8 +288,13 @@ class InteractionRuns:
         returned at its first reply (`WaitingForInput`, the reply in `result`): continue it with `send`.
         The approvals of the child runs below it (an agent handed a task by a call) are included: `on_waiting`
         gets this run (`PendingApproval`), its `pending_approval.run_id` naming the run that asks and
-        `agent_name` its agent; answering through `run.id` answers it."""
-        run = self.start(name, inputs=inputs, interactive=interactive, version=version)
+        `agent_name` its agent; answering through `run.id` answers it.
+        A run started with `end_user` whose person must connect an account (`PendingAuthorization`, its own call or a
+        child run's) calls `on_waiting` once per connect link, with the waiting run: hand
+        `run.pending_authorization.url` to the person; the run goes on by itself once they have connected.
+        A call that waits for its rate limit's window (`PendingLimit`, docs/limits.md) calls `on_waiting` once per
+        wait: `run.waiting` says which limit and `until` when; the run goes on by itself then."""
+        run = self.start(name, inputs=inputs, interactive=interactive, version=version, end_user=end_user)
         return self._follow(run.id, 0, on_waiting)
 
     def send(self, run_id: str, text: str, *, on_waiting: Callable[[Run], object] | None = None) -> Run:
@@ -268,13 +329,35 @@ class InteractionRuns:
                 asked.add(pending.id)
                 if on_waiting is not None:
                     on_waiting(current)
+            ask_if_authorizing(current)
+
+        def ask_if_authorizing(current: Run) -> None:
+            # A run (this one, or a child run below it) that waits for its end user to connect: told once per link.
+            authorization = current.pending_authorization
+            if current.status == "PendingAuthorization" and authorization is not None and authorization.url not in asked:
+                asked.add(authorization.url)
+                if on_waiting is not None:
+                    on_waiting(current)
+
+        def tell_if_limited(waiting_id: str, event: RunEvent) -> None:
+            # A call waiting for its limit's window (`PendingLimit`): told once per wait; the run goes on by itself.
+            mark = f"{waiting_id}/{event.seq}"
+            if event.type != "limit-waiting" or mark in asked:
+                return
+            asked.add(mark)
+            current = self.get(waiting_id)
+            if current.status == "PendingLimit" and on_waiting is not None:
+                on_waiting(current)
 
         def follow_child(child_id: str) -> None:
             # The parent stores nothing while its child goes on or waits for a person: the child's own stream is
             # followed to its end, its children likewise.
             for event in self.events(child_id):
+                tell_if_limited(child_id, event)
                 if event.type == "run-waiting":
                     ask_if_waiting()
+                    # A child waiting for its end user to connect leaves its parent Running: the child is shown.
+                    ask_if_authorizing(self.get(child_id))
                 child = _child_run_of(event)
                 if child is not None:
                     follow_child(child)
@@ -282,6 +365,7 @@ class InteractionRuns:
         for event in self.events(run_id, after=after):
             if event.type == "run-waiting":
                 ask_if_waiting()
+            tell_if_limited(run_id, event)
             child = _child_run_of(event)
             if child is not None:
                 follow_child(child)
@@ -303,11 +387,14 @@ class AsyncInteractionRuns:
         inputs: dict[str, Any] | None = None,
         interactive: bool | None = None,
         version: int | None = None,
+        end_user: str | None = None,
         idempotency_key: str | None = None,
     ) -> Run:
-        """Starts a run (returned as stored, usually `Running`). A retried start carries one Idempotency-Key."""
+        """Starts a run (returned as stored, usually `Running`). A retried start carries one Idempotency-Key.
+        `end_user`: the person the run acts for, whose connections its `auth = "OAuth2"` connectors use
+        (docs/connections.md)."""
         route = path("/v1/interactions/{}/runs", name)
-        body = _start_body(inputs, interactive, version)
+        body = _start_body(inputs, interactive, version, end_user)
         return Run.model_validate(await self._client.request("POST", route, body, idempotency_key=idempotency_key))
 
     async def get(self, run_id: str) -> Run:
@@ -318,14 +405,24 @@ class AsyncInteractionRuns:
         self,
         *,
         interaction: str | None = None,
+        agent: str | None = None,
+        tool: str | None = None,
         status: RunStatus | None = None,
         limit: int | None = None,
         cursor: str | None = None,
     ) -> AsyncRunsPage:
-        """The namespace's runs, newest first, as summaries; `async for` over the page goes through all."""
+        """The namespace's runs, newest first, as summaries; `async for` over the page goes through all.
+        `agent`: only runs that pinned a version of it; `tool`: only runs that called it."""
 
         async def fetch(next_cursor: str | None) -> RunPage:
-            query = {"interaction": interaction, "status": status, "limit": limit, "cursor": next_cursor}
+            query = {
+                "interaction": interaction,
+                "agent": agent,
+                "tool": tool,
+                "status": status,
+                "limit": limit,
+                "cursor": next_cursor,
+            }
             return RunPage.model_validate(await self._client.request("GET", with_query("/v1/runs", query)))
 
         return AsyncRunsPage(await fetch(cursor), fetch)
@@ -334,10 +431,33 @@ class AsyncInteractionRuns:
         """Cancels a run that has not ended (`api:runs:already-ended`, 409, for one that has)."""
         return Run.model_validate(await self._client.request("POST", path("/v1/runs/{}/cancel", run_id)))
 
-    async def approve(self, run_id: str, *, approval_id: str | None = None) -> Run:
-        """Approves the call the run waits on (or the approval named): exactly that call is made."""
+    async def extend_budget(
+        self,
+        run_id: str,
+        *,
+        tokens: int | None = None,
+        cost_usd: float | None = None,
+        on_exceeded: Literal["wait", "fail"] | None = None,
+    ) -> Run:
+        """Gives a `PendingBudget` run a new budget it has not reached yet; the run goes on (docs/runs.md)."""
+        body = without_none({"tokens": tokens, "costUsd": cost_usd, "onExceeded": on_exceeded})
+        return Run.model_validate(await self._client.request("POST", path("/v1/runs/{}/budget", run_id), body))
+
+    async def approve(
+        self,
+        run_id: str,
+        *,
+        approval_id: str | None = None,
+        arguments: dict[str, Any] | None = None,
+        request_hash: str | None = None,
+    ) -> Run:
+        """Approves the call the run waits on (or the approval named): exactly that call is made.
+
+        With `arguments` (and the `request_hash` of the approval you read), edit, then approve: the call is made with
+        these arguments instead of the model's (docs/roles.md, "Edit, then approve").
+        """
         route = path("/v1/runs/{}/approve", run_id)
-        return Run.model_validate(await self._client.request("POST", route, _answer_body(approval_id, None)))
+        return Run.model_validate(await self._client.request("POST", route, _answer_body(approval_id, None, arguments, request_hash)))
 
     async def reject(self, run_id: str, *, reason: str, approval_id: str | None = None) -> Run:
         """Rejects the call the run waits on with a reason; the model is told it and may redraft."""
@@ -381,13 +501,14 @@ class AsyncInteractionRuns:
         inputs: dict[str, Any] | None = None,
         interactive: bool | None = None,
         version: int | None = None,
+        end_user: str | None = None,
         on_waiting: Callable[[Run], object] | None = None,
     ) -> Run:
         """Starts a run and follows it to its end, calling (and awaiting, when it is a coroutine function)
         `on_waiting(run)` once for every approval it waits on (its child runs' included, as the synchronous
-        `run`); returns the finished run (a conversation's at its
-        first reply, `WaitingForInput`: continue it with `send`)."""
-        run = await self.start(name, inputs=inputs, interactive=interactive, version=version)
+        `run`) and once per connect link of a run waiting for its end user (`PendingAuthorization`); returns the
+        finished run (a conversation's at its first reply, `WaitingForInput`: continue it with `send`)."""
+        run = await self.start(name, inputs=inputs, interactive=interactive, version=version, end_user=end_user)
         return await self._follow(run.id, 0, on_waiting)
 
     async def send(self, run_id: str, text: str, *, on_waiting: Callable[[Run], object] | None = None) -> Run:
@@ -414,15 +535,36 @@ class AsyncInteractionRuns:
             pending = current.pending_approval
             if current.status == "PendingApproval" and pending is not None and pending.id not in asked:
                 asked.add(pending.id)
-                if on_waiting is not None:
-                    result = on_waiting(current)
-                    if inspect.isawaitable(result):
-                        await result
+                await tell(current)
+            await ask_if_authorizing(current)
+
+        async def ask_if_authorizing(current: Run) -> None:
+            authorization = current.pending_authorization
+            if current.status == "PendingAuthorization" and authorization is not None and authorization.url not in asked:
+                asked.add(authorization.url)
+                await tell(current)
+
+        async def tell(current: Run) -> None:
+            if on_waiting is not None:
+                result = on_waiting(current)
+                if inspect.isawaitable(result):
+                    await result
+
+        async def tell_if_limited(waiting_id: str, event: RunEvent) -> None:
+            mark = f"{waiting_id}/{event.seq}"
+            if event.type != "limit-waiting" or mark in asked:
+                return
+            asked.add(mark)
+            current = await self.get(waiting_id)
+            if current.status == "PendingLimit":
+                await tell(current)
 
         async def follow_child(child_id: str) -> None:
             async for event in self.events(child_id):
+                await tell_if_limited(child_id, event)
                 if event.type == "run-waiting":
                     await ask_if_waiting()
+                    await ask_if_authorizing(await self.get(child_id))
                 child = _child_run_of(event)
                 if child is not None:
                     await follow_child(child)
@@ -430,6 +572,7 @@ class AsyncInteractionRuns:
         async for event in self.events(run_id, after=after):
             if event.type == "run-waiting":
                 await ask_if_waiting()
+            await tell_if_limited(run_id, event)
             child = _child_run_of(event)
             if child is not None:
                 await follow_child(child)
