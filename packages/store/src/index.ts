@@ -318,6 +318,7 @@ export {
 } from './triggers/triggers.js';
 export type { PendingChainDelivery, TriggerDelivery } from './triggers/triggers.js';
 export {
+  type AllowanceOptions,
   createLimiter,
   type Limiter,
   type LimitDecision,

@@ -45,7 +45,7 @@ async function refusal(
        DELETE FROM mt_limit_slots WHERE namespace = $1 AND limit_key = $2 AND expires_at <= clock_timestamp()
      )
      SELECT floor(extract(epoch FROM clock_timestamp()) * 1000) AS now_ms,
-            count(*) FILTER (WHERE kind = 'call' AND expires_at > clock_timestamp()) AS calls,
+            coalesce(sum(permits) FILTER (WHERE kind = 'call' AND expires_at > clock_timestamp()), 0) AS calls,
             count(*) FILTER (WHERE kind = 'in-flight' AND expires_at > clock_timestamp()) AS flights,
             ceil(extract(epoch FROM min(expires_at) FILTER (WHERE kind = 'in-flight' AND expires_at > clock_timestamp()) - clock_timestamp()) * 1000) AS flight_free_ms
        FROM mt_limit_slots WHERE namespace = $1 AND limit_key = $2`,
@@ -54,12 +54,14 @@ async function refusal(
   const row = rows[0] as CountRow;
   const calls = Number(row.calls);
   if (spec.calls !== undefined && spec.perMs !== undefined && calls >= spec.calls) {
-    // The (calls - N + 1)th oldest call row's end makes room for one more.
+    // The row whose end makes room: the first, oldest first, by which calls - N + 1 permits have left the window (a
+    // row stands for `permits` calls: one, or a lease's).
     const oldest = await tx.query<{ free_ms: string }>(
-      `SELECT ceil(extract(epoch FROM expires_at - clock_timestamp()) * 1000) AS free_ms
-         FROM mt_limit_slots
-        WHERE namespace = $1 AND limit_key = $2 AND kind = 'call' AND expires_at > clock_timestamp()
-        ORDER BY expires_at OFFSET $3 - 1 LIMIT 1`,
+      `SELECT ceil(extract(epoch FROM expires_at - clock_timestamp()) * 1000) AS free_ms FROM (
+         SELECT expires_at, sum(permits) OVER (ORDER BY expires_at, id ROWS UNBOUNDED PRECEDING) AS gone
+           FROM mt_limit_slots
+          WHERE namespace = $1 AND limit_key = $2 AND kind = 'call' AND expires_at > clock_timestamp()
+       ) alive WHERE gone >= $3 ORDER BY expires_at LIMIT 1`,
       [namespace, key, calls - spec.calls + 1],
     );
     const free = Number(oldest.rows[0]?.free_ms ?? 1);
@@ -73,40 +75,181 @@ async function refusal(
   return { nowMs: Number(row.now_ms), calls };
 }
 
+/** The local allowance of a limiter (decision 0375): how many permits it leases, and when it leases. */
+export interface AllowanceOptions {
+  /** The most permits one lease takes (default 1024; 0: no allowance, every call asks the database). */
+  maxPermits?: number;
+  /** The permits a first lease takes (default 16): a lease spent before its end doubles the next, one half unused halves it. */
+  minPermits?: number;
+  /** A lease takes at most 1/`share` of what the window has left (default 8): processes far from the limit share it. */
+  share?: number;
+  /** No lease while the window has fewer than this many calls left (default 16): near the limit every call asks. */
+  farFrom?: number;
+  /** How long leased permits may be spent (default the window / 10, at most 1 s); then the unused ones go back. */
+  leaseMs?: (perMs: number) => number;
+}
+
+const DEFAULT_ALLOWANCE = {
+  maxPermits: 1024,
+  minPermits: 16,
+  share: 8,
+  farFrom: 16,
+  leaseMs: (perMs: number) => Math.min(1000, Math.floor(perMs / 10)),
+} satisfies Required<AllowanceOptions>;
+
+/** Permits leased from one count: spent here without a round trip until `until` (this process's monotonic clock). */
+interface Allowance {
+  calls: number;
+  perMs: number;
+  /** The lease's row, its permits not spent yet, and how many were leased. */
+  id: string;
+  left: number;
+  leased: number;
+  until: number;
+  /** The database's time at the lease, and this process's monotonic time when the lease was asked for. */
+  dbNowMs: number;
+  askedAt: number;
+  returned: boolean;
+}
+
+/** What a process holds of one count: its leases (the earliest ending first), the next lease's size, one lease asked. */
+interface Held {
+  namespace: string;
+  key: string;
+  allowances: Allowance[];
+  size: number;
+  leasing: Promise<void> | undefined;
+}
+
+/** How the database is asked: a call without leasing, a call leasing permits, or a lease alone (asked ahead). */
+type Mode = 'exact' | 'lease' | 'lease-only';
+
 /**
  * Limits that hold across processes (docs/limits.md, decision 0320): every process admits a call under the same
  * transaction-scoped advisory locks of its (namespace, key)s, taken in one order, counting the `mt_limit_slots` rows
  * still alive. A call row lives for the window (a sliding window log: any window of `perMs` holds at most `calls`
  * admissions); an in-flight row until release or until its lease lapses. A call is admitted under all its limits or
  * none.
+ *
+ * A local allowance (decision 0375): far from a limit of calls per window (no `inFlight`), a process leases permits
+ * in the same transaction, one row standing for all of them (`permits`), alive for the window plus the lease's time;
+ * its next calls spend them without a round trip until the lease ends (this process's clock, from before the lease
+ * was asked for), and the next lease is asked ahead when a quarter is left. Then the unused permits are given back (the
+ * row's `permits` lowered). A permit spent at any time of its lease has its row alive a whole window after, so the
+ * bound stays exact across processes.
  */
-export function createLimiter(db: Db) {
-  return {
-    async acquire(request: LimitRequest): Promise<LimitDecision> {
-      const { namespace, leaseMs } = request;
-      const limits = [...request.limits].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-      const id = randomUUID();
-      const outcome = await db.transaction(async (tx): Promise<Refusal | { granted: true; admittedAtMs: number }> => {
+export function createLimiter(db: Db, options: AllowanceOptions = {}) {
+  const opts = { ...DEFAULT_ALLOWANCE, ...options };
+  const held = new Map<string, Held>();
+  const heldOf = (namespace: string, key: string): Held => {
+    const at = `${namespace}\u0000${key}`;
+    let one = held.get(at);
+    if (one === undefined) {
+      one = { namespace, key, allowances: [], size: opts.minPermits, leasing: undefined };
+      held.set(at, one);
+    }
+    return one;
+  };
+  const forget = (one: Held) => {
+    if (one.allowances.length === 0 && one.leasing === undefined) held.delete(`${one.namespace}\u0000${one.key}`);
+  };
+
+  // Gives `unused` permits of a lease back to the count: its row stands for that many calls fewer. When the update
+  // fails they count until the row's window ends, never fewer calls than were made.
+  function giveBackPermits(one: Held, id: string, unused: number): void {
+    if (unused === 0) return;
+    db.query(
+      `UPDATE mt_limit_slots SET permits = greatest(0, permits - $4)
+        WHERE namespace = $1 AND limit_key = $2 AND kind = 'call' AND id = $3`,
+      [one.namespace, one.key, id, unused],
+    ).catch(() => {});
+  }
+
+  // A lease's end: its unused permits go back; when more than half were unused, the next lease is half as big.
+  function giveBack(one: Held, allowance: Allowance): void {
+    allowance.returned = true;
+    one.allowances = one.allowances.filter((a) => a !== allowance);
+    const unused = allowance.left;
+    allowance.left = 0;
+    if (unused * 2 > allowance.leased) one.size = Math.max(opts.minPermits, Math.floor(one.size / 2));
+    giveBackPermits(one, allowance.id, unused);
+    forget(one);
+  }
+
+  // A permit of `spec`'s count held here, taken; undefined when none is left.
+  function take(one: Held, spec: LimitSpec, now: number): [Held, Allowance] | undefined {
+    for (const allowance of one.allowances) {
+      if (allowance.calls !== spec.calls || allowance.perMs !== spec.perMs || now >= allowance.until) continue;
+      if (allowance.left === 0) continue;
+      allowance.left -= 1;
+      // Spent before its end: the next lease is twice as big.
+      if (allowance.left === 0) one.size = Math.min(opts.maxPermits, one.size * 2);
+      return [one, allowance];
+    }
+    return undefined;
+  }
+
+  // Permits taken for a call that another of its limits then refused: not spent.
+  function putBack(taken: [Held, Allowance][]): void {
+    for (const [one, allowance] of taken) {
+      if (allowance.returned || performance.now() >= allowance.until) giveBackPermits(one, allowance.id, 1);
+      else allowance.left += 1;
+    }
+  }
+
+  // How many permits to lease when `alive` calls are in the window: none near the limit.
+  function permitsFor(spec: LimitSpec, alive: number, own: number): number {
+    if (spec.calls === undefined || spec.perMs === undefined || spec.inFlight !== undefined) return 0;
+    const left = spec.calls - alive - own;
+    if (left < opts.farFrom) return 0;
+    return Math.floor(left / opts.share);
+  }
+
+  // The count in the database: admits the call under every one of `limits` or none (`lease-only`: admits no call);
+  // leasing, leases permits of each limit too.
+  async function counted(namespace: string, limits: LimitSpec[], leaseMs: number, mode: Mode) {
+    const id = randomUUID();
+    const askedAt = performance.now();
+    const own = mode === 'lease-only' ? 0 : 1;
+    type Leased = { spec: LimitSpec; permits: number; nowMs: number };
+    const outcome = await db.transaction(
+      async (tx): Promise<Refusal | { granted: true; admittedAtMs: number; leased: Leased[] }> => {
         for (const { key } of limits) {
           await tx.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 7357032))', [`${namespace}/${key}`]);
         }
         let admittedAtMs = 0;
         let refused: Refusal | undefined;
+        const alive: number[] = [];
         for (const spec of limits) {
           const answer = await refusal(tx, namespace, spec);
-          if (!('granted' in answer)) admittedAtMs = Math.max(admittedAtMs, answer.nowMs);
-          else if (refused === undefined || answer.retryAfterMs > refused.retryAfterMs) refused = answer;
+          if (!('granted' in answer)) {
+            admittedAtMs = Math.max(admittedAtMs, answer.nowMs);
+            alive.push(answer.calls);
+          } else if (refused === undefined || answer.retryAfterMs > refused.retryAfterMs) refused = answer;
         }
         if (refused !== undefined) return refused;
-        for (const spec of limits) {
+        const leased: Leased[] = [];
+        for (const [i, spec] of limits.entries()) {
           if (spec.calls !== undefined && spec.perMs !== undefined) {
-            await tx.query(
-              `INSERT INTO mt_limit_slots (namespace, limit_key, kind, id, expires_at)
-               VALUES ($1, $2, 'call', $3, clock_timestamp() + make_interval(secs => $4::double precision / 1000))`,
-              [namespace, spec.key, id, spec.perMs],
-            );
+            const size = mode === 'exact' ? 0 : heldOf(namespace, spec.key).size;
+            const permits = Math.min(size, permitsFor(spec, alive[i] as number, own));
+            // This call's row (one permit) is alive for the window; the lease's row (`id:lease`, its permits) for the
+            // window and the lease's time, so a permit spent at the lease's end still counts a whole window.
+            if (own + permits > 0) {
+              await tx.query(
+                `INSERT INTO mt_limit_slots (namespace, limit_key, kind, id, expires_at, permits)
+                 SELECT $1::text, $2::text, 'call', CASE WHEN n = 0 THEN $3::text ELSE $3::text || ':lease' END,
+                        clock_timestamp() + make_interval(
+                          secs => (CASE WHEN n = 0 THEN $4::double precision ELSE $4::double precision + $6::double precision END) / 1000),
+                        CASE WHEN n = 0 THEN 1 ELSE $5::int END
+                   FROM (VALUES (0), (1)) AS rows (n)
+                  WHERE (n = 0 AND $7::int = 1) OR (n = 1 AND $5::int > 0)`,
+                [namespace, spec.key, id, spec.perMs, permits, opts.leaseMs(spec.perMs), own],
+              );
+            }
+            if (permits > 0) leased.push({ spec, permits, nowMs: admittedAtMs });
           }
-          if (spec.inFlight !== undefined) {
+          if (spec.inFlight !== undefined && own === 1) {
             await tx.query(
               `INSERT INTO mt_limit_slots (namespace, limit_key, kind, id, expires_at)
                VALUES ($1, $2, 'in-flight', $3, clock_timestamp() + make_interval(secs => $4::double precision / 1000))`,
@@ -114,22 +257,119 @@ export function createLimiter(db: Db) {
             );
           }
         }
-        return { granted: true, admittedAtMs };
-      });
-      if (!outcome.granted) return outcome;
-      const flights = limits.filter((l) => l.inFlight !== undefined).map((l) => l.key);
-      return {
-        granted: true,
-        admittedAtMs: outcome.admittedAtMs,
-        async release() {
-          if (flights.length === 0) return;
-          await db.query(
-            `DELETE FROM mt_limit_slots
-              WHERE namespace = $1 AND limit_key = ANY($2::text[]) AND kind = 'in-flight' AND id = $3`,
-            [namespace, flights, id],
-          );
-        },
+        return { granted: true, admittedAtMs, leased };
+      },
+    );
+    if (!outcome.granted) return outcome;
+    for (const { spec, permits, nowMs } of outcome.leased) {
+      const perMs = spec.perMs as number;
+      const one = heldOf(namespace, spec.key);
+      const allowance: Allowance = {
+        calls: spec.calls as number,
+        perMs,
+        id: `${id}:lease`,
+        left: permits,
+        leased: permits,
+        // From before the lease was asked for: the database's insert came later, so its rows outlive every spend.
+        until: askedAt + opts.leaseMs(perMs),
+        dbNowMs: nowMs,
+        askedAt,
+        returned: false,
       };
+      one.allowances.push(allowance);
+      setTimeout(() => giveBack(one, allowance), Math.max(0, allowance.until - performance.now())).unref();
+    }
+    const flights = limits.filter((l) => l.inFlight !== undefined).map((l) => l.key);
+    return {
+      granted: true as const,
+      admittedAtMs: outcome.admittedAtMs,
+      async release() {
+        if (flights.length === 0) return;
+        await db.query(
+          `DELETE FROM mt_limit_slots
+            WHERE namespace = $1 AND limit_key = ANY($2::text[]) AND kind = 'in-flight' AND id = $3`,
+          [namespace, flights, id],
+        );
+      },
+    };
+  }
+
+  // Asks `asking` as the one lease of `ones` under way: other calls wait for it rather than lease again.
+  function underWay(ones: Held[], asking: Promise<unknown>): void {
+    const done: Promise<void> = asking.then(
+      () => {},
+      () => {},
+    );
+    for (const one of ones) one.leasing = done;
+    void done.then(() => {
+      for (const one of ones) {
+        if (one.leasing === done) one.leasing = undefined;
+        forget(one);
+      }
+    });
+  }
+
+  // The next lease of `spec`'s count asked ahead, when a quarter of the last one is left and none is under way.
+  function ahead(namespace: string, spec: LimitSpec, one: Held, now: number): void {
+    if (one.leasing !== undefined) return;
+    let left = 0;
+    for (const a of one.allowances) if (now < a.until) left += a.left;
+    if (left * 4 > one.size) return;
+    underWay([one], counted(namespace, [spec], 0, 'lease-only'));
+  }
+
+  const nothing = async () => {};
+
+  return {
+    async acquire(request: LimitRequest): Promise<LimitDecision> {
+      const { namespace } = request;
+      const limits = [...request.limits].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+      const local =
+        opts.maxPermits > 0 &&
+        limits.every(
+          (l) =>
+            l.inFlight === undefined && l.calls !== undefined && l.perMs !== undefined && opts.leaseMs(l.perMs) > 0,
+        );
+      if (!local) return counted(namespace, limits, request.leaseMs, 'exact');
+      for (let attempt = 0; ; attempt++) {
+        const now = performance.now();
+        const taken: [Held, Allowance][] = [];
+        const needed: LimitSpec[] = [];
+        for (const spec of limits) {
+          const permit = take(heldOf(namespace, spec.key), spec, now);
+          if (permit === undefined) needed.push(spec);
+          else taken.push(permit);
+        }
+        const localAdmittedAtMs = Math.floor(Math.max(0, ...taken.map(([, a]) => a.dbNowMs + (now - a.askedAt))));
+        if (needed.length === 0) {
+          for (const [i, spec] of limits.entries()) ahead(namespace, spec, (taken[i] as [Held, Allowance])[0], now);
+          return { granted: true, admittedAtMs: localAdmittedAtMs, release: nothing };
+        }
+        // A lease of a needed count is under way: wait for it (twice at most) rather than lease again.
+        const pending = needed.map((spec) => heldOf(namespace, spec.key).leasing).filter((p) => p !== undefined);
+        if (pending.length > 0 && attempt < 2) {
+          putBack(taken);
+          await Promise.all(pending);
+          continue;
+        }
+        const asking = counted(namespace, needed, request.leaseMs, 'lease');
+        underWay(
+          needed.map((spec) => heldOf(namespace, spec.key)),
+          asking,
+        );
+        let decision: LimitDecision;
+        try {
+          decision = await asking;
+        } catch (error) {
+          putBack(taken);
+          throw error;
+        }
+        if (!decision.granted) {
+          putBack(taken);
+          return decision;
+        }
+        return { ...decision, admittedAtMs: Math.max(decision.admittedAtMs, localAdmittedAtMs) };
+      }
     },
   };
 }
