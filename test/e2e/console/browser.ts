@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import AxeBuilder from '@axe-core/playwright';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { expect } from 'vitest';
+import { step } from '../helpers/steps.js';
 
 /** Debian's Chromium, which `.ci/run` installs with apt-get when it is missing. */
 export const CHROMIUM = '/usr/bin/chromium';
@@ -54,12 +55,12 @@ export async function launchChromium(): Promise<Browser> {
   };
   let failure: unknown;
   for (let attempt = 0; attempt < 2; attempt++) {
-    const browser = await launch().catch((error: unknown) => {
+    const browser = await step(`Chromium launch ${attempt + 1}`, launch).catch((error: unknown) => {
       failure = error;
       return undefined;
     });
     if (browser === undefined) continue;
-    if (await working(browser)) return browser;
+    if (await step(`Chromium opens a page ${attempt + 1}`, () => working(browser))) return browser;
     failure = new Error('Chromium started but opened no page within 15 s');
     await Promise.race([browser.close().catch(() => {}), new Promise((resolve) => setTimeout(resolve, 5_000))]);
   }
@@ -68,9 +69,9 @@ export async function launchChromium(): Promise<Browser> {
 
 /** Signs in on `/console/login` with `key` and waits for the page that follows. */
 export async function signIn(page: Page, base: string, key: string): Promise<void> {
-  await page.goto(`${base}/console/login`);
-  await page.fill('#key', key);
-  await Promise.all([page.waitForLoadState('load'), page.click('button[type=submit]')]);
+  await step('sign in: the login page', () => page.goto(`${base}/console/login`));
+  await step('sign in: the key', () => page.fill('#key', key));
+  await step('sign in: submit', () => Promise.all([page.waitForLoadState('load'), page.click('button[type=submit]')]));
 }
 
 /**

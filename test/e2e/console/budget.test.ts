@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runsRepoFiles } from '../helpers/config-repo.js';
 import { type RunsStack, startRunsStack } from '../helpers/stack.js';
 import { expectAccessible, launchChromium, signIn } from './browser.js';
+import { setUpWithin, step } from '../helpers/steps.js';
 
 // A run's cost and budget in the console (decision 0355), on a real `mt serve` with PostgreSQL, its agents' model the
 // fake OpenAI-compatible server (300 input and 100 output tokens a turn; priced at 2 and 8 USD per million, so
@@ -32,25 +33,32 @@ let browser: Browser;
 let admin: BrowserContext;
 let base: string;
 
-beforeAll(async () => {
-  model = await createFakeOpenAI({ respond: weatherTurns });
-  const [started, launched] = await Promise.allSettled([
-    startRunsStack({ env: { OPENAI_BASE_URL: model.url, MT_MODEL_PRICES: JSON.stringify(PRICES) }, deploy: false }),
-    launchChromium(),
-  ]);
-  if (launched.status === 'fulfilled') browser = launched.value;
-  if (started.status === 'rejected') throw started.reason;
-  stack = started.value;
-  if (launched.status === 'rejected') throw launched.reason;
-  const secret = await stack.api.request('POST', '/v1/secrets', { name: 'orders-api-key', value: 'sk-budget-test' });
-  expect(secret.status, JSON.stringify(secret.body)).toBe(201);
-  await stack.api.deploy(runsRepoFiles({ origin: stack.upstream.origin }));
-  base = stack.servers[0].url.replace(/\/$/, '');
-  admin = await browser.newContext();
-  const page = await admin.newPage();
-  await signIn(page, base, stack.adminKey);
-  await page.close();
-}, 120_000);
+beforeAll(
+  () =>
+    setUpWithin(150_000, async () => {
+      model = await createFakeOpenAI({ respond: weatherTurns });
+      const [started, launched] = await Promise.allSettled([
+        startRunsStack({ env: { OPENAI_BASE_URL: model.url, MT_MODEL_PRICES: JSON.stringify(PRICES) }, deploy: false }),
+        launchChromium(),
+      ]);
+      if (launched.status === 'fulfilled') browser = launched.value;
+      if (started.status === 'rejected') throw started.reason;
+      stack = started.value;
+      if (launched.status === 'rejected') throw launched.reason;
+      const secret = await stack.api.request('POST', '/v1/secrets', {
+        name: 'orders-api-key',
+        value: 'sk-budget-test',
+      });
+      expect(secret.status, JSON.stringify(secret.body)).toBe(201);
+      await stack.api.deploy(runsRepoFiles({ origin: stack.upstream.origin }));
+      base = stack.servers[0].url.replace(/\/$/, '');
+      admin = await step('browser context', () => browser.newContext());
+      const page = await step('new page', () => admin.newPage());
+      await signIn(page, base, stack.adminKey);
+      await page.close();
+    }),
+  160_000,
+);
 
 afterAll(async () => {
   await browser?.close();

@@ -9,6 +9,7 @@ import { runsRepoFiles, writeRepo } from '../helpers/config-repo.js';
 import { type RunsStack, startRunsStack } from '../helpers/stack.js';
 import { runMt } from '../support/harness.js';
 import { expectAccessible, launchChromium, screenshot, signIn } from './browser.js';
+import { setUpWithin, step } from '../helpers/steps.js';
 
 // A tool's versions and their diff and its dry run from a form generated from its schema, an interaction started
 // from a form of its inputs, a conversation chatted with, knowledge bases and file systems (decision 0360), on a real
@@ -49,45 +50,52 @@ function secondVersion(files: { path: string; content: string }[]) {
   );
 }
 
-beforeAll(async () => {
-  scripts = await mkdtemp(join(tmpdir(), 'mt-e2e-console-catalog-'));
-  await writeFile(
-    join(scripts, 'chat.json'),
-    JSON.stringify([{ text: 'CHAT-1 Hello, what can I do for you?' }, { text: 'CHAT-2 Your refund is on its way.' }]),
-  );
-  const [launched, made] = await Promise.allSettled([
-    launchChromium(),
-    startRunsStack({ deploy: false, env: { MT_SCRIPTED_MODELS: scripts } }),
-  ]);
-  if (launched.status === 'fulfilled') browser = launched.value;
-  if (made.status === 'rejected') throw made.reason;
-  stack = made.value;
-  if (launched.status === 'rejected') throw launched.reason;
-  const secret = await stack.api.request('POST', '/v1/secrets', { name: 'orders-api-key', value: SECRET });
-  expect(secret.status, JSON.stringify(secret.body)).toBe(201);
-  const files = [...runsRepoFiles({ origin: stack.upstream.origin }), ...chatFiles];
-  await stack.api.deploy(files);
-  await stack.api.deploy(secondVersion(files));
-  const kb = await stack.api.request('POST', '/v1/knowledge-bases', { name: 'policies' });
-  expect(kb.status, JSON.stringify(kb.body)).toBe(201);
-  kbId = kb.body.id;
-  const fs = await stack.api.request('POST', '/v1/file-systems', { name: 'reports' });
-  expect(fs.status, JSON.stringify(fs.body)).toBe(201);
-  fsId = fs.body.id;
-  for (const [path, content] of [
-    ['readme.txt', 'What is here.\n'],
-    ['reports/april.md', '# April\n\n12 orders refunded.\n'],
-    ['reports/2026/march.md', '# March\n\n41 orders refunded.\n'],
-  ]) {
-    const put = await stack.api.request('POST', `/v1/file-systems/${fsId}/files`, { path, content });
-    expect(put.status, JSON.stringify(put.body)).toBe(201);
-  }
-  base = stack.servers[0].url.replace(/\/$/, '');
-  admin = await browser.newContext();
-  const page = await admin.newPage();
-  await signIn(page, base, stack.adminKey);
-  await page.close();
-}, 120_000);
+beforeAll(
+  () =>
+    setUpWithin(150_000, async () => {
+      scripts = await mkdtemp(join(tmpdir(), 'mt-e2e-console-catalog-'));
+      await writeFile(
+        join(scripts, 'chat.json'),
+        JSON.stringify([
+          { text: 'CHAT-1 Hello, what can I do for you?' },
+          { text: 'CHAT-2 Your refund is on its way.' },
+        ]),
+      );
+      const [launched, made] = await Promise.allSettled([
+        launchChromium(),
+        startRunsStack({ deploy: false, env: { MT_SCRIPTED_MODELS: scripts } }),
+      ]);
+      if (launched.status === 'fulfilled') browser = launched.value;
+      if (made.status === 'rejected') throw made.reason;
+      stack = made.value;
+      if (launched.status === 'rejected') throw launched.reason;
+      const secret = await stack.api.request('POST', '/v1/secrets', { name: 'orders-api-key', value: SECRET });
+      expect(secret.status, JSON.stringify(secret.body)).toBe(201);
+      const files = [...runsRepoFiles({ origin: stack.upstream.origin }), ...chatFiles];
+      await stack.api.deploy(files);
+      await stack.api.deploy(secondVersion(files));
+      const kb = await stack.api.request('POST', '/v1/knowledge-bases', { name: 'policies' });
+      expect(kb.status, JSON.stringify(kb.body)).toBe(201);
+      kbId = kb.body.id;
+      const fs = await stack.api.request('POST', '/v1/file-systems', { name: 'reports' });
+      expect(fs.status, JSON.stringify(fs.body)).toBe(201);
+      fsId = fs.body.id;
+      for (const [path, content] of [
+        ['readme.txt', 'What is here.\n'],
+        ['reports/april.md', '# April\n\n12 orders refunded.\n'],
+        ['reports/2026/march.md', '# March\n\n41 orders refunded.\n'],
+      ]) {
+        const put = await stack.api.request('POST', `/v1/file-systems/${fsId}/files`, { path, content });
+        expect(put.status, JSON.stringify(put.body)).toBe(201);
+      }
+      base = stack.servers[0].url.replace(/\/$/, '');
+      admin = await step('browser context', () => browser.newContext());
+      const page = await step('new page', () => admin.newPage());
+      await signIn(page, base, stack.adminKey);
+      await page.close();
+    }),
+  160_000,
+);
 
 afterAll(async () => {
   for (const id of started) await stack?.api.request('POST', `/v1/runs/${id}/cancel`, {});

@@ -7,6 +7,7 @@ import type { ApprovalView, RunView } from '../helpers/api.js';
 import { runsRepoFiles } from '../helpers/config-repo.js';
 import { type RunsStack, startRunsStack } from '../helpers/stack.js';
 import { expectAccessible, launchChromium, screenshot, signIn } from './browser.js';
+import { setUpWithin, step } from '../helpers/steps.js';
 
 // The web console (/console) of a real `mt serve` on PostgreSQL, with the scripted model and a local upstream,
 // driven by Debian's Chromium headless. One server and one browser for the whole file; the browser reaches the
@@ -35,21 +36,25 @@ async function newContext(): Promise<BrowserContext> {
   return context;
 }
 
-beforeAll(async () => {
-  // The browser starts while the server does (each takes seconds); afterAll closes whichever started.
-  const [started, launched] = await Promise.allSettled([startRunsStack({ deploy: false }), launchChromium()]);
-  if (launched.status === 'fulfilled') browser = launched.value;
-  if (started.status === 'rejected') throw started.reason;
-  stack = started.value;
-  if (launched.status === 'rejected') throw launched.reason;
-  const secret = await stack.api.request('POST', '/v1/secrets', { name: 'orders-api-key', value: SECRET });
-  expect(secret.status, JSON.stringify(secret.body)).toBe(201);
-  await stack.api.deploy(runsRepoFiles({ origin: stack.upstream.origin }));
-  const server = new URL(stack.servers[0].url);
-  proxy = await startTcpProxy({ host: server.hostname, port: Number(server.port) });
-  base = `http://127.0.0.1:${proxy.port}`;
-  admin = await newContext();
-}, 120_000);
+beforeAll(
+  () =>
+    setUpWithin(150_000, async () => {
+      // The browser starts while the server does (each takes seconds); afterAll closes whichever started.
+      const [started, launched] = await Promise.allSettled([startRunsStack({ deploy: false }), launchChromium()]);
+      if (launched.status === 'fulfilled') browser = launched.value;
+      if (started.status === 'rejected') throw started.reason;
+      stack = started.value;
+      if (launched.status === 'rejected') throw launched.reason;
+      const secret = await stack.api.request('POST', '/v1/secrets', { name: 'orders-api-key', value: SECRET });
+      expect(secret.status, JSON.stringify(secret.body)).toBe(201);
+      await stack.api.deploy(runsRepoFiles({ origin: stack.upstream.origin }));
+      const server = new URL(stack.servers[0].url);
+      proxy = await startTcpProxy({ host: server.hostname, port: Number(server.port) });
+      base = `http://127.0.0.1:${proxy.port}`;
+      admin = await step('browser context', () => newContext());
+    }),
+  160_000,
+);
 
 afterAll(async () => {
   await browser?.close();
@@ -156,7 +161,7 @@ describe('the web console', { timeout: 60_000 }, () => {
   });
 
   it('3. shows an approval with its URL, bindings and inputs, never the secret; reject needs a reason; approve completes the run with one call', async () => {
-    const page = await admin.newPage();
+    const page = await step('new page', () => admin.newPage());
     await signIn(page, base, stack.adminKey);
     // The inbox is open before the approval exists: it appears without a reload, within 2 s.
     await page.goto(`${base}/console/approvals`);

@@ -8,6 +8,7 @@ import { runsRepoFiles, writeRepo } from '../helpers/config-repo.js';
 import { type RunsStack, startRunsStack } from '../helpers/stack.js';
 import { runMt } from '../support/harness.js';
 import { expectAccessible, launchChromium, screenshot, signIn } from './browser.js';
+import { setUpWithin, step } from '../helpers/steps.js';
 
 // The console's overview, the runs list's filters and a tool's dry run (decision 0330), on a real `mt serve` with
 // PostgreSQL, the scripted model and a recording upstream, driven by Debian's Chromium headless.
@@ -21,41 +22,45 @@ let waiting: RunView;
 let completed: RunView;
 let failed: RunView;
 
-beforeAll(async () => {
-  const [started, launched] = await Promise.allSettled([startRunsStack({ deploy: false }), launchChromium()]);
-  if (launched.status === 'fulfilled') browser = launched.value;
-  if (started.status === 'rejected') throw started.reason;
-  stack = started.value;
-  if (launched.status === 'rejected') throw launched.reason;
-  const secret = await stack.api.request('POST', '/v1/secrets', { name: 'orders-api-key', value: SECRET });
-  expect(secret.status, JSON.stringify(secret.body)).toBe(201);
-  await stack.api.deploy(runsRepoFiles({ origin: stack.upstream.origin }));
-  base = stack.servers[0].url.replace(/\/$/, '');
-  admin = await browser.newContext();
-  admin.on('response', async (response) => {
-    try {
-      bodies.push(await response.text());
-    } catch {
-      // a redirect has no body
-    }
-  });
-  const start = async (interaction: string, message: string) => {
-    const run = await stack.api.startRun(interaction, { message });
-    expect(run.status, JSON.stringify(run.body)).toBe(201);
-    return run.body as RunView;
-  };
-  waiting = await start('support-desk', 'The lamp of order A-7101 arrived broken, please refund it.');
-  completed = await start('open-ticket', 'My lamp is broken.');
-  failed = await start('support-desk', '[fail:garbage] Where is order A-7102?');
-  waiting = await stack.api.waitForRun(waiting.id, (r) => r.status === 'PendingApproval');
-  completed = await stack.api.waitForEnd(completed.id);
-  failed = await stack.api.waitForEnd(failed.id);
-  expect(completed.status).toBe('Completed');
-  expect(failed.status, JSON.stringify(failed)).toBe('Failed');
-  const page = await admin.newPage();
-  await signIn(page, base, stack.adminKey);
-  await page.close();
-}, 120_000);
+beforeAll(
+  () =>
+    setUpWithin(150_000, async () => {
+      const [started, launched] = await Promise.allSettled([startRunsStack({ deploy: false }), launchChromium()]);
+      if (launched.status === 'fulfilled') browser = launched.value;
+      if (started.status === 'rejected') throw started.reason;
+      stack = started.value;
+      if (launched.status === 'rejected') throw launched.reason;
+      const secret = await stack.api.request('POST', '/v1/secrets', { name: 'orders-api-key', value: SECRET });
+      expect(secret.status, JSON.stringify(secret.body)).toBe(201);
+      await stack.api.deploy(runsRepoFiles({ origin: stack.upstream.origin }));
+      base = stack.servers[0].url.replace(/\/$/, '');
+      admin = await step('browser context', () => browser.newContext());
+      admin.on('response', async (response) => {
+        try {
+          bodies.push(await response.text());
+        } catch {
+          // a redirect has no body
+        }
+      });
+      const start = async (interaction: string, message: string) => {
+        const run = await stack.api.startRun(interaction, { message });
+        expect(run.status, JSON.stringify(run.body)).toBe(201);
+        return run.body as RunView;
+      };
+      waiting = await start('support-desk', 'The lamp of order A-7101 arrived broken, please refund it.');
+      completed = await start('open-ticket', 'My lamp is broken.');
+      failed = await start('support-desk', '[fail:garbage] Where is order A-7102?');
+      waiting = await stack.api.waitForRun(waiting.id, (r) => r.status === 'PendingApproval');
+      completed = await stack.api.waitForEnd(completed.id);
+      failed = await stack.api.waitForEnd(failed.id);
+      expect(completed.status).toBe('Completed');
+      expect(failed.status, JSON.stringify(failed)).toBe('Failed');
+      const page = await step('new page', () => admin.newPage());
+      await signIn(page, base, stack.adminKey);
+      await page.close();
+    }),
+  160_000,
+);
 
 afterAll(async () => {
   if (waiting) await stack?.api.request('POST', `/v1/runs/${waiting.id}/cancel`, {});

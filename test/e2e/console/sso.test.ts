@@ -9,6 +9,7 @@ import type { ApprovalView, RunView } from '../helpers/api.js';
 import { runsRepoFiles } from '../helpers/config-repo.js';
 import { type RunsStack, startRunsStack } from '../helpers/stack.js';
 import { expectAccessible, launchChromium } from './browser.js';
+import { setUpWithin } from '../helpers/steps.js';
 
 // Single sign-on for people (docs/sso.md): a real `mt serve` on PostgreSQL signs people in through a local OpenID
 // Connect provider (panva's oidc-provider, started here on 127.0.0.1 with its development sign-in pages), driven by
@@ -70,37 +71,41 @@ async function startProvider(mtBase: string): Promise<void> {
   idp.on('request', provider.callback());
 }
 
-beforeAll(async () => {
-  const port = await freePort();
-  const mtBase = `http://127.0.0.1:${port}`;
-  await startProvider(mtBase);
-  const [started, launched] = await Promise.allSettled([
-    startRunsStack({
-      serveArgs: ['--port', String(port)],
-      env: {
-        MT_PUBLIC_URL: mtBase,
-        MT_OIDC_ISSUER: issuer,
-        MT_OIDC_CLIENT_ID: 'maitento-console',
-        MT_OIDC_CLIENT_SECRET: CLIENT_SECRET,
-        MT_OIDC_SCOPES: 'openid profile email groups',
-        MT_OIDC_PROVIDER_NAME: 'Example ID',
-        MT_OIDC_ROLES: JSON.stringify({
-          'support-leads': { default: 'approver' },
-          platform: { default: 'admin' },
-          staff: { billing: 'user' },
+beforeAll(
+  () =>
+    setUpWithin(150_000, async () => {
+      const port = await freePort();
+      const mtBase = `http://127.0.0.1:${port}`;
+      await startProvider(mtBase);
+      const [started, launched] = await Promise.allSettled([
+        startRunsStack({
+          serveArgs: ['--port', String(port)],
+          env: {
+            MT_PUBLIC_URL: mtBase,
+            MT_OIDC_ISSUER: issuer,
+            MT_OIDC_CLIENT_ID: 'maitento-console',
+            MT_OIDC_CLIENT_SECRET: CLIENT_SECRET,
+            MT_OIDC_SCOPES: 'openid profile email groups',
+            MT_OIDC_PROVIDER_NAME: 'Example ID',
+            MT_OIDC_ROLES: JSON.stringify({
+              'support-leads': { default: 'approver' },
+              platform: { default: 'admin' },
+              staff: { billing: 'user' },
+            }),
+          },
         }),
-      },
+        launchChromium(),
+      ]);
+      if (launched.status === 'fulfilled') browser = launched.value;
+      if (started.status === 'rejected') throw started.reason;
+      stack = started.value;
+      if (launched.status === 'rejected') throw launched.reason;
+      base = stack.servers[0].url;
+      expect(base).toBe(mtBase);
+      expect((await stack.api.request('POST', '/v1/namespaces', { name: 'billing' })).status).toBe(201);
     }),
-    launchChromium(),
-  ]);
-  if (launched.status === 'fulfilled') browser = launched.value;
-  if (started.status === 'rejected') throw started.reason;
-  stack = started.value;
-  if (launched.status === 'rejected') throw launched.reason;
-  base = stack.servers[0].url;
-  expect(base).toBe(mtBase);
-  expect((await stack.api.request('POST', '/v1/namespaces', { name: 'billing' })).status).toBe(201);
-}, 120_000);
+  160_000,
+);
 
 afterAll(async () => {
   for (const context of contexts) await context.close().catch(() => undefined);

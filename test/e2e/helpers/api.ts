@@ -1,5 +1,6 @@
 import type { ApprovalView, RunEvent, RunStatus, RunView } from '@maitento/engine';
 import { expect } from 'vitest';
+import { step } from './steps.js';
 
 export type { ApprovalView, RunEvent, RunView };
 
@@ -29,7 +30,9 @@ export interface Api {
 
 /** A client of the server at `url` with `key`. */
 export function api(url: string, key: string): Api {
-  const request = async <T>(method: string, path: string, body?: unknown): Promise<ApiAnswer<T>> => {
+  const request = <T>(method: string, path: string, body?: unknown): Promise<ApiAnswer<T>> =>
+    step(`${method} ${path}`, () => send<T>(method, path, body));
+  const send = async <T>(method: string, path: string, body?: unknown): Promise<ApiAnswer<T>> => {
     const res = await fetch(`${url}${path}`, {
       method,
       headers: {

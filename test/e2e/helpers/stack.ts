@@ -17,6 +17,7 @@ import { type Api, api } from './api.js';
 import { runsRepoFiles } from './config-repo.js';
 import { type ScenarioModel, startScenarioModel } from './model-script.js';
 import { type ServeProcess, startServe, startWorker, type WorkerProcess } from './processes.js';
+import { step } from './steps.js';
 import { startUpstream, type Upstream } from './upstream.js';
 
 /** The value of the orders-api-key secret; it must never appear in a response, event or log. */
@@ -157,10 +158,12 @@ export async function startRunsStack(options: RunsStackOptions = {}): Promise<Ru
       : e2eDatabaseMode();
   // The set-up steps are independent of each other: made at the same time.
   const [home, db, dataDir, upstream, openai, anthropic] = await Promise.all([
-    tempHome(),
+    step('temp home', () => tempHome()),
     options.pglite
       ? undefined
-      : createTestDatabase('mt_e2e_runs', { migrated: options.mt === undefined && mode !== 'runtime-role' }),
+      : step('create database', () =>
+          createTestDatabase('mt_e2e_runs', { migrated: options.mt === undefined && mode !== 'runtime-role' }),
+        ),
     options.pglite
       ? mkdtemp(join(tmpdir(), 'mt-e2e-pglite-')).then(async (dir) => {
           // An empty PGlite database already made, so `mt serve` skips initdb (pglite-serve.test.ts starts from
@@ -169,12 +172,12 @@ export async function startRunsStack(options: RunsStackOptions = {}): Promise<Ru
           return dir;
         })
       : undefined,
-    startUpstream(),
-    startScenarioModel('openai'),
-    startScenarioModel('anthropic'),
+    step('upstream', () => startUpstream()),
+    step('fake OpenAI', () => startScenarioModel('openai')),
+    step('fake Anthropic', () => startScenarioModel('anthropic')),
   ]);
   const adminKey = `mt_e2e_${randomBytes(18).toString('hex')}`;
-  const way = db ? await databaseWay(mode, db, home) : undefined;
+  const way = db ? await step(`database way ${mode}`, () => databaseWay(mode, db, home)) : undefined;
   const env: Record<string, string> = {
     MT_SECRET_KEY: randomBytes(32).toString('hex'),
     MT_BOOTSTRAP_KEY: adminKey,
@@ -224,7 +227,9 @@ export async function startRunsStack(options: RunsStackOptions = {}): Promise<Ru
     // The first server migrates the database; the other servers and the workers start once it is ready, all at
     // once (each start is seconds of waiting on its own process).
     servers.push(
-      await startServe(home, env, [...(dataDir ? ['--data', dataDir] : []), ...(options.serveArgs ?? [])], options.mt),
+      await step('first mt serve', () =>
+        startServe(home, env, [...(dataDir ? ['--data', dataDir] : []), ...(options.serveArgs ?? [])], options.mt),
+      ),
     );
     const more = await Promise.allSettled([
       ...Array.from({ length: count - 1 }, async () => {
