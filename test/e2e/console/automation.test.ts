@@ -88,113 +88,120 @@ function rowsOf(page: Page, id: string): Promise<string[]> {
 
 beforeAll(
   () =>
-    setUpWithin(150_000, async () => {
-      const port = await freePort();
-      base = `http://127.0.0.1:${port}`;
-      callbackUrl = `${base}/v1/connections/callback`;
-      receiver = createServer((req, res) => {
-        let body = '';
-        req.on('data', (chunk: Buffer) => {
-          body += chunk.toString();
+    setUpWithin(
+      120_000,
+      async () => {
+        const port = await freePort();
+        base = `http://127.0.0.1:${port}`;
+        callbackUrl = `${base}/v1/connections/callback`;
+        receiver = createServer((req, res) => {
+          let body = '';
+          req.on('data', (chunk: Buffer) => {
+            body += chunk.toString();
+          });
+          req.on('end', () => {
+            received.push(body);
+            res.statusCode = 204;
+            res.end();
+          });
         });
-        req.on('end', () => {
-          received.push(body);
-          res.statusCode = 204;
-          res.end();
-        });
-      });
-      await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-      const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
-      const scripts = await mkdtemp(join(tmpdir(), 'mt-e2e-console-automation-'));
-      await writeFile(
-        join(scripts, 'me.json'),
-        JSON.stringify([{ toolCalls: [{ name: 'whoami', arguments: {} }] }, { text: 'Looked.' }]),
-      );
-      await writeFile(join(scripts, 'desk.json'), JSON.stringify([{ text: 'Done.' }]));
-      as = await startAuthorizationServer({ redirectUri: callbackUrl });
-      const [started, launched] = await Promise.allSettled([
-        startRunsStack({
-          deploy: false,
-          env: {
-            MT_PUBLIC_URL: base,
-            MT_SCRIPTED_MODELS: scripts,
-            MT_WEBHOOK_RETRY_BASE_MS: '100',
-            MT_WEBHOOK_RETRY_MAX_MS: '1000',
+        await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+        const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+        const scripts = await mkdtemp(join(tmpdir(), 'mt-e2e-console-automation-'));
+        await writeFile(
+          join(scripts, 'me.json'),
+          JSON.stringify([{ toolCalls: [{ name: 'whoami', arguments: {} }] }, { text: 'Looked.' }]),
+        );
+        await writeFile(join(scripts, 'desk.json'), JSON.stringify([{ text: 'Done.' }]));
+        as = await startAuthorizationServer({ redirectUri: callbackUrl });
+        const [started, launched] = await Promise.allSettled([
+          startRunsStack({
+            deploy: false,
+            env: {
+              MT_PUBLIC_URL: base,
+              MT_SCRIPTED_MODELS: scripts,
+              MT_WEBHOOK_RETRY_BASE_MS: '100',
+              MT_WEBHOOK_RETRY_MAX_MS: '1000',
+            },
+            serveArgs: ['--port', String(port)],
+          }),
+          launchChromium(),
+        ]);
+        if (launched.status === 'fulfilled') browser = launched.value;
+        if (started.status === 'rejected') throw started.reason;
+        stack = started.value;
+        if (launched.status === 'rejected') throw launched.reason;
+        for (const [name, value] of [
+          ['local-as-client-secret', as.clientSecret],
+          ['orders-hook', HOOK_SECRET],
+        ]) {
+          const made = await stack.api.request('POST', '/v1/secrets', { name, value });
+          expect(made.status, JSON.stringify(made.body)).toBe(201);
+        }
+        await stack.api.deploy([
+          {
+            path: 'auth-providers/local-as.mtr',
+            content: `issuer = "${as.issuer}"\nclientId = "${as.clientId}"\nclientSecret = @ref("local-as-client-secret")\nscopes = ["openid", "offline_access"]\nauthorizationParams = { prompt = "consent" }\n`,
           },
-          serveArgs: ['--port', String(port)],
-        }),
-        launchChromium(),
-      ]);
-      if (launched.status === 'fulfilled') browser = launched.value;
-      if (started.status === 'rejected') throw started.reason;
-      stack = started.value;
-      if (launched.status === 'rejected') throw launched.reason;
-      for (const [name, value] of [
-        ['local-as-client-secret', as.clientSecret],
-        ['orders-hook', HOOK_SECRET],
-      ]) {
-        const made = await stack.api.request('POST', '/v1/secrets', { name, value });
-        expect(made.status, JSON.stringify(made.body)).toBe(201);
-      }
-      await stack.api.deploy([
-        {
-          path: 'auth-providers/local-as.mtr',
-          content: `issuer = "${as.issuer}"\nclientId = "${as.clientId}"\nclientSecret = @ref("local-as-client-secret")\nscopes = ["openid", "offline_access"]\nauthorizationParams = { prompt = "consent" }\n`,
-        },
-        {
-          path: 'connectors/open-api/me.mtr',
-          content: `method = "GET"\nurl = "${receiverUrl}/me"\ndescription = "Who the person is."\nauth = "OAuth2"\nprovider = @ref("local-as")\nscopes = ["calendar.read"]\n`,
-        },
-        {
-          path: 'external-operations/open-api/whoami.mtr',
-          content: 'connector = @ref("me")\nguidance = "Who am I."\n',
-        },
-        {
-          path: 'agents/me-agent.mtr',
-          content:
-            'model = "scripted:me"\ninstructions = "Act for the person."\nfunctions = [ { ref = @ref("whoami") } ]\n',
-        },
-        {
-          path: 'interactions/one-shot/me.mtr',
-          content: 'agent = { name = "Helper" agent = @ref("me-agent") }\ntask = "Do it for the person."\n',
-        },
-        { path: 'agents/desk.mtr', content: 'model = "scripted:desk"\ninstructions = "Say done."\n' },
-        {
-          path: 'interactions/one-shot/desk.mtr',
-          content:
-            'agent = { name = "Desk" agent = @ref("desk") }\ntask = "Handle %%orderId%%"\ninputs.prompts = [ { name = "orderId" required = true } ]\n',
-        },
-        {
-          path: 'schedules/every-second.mtr',
-          content: 'interaction = @ref("desk")\ninputs = { orderId = "nightly" }\ncron = "* * * * * *"\n',
-        },
-        {
-          path: 'triggers/orders.mtr',
-          content:
-            'interaction = @ref("desk")\ninputs = { orderId = { pointer = "/order" } }\nverify = { style = "standard-webhooks" secret = @ref("orders-hook") }\n',
-        },
-      ]);
-      const endpoint = await stack.api.request('POST', '/v1/webhooks', {
-        url: receiverUrl,
-        events: ['run.completed', 'run.failed'],
-        description: 'The on-call channel',
-      });
-      expect(endpoint.status, JSON.stringify(endpoint.body)).toBe(201);
-      endpointId = endpoint.body.endpoint.id;
-      tokens.push(endpoint.body.secret);
-      admin = await step('browser context', () => newContext());
-      await signIn(await admin.newPage(), base, stack.adminKey);
-    }),
-  160_000,
+          {
+            path: 'connectors/open-api/me.mtr',
+            content: `method = "GET"\nurl = "${receiverUrl}/me"\ndescription = "Who the person is."\nauth = "OAuth2"\nprovider = @ref("local-as")\nscopes = ["calendar.read"]\n`,
+          },
+          {
+            path: 'external-operations/open-api/whoami.mtr',
+            content: 'connector = @ref("me")\nguidance = "Who am I."\n',
+          },
+          {
+            path: 'agents/me-agent.mtr',
+            content:
+              'model = "scripted:me"\ninstructions = "Act for the person."\nfunctions = [ { ref = @ref("whoami") } ]\n',
+          },
+          {
+            path: 'interactions/one-shot/me.mtr',
+            content: 'agent = { name = "Helper" agent = @ref("me-agent") }\ntask = "Do it for the person."\n',
+          },
+          { path: 'agents/desk.mtr', content: 'model = "scripted:desk"\ninstructions = "Say done."\n' },
+          {
+            path: 'interactions/one-shot/desk.mtr',
+            content:
+              'agent = { name = "Desk" agent = @ref("desk") }\ntask = "Handle %%orderId%%"\ninputs.prompts = [ { name = "orderId" required = true } ]\n',
+          },
+          {
+            path: 'schedules/every-second.mtr',
+            content: 'interaction = @ref("desk")\ninputs = { orderId = "nightly" }\ncron = "* * * * * *"\n',
+          },
+          {
+            path: 'triggers/orders.mtr',
+            content:
+              'interaction = @ref("desk")\ninputs = { orderId = { pointer = "/order" } }\nverify = { style = "standard-webhooks" secret = @ref("orders-hook") }\n',
+          },
+        ]);
+        const endpoint = await stack.api.request('POST', '/v1/webhooks', {
+          url: receiverUrl,
+          events: ['run.completed', 'run.failed'],
+          description: 'The on-call channel',
+        });
+        expect(endpoint.status, JSON.stringify(endpoint.body)).toBe(201);
+        endpointId = endpoint.body.endpoint.id;
+        tokens.push(endpoint.body.secret);
+        admin = await step('browser context', () => newContext());
+        await signIn(await admin.newPage(), base, stack.adminKey);
+      },
+      { attempts: 2, undo: closeAll },
+    ),
+  310_000,
 );
 
-afterAll(async () => {
+// Closes what the set-up made: at the end, and an abandoned set-up attempt's (safe to run twice).
+async function closeAll(): Promise<void> {
   await browser?.close();
   await stack?.close();
   await as?.close();
   receiver?.closeAllConnections();
   await new Promise((resolve) => receiver?.close(resolve));
-});
+}
+
+afterAll(closeAll);
 
 describe('the console of connections, schedules, triggers and webhooks', { timeout: 60_000 }, () => {
   it('1. pauses and resumes a schedule from its pages, which show its ticks as the API does', async () => {

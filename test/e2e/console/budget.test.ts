@@ -35,36 +35,46 @@ let base: string;
 
 beforeAll(
   () =>
-    setUpWithin(150_000, async () => {
-      model = await createFakeOpenAI({ respond: weatherTurns });
-      const [started, launched] = await Promise.allSettled([
-        startRunsStack({ env: { OPENAI_BASE_URL: model.url, MT_MODEL_PRICES: JSON.stringify(PRICES) }, deploy: false }),
-        launchChromium(),
-      ]);
-      if (launched.status === 'fulfilled') browser = launched.value;
-      if (started.status === 'rejected') throw started.reason;
-      stack = started.value;
-      if (launched.status === 'rejected') throw launched.reason;
-      const secret = await stack.api.request('POST', '/v1/secrets', {
-        name: 'orders-api-key',
-        value: 'sk-budget-test',
-      });
-      expect(secret.status, JSON.stringify(secret.body)).toBe(201);
-      await stack.api.deploy(runsRepoFiles({ origin: stack.upstream.origin }));
-      base = stack.servers[0].url.replace(/\/$/, '');
-      admin = await step('browser context', () => browser.newContext());
-      const page = await step('new page', () => admin.newPage());
-      await signIn(page, base, stack.adminKey);
-      await page.close();
-    }),
-  160_000,
+    setUpWithin(
+      120_000,
+      async () => {
+        model = await createFakeOpenAI({ respond: weatherTurns });
+        const [started, launched] = await Promise.allSettled([
+          startRunsStack({
+            env: { OPENAI_BASE_URL: model.url, MT_MODEL_PRICES: JSON.stringify(PRICES) },
+            deploy: false,
+          }),
+          launchChromium(),
+        ]);
+        if (launched.status === 'fulfilled') browser = launched.value;
+        if (started.status === 'rejected') throw started.reason;
+        stack = started.value;
+        if (launched.status === 'rejected') throw launched.reason;
+        const secret = await stack.api.request('POST', '/v1/secrets', {
+          name: 'orders-api-key',
+          value: 'sk-budget-test',
+        });
+        expect(secret.status, JSON.stringify(secret.body)).toBe(201);
+        await stack.api.deploy(runsRepoFiles({ origin: stack.upstream.origin }));
+        base = stack.servers[0].url.replace(/\/$/, '');
+        admin = await step('browser context', () => browser.newContext());
+        const page = await step('new page', () => admin.newPage());
+        await signIn(page, base, stack.adminKey);
+        await page.close();
+      },
+      { attempts: 2, undo: closeAll },
+    ),
+  310_000,
 );
 
-afterAll(async () => {
+// Closes what the set-up made: at the end, and an abandoned set-up attempt's (safe to run twice).
+async function closeAll(): Promise<void> {
   await browser?.close();
   await stack?.close();
   await model?.close();
-});
+}
+
+afterAll(closeAll);
 
 /** A weather run of `calls` calls with a budget of 1,000 tokens that waits: it stops after its third turn (1,200). */
 async function waitingRun(calls: number): Promise<string> {

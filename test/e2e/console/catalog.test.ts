@@ -52,57 +52,64 @@ function secondVersion(files: { path: string; content: string }[]) {
 
 beforeAll(
   () =>
-    setUpWithin(150_000, async () => {
-      scripts = await mkdtemp(join(tmpdir(), 'mt-e2e-console-catalog-'));
-      await writeFile(
-        join(scripts, 'chat.json'),
-        JSON.stringify([
-          { text: 'CHAT-1 Hello, what can I do for you?' },
-          { text: 'CHAT-2 Your refund is on its way.' },
-        ]),
-      );
-      const [launched, made] = await Promise.allSettled([
-        launchChromium(),
-        startRunsStack({ deploy: false, env: { MT_SCRIPTED_MODELS: scripts } }),
-      ]);
-      if (launched.status === 'fulfilled') browser = launched.value;
-      if (made.status === 'rejected') throw made.reason;
-      stack = made.value;
-      if (launched.status === 'rejected') throw launched.reason;
-      const secret = await stack.api.request('POST', '/v1/secrets', { name: 'orders-api-key', value: SECRET });
-      expect(secret.status, JSON.stringify(secret.body)).toBe(201);
-      const files = [...runsRepoFiles({ origin: stack.upstream.origin }), ...chatFiles];
-      await stack.api.deploy(files);
-      await stack.api.deploy(secondVersion(files));
-      const kb = await stack.api.request('POST', '/v1/knowledge-bases', { name: 'policies' });
-      expect(kb.status, JSON.stringify(kb.body)).toBe(201);
-      kbId = kb.body.id;
-      const fs = await stack.api.request('POST', '/v1/file-systems', { name: 'reports' });
-      expect(fs.status, JSON.stringify(fs.body)).toBe(201);
-      fsId = fs.body.id;
-      for (const [path, content] of [
-        ['readme.txt', 'What is here.\n'],
-        ['reports/april.md', '# April\n\n12 orders refunded.\n'],
-        ['reports/2026/march.md', '# March\n\n41 orders refunded.\n'],
-      ]) {
-        const put = await stack.api.request('POST', `/v1/file-systems/${fsId}/files`, { path, content });
-        expect(put.status, JSON.stringify(put.body)).toBe(201);
-      }
-      base = stack.servers[0].url.replace(/\/$/, '');
-      admin = await step('browser context', () => browser.newContext());
-      const page = await step('new page', () => admin.newPage());
-      await signIn(page, base, stack.adminKey);
-      await page.close();
-    }),
-  160_000,
+    setUpWithin(
+      120_000,
+      async () => {
+        scripts = await mkdtemp(join(tmpdir(), 'mt-e2e-console-catalog-'));
+        await writeFile(
+          join(scripts, 'chat.json'),
+          JSON.stringify([
+            { text: 'CHAT-1 Hello, what can I do for you?' },
+            { text: 'CHAT-2 Your refund is on its way.' },
+          ]),
+        );
+        const [launched, made] = await Promise.allSettled([
+          launchChromium(),
+          startRunsStack({ deploy: false, env: { MT_SCRIPTED_MODELS: scripts } }),
+        ]);
+        if (launched.status === 'fulfilled') browser = launched.value;
+        if (made.status === 'rejected') throw made.reason;
+        stack = made.value;
+        if (launched.status === 'rejected') throw launched.reason;
+        const secret = await stack.api.request('POST', '/v1/secrets', { name: 'orders-api-key', value: SECRET });
+        expect(secret.status, JSON.stringify(secret.body)).toBe(201);
+        const files = [...runsRepoFiles({ origin: stack.upstream.origin }), ...chatFiles];
+        await stack.api.deploy(files);
+        await stack.api.deploy(secondVersion(files));
+        const kb = await stack.api.request('POST', '/v1/knowledge-bases', { name: 'policies' });
+        expect(kb.status, JSON.stringify(kb.body)).toBe(201);
+        kbId = kb.body.id;
+        const fs = await stack.api.request('POST', '/v1/file-systems', { name: 'reports' });
+        expect(fs.status, JSON.stringify(fs.body)).toBe(201);
+        fsId = fs.body.id;
+        for (const [path, content] of [
+          ['readme.txt', 'What is here.\n'],
+          ['reports/april.md', '# April\n\n12 orders refunded.\n'],
+          ['reports/2026/march.md', '# March\n\n41 orders refunded.\n'],
+        ]) {
+          const put = await stack.api.request('POST', `/v1/file-systems/${fsId}/files`, { path, content });
+          expect(put.status, JSON.stringify(put.body)).toBe(201);
+        }
+        base = stack.servers[0].url.replace(/\/$/, '');
+        admin = await step('browser context', () => browser.newContext());
+        const page = await step('new page', () => admin.newPage());
+        await signIn(page, base, stack.adminKey);
+        await page.close();
+      },
+      { attempts: 2, undo: closeAll },
+    ),
+  310_000,
 );
 
-afterAll(async () => {
+// Closes what the set-up made: at the end, and an abandoned set-up attempt's (safe to run twice).
+async function closeAll(): Promise<void> {
   for (const id of started) await stack?.api.request('POST', `/v1/runs/${id}/cancel`, {});
   await browser?.close();
   await stack?.close();
   if (scripts) await rm(scripts, { recursive: true, force: true });
-});
+}
+
+afterAll(closeAll);
 
 describe('the console: tools, interactions, chats, knowledge and files', { timeout: 60_000 }, () => {
   it("a tool's page lists its versions and compares any two with the deploy plan's words", async () => {

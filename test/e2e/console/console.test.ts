@@ -38,29 +38,36 @@ async function newContext(): Promise<BrowserContext> {
 
 beforeAll(
   () =>
-    setUpWithin(150_000, async () => {
-      // The browser starts while the server does (each takes seconds); afterAll closes whichever started.
-      const [started, launched] = await Promise.allSettled([startRunsStack({ deploy: false }), launchChromium()]);
-      if (launched.status === 'fulfilled') browser = launched.value;
-      if (started.status === 'rejected') throw started.reason;
-      stack = started.value;
-      if (launched.status === 'rejected') throw launched.reason;
-      const secret = await stack.api.request('POST', '/v1/secrets', { name: 'orders-api-key', value: SECRET });
-      expect(secret.status, JSON.stringify(secret.body)).toBe(201);
-      await stack.api.deploy(runsRepoFiles({ origin: stack.upstream.origin }));
-      const server = new URL(stack.servers[0].url);
-      proxy = await startTcpProxy({ host: server.hostname, port: Number(server.port) });
-      base = `http://127.0.0.1:${proxy.port}`;
-      admin = await step('browser context', () => newContext());
-    }),
-  160_000,
+    setUpWithin(
+      120_000,
+      async () => {
+        // The browser starts while the server does (each takes seconds); afterAll closes whichever started.
+        const [started, launched] = await Promise.allSettled([startRunsStack({ deploy: false }), launchChromium()]);
+        if (launched.status === 'fulfilled') browser = launched.value;
+        if (started.status === 'rejected') throw started.reason;
+        stack = started.value;
+        if (launched.status === 'rejected') throw launched.reason;
+        const secret = await stack.api.request('POST', '/v1/secrets', { name: 'orders-api-key', value: SECRET });
+        expect(secret.status, JSON.stringify(secret.body)).toBe(201);
+        await stack.api.deploy(runsRepoFiles({ origin: stack.upstream.origin }));
+        const server = new URL(stack.servers[0].url);
+        proxy = await startTcpProxy({ host: server.hostname, port: Number(server.port) });
+        base = `http://127.0.0.1:${proxy.port}`;
+        admin = await step('browser context', () => newContext());
+      },
+      { attempts: 2, undo: closeAll },
+    ),
+  310_000,
 );
 
-afterAll(async () => {
+// Closes what the set-up made: at the end, and an abandoned set-up attempt's (safe to run twice).
+async function closeAll(): Promise<void> {
   await browser?.close();
   await proxy?.close();
   await stack?.close();
-});
+}
+
+afterAll(closeAll);
 
 async function startRun(message: string): Promise<RunView> {
   const started = await stack.api.startRun('support-desk', { message });

@@ -24,49 +24,56 @@ let failed: RunView;
 
 beforeAll(
   () =>
-    setUpWithin(150_000, async () => {
-      const [started, launched] = await Promise.allSettled([startRunsStack({ deploy: false }), launchChromium()]);
-      if (launched.status === 'fulfilled') browser = launched.value;
-      if (started.status === 'rejected') throw started.reason;
-      stack = started.value;
-      if (launched.status === 'rejected') throw launched.reason;
-      const secret = await stack.api.request('POST', '/v1/secrets', { name: 'orders-api-key', value: SECRET });
-      expect(secret.status, JSON.stringify(secret.body)).toBe(201);
-      await stack.api.deploy(runsRepoFiles({ origin: stack.upstream.origin }));
-      base = stack.servers[0].url.replace(/\/$/, '');
-      admin = await step('browser context', () => browser.newContext());
-      admin.on('response', async (response) => {
-        try {
-          bodies.push(await response.text());
-        } catch {
-          // a redirect has no body
-        }
-      });
-      const start = async (interaction: string, message: string) => {
-        const run = await stack.api.startRun(interaction, { message });
-        expect(run.status, JSON.stringify(run.body)).toBe(201);
-        return run.body as RunView;
-      };
-      waiting = await start('support-desk', 'The lamp of order A-7101 arrived broken, please refund it.');
-      completed = await start('open-ticket', 'My lamp is broken.');
-      failed = await start('support-desk', '[fail:garbage] Where is order A-7102?');
-      waiting = await stack.api.waitForRun(waiting.id, (r) => r.status === 'PendingApproval');
-      completed = await stack.api.waitForEnd(completed.id);
-      failed = await stack.api.waitForEnd(failed.id);
-      expect(completed.status).toBe('Completed');
-      expect(failed.status, JSON.stringify(failed)).toBe('Failed');
-      const page = await step('new page', () => admin.newPage());
-      await signIn(page, base, stack.adminKey);
-      await page.close();
-    }),
-  160_000,
+    setUpWithin(
+      120_000,
+      async () => {
+        const [started, launched] = await Promise.allSettled([startRunsStack({ deploy: false }), launchChromium()]);
+        if (launched.status === 'fulfilled') browser = launched.value;
+        if (started.status === 'rejected') throw started.reason;
+        stack = started.value;
+        if (launched.status === 'rejected') throw launched.reason;
+        const secret = await stack.api.request('POST', '/v1/secrets', { name: 'orders-api-key', value: SECRET });
+        expect(secret.status, JSON.stringify(secret.body)).toBe(201);
+        await stack.api.deploy(runsRepoFiles({ origin: stack.upstream.origin }));
+        base = stack.servers[0].url.replace(/\/$/, '');
+        admin = await step('browser context', () => browser.newContext());
+        admin.on('response', async (response) => {
+          try {
+            bodies.push(await response.text());
+          } catch {
+            // a redirect has no body
+          }
+        });
+        const start = async (interaction: string, message: string) => {
+          const run = await stack.api.startRun(interaction, { message });
+          expect(run.status, JSON.stringify(run.body)).toBe(201);
+          return run.body as RunView;
+        };
+        waiting = await start('support-desk', 'The lamp of order A-7101 arrived broken, please refund it.');
+        completed = await start('open-ticket', 'My lamp is broken.');
+        failed = await start('support-desk', '[fail:garbage] Where is order A-7102?');
+        waiting = await stack.api.waitForRun(waiting.id, (r) => r.status === 'PendingApproval');
+        completed = await stack.api.waitForEnd(completed.id);
+        failed = await stack.api.waitForEnd(failed.id);
+        expect(completed.status).toBe('Completed');
+        expect(failed.status, JSON.stringify(failed)).toBe('Failed');
+        const page = await step('new page', () => admin.newPage());
+        await signIn(page, base, stack.adminKey);
+        await page.close();
+      },
+      { attempts: 2, undo: closeAll },
+    ),
+  310_000,
 );
 
-afterAll(async () => {
+// Closes what the set-up made: at the end, and an abandoned set-up attempt's (safe to run twice).
+async function closeAll(): Promise<void> {
   if (waiting) await stack?.api.request('POST', `/v1/runs/${waiting.id}/cancel`, {});
   await browser?.close();
   await stack?.close();
-});
+}
+
+afterAll(closeAll);
 
 const rowIds = (page: Page) =>
   page.locator('#runs-results tbody tr td:first-child a').evaluateAll((as) => as.map((a) => a.getAttribute('href')));

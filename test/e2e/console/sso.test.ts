@@ -73,46 +73,53 @@ async function startProvider(mtBase: string): Promise<void> {
 
 beforeAll(
   () =>
-    setUpWithin(150_000, async () => {
-      const port = await freePort();
-      const mtBase = `http://127.0.0.1:${port}`;
-      await startProvider(mtBase);
-      const [started, launched] = await Promise.allSettled([
-        startRunsStack({
-          serveArgs: ['--port', String(port)],
-          env: {
-            MT_PUBLIC_URL: mtBase,
-            MT_OIDC_ISSUER: issuer,
-            MT_OIDC_CLIENT_ID: 'maitento-console',
-            MT_OIDC_CLIENT_SECRET: CLIENT_SECRET,
-            MT_OIDC_SCOPES: 'openid profile email groups',
-            MT_OIDC_PROVIDER_NAME: 'Example ID',
-            MT_OIDC_ROLES: JSON.stringify({
-              'support-leads': { default: 'approver' },
-              platform: { default: 'admin' },
-              staff: { billing: 'user' },
-            }),
-          },
-        }),
-        launchChromium(),
-      ]);
-      if (launched.status === 'fulfilled') browser = launched.value;
-      if (started.status === 'rejected') throw started.reason;
-      stack = started.value;
-      if (launched.status === 'rejected') throw launched.reason;
-      base = stack.servers[0].url;
-      expect(base).toBe(mtBase);
-      expect((await stack.api.request('POST', '/v1/namespaces', { name: 'billing' })).status).toBe(201);
-    }),
-  160_000,
+    setUpWithin(
+      120_000,
+      async () => {
+        const port = await freePort();
+        const mtBase = `http://127.0.0.1:${port}`;
+        await startProvider(mtBase);
+        const [started, launched] = await Promise.allSettled([
+          startRunsStack({
+            serveArgs: ['--port', String(port)],
+            env: {
+              MT_PUBLIC_URL: mtBase,
+              MT_OIDC_ISSUER: issuer,
+              MT_OIDC_CLIENT_ID: 'maitento-console',
+              MT_OIDC_CLIENT_SECRET: CLIENT_SECRET,
+              MT_OIDC_SCOPES: 'openid profile email groups',
+              MT_OIDC_PROVIDER_NAME: 'Example ID',
+              MT_OIDC_ROLES: JSON.stringify({
+                'support-leads': { default: 'approver' },
+                platform: { default: 'admin' },
+                staff: { billing: 'user' },
+              }),
+            },
+          }),
+          launchChromium(),
+        ]);
+        if (launched.status === 'fulfilled') browser = launched.value;
+        if (started.status === 'rejected') throw started.reason;
+        stack = started.value;
+        if (launched.status === 'rejected') throw launched.reason;
+        base = stack.servers[0].url;
+        expect(base).toBe(mtBase);
+        expect((await stack.api.request('POST', '/v1/namespaces', { name: 'billing' })).status).toBe(201);
+      },
+      { attempts: 2, undo: closeAll },
+    ),
+  310_000,
 );
 
-afterAll(async () => {
+// Closes what the set-up made: at the end, and an abandoned set-up attempt's (safe to run twice).
+async function closeAll(): Promise<void> {
   for (const context of contexts) await context.close().catch(() => undefined);
   await browser?.close();
   await stack?.close();
   await new Promise((resolve) => (idp ? idp.close(resolve) : resolve(undefined)));
-});
+}
+
+afterAll(closeAll);
 
 /** Every response body the browser received from the console, to look for the client secret in. */
 const bodies: string[] = [];

@@ -43,45 +43,58 @@ async function ran(client: Api, interaction: string, inputs: Record<string, unkn
 
 beforeAll(
   () =>
-    setUpWithin(210_000, async () => {
-      model = await createFakeOpenAI({ respond: turns });
-      const [started, launched] = await Promise.allSettled([
-        startRunsStack({ env: { OPENAI_BASE_URL: model.url, MT_MODEL_PRICES: JSON.stringify(PRICES) }, deploy: false }),
-        launchChromium(),
-      ]);
-      if (launched.status === 'fulfilled') browser = launched.value;
-      if (started.status === 'rejected') throw started.reason;
-      stack = started.value;
-      if (launched.status === 'rejected') throw launched.reason;
-      const secret = await stack.api.request('POST', '/v1/secrets', { name: 'orders-api-key', value: 'sk-usage-test' });
-      expect(secret.status, JSON.stringify(secret.body)).toBe(201);
-      await stack.api.deploy(runsRepoFiles({ origin: stack.upstream.origin }));
-      base = stack.servers[0].url.replace(/\/$/, '');
-      // The operator (the default namespace's admin) sets the quotas.
-      const set = await stack.api.request('PUT', '/v1/namespaces/default/quotas', QUOTAS);
-      expect(set.status, JSON.stringify(set.body)).toBe(200);
-      const made = await stack.api.request('POST', '/v1/keys', { name: 'usage-app', role: 'user' });
-      expect(made.status, JSON.stringify(made.body)).toBe(201);
-      userKey = made.body;
-      userApi = api(stack.api.url, userKey.key);
-      // A few runs: by the admin key, weather with 2 and 1 calls and a ticket; by the user key, weather with 3 calls.
-      await ran(stack.api, 'weather', { place: 'London [calls:2]' });
-      await ran(stack.api, 'weather', { place: 'Paris [calls:1]' });
-      await ran(stack.api, 'open-ticket', { message: 'My parcel is late' });
-      await ran(userApi, 'weather', { place: 'Rome [calls:3]' });
-      admin = await step('browser context', () => browser.newContext());
-      const page = await step('new page', () => admin.newPage());
-      await signIn(page, base, stack.adminKey);
-      await page.close();
-    }),
-  220_000,
+    setUpWithin(
+      180_000,
+      async () => {
+        model = await createFakeOpenAI({ respond: turns });
+        const [started, launched] = await Promise.allSettled([
+          startRunsStack({
+            env: { OPENAI_BASE_URL: model.url, MT_MODEL_PRICES: JSON.stringify(PRICES) },
+            deploy: false,
+          }),
+          launchChromium(),
+        ]);
+        if (launched.status === 'fulfilled') browser = launched.value;
+        if (started.status === 'rejected') throw started.reason;
+        stack = started.value;
+        if (launched.status === 'rejected') throw launched.reason;
+        const secret = await stack.api.request('POST', '/v1/secrets', {
+          name: 'orders-api-key',
+          value: 'sk-usage-test',
+        });
+        expect(secret.status, JSON.stringify(secret.body)).toBe(201);
+        await stack.api.deploy(runsRepoFiles({ origin: stack.upstream.origin }));
+        base = stack.servers[0].url.replace(/\/$/, '');
+        // The operator (the default namespace's admin) sets the quotas.
+        const set = await stack.api.request('PUT', '/v1/namespaces/default/quotas', QUOTAS);
+        expect(set.status, JSON.stringify(set.body)).toBe(200);
+        const made = await stack.api.request('POST', '/v1/keys', { name: 'usage-app', role: 'user' });
+        expect(made.status, JSON.stringify(made.body)).toBe(201);
+        userKey = made.body;
+        userApi = api(stack.api.url, userKey.key);
+        // A few runs: by the admin key, weather with 2 and 1 calls and a ticket; by the user key, weather with 3 calls.
+        await ran(stack.api, 'weather', { place: 'London [calls:2]' });
+        await ran(stack.api, 'weather', { place: 'Paris [calls:1]' });
+        await ran(stack.api, 'open-ticket', { message: 'My parcel is late' });
+        await ran(userApi, 'weather', { place: 'Rome [calls:3]' });
+        admin = await step('browser context', () => browser.newContext());
+        const page = await step('new page', () => admin.newPage());
+        await signIn(page, base, stack.adminKey);
+        await page.close();
+      },
+      { attempts: 2, undo: closeAll },
+    ),
+  430_000,
 );
 
-afterAll(async () => {
+// Closes what the set-up made: at the end, and an abandoned set-up attempt's (safe to run twice).
+async function closeAll(): Promise<void> {
   await browser?.close();
   await stack?.close();
   await model?.close();
-});
+}
+
+afterAll(closeAll);
 
 interface Group {
   key: string | null;

@@ -12,16 +12,23 @@ interface Pending {
 
 const pending = new Set<Pending>();
 const done: string[] = [];
+/** The set-up attempt under way: a step of an abandoned one fails as it ends, so that it makes nothing more. */
+let attempt = 0;
 
 /** Runs `work` as the step `name`: listed as pending while it runs, and with its time once done. */
 export async function step<T>(name: string, work: () => Promise<T>): Promise<T> {
   const entry: Pending = { name, since: Date.now() };
+  const mine = attempt;
   pending.add(entry);
   try {
-    return await work();
+    const made = await work();
+    if (mine !== attempt) throw new Error(`${name}: its set-up attempt was abandoned`);
+    return made;
   } finally {
     pending.delete(entry);
     done.push(`${name} ${((Date.now() - entry.since) / 1000).toFixed(1)} s`);
+    // The last steps are what a report needs (the API helper names every request of a file as one).
+    if (done.length > 60) done.splice(0, done.length - 40);
   }
 }
 
@@ -32,20 +39,56 @@ export function stepsReport(): string {
   return `pending: ${waiting.join(', ') || 'none'}; done: ${done.join(', ') || 'none'}`;
 }
 
+/** What {@link setUpWithin} does when an attempt runs out of time. */
+export interface SetUpAttempts {
+  /** Attempts in all (default 1). */
+  attempts?: number;
+  /**
+   * Closes what an abandoned attempt made (the file's afterAll does the same at the end; both must be safe to run
+   * twice). Bounded: 30 s.
+   */
+  undo?: () => Promise<unknown>;
+}
+
 /**
- * Runs a set-up within `ms`: its result, or an error naming the pending and done steps once `ms` have passed. Give
- * the hook a few seconds more than `ms`, so that this error is the one reported. The set-up's own work is not
- * stopped (the file's afterAll closes what it made).
+ * Runs a set-up within `ms`: its result, or an error naming the pending and done steps once `ms` have passed. With
+ * `attempts` > 1, an attempt out of time is reported (on stderr, with its steps), its steps still under way fail as
+ * they end, `undo` closes what it made, and the set-up starts again; the last attempt's error names every attempt's
+ * steps. An error the set-up throws is not retried. Give the hook a few seconds more than `attempts` × (`ms` + 30 s).
  */
-export async function setUpWithin<T>(ms: number, work: () => Promise<T>): Promise<T> {
-  done.length = 0;
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`the set-up did not finish in ${ms / 1000} s: ${stepsReport()}`)), ms);
-  });
-  try {
-    return await Promise.race([work(), late]);
-  } finally {
-    clearTimeout(timer);
+export async function setUpWithin<T>(ms: number, work: () => Promise<T>, options: SetUpAttempts = {}): Promise<T> {
+  const attempts = options.attempts ?? 1;
+  const reports: string[] = [];
+  for (let i = 1; ; i++) {
+    done.length = 0;
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<'late'>((resolve) => {
+      timer = setTimeout(() => resolve('late'), ms);
+    });
+    const outcome = work().then((made) => ({ made }));
+    // An abandoned attempt's rejection is expected (its steps fail as they end): not an unhandled one.
+    outcome.catch(() => {});
+    try {
+      const first = await Promise.race([outcome, late]);
+      if (first !== 'late') return first.made;
+    } finally {
+      clearTimeout(timer);
+    }
+    const report = `attempt ${i} of the set-up did not finish in ${ms / 1000} s: ${stepsReport()}`;
+    reports.push(report);
+    attempt += 1;
+    pending.clear();
+    if (i >= attempts) throw new Error(reports.join('\n'));
+    console.error(`${report}; closing what it made and trying again`);
+    if (options.undo !== undefined) {
+      let undoTimer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        options.undo().catch((error: unknown) => console.error('closing the abandoned set-up attempt failed:', error)),
+        new Promise((resolve) => {
+          undoTimer = setTimeout(resolve, 30_000);
+        }),
+      ]);
+      clearTimeout(undoTimer);
+    }
   }
 }
