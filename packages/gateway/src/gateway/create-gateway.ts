@@ -10,7 +10,7 @@ import { createAuthorizer } from '../steps/egress.js';
 import { requestHash } from '../steps/request-hash.js';
 import type { Redactor } from '../steps/redact.js';
 import { type Assembled, assemble, viewOf } from './assemble.js';
-import { admit, admitRunStart } from './limits.js';
+import { admit, admitRunStart, NONE } from './limits.js';
 import { gatewayDefaults, resolveOptions } from './options.js';
 import { type SendContext, send } from './send.js';
 import type { ApprovalUse, Gateway, GatewayOptions, PreparedRequest, ToolCallInput, ToolCallResult } from './types.js';
@@ -117,6 +117,7 @@ export function createGateway(gatewayOptions: GatewayOptions): Gateway {
       return failure(error, undefined, false, input);
     }
     if (!('release' in admitted)) return admitted;
+    if (admitted === NONE) return make();
     try {
       return await make();
     } finally {

@@ -10,7 +10,8 @@ export interface Admitted {
 
 type Limit = NonNullable<ToolCallInput['tool']['limit']>;
 
-const NONE: Admitted = { release: async () => {} };
+/** A call admitted with nothing to release (no limit, or no count of calls in flight): the caller skips the release. */
+export const NONE: Admitted = { release: async () => {} };
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -82,39 +83,97 @@ interface Counted {
   what: string;
 }
 
+/** The limits of one tool version and its connector's, worked out once (see {@link planOf}). */
+interface Plan {
+  tool: string;
+  url: string;
+  /** The counts of every call (tool, origin), with their specs in the limiter's order. */
+  counted: Counted[];
+  limits: CallLimit[];
+  /** Whether a count is per key or per end user (then a call adds its own), or of calls in flight (then released). */
+  scoped: boolean;
+  inFlight: boolean;
+}
+
+// Plans by the tool's limit object (a deployed version's, kept by the cache) and the connector's: a call far from its
+// limit then builds no key, name or description (decision 0375).
+const plans = new WeakMap<object, WeakMap<object, Plan>>();
+const NO_LIMIT = {};
+
+function planOf(input: ToolCallInput): Plan {
+  const byTool = input.tool.limit ?? NO_LIMIT;
+  const byConnector = input.connector.limit ?? NO_LIMIT;
+  let inner = plans.get(byTool);
+  if (inner === undefined) {
+    inner = new WeakMap();
+    plans.set(byTool, inner);
+  }
+  const known = inner.get(byConnector);
+  if (known !== undefined && known.tool === input.tool.name && known.url === input.connector.url) return known;
+  const counted: Counted[] = [];
+  let scoped = false;
+  for (const { key, name, to, limit } of sources(input)) {
+    if (limit === undefined) continue;
+    if (limit.perKey !== undefined || limit.perEndUser !== undefined) scoped = true;
+    const spec = callLimit(key, limit);
+    if (spec !== undefined) counted.push({ spec, counts: limit, name, what: `${describe(limit)}${to}` });
+  }
+  const plan: Plan = {
+    tool: input.tool.name,
+    url: input.connector.url,
+    counted,
+    limits: counted.map((c) => c.spec),
+    scoped,
+    inFlight: counted.some((c) => c.spec.inFlight !== undefined),
+  };
+  inner.set(byConnector, plan);
+  return plan;
+}
+
+// The tool's limit and its connector's origin's, with the key, policy name and words of each.
+function sources(input: ToolCallInput): { key: string; name: string; to: string; limit: Limit | undefined }[] {
+  // The origin only when its connector has a limit.
+  const origin = input.connector.limit === undefined ? '' : originOf(input.connector.url);
+  return [
+    {
+      key: `tool:${input.tool.name}`,
+      name: `tool-${input.tool.name.replace(/[^A-Za-z0-9_.-]/g, '-')}`,
+      to: '',
+      limit: input.tool.limit,
+    },
+    { key: `origin:${origin}`, name: 'origin', to: ` to ${origin}`, limit: input.connector.limit },
+  ];
+}
+
 /**
  * The limits a call is admitted under: its tool's and its connector's origin's, each with its counts for every call
  * and, apart, for the call's key (`perKey`) and end user (`perEndUser`) when the call has one.
  */
-function limitsOf(input: ToolCallInput): Counted[] {
-  const tool = `tool-${input.tool.name.replace(/[^A-Za-z0-9_.-]/g, '-')}`;
-  // The origin only when its connector has a limit: parsing a URL is the dearest step of a call far from its limit.
-  const origin = input.connector.limit === undefined ? '' : originOf(input.connector.url);
-  const out: Counted[] = [];
-  for (const [key, name, to, limit] of [
-    [`tool:${input.tool.name}`, tool, '', input.tool.limit],
-    [`origin:${origin}`, 'origin', ` to ${origin}`, input.connector.limit],
-  ] as const) {
+function limitsOf(input: ToolCallInput): { counted: Counted[]; limits: CallLimit[]; inFlight: boolean } {
+  const plan = planOf(input);
+  if (!plan.scoped || (input.keyId === undefined && input.endUser === undefined)) return plan;
+  const counted = [...plan.counted];
+  for (const { key, name, to, limit } of sources(input)) {
     if (limit === undefined) continue;
-    const scopes: [string, string, string, Counts | undefined][] = [[key, name, '', limit]];
-    if (input.keyId !== undefined) {
-      scopes.push([`${key}|key:${input.keyId}`, `${name}-key`, ` for key ${input.keyId}`, limit.perKey]);
-    }
-    if (input.endUser !== undefined) {
-      scopes.push([
+    for (const [who, scopedKey, scopedName, counts] of [
+      [` for key ${input.keyId}`, `${key}|key:${input.keyId}`, `${name}-key`, input.keyId && limit.perKey],
+      [
+        ` for end user ${input.endUser}`,
         `${key}|end-user:${input.endUser}`,
         `${name}-end-user`,
-        ` for end user ${input.endUser}`,
-        limit.perEndUser,
-      ]);
-    }
-    for (const [scopedKey, scopedName, who, counts] of scopes) {
+        input.endUser && limit.perEndUser,
+      ],
+    ] as const) {
+      if (!counts) continue;
       const spec = callLimit(scopedKey, counts);
-      if (spec === undefined || counts === undefined) continue;
-      out.push({ spec, counts, name: scopedName, what: `${describe(counts)}${to}${who}` });
+      if (spec !== undefined) counted.push({ spec, counts, name: scopedName, what: `${describe(counts)}${to}${who}` });
     }
   }
-  return out;
+  return {
+    counted,
+    limits: counted.map((c) => c.spec),
+    inFlight: counted.some((c) => c.spec.inFlight !== undefined),
+  };
 }
 
 /**
@@ -132,9 +191,8 @@ export async function admit(
   leaseMs: number,
 ): Promise<Admitted | ToolCallResult> {
   if (limiter === undefined) return NONE;
-  const counted = limitsOf(input);
+  const { counted, limits, inFlight } = limitsOf(input);
   if (counted.length === 0) return NONE;
-  const limits = counted.map((c) => c.spec);
   const onLimit = input.tool.limit?.onLimit ?? input.connector.limit?.onLimit;
   const waits = input.runId !== undefined && onLimit !== 'fail';
   const durable = waits && input.limitWaitMs !== undefined;
@@ -150,7 +208,8 @@ export async function admit(
       if (!durable || !isMtError(error) || error.code !== 'api:store:unavailable') throw error;
       return unanswered(input, counted[0] as Counted);
     }
-    if (decision.granted) return { release: decision.release };
+    // Only a count of calls in flight has a slot to give back once the call ends.
+    if (decision.granted) return inFlight ? { release: decision.release } : NONE;
     const left = until - Date.now();
     if (left <= 0 || (durable && decision.retryAfterMs > left)) {
       const one = counted.find((c) => c.spec.key === decision.key) as Counted;

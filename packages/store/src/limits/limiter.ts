@@ -323,7 +323,10 @@ export function createLimiter(db: Db, options: AllowanceOptions = {}) {
   return {
     async acquire(request: LimitRequest): Promise<LimitDecision> {
       const { namespace } = request;
-      const limits = [...request.limits].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+      const limits =
+        request.limits.length === 1
+          ? request.limits
+          : [...request.limits].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
       const local =
         opts.maxPermits > 0 &&
         limits.every(
@@ -340,7 +343,9 @@ export function createLimiter(db: Db, options: AllowanceOptions = {}) {
           if (permit === undefined) needed.push(spec);
           else taken.push(permit);
         }
-        const localAdmittedAtMs = Math.floor(Math.max(0, ...taken.map(([, a]) => a.dbNowMs + (now - a.askedAt))));
+        let localAdmittedAtMs = 0;
+        for (const [, a] of taken)
+          localAdmittedAtMs = Math.max(localAdmittedAtMs, Math.floor(a.dbNowMs + (now - a.askedAt)));
         if (needed.length === 0) {
           for (const [i, spec] of limits.entries()) ahead(namespace, spec, (taken[i] as [Held, Allowance])[0], now);
           return { granted: true, admittedAtMs: localAdmittedAtMs, release: nothing };
