@@ -14,8 +14,8 @@ import {
   startAuthorizationServer,
 } from '../helpers/authorization-server.js';
 import type { RunView } from '../helpers/api.js';
-import { type RunsStack, startRunsStack } from '../helpers/stack.js';
-import { expectAccessible, launchChromium, screenshot, signIn } from './browser.js';
+import type { RunsStack } from '../helpers/stack.js';
+import { expectAccessible, screenshot, signIn, startStackAndBrowser } from './browser.js';
 import { setUpWithin, step } from '../helpers/steps.js';
 
 // The console's pages of connections, schedules, triggers and outbound webhooks (docs/console.md, decision 0305) on a
@@ -114,23 +114,16 @@ beforeAll(
         );
         await writeFile(join(scripts, 'desk.json'), JSON.stringify([{ text: 'Done.' }]));
         as = await startAuthorizationServer({ redirectUri: callbackUrl });
-        const [started, launched] = await Promise.allSettled([
-          startRunsStack({
-            deploy: false,
-            env: {
-              MT_PUBLIC_URL: base,
-              MT_SCRIPTED_MODELS: scripts,
-              MT_WEBHOOK_RETRY_BASE_MS: '100',
-              MT_WEBHOOK_RETRY_MAX_MS: '1000',
-            },
-            serveArgs: ['--port', String(port)],
-          }),
-          launchChromium(),
-        ]);
-        if (launched.status === 'fulfilled') browser = launched.value;
-        if (started.status === 'rejected') throw started.reason;
-        stack = started.value;
-        if (launched.status === 'rejected') throw launched.reason;
+        ({ stack, browser } = await startStackAndBrowser({
+          deploy: false,
+          env: {
+            MT_PUBLIC_URL: base,
+            MT_SCRIPTED_MODELS: scripts,
+            MT_WEBHOOK_RETRY_BASE_MS: '100',
+            MT_WEBHOOK_RETRY_MAX_MS: '1000',
+          },
+          serveArgs: ['--port', String(port)],
+        }));
         for (const [name, value] of [
           ['local-as-client-secret', as.clientSecret],
           ['orders-hook', HOOK_SECRET],

@@ -1,7 +1,8 @@
 import { existsSync } from 'node:fs';
 import AxeBuilder from '@axe-core/playwright';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { expect } from 'vitest';
+import { type RunsStack, type RunsStackOptions, startRunsStack } from '../helpers/stack.js';
 import { step } from '../helpers/steps.js';
 
 /** Debian's Chromium, which `.ci/run` installs with apt-get when it is missing. */
@@ -65,6 +66,29 @@ export async function launchChromium(): Promise<Browser> {
     await Promise.race([browser.close().catch(() => {}), new Promise((resolve) => setTimeout(resolve, 5_000))]);
   }
   throw failure;
+}
+
+/**
+ * The runs stack (`startRunsStack(options)`) and Chromium, started at once (each takes seconds). When either fails,
+ * the other is closed and the failure thrown.
+ */
+export async function startStackAndBrowser(options: RunsStackOptions): Promise<{ stack: RunsStack; browser: Browser }> {
+  const [started, launched] = await Promise.allSettled([startRunsStack(options), launchChromium()]);
+  if (started.status === 'fulfilled' && launched.status === 'fulfilled') {
+    return { stack: started.value, browser: launched.value };
+  }
+  if (launched.status === 'fulfilled') await launched.value.close().catch(() => {});
+  if (started.status === 'fulfilled') await started.value.close().catch(() => {});
+  throw started.status === 'rejected' ? started.reason : (launched as PromiseRejectedResult).reason;
+}
+
+/** A browser context signed in on the console at `base` with `key` (its sign-in page closed again). */
+export async function signedInContext(browser: Browser, base: string, key: string): Promise<BrowserContext> {
+  const context = await step('browser context', () => browser.newContext());
+  const page = await step('new page', () => context.newPage());
+  await signIn(page, base, key);
+  await page.close();
+  return context;
 }
 
 /** Signs in on `/console/login` with `key` and waits for the page that follows. */

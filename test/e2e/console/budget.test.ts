@@ -2,9 +2,9 @@ import { createFakeOpenAI, type FakeModelRequest, type FakeModelServer, type Fak
 import type { Browser, BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runsRepoFiles } from '../helpers/config-repo.js';
-import { type RunsStack, startRunsStack } from '../helpers/stack.js';
-import { expectAccessible, launchChromium, signIn } from './browser.js';
-import { setUpWithin, step } from '../helpers/steps.js';
+import type { RunsStack } from '../helpers/stack.js';
+import { expectAccessible, startStackAndBrowser, signedInContext } from './browser.js';
+import { setUpWithin } from '../helpers/steps.js';
 
 // A run's cost and budget in the console (decision 0355), on a real `mt serve` with PostgreSQL, its agents' model the
 // fake OpenAI-compatible server (300 input and 100 output tokens a turn; priced at 2 and 8 USD per million, so
@@ -39,17 +39,10 @@ beforeAll(
       120_000,
       async () => {
         model = await createFakeOpenAI({ respond: weatherTurns });
-        const [started, launched] = await Promise.allSettled([
-          startRunsStack({
-            env: { OPENAI_BASE_URL: model.url, MT_MODEL_PRICES: JSON.stringify(PRICES) },
-            deploy: false,
-          }),
-          launchChromium(),
-        ]);
-        if (launched.status === 'fulfilled') browser = launched.value;
-        if (started.status === 'rejected') throw started.reason;
-        stack = started.value;
-        if (launched.status === 'rejected') throw launched.reason;
+        ({ stack, browser } = await startStackAndBrowser({
+          env: { OPENAI_BASE_URL: model.url, MT_MODEL_PRICES: JSON.stringify(PRICES) },
+          deploy: false,
+        }));
         const secret = await stack.api.request('POST', '/v1/secrets', {
           name: 'orders-api-key',
           value: 'sk-budget-test',
@@ -57,10 +50,7 @@ beforeAll(
         expect(secret.status, JSON.stringify(secret.body)).toBe(201);
         await stack.api.deploy(runsRepoFiles({ origin: stack.upstream.origin }));
         base = stack.servers[0].url.replace(/\/$/, '');
-        admin = await step('browser context', () => browser.newContext());
-        const page = await step('new page', () => admin.newPage());
-        await signIn(page, base, stack.adminKey);
-        await page.close();
+        admin = await signedInContext(browser, base, stack.adminKey);
       },
       { attempts: 2, undo: closeAll },
     ),

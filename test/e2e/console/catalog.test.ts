@@ -6,10 +6,10 @@ import type { Browser, BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunView } from '../helpers/api.js';
 import { runsRepoFiles, writeRepo } from '../helpers/config-repo.js';
-import { type RunsStack, startRunsStack } from '../helpers/stack.js';
+import type { RunsStack } from '../helpers/stack.js';
 import { runMt } from '../support/harness.js';
-import { expectAccessible, launchChromium, screenshot, signIn } from './browser.js';
-import { setUpWithin, step } from '../helpers/steps.js';
+import { expectAccessible, screenshot, signIn, startStackAndBrowser, signedInContext } from './browser.js';
+import { setUpWithin } from '../helpers/steps.js';
 
 // A tool's versions and their diff and its dry run from a form generated from its schema, an interaction started
 // from a form of its inputs, a conversation chatted with, knowledge bases and file systems (decision 0360), on a real
@@ -63,14 +63,7 @@ beforeAll(
             { text: 'CHAT-2 Your refund is on its way.' },
           ]),
         );
-        const [launched, made] = await Promise.allSettled([
-          launchChromium(),
-          startRunsStack({ deploy: false, env: { MT_SCRIPTED_MODELS: scripts } }),
-        ]);
-        if (launched.status === 'fulfilled') browser = launched.value;
-        if (made.status === 'rejected') throw made.reason;
-        stack = made.value;
-        if (launched.status === 'rejected') throw launched.reason;
+        ({ stack, browser } = await startStackAndBrowser({ deploy: false, env: { MT_SCRIPTED_MODELS: scripts } }));
         const secret = await stack.api.request('POST', '/v1/secrets', { name: 'orders-api-key', value: SECRET });
         expect(secret.status, JSON.stringify(secret.body)).toBe(201);
         const files = [...runsRepoFiles({ origin: stack.upstream.origin }), ...chatFiles];
@@ -91,10 +84,7 @@ beforeAll(
           expect(put.status, JSON.stringify(put.body)).toBe(201);
         }
         base = stack.servers[0].url.replace(/\/$/, '');
-        admin = await step('browser context', () => browser.newContext());
-        const page = await step('new page', () => admin.newPage());
-        await signIn(page, base, stack.adminKey);
-        await page.close();
+        admin = await signedInContext(browser, base, stack.adminKey);
       },
       { attempts: 2, undo: closeAll },
     ),

@@ -5,8 +5,8 @@ import type { Browser, BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApprovalView, RunView } from '../helpers/api.js';
 import { runsRepoFiles } from '../helpers/config-repo.js';
-import { type RunsStack, startRunsStack } from '../helpers/stack.js';
-import { expectAccessible, launchChromium, screenshot, signIn } from './browser.js';
+import type { RunsStack } from '../helpers/stack.js';
+import { expectAccessible, screenshot, signIn, startStackAndBrowser } from './browser.js';
 import { setUpWithin, step } from '../helpers/steps.js';
 
 // The web console (/console) of a real `mt serve` on PostgreSQL, with the scripted model and a local upstream,
@@ -42,11 +42,7 @@ beforeAll(
       120_000,
       async () => {
         // The browser starts while the server does (each takes seconds); afterAll closes whichever started.
-        const [started, launched] = await Promise.allSettled([startRunsStack({ deploy: false }), launchChromium()]);
-        if (launched.status === 'fulfilled') browser = launched.value;
-        if (started.status === 'rejected') throw started.reason;
-        stack = started.value;
-        if (launched.status === 'rejected') throw launched.reason;
+        ({ stack, browser } = await startStackAndBrowser({ deploy: false }));
         const secret = await stack.api.request('POST', '/v1/secrets', { name: 'orders-api-key', value: SECRET });
         expect(secret.status, JSON.stringify(secret.body)).toBe(201);
         await stack.api.deploy(runsRepoFiles({ origin: stack.upstream.origin }));

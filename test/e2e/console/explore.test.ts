@@ -5,9 +5,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunView } from '../helpers/api.js';
 import { rm } from 'node:fs/promises';
 import { runsRepoFiles, writeRepo } from '../helpers/config-repo.js';
-import { type RunsStack, startRunsStack } from '../helpers/stack.js';
+import type { RunsStack } from '../helpers/stack.js';
 import { runMt } from '../support/harness.js';
-import { expectAccessible, launchChromium, screenshot, signIn } from './browser.js';
+import { expectAccessible, screenshot, signIn, startStackAndBrowser } from './browser.js';
 import { setUpWithin, step } from '../helpers/steps.js';
 
 // The console's overview, the runs list's filters and a tool's dry run (decision 0330), on a real `mt serve` with
@@ -27,11 +27,7 @@ beforeAll(
     setUpWithin(
       120_000,
       async () => {
-        const [started, launched] = await Promise.allSettled([startRunsStack({ deploy: false }), launchChromium()]);
-        if (launched.status === 'fulfilled') browser = launched.value;
-        if (started.status === 'rejected') throw started.reason;
-        stack = started.value;
-        if (launched.status === 'rejected') throw launched.reason;
+        ({ stack, browser } = await startStackAndBrowser({ deploy: false }));
         const secret = await stack.api.request('POST', '/v1/secrets', { name: 'orders-api-key', value: SECRET });
         expect(secret.status, JSON.stringify(secret.body)).toBe(201);
         await stack.api.deploy(runsRepoFiles({ origin: stack.upstream.origin }));

@@ -7,8 +7,8 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApprovalView, RunView } from '../helpers/api.js';
 import { runsRepoFiles } from '../helpers/config-repo.js';
-import { type RunsStack, startRunsStack } from '../helpers/stack.js';
-import { expectAccessible, launchChromium } from './browser.js';
+import type { RunsStack } from '../helpers/stack.js';
+import { expectAccessible, startStackAndBrowser } from './browser.js';
 import { setUpWithin } from '../helpers/steps.js';
 
 // Single sign-on for people (docs/sso.md): a real `mt serve` on PostgreSQL signs people in through a local OpenID
@@ -79,29 +79,22 @@ beforeAll(
         const port = await freePort();
         const mtBase = `http://127.0.0.1:${port}`;
         await startProvider(mtBase);
-        const [started, launched] = await Promise.allSettled([
-          startRunsStack({
-            serveArgs: ['--port', String(port)],
-            env: {
-              MT_PUBLIC_URL: mtBase,
-              MT_OIDC_ISSUER: issuer,
-              MT_OIDC_CLIENT_ID: 'maitento-console',
-              MT_OIDC_CLIENT_SECRET: CLIENT_SECRET,
-              MT_OIDC_SCOPES: 'openid profile email groups',
-              MT_OIDC_PROVIDER_NAME: 'Example ID',
-              MT_OIDC_ROLES: JSON.stringify({
-                'support-leads': { default: 'approver' },
-                platform: { default: 'admin' },
-                staff: { billing: 'user' },
-              }),
-            },
-          }),
-          launchChromium(),
-        ]);
-        if (launched.status === 'fulfilled') browser = launched.value;
-        if (started.status === 'rejected') throw started.reason;
-        stack = started.value;
-        if (launched.status === 'rejected') throw launched.reason;
+        ({ stack, browser } = await startStackAndBrowser({
+          serveArgs: ['--port', String(port)],
+          env: {
+            MT_PUBLIC_URL: mtBase,
+            MT_OIDC_ISSUER: issuer,
+            MT_OIDC_CLIENT_ID: 'maitento-console',
+            MT_OIDC_CLIENT_SECRET: CLIENT_SECRET,
+            MT_OIDC_SCOPES: 'openid profile email groups',
+            MT_OIDC_PROVIDER_NAME: 'Example ID',
+            MT_OIDC_ROLES: JSON.stringify({
+              'support-leads': { default: 'approver' },
+              platform: { default: 'admin' },
+              staff: { billing: 'user' },
+            }),
+          },
+        }));
         base = stack.servers[0].url;
         expect(base).toBe(mtBase);
         expect((await stack.api.request('POST', '/v1/namespaces', { name: 'billing' })).status).toBe(201);

@@ -3,9 +3,9 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Api, api } from '../helpers/api.js';
 import { runsRepoFiles } from '../helpers/config-repo.js';
-import { type RunsStack, startRunsStack } from '../helpers/stack.js';
-import { expectAccessible, launchChromium, signIn } from './browser.js';
-import { setUpWithin, step } from '../helpers/steps.js';
+import type { RunsStack } from '../helpers/stack.js';
+import { expectAccessible, signIn, startStackAndBrowser, signedInContext } from './browser.js';
+import { setUpWithin } from '../helpers/steps.js';
 
 // The console's usage page (decision 0395) on a real `mt serve` with PostgreSQL, the agents' model the fake
 // OpenAI-compatible server (300 input and 100 output tokens a turn, priced at 2 and 8 USD per million) and the tools'
@@ -47,17 +47,10 @@ beforeAll(
       180_000,
       async () => {
         model = await createFakeOpenAI({ respond: turns });
-        const [started, launched] = await Promise.allSettled([
-          startRunsStack({
-            env: { OPENAI_BASE_URL: model.url, MT_MODEL_PRICES: JSON.stringify(PRICES) },
-            deploy: false,
-          }),
-          launchChromium(),
-        ]);
-        if (launched.status === 'fulfilled') browser = launched.value;
-        if (started.status === 'rejected') throw started.reason;
-        stack = started.value;
-        if (launched.status === 'rejected') throw launched.reason;
+        ({ stack, browser } = await startStackAndBrowser({
+          env: { OPENAI_BASE_URL: model.url, MT_MODEL_PRICES: JSON.stringify(PRICES) },
+          deploy: false,
+        }));
         const secret = await stack.api.request('POST', '/v1/secrets', {
           name: 'orders-api-key',
           value: 'sk-usage-test',
@@ -77,10 +70,7 @@ beforeAll(
         await ran(stack.api, 'weather', { place: 'Paris [calls:1]' });
         await ran(stack.api, 'open-ticket', { message: 'My parcel is late' });
         await ran(userApi, 'weather', { place: 'Rome [calls:3]' });
-        admin = await step('browser context', () => browser.newContext());
-        const page = await step('new page', () => admin.newPage());
-        await signIn(page, base, stack.adminKey);
-        await page.close();
+        admin = await signedInContext(browser, base, stack.adminKey);
       },
       { attempts: 2, undo: closeAll },
     ),
