@@ -1,10 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { Maitento } from '@maitento/sdk';
-import { createTestDatabase, type TestDatabase } from '@maitento/testkit';
+import { createTestDatabase, type TestDatabase, freePort } from '@maitento/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startUpstream, type Upstream } from './e2e/helpers/upstream.js';
 import { ROOT, requireBuiltCli, tempHome } from './e2e/support/harness.js';
@@ -46,13 +45,6 @@ let ordersUrl: string;
 let calendarUrl: string;
 
 /** A port free on 127.0.0.1 right now (the server's and the orders API's, named in the tutorials' commands). */
-async function freePort(): Promise<number> {
-  const probe = createNetServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as { port: number };
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
 
 function rewriteFile(path: string, text: string): string {
   const agent = basename(path, '.mtr');

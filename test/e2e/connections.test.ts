@@ -6,6 +6,7 @@ import {
   authorize,
   freePort,
   startAuthorizationServer,
+  localAsProvider,
 } from './helpers/authorization-server.js';
 import { type RunsStack, startRunsStack } from './helpers/stack.js';
 import { runMt } from './support/harness.js';
@@ -59,17 +60,7 @@ beforeAll(async () => {
   db = createPgDb(stack.env.DATABASE_URL);
   const secret = await call('POST', '/v1/secrets', { name: 'local-as-client-secret', value: as.clientSecret });
   expect(secret.status).toBe(201);
-  await stack.api.deploy([
-    {
-      path: 'auth-providers/local-as.mtr',
-      content: `issuer = "${as.issuer}"
-clientId = "${as.clientId}"
-clientSecret = @ref("local-as-client-secret")
-scopes = ["openid", "offline_access"]
-authorizationParams = { prompt = "consent" }
-`,
-    },
-  ]);
+  await stack.api.deploy([localAsProvider(as, { issuer: as.issuer })]);
 }, 120_000);
 
 afterAll(async () => {

@@ -14,6 +14,7 @@ import {
   authorize,
   freePort,
   startAuthorizationServer,
+  calendarMcpConnector,
 } from './helpers/authorization-server.js';
 import {
   type McpRequestSeen,
@@ -60,16 +61,7 @@ scopes = ["openid", "offline_access"]
 authorizationParams = { prompt = "consent" }
 `,
     },
-    {
-      path: 'connectors/mcp/calendar.mtr',
-      content: `url = "${mcp.url}"
-tool = "next_meeting"
-description = "The signed-in person's next meeting on a given day."
-auth = "OAuth2"
-provider = @ref("mcp-as")
-scopes = ["calendar.read"]
-`,
-    },
+    calendarMcpConnector(mcp.url, 'mcp-as'),
     {
       path: 'external-operations/open-api/meeting.mtr',
       content: 'connector = @ref("calendar")\nguidance = "The next meeting; give { day }."\n',

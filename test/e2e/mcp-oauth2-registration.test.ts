@@ -10,6 +10,7 @@ import {
   authorize,
   freePort,
   startAuthorizationServer,
+  calendarMcpConnector,
 } from './helpers/authorization-server.js';
 import { api } from './helpers/api.js';
 import {
@@ -71,16 +72,7 @@ scopes = ["openid", "offline_access"]
 authorizationParams = { prompt = "consent" }
 `,
     },
-    {
-      path: 'connectors/mcp/calendar.mtr',
-      content: `url = "${mcpUrl}"
-tool = "next_meeting"
-description = "The signed-in person's next meeting on a given day."
-auth = "OAuth2"
-provider = @ref("mcp-as")
-scopes = ["calendar.read"]
-`,
-    },
+    calendarMcpConnector(mcpUrl, 'mcp-as'),
     {
       path: 'external-operations/open-api/meeting.mtr',
       content: 'connector = @ref("calendar")\nguidance = "The next meeting; give { day }."\n',

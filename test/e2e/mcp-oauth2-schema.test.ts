@@ -9,6 +9,8 @@ import {
   authorize,
   freePort,
   startAuthorizationServer,
+  localAsProvider,
+  calendarMcpConnector,
 } from './helpers/authorization-server.js';
 import { type ProtectedMcpServer, startProtectedMcpServer } from './helpers/protected-mcp-server.js';
 import { type RunsStack, startRunsStack } from './helpers/stack.js';
@@ -36,25 +38,8 @@ const deployAnswers: string[] = [];
 
 function files() {
   return [
-    {
-      path: 'auth-providers/local-as.mtr',
-      content: `resource = "${mcp.url}"
-clientId = "${as.clientId}"
-clientSecret = @ref("local-as-client-secret")
-scopes = ["openid", "offline_access"]
-authorizationParams = { prompt = "consent" }
-`,
-    },
-    {
-      path: 'connectors/mcp/calendar.mtr',
-      content: `url = "${mcp.url}"
-tool = "next_meeting"
-description = "The signed-in person's next meeting on a given day."
-auth = "OAuth2"
-provider = @ref("local-as")
-scopes = ["calendar.read"]
-`,
-    },
+    localAsProvider(as, { resource: mcp.url }),
+    calendarMcpConnector(mcp.url, 'local-as'),
     {
       path: 'external-operations/open-api/meeting.mtr',
       content: 'connector = @ref("calendar")\nguidance = "The next meeting of the person."\n',

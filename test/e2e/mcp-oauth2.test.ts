@@ -8,6 +8,8 @@ import {
   authorize,
   freePort,
   startAuthorizationServer,
+  localAsProvider,
+  calendarMcpConnector,
 } from './helpers/authorization-server.js';
 import {
   type McpRequestSeen,
@@ -73,26 +75,9 @@ beforeAll(async () => {
   });
   expect(secret.status).toBe(201);
   await stack.api.deploy([
-    {
-      // No issuer: it is found in the MCP server's protected-resource metadata (RFC 9728).
-      path: 'auth-providers/local-as.mtr',
-      content: `resource = "${mcpUrl}"
-clientId = "${as.clientId}"
-clientSecret = @ref("local-as-client-secret")
-scopes = ["openid", "offline_access"]
-authorizationParams = { prompt = "consent" }
-`,
-    },
-    {
-      path: 'connectors/mcp/calendar.mtr',
-      content: `url = "${mcpUrl}"
-tool = "next_meeting"
-description = "The signed-in person's next meeting on a given day."
-auth = "OAuth2"
-provider = @ref("local-as")
-scopes = ["calendar.read"]
-`,
-    },
+    // No issuer: it is found in the MCP server's protected-resource metadata (RFC 9728).
+    localAsProvider(as, { resource: mcpUrl }),
+    calendarMcpConnector(mcpUrl, 'local-as'),
     {
       path: 'external-operations/open-api/meeting.mtr',
       content: 'connector = @ref("calendar")\nguidance = "The next meeting; give { day }."\n',

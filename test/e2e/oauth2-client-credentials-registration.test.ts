@@ -1,7 +1,12 @@
 import { createServer, type Server } from 'node:http';
 import { createPgDb, type Db, readConnectionTokens } from '@maitento/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type AuthorizationServer, freePort, startAuthorizationServer } from './helpers/authorization-server.js';
+import {
+  type AuthorizationServer,
+  freePort,
+  startAuthorizationServer,
+  answerBearer,
+} from './helpers/authorization-server.js';
 import { api } from './helpers/api.js';
 import { type RunsStack, startRunsStack } from './helpers/stack.js';
 
@@ -46,17 +51,7 @@ beforeAll(async () => {
   upstream = createServer((req, res) => {
     const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1] ?? '';
     bearers.push(token);
-    res.setHeader('content-type', 'application/json');
-    as.provider.ClientCredentials.find(token).then(
-      (found) => {
-        res.statusCode = found === undefined || found.isExpired ? 401 : 200;
-        res.end(JSON.stringify(found === undefined ? { error: 'invalid_token' } : { client: found.clientId }));
-      },
-      () => {
-        res.statusCode = 500;
-        res.end('{}');
-      },
-    );
+    answerBearer(res, as.provider.ClientCredentials.find(token), (found) => ({ client: found.clientId }));
   });
   await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
   upstreamUrl = `http://127.0.0.1:${(upstream.address() as { port: number }).port}`;

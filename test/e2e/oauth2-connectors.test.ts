@@ -10,6 +10,8 @@ import {
   authorize,
   freePort,
   startAuthorizationServer,
+  localAsProvider,
+  answerBearer,
 } from './helpers/authorization-server.js';
 import { api } from './helpers/api.js';
 import { type RunsStack, startRunsStack } from './helpers/stack.js';
@@ -97,31 +99,14 @@ beforeAll(async () => {
     const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1] ?? '';
     if (req.url === '/fleet') {
       // The client's own token (client credentials): no person behind it.
-      as.provider.ClientCredentials.find(token).then(
-        (found) => {
-          res.statusCode = found === undefined || found.isExpired ? 401 : 200;
-          res.end(JSON.stringify(found === undefined ? { error: 'invalid_token' } : { client: found.clientId }));
-        },
-        () => {
-          res.statusCode = 500;
-          res.end('{}');
-        },
-      );
+      answerBearer(res, as.provider.ClientCredentials.find(token), (found) => ({ client: found.clientId }));
       return;
     }
-    as.provider.AccessToken.find(token).then(
-      (found) => {
-        if (found === undefined || found.isExpired || rejectAll) {
-          res.statusCode = 401;
-          res.end(JSON.stringify({ error: 'invalid_token' }));
-          return;
-        }
-        res.end(JSON.stringify({ sub: found.accountId, scope: found.scope }));
-      },
-      () => {
-        res.statusCode = 500;
-        res.end('{}');
-      },
+    answerBearer(
+      res,
+      as.provider.AccessToken.find(token),
+      (found) => ({ sub: found.accountId, scope: found.scope }),
+      rejectAll,
     );
   });
   upstreamUrl = await listen(upstream);
@@ -174,15 +159,7 @@ beforeAll(async () => {
     content: `agent = { name = "Helper" agent = @ref("${name}-agent") }\ntask = "Do it for the person."\n`,
   });
   await stack.api.deploy([
-    {
-      path: 'auth-providers/local-as.mtr',
-      content: `issuer = "${as.issuer}"
-clientId = "${as.clientId}"
-clientSecret = @ref("local-as-client-secret")
-scopes = ["openid", "offline_access"]
-authorizationParams = { prompt = "consent" }
-`,
-    },
+    localAsProvider(as, { issuer: as.issuer }),
     {
       path: 'connectors/open-api/me.mtr',
       content: `method = "GET"

@@ -6,6 +6,8 @@ import {
   authorize,
   freePort,
   startAuthorizationServer,
+  localAsProvider,
+  answerBearer,
 } from './helpers/authorization-server.js';
 import { api } from './helpers/api.js';
 import { type RunsStack, startRunsStack } from './helpers/stack.js';
@@ -57,17 +59,7 @@ beforeAll(async () => {
   upstream = createServer((req, res) => {
     const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1] ?? '';
     bearers.push(token);
-    res.setHeader('content-type', 'application/json');
-    as.provider.AccessToken.find(token).then(
-      (found) => {
-        res.statusCode = found === undefined || found.isExpired ? 401 : 200;
-        res.end(JSON.stringify(found === undefined ? { error: 'invalid_token' } : { sub: found.accountId }));
-      },
-      () => {
-        res.statusCode = 500;
-        res.end('{}');
-      },
-    );
+    answerBearer(res, as.provider.AccessToken.find(token), (found) => ({ sub: found.accountId }));
   });
   await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
   upstreamUrl = `http://127.0.0.1:${(upstream.address() as { port: number }).port}`;
@@ -81,15 +73,7 @@ beforeAll(async () => {
   const secret = await stack.api.request('POST', '/v1/secrets', { name: 'as-secret', value: as.clientSecret });
   expect(secret.status).toBe(201);
   await stack.api.deploy([
-    {
-      path: 'auth-providers/local-as.mtr',
-      content: `issuer = "${as.issuer}"
-clientId = "${as.clientId}"
-clientSecret = @ref("as-secret")
-scopes = ["openid", "offline_access"]
-authorizationParams = { prompt = "consent" }
-`,
-    },
+    localAsProvider(as, { issuer: as.issuer }, 'as-secret'),
     {
       path: 'connectors/open-api/me.mtr',
       content: `method = "GET"

@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
-import { createServer as createNetServer } from 'node:net';
 import {
   createFakeOpenAI,
   createTestDatabase,
@@ -8,6 +7,7 @@ import {
   type FakeModelServer,
   type FakeTurn,
   type TestDatabase,
+  freePort,
 } from '@maitento/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ServeProcess, startServe } from './helpers/processes.js';
@@ -27,13 +27,6 @@ const servers: ServeProcess[] = [];
 const keys: string[] = [];
 
 /** A port free on 127.0.0.1 right now (the server must listen on a known port to know its own address). */
-async function freePort(): Promise<number> {
-  const probe = createNetServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as { port: number };
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
 
 /** The note keeper lists the notes, then answers with what the list said. */
 function noteKeeper(request: FakeModelRequest): FakeTurn {

@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -9,7 +8,7 @@ import { createEgressPolicy } from '@maitento/egress';
 import { readConfigRepo } from '@maitento/lang';
 import { createServer } from '@maitento/server';
 import { createPgDb, createPgliteDb, type Db } from '@maitento/store';
-import { databaseDrivers } from '@maitento/testkit';
+import { databaseDrivers, freePort } from '@maitento/testkit';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auth } from './helpers.js';
@@ -20,14 +19,6 @@ import { auth } from './helpers.js';
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const handbookFile = (name: string) => readFileSync(join(ROOT, 'test/fixtures/handbook', name));
 const EXAMPLE_PLATFORM_URL = 'http://127.0.0.1:8080';
-
-async function freePort(): Promise<number> {
-  const probe = createNetServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as { port: number };
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
 
 interface Seen {
   keyId: string;

@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
-import { createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -10,7 +9,7 @@ import { modelsFromEnvironment } from '@maitento/engine';
 import { readConfigRepo } from '@maitento/lang';
 import { createServer } from '@maitento/server';
 import { createPgDb, createPgliteDb, type Db } from '@maitento/store';
-import { copyPgliteTemplate, createTestDatabase } from '@maitento/testkit';
+import { copyPgliteTemplate, createTestDatabase, freePort } from '@maitento/testkit';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auth } from './helpers.js';
@@ -30,14 +29,6 @@ const NOTE_FILES = [
   'agents/note-keeper.mtr',
   'interactions/one-shot/keep-notes.mtr',
 ];
-
-async function freePort(): Promise<number> {
-  const probe = createNetServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as { port: number };
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
 
 async function openPg(): Promise<{ db: Db; close(): Promise<void> }> {
   const database = await createTestDatabase('mt_file_tools', { migrated: true });

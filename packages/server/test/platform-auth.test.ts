@@ -1,13 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import { createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { modelsFromEnvironment } from '@maitento/engine';
 import { createEgressPolicy } from '@maitento/egress';
 import { createServer } from '@maitento/server';
 import { createPgDb, type Db, issuePlatformToken } from '@maitento/store';
-import { createTestDatabase, type TestDatabase } from '@maitento/testkit';
+import { createTestDatabase, type TestDatabase, freePort } from '@maitento/testkit';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auth } from './helpers.js';
@@ -21,14 +20,6 @@ let origin: string;
 const secretKey = randomBytes(32);
 const adminKey = `mt_${randomBytes(24).toString('base64url')}`;
 const scriptsDir = mkdtempSync(join(tmpdir(), 'mt-platform-scripts-'));
-
-async function freePort(): Promise<number> {
-  const probe = createNetServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as { port: number };
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
 
 beforeAll(async () => {
   database = await createTestDatabase('mt_platform', { migrated: true });

@@ -29,6 +29,7 @@ export { fakeEmbedding, startFakeEmbeddings } from './fake-embeddings.js';
 export type { FakeEmbeddings } from './fake-embeddings.js';
 export { certificateChain } from './tls.js';
 export type { CertificateChain } from './tls.js';
+export { freePort } from './free-port.js';
 export { startPostgresServer } from './postgres-server.js';
 export type { PostgresServer, PostgresServerOptions } from './postgres-server.js';
 export { holdLock } from './lock-holder.js';

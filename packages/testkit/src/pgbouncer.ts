@@ -1,8 +1,9 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { chownSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { connect, createServer } from 'node:net';
+import { connect } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from './free-port.js';
 
 /** Where Debian puts PgBouncer; override with `MT_TEST_PGBOUNCER`. */
 const PGBOUNCER = process.env.MT_TEST_PGBOUNCER ?? '/usr/sbin/pgbouncer';
@@ -26,17 +27,6 @@ export interface PgBouncerOptions {
   server?: { host: string; port: number };
   /** Server connections per database and user (`default_pool_size`, default 20). */
   poolSize?: number;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

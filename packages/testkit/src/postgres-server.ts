@@ -1,8 +1,8 @@
 import { execFileSync } from 'node:child_process';
 import { appendFileSync, chmodSync, chownSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from './free-port.js';
 
 /** Where Debian puts PostgreSQL 15's programs; override with `MT_TEST_PG_BIN`. */
 const PG_BIN = process.env.MT_TEST_PG_BIN ?? '/usr/lib/postgresql/15/bin';
@@ -22,17 +22,6 @@ export interface PostgresServer {
 export interface PostgresServerOptions {
   /** With TLS (`ssl = on`): the server's certificate and key (PEM). */
   tls?: { cert: string; key: string };
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
 }
 
 /**

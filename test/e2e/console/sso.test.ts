@@ -10,6 +10,7 @@ import { runsRepoFiles } from '../helpers/config-repo.js';
 import type { RunsStack } from '../helpers/stack.js';
 import { expectAccessible, startStackAndBrowser } from './browser.js';
 import { setUpWithin } from '../helpers/steps.js';
+import { freePort } from '@maitento/testkit';
 
 // Single sign-on for people (docs/sso.md): a real `mt serve` on PostgreSQL signs people in through a local OpenID
 // Connect provider (panva's oidc-provider, started here on 127.0.0.1 with its development sign-in pages), driven by
@@ -32,14 +33,6 @@ let stack: RunsStack;
 let browser: Browser;
 let base: string;
 const contexts: BrowserContext[] = [];
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 async function startProvider(mtBase: string): Promise<void> {
   idp = createServer();

@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { createServer as createNetServer } from 'node:net';
+import { freePort } from '@maitento/testkit';
 import Provider from 'oidc-provider';
 
 // A real OAuth 2 / OpenID Connect authorization server for the connection tests: panva's certified `oidc-provider`
@@ -7,14 +7,8 @@ import Provider from 'oidc-provider';
 // interactionFinished) for the account a test's user agent names in the `x-test-account` header: a person signing
 // in, without a browser. Nothing here stands in for Maitento's side of the flow.
 
-/** A port free on 127.0.0.1 now (for a server whose URL must be known before it starts: MT_PUBLIC_URL). */
-export async function freePort(): Promise<number> {
-  const server = createNetServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
+/** testkit's: a port free on 127.0.0.1, outside the kernel's ephemeral range. */
+export { freePort };
 
 /** The authorization server: its issuer, its one client, and the tokens it issued (to look for leaks). */
 export interface AuthorizationServer {
@@ -156,4 +150,77 @@ export async function authorize(url: string, account: string, stopAt: string): P
     next = new URL(location, next).href;
   }
   throw new Error('the authorization did not come back in 20 redirects');
+}
+
+/** A file of a config repo: its path and its text. */
+interface RepoFile {
+  path: string;
+  content: string;
+}
+
+/**
+ * `auth-providers/local-as.mtr`: the test authorization server `as` as an auth provider, found by its `issuer` or, for
+ * a remote MCP server, by the protected resource `resource` names (RFC 9728), with its client secret in the secret
+ * `secret` (default `local-as-client-secret`), the scopes `openid` and `offline_access`, and `prompt=consent`.
+ */
+export function localAsProvider(
+  as: AuthorizationServer,
+  by: { issuer: string } | { resource: string },
+  secret = 'local-as-client-secret',
+): RepoFile {
+  const where = 'issuer' in by ? `issuer = "${by.issuer}"` : `resource = "${by.resource}"`;
+  return {
+    path: 'auth-providers/local-as.mtr',
+    content: `${where}
+clientId = "${as.clientId}"
+clientSecret = @ref("${secret}")
+scopes = ["openid", "offline_access"]
+authorizationParams = { prompt = "consent" }
+`,
+  };
+}
+
+/**
+ * `connectors/mcp/calendar.mtr`: the protected MCP server's `next_meeting` tool at `url`, called with a person's
+ * OAuth2 token from the auth provider `provider` and the scope `calendar.read`.
+ */
+export function calendarMcpConnector(url: string, provider: string): RepoFile {
+  return {
+    path: 'connectors/mcp/calendar.mtr',
+    content: `url = "${url}"
+tool = "next_meeting"
+description = "The signed-in person's next meeting on a given day."
+auth = "OAuth2"
+provider = @ref("${provider}")
+scopes = ["calendar.read"]
+`,
+  };
+}
+
+/**
+ * Answers an upstream's request by the bearer token `found` looked up at the authorization server (`as.provider`'s
+ * `AccessToken.find` or `ClientCredentials.find`): 401 `invalid_token` when there is none, it has expired or `refuse`
+ * is set, else 200 with `body(found)`; 500 when the lookup fails.
+ */
+export function answerBearer<T extends { isExpired: boolean }>(
+  res: ServerResponse,
+  found: Promise<T | undefined>,
+  body: (found: T) => unknown,
+  refuse = false,
+): void {
+  res.setHeader('content-type', 'application/json');
+  found.then(
+    (token) => {
+      if (token === undefined || token.isExpired || refuse) {
+        res.statusCode = 401;
+        res.end(JSON.stringify({ error: 'invalid_token' }));
+        return;
+      }
+      res.end(JSON.stringify(body(token)));
+    },
+    () => {
+      res.statusCode = 500;
+      res.end('{}');
+    },
+  );
 }
