@@ -1,7 +1,6 @@
 import { createFakeOpenAI, type FakeModelRequest, type FakeModelServer, type FakeTurn } from '@maitento/testkit';
 import type { Browser, BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runsRepoFiles } from '../helpers/config-repo.js';
 import type { RunsStack } from '../helpers/stack.js';
 import { expectAccessible, startStackAndBrowser, signedInContext } from './browser.js';
 import { setUpWithin } from '../helpers/steps.js';
@@ -40,15 +39,9 @@ beforeAll(
       async () => {
         model = await createFakeOpenAI({ respond: weatherTurns });
         ({ stack, browser } = await startStackAndBrowser({
+          // The stack creates the orders secret and deploys the runs repo.
           env: { OPENAI_BASE_URL: model.url, MT_MODEL_PRICES: JSON.stringify(PRICES) },
-          deploy: false,
         }));
-        const secret = await stack.api.request('POST', '/v1/secrets', {
-          name: 'orders-api-key',
-          value: 'sk-budget-test',
-        });
-        expect(secret.status, JSON.stringify(secret.body)).toBe(201);
-        await stack.api.deploy(runsRepoFiles({ origin: stack.upstream.origin }));
         base = stack.servers[0].url.replace(/\/$/, '');
         admin = await signedInContext(browser, base, stack.adminKey);
       },

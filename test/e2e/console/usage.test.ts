@@ -2,7 +2,6 @@ import { createFakeOpenAI, type FakeModelRequest, type FakeModelServer, type Fak
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Api, api } from '../helpers/api.js';
-import { runsRepoFiles } from '../helpers/config-repo.js';
 import type { RunsStack } from '../helpers/stack.js';
 import { expectAccessible, signIn, startStackAndBrowser, signedInContext } from './browser.js';
 import { setUpWithin } from '../helpers/steps.js';
@@ -48,15 +47,9 @@ beforeAll(
       async () => {
         model = await createFakeOpenAI({ respond: turns });
         ({ stack, browser } = await startStackAndBrowser({
+          // The stack creates the orders secret and deploys the runs repo.
           env: { OPENAI_BASE_URL: model.url, MT_MODEL_PRICES: JSON.stringify(PRICES) },
-          deploy: false,
         }));
-        const secret = await stack.api.request('POST', '/v1/secrets', {
-          name: 'orders-api-key',
-          value: 'sk-usage-test',
-        });
-        expect(secret.status, JSON.stringify(secret.body)).toBe(201);
-        await stack.api.deploy(runsRepoFiles({ origin: stack.upstream.origin }));
         base = stack.servers[0].url.replace(/\/$/, '');
         // The operator (the default namespace's admin) sets the quotas.
         const set = await stack.api.request('PUT', '/v1/namespaces/default/quotas', QUOTAS);
