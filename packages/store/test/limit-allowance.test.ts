@@ -77,6 +77,67 @@ describe('the local allowance', () => {
     expect(await rows('tool:far')).toBe(200);
   });
 
+  it("spends held permits at once, without a promise: under all of a call's limits or none", async () => {
+    const { db, transactions } = counting(dbs[0] as Db);
+    const limiter = createLimiter(db);
+    const far = { key: 'tool:spend', calls: 1_000_000, perMs: 60_000 };
+    const other = { key: 'origin:spend', calls: 1_000_000, perMs: 60_000 };
+    // Nothing held yet: spend takes nothing and says so; acquire asks the database and leases 16 permits.
+    expect(limiter.spend('ns', [far])).toBe(false);
+    expect((await limiter.acquire({ namespace: 'ns', limits: [far], leaseMs: 10_000 })).granted).toBe(true);
+    expect(await rows('tool:spend')).toBe(1 + 16);
+    // A call also under a count this process holds nothing of is not admitted here, and takes none of `far`'s permits.
+    expect(limiter.spend('ns', [far, other])).toBe(false);
+    // The 16 permits, spent in one synchronous loop (a lease asked ahead meanwhile cannot land before it ends).
+    let spent = 0;
+    while (limiter.spend('ns', [far])) spent += 1;
+    expect(spent).toBe(16);
+    // The first lease, and the one asked ahead once half of it was spent.
+    expect(transactions()).toBe(2);
+  });
+
+  it('asks the next lease ahead as the last one nears its end: a steady caller never waits for the database', async () => {
+    const { db, transactions } = counting(dbs[1] as Db);
+    // Leases of 800 ms; a call every 120 ms spends 6 or 7 of a lease's 16 permits, never half: only the lease's time
+    // running out (a quarter, 200 ms, left) asks the next one ahead.
+    const limiter = createLimiter(db, { leaseMs: () => 800 });
+    const request: LimitRequest = {
+      namespace: 'ns',
+      limits: [{ key: 'tool:steady', calls: 1_000_000, perMs: 60_000 }],
+      leaseMs: 10_000,
+    };
+    let asked = 0;
+    const end = performance.now() + 4000;
+    while (performance.now() < end) {
+      if (!limiter.spend(request.namespace, request.limits)) {
+        asked += 1;
+        expect((await limiter.acquire(request)).granted).toBe(true);
+      }
+      await sleep(120);
+    }
+    // One call asked (the first); without the lease asked ahead, one in each of the five leases would have (a second
+    // is allowed for a machine so slow that a lease asked ahead did not land in its last 200 ms).
+    expect(asked).toBeLessThanOrEqual(2);
+    expect(transactions()).toBeGreaterThanOrEqual(4);
+  });
+
+  it('sizes the lease asked ahead to last its time at the rate the last one is spent', async () => {
+    const limiter = createLimiter(dbs[2] as Db);
+    const far = { key: 'tool:fast', calls: 1_000_000, perMs: 60_000 };
+    expect((await limiter.acquire({ namespace: 'ns', limits: [far], leaseMs: 10_000 })).granted).toBe(true);
+    // Half of the 16 permits spent at once: the lease asked ahead is as big as lasts 1 s at that rate (8 permits in
+    // the lease's round trip and a few µs), far more than the 32 that doubling would give.
+    for (let i = 0; i < 8; i++) expect(limiter.spend('ns', [far])).toBe(true);
+    await sleep(200);
+    const { rows: leases } = await (dbs[0] as Db).query<{ permits: number }>(
+      "SELECT permits FROM mt_limit_slots WHERE namespace = 'ns' AND limit_key = 'tool:fast' AND id LIKE '%:lease' ORDER BY expires_at",
+    );
+    expect(leases.map((l) => l.permits)).toHaveLength(2);
+    expect(leases[0]?.permits).toBe(16);
+    expect(leases[1]?.permits).toBeGreaterThan(32);
+    expect(leases[1]?.permits).toBeLessThanOrEqual(4096);
+  });
+
   it('near the limit, every call asks the database: a small limit leases nothing', async () => {
     const { db, transactions } = counting(dbs[1] as Db);
     const limiter = createLimiter(db);

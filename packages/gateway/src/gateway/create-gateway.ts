@@ -10,7 +10,7 @@ import { createAuthorizer } from '../steps/egress.js';
 import { requestHash } from '../steps/request-hash.js';
 import type { Redactor } from '../steps/redact.js';
 import { type Assembled, assemble, viewOf } from './assemble.js';
-import { admit, admitRunStart, NONE } from './limits.js';
+import { admit, admitHere, admitRunStart, NONE } from './limits.js';
 import { gatewayDefaults, resolveOptions } from './options.js';
 import { type SendContext, send } from './send.js';
 import type { ApprovalUse, Gateway, GatewayOptions, PreparedRequest, ToolCallInput, ToolCallResult } from './types.js';
@@ -110,6 +110,7 @@ export function createGateway(gatewayOptions: GatewayOptions): Gateway {
     if (options.limiter === undefined || (input.tool.limit === undefined && input.connector.limit === undefined)) {
       return make();
     }
+    if (admitHere(options.limiter, input)) return make();
     let admitted: Awaited<ReturnType<typeof admit>>;
     try {
       admitted = await admit(options.limiter, input, options.timeoutMs, options.timeoutMs + LEASE_MARGIN_MS);

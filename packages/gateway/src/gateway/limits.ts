@@ -177,6 +177,15 @@ function limitsOf(input: ToolCallInput): { counted: Counted[]; limits: CallLimit
 }
 
 /**
+ * Whether a call is admitted at once under its limits from the permits this process holds (far from them: no round
+ * trip, no promise, nothing to release; decision 0375). False: {@link admit} asks the shared count.
+ */
+export function admitHere(limiter: CallLimiter, input: ToolCallInput): boolean {
+  const { limits, inFlight } = limitsOf(input);
+  return !inFlight && limits.length > 0 && limiter.spend(input.caller ?? 'default', limits);
+}
+
+/**
  * Admits a call under its tool's `limit` and its connector's origin `limit` (docs/limits.md), each counted for every
  * call and, with `perKey` / `perEndUser`, for the call's key and end user apart. A run's call with onLimit "wait" (the
  * default; the tool's, else the connector's) waits until the limiter admits it, at most `limitWaitMs` (else `waitMs`):

@@ -73,6 +73,11 @@ export interface CallLimit {
 
 /** Admits calls under limits; the store's `createLimiter` is one. */
 export interface CallLimiter {
+  /**
+   * Admits a call under every one of `limits` at once from what this process holds (a local allowance: no round
+   * trip, nothing to release), or returns false having taken nothing: then ask {@link CallLimiter.acquire}.
+   */
+  spend(namespace: string, limits: readonly CallLimit[]): boolean;
   /** Admits a call under every one of `limits` or none, in `namespace`. */
   acquire(request: {
     namespace: string;

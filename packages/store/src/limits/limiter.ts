@@ -77,9 +77,12 @@ async function refusal(
 
 /** The local allowance of a limiter (decision 0375): how many permits it leases, and when it leases. */
 export interface AllowanceOptions {
-  /** The most permits one lease takes (default 1024; 0: no allowance, every call asks the database). */
+  /** The most permits one lease takes (default 4096; 0: no allowance, every call asks the database). */
   maxPermits?: number;
-  /** The permits a first lease takes (default 16): a lease spent before its end doubles the next, one half unused halves it. */
+  /**
+   * The permits a first lease takes (default 16): a lease spent before its end doubles the next (or more: as many as last
+   * a lease's time at the rate it was spent), one more than half unused halves it.
+   */
   minPermits?: number;
   /** A lease takes at most 1/`share` of what the window has left (default 8): processes far from the limit share it. */
   share?: number;
@@ -90,7 +93,7 @@ export interface AllowanceOptions {
 }
 
 const DEFAULT_ALLOWANCE = {
-  maxPermits: 1024,
+  maxPermits: 4096,
   minPermits: 16,
   share: 8,
   farFrom: 16,
@@ -134,25 +137,51 @@ type Mode = 'exact' | 'lease' | 'lease-only';
  * A local allowance (decision 0375): far from a limit of calls per window (no `inFlight`), a process leases permits
  * in the same transaction, one row standing for all of them (`permits`), alive for the window plus the lease's time;
  * its next calls spend them without a round trip until the lease ends (this process's clock, from before the lease
- * was asked for), and the next lease is asked ahead when a quarter is left. Then the unused permits are given back (the
+ * was asked for), and the next lease is asked ahead when half its permits or a quarter of its time is left, as big as
+ * lasts a lease's time at the rate they are spent. Then the unused permits are given back (the
  * row's `permits` lowered). A permit spent at any time of its lease has its row alive a whole window after, so the
  * bound stays exact across processes.
  */
 export function createLimiter(db: Db, options: AllowanceOptions = {}) {
   const opts = { ...DEFAULT_ALLOWANCE, ...options };
-  const held = new Map<string, Held>();
+  // What this process holds, by namespace and key (no key string built on a call).
+  const held = new Map<string, Map<string, Held>>();
   const heldOf = (namespace: string, key: string): Held => {
-    const at = `${namespace}\u0000${key}`;
-    let one = held.get(at);
+    let inNamespace = held.get(namespace);
+    if (inNamespace === undefined) {
+      inNamespace = new Map();
+      held.set(namespace, inNamespace);
+    }
+    let one = inNamespace.get(key);
     if (one === undefined) {
       one = { namespace, key, allowances: [], size: opts.minPermits, leasing: undefined };
-      held.set(at, one);
+      inNamespace.set(key, one);
     }
     return one;
   };
   const forget = (one: Held) => {
-    if (one.allowances.length === 0 && one.leasing === undefined) held.delete(`${one.namespace}\u0000${one.key}`);
+    if (one.allowances.length > 0 || one.leasing !== undefined) return;
+    const inNamespace = held.get(one.namespace);
+    if (inNamespace?.get(one.key) !== one) return;
+    inNamespace.delete(one.key);
+    if (inNamespace.size === 0) held.delete(one.namespace);
   };
+
+  // The allowance of `spec`'s count held in `namespace` with a permit left now, if any (nothing is made).
+  function permitOf(namespace: string, spec: LimitSpec, now: number): Allowance | undefined {
+    const one = held.get(namespace)?.get(spec.key);
+    if (one === undefined) return undefined;
+    for (const allowance of one.allowances) {
+      if (
+        allowance.left > 0 &&
+        now < allowance.until &&
+        allowance.calls === spec.calls &&
+        allowance.perMs === spec.perMs
+      )
+        return allowance;
+    }
+    return undefined;
+  }
 
   // Gives `unused` permits of a lease back to the count: its row stands for that many calls fewer. When the update
   // fails they count until the row's window ends, never fewer calls than were made.
@@ -178,15 +207,16 @@ export function createLimiter(db: Db, options: AllowanceOptions = {}) {
 
   // A permit of `spec`'s count held here, taken; undefined when none is left.
   function take(one: Held, spec: LimitSpec, now: number): [Held, Allowance] | undefined {
-    for (const allowance of one.allowances) {
-      if (allowance.calls !== spec.calls || allowance.perMs !== spec.perMs || now >= allowance.until) continue;
-      if (allowance.left === 0) continue;
-      allowance.left -= 1;
-      // Spent before its end: the next lease is twice as big.
-      if (allowance.left === 0) one.size = Math.min(opts.maxPermits, one.size * 2);
-      return [one, allowance];
-    }
-    return undefined;
+    const allowance = permitOf(one.namespace, spec, now);
+    if (allowance === undefined) return undefined;
+    spendOne(one, allowance);
+    return [one, allowance];
+  }
+
+  function spendOne(one: Held, allowance: Allowance): void {
+    allowance.left -= 1;
+    // Spent before its end: the next lease is twice as big.
+    if (allowance.left === 0) one.size = Math.min(opts.maxPermits, one.size * 2);
   }
 
   // Permits taken for a call that another of its limits then refused: not spent.
@@ -309,18 +339,48 @@ export function createLimiter(db: Db, options: AllowanceOptions = {}) {
     });
   }
 
-  // The next lease of `spec`'s count asked ahead, when a quarter of the last one is left and none is under way.
+  // The next lease of `spec`'s count asked ahead, none being under way, when half of a lease's permits are left or a
+  // quarter of its time: the calls that follow find it ready, rather than waiting for it once the last is spent or ends.
+  // It is as big as lasts a lease's time at the rate the live leases are being spent, if that is more than the size.
   function ahead(namespace: string, spec: LimitSpec, one: Held, now: number): void {
     if (one.leasing !== undefined) return;
+    const leaseMs = opts.leaseMs(spec.perMs as number);
     let left = 0;
-    for (const a of one.allowances) if (now < a.until) left += a.left;
-    if (left * 4 > one.size) return;
+    let spent = 0;
+    let since = now;
+    let until = now;
+    for (const a of one.allowances) {
+      if (now >= a.until) continue;
+      left += a.left;
+      spent += a.leased - a.left;
+      if (a.askedAt < since) since = a.askedAt;
+      if (a.left > 0 && a.until > until) until = a.until;
+    }
+    if (left * 2 > one.size && (until - now) * 4 > leaseMs) return;
+    const lasting = Math.ceil((spent * leaseMs) / Math.max(1, now - since));
+    if (lasting > one.size) one.size = Math.min(opts.maxPermits, lasting);
     underWay([one], counted(namespace, [spec], 0, 'lease-only'));
   }
 
   const nothing = async () => {};
 
+  // A call admitted under every one of `limits` from the permits this process holds, without a round trip (decision
+  // 0375), the next leases asked ahead where due; false, nothing taken, when one of them has no permit here.
+  function spend(namespace: string, limits: readonly LimitSpec[]): boolean {
+    if (opts.maxPermits === 0) return false;
+    const now = performance.now();
+    for (const spec of limits) if (permitOf(namespace, spec, now) === undefined) return false;
+    for (const spec of limits) {
+      const one = heldOf(namespace, spec.key);
+      spendOne(one, permitOf(namespace, spec, now) as Allowance);
+      ahead(namespace, spec, one, now);
+    }
+    return true;
+  }
+
   return {
+    spend,
+
     async acquire(request: LimitRequest): Promise<LimitDecision> {
       const { namespace } = request;
       const limits =
