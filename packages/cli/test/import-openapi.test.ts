@@ -532,6 +532,38 @@ describe('mt import openapi: errors and filters', { timeout: 60_000 }, () => {
     ]);
   });
 
+  it('skips an operation whose pattern the linear-time engine does not run, saying which; the others are written', async () => {
+    const body = (pattern: string) => ({
+      required: true,
+      content: {
+        'application/json': {
+          schema: { type: 'object', properties: { password: { type: 'string', pattern } } },
+        },
+      },
+    });
+    const ok = { 200: { description: 'ok' } };
+    const source = join(scratch, 'patterns.json');
+    await writeFile(
+      source,
+      JSON.stringify({
+        openapi: '3.1.0',
+        info: { title: 'Patterns', version: '1' },
+        servers: [{ url: 'https://p.example.com' }],
+        paths: {
+          '/lookahead': { post: { operationId: 'lookahead', requestBody: body('^(?=.*[0-9]).{8,}$'), responses: ok } },
+          '/plain': { post: { operationId: 'plain', requestBody: body('^[a-z0-9]{8,}$'), responses: ok } },
+        },
+      }),
+    );
+    const result = await mt(['import', 'openapi', source, '--out', await fresh('patterns'), '--json']);
+    expect(result.code, result.stdout).toBe(0);
+    const report = JSON.parse(result.stdout);
+    expect(report.operations.map((o: { path: string }) => o.path)).toEqual(['/plain']);
+    expect(report.warnings).toEqual([
+      expect.stringMatching(/lookahead.*uses a lookahead or lookbehind, which Maitento's linear-time pattern engine/),
+    ]);
+  });
+
   it('--no-approval leaves writes unsupervised', async () => {
     const out = await fresh('no-approval');
     const result = await mt([

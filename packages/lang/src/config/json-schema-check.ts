@@ -1,6 +1,7 @@
 import { BoundedMap } from '@maitento/egress/static';
 import type { Ajv, ErrorObject } from 'ajv';
 import { newAjv, type SchemaDialect, schemaDialect } from './json-schema-dialect.js';
+import { linearPatternProblem } from './linear-pattern.js';
 import type { Connector, Json, JsonSchema } from './resources.js';
 import type { Reporter } from './report.js';
 import { displayPath, spanOf, type ValueTree } from './value-tree.js';
@@ -77,7 +78,8 @@ function resolvePointer(root: unknown, ref: string): boolean {
 
 /**
  * What ajv's compilation would refuse beyond the meta-schema: a `$ref` that does not resolve inside the schema
- * (a repo schema has no other schemas to point at) and a `pattern` that is not a valid regular expression.
+ * (a repo schema has no other schemas to point at) and a `pattern` that is not a valid regular expression or not one
+ * the linear-time engine runs.
  */
 function walkProblems(root: unknown, node: unknown, at: string[], out: SchemaProblem[]): void {
   if (Array.isArray(node)) {
@@ -91,25 +93,30 @@ function walkProblems(root: unknown, node: unknown, at: string[], out: SchemaPro
     if (key === '$ref' && typeof value === 'string' && !resolvePointer(root, value)) {
       out.push({ at: [...at, key], detail: `$ref ${value} does not resolve inside this schema` });
     }
-    if (key === 'pattern' && typeof value === 'string' && !validRegExp(value)) {
-      out.push({ at: [...at, key], detail: `pattern ${JSON.stringify(value)} is not a valid regular expression` });
+    if (key === 'pattern' && typeof value === 'string') {
+      const problem = patternProblem(value);
+      if (problem !== undefined) out.push({ at: [...at, key], detail: `pattern ${JSON.stringify(value)} ${problem}` });
     }
     if (key === 'patternProperties' && isNode(value)) {
-      for (const bad of Object.keys(value).filter((p) => !validRegExp(p))) {
-        out.push({ at: [...at, key, bad], detail: `${JSON.stringify(bad)} is not a valid regular expression` });
+      for (const source of Object.keys(value)) {
+        const problem = patternProblem(source);
+        if (problem !== undefined)
+          out.push({ at: [...at, key, source], detail: `${JSON.stringify(source)} ${problem}` });
       }
     }
     walkProblems(root, value, [...at, key], out);
   }
 }
 
-function validRegExp(source: string): boolean {
+// Why a pattern cannot be used: not an ECMA-262 regular expression (JSON Schema's syntax), or not one the linear-time
+// engine runs (decision 0405); undefined when it can.
+function patternProblem(source: string): string | undefined {
   try {
     new RegExp(source, 'u');
-    return true;
   } catch {
-    return false;
+    return 'is not a valid regular expression';
   }
+  return linearPatternProblem(source);
 }
 
 /**

@@ -1,6 +1,7 @@
 import { Ajv, type Options } from 'ajv';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
+import { linearRegExp } from './linear-pattern.js';
 import type { Json, JsonSchema } from './resources.js';
 
 // ajv-formats is CommonJS whose default export is the plugin itself.
@@ -33,9 +34,13 @@ export function schemaDialect(schema: JsonSchema): SchemaDialect | undefined {
   return typeof $schema === 'string' ? BY_URI.get($schema) : undefined;
 }
 
-/** The one place an Ajv instance is made, for the compiler and the gateway: Ajv for draft-07, Ajv2020 for 2020-12. */
+/**
+ * The one place an Ajv instance is made, for the compiler and the gateway: Ajv for draft-07, Ajv2020 for 2020-12,
+ * every `pattern` run on the linear-time engine ({@link linearRegExp}).
+ */
 export function newAjv(dialect: SchemaDialect, options: Options): Ajv {
-  const ajv = dialect === '2020-12' ? new Ajv2020(options) : new Ajv(options);
+  const withEngine: Options = { ...options, code: { ...options.code, regExp: linearRegExp } };
+  const ajv = dialect === '2020-12' ? new Ajv2020(withEngine) : new Ajv(withEngine);
   addFormats(ajv);
   return ajv;
 }
