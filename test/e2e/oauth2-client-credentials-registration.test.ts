@@ -13,8 +13,9 @@ import { type RunsStack, startRunsStack } from './helpers/stack.js';
 // Client credentials with a client registered dynamically (docs/connections.md, decision 0336): a machine-to-machine
 // connector (`grant = "client_credentials"`, no end user) whose auth provider names an issuer and no client id. The
 // first call registers Maitento's client at the authorization server (oidc-provider with open registration) with the
-// client credentials grant, gets the client's token and keeps it sealed as the connection with no end user; later
-// calls reuse it; once it expires, fifty calls at once through two `mt serve` processes ask for one new token (more
+// client credentials grant, gets the client's token and keeps it sealed as the connection with no end user (twenty first
+// calls at once through two processes ask for it once: the connection is made first, its token expired, and the
+// token asked for under its row as a later one is); later calls reuse it; once it expires, fifty calls at once through two `mt serve` processes ask for one new token (more
 // than a process's pool of ten, MT_DB_POOL_MAX: a process's calls share one grant, and the other process's wait for
 // it trying the row every 100 ms, holding no pooled connection: decision 0380).
 
@@ -97,11 +98,14 @@ async function callFleet(url = stack.servers[0]!.url) {
 }
 
 describe('client credentials with a dynamically registered client', () => {
-  it('registers a client with the client credentials grant, gets its token and keeps it', async () => {
-    const first = await callFleet();
+  it('registers a client with the client credentials grant, gets its token once for twenty first calls at once through two processes, and keeps it', async () => {
+    // The first token, like every later one, is asked for under the connection's row: one grant for all.
+    const firsts = await Promise.all(Array.from({ length: 20 }, (_, i) => callFleet(stack.servers[i % 2]!.url)));
     expect(as.registered).toHaveLength(1);
     const clientId = as.registered[0]!;
-    expect(first).toMatchObject({ ok: true, status: 200, body: { client: clientId } });
+    for (const first of firsts) expect(first).toMatchObject({ ok: true, status: 200, body: { client: clientId } });
+    expect(clientCredentialGrants()).toBe(1);
+    expect(new Set(bearers).size).toBe(1);
     const client = await as.provider.Client.find(clientId);
     expect(client?.grantTypes).toEqual(expect.arrayContaining(['client_credentials', 'authorization_code']));
     // The stored client: its secret sealed, never in the row's text.

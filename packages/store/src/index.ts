@@ -53,6 +53,7 @@ export {
   readConnectionTokens,
   REFRESH_BUSY,
   refreshConnection,
+  reserveConnection,
   runsAwaitingConnection,
   saveConnection,
   stateHash,

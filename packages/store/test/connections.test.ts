@@ -14,6 +14,7 @@ import {
   REFRESH_BUSY,
   refreshConnection,
   registerOAuthClientOnce,
+  reserveConnection,
   rotateSecretKeys,
   saveConnection,
   secretKeyStatus,
@@ -181,6 +182,34 @@ describe('sealed connections and connect links', () => {
       expect(one.id).toBe(two.id);
       const opened = await readConnectionTokens(db, newKey, 'a', one.id);
       expect(['at-one', 'at-two']).toContain(opened?.accessToken);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('reserves one connection with an expired, empty token for calls at once in two processes, and keeps an existing one', async () => {
+    const other = createPgDb(database.url);
+    try {
+      const reserved = await Promise.all(
+        Array.from({ length: 6 }, (_, i) =>
+          reserveConnection(i % 2 ? other : db, newKey, 'a', { provider: 'machine', endUser: '' }),
+        ),
+      );
+      expect(new Set(reserved.map((c) => c.id)).size).toBe(1);
+      const first = reserved[0]!;
+      expect(first).toMatchObject({ status: 'Active', scopes: [], tokens: { accessToken: '', tokenType: 'Bearer' } });
+      expect(first.expiresAt!.getTime()).toBe(0);
+      // A connection that exists is answered as it is, its tokens untouched.
+      const saved = await saveConnection(db, newKey, 'a', {
+        provider: 'machine',
+        endUser: '',
+        scopes: ['s'],
+        tokens: { accessToken: 'at-live', tokenType: 'bearer' },
+        expiresAt: null,
+      });
+      expect(saved.id).toBe(first.id);
+      const again = await reserveConnection(db, newKey, 'a', { provider: 'machine', endUser: '' });
+      expect(again).toMatchObject({ id: first.id, scopes: ['s'], expiresAt: null, tokens: { accessToken: 'at-live' } });
     } finally {
       await other.close();
     }

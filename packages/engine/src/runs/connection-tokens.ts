@@ -17,7 +17,7 @@ import {
   refreshConnection,
   registerOAuthClientOnce,
   type SecretKeys,
-  saveConnection,
+  reserveConnection,
   type StoredVersion,
 } from '@maitento/store';
 
@@ -249,8 +249,9 @@ export const CLIENT_END_USER = '';
 
 /**
  * A client credentials connector's credential: the provider's token for this client, kept as the connection with
- * no end user (sealed like every connection) and asked for again, under the connection's row lock, when it expires.
- * The first token may be asked for by more than one process at once; after that, one grant per expiry.
+ * no end user (sealed like every connection) and asked for under the connection's row lock: the first one (the
+ * connection made first with an expired token, store reserveConnection) and each after its expiry, one grant a
+ * time across every process.
  */
 async function clientCredential(
   deps: ConnectionTokenDeps,
@@ -276,20 +277,13 @@ async function clientCredential(
       expiresAt: granted.expiresAt,
     };
   };
-  let connection = await findConnectionForCall(deps.db, deps.secretKey, namespace, providerName, CLIENT_END_USER);
-  if (connection === undefined) {
-    const made = await grant();
-    await saveConnection(deps.db, deps.secretKey, namespace, {
-      provider: providerName,
-      endUser: CLIENT_END_USER,
-      scopes: made.scopes,
-      tokens: made.tokens,
-      expiresAt: made.expiresAt,
-    });
-    return { bearer: made.tokens.accessToken };
-  }
+  // The first token too is asked for under the connection's row (made first, its token expired), so that calls at
+  // once in every process make one grant.
+  let connection: ConnectionForCall | undefined =
+    (await findConnectionForCall(deps.db, deps.secretKey, namespace, providerName, CLIENT_END_USER)) ??
+    (await reserveConnection(deps.db, deps.secretKey, namespace, { provider: providerName, endUser: CLIENT_END_USER }));
   if (isStale(connection)) {
-    // A client's token is asked for again (never refreshed), once a connection at a time as a refresh is.
+    // A client's token is asked for (never refreshed), once a connection at a time as a refresh is.
     const identity = { provider: providerName, endUser: CLIENT_END_USER };
     const id = connection.id;
     connection = await refreshShared(deps, namespace, id, identity, isStale, grant);

@@ -238,6 +238,46 @@ export async function saveConnection(
   return connectionOf(rows[0]!);
 }
 
+/**
+ * The connection of (namespace, provider, end user), made first when there is none as a connection whose token has
+ * already expired (an empty access token, expiry at the epoch): the row that the first token of a client credentials
+ * connector is then asked for under, with {@link refreshConnection}, so that calls at once in every process ask for
+ * it once, as they do for every later token. An existing connection is answered as it is.
+ */
+export async function reserveConnection(
+  db: Queryable,
+  keys: SecretKeys,
+  namespace: string,
+  input: { provider: string; endUser: string },
+  attempts = 3,
+): Promise<ConnectionForCall> {
+  const id = randomUUID();
+  const tokens: ConnectionTokens = { accessToken: '', tokenType: 'Bearer' };
+  const sealed = sealSecret(toKeyring(keys).current, namespace, connectionAad(id), JSON.stringify(tokens));
+  // DO NOTHING waits for a concurrent insert of the same connection to commit, then finds nothing to do.
+  await db.query(
+    'INSERT INTO mt_connections (id, namespace, provider, end_user, status, scopes, iv, ciphertext, tag, key_id, ' +
+      "wrapped_key, has_refresh_token, access_expires_at) VALUES ($1, $2, $3, $4, 'Active', '{}', $5, $6, $7, $8, $9, " +
+      "false, 'epoch') ON CONFLICT (namespace, provider, end_user) DO NOTHING",
+    [
+      id,
+      namespace,
+      input.provider,
+      input.endUser,
+      sealed.iv,
+      sealed.ciphertext,
+      sealed.tag,
+      sealed.keyId,
+      sealed.wrappedKey,
+    ],
+  );
+  const found = await findConnectionForCall(db, keys, namespace, input.provider, input.endUser);
+  if (found !== undefined) return found;
+  // Deleted between the two statements (DELETE /v1/connections/{id}): made again, a few times at most.
+  if (attempts <= 1) throw new Error(`connection ${input.provider}/${input.endUser} deleted as it was made`);
+  return reserveConnection(db, keys, namespace, input, attempts - 1);
+}
+
 /** The connections of `namespace`, by provider and end user, optionally of one provider and/or one end user. */
 export async function listConnections(
   db: Queryable,
