@@ -131,7 +131,7 @@ describe('a run’s cost and budget in the console', { timeout: 60_000 }, () => 
     await page.close();
   });
 
-  it('the panel appears on an open run page as the run starts to wait, without a reload; letting it fail ends it Failed', async () => {
+  it('the panel and what the run spent appear on an open run page as the run goes on, without a reload; letting it fail ends it Failed', async () => {
     const page = await admin.newPage();
     let release = () => {};
     gate = new Promise<void>((resolve) => {
@@ -150,10 +150,19 @@ describe('a run’s cost and budget in the console', { timeout: 60_000 }, () => 
     await page.goto(`${base}/console/runs/${started.body.id}`);
     await expect(page.locator('#run-status').textContent()).resolves.toBe('Running');
     await expect(page.locator('#budget h2').count()).resolves.toBe(0);
+    // Two turns spent as the page opened.
+    await expect(page.locator('#run-usage').textContent()).resolves.toBe('800 tokens (600 in, 200 out), $0.0028');
+    await expect(page.locator('#run-budget-limits').textContent()).resolves.toBe(
+      '1,000 tokens (80 % spent); then it waits for a person',
+    );
     release();
-    // The steps come over SSE, the panel with them (out of band), the status line too.
+    // The steps come over SSE, the panel with them (out of band), the status line and what the run spent too.
     await page.locator('#budget h2').waitFor({ timeout: 10_000 });
     await expect(page.locator('#run-status').textContent()).resolves.toBe('PendingBudget');
+    await expect(page.locator('#run-usage').textContent()).resolves.toBe('1,200 tokens (900 in, 300 out), $0.0042');
+    await expect(page.locator('#run-budget-limits').textContent()).resolves.toBe(
+      '1,000 tokens (120 % spent); then it waits for a person',
+    );
     await Promise.all([
       page.waitForURL(`${base}/console/runs/${started.body.id}`),
       page.click('#budget-fail button[type=submit]'),

@@ -52,7 +52,9 @@ import {
   page,
   type ResourceGroup,
   ResourcesPage,
+  RunBudgetLine,
   RunPage,
+  RunSpentLine,
   RunStatusLine,
   type RunFilters,
   RunsPage,
@@ -145,6 +147,20 @@ export function consoleStepFrame(event: RunEvent, status: string | undefined, ex
   if (ended) html += fragment(<EndedControls />);
   const frame = `id: ${event.seq}\n${sseData(html)}\n`;
   return ended ? `${frame}event: done\ndata: ended\n\n` : frame;
+}
+
+/** A run's usage as its page shows it. */
+type RunUsage = { inputTokens: number; outputTokens: number; costUsd: number };
+
+/** Adds what a `model-response` event's turn spent to `usage` (its cost rounded as the run's column keeps it). */
+function addTurn(usage: RunUsage, event: RunEvent): void {
+  const data = event.data as {
+    usage?: { inputTokens?: number | null; outputTokens?: number | null };
+    costUsd?: number | null;
+  };
+  usage.inputTokens += data.usage?.inputTokens ?? 0;
+  usage.outputTokens += data.usage?.outputTokens ?? 0;
+  usage.costUsd = Math.round((usage.costUsd + (data.costUsd ?? 0)) * 1e10) / 1e10;
 }
 
 function statusAfter(event: RunEvent): string | undefined {
@@ -771,6 +787,18 @@ export async function consoleRoutes(app: FastifyInstance, ctx: ServerContext): P
     return events;
   }
 
+  /** What the model turns of run `runId` up to event `upTo` spent, as its "Spent" line counts it. */
+  async function usageUpTo(request: FastifyRequest, runId: string, upTo: number): Promise<RunUsage> {
+    const usage: RunUsage = { inputTokens: 0, outputTokens: 0, costUsd: 0 };
+    for (let after = 0; after < upTo; ) {
+      const batch = await engine.listEvents(request.identity.namespace, runId, after, 1000, request.identity);
+      for (const event of batch) if (event.seq <= upTo && event.type === 'model-response') addTurn(usage, event);
+      if (batch.length < 1000) break;
+      after = batch[batch.length - 1].seq;
+    }
+    return usage;
+  }
+
   /** A run's timeline and its child runs' (nested under the calls that started them, at most 3 levels, 50 runs). */
   async function timelineOf(request: FastifyRequest, events: RunEvent[]) {
     const now = Date.now();
@@ -912,6 +940,25 @@ export async function consoleRoutes(app: FastifyInstance, ctx: ServerContext): P
           />,
         );
       };
+      // Last-Event-ID (a reconnect) wins over ?after=: no step is sent twice or skipped.
+      const from = resumePoint(request.headers['last-event-id'], Number.isSafeInteger(after) ? after : undefined) ?? 0;
+      // The "Spent" line and the budget's share go on as model turns end: what the turns up to `from` spent (the
+      // page shows that), plus each turn streamed; a budget extended is shown with its new limits at once.
+      const usage = await usageUpTo(request, run.id, from);
+      let budget = run.budget;
+      const spentFrame = (event: RunEvent): string => {
+        if (event.type === 'budget-extended') {
+          budget = (event.data as { budget: NonNullable<typeof budget> }).budget;
+        } else if (event.type === 'model-response') {
+          addTurn(usage, event);
+        } else {
+          return '';
+        }
+        return (
+          fragment(<RunSpentLine usage={usage} oob />) +
+          (budget ? fragment(<RunBudgetLine budget={budget} usage={usage} oob />) : '')
+        );
+      };
       const release = ctx.runStreams.acquire(request.identity.keyId);
       try {
         await streamRunEvents(request, reply, {
@@ -919,15 +966,14 @@ export async function consoleRoutes(app: FastifyInstance, ctx: ServerContext): P
           namespace,
           viewer: request.identity,
           runId: run.id,
-          // Last-Event-ID (a reconnect) wins over ?after=: no step is sent twice or skipped.
-          after: resumePoint(request.headers['last-event-id'], Number.isSafeInteger(after) ? after : undefined) ?? 0,
+          after: from,
           ended: ENDED.includes(run.status),
           timing: ctx.streamTiming,
           open,
           wakeups: ctx.wakeups,
           // A deleted key's streams end at once (the key watch of the REST streams and MCP sessions).
           endWhen: (stop) => ctx.keys.watch(request.identity.keyId, () => stop()),
-          format: (event) => consoleStepFrame(event, statusAfter(event), budgetFrame(event)),
+          format: (event) => consoleStepFrame(event, statusAfter(event), budgetFrame(event) + spentFrame(event)),
         });
       } finally {
         release();

@@ -931,14 +931,11 @@ export function RunPage(props: {
           </>
         ) : null}
         <dt>Spent</dt>
-        <dd id="run-usage">
-          {tokensText(run.usage.inputTokens + run.usage.outputTokens)} ({run.usage.inputTokens.toLocaleString('en')} in,{' '}
-          {run.usage.outputTokens.toLocaleString('en')} out), {usd(run.usage.costUsd)}
-        </dd>
+        <RunSpentLine usage={run.usage} />
         {run.budget ? (
           <>
             <dt>Budget</dt>
-            <dd id="run-budget-limits">{budgetText(run.budget, run.usage)}</dd>
+            <RunBudgetLine budget={run.budget} usage={run.usage} />
           </>
         ) : null}
       </dl>
@@ -1056,6 +1053,30 @@ function spentAtBudget(events: RunEvent[], run: RunView): { tokens: number; cost
 }
 
 /** A budget in words, with how much of each limit is spent: `1,000 tokens (82 % spent), $0.50 (40 % spent); then wait`. */
+/** What a run spent (its "Spent" line); `oob` when a live step swaps it out of band as a model turn ends. */
+export function RunSpentLine(props: { usage: RunView['usage']; oob?: boolean }) {
+  const { usage } = props;
+  return (
+    <dd id="run-usage" hx-swap-oob={props.oob ? 'true' : undefined}>
+      {tokensText(usage.inputTokens + usage.outputTokens)} ({usage.inputTokens.toLocaleString('en')} in,{' '}
+      {usage.outputTokens.toLocaleString('en')} out), {usd(usage.costUsd)}
+    </dd>
+  );
+}
+
+/** A run's budget and how much of it is spent; `oob` as for {@link RunSpentLine}. */
+export function RunBudgetLine(props: {
+  budget: NonNullable<RunView['budget']>;
+  usage: RunView['usage'];
+  oob?: boolean;
+}) {
+  return (
+    <dd id="run-budget-limits" hx-swap-oob={props.oob ? 'true' : undefined}>
+      {budgetText(props.budget, props.usage)}
+    </dd>
+  );
+}
+
 function budgetText(budget: NonNullable<RunView['budget']>, usage: RunView['usage']): string {
   const share = (spent: number, limit: number) => `${Math.round((spent / limit) * 100)} % spent`;
   const parts: string[] = [];
