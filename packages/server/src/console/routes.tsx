@@ -775,28 +775,20 @@ export async function consoleRoutes(app: FastifyInstance, ctx: ServerContext): P
     );
   });
 
-  /** Every stored event of a run, in order. */
-  async function allEvents(request: FastifyRequest, runId: string): Promise<RunEvent[]> {
+  /** Every stored event of a run, in order (those up to `upTo` only, when it is given). */
+  async function allEvents(
+    request: FastifyRequest,
+    runId: string,
+    upTo = Number.POSITIVE_INFINITY,
+  ): Promise<RunEvent[]> {
     const events: RunEvent[] = [];
-    for (let after = 0; ; ) {
+    for (let after = 0; after < upTo; ) {
       const batch = await engine.listEvents(request.identity.namespace, runId, after, 1000, request.identity);
-      events.push(...batch);
+      events.push(...batch.filter((event) => event.seq <= upTo));
       if (batch.length < 1000) break;
       after = batch[batch.length - 1].seq;
     }
     return events;
-  }
-
-  /** What the model turns of run `runId` up to event `upTo` spent, as its "Spent" line counts it. */
-  async function usageUpTo(request: FastifyRequest, runId: string, upTo: number): Promise<RunUsage> {
-    const usage: RunUsage = { inputTokens: 0, outputTokens: 0, costUsd: 0 };
-    for (let after = 0; after < upTo; ) {
-      const batch = await engine.listEvents(request.identity.namespace, runId, after, 1000, request.identity);
-      for (const event of batch) if (event.seq <= upTo && event.type === 'model-response') addTurn(usage, event);
-      if (batch.length < 1000) break;
-      after = batch[batch.length - 1].seq;
-    }
-    return usage;
   }
 
   /** A run's timeline and its child runs' (nested under the calls that started them, at most 3 levels, 50 runs). */
@@ -944,7 +936,9 @@ export async function consoleRoutes(app: FastifyInstance, ctx: ServerContext): P
       const from = resumePoint(request.headers['last-event-id'], Number.isSafeInteger(after) ? after : undefined) ?? 0;
       // The "Spent" line and the budget's share go on as model turns end: what the turns up to `from` spent (the
       // page shows that), plus each turn streamed; a budget extended is shown with its new limits at once.
-      const usage = await usageUpTo(request, run.id, from);
+      const usage: RunUsage = { inputTokens: 0, outputTokens: 0, costUsd: 0 };
+      for (const event of await allEvents(request, run.id, from))
+        if (event.type === 'model-response') addTurn(usage, event);
       let budget = run.budget;
       const spentFrame = (event: RunEvent): string => {
         if (event.type === 'budget-extended') {
