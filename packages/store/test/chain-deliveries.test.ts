@@ -3,8 +3,6 @@ import {
   appendRunEvents,
   claimChainDelivery,
   createNamespace,
-  createPgDb,
-  createPgliteDb,
   type Db,
   findRun,
   insertRun,
@@ -14,8 +12,8 @@ import {
   pruneBefore,
   refuseChainDelivery,
 } from '@maitento/store';
-import { createTestDatabase, type TestDatabase } from '@maitento/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bothBackends } from './backends.js';
 
 // Chaining triggers in the store (docs/schedules-and-triggers.md, "When another run ends"; decision 0350): the statement
 // that records a top-level run's end writes a `pending` delivery for each trigger whose latest enabled version follows
@@ -23,29 +21,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 const NS = 'chain-a';
 const OTHER = 'chain-b';
 
-const backends: [string, () => Promise<{ db: Db; done(): Promise<void> }>][] = [
-  [
-    'PostgreSQL',
-    async () => {
-      const database: TestDatabase = await createTestDatabase('mt_store_chain', { migrated: true });
-      const db = createPgDb(database.url);
-      return {
-        db,
-        async done() {
-          await db.close();
-          await database.drop();
-        },
-      };
-    },
-  ],
-  [
-    'PGlite',
-    async () => {
-      const db = await createPgliteDb();
-      return { db, done: () => db.close() };
-    },
-  ],
-];
+const backends = bothBackends('mt_store_chain');
 
 const chaining = (follows: string, statuses: string[], enabled = true) => ({
   kind: 'trigger',

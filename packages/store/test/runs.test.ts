@@ -6,7 +6,6 @@ import {
   claimRun,
   createNamespace,
   createPgDb,
-  createPgliteDb,
   type Db,
   dueLimitWaits,
   expireApprovals,
@@ -23,8 +22,9 @@ import {
   setRunBudget,
   usageFigures,
 } from '@maitento/store';
-import { createTestDatabase, type TestDatabase } from '@maitento/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, type TestDatabase } from '@maitento/testkit';
+import { bothBackends } from './backends.js';
 
 const NS = 'runs-a';
 const OTHER = 'runs-b';
@@ -67,29 +67,7 @@ async function newApproval(db: Db, runId: string, namespace = NS, ttlSeconds?: n
   });
 }
 
-const backends: [string, () => Promise<{ db: Db; done(): Promise<void> }>][] = [
-  [
-    'PostgreSQL',
-    async () => {
-      const database: TestDatabase = await createTestDatabase('mt_store_runs', { migrated: true });
-      const db = createPgDb(database.url);
-      return {
-        db,
-        async done() {
-          await db.close();
-          await database.drop();
-        },
-      };
-    },
-  ],
-  [
-    'PGlite',
-    async () => {
-      const db = await createPgliteDb();
-      return { db, done: () => db.close() };
-    },
-  ],
-];
+const backends = bothBackends('mt_store_runs');
 
 describe.each(backends)('runs SQL on %s', (_name, open) => {
   let db: Db;

@@ -6,8 +6,6 @@ import {
   createConnectLink,
   createKeyring,
   createNamespace,
-  createPgDb,
-  createPgliteDb,
   createWebhookEndpoint,
   type Db,
   deleteWebhookEndpoint,
@@ -25,8 +23,8 @@ import {
   updateWebhookEndpoint,
   webhookMessageId,
 } from '@maitento/store';
-import { createTestDatabase, type TestDatabase } from '@maitento/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bothBackends } from './backends.js';
 
 // The webhooks' outbox in the store: a delivery is written in the statement of the change that causes its event, for
 // each endpoint of the namespace that wants it, and taken, retried and finished by the delivery loop's statements.
@@ -34,29 +32,7 @@ const NS = 'hooks-a';
 const OTHER = 'hooks-b';
 const KEY = randomBytes(32);
 
-const backends: [string, () => Promise<{ db: Db; done(): Promise<void> }>][] = [
-  [
-    'PostgreSQL',
-    async () => {
-      const database: TestDatabase = await createTestDatabase('mt_store_webhooks', { migrated: true });
-      const db = createPgDb(database.url);
-      return {
-        db,
-        async done() {
-          await db.close();
-          await database.drop();
-        },
-      };
-    },
-  ],
-  [
-    'PGlite',
-    async () => {
-      const db = await createPgliteDb();
-      return { db, done: () => db.close() };
-    },
-  ],
-];
+const backends = bothBackends('mt_store_webhooks');
 
 async function newRun(db: Db, namespace = NS): Promise<string> {
   const id = randomUUID();
