@@ -1,5 +1,5 @@
 import { Maitento } from '@maitento/sdk';
-import { createPgDb, type Db, pruneBefore, readConnectionTokens } from '@maitento/store';
+import { createPgDb, type Db, pruneBefore, readConnectionTokens, reserveConnection } from '@maitento/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type AuthorizationServer,
@@ -252,6 +252,18 @@ describe('connections', () => {
       expect.arrayContaining(['connection.link-created', 'connection.connected', 'connection.deleted']),
     );
   }, 60_000);
+
+  it('deletes a connection that never got its first token without asking the provider to revoke one', async () => {
+    // A client credentials connection whose first grant never succeeded holds an empty token (store
+    // reserveConnection): there is nothing to revoke.
+    const key = Buffer.from(stack.env.MT_SECRET_KEY, 'hex');
+    const reserved = await reserveConnection(db, key, 'default', { provider: 'local-as', endUser: 'never-granted' });
+    const logged = stack.servers[0].log().length;
+    const deleted = await call('DELETE', `/v1/connections/${reserved.id}`);
+    expect(deleted.status).toBe(200);
+    expect(deleted.body).toMatchObject({ id: reserved.id, endUser: 'never-granted' });
+    expect(stack.servers[0].log().slice(logged)).not.toContain('revoking a connection at its provider failed');
+  });
 
   it('makes a link and lists, shows and deletes connections with mt connection-… and the SDK', async () => {
     const env = { MT_API_URL: stack.servers[0].url, MT_API_KEY: stack.adminKey };

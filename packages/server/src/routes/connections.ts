@@ -354,7 +354,9 @@ async function revokeAtProvider(
 ): Promise<void> {
   const connection = await getConnection(ctx.db, namespace, id);
   const tokens = await readConnectionTokens(ctx.db, ctx.secretKey, namespace, id);
-  if (tokens === undefined) return;
+  // A client credentials connection whose first token was never granted (store reserveConnection) holds none.
+  const token = tokens?.refreshToken ?? tokens?.accessToken;
+  if (!token) return;
   try {
     const stored = await getVersion(ctx.db, namespace, 'auth-provider', connection.provider);
     const { provider, secret: clientSecret } = await providerClient(
@@ -363,7 +365,7 @@ async function revokeAtProvider(
       namespace,
       stored.resource as AuthProvider,
     );
-    await ctx.oauth().revoke(provider, clientSecret, tokens.refreshToken ?? tokens.accessToken);
+    await ctx.oauth().revoke(provider, clientSecret, token);
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
     log.warn({ connection: id, provider: connection.provider, reason }, 'revoking a connection at its provider failed');
