@@ -1,6 +1,7 @@
 import type { Trigger } from '@maitento/lang';
 import type { Connection, ScheduleState, ScheduleTick } from '@maitento/sdk';
 import type { TriggerDelivery, WebhookDelivery, WebhookEndpoint } from '@maitento/store';
+import { DataTable } from './table.js';
 import { type Chrome, Csrf, Layout, StatusBadge, when } from './views.js';
 
 // The console's pages of what runs without a person starting it and what it reaches for (decision 0305):
@@ -26,50 +27,38 @@ export function ConnectionsPage(props: {
         End users' accounts at auth providers, which OAuth2 connectors call with. A connection's tokens are never shown.
       </p>
       <Notice text={props.notice} />
-      {props.connections.length === 0 ? (
-        <p>No end user has connected.</p>
-      ) : (
-        <table id="connections">
-          <caption>Connections by provider and end user</caption>
-          <thead>
-            <tr>
-              <th scope="col">Provider</th>
-              <th scope="col">End user</th>
-              <th scope="col">Status</th>
-              <th scope="col">Scopes</th>
-              <th scope="col">Times</th>
-              {props.canDelete ? <th scope="col">Action</th> : null}
-            </tr>
-          </thead>
-          <tbody>
-            {props.connections.map((c) => (
-              <tr id={`connection-${c.id}`}>
-                <td>{c.provider}</td>
-                <th scope="row">{c.endUser}</th>
-                <td>
-                  <StatusBadge status={c.status} />
-                </td>
-                <td>{c.scopes.join(' ')}</td>
-                <td>
-                  Connected {when(c.createdAt)}, updated {when(c.updatedAt)}
-                  {c.accessTokenExpiresAt ? `, access until ${when(c.accessTokenExpiresAt)}` : ''}
-                  {c.hasRefreshToken ? ' (refreshable)' : ''}
-                </td>
-                {props.canDelete ? (
-                  <td>
-                    <form method="post" action={`/console/connections/${c.id}/delete`}>
-                      <Csrf token={props.chrome.csrfToken} />
-                      <button type="submit" class="danger">
-                        Delete {c.endUser} at {c.provider}
-                      </button>
-                    </form>
-                  </td>
-                ) : null}
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+      <DataTable
+        id="connections"
+        caption="Connections by provider and end user"
+        columns={['Provider', 'End user', 'Status', 'Scopes', 'Times', props.canDelete ? 'Action' : null]}
+        rows={props.connections}
+        empty="No end user has connected."
+        row={(c) => (
+          <tr id={`connection-${c.id}`}>
+            <td>{c.provider}</td>
+            <th scope="row">{c.endUser}</th>
+            <td>
+              <StatusBadge status={c.status} />
+            </td>
+            <td>{c.scopes.join(' ')}</td>
+            <td>
+              Connected {when(c.createdAt)}, updated {when(c.updatedAt)}
+              {c.accessTokenExpiresAt ? `, access until ${when(c.accessTokenExpiresAt)}` : ''}
+              {c.hasRefreshToken ? ' (refreshable)' : ''}
+            </td>
+            {props.canDelete ? (
+              <td>
+                <form method="post" action={`/console/connections/${c.id}/delete`}>
+                  <Csrf token={props.chrome.csrfToken} />
+                  <button type="submit" class="danger">
+                    Delete {c.endUser} at {c.provider}
+                  </button>
+                </form>
+              </td>
+            ) : null}
+          </tr>
+        )}
+      />
     </Layout>
   );
 }
@@ -106,45 +95,33 @@ export function SchedulesPage(props: {
     <Layout title="Schedules" chrome={props.chrome}>
       <h1>Schedules</h1>
       <Notice text={props.notice} />
-      {props.schedules.length === 0 ? (
-        <p>No schedule is deployed.</p>
-      ) : (
-        <table id="schedules">
-          <caption>Schedules, their last and next ticks</caption>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">When</th>
-              <th scope="col">State</th>
-              <th scope="col">Last tick</th>
-              <th scope="col">Next tick</th>
-              {props.canPause ? <th scope="col">Action</th> : null}
-            </tr>
-          </thead>
-          <tbody>
-            {props.schedules.map((s) => (
-              <tr id={`schedule-${s.name}`}>
-                <th scope="row">
-                  <a href={`/console/schedules/${encodeURIComponent(s.name)}`}>{s.name}</a>
-                </th>
-                <td>
-                  <code>{s.cron}</code> ({s.timezone}), runs {s.interaction}
-                </td>
-                <td>
-                  <StatusBadge status={scheduleState(s)} />
-                </td>
-                <td>{s.lastTick ? when(s.lastTick) : 'none yet'}</td>
-                <td>{s.nextTick ? when(s.nextTick) : 'none'}</td>
-                {props.canPause ? (
-                  <td>
-                    <PauseForm schedule={s} csrfToken={props.chrome.csrfToken} from="list" />
-                  </td>
-                ) : null}
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+      <DataTable
+        id="schedules"
+        caption="Schedules, their last and next ticks"
+        columns={['Name', 'When', 'State', 'Last tick', 'Next tick', props.canPause ? 'Action' : null]}
+        rows={props.schedules}
+        empty="No schedule is deployed."
+        row={(s) => (
+          <tr id={`schedule-${s.name}`}>
+            <th scope="row">
+              <a href={`/console/schedules/${encodeURIComponent(s.name)}`}>{s.name}</a>
+            </th>
+            <td>
+              <code>{s.cron}</code> ({s.timezone}), runs {s.interaction}
+            </td>
+            <td>
+              <StatusBadge status={scheduleState(s)} />
+            </td>
+            <td>{s.lastTick ? when(s.lastTick) : 'none yet'}</td>
+            <td>{s.nextTick ? when(s.nextTick) : 'none'}</td>
+            {props.canPause ? (
+              <td>
+                <PauseForm schedule={s} csrfToken={props.chrome.csrfToken} from="list" />
+              </td>
+            ) : null}
+          </tr>
+        )}
+      />
     </Layout>
   );
 }
@@ -186,34 +163,24 @@ export function SchedulePage(props: {
       </dl>
       {props.canPause ? <PauseForm schedule={s} csrfToken={props.chrome.csrfToken} from="page" /> : null}
       <h2>Ticks</h2>
-      {props.ticks.length === 0 ? (
-        <p>No tick recorded yet.</p>
-      ) : (
-        <table id="ticks">
-          <caption>The latest {props.ticks.length} ticks, newest first</caption>
-          <thead>
-            <tr>
-              <th scope="col">Tick</th>
-              <th scope="col">Version</th>
-              <th scope="col">Outcome</th>
-              <th scope="col">Run</th>
-            </tr>
-          </thead>
-          <tbody>
-            {props.ticks.map((t) => (
-              <tr>
-                <th scope="row">{when(t.tick)}</th>
-                <td>{t.version}</td>
-                <td>
-                  <StatusBadge status={t.status} />
-                  {t.detail ? ` ${t.detail}` : ''}
-                </td>
-                <td>{t.runId ? <a href={`/console/runs/${t.runId}`}>{t.runId.slice(0, 8)}</a> : 'none'}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+      <DataTable
+        id="ticks"
+        caption={`The latest ${props.ticks.length} ticks, newest first`}
+        columns={['Tick', 'Version', 'Outcome', 'Run']}
+        rows={props.ticks}
+        empty="No tick recorded yet."
+        row={(t) => (
+          <tr>
+            <th scope="row">{when(t.tick)}</th>
+            <td>{t.version}</td>
+            <td>
+              <StatusBadge status={t.status} />
+              {t.detail ? ` ${t.detail}` : ''}
+            </td>
+            <td>{t.runId ? <a href={`/console/runs/${t.runId}`}>{t.runId.slice(0, 8)}</a> : 'none'}</td>
+          </tr>
+        )}
+      />
     </Layout>
   );
 }
@@ -232,38 +199,28 @@ export function TriggersPage(props: { chrome: Chrome; triggers: TriggerItem[] })
     <Layout title="Triggers" chrome={props.chrome}>
       <h1>Triggers</h1>
       <p>Inbound webhooks: each delivery to a trigger's URL, verified with its secret, starts a run.</p>
-      {props.triggers.length === 0 ? (
-        <p>No trigger is deployed.</p>
-      ) : (
-        <table id="triggers">
-          <caption>Triggers and their URLs</caption>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">URL</th>
-              <th scope="col">Starts</th>
-              <th scope="col">State</th>
-            </tr>
-          </thead>
-          <tbody>
-            {props.triggers.map((t) => (
-              <tr id={`trigger-${t.name}`}>
-                <th scope="row">
-                  <a href={`/console/triggers/${encodeURIComponent(t.name)}`}>{t.name}</a>
-                </th>
-                <td>{t.trigger.verify === undefined ? 'none (it follows runs)' : <code>{t.url}</code>}</td>
-                <td>
-                  {t.trigger.interaction}{' '}
-                  {t.trigger.verify === undefined
-                    ? `(when a run of ${t.trigger.on?.runCompleted ?? '?'} ends)`
-                    : `(signed the ${t.trigger.verify.style} way)`}
-                </td>
-                <td>{t.trigger.enabled ? 'Enabled' : 'Disabled'}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+      <DataTable
+        id="triggers"
+        caption="Triggers and their URLs"
+        columns={['Name', 'URL', 'Starts', 'State']}
+        rows={props.triggers}
+        empty="No trigger is deployed."
+        row={(t) => (
+          <tr id={`trigger-${t.name}`}>
+            <th scope="row">
+              <a href={`/console/triggers/${encodeURIComponent(t.name)}`}>{t.name}</a>
+            </th>
+            <td>{t.trigger.verify === undefined ? 'none (it follows runs)' : <code>{t.url}</code>}</td>
+            <td>
+              {t.trigger.interaction}{' '}
+              {t.trigger.verify === undefined
+                ? `(when a run of ${t.trigger.on?.runCompleted ?? '?'} ends)`
+                : `(signed the ${t.trigger.verify.style} way)`}
+            </td>
+            <td>{t.trigger.enabled ? 'Enabled' : 'Disabled'}</td>
+          </tr>
+        )}
+      />
     </Layout>
   );
 }
@@ -317,36 +274,26 @@ export function TriggerPage(props: {
         </dd>
       </dl>
       <h2>Deliveries</h2>
-      {props.deliveries.length === 0 ? (
-        <p>No delivery recorded yet.</p>
-      ) : (
-        <table id="deliveries">
-          <caption>The latest {props.deliveries.length} deliveries, newest first</caption>
-          <thead>
-            <tr>
-              <th scope="col">Received</th>
-              <th scope="col">Event id</th>
-              <th scope="col">Outcome</th>
-              <th scope="col">Run</th>
-            </tr>
-          </thead>
-          <tbody>
-            {props.deliveries.map((d) => (
-              <tr>
-                <td>{when(d.receivedAt)}</td>
-                <th scope="row">{d.eventId}</th>
-                <td>
-                  <StatusBadge status={d.status} />
-                  {d.answerStatus === null ? '' : ` HTTP ${d.answerStatus}`}
-                  {d.code ? ` [${d.code}]` : ''}
-                  {d.detail ? `: ${d.detail}` : ''}
-                </td>
-                <td>{d.runId ? <a href={`/console/runs/${d.runId}`}>{d.runId.slice(0, 8)}</a> : 'none'}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+      <DataTable
+        id="deliveries"
+        caption={`The latest ${props.deliveries.length} deliveries, newest first`}
+        columns={['Received', 'Event id', 'Outcome', 'Run']}
+        rows={props.deliveries}
+        empty="No delivery recorded yet."
+        row={(d) => (
+          <tr>
+            <td>{when(d.receivedAt)}</td>
+            <th scope="row">{d.eventId}</th>
+            <td>
+              <StatusBadge status={d.status} />
+              {d.answerStatus === null ? '' : ` HTTP ${d.answerStatus}`}
+              {d.code ? ` [${d.code}]` : ''}
+              {d.detail ? `: ${d.detail}` : ''}
+            </td>
+            <td>{d.runId ? <a href={`/console/runs/${d.runId}`}>{d.runId.slice(0, 8)}</a> : 'none'}</td>
+          </tr>
+        )}
+      />
     </Layout>
   );
 }
@@ -357,32 +304,23 @@ export function WebhooksPage(props: { chrome: Chrome; endpoints: WebhookEndpoint
     <Layout title="Webhooks" chrome={props.chrome}>
       <h1>Webhooks</h1>
       <p>Endpoints that receive the namespace's events, signed (their secrets are never shown).</p>
-      {props.endpoints.length === 0 ? (
-        <p>No webhook endpoint.</p>
-      ) : (
-        <table id="webhooks">
-          <caption>Webhook endpoints, oldest first</caption>
-          <thead>
-            <tr>
-              <th scope="col">URL</th>
-              <th scope="col">Events</th>
-              <th scope="col">State</th>
-            </tr>
-          </thead>
-          <tbody>
-            {props.endpoints.map((e) => (
-              <tr id={`webhook-${e.id}`}>
-                <th scope="row">
-                  <a href={`/console/webhooks/${e.id}`}>{e.url}</a>
-                  {e.description ? <small> {e.description}</small> : null}
-                </th>
-                <td>{e.events.length === 0 ? 'every event' : e.events.join(', ')}</td>
-                <td>{e.enabled ? 'Enabled' : 'Disabled'}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+      <DataTable
+        id="webhooks"
+        caption="Webhook endpoints, oldest first"
+        columns={['URL', 'Events', 'State']}
+        rows={props.endpoints}
+        empty="No webhook endpoint."
+        row={(e) => (
+          <tr id={`webhook-${e.id}`}>
+            <th scope="row">
+              <a href={`/console/webhooks/${e.id}`}>{e.url}</a>
+              {e.description ? <small> {e.description}</small> : null}
+            </th>
+            <td>{e.events.length === 0 ? 'every event' : e.events.join(', ')}</td>
+            <td>{e.enabled ? 'Enabled' : 'Disabled'}</td>
+          </tr>
+        )}
+      />
     </Layout>
   );
 }
@@ -428,40 +366,30 @@ export function WebhookPage(props: {
         <button type="submit">Send a test event</button>
       </form>
       <h2>Deliveries</h2>
-      {props.deliveries.length === 0 ? (
-        <p>No delivery yet.</p>
-      ) : (
-        <table id="deliveries">
-          <caption>The latest {props.deliveries.length} deliveries, newest first</caption>
-          <thead>
-            <tr>
-              <th scope="col">Event</th>
-              <th scope="col">Status</th>
-              <th scope="col">Attempts</th>
-              <th scope="col">Last answer</th>
-            </tr>
-          </thead>
-          <tbody>
-            {props.deliveries.map((d) => (
-              <tr id={`delivery-${d.id}`}>
-                <th scope="row">
-                  {d.eventType} <small>{when(d.createdAt)}</small>
-                </th>
-                <td>
-                  <StatusBadge status={d.status} />
-                  {d.deliveredAt ? ` ${when(d.deliveredAt)}` : ''}
-                  {d.nextAttemptAt ? ` again at ${when(d.nextAttemptAt)}` : ''}
-                </td>
-                <td>{d.attempts}</td>
-                <td>
-                  {d.lastStatus === null ? '' : `HTTP ${d.lastStatus}`}
-                  {d.lastError ? ` ${d.lastError}` : ''}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+      <DataTable
+        id="deliveries"
+        caption={`The latest ${props.deliveries.length} deliveries, newest first`}
+        columns={['Event', 'Status', 'Attempts', 'Last answer']}
+        rows={props.deliveries}
+        empty="No delivery yet."
+        row={(d) => (
+          <tr id={`delivery-${d.id}`}>
+            <th scope="row">
+              {d.eventType} <small>{when(d.createdAt)}</small>
+            </th>
+            <td>
+              <StatusBadge status={d.status} />
+              {d.deliveredAt ? ` ${when(d.deliveredAt)}` : ''}
+              {d.nextAttemptAt ? ` again at ${when(d.nextAttemptAt)}` : ''}
+            </td>
+            <td>{d.attempts}</td>
+            <td>
+              {d.lastStatus === null ? '' : `HTTP ${d.lastStatus}`}
+              {d.lastError ? ` ${d.lastError}` : ''}
+            </td>
+          </tr>
+        )}
+      />
     </Layout>
   );
 }

@@ -27,6 +27,7 @@ import { getRunnable } from '../resources/resource-reads.js';
 import type { ServerContext } from '../server/context.js';
 import type { PageKit } from './automation-routes.js';
 import { type FormState, readSchemaForm, SchemaFields } from './schema-form.js';
+import { DataTable } from './table.js';
 import { type Chrome, Csrf, fragment, Layout, page, RunStatusLine, StepItem, when } from './views.js';
 
 // An interaction's page (a run started from a form generated from its inputs), a conversation's chat, knowledge
@@ -110,29 +111,20 @@ export function InteractionsPage(props: { chrome: Chrome; interactions: { name: 
   return (
     <Layout title="Interactions" chrome={props.chrome}>
       <h1>Interactions</h1>
-      {props.interactions.length === 0 ? (
-        <p>No interaction is deployed.</p>
-      ) : (
-        <table>
-          <caption>Interactions, by name</caption>
-          <thead>
-            <tr>
-              <th scope="col">Interaction</th>
-              <th scope="col">Latest version</th>
-            </tr>
-          </thead>
-          <tbody>
-            {props.interactions.map((i) => (
-              <tr>
-                <td>
-                  <a href={`/console/interactions/${encodeURIComponent(i.name)}`}>{i.name}</a>
-                </td>
-                <td>v{i.latestVersion}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+      <DataTable
+        caption="Interactions, by name"
+        columns={['Interaction', 'Latest version']}
+        rows={props.interactions}
+        empty="No interaction is deployed."
+        row={(i) => (
+          <tr>
+            <td>
+              <a href={`/console/interactions/${encodeURIComponent(i.name)}`}>{i.name}</a>
+            </td>
+            <td>v{i.latestVersion}</td>
+          </tr>
+        )}
+      />
     </Layout>
   );
 }
@@ -263,33 +255,22 @@ export function KnowledgeBasesPage(props: { chrome: Chrome; bases: KnowledgeBase
   return (
     <Layout title="Knowledge bases" chrome={props.chrome}>
       <h1>Knowledge bases</h1>
-      {props.bases.length === 0 ? (
-        <p>No knowledge base yet (an admin makes one: mt kb-create, or POST /v1/knowledge-bases).</p>
-      ) : (
-        <table>
-          <caption>Knowledge bases, by name</caption>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Documents</th>
-              <th scope="col">Passages</th>
-              <th scope="col">Language</th>
-            </tr>
-          </thead>
-          <tbody>
-            {props.bases.map((b) => (
-              <tr>
-                <td>
-                  <a href={`/console/knowledge/${b.id}`}>{b.name}</a>
-                </td>
-                <td>{b.documentCount}</td>
-                <td>{b.chunkCount}</td>
-                <td>{b.language}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+      <DataTable
+        caption="Knowledge bases, by name"
+        columns={['Name', 'Documents', 'Passages', 'Language']}
+        rows={props.bases}
+        empty="No knowledge base yet (an admin makes one: mt kb-create, or POST /v1/knowledge-bases)."
+        row={(b) => (
+          <tr>
+            <td>
+              <a href={`/console/knowledge/${b.id}`}>{b.name}</a>
+            </td>
+            <td>{b.documentCount}</td>
+            <td>{b.chunkCount}</td>
+            <td>{b.language}</td>
+          </tr>
+        )}
+      />
     </Layout>
   );
 }
@@ -349,39 +330,27 @@ export function KnowledgeBasePage(props: {
       </section>
       <section aria-labelledby="documents-heading">
         <h2 id="documents-heading">Documents</h2>
-        {props.documents.length === 0 ? (
-          <p>No document yet.</p>
-        ) : (
-          <table id="documents">
-            <caption>Documents, by name, with their status</caption>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Type</th>
-                <th scope="col">Size</th>
-                <th scope="col">Passages</th>
-                <th scope="col">Status</th>
-                <th scope="col">Added</th>
-              </tr>
-            </thead>
-            <tbody>
-              {props.documents.map((d) => (
-                <tr>
-                  <td>{d.name}</td>
-                  <td>{d.contentType}</td>
-                  <td>{d.bytes} bytes</td>
-                  <td>{d.chunkCount}</td>
-                  <td>
-                    <span class={`badge ${d.status === 'ready' ? 's-ok' : 's-warn'}`}>
-                      {d.status === 'ready' ? 'ready' : 'embedding (found by words already)'}
-                    </span>
-                  </td>
-                  <td>{when(d.createdAt)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        )}
+        <DataTable
+          id="documents"
+          caption="Documents, by name, with their status"
+          columns={['Name', 'Type', 'Size', 'Passages', 'Status', 'Added']}
+          rows={props.documents}
+          empty="No document yet."
+          row={(d) => (
+            <tr>
+              <td>{d.name}</td>
+              <td>{d.contentType}</td>
+              <td>{d.bytes} bytes</td>
+              <td>{d.chunkCount}</td>
+              <td>
+                <span class={`badge ${d.status === 'ready' ? 's-ok' : 's-warn'}`}>
+                  {d.status === 'ready' ? 'ready' : 'embedding (found by words already)'}
+                </span>
+              </td>
+              <td>{when(d.createdAt)}</td>
+            </tr>
+          )}
+        />
         {props.canUpload ? (
           <form
             method="post"
@@ -411,31 +380,21 @@ export function FileSystemsPage(props: { chrome: Chrome; systems: FileSystemInfo
   return (
     <Layout title="File systems" chrome={props.chrome}>
       <h1>File systems</h1>
-      {props.systems.length === 0 ? (
-        <p>No file system yet.</p>
-      ) : (
-        <table>
-          <caption>File systems, by name</caption>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Files</th>
-              <th scope="col">Size</th>
-            </tr>
-          </thead>
-          <tbody>
-            {props.systems.map((s) => (
-              <tr>
-                <td>
-                  <a href={`/console/files/${s.id}`}>{s.name}</a>
-                </td>
-                <td>{s.files}</td>
-                <td>{s.bytes} bytes</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+      <DataTable
+        caption="File systems, by name"
+        columns={['Name', 'Files', 'Size']}
+        rows={props.systems}
+        empty="No file system yet."
+        row={(s) => (
+          <tr>
+            <td>
+              <a href={`/console/files/${s.id}`}>{s.name}</a>
+            </td>
+            <td>{s.files}</td>
+            <td>{s.bytes} bytes</td>
+          </tr>
+        )}
+      />
     </Layout>
   );
 }

@@ -1,4 +1,5 @@
 import type { OverviewCharts } from '@maitento/store';
+import { DataTable } from './table.js';
 import { duration, tokensText, usd } from './timeline.js';
 
 // The overview's charts (decision 0356): small SVGs drawn on the server, no chart runtime. Each is an image with its
@@ -100,35 +101,26 @@ export function RunsPerHour(props: {
       </ul>
       <details>
         <summary>The numbers, hour by hour</summary>
-        <table>
-          <caption>{props.title}: runs by hour (UTC) and status, hours with runs only</caption>
-          <thead>
+        <DataTable
+          caption={`${props.title}: runs by hour (UTC) and status, hours with runs only`}
+          columns={['Hour', 'Runs', 'By status']}
+          rows={buckets.filter((b) => sum(b) > 0)}
+          row={(b) => (
             <tr>
-              <th scope="col">Hour</th>
-              <th scope="col">Runs</th>
-              <th scope="col">By status</th>
+              <th scope="row">
+                <a href={runsLink({ since: minute(b.start), until: minute(b.start + HOUR_MS) })}>
+                  {minute(b.start).replace('T', ' ')}
+                </a>
+              </th>
+              <td>{sum(b)}</td>
+              <td>
+                {STACK.filter((s) => b.counts.has(s))
+                  .map((s) => `${s} ${b.counts.get(s)}`)
+                  .join(', ')}
+              </td>
             </tr>
-          </thead>
-          <tbody>
-            {buckets
-              .filter((b) => sum(b) > 0)
-              .map((b) => (
-                <tr>
-                  <th scope="row">
-                    <a href={runsLink({ since: minute(b.start), until: minute(b.start + HOUR_MS) })}>
-                      {minute(b.start).replace('T', ' ')}
-                    </a>
-                  </th>
-                  <td>{sum(b)}</td>
-                  <td>
-                    {STACK.filter((s) => b.counts.has(s))
-                      .map((s) => `${s} ${b.counts.get(s)}`)
-                      .join(', ')}
-                  </td>
-                </tr>
-              ))}
-          </tbody>
-        </table>
+          )}
+        />
       </details>
     </figure>
   );

@@ -22,6 +22,7 @@ import type { PageKit } from './automation-routes.js';
 import { OverviewChartsSection } from './charts.js';
 import { Json } from './json-view.js';
 import { type FormState, readSchemaForm, SchemaFields } from './schema-form.js';
+import { DataTable } from './table.js';
 import { type Chrome, Csrf, fragment, Layout, page, StatusBadge, shownHeader, when } from './views.js';
 
 // The console's overview (its home) and a tool's page with a dry run (docs/console.md, decision 0330).
@@ -84,68 +85,48 @@ export function OverviewPage(props: {
       <div class="side-by-side">
         <section aria-labelledby="ov-waiting">
           <h2 id="ov-waiting">Waiting for a person</h2>
-          {o.waiting.length === 0 ? (
-            <p>No run waits for a person.</p>
-          ) : (
-            <table>
-              <caption>Runs waiting now, by status, with the oldest wait</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Status</th>
-                  <th scope="col">Runs</th>
-                  <th scope="col">Oldest wait</th>
-                </tr>
-              </thead>
-              <tbody>
-                {o.waiting.map((w) => (
-                  <tr>
-                    <td>
-                      <StatusBadge status={w.status} />
-                    </td>
-                    <td>
-                      <a href={runsLink({ status: w.status })}>{w.count}</a>
-                    </td>
-                    <td>
-                      <a href={`/console/runs/${w.oldestRunId}`}>{w.oldestRunId.slice(0, 8)}</a>, waiting{' '}
-                      {waited(w.oldestSince, now)}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          )}
+          <DataTable
+            caption="Runs waiting now, by status, with the oldest wait"
+            columns={['Status', 'Runs', 'Oldest wait']}
+            rows={o.waiting}
+            empty="No run waits for a person."
+            row={(w) => (
+              <tr>
+                <td>
+                  <StatusBadge status={w.status} />
+                </td>
+                <td>
+                  <a href={runsLink({ status: w.status })}>{w.count}</a>
+                </td>
+                <td>
+                  <a href={`/console/runs/${w.oldestRunId}`}>{w.oldestRunId.slice(0, 8)}</a>, waiting{' '}
+                  {waited(w.oldestSince, now)}
+                </td>
+              </tr>
+            )}
+          />
         </section>
         <section aria-labelledby="ov-failed">
           <h2 id="ov-failed">Failed in the last 24 h</h2>
-          {o.failed.length === 0 ? (
-            <p>No run failed in the last 24 hours.</p>
-          ) : (
-            <table>
-              <caption>Failed runs by error code</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Code</th>
-                  <th scope="col">Runs</th>
-                  <th scope="col">Latest</th>
-                </tr>
-              </thead>
-              <tbody>
-                {o.failed.map((f) => (
-                  <tr>
-                    <td>
-                      <code>{f.code ?? '(no code)'}</code>
-                    </td>
-                    <td>
-                      <a href={runsLink({ status: 'Failed', since, ...(f.code === null ? {} : { code: f.code }) })}>
-                        {f.count}
-                      </a>
-                    </td>
-                    <td>{when(f.latest)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          )}
+          <DataTable
+            caption="Failed runs by error code"
+            columns={['Code', 'Runs', 'Latest']}
+            rows={o.failed}
+            empty="No run failed in the last 24 hours."
+            row={(f) => (
+              <tr>
+                <td>
+                  <code>{f.code ?? '(no code)'}</code>
+                </td>
+                <td>
+                  <a href={runsLink({ status: 'Failed', since, ...(f.code === null ? {} : { code: f.code }) })}>
+                    {f.count}
+                  </a>
+                </td>
+                <td>{when(f.latest)}</td>
+              </tr>
+            )}
+          />
         </section>
         {props.approvals ? (
           <section aria-labelledby="ov-approvals">
@@ -205,31 +186,21 @@ export function ToolsPage(props: {
   return (
     <Layout title="Tools" chrome={props.chrome}>
       <h1>Tools</h1>
-      {props.tools.length === 0 ? (
-        <p>No tool is deployed.</p>
-      ) : (
-        <table>
-          <caption>Tools, by name</caption>
-          <thead>
-            <tr>
-              <th scope="col">Tool</th>
-              <th scope="col">Latest version</th>
-              <th scope="col">Callable</th>
-            </tr>
-          </thead>
-          <tbody>
-            {props.tools.map((t) => (
-              <tr>
-                <td>
-                  <a href={`/console/tools/${encodeURIComponent(t.name)}`}>{t.name}</a>
-                </td>
-                <td>v{t.latestVersion}</td>
-                <td>{t.callable ? 'Yes' : 'No'}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+      <DataTable
+        caption="Tools, by name"
+        columns={['Tool', 'Latest version', 'Callable']}
+        rows={props.tools}
+        empty="No tool is deployed."
+        row={(t) => (
+          <tr>
+            <td>
+              <a href={`/console/tools/${encodeURIComponent(t.name)}`}>{t.name}</a>
+            </td>
+            <td>v{t.latestVersion}</td>
+            <td>{t.callable ? 'Yes' : 'No'}</td>
+          </tr>
+        )}
+      />
     </Layout>
   );
 }
@@ -407,27 +378,19 @@ export function ToolPage(props: {
       ) : null}
       <section aria-labelledby="versions-heading">
         <h2 id="versions-heading">Versions</h2>
-        <table>
-          <caption>Versions of {props.name}, newest first</caption>
-          <thead>
+        <DataTable
+          caption={`Versions of ${props.name}, newest first`}
+          columns={['Version', 'Deployed', 'By', 'State']}
+          rows={props.versions}
+          row={(v) => (
             <tr>
-              <th scope="col">Version</th>
-              <th scope="col">Deployed</th>
-              <th scope="col">By</th>
-              <th scope="col">State</th>
+              <td>v{v.version}</td>
+              <td>{when(v.createdAt)}</td>
+              <td>{v.deployedBy ?? ''}</td>
+              <td>{v.enabled ? 'enabled' : 'disabled'}</td>
             </tr>
-          </thead>
-          <tbody>
-            {props.versions.map((v) => (
-              <tr>
-                <td>v{v.version}</td>
-                <td>{when(v.createdAt)}</td>
-                <td>{v.deployedBy ?? ''}</td>
-                <td>{v.enabled ? 'enabled' : 'disabled'}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          )}
+        />
         {props.versions.length > 1 ? (
           <form method="get" action={path} class="compare">
             <label for="diff-from">Compare version</label>

@@ -9,6 +9,7 @@ import {
 import { accessRefusal } from '../plugins/auth.js';
 import type { ServerContext } from '../server/context.js';
 import type { PageKit } from './automation-routes.js';
+import { DataTable } from './table.js';
 import { usd } from './timeline.js';
 import { type Chrome, Layout, page } from './views.js';
 import type { FastifyInstance } from 'fastify';
@@ -101,49 +102,36 @@ function UsageTable(props: {
   const model = props.by !== 'tool';
   const head = { interaction: 'Interaction', tool: 'Tool', key: 'Key' }[props.by];
   return (
-    <table id={`usage-${props.by}`}>
-      <caption>{props.caption}</caption>
-      <thead>
-        <tr>
-          <th scope="col">{head}</th>
-          <th scope="col">Runs</th>
-          <th scope="col">Tool calls</th>
+    <DataTable
+      id={`usage-${props.by}`}
+      caption={props.caption}
+      columns={[head, 'Runs', 'Tool calls', ...(model ? ['Tokens in', 'Tokens out', 'Cost'] : [])]}
+      rows={props.groups}
+      row={(g) => (
+        <tr data-key={g.key ?? ''}>
+          <th scope="row">{props.label(g)}</th>
+          <td data-field="runs" data-value={String(g.runs)}>
+            {props.runsHref?.(g) ? <a href={props.runsHref(g)}>{count(g.runs)}</a> : count(g.runs)}
+          </td>
+          <td data-field="toolCalls" data-value={String(g.toolCalls)}>
+            {count(g.toolCalls)}
+          </td>
           {model ? (
             <>
-              <th scope="col">Tokens in</th>
-              <th scope="col">Tokens out</th>
-              <th scope="col">Cost</th>
+              <td data-field="inputTokens" data-value={String(g.inputTokens)}>
+                {count(g.inputTokens)}
+              </td>
+              <td data-field="outputTokens" data-value={String(g.outputTokens)}>
+                {count(g.outputTokens)}
+              </td>
+              <td data-field="costUsd" data-value={String(g.costUsd)}>
+                {usd(g.costUsd)}
+              </td>
             </>
           ) : null}
         </tr>
-      </thead>
-      <tbody>
-        {props.groups.map((g) => (
-          <tr data-key={g.key ?? ''}>
-            <th scope="row">{props.label(g)}</th>
-            <td data-field="runs" data-value={String(g.runs)}>
-              {props.runsHref?.(g) ? <a href={props.runsHref(g)}>{count(g.runs)}</a> : count(g.runs)}
-            </td>
-            <td data-field="toolCalls" data-value={String(g.toolCalls)}>
-              {count(g.toolCalls)}
-            </td>
-            {model ? (
-              <>
-                <td data-field="inputTokens" data-value={String(g.inputTokens)}>
-                  {count(g.inputTokens)}
-                </td>
-                <td data-field="outputTokens" data-value={String(g.outputTokens)}>
-                  {count(g.outputTokens)}
-                </td>
-                <td data-field="costUsd" data-value={String(g.costUsd)}>
-                  {usd(g.costUsd)}
-                </td>
-              </>
-            ) : null}
-          </tr>
-        ))}
-      </tbody>
-    </table>
+      )}
+    />
   );
 }
 

@@ -4,6 +4,7 @@ import type { AuditRecord, VersionSummary } from '@maitento/store';
 import type { ComponentChildren, JSX } from 'preact';
 import { renderToString } from 'preact-render-to-string';
 import { Json } from './json-view.js';
+import { DataTable } from './table.js';
 import {
   type ChildTimelines,
   errorDocUrl,
@@ -410,41 +411,29 @@ export function ApprovalPage(props: { chrome: Chrome; detail: ApprovalDetail; se
               <span class="method">{request.method}</span> <code class="url">{`${url.origin}${url.pathname}`}</code>
             </p>
             {url.search ? (
-              <table>
-                <caption>Query</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Name</th>
-                    <th scope="col">Value</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {[...url.searchParams].map(([k, v]) => (
-                    <tr>
-                      <th scope="row">{k}</th>
-                      <td>{shownHeader(v, props.secretName)}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            ) : null}
-            <table>
-              <caption>Headers</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Value</th>
-                </tr>
-              </thead>
-              <tbody>
-                {Object.entries(request.headers).map(([k, v]) => (
+              <DataTable
+                caption="Query"
+                columns={['Name', 'Value']}
+                rows={[...url.searchParams]}
+                row={([k, v]) => (
                   <tr>
                     <th scope="row">{k}</th>
                     <td>{shownHeader(v, props.secretName)}</td>
                   </tr>
-                ))}
-              </tbody>
-            </table>
+                )}
+              />
+            ) : null}
+            <DataTable
+              caption="Headers"
+              columns={['Name', 'Value']}
+              rows={Object.entries(request.headers)}
+              row={([k, v]) => (
+                <tr>
+                  <th scope="row">{k}</th>
+                  <td>{shownHeader(v, props.secretName)}</td>
+                </tr>
+              )}
+            />
             {request.body !== undefined ? (
               <>
                 <h3>Body</h3>
@@ -614,39 +603,27 @@ export function RunsPage(props: {
             </>
           ) : null}
         </p>
-        {props.runs.length === 0 ? (
-          <p>No run matches.</p>
-        ) : (
-          <table>
-            <caption>Runs, newest first</caption>
-            <thead>
-              <tr>
-                <th scope="col">Run</th>
-                <th scope="col">Interaction</th>
-                <th scope="col">Status</th>
-                <th scope="col">Started</th>
-                <th scope="col">Result</th>
-              </tr>
-            </thead>
-            <tbody>
-              {props.runs.map((r) => (
-                <tr>
-                  <td>
-                    <a href={`/console/runs/${r.id}`}>{r.id.slice(0, 8)}</a>
-                  </td>
-                  <td>
-                    {r.interaction.name} v{r.interaction.version}
-                  </td>
-                  <td>
-                    <StatusBadge status={r.status} />
-                  </td>
-                  <td>{when(r.createdAt)}</td>
-                  <td>{r.error ? `${r.error.code}: ${r.error.message}` : (r.result ?? '')}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        )}
+        <DataTable
+          caption="Runs, newest first"
+          columns={['Run', 'Interaction', 'Status', 'Started', 'Result']}
+          rows={props.runs}
+          empty="No run matches."
+          row={(r) => (
+            <tr>
+              <td>
+                <a href={`/console/runs/${r.id}`}>{r.id.slice(0, 8)}</a>
+              </td>
+              <td>
+                {r.interaction.name} v{r.interaction.version}
+              </td>
+              <td>
+                <StatusBadge status={r.status} />
+              </td>
+              <td>{when(r.createdAt)}</td>
+              <td>{r.error ? `${r.error.code}: ${r.error.message}` : (r.result ?? '')}</td>
+            </tr>
+          )}
+        />
         {props.nextCursor ? (
           <p>
             <a href={`/console/runs?${next}`} rel="next">
@@ -983,25 +960,17 @@ export function RunPage(props: {
       ) : null}
       <Timeline runId={run.id} model={props.timeline} children={props.children} poll={!props.ended} />
       <h2>Inputs</h2>
-      <table>
-        <caption>
-          Inputs (a secret input shows its secret's id to a key that may use it, else a secret; never a value)
-        </caption>
-        <thead>
+      <DataTable
+        caption="Inputs (a secret input shows its secret's id to a key that may use it, else a secret; never a value)"
+        columns={['Name', 'Value']}
+        rows={Object.entries(run.inputs)}
+        row={([k, v]) => (
           <tr>
-            <th scope="col">Name</th>
-            <th scope="col">Value</th>
+            <th scope="row">{k}</th>
+            <td class="input-value">{typeof v === 'string' ? v : JSON.stringify(v)}</td>
           </tr>
-        </thead>
-        <tbody>
-          {Object.entries(run.inputs).map(([k, v]) => (
-            <tr>
-              <th scope="row">{k}</th>
-              <td class="input-value">{typeof v === 'string' ? v : JSON.stringify(v)}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+        )}
+      />
       <details>
         <summary>Versions pinned ({run.versions.length})</summary>
         <ul>
@@ -1179,47 +1148,35 @@ export function ResourcesPage(props: { chrome: Chrome; groups: ResourceGroup[]; 
       {props.groups.map((g) => (
         <section aria-labelledby={`${g.kind}-heading`}>
           <h2 id={`${g.kind}-heading`}>{g.title}</h2>
-          {g.items.length === 0 ? (
-            <p>None deployed.</p>
-          ) : (
-            <table>
-              <caption>{g.title} and their versions, newest first</caption>
-              <thead>
+          <DataTable
+            caption={`${g.title} and their versions, newest first`}
+            columns={['Name', 'Version', 'Deployed at', 'State', g.toggles && props.canToggle ? 'Action' : null]}
+            rows={g.items}
+            empty="None deployed."
+            row={(item) =>
+              item.versions.map((v) => (
                 <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Version</th>
-                  <th scope="col">Deployed at</th>
-                  <th scope="col">State</th>
-                  {g.toggles && props.canToggle ? <th scope="col">Action</th> : null}
+                  <th scope="row">{item.name}</th>
+                  <td>{v.version}</td>
+                  <td>{when(v.createdAt)}</td>
+                  <td>{v.enabled ? 'Enabled' : 'Disabled'}</td>
+                  {g.toggles && props.canToggle ? (
+                    <td>
+                      <form
+                        method="post"
+                        action={`/console/resources/${g.kind}/${encodeURIComponent(item.name)}/${v.version}/${v.enabled ? 'disable' : 'enable'}`}
+                      >
+                        <Csrf token={props.chrome.csrfToken} />
+                        <button type="submit">
+                          {v.enabled ? 'Disable' : 'Enable'} {item.name} version {v.version}
+                        </button>
+                      </form>
+                    </td>
+                  ) : null}
                 </tr>
-              </thead>
-              <tbody>
-                {g.items.flatMap((item) =>
-                  item.versions.map((v) => (
-                    <tr>
-                      <th scope="row">{item.name}</th>
-                      <td>{v.version}</td>
-                      <td>{when(v.createdAt)}</td>
-                      <td>{v.enabled ? 'Enabled' : 'Disabled'}</td>
-                      {g.toggles && props.canToggle ? (
-                        <td>
-                          <form
-                            method="post"
-                            action={`/console/resources/${g.kind}/${encodeURIComponent(item.name)}/${v.version}/${v.enabled ? 'disable' : 'enable'}`}
-                          >
-                            <Csrf token={props.chrome.csrfToken} />
-                            <button type="submit">
-                              {v.enabled ? 'Disable' : 'Enable'} {item.name} version {v.version}
-                            </button>
-                          </form>
-                        </td>
-                      ) : null}
-                    </tr>
-                  )),
-                )}
-              </tbody>
-            </table>
-          )}
+              ))
+            }
+          />
         </section>
       ))}
     </Layout>
@@ -1254,44 +1211,31 @@ export function AuditPage(props: {
         <input id="actor" name="actor" value={filters.actor ?? ''} placeholder="a key id, person:ID, or system" />
         <button type="submit">Filter</button>
       </form>
-      {props.entries.length === 0 ? (
-        <p>No audit row matches.</p>
-      ) : (
-        <table>
-          <caption>Changes, newest first</caption>
-          <thead>
-            <tr>
-              <th scope="col">When</th>
-              <th scope="col">Actor</th>
-              <th scope="col">Action</th>
-              <th scope="col">Target</th>
-              <th scope="col">Before</th>
-              <th scope="col">After</th>
-            </tr>
-          </thead>
-          <tbody>
-            {props.entries.map((e) => (
-              <tr>
-                <td>{when(e.at)}</td>
-                <td>
-                  {e.actor.kind === 'system'
-                    ? 'system'
-                    : e.actor.kind === 'person'
-                      ? `person ${e.actor.id.slice('person:'.length, 'person:'.length + 8)} (${e.actor.role})`
-                      : `${e.actor.id.slice(0, 8)} (${e.actor.role})`}{' '}
-                  via {e.actor.via}
-                </td>
-                <td>{e.action}</td>
-                <td>
-                  {e.target.kind} {e.target.id}
-                </td>
-                <td>{summary(e.before)}</td>
-                <td>{summary(e.after)}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+      <DataTable
+        caption="Changes, newest first"
+        columns={['When', 'Actor', 'Action', 'Target', 'Before', 'After']}
+        rows={props.entries}
+        empty="No audit row matches."
+        row={(e) => (
+          <tr>
+            <td>{when(e.at)}</td>
+            <td>
+              {e.actor.kind === 'system'
+                ? 'system'
+                : e.actor.kind === 'person'
+                  ? `person ${e.actor.id.slice('person:'.length, 'person:'.length + 8)} (${e.actor.role})`
+                  : `${e.actor.id.slice(0, 8)} (${e.actor.role})`}{' '}
+              via {e.actor.via}
+            </td>
+            <td>{e.action}</td>
+            <td>
+              {e.target.kind} {e.target.id}
+            </td>
+            <td>{summary(e.before)}</td>
+            <td>{summary(e.after)}</td>
+          </tr>
+        )}
+      />
       {props.nextCursor ? (
         <p>
           <a href={`/console/audit?${next}`} rel="next">
