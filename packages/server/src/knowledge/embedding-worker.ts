@@ -1,18 +1,12 @@
 import { chunksToEmbed, type Db, FALLBACK_POLL_MS, storeEmbeddings, type Wakeups, wakeTopics } from '@maitento/store';
 import { type EmbeddingModel, embedTexts } from '@maitento/engine';
+import { startTurnLoop, type TurnLoop, type TurnLoopOptions } from '../server/turn-loop.js';
 
 /** What the embedding worker logs: a batch that failed (it is tried again after `pollMs`). */
-export interface EmbeddingWorkerLogger {
-  warn(obj: object, msg: string): void;
-}
+export type EmbeddingWorkerLogger = NonNullable<TurnLoopOptions['logger']>;
 
-/** A running embedding worker. */
-export interface EmbeddingWorker {
-  /** Looks for passages to embed now rather than at the next poll. */
-  wake(): void;
-  /** Stops after the batch under way. */
-  close(): Promise<void>;
-}
+/** A running embedding worker: `wake()` looks for passages to embed now; `close()` stops after the batch under way. */
+export type EmbeddingWorker = TurnLoop;
 
 /**
  * Embeds the passages of documents in status `embedding`, `batchSize` at a time (one `embedMany` request each),
@@ -27,80 +21,37 @@ export function startEmbeddingWorker(options: {
   model: EmbeddingModel;
   batchSize?: number;
   /** The process's wake-ups; without them it looks every `pollMs`. */
-  wakeups?: Pick<Wakeups, 'on' | 'listening'>;
+  wakeups?: Pick<Wakeups, 'on' | 'onLost' | 'listening'>;
   /** The fallback's period (default 2 s). */
   pollMs?: number;
   logger?: EmbeddingWorkerLogger;
 }): EmbeddingWorker {
   const batchSize = options.batchSize ?? 64;
   const pollMs = options.pollMs ?? FALLBACK_POLL_MS;
-  let stopped = false;
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<void> | undefined;
-  // Woken while a look was under way: look again after it. A failed batch: the fallback looks until one succeeds.
-  let again = false;
-  let failed = false;
-
-  const tick = async () => {
-    while (!stopped) {
+  // One look: batches until none is left. Then none before a wake-up while wake-ups listen, else the fallback's.
+  const look = async (closing: () => boolean): Promise<number | undefined> => {
+    while (!closing()) {
       const batch = await chunksToEmbed(options.db, batchSize);
-      if (batch.length === 0) return;
+      if (batch.length === 0) break;
       const vectors = await embedTexts(
         options.model,
         batch.map((chunk) => chunk.text),
       );
-      if (stopped) return;
+      if (closing()) break;
       await storeEmbeddings(
         options.db,
         batch.map((chunk, i) => ({ documentId: chunk.documentId, position: chunk.position, vector: vectors[i] })),
       );
     }
+    return options.wakeups?.listening ? undefined : pollMs;
   };
-  // The fallback: a look (a statement) only while wake-ups are not listening or after a failed batch.
-  const poll = () => {
-    if (!failed && options.wakeups?.listening) return schedule(pollMs, poll);
-    run();
-  };
-  const schedule = (delay: number, fn: () => void) => {
-    if (stopped) return;
-    clearTimeout(timer);
-    timer = setTimeout(fn, delay);
-  };
-  const run = () => {
-    if (stopped) return;
-    if (running) {
-      again = true;
-      return;
-    }
-    again = false;
-    running = tick()
-      .then(
-        () => {
-          failed = false;
-        },
-        (error: unknown) => {
-          failed = true;
-          options.logger?.warn(
-            { reason: error instanceof Error ? error.message : String(error) },
-            'embedding a batch of passages failed; it is tried again',
-          );
-        },
-      )
-      .finally(() => {
-        running = undefined;
-        if (again && !failed) schedule(0, run);
-        else schedule(pollMs, poll);
-      });
-  };
-  const off = options.wakeups?.on(wakeTopics.embeddings, run);
-  schedule(0, run);
-  return {
-    wake: run,
-    async close() {
-      stopped = true;
-      off?.();
-      clearTimeout(timer);
-      await running;
-    },
-  };
+  // A failed batch: the loop looks again after `pollMs`, until one succeeds.
+  return startTurnLoop({
+    turn: look,
+    wakeups: options.wakeups,
+    topic: wakeTopics.embeddings,
+    pollMs,
+    logger: options.logger,
+    failed: 'embedding a batch of passages failed; it is tried again',
+  });
 }

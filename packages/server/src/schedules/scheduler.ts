@@ -17,6 +17,7 @@ import {
   type Wakeups,
   wakeTopics,
 } from '@maitento/store';
+import { startTurnLoop, type TurnLoop } from '../server/turn-loop.js';
 
 // The scheduler of schedules (docs/schedules-and-triggers.md, decision 0275), one in every `mt serve` and `mt worker`
 // (wired by runtime.ts). Every process ticks every schedule: the tick's row (mt_schedule_ticks, keyed by schedule and
@@ -43,13 +44,8 @@ export interface SchedulerOptions {
   pollMs?: number;
 }
 
-/** A running scheduler. */
-export interface Scheduler {
-  /** One turn now: takes the due ticks (tests; the loop calls it itself). */
-  turn(): Promise<void>;
-  /** Stops the loop and waits for the turn under way. */
-  close(): Promise<void>;
-}
+/** A running scheduler: `turn()` takes the due ticks now (tests; the loop calls it itself). */
+export type Scheduler = TurnLoop;
 
 const message = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
@@ -58,10 +54,6 @@ export function startScheduler(options: SchedulerOptions): Scheduler {
   const { db, engine, logger } = options;
   const now = options.now ?? (() => new Date());
   const pollMs = options.pollMs ?? FALLBACK_POLL_MS;
-  let closed = false;
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<number | undefined> | undefined;
-  let wokenWhileRunning = false;
 
   // Starts the run of one tick; the claim records the tick in the run's transaction.
   const start = async (s: TickingSchedule, tick: Date, claim: 'insert' | 'queued', note?: string): Promise<void> => {
@@ -210,58 +202,17 @@ export function startScheduler(options: SchedulerOptions): Scheduler {
       }
       if (waiting) next = Math.min(next, SCHEDULER_POLL_MS);
     }
-    return Number.isFinite(next) ? next : undefined;
+    // Just after the tick's time (croner's ticks are whole seconds): never before it.
+    return Number.isFinite(next) ? next + 5 : undefined;
   };
 
-  const once = (): Promise<number | undefined> => {
-    running ??= turn().finally(() => {
-      running = undefined;
-    });
-    return running;
-  };
-
-  const loop = (delay: number | undefined) => {
-    if (timer) clearTimeout(timer);
-    timer = undefined;
-    if (closed || delay === undefined) return;
-    timer = setTimeout(async () => {
-      timer = undefined;
-      let wait: number | undefined = pollMs;
-      try {
-        wait = await once();
-      } catch (error) {
-        logger?.warn({ err: message(error) }, 'schedule: a turn failed; the next one tries again');
-      }
-      if (wokenWhileRunning) {
-        wokenWhileRunning = false;
-        return loop(0);
-      }
-      // Just after the tick's time (croner's ticks are whole seconds): never before it.
-      loop(wait === undefined ? undefined : Math.max(wait, 0) + 5);
-    }, delay);
-    timer.unref();
-  };
-  // A deploy of a schedule, a pause or a resume anywhere: read them again now (after the turn under way, if any).
-  const unsubscribe = options.wakeups?.on(wakeTopics.schedules, () => {
-    if (running) wokenWhileRunning = true;
-    else loop(0);
+  // A deploy of a schedule, a pause or a resume anywhere wakes it (`schedules`): it reads them again now.
+  return startTurnLoop({
+    turn,
+    wakeups: options.wakeups,
+    topic: wakeTopics.schedules,
+    pollMs,
+    logger,
+    failed: 'schedule: a turn failed; the next one tries again',
   });
-  // Wake-ups lost: the fallback poll until they are back.
-  const unsubscribeLost = options.wakeups?.onLost?.(() => {
-    if (!running && timer === undefined) loop(pollMs);
-  });
-  loop(0);
-
-  return {
-    async turn() {
-      await once();
-    },
-    async close() {
-      closed = true;
-      unsubscribe?.();
-      unsubscribeLost?.();
-      if (timer) clearTimeout(timer);
-      await running?.catch(() => undefined);
-    },
-  };
 }

@@ -14,6 +14,7 @@ import {
   type Wakeups,
   wakeTopics,
 } from '@maitento/store';
+import { startTurnLoop, type TurnLoop } from '../server/turn-loop.js';
 import { serverErrors } from '../errors.js';
 import { pointerValue } from '../hooks/verify.js';
 
@@ -41,13 +42,8 @@ export interface ChainerOptions {
   sweepMs?: number;
 }
 
-/** A running chaining loop. */
-export interface Chainer {
-  /** One turn now (tests; the loop calls it itself). */
-  turn(): Promise<void>;
-  /** Stops the loop and waits for the turn under way. */
-  close(): Promise<void>;
-}
+/** A running chaining loop: `turn()` starts the deliveries owed now (tests; the loop calls it itself). */
+export type Chainer = TurnLoop;
 
 const message = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
@@ -88,10 +84,6 @@ export function startChainer(options: ChainerOptions): Chainer {
   const { db, engine, logger } = options;
   const pollMs = options.pollMs ?? FALLBACK_POLL_MS;
   const sweepMs = options.sweepMs ?? TRIGGER_CHAIN_SWEEP_MS;
-  let closed = false;
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<number> | undefined;
-  let wokenWhileRunning = false;
 
   const refuse = async (d: PendingChainDelivery, error: { code: string; message: string }) => {
     const key = { namespace: d.namespace, trigger: d.trigger, runId: d.runId };
@@ -165,11 +157,11 @@ export function startChainer(options: ChainerOptions): Chainer {
   };
 
   // One turn: every delivery owed, oldest first. Answers the wait before the next turn.
-  const turn = async (): Promise<number> => {
+  const turn = async (closing: () => boolean): Promise<number> => {
     const owed = await pendingChainDeliveries(db, BATCH);
     let settled = 0;
     for (const d of owed) {
-      if (closed) break;
+      if (closing()) break;
       try {
         if (await deliver(d)) settled += 1;
       } catch (error) {
@@ -184,53 +176,13 @@ export function startChainer(options: ChainerOptions): Chainer {
     return options.wakeups?.listening ? sweepMs : pollMs;
   };
 
-  const once = (): Promise<number> => {
-    running ??= turn().finally(() => {
-      running = undefined;
-    });
-    return running;
-  };
-
-  const loop = (delay: number) => {
-    if (timer) clearTimeout(timer);
-    timer = undefined;
-    if (closed) return;
-    timer = setTimeout(async () => {
-      timer = undefined;
-      let wait = pollMs;
-      try {
-        wait = await once();
-      } catch (error) {
-        logger?.warn({ err: message(error) }, 'trigger: a chaining turn failed; the next one tries again');
-      }
-      if (wokenWhileRunning) {
-        wokenWhileRunning = false;
-        return loop(0);
-      }
-      loop(wait);
-    }, delay);
-    timer.unref();
-  };
-  // A run's end owed a delivery, in any process: read them now (after the turn under way, if any).
-  const unsubscribe = options.wakeups?.on(wakeTopics.triggers, () => {
-    if (running) wokenWhileRunning = true;
-    else loop(0);
+  // A run's end owed a delivery, in any process, wakes it (`triggers`): it reads them now.
+  return startTurnLoop({
+    turn,
+    wakeups: options.wakeups,
+    topic: wakeTopics.triggers,
+    pollMs,
+    logger,
+    failed: 'trigger: a chaining turn failed; the next one tries again',
   });
-  const unsubscribeLost = options.wakeups?.onLost?.(() => {
-    if (!running) loop(pollMs);
-  });
-  loop(0);
-
-  return {
-    async turn() {
-      await once();
-    },
-    async close() {
-      closed = true;
-      unsubscribe?.();
-      unsubscribeLost?.();
-      if (timer) clearTimeout(timer);
-      await running?.catch(() => undefined);
-    },
-  };
 }
