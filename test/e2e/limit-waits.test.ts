@@ -172,10 +172,11 @@ describe('durable waits for a limit, across three servers', { timeout: 120_000 }
     expect(arrivals).toHaveLength(6);
     const sorted = [...arrivals].sort((a, b) => a - b);
     for (let i = 0; i + 2 < sorted.length; i++) expect(sorted[i + 2]! - sorted[i]!).toBeGreaterThanOrEqual(6000 - 250);
-    // The waiting runs go on when the window opens (the sweep's timer is set to their `until`), not a poll later:
-    // the next window's calls arrive within 3 s of its opening, and all six within three windows and that margin.
-    expect(sorted[2]! - sorted[0]!).toBeLessThan(6000 + 3000);
-    expect(sorted[5]! - sorted[0]!).toBeLessThan(2 * 6000 + 3000);
+    // The waiting runs go on when the window opens (the sweep's timer is set to their `until`), not a sweep later
+    // (SWEEP_MAX_MS, 30 s): each call arrives within 3 s of the moment the call two before it left the window. Each
+    // step is bounded on its own: a sum over three steps would add up the runs' own work under a loaded machine (CI
+    // once saw 18 s for all six, every step on time).
+    for (let i = 2; i < sorted.length; i++) expect(sorted[i]! - sorted[i - 2]!).toBeLessThan(6000 + 3000);
     // A run that waited has the wait and its end in its journal, and its call was sent once.
     const waited = await stack.api.events(shown!.id);
     const types = waited.map((e) => e.type);
