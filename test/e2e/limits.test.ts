@@ -140,13 +140,13 @@ describe('tool limits across three servers', { timeout: 120_000 }, () => {
     expect(seen.most()).toBe(2);
   });
 
-  it("a connector's limit caps its origin: 1 in flight under 8 runs", async () => {
-    await deployOriginLimit('{ inFlight = 1 }');
+  it("a connector's limit caps its origin: 2 in flight under 50 runs on three servers", async () => {
+    await deployOriginLimit('{ inFlight = 2 }');
     const seen = recordTickets(100);
-    const ids = await startRuns(8);
-    const runs = await Promise.all(ids.map((id) => stack.api.waitForEnd(id, 90_000)));
-    expect(runs.map((r) => r.status)).toEqual(Array(8).fill('Completed'));
-    expect(seen.arrivals).toHaveLength(8);
-    expect(seen.most()).toBe(1);
+    const ids = await startRuns(50);
+    const runs = await Promise.all(ids.map((id) => stack.api.waitForEnd(id, 110_000)));
+    expect(runs.map((r) => r.status)).toEqual(Array(50).fill('Completed'));
+    expect(seen.arrivals).toHaveLength(50);
+    expect(seen.most()).toBe(2);
   });
 });
