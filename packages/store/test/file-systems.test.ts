@@ -4,7 +4,6 @@ import { join } from 'node:path';
 import {
   createFileSystem,
   createNamespace,
-  createPgDb,
   createPgliteDb,
   type Db,
   deleteFile,
@@ -18,32 +17,21 @@ import {
   normalizeFilePath,
   putFile,
 } from '@maitento/store';
-import { copyPgliteTemplate, createTestDatabase } from '@maitento/testkit';
+import { copyPgliteTemplate } from '@maitento/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type OpenedBackend, openPostgres } from './backends.js';
 
 // The same file-system store on PostgreSQL and on PGlite: bytea content, byte-order listing, one transaction
 // per write with the limits checked under the file system's row lock.
 const limits = { maxFileBytes: 64, maxFileSystemBytes: 100 };
 
-async function openPg(): Promise<{ db: Db; close(): Promise<void> }> {
-  const database = await createTestDatabase('mt_store_files', { migrated: true });
-  const db = createPgDb(database.url);
-  return {
-    db,
-    async close() {
-      await db.close();
-      await database.drop();
-    },
-  };
-}
-
-async function openPglite(): Promise<{ db: Db; close(): Promise<void> }> {
+async function openPglite(): Promise<OpenedBackend> {
   const dir = await mkdtemp(join(tmpdir(), 'mt-files-pglite-'));
   await copyPgliteTemplate(join(dir, 'db'));
   const db = await createPgliteDb(join(dir, 'db'));
   return {
     db,
-    async close() {
+    async done() {
       await db.close();
       await rm(dir, { recursive: true, force: true });
     },
@@ -64,14 +52,14 @@ describe('file paths', () => {
 });
 
 describe.each([
-  ['PostgreSQL', openPg],
+  ['PostgreSQL', () => openPostgres('mt_store_files')],
   ['PGlite', openPglite],
 ])('file systems on %s', (_driver, open) => {
   let db: Db;
   let close: () => Promise<void>;
 
   beforeAll(async () => {
-    ({ db, close } = await open());
+    ({ db, done: close } = await open());
     await migrate(db);
     await createNamespace(db, 'a');
     await createNamespace(db, 'b');
