@@ -349,7 +349,9 @@ describe('the web console', { timeout: 60_000 }, () => {
     await page.keyboard.press('Shift+Tab');
     expect(await focused()).toBe('approve');
     await Promise.all([page.waitForURL(new RegExp(`/console/approvals/${next.id}`)), page.keyboard.press('Enter')]);
-    expect(await focused()).toBe('approval-heading');
+    // The heading carries `autofocus`, which the browser applies at its next rendering update: that can come after
+    // the load event, so the test waits for it (with a deadline) rather than reading focus at the load.
+    await expect.poll(focused, { timeout: 5_000 }).toBe('approval-heading');
     expect(await page.locator('[role=status]').textContent()).toContain('next pending');
     expect((await stack.api.waitForEnd(first.id)).status).toBe('Completed');
     // Leave nothing pending for the next tests.
